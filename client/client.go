@@ -1,0 +1,269 @@
+// Package client is sonde's instrumented MCP client: it owns request ids, the
+// pending map, timeouts, cancellation, the initialize handshake, answers to
+// the server's requests, and the event stream that shows all of it.
+//
+// Every request has exactly one owner (its pending entry) and exactly one
+// completion point (settle): the first outcome wins, and anything that comes
+// later (a response after a timeout, a second response) is reported as an
+// event, never delivered. The pending entry is registered before the bytes
+// are written, and a request settled before it was written is never written.
+//
+// Events: every frame in and out, every lifecycle transition of every
+// request, every stderr chunk and process event becomes an Event with a
+// sequence number. See Subscription for the delivery rule: the client never
+// waits for a consumer, and counts what each consumer missed. Events are
+// shared between subscribers and must be treated as read-only.
+package client
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultTimeout    = 30 * time.Second
+	DefaultMaxPending = 1024
+	DefaultRetiredIDs = 4096
+)
+
+// Options configure a Client.
+type Options struct {
+	// Timeout is the default deadline of each request.
+	Timeout time.Duration
+	// ResetOnProgress restarts a request's deadline when the server reports
+	// progress for it, up to MaxTotalTimeout after it was queued.
+	ResetOnProgress bool
+	// MaxTotalTimeout caps a request's life when ResetOnProgress is on
+	// (default 10 × Timeout).
+	MaxTotalTimeout time.Duration
+	// MaxPending caps requests in flight; past it a request fails at once
+	// with MCP_BUSY.
+	MaxPending int
+	// MaxLineBytes caps the size of one outgoing message (default
+	// transport.DefaultMaxLineBytes).
+	MaxLineBytes int
+	// Strict treats a malformed line from the server as corruption: every
+	// pending request fails with MCP_PROTOCOL and the server is closed.
+	Strict bool
+	// ProtocolVersion is asked for in initialize (default mcp.LatestVersion).
+	ProtocolVersion string
+	// ClientName and ClientVersion are sent as clientInfo.
+	ClientName    string
+	ClientVersion string
+	// RetiredIDs bounds how many settled ids are remembered to tell late and
+	// duplicate responses apart from unknown ones.
+	RetiredIDs int
+}
+
+func (o *Options) fill() {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxTotalTimeout <= 0 {
+		o.MaxTotalTimeout = 10 * o.Timeout
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = DefaultMaxPending
+	}
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = transport.DefaultMaxLineBytes
+	}
+	if o.ProtocolVersion == "" {
+		o.ProtocolVersion = mcp.LatestVersion
+	}
+	if o.ClientName == "" {
+		o.ClientName = "sonde"
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = "dev"
+	}
+	if o.RetiredIDs <= 0 {
+		o.RetiredIDs = DefaultRetiredIDs
+	}
+}
+
+// Client is a connection to one MCP server. Create it with New, subscribe to
+// its events, then Connect.
+type Client struct {
+	opts Options
+
+	mu          sync.Mutex
+	conn        transport.Conn
+	lastID      int64
+	pending     map[int64]*pending
+	retired     retiredSet
+	initialized bool
+	closed      bool
+	// dead is set once the session cannot carry requests any more (the
+	// server exited, or the stream was corrupt); new calls fail with it.
+	dead  *Error
+	stats Stats
+
+	init initState
+
+	out writeQueue
+
+	emitMu     sync.Mutex
+	seq        uint64
+	subs       []*Subscription
+	subsClosed bool
+
+	readDone  chan struct{}
+	closeOnce sync.Once
+	closeDone chan struct{}
+}
+
+// Stats counts what the client has seen; read it with Client.Stats.
+type Stats struct {
+	Pending    int
+	Sent       uint64
+	Resolved   uint64
+	Errors     uint64
+	Timeouts   uint64
+	Cancelled  uint64
+	Failed     uint64
+	Late       uint64
+	Duplicate  uint64
+	Unknown    uint64
+	Malformed  uint64
+	Invalid    uint64
+	Progress   uint64
+	ServerReqs uint64
+}
+
+// New returns a client that is not connected yet.
+func New(opts Options) *Client {
+	opts.fill()
+	c := &Client{
+		opts:      opts,
+		pending:   make(map[int64]*pending),
+		retired:   newRetiredSet(opts.RetiredIDs),
+		readDone:  make(chan struct{}),
+		closeDone: make(chan struct{}),
+	}
+	c.out.init(opts.MaxPending*2 + 64)
+	return c
+}
+
+// Dialer opens a connection whose out-of-band events go to obs.
+type Dialer func(obs transport.Observer) (transport.Conn, error)
+
+// Stdio returns a Dialer that starts cfg as a subprocess.
+func Stdio(cfg transport.StdioConfig) Dialer {
+	return func(obs transport.Observer) (transport.Conn, error) {
+		s, err := transport.StartStdio(cfg, obs)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
+// Connect opens the connection and starts reading and writing. A server
+// that cannot be started is MCP_SPAWN. Connect does not run the handshake:
+// call Initialize.
+func (c *Client) Connect(dial Dialer) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return newErr(CodeClosed, "client is closed")
+	}
+	if c.conn != nil {
+		c.mu.Unlock()
+		return newErr(CodeProtocol, "already connected")
+	}
+	c.mu.Unlock()
+	conn, err := dial(c.observe)
+	if err != nil {
+		e := spawnErr(err)
+		c.emit(Event{Kind: EvProcess, Proc: &ProcInfo{What: "spawn-failed", Err: e}})
+		c.mu.Lock()
+		c.dead = e
+		c.mu.Unlock()
+		return e
+	}
+	c.mu.Lock()
+	c.conn = conn
+	c.mu.Unlock()
+	go c.writeLoop(conn)
+	go c.readLoop(conn)
+	return nil
+}
+
+func (c *Client) observe(ev transport.Event) {
+	switch ev.Kind {
+	case transport.EventStart:
+		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "start", Pid: ev.Pid, Argv: ev.Argv}})
+	case transport.EventStderr:
+		c.emit(Event{Time: ev.Time, Kind: EvStderr, Stderr: ev.Data})
+	case transport.EventSignal:
+		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "signal", Pid: ev.Pid, Signal: ev.Signal}})
+	}
+}
+
+// Stats returns a snapshot of the client's counters.
+func (c *Client) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.Pending = len(c.pending)
+	return s
+}
+
+// Pending returns how many requests are in flight.
+func (c *Client) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// Close fails every pending request with CLIENT_CLOSED, stops the server
+// (see transport.Stdio.Close), waits for the client's goroutines, and closes
+// every subscription. It is idempotent; concurrent callers wait for the same
+// close.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.failAllLocked(newErr(CodeClosed, "client closed"), StateClosed)
+		conn := c.conn
+		c.mu.Unlock()
+		c.out.stop()
+		if conn != nil {
+			conn.Close()
+			<-c.readDone
+			<-c.out.done
+		}
+		c.closeSubscriptions()
+		close(c.closeDone)
+	})
+	<-c.closeDone
+	return nil
+}
+
+// Done is closed when the server's connection has ended (the process exited
+// or the client was closed).
+func (c *Client) Done() <-chan struct{} { return c.readDone }
+
+// Err returns why the session can no longer carry requests, or nil.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead != nil {
+		return c.dead
+	}
+	return nil
+}
+
+// requestIDFor returns the wire id of a client request.
+func requestIDFor(id int64) jsonrpc.ID { return jsonrpc.Int(id) }
+
+// withoutCancel keeps values but not cancellation: the shared initialize
+// exchange must not end because one of its waiters gave up.
+func withoutCancel(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -1,0 +1,228 @@
+package client
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// The kinds of event.
+const (
+	// EvFrame: a frame in or out (Frame).
+	EvFrame EventKind = iota + 1
+	// EvRequest: a lifecycle transition of a request (Req).
+	EvRequest
+	// EvStderr: a chunk of the server's stderr (Stderr).
+	EvStderr
+	// EvProcess: the server process started, was signalled, or ended (Proc).
+	EvProcess
+	// EvNote: something the client noticed that is not a frame (Note).
+	EvNote
+)
+
+// String names the kind.
+func (k EventKind) String() string {
+	switch k {
+	case EvFrame:
+		return "frame"
+	case EvRequest:
+		return "request"
+	case EvStderr:
+		return "stderr"
+	case EvProcess:
+		return "process"
+	case EvNote:
+		return "note"
+	}
+	return "?"
+}
+
+// Event is one entry of the client's event stream. Exactly one of Frame,
+// Req, Stderr, Proc or Note is set, according to Kind.
+type Event struct {
+	// Seq numbers events from 1 in the order they happened; a consumer that
+	// sees a gap missed events.
+	Seq    uint64
+	Time   time.Time
+	Kind   EventKind
+	Frame  *FrameInfo
+	Req    *ReqInfo
+	Stderr []byte
+	Proc   *ProcInfo
+	Note   string
+}
+
+// Verdict is what a frame did, from the pending map's point of view.
+type Verdict string
+
+// Frame verdicts.
+const (
+	VerdictSent          Verdict = "sent"           // out: written to the server
+	VerdictResolved      Verdict = "resolved"       // in: a result that settled a pending request
+	VerdictRemoteError   Verdict = "error"          // in: a JSON-RPC error that settled a pending request
+	VerdictLate          Verdict = "late"           // in: a response for a request already timed out or cancelled
+	VerdictDuplicate     Verdict = "duplicate"      // in: a second response for an id already answered
+	VerdictUnknown       Verdict = "unknown"        // in: a response for an id sonde never sent
+	VerdictMalformed     Verdict = "malformed"      // in: not JSON, or JSON that is not an object
+	VerdictInvalid       Verdict = "invalid"        // in: an object that breaks a JSON-RPC rule
+	VerdictTooLong       Verdict = "too-long"       // in: a line over the size cap (Raw holds its start)
+	VerdictServerRequest Verdict = "server-request" // in: a request from the server
+	VerdictNotification  Verdict = "notification"   // in: a notification from the server
+	VerdictProgress      Verdict = "progress"       // in: a progress notification for a pending request
+)
+
+// FrameInfo is a frame and what it did.
+type FrameInfo struct {
+	transport.Frame
+	Verdict Verdict
+	// Detail explains the verdict in one line ("resolved id 3 after 812ms",
+	// "line on stdout is not JSON: servers must log to stderr").
+	Detail string
+}
+
+// State is a lifecycle state of a request.
+type State string
+
+// Request states. Queued, Sent and Progress are transient; the others are
+// outcomes, and each request has exactly one.
+const (
+	StateQueued    State = "queued"    // registered in the pending map, bytes not yet written
+	StateSent      State = "sent"      // bytes written
+	StateProgress  State = "progress"  // the server reported progress
+	StateResolved  State = "resolved"  // outcome: a result
+	StateError     State = "error"     // outcome: a JSON-RPC error
+	StateTimeout   State = "timeout"   // outcome: deadline passed
+	StateCancelled State = "cancelled" // outcome: the caller cancelled
+	StateExited    State = "exited"    // outcome: the server process ended
+	StateClosed    State = "closed"    // outcome: sonde closed the session
+	StateProtocol  State = "protocol"  // outcome: the server broke the protocol
+	StateRejected  State = "rejected"  // outcome: refused before registration (busy, aborted, closed)
+	StateReceived  State = "received"  // a request from the server arrived
+	StateAnswered  State = "answered"  // sonde answered a request from the server
+)
+
+// Final reports whether s is an outcome.
+func (s State) Final() bool {
+	switch s {
+	case StateQueued, StateSent, StateProgress, StateReceived:
+		return false
+	}
+	return true
+}
+
+// Progress is what a progress notification reported.
+type Progress struct {
+	Progress float64
+	Total    *float64
+	Message  string
+}
+
+// ReqInfo is a lifecycle transition of a request.
+type ReqInfo struct {
+	// Dir is transport.Out for sonde's requests and transport.In for the
+	// server's requests (a separate id space).
+	Dir    transport.Direction
+	ID     jsonrpc.ID
+	Method string
+	// Tool is the tool name of a tools/call.
+	Tool     string
+	State    State
+	Deadline time.Time
+	// Latency is the time since the request was queued (for outcomes).
+	Latency  time.Duration
+	Progress *Progress
+	Err      error
+}
+
+// ProcInfo is a process event.
+type ProcInfo struct {
+	// What is "start", "signal" or "exit".
+	What   string
+	Pid    int
+	Argv   []string
+	Signal string
+	Exit   *transport.Exit
+	Err    error
+}
+
+// Subscription receives the client's events on C, in Seq order.
+//
+// Delivery rule: the client never waits for a subscriber. Each event is
+// offered to each subscription's buffered channel; when the buffer is full
+// the event is not delivered to that subscriber and its Missed count goes up
+// (the gap also shows in Seq). C is closed after the client is closed and
+// its last event has been offered, or when the subscription is closed.
+type Subscription struct {
+	C      <-chan Event
+	ch     chan Event
+	missed atomic.Uint64
+	owner  *Client
+}
+
+// Missed returns how many events this subscriber did not receive because
+// its buffer was full.
+func (s *Subscription) Missed() uint64 { return s.missed.Load() }
+
+// Close unsubscribes and closes C. It is idempotent.
+func (s *Subscription) Close() { s.owner.unsubscribe(s) }
+
+// Subscribe returns a new subscription with a buffer of n events (at least
+// 1). Subscribe before Connect to see every event.
+func (c *Client) Subscribe(n int) *Subscription {
+	ch := make(chan Event, max(n, 1))
+	s := &Subscription{C: ch, ch: ch, owner: c}
+	c.emitMu.Lock()
+	defer c.emitMu.Unlock()
+	if c.subsClosed {
+		close(ch)
+		return s
+	}
+	c.subs = append(c.subs, s)
+	return s
+}
+
+func (c *Client) unsubscribe(s *Subscription) {
+	c.emitMu.Lock()
+	defer c.emitMu.Unlock()
+	for i, x := range c.subs {
+		if x == s {
+			c.subs = append(c.subs[:i], c.subs[i+1:]...)
+			close(s.ch)
+			return
+		}
+	}
+}
+
+// emit stamps ev and offers it to every subscriber without blocking. It may
+// be called with c.mu held (lock order: mu, then emitMu).
+func (c *Client) emit(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	c.emitMu.Lock()
+	c.seq++
+	ev.Seq = c.seq
+	for _, s := range c.subs {
+		select {
+		case s.ch <- ev:
+		default:
+			s.missed.Add(1)
+		}
+	}
+	c.emitMu.Unlock()
+}
+
+func (c *Client) closeSubscriptions() {
+	c.emitMu.Lock()
+	defer c.emitMu.Unlock()
+	for _, s := range c.subs {
+		close(s.ch)
+	}
+	c.subs = nil
+	c.subsClosed = true
+}

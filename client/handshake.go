@@ -1,0 +1,158 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+)
+
+// initState shares one initialize exchange between concurrent callers.
+type initState struct {
+	mu       sync.Mutex
+	inFlight chan struct{} // closed when the current exchange ends
+	result   *mcp.InitializeResult
+	err      error
+}
+
+// Initialize runs the handshake: initialize with Options.ProtocolVersion,
+// a check of the server's answer, then notifications/initialized.
+// Concurrent callers share one exchange; once it succeeded the result is
+// returned again without a new exchange. A server answering a protocol
+// version sonde does not support is MCP_HANDSHAKE naming both versions.
+// Initialize is never cancelled on the wire (the spec forbids it): a
+// caller whose ctx ends stops waiting with MCP_ABORTED, and the exchange goes
+// on for the others until its own timeout.
+func (c *Client) Initialize(ctx context.Context) (*mcp.InitializeResult, error) {
+	s := &c.init
+	s.mu.Lock()
+	if s.result != nil {
+		r := s.result
+		s.mu.Unlock()
+		return r, nil
+	}
+	ch := s.inFlight
+	if ch == nil {
+		ch = make(chan struct{})
+		s.inFlight = ch
+		go c.runInitialize(withoutCancel(ctx), ch)
+	}
+	s.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return nil, &Error{Code: CodeAborted, Message: "initialize: stopped waiting (the exchange goes on)", Err: context.Cause(ctx)}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.result, s.err
+}
+
+func (c *Client) runInitialize(ctx context.Context, ch chan struct{}) {
+	res, err := c.initialize(ctx)
+	s := &c.init
+	s.mu.Lock()
+	s.result, s.err = res, err
+	if s.inFlight == ch {
+		s.inFlight = nil
+	}
+	if err != nil {
+		s.result = nil
+	}
+	s.mu.Unlock()
+	close(ch)
+}
+
+func (c *Client) initialize(ctx context.Context) (*mcp.InitializeResult, error) {
+	params := mcp.InitializeParams{
+		ProtocolVersion: c.opts.ProtocolVersion,
+		Capabilities:    json.RawMessage("{}"),
+		ClientInfo:      mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion},
+	}
+	raw, err := c.start(ctx, mcp.MethodInitialize, params, CallOptions{}, true).Wait()
+	if err != nil {
+		return nil, err
+	}
+	var res mcp.InitializeResult
+	if err := json.Unmarshal(raw, &res); err != nil || res.ProtocolVersion == "" {
+		return nil, newErr(CodeHandshake, "initialize: the server's result is not an InitializeResult (%s)", bounded(string(raw), 200))
+	}
+	if !mcp.IsSupportedVersion(res.ProtocolVersion) {
+		return nil, newErr(CodeHandshake, "initialize: sonde asked for protocol version %s and the server answered %s, which sonde does not support (supported: %s)",
+			c.opts.ProtocolVersion, res.ProtocolVersion, strings.Join(mcp.SupportedVersions, ", "))
+	}
+	note, _ := jsonrpc.EncodeNotification(mcp.MethodInitialized, nil)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead != nil || c.closed {
+		if c.dead != nil {
+			return nil, c.dead
+		}
+		return nil, newErr(CodeClosed, "initialize: client closed")
+	}
+	if !c.out.push(outItem{raw: note, method: mcp.MethodInitialized}) {
+		return nil, newErr(CodeClosed, "initialize: could not queue notifications/initialized")
+	}
+	c.initialized = true
+	return &res, nil
+}
+
+// Ping sends ping and waits for the empty result.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.Call(ctx, mcp.MethodPing, nil, CallOptions{})
+	return err
+}
+
+// maxPages bounds tools/list pagination against a server that never stops.
+const maxPages = 1000
+
+// ListTools returns every tool, following nextCursor over all pages. A
+// cursor the server already gave is MCP_PROTOCOL (it would loop forever).
+func (c *Client) ListTools(ctx context.Context) ([]mcp.Tool, error) {
+	var all []mcp.Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; page < maxPages; page++ {
+		var params any
+		if cursor != "" {
+			params = mcp.ListToolsParams{Cursor: cursor}
+		}
+		raw, err := c.Call(ctx, mcp.MethodToolsList, params, CallOptions{})
+		if err != nil {
+			return all, err
+		}
+		var res mcp.ListToolsResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return all, newErr(CodeProtocol, "tools/list: result is not a ListToolsResult: %v", err)
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		if seen[res.NextCursor] {
+			return all, newErr(CodeProtocol, "tools/list: the server repeated cursor %q (pagination would loop)", bounded(res.NextCursor, 64))
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+	return all, newErr(CodeProtocol, "tools/list: more than %d pages", maxPages)
+}
+
+// CallTool calls a tool with arguments (a JSON object, or nil) and returns
+// the decoded result and its raw JSON. A result with isError is not a Go
+// error: check CallToolResult.IsError.
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*mcp.CallToolResult, json.RawMessage, error) {
+	o.Tool, o.ProgressToken = name, true
+	raw, err := c.Call(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: name, Arguments: args}, o)
+	if err != nil {
+		return nil, raw, err
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, raw, newErr(CodeProtocol, "tools/call %s: result is not a CallToolResult: %v", name, err)
+	}
+	return &res, raw, nil
+}

@@ -1,0 +1,218 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+type writeState uint8
+
+const (
+	notWritten writeState = iota
+	writing
+	written
+)
+
+// pending is the single owner of one in-flight request: its timer, its
+// context hook and its Call.
+type pending struct {
+	id       int64
+	method   string
+	tool     string
+	call     *Call
+	timer    *time.Timer
+	stopCtx  func() bool
+	wstate   writeState
+	queuedAt time.Time
+	deadline time.Time
+	timeout  time.Duration
+	maxEnd   time.Time
+}
+
+// Call is one request. It is settled exactly once; Done is closed then.
+type Call struct {
+	// ID is the request id (unset when the request was refused before it got
+	// one: busy, aborted, closed).
+	ID     jsonrpc.ID
+	Method string
+	Tool   string
+
+	done    chan struct{}
+	result  json.RawMessage
+	err     error
+	queued  time.Time
+	latency time.Duration
+}
+
+// Done is closed when the call has its outcome.
+func (c *Call) Done() <-chan struct{} { return c.done }
+
+// Wait blocks until the call is settled and returns its result or error.
+func (c *Call) Wait() (json.RawMessage, error) {
+	<-c.done
+	return c.result, c.err
+}
+
+// Latency is the time from queueing to the outcome (valid after Done).
+func (c *Call) Latency() time.Duration {
+	<-c.done
+	return c.latency
+}
+
+func failedCall(method string, err error) *Call {
+	c := &Call{Method: method, done: make(chan struct{}), err: err, queued: time.Now()}
+	close(c.done)
+	return c
+}
+
+// outcome is how a request ended.
+type outcome struct {
+	state  State
+	result json.RawMessage
+	err    error
+}
+
+// settleLocked is the single completion point of a request: it removes the
+// entry from the pending map, remembers the id as retired, releases the
+// timer and the context hook, records the outcome and wakes the caller. The
+// caller holds c.mu and has checked that p is still pending.
+func (c *Client) settleLocked(p *pending, o outcome) {
+	delete(c.pending, p.id)
+	now := time.Now()
+	c.retired.add(p.id, retiredInfo{state: o.state, at: now, answered: o.state == StateResolved || o.state == StateError})
+	p.timer.Stop()
+	p.stopCtx()
+	call := p.call
+	call.result, call.err = o.result, o.err
+	call.latency = now.Sub(p.queuedAt)
+	c.count(o.state)
+	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
+		Dir: transport.Out, ID: call.ID, Method: p.method, Tool: p.tool, State: o.state,
+		Deadline: p.deadline, Latency: call.latency, Err: o.err,
+	}})
+	close(call.done)
+}
+
+func (c *Client) count(s State) {
+	switch s {
+	case StateResolved:
+		c.stats.Resolved++
+	case StateError:
+		c.stats.Errors++
+	case StateTimeout:
+		c.stats.Timeouts++
+	case StateCancelled:
+		c.stats.Cancelled++
+	default:
+		c.stats.Failed++
+	}
+}
+
+// failAllLocked settles every pending request with err.
+func (c *Client) failAllLocked(err *Error, state State) {
+	for _, p := range c.pending {
+		c.settleLocked(p, outcome{state: state, err: err})
+	}
+}
+
+// expire is the timer callback of request id.
+func (c *Client) expire(id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[id]
+	if p == nil {
+		return
+	}
+	if now := time.Now(); now.Before(p.deadline) {
+		// Progress moved the deadline; the timer was reset.
+		return
+	}
+	limit := p.timeout
+	if c.opts.ResetOnProgress && !p.maxEnd.IsZero() && p.deadline.Equal(p.maxEnd) {
+		limit = p.maxEnd.Sub(p.queuedAt)
+	}
+	c.settleLocked(p, outcome{state: StateTimeout, err: newErr(CodeTimeout, "%s id %d: no response within %s", p.method, p.id, limit)})
+	c.sendCancelLocked(p, "timeout after "+limit.String())
+}
+
+// cancelByCaller is the context hook of request id.
+func (c *Client) cancelByCaller(id int64, cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[id]
+	if p == nil {
+		return
+	}
+	reason := "cancelled by caller"
+	err := &Error{Code: CodeAborted, Message: p.method + " " + idText(id) + ": " + reason, Err: cause}
+	state := StateCancelled
+	if cause == contextDeadline {
+		reason = "caller deadline passed"
+		err = &Error{Code: CodeTimeout, Message: p.method + " " + idText(id) + ": " + reason, Err: cause}
+		state = StateTimeout
+	}
+	c.settleLocked(p, outcome{state: state, err: err})
+	c.sendCancelLocked(p, reason)
+}
+
+// sendCancelLocked tells the server to stop working on p, if p's bytes went
+// out (a request never written needs no cancel) and p is not initialize
+// (which must not be cancelled).
+func (c *Client) sendCancelLocked(p *pending, reason string) {
+	if p.wstate == notWritten || p.method == "initialize" || c.closed {
+		return
+	}
+	params, _ := json.Marshal(map[string]any{"requestId": p.id, "reason": reason})
+	raw, _ := jsonrpc.EncodeNotification("notifications/cancelled", params)
+	if !c.out.push(outItem{raw: raw, method: "notifications/cancelled"}) {
+		c.emit(Event{Kind: EvNote, Note: "cancel notification for id " + idText(p.id) + " not sent: write queue full"})
+	}
+}
+
+// retiredInfo remembers how a settled request ended.
+type retiredInfo struct {
+	state    State
+	at       time.Time
+	answered bool // a response arrived for it (so another is a duplicate)
+}
+
+// retiredSet remembers the last n settled ids (a ring plus an index).
+type retiredSet struct {
+	ring []int64
+	next int
+	full bool
+	info map[int64]retiredInfo
+}
+
+func newRetiredSet(n int) retiredSet {
+	return retiredSet{ring: make([]int64, n), info: make(map[int64]retiredInfo, n)}
+}
+
+func (r *retiredSet) add(id int64, ri retiredInfo) {
+	if r.full {
+		delete(r.info, r.ring[r.next])
+	}
+	r.ring[r.next] = id
+	r.info[id] = ri
+	r.next++
+	if r.next == len(r.ring) {
+		r.next, r.full = 0, true
+	}
+}
+
+func (r *retiredSet) get(id int64) (retiredInfo, bool) {
+	ri, ok := r.info[id]
+	return ri, ok
+}
+
+// markAnswered records that a retired id has now received a response, so a
+// further one is a duplicate.
+func (r *retiredSet) markAnswered(id int64) {
+	if ri, ok := r.info[id]; ok {
+		ri.answered = true
+		r.info[id] = ri
+	}
+}

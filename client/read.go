@@ -1,0 +1,268 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// readLoop is the only reader of conn. It never waits for a consumer: each
+// frame is classified, settles at most one request, and is emitted.
+func (c *Client) readLoop(conn transport.Conn) {
+	defer close(c.readDone)
+	for {
+		f, err := conn.Read()
+		if err == nil {
+			c.handleFrame(f)
+			continue
+		}
+		var tooLong *transport.LineTooLongError
+		if errors.As(err, &tooLong) {
+			c.lineTooLong(conn, tooLong)
+			continue
+		}
+		c.connEnded(err)
+		return
+	}
+}
+
+func (c *Client) handleFrame(f transport.Frame) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f.Err != nil {
+		c.badFrameLocked(f)
+		return
+	}
+	switch f.Msg.Kind {
+	case jsonrpc.KindResponse:
+		c.responseLocked(f)
+	case jsonrpc.KindRequest:
+		c.serverRequestLocked(f)
+	case jsonrpc.KindNotification:
+		c.notificationLocked(f)
+	}
+}
+
+func (c *Client) emitFrame(f transport.Frame, v Verdict, detail string) {
+	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: v, Detail: detail}})
+}
+
+// badFrameLocked handles a line that is not a valid message. A response that
+// breaks the rules (both result and error, or neither) still settles its own
+// request, with MCP_PROTOCOL.
+func (c *Client) badFrameLocked(f transport.Frame) {
+	var de *jsonrpc.DecodeError
+	errors.As(f.Err, &de)
+	if de != nil && de.Class == jsonrpc.ClassInvalid {
+		c.stats.Invalid++
+		detail := de.Reason
+		if id, ok := f.Msg.ID.Int64(); ok && f.Msg.Kind == jsonrpc.KindResponse {
+			if p := c.pending[id]; p != nil {
+				detail += "; settles " + idText(id) + " with MCP_PROTOCOL"
+				c.emitFrame(f, VerdictInvalid, detail)
+				c.settleLocked(p, outcome{state: StateProtocol, err: newErr(CodeProtocol, "%s %s: invalid response: %s", p.method, idText(id), de.Reason)})
+				c.strictLocked("invalid message: " + de.Reason)
+				return
+			}
+		}
+		c.emitFrame(f, VerdictInvalid, detail)
+		c.strictLocked("invalid message: " + de.Reason)
+		return
+	}
+	c.stats.Malformed++
+	reason := f.Err.Error()
+	if de != nil {
+		reason = de.Reason
+	}
+	c.emitFrame(f, VerdictMalformed, reason)
+	c.strictLocked("malformed line on stdout: " + reason)
+}
+
+// strictLocked ends the session on a bad line when Options.Strict is set.
+func (c *Client) strictLocked(why string) {
+	if !c.opts.Strict || c.dead != nil {
+		return
+	}
+	c.breakLocked(newErr(CodeProtocol, "--strict: %s; closing the server", why))
+}
+
+// breakLocked marks the stream as untrustworthy: every pending request
+// fails with err, new requests too, and the server is shut down.
+func (c *Client) breakLocked(err *Error) {
+	c.dead = err
+	c.failAllLocked(err, StateProtocol)
+	if conn := c.conn; conn != nil {
+		go conn.Close()
+	}
+}
+
+func (c *Client) lineTooLong(conn transport.Conn, e *transport.LineTooLongError) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stats.Malformed++
+	f := transport.Frame{Dir: transport.In, Time: time.Now(), Raw: e.Prefix, Err: e}
+	c.emitFrame(f, VerdictTooLong, fmt.Sprintf("line exceeds %d bytes (--max-line-bytes); the first %d bytes are shown", e.Limit, len(e.Prefix)))
+	if c.dead == nil {
+		c.breakLocked(newErr(CodeProtocol, "server wrote a line over %d bytes (--max-line-bytes); the stream cannot be trusted, closing the server", e.Limit))
+	}
+}
+
+func (c *Client) responseLocked(f transport.Frame) {
+	id := f.Msg.ID
+	n, isInt := id.Int64()
+	if !isInt {
+		c.stats.Unknown++
+		detail := "id " + id.String() + " was never sent"
+		if s, ok := id.Str(); ok {
+			if k, err := strconv.ParseInt(s, 10, 64); err == nil && k > 0 && k <= c.lastID {
+				detail = fmt.Sprintf("id %s is a string; sonde sent the integer %d (ids keep their JSON type)", id, k)
+			}
+		} else if f.Msg.Error != nil {
+			detail = "error response without an id: " + f.Msg.Error.Error()
+		}
+		c.emitFrame(f, VerdictUnknown, detail)
+		return
+	}
+	if p := c.pending[n]; p != nil {
+		lat := f.Time.Sub(p.queuedAt)
+		if f.Msg.Error != nil {
+			c.emitFrame(f, VerdictRemoteError, fmt.Sprintf("error for %s after %s", idText(n), roundDur(lat)))
+			c.settleLocked(p, outcome{state: StateError, err: remoteErr(f.Msg.Error)})
+			return
+		}
+		c.emitFrame(f, VerdictResolved, fmt.Sprintf("resolved %s after %s", idText(n), roundDur(lat)))
+		c.settleLocked(p, outcome{state: StateResolved, result: f.Msg.Result})
+		return
+	}
+	if ri, ok := c.retired.get(n); ok {
+		ago := roundDur(f.Time.Sub(ri.at))
+		if ri.answered {
+			c.stats.Duplicate++
+			c.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s (already %s %s ago); ignored", idText(n), ri.state, ago))
+			return
+		}
+		c.stats.Late++
+		c.retired.markAnswered(n)
+		c.emitFrame(f, VerdictLate, fmt.Sprintf("response for %s arrived %s after it ended (%s); ignored", idText(n), ago, ri.state))
+		return
+	}
+	if n > 0 && n <= c.lastID {
+		c.stats.Late++
+		c.emitFrame(f, VerdictLate, fmt.Sprintf("response for %s, retired long ago; ignored", idText(n)))
+		return
+	}
+	c.stats.Unknown++
+	c.emitFrame(f, VerdictUnknown, fmt.Sprintf("%s was never sent; ignored", idText(n)))
+}
+
+// serverRequestLocked answers a request from the server: ping with {}, any
+// other method with -32601 (sonde declares no client capabilities yet).
+func (c *Client) serverRequestLocked(f transport.Frame) {
+	c.stats.ServerReqs++
+	m := f.Msg
+	c.emitFrame(f, VerdictServerRequest, "request from the server: "+m.Method)
+	c.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: m.ID, Method: m.Method, State: StateReceived}})
+	var raw []byte
+	state, detail := StateAnswered, error(nil)
+	if m.Method == mcp.MethodPing {
+		raw, _ = jsonrpc.EncodeResult(m.ID, json.RawMessage("{}"))
+	} else {
+		e := &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: sonde does not handle " + m.Method}
+		raw, _ = jsonrpc.EncodeError(m.ID, e)
+		detail = e
+	}
+	if !c.out.push(outItem{raw: raw, id: m.ID, method: m.Method}) {
+		c.emit(Event{Kind: EvNote, Note: "answer to server request " + m.ID.String() + " not sent: write queue full"})
+		return
+	}
+	c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: m.ID, Method: m.Method, State: state, Latency: time.Since(f.Time), Err: detail}})
+}
+
+func (c *Client) notificationLocked(f transport.Frame) {
+	if f.Msg.Method != mcp.MethodProgress {
+		c.emitFrame(f, VerdictNotification, f.Msg.Method)
+		return
+	}
+	var pp mcp.ProgressParams
+	if err := json.Unmarshal(f.Msg.Params, &pp); err != nil {
+		c.stats.Invalid++
+		c.emitFrame(f, VerdictInvalid, "progress notification with invalid params: "+err.Error())
+		return
+	}
+	var tok jsonrpc.ID
+	_ = json.Unmarshal(pp.ProgressToken, &tok)
+	n, ok := tok.Int64()
+	p := c.pending[n]
+	if !ok || p == nil {
+		c.emitFrame(f, VerdictNotification, "progress for token "+string(pp.ProgressToken)+", which matches no pending request")
+		return
+	}
+	c.stats.Progress++
+	now := f.Time
+	if c.opts.ResetOnProgress {
+		p.deadline = now.Add(p.timeout)
+		if !p.maxEnd.IsZero() && p.deadline.After(p.maxEnd) {
+			p.deadline = p.maxEnd
+		}
+		p.timer.Reset(time.Until(p.deadline))
+	}
+	detail := fmt.Sprintf("progress %s for %s", progressText(pp), idText(n))
+	c.emitFrame(f, VerdictProgress, detail)
+	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
+		Dir: transport.Out, ID: p.call.ID, Method: p.method, Tool: p.tool, State: StateProgress, Deadline: p.deadline,
+		Latency: now.Sub(p.queuedAt), Progress: &Progress{Progress: pp.Progress, Total: pp.Total, Message: pp.Message},
+	}})
+}
+
+func progressText(pp mcp.ProgressParams) string {
+	s := strconv.FormatFloat(pp.Progress, 'f', -1, 64)
+	if pp.Total != nil {
+		s += "/" + strconv.FormatFloat(*pp.Total, 'f', -1, 64)
+	}
+	if pp.Message != "" {
+		s += " (" + bounded(pp.Message, 80) + ")"
+	}
+	return s
+}
+
+// connEnded runs once, when the connection's reader ends: the process
+// exited, or was closed. Every request still pending fails.
+func (c *Client) connEnded(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var xe *transport.ExitError
+	var e *Error
+	if errors.As(err, &xe) {
+		x := xe.Exit
+		c.emit(Event{Time: x.Time, Kind: EvProcess, Proc: &ProcInfo{What: "exit", Pid: x.Pid, Exit: &x}})
+		e = exitErr(x, xe.Error())
+	} else {
+		e = &Error{Code: CodeProcessExit, Message: "connection to the server ended: " + err.Error(), Err: err}
+	}
+	if c.dead == nil {
+		c.dead = e
+	}
+	state := StateExited
+	if c.closed {
+		e, state = newErr(CodeClosed, "client closed"), StateClosed
+	}
+	c.failAllLocked(e, state)
+	c.out.stop()
+}
+
+// roundDur rounds a duration for display.
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}

@@ -1,0 +1,159 @@
+package client
+
+import (
+	"sync"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// outItem is one message waiting to be written: a request (p set), or a
+// notification or response of sonde's.
+type outItem struct {
+	p      *pending
+	raw    []byte
+	method string
+	id     jsonrpc.ID // for responses to the server's requests
+}
+
+// writeQueue is a bounded FIFO between callers and the single writer
+// goroutine. Pushing never blocks: callers are never held up by a server
+// that stopped reading.
+type writeQueue struct {
+	mu      sync.Mutex
+	items   []outItem
+	limit   int
+	stopped bool
+	wake    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+func (q *writeQueue) init(limit int) {
+	q.limit = limit
+	q.wake = make(chan struct{}, 1)
+	q.quit = make(chan struct{})
+	q.done = make(chan struct{})
+}
+
+// push appends it, or reports false when the queue is full or stopped.
+func (q *writeQueue) push(it outItem) bool {
+	q.mu.Lock()
+	if q.stopped || len(q.items) >= q.limit {
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// pop waits for the next item; it returns false once the queue is stopped.
+func (q *writeQueue) pop() (outItem, bool) {
+	for {
+		q.mu.Lock()
+		if q.stopped {
+			q.mu.Unlock()
+			return outItem{}, false
+		}
+		if len(q.items) > 0 {
+			it := q.items[0]
+			q.items[0] = outItem{}
+			q.items = q.items[1:]
+			q.mu.Unlock()
+			return it, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.wake:
+		case <-q.quit:
+		}
+	}
+}
+
+// stop makes pop return false and drops what is queued. Idempotent.
+func (q *writeQueue) stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.stopped {
+		q.stopped = true
+		q.items = nil
+		close(q.quit)
+	}
+}
+
+// writeLoop is the only writer of conn. Before writing a request it checks,
+// under the client's lock, that the request is still pending: a request that
+// was settled while queued (timeout, cancel) is never written.
+func (c *Client) writeLoop(conn transport.Conn) {
+	defer close(c.out.done)
+	for {
+		it, ok := c.out.pop()
+		if !ok {
+			return
+		}
+		if it.p != nil {
+			c.mu.Lock()
+			if c.pending[it.p.id] != it.p {
+				c.mu.Unlock()
+				continue
+			}
+			it.p.wstate = writing
+			c.mu.Unlock()
+		}
+		err := conn.Write(it.raw)
+		c.afterWrite(it, err)
+	}
+}
+
+func (c *Client) afterWrite(it outItem, err error) {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.writeFailedLocked(it, err)
+		return
+	}
+	c.stats.Sent++
+	f := transport.Frame{Dir: transport.Out, Time: now, Raw: it.raw}
+	f.Msg.Method = it.method
+	switch {
+	case it.p != nil:
+		f.Msg.Kind, f.Msg.ID = jsonrpc.KindRequest, it.p.call.ID
+	case it.id.IsValid():
+		f.Msg.Kind, f.Msg.ID = jsonrpc.KindResponse, it.id
+	default:
+		f.Msg.Kind = jsonrpc.KindNotification
+	}
+	c.emit(Event{Time: now, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictSent}})
+	if it.p == nil {
+		return
+	}
+	it.p.wstate = written
+	if c.pending[it.p.id] == it.p {
+		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: it.p.call.ID, Method: it.p.method, Tool: it.p.tool, State: StateSent, Deadline: it.p.deadline}})
+	}
+}
+
+// writeFailedLocked settles a request whose bytes could not be written. The
+// server has usually exited (its exit will settle the rest) or closed its
+// stdin.
+func (c *Client) writeFailedLocked(it outItem, err error) {
+	if it.p == nil {
+		c.emit(Event{Kind: EvNote, Note: it.method + " not sent: " + err.Error()})
+		return
+	}
+	if c.pending[it.p.id] != it.p {
+		return
+	}
+	if c.closed {
+		c.settleLocked(it.p, outcome{state: StateClosed, err: newErr(CodeClosed, "%s %s: client closed before it was written", it.p.method, idText(it.p.id))})
+		return
+	}
+	c.settleLocked(it.p, outcome{state: StateExited, err: &Error{Code: CodeProcessExit, Message: it.p.method + " " + idText(it.p.id) + ": could not write to the server (it exited or closed its stdin): " + err.Error(), Err: err}})
+}

@@ -1,0 +1,170 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Class says how a line failed to be a JSON-RPC message.
+type Class uint8
+
+// The classes of decode failure, from worst to mildest.
+const (
+	// ClassNotJSON: the line is not JSON at all (often a server logging to stdout).
+	ClassNotJSON Class = iota + 1
+	// ClassNotObject: valid JSON, but not an object (an array, string, number...).
+	ClassNotObject
+	// ClassInvalid: a JSON object that breaks a JSON-RPC rule.
+	ClassInvalid
+)
+
+// String names the class as shown in frames.
+func (c Class) String() string {
+	switch c {
+	case ClassNotJSON:
+		return "not-json"
+	case ClassNotObject:
+		return "not-object"
+	case ClassInvalid:
+		return "invalid"
+	}
+	return "unknown"
+}
+
+// DecodeError explains why a line is not a valid JSON-RPC message.
+type DecodeError struct {
+	Class  Class
+	Reason string
+}
+
+// Error returns the reason, prefixed by the class.
+func (e *DecodeError) Error() string { return e.Class.String() + ": " + e.Reason }
+
+// ErrDecode matches any *DecodeError with errors.Is.
+var ErrDecode = errors.New("jsonrpc: decode error")
+
+// Is lets errors.Is(err, ErrDecode) match every DecodeError.
+func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
+
+type wireMessage struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// Decode classifies one line (without its newline; a trailing "\r" is
+// ignored). It never loses information: when the line is invalid it returns a
+// *DecodeError together with whatever could be read (for a response that has
+// both result and error, the Message still carries its ID and Kind
+// KindResponse, so the caller can settle that request).
+func Decode(line []byte) (Message, error) {
+	line = bytes.TrimRight(line, "\r")
+	trimmed := bytes.TrimSpace(line)
+	if !json.Valid(trimmed) {
+		return Message{}, notJSON(trimmed)
+	}
+	if trimmed[0] != '{' {
+		return Message{}, notObject(trimmed[0])
+	}
+	var w wireMessage
+	if err := json.Unmarshal(trimmed, &w); err != nil {
+		return Message{}, &DecodeError{ClassInvalid, err.Error()}
+	}
+	return classify(&w)
+}
+
+func notJSON(b []byte) error {
+	if len(b) == 0 {
+		return &DecodeError{ClassNotJSON, "empty line: stdout carries one JSON-RPC message per line"}
+	}
+	if b[0] == '{' || b[0] == '[' {
+		return &DecodeError{ClassNotJSON, "line is not valid JSON (truncated or corrupt message)"}
+	}
+	return &DecodeError{ClassNotJSON, "line on stdout is not JSON: servers must log to stderr"}
+}
+
+func notObject(first byte) error {
+	what := "a JSON value"
+	switch {
+	case first == '[':
+		return &DecodeError{ClassNotObject, "JSON array, not an object (batches are not part of MCP since 2025-06-18)"}
+	case first == '"':
+		what = "a JSON string"
+	case first == 't' || first == 'f':
+		what = "a JSON boolean"
+	case first == 'n':
+		what = "JSON null"
+	default:
+		what = "a JSON number"
+	}
+	return &DecodeError{ClassNotObject, what + ", not an object: every JSON-RPC message is an object"}
+}
+
+func classify(w *wireMessage) (Message, error) {
+	var m Message
+	var problems []string
+	if w.JSONRPC == nil {
+		problems = append(problems, `missing "jsonrpc":"2.0"`)
+	} else if *w.JSONRPC != Version {
+		problems = append(problems, fmt.Sprintf("jsonrpc is %q, want \"2.0\"", *w.JSONRPC))
+	}
+	hasID := len(w.ID) > 0 && string(w.ID) != "null"
+	if hasID {
+		if err := json.Unmarshal(w.ID, &m.ID); err != nil {
+			return m, &DecodeError{ClassInvalid, err.Error()}
+		}
+	}
+	m.Params = w.Params
+	if len(w.Method) > 0 {
+		if err := json.Unmarshal(w.Method, &m.Method); err != nil {
+			return m, &DecodeError{ClassInvalid, "method is not a string"}
+		}
+		m.Kind = KindNotification
+		if hasID {
+			m.Kind = KindRequest
+		} else if len(w.ID) > 0 {
+			problems = append(problems, "request id is null")
+		}
+		if len(w.Result) > 0 || len(w.Error) > 0 {
+			problems = append(problems, "a request or notification has result or error")
+		}
+		return m, joinProblems(problems)
+	}
+	m.Kind = KindResponse
+	hasResult, hasError := len(w.Result) > 0, len(w.Error) > 0
+	m.Result = w.Result
+	if hasError {
+		var e Error
+		if err := json.Unmarshal(w.Error, &e); err != nil {
+			problems = append(problems, "error is not an object with an integer code and a message")
+		} else {
+			m.Error = &e
+		}
+	}
+	switch {
+	case hasResult && hasError:
+		problems = append(problems, "response has both result and error")
+	case !hasResult && !hasError:
+		problems = append(problems, "response has neither result nor error (and no method)")
+	}
+	if !hasID && hasResult {
+		problems = append(problems, "response has no id")
+	}
+	return m, joinProblems(problems)
+}
+
+func joinProblems(p []string) error {
+	if len(p) == 0 {
+		return nil
+	}
+	reason := p[0]
+	for _, s := range p[1:] {
+		reason += "; " + s
+	}
+	return &DecodeError{ClassInvalid, reason}
+}

@@ -1,0 +1,124 @@
+// Package mcp holds MCP method names and the schema structs sonde reads and
+// writes (initialize, tools, content blocks, progress, cancellation). Fields
+// sonde does not interpret are kept as raw JSON so nothing is lost.
+package mcp
+
+import "encoding/json"
+
+// Method names used by the core engine.
+const (
+	MethodInitialize     = "initialize"
+	MethodInitialized    = "notifications/initialized"
+	MethodPing           = "ping"
+	MethodToolsList      = "tools/list"
+	MethodToolsCall      = "tools/call"
+	MethodCancelled      = "notifications/cancelled"
+	MethodProgress       = "notifications/progress"
+	MethodLogMessage     = "notifications/message"
+	MethodToolsChanged   = "notifications/tools/list_changed"
+	MethodServerDiscover = "server/discover"
+)
+
+// LatestVersion is the newest legacy-era protocol version (the default that
+// sonde asks for in initialize).
+const LatestVersion = "2025-11-25"
+
+// SupportedVersions lists the legacy-era versions sonde can speak, newest first.
+var SupportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// IsSupportedVersion reports whether v is one of SupportedVersions.
+func IsSupportedVersion(v string) bool {
+	for _, s := range SupportedVersions {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Implementation names a client or server.
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// InitializeParams is the params object of initialize.
+type InitializeParams struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      Implementation  `json:"clientInfo"`
+}
+
+// InitializeResult is the result of initialize.
+type InitializeResult struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities,omitempty"`
+	ServerInfo      Implementation  `json:"serverInfo"`
+	Instructions    string          `json:"instructions,omitempty"`
+}
+
+// Tool is one entry of tools/list.
+type Tool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// ListToolsParams is the params object of tools/list.
+type ListToolsParams struct {
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ListToolsResult is one page of tools/list.
+type ListToolsResult struct {
+	Tools      []Tool `json:"tools"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// CallToolParams is the params object of tools/call.
+type CallToolParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      *RequestMeta    `json:"_meta,omitempty"`
+}
+
+// RequestMeta is the _meta object a client may attach to a request.
+type RequestMeta struct {
+	ProgressToken json.RawMessage `json:"progressToken,omitempty"`
+}
+
+// Content is one content block of a tool result. Text is set for type
+// "text"; Data and MimeType for "image" and "audio"; the whole block is kept
+// in Raw.
+type Content struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	URI      string `json:"uri,omitempty"`
+}
+
+// CallToolResult is the result of tools/call.
+type CallToolResult struct {
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+}
+
+// CancelledParams is the params object of notifications/cancelled.
+type CancelledParams struct {
+	RequestID json.RawMessage `json:"requestId"`
+	Reason    string          `json:"reason,omitempty"`
+}
+
+// ProgressParams is the params object of notifications/progress.
+type ProgressParams struct {
+	ProgressToken json.RawMessage `json:"progressToken"`
+	Progress      float64         `json:"progress"`
+	Total         *float64        `json:"total,omitempty"`
+	Message       string          `json:"message,omitempty"`
+}

@@ -1,0 +1,100 @@
+package transport
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLineBytes is the default cap on one line from the server (8 MiB).
+const DefaultMaxLineBytes = 8 << 20
+
+// ErrLineTooLong matches any *LineTooLongError with errors.Is.
+var ErrLineTooLong = errors.New("line too long")
+
+// LineTooLongError reports a line longer than the cap. The reader stopped
+// buffering at the cap; Prefix holds the first bytes for display.
+type LineTooLongError struct {
+	Limit  int
+	Prefix []byte
+}
+
+// Error says how long the line was allowed to be.
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("line from server exceeds %d bytes without a newline", e.Limit)
+}
+
+// Is makes errors.Is(err, ErrLineTooLong) true.
+func (e *LineTooLongError) Is(target error) bool { return target == ErrLineTooLong }
+
+// prefixBytes is how much of an oversized line is kept for display.
+const prefixBytes = 256
+
+// LineReader splits a stream into newline-terminated lines with a hard cap on
+// line length, enforced before the line is buffered whole: memory stays
+// bounded by the cap whatever the peer writes.
+type LineReader struct {
+	br       *bufio.Reader
+	max      int
+	line     []byte
+	skipping bool // discarding the rest of an oversized line
+}
+
+// NewLineReader returns a reader of lines of at most max bytes (without the
+// newline).
+func NewLineReader(r io.Reader, max int) *LineReader {
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	return &LineReader{br: bufio.NewReaderSize(r, min(max+1, 64<<10)), max: max}
+}
+
+// ReadLine returns the next line without its "\n". The returned slice is a
+// fresh copy owned by the caller. A line over the cap yields a
+// *LineTooLongError; the next call resumes after that line's newline. At the
+// end of the stream it returns io.EOF, after returning any final unterminated
+// line (with io.ErrUnexpectedEOF, so a half-written message is visible).
+func (r *LineReader) ReadLine() ([]byte, error) {
+	r.line = r.line[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if r.skipping {
+			if err == nil {
+				r.skipping = false
+				continue
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			return nil, err
+		}
+		if len(r.line)+len(chunk) > r.max+1 || (err != nil && len(r.line)+len(chunk) > r.max) {
+			e := &LineTooLongError{Limit: r.max, Prefix: append([]byte(nil), firstN(r.line, chunk, prefixBytes)...)}
+			r.line = r.line[:0]
+			r.skipping = err != nil
+			return nil, e
+		}
+		r.line = append(r.line, chunk...)
+		switch {
+		case err == nil:
+			out := make([]byte, len(r.line)-1)
+			copy(out, r.line)
+			return out, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(r.line) > 0:
+			out := append([]byte(nil), r.line...)
+			r.line = r.line[:0]
+			return out, io.ErrUnexpectedEOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+func firstN(a, b []byte, n int) []byte {
+	out := make([]byte, 0, n)
+	out = append(out, a[:min(len(a), n)]...)
+	return append(out, b[:min(len(b), n-len(out))]...)
+}

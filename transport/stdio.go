@@ -1,0 +1,322 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// Defaults for StdioConfig fields left zero.
+const (
+	DefaultStderrBytes = 64 << 10
+	DefaultKillAfter   = 2 * time.Second
+)
+
+// StdioConfig says how to start a server as a subprocess.
+type StdioConfig struct {
+	// Argv is the program and its arguments. No shell is involved.
+	Argv []string
+	// Dir is the working directory ("" means sonde's own).
+	Dir string
+	// Env is the complete environment of the server (see BuildEnv). Nil
+	// means the allow-listed part of sonde's environment.
+	Env []string
+	// MaxLineBytes caps one line on the server's stdout.
+	MaxLineBytes int
+	// StderrBytes caps the kept tail of the server's stderr.
+	StderrBytes int
+	// KillAfter is each grace period of Close: after closing stdin, and
+	// after SIGTERM.
+	KillAfter time.Duration
+}
+
+// Exit describes how a server process ended.
+type Exit struct {
+	Pid int
+	// Code is the exit code, or -1 when a signal ended the process.
+	Code int
+	// Signal names the signal that ended the process ("" if none).
+	Signal string
+	// Stderr is the tail of stderr at exit; StderrDropped counts the bytes
+	// that did not fit in it.
+	Stderr        []byte
+	StderrDropped int64
+	// ByClose is true when sonde's Close ended the session.
+	ByClose bool
+	// StdoutClosed is true when the server closed its stdout before exiting
+	// (sonde then shut it down).
+	StdoutClosed bool
+	Time         time.Time
+}
+
+// Status is a short description: "exit code 3" or "signal SIGKILL".
+func (e Exit) Status() string {
+	if e.Signal != "" {
+		return "signal " + e.Signal
+	}
+	return fmt.Sprintf("exit code %d", e.Code)
+}
+
+// ExitError is the terminal error of a stdio Conn: the process has ended.
+type ExitError struct{ Exit Exit }
+
+// Error describes the exit.
+func (e *ExitError) Error() string {
+	switch {
+	case e.Exit.ByClose:
+		return "server stopped by sonde (" + e.Exit.Status() + ")"
+	case e.Exit.StdoutClosed:
+		return "server closed its stdout (" + e.Exit.Status() + ")"
+	}
+	return "server exited (" + e.Exit.Status() + ")"
+}
+
+// Stdio is a Conn to a server running as a subprocess, speaking
+// newline-delimited JSON-RPC on its stdin and stdout.
+type Stdio struct {
+	cfg    StdioConfig
+	obs    Observer
+	cmd    *exec.Cmd
+	pid    int
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+	lines  *LineReader
+	tail   *Tail
+
+	writeMu sync.Mutex
+
+	stderrDone chan struct{} // stderr reader finished
+	stdoutDone chan struct{} // Read saw the end of stdout
+	stdoutOnce sync.Once
+	exited     chan struct{} // exit is set
+	exit       Exit
+	waitDone   chan struct{} // waiter finished, every fd closed
+
+	closing     atomic.Bool
+	stdoutFirst atomic.Bool
+	closeOnce   sync.Once
+	closeDone   chan struct{}
+}
+
+// StartStdio starts the server and returns its connection. Failures to start
+// are *SpawnError. obs may be nil.
+func StartStdio(cfg StdioConfig, obs Observer) (*Stdio, error) {
+	if len(cfg.Argv) == 0 || cfg.Argv[0] == "" {
+		return nil, &SpawnError{Reason: SpawnBadConfig, Err: errors.New("no server command given (use: sonde ... -- COMMAND [ARG...])")}
+	}
+	if cfg.MaxLineBytes <= 0 {
+		cfg.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if cfg.StderrBytes <= 0 {
+		cfg.StderrBytes = DefaultStderrBytes
+	}
+	if cfg.KillAfter <= 0 {
+		cfg.KillAfter = DefaultKillAfter
+	}
+	if obs == nil {
+		obs = func(Event) {}
+	}
+	if err := checkDir(cfg.Dir); err != nil {
+		return nil, &SpawnError{Argv0: cfg.Argv[0], Reason: SpawnBadDir, Err: err}
+	}
+	if cfg.Env == nil {
+		cfg.Env, _ = BuildEnv(os.Environ(), nil, nil)
+	}
+	s := &Stdio{
+		cfg: cfg, obs: obs, tail: NewTail(cfg.StderrBytes),
+		stderrDone: make(chan struct{}), stdoutDone: make(chan struct{}),
+		exited: make(chan struct{}), waitDone: make(chan struct{}), closeDone: make(chan struct{}),
+	}
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	obs(Event{Kind: EventStart, Time: time.Now(), Pid: s.pid, Argv: append([]string(nil), cfg.Argv...)})
+	go s.readStderr()
+	go s.wait()
+	return s, nil
+}
+
+func (s *Stdio) start() error {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err1 := pipe()
+	outR, outW, err2 := pipe()
+	errR, errW, err3 := pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		closeAll()
+		return &SpawnError{Argv0: s.cfg.Argv[0], Err: err}
+	}
+	cmd := exec.Command(s.cfg.Argv[0], s.cfg.Argv[1:]...)
+	cmd.Dir, cmd.Env = s.cfg.Dir, s.cfg.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return classifySpawn(s.cfg.Argv[0], err)
+	}
+	// The child holds its own copies; ours would keep the pipes open.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	s.cmd, s.pid = cmd, cmd.Process.Pid
+	s.stdin, s.stdout, s.stderr = inW, outR, errR
+	s.lines = NewLineReader(outR, s.cfg.MaxLineBytes)
+	return nil
+}
+
+// Pid returns the server's process id (also its process group id on Unix).
+func (s *Stdio) Pid() int { return s.pid }
+
+// StderrTail returns the kept tail of stderr and the count of bytes dropped.
+func (s *Stdio) StderrTail() ([]byte, int64) { return s.tail.Snapshot() }
+
+// Exited is closed once the process has ended and been reaped.
+func (s *Stdio) Exited() <-chan struct{} { return s.exited }
+
+func (s *Stdio) readStderr() {
+	defer close(s.stderrDone)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.stderr.Read(buf)
+		if n > 0 {
+			chunk := append([]byte(nil), buf[:n]...)
+			s.tail.Write(chunk)
+			s.obs(Event{Kind: EventStderr, Time: time.Now(), Pid: s.pid, Data: chunk})
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// wait reaps the process, ends whatever it left in its process group, drains
+// stderr, publishes the exit, and closes the read ends of the pipes once
+// they are drained (or after a grace period, if something outside the group
+// still holds them).
+func (s *Stdio) wait() {
+	defer close(s.waitDone)
+	_ = s.cmd.Wait()
+	code, sig := exitStatus(s.cmd.ProcessState)
+	_ = signalGroup(s.pid, sigKill) // orphans left by the server; none is the normal case
+	grace := s.cfg.KillAfter
+	if !waitFor(s.stderrDone, grace) {
+		s.stderr.Close()
+		<-s.stderrDone
+	}
+	s.stderr.Close()
+	tail, dropped := s.tail.Snapshot()
+	s.exit = Exit{
+		Pid: s.pid, Code: code, Signal: sig, Stderr: tail, StderrDropped: dropped,
+		ByClose: s.closing.Load() && !s.stdoutFirst.Load(), StdoutClosed: s.stdoutFirst.Load(), Time: time.Now(),
+	}
+	close(s.exited)
+	waitFor(s.stdoutDone, grace)
+	s.stdout.Close()
+}
+
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// Read returns the next frame from the server's stdout. A line over the cap
+// is a *LineTooLongError; the end of stdout is an *ExitError once the process
+// has ended (if the server closed stdout but kept running, Read shuts it
+// down first).
+func (s *Stdio) Read() (Frame, error) {
+	line, err := s.lines.ReadLine()
+	switch {
+	case err == nil:
+		return NewInFrame(line, time.Now()), nil
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		f := NewInFrame(line, time.Now())
+		if f.Err != nil {
+			f.Err = &jsonrpc.DecodeError{Class: jsonrpc.ClassNotJSON, Reason: "incomplete line at the end of stdout (the server stopped mid-message)"}
+		}
+		return f, nil
+	case errors.Is(err, ErrLineTooLong):
+		return Frame{}, err
+	}
+	s.stdoutOnce.Do(func() { close(s.stdoutDone) })
+	select {
+	case <-s.exited:
+	default:
+		if !s.closing.Load() {
+			s.stdoutFirst.Store(true)
+			go s.Close()
+		}
+		<-s.exited
+	}
+	return Frame{}, &ExitError{Exit: s.exit}
+}
+
+// ErrStdinClosed is returned by Write once the server's stdin is closed.
+var ErrStdinClosed = errors.New("server stdin is closed")
+
+// Write sends raw and a newline to the server's stdin as one write.
+func (s *Stdio) Write(raw []byte) error {
+	buf := make([]byte, len(raw)+1)
+	copy(buf, raw)
+	buf[len(raw)] = '\n'
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if _, err := s.stdin.Write(buf); err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			return ErrStdinClosed
+		}
+		return fmt.Errorf("write to server stdin: %w", err)
+	}
+	return nil
+}
+
+// Close stops the server: close its stdin, wait KillAfter, SIGTERM its
+// process group, wait KillAfter again, SIGKILL the group, and reap. It
+// returns once the process is gone and every pipe is closed. Concurrent and
+// repeated calls wait for the same close.
+func (s *Stdio) Close() error {
+	s.closeOnce.Do(func() {
+		s.closing.Store(true)
+		s.stdin.Close()
+		if !waitFor(s.exited, s.cfg.KillAfter) {
+			s.signal(sigTerm, "SIGTERM")
+			if !waitFor(s.exited, s.cfg.KillAfter) {
+				s.signal(sigKill, "SIGKILL")
+				<-s.exited
+			}
+		}
+		<-s.waitDone
+		close(s.closeDone)
+	})
+	<-s.closeDone
+	return nil
+}
+
+func (s *Stdio) signal(sig os.Signal, name string) {
+	s.obs(Event{Kind: EventSignal, Time: time.Now(), Pid: s.pid, Signal: name})
+	_ = signalGroup(s.pid, sig)
+}
