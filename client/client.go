@@ -135,6 +135,8 @@ type Stats struct {
 	Invalid    uint64
 	Progress   uint64
 	ServerReqs uint64
+	// StderrBytes counts every byte the server wrote on stderr.
+	StderrBytes uint64
 }
 
 // New returns a client that is not connected yet.
@@ -201,6 +203,9 @@ func (c *Client) observe(ev transport.Event) {
 	case transport.EventStart:
 		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "start", Pid: ev.Pid, Argv: ev.Argv}})
 	case transport.EventStderr:
+		c.mu.Lock()
+		c.stats.StderrBytes += uint64(len(ev.Data))
+		c.mu.Unlock()
 		c.emit(Event{Time: ev.Time, Kind: EvStderr, Stderr: ev.Data})
 	case transport.EventSignal:
 		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "signal", Pid: ev.Pid, Signal: ev.Signal}})

@@ -1,0 +1,184 @@
+package client
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/proctest"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// fixtureEnv makes the re-executed test binary act as the fixture server.
+const fixtureEnv = "SONDE_TEST_FIXTURE"
+
+func TestMain(m *testing.M) {
+	if fixtures.RunRole() {
+		os.Exit(0)
+	}
+	if os.Getenv(fixtureEnv) == "1" {
+		os.Exit(fixtures.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// session is a client connected to the fixture running as a real
+// subprocess, with every event recorded.
+type session struct {
+	t       *testing.T
+	c       *Client
+	pidFile string
+
+	mu     sync.Mutex
+	events []Event
+	notify chan struct{}
+	done   chan struct{}
+}
+
+type fixtureArgs struct {
+	faults []string
+	extra  []string
+	stderr int
+}
+
+func fixtureArgv(pidFile string, fa fixtureArgs) []string {
+	argv := []string{os.Args[0], "--pid-file", pidFile}
+	for _, f := range fa.faults {
+		argv = append(argv, "--fault", f)
+	}
+	return append(argv, fa.extra...)
+}
+
+// start launches the fixture with the given faults and connects a client.
+// Cleanup closes the client, then checks that nothing is pending and no
+// fixture process is left.
+func start(t *testing.T, opts Options, fa fixtureArgs) *session {
+	t.Helper()
+	s := &session{t: t, pidFile: filepath.Join(t.TempDir(), "pids"), notify: make(chan struct{}, 1), done: make(chan struct{})}
+	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.c = New(opts)
+	sub := s.c.Subscribe(1 << 20)
+	go s.collect(sub)
+	cfg := transport.StdioConfig{Argv: fixtureArgv(s.pidFile, fa), Env: env, KillAfter: 300 * time.Millisecond, StderrBytes: fa.stderr, MaxLineBytes: opts.MaxLineBytes}
+	if err := s.c.Connect(Stdio(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.c.Close()
+		<-s.done
+		if n := s.c.Pending(); n != 0 {
+			t.Errorf("%d requests still pending after Close", n)
+		}
+		proctest.AssertGone(t, s.pidFile)
+	})
+	return s
+}
+
+func (s *session) collect(sub *Subscription) {
+	defer close(s.done)
+	for ev := range sub.C {
+		s.mu.Lock()
+		s.events = append(s.events, ev)
+		s.mu.Unlock()
+		select {
+		case s.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// init runs the handshake or fails the test.
+func (s *session) init() {
+	s.t.Helper()
+	if _, err := s.c.Initialize(context.Background()); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// snapshot returns the events so far.
+func (s *session) snapshot() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Event(nil), s.events...)
+}
+
+// waitUntil waits until cond holds for the events so far (the bound only
+// guards against a hang; it is not a speed claim).
+func (s *session) waitUntil(what string, cond func([]Event) bool) {
+	s.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		if cond(s.snapshot()) {
+			return
+		}
+		select {
+		case <-s.notify:
+		case <-s.done:
+			if !cond(s.snapshot()) {
+				s.t.Fatalf("event stream ended without %s", what)
+			}
+			return
+		case <-deadline:
+			s.t.Fatalf("no %s within 10s", what)
+		}
+	}
+}
+
+// waitFor waits for one event satisfying pred and returns it.
+func (s *session) waitFor(what string, pred func(Event) bool) Event {
+	s.t.Helper()
+	var found Event
+	s.waitUntil(what, func(evs []Event) bool {
+		for _, ev := range evs {
+			if pred(ev) {
+				found = ev
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// stderrText is everything the server wrote on stderr so far.
+func stderrText(evs []Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == EvStderr {
+			b.Write(ev.Stderr)
+		}
+	}
+	return b.String()
+}
+
+// frames returns the frame events with the given verdict.
+func (s *session) frames(v Verdict) []*FrameInfo {
+	var out []*FrameInfo
+	for _, ev := range s.snapshot() {
+		if ev.Kind == EvFrame && ev.Frame.Verdict == v {
+			out = append(out, ev.Frame)
+		}
+	}
+	return out
+}
+
+func isFrame(v Verdict, detail string) func(Event) bool {
+	return func(ev Event) bool {
+		return ev.Kind == EvFrame && ev.Frame.Verdict == v && strings.Contains(ev.Frame.Detail, detail)
+	}
+}
+
+func echoArgs(value string, delayMS int) []byte {
+	return []byte(`{"value":"` + value + `","delay_ms":` + strconv.Itoa(delayMS) + `}`)
+}

@@ -1,0 +1,216 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+func TestBusy(t *testing.T) {
+	s := start(t, Options{MaxPending: 2}, fixtureArgs{faults: []string{"never-respond"}})
+	s.init()
+	ctx := context.Background()
+	a := s.c.Go(ctx, "tools/call", echoX, CallOptions{})
+	b := s.c.Go(ctx, "tools/call", echoX, CallOptions{})
+	c := s.c.Go(ctx, "tools/call", echoX, CallOptions{})
+	select {
+	case <-c.Done():
+	default:
+		t.Fatal("third request did not fail at once")
+	}
+	if _, err := c.Wait(); !errors.Is(err, ErrBusy) || c.ID.IsValid() {
+		t.Fatalf("got %v (id %s)", err, c.ID)
+	}
+	s.c.Close()
+	for _, call := range []*Call{a, b} {
+		if _, err := call.Wait(); !errors.Is(err, ErrClosed) {
+			t.Fatalf("pending at close: %v", err)
+		}
+	}
+}
+
+func TestConcurrentInitializeSharesOneExchange(t *testing.T) {
+	s := start(t, Options{}, fixtureArgs{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.c.Initialize(context.Background())
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.c.Initialize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("ping frame", func(ev Event) bool { return ev.Kind == EvFrame && ev.Frame.Msg.Method == "ping" })
+	n := 0
+	for _, f := range s.frames(VerdictSent) {
+		if f.Msg.Method == "initialize" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d initialize requests sent", n)
+	}
+}
+
+func TestCallBeforeInitialize(t *testing.T) {
+	s := start(t, Options{}, fixtureArgs{})
+	_, _, err := s.c.CallTool(context.Background(), "echo", echoArgs("x", 0), CallOptions{})
+	if !errors.Is(err, ErrHandshake) {
+		t.Fatalf("got %v", err)
+	}
+	if err := s.c.Ping(context.Background()); err != nil { // ping is allowed before
+		t.Fatal(err)
+	}
+}
+
+func TestUnsupportedProtocolVersion(t *testing.T) {
+	s := start(t, Options{}, fixtureArgs{extra: []string{"--protocol-version", "1999-01-01"}})
+	_, err := s.c.Initialize(context.Background())
+	if !errors.Is(err, ErrHandshake) || !strings.Contains(err.Error(), "1999-01-01") || !strings.Contains(err.Error(), "2025-11-25") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestOlderProtocolVersionAccepted(t *testing.T) {
+	s := start(t, Options{ProtocolVersion: "2024-11-05"}, fixtureArgs{})
+	res, err := s.c.Initialize(context.Background())
+	if err != nil || res.ProtocolVersion != "2024-11-05" {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestSpawnErrors(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "server.sh")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		cfg  transport.StdioConfig
+		want transport.SpawnReason
+		msg  string
+	}{
+		{"missing", transport.StdioConfig{Argv: []string{"sonde-no-such-server-xyz"}}, transport.SpawnNotFound, "executable not found"},
+		{"missing path", transport.StdioConfig{Argv: []string{filepath.Join(dir, "nope")}}, transport.SpawnNotFound, "executable not found"},
+		{"permission", transport.StdioConfig{Argv: []string{notExec}}, transport.SpawnPermission, "permission denied"},
+		{"bad dir", transport.StdioConfig{Argv: []string{os.Args[0]}, Dir: filepath.Join(dir, "nodir")}, transport.SpawnBadDir, "working directory"},
+		{"empty", transport.StdioConfig{}, transport.SpawnBadConfig, "no server command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New(Options{})
+			defer c.Close()
+			err := c.Connect(Stdio(tt.cfg))
+			var se *transport.SpawnError
+			if !errors.Is(err, ErrSpawn) || !errors.As(err, &se) || se.Reason != tt.want || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("got %v", err)
+			}
+			if _, err := c.Call(context.Background(), "ping", nil, CallOptions{}); !errors.Is(err, ErrSpawn) {
+				t.Fatalf("call after failed spawn: %v", err)
+			}
+		})
+	}
+}
+
+func TestProgress(t *testing.T) {
+	args := json.RawMessage(`{"steps":5,"interval_ms":80}`)
+	t.Run("events", func(t *testing.T) {
+		s := start(t, Options{}, fixtureArgs{})
+		s.init()
+		r, _, err := s.c.CallTool(context.Background(), "progress", args, CallOptions{})
+		if err != nil || r.Content[0].Text != "done 5 steps" {
+			t.Fatalf("%+v %v", r, err)
+		}
+		s.waitUntil("5 progress events", func(evs []Event) bool {
+			n := 0
+			for _, ev := range evs {
+				if ev.Kind == EvRequest && ev.Req.State == StateProgress && ev.Req.Progress.Total != nil && *ev.Req.Progress.Total == 5 {
+					n++
+				}
+			}
+			return n == 5
+		})
+	})
+	// 5 steps of 80 ms take 400 ms: over a 250 ms timeout unless each
+	// progress notification restarts the clock.
+	t.Run("timeout without reset", func(t *testing.T) {
+		s := start(t, Options{}, fixtureArgs{})
+		s.init()
+		if _, _, err := s.c.CallTool(context.Background(), "progress", args, CallOptions{Timeout: 250 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("reset on progress", func(t *testing.T) {
+		s := start(t, Options{ResetOnProgress: true, MaxTotalTimeout: time.Minute}, fixtureArgs{})
+		s.init()
+		if _, _, err := s.c.CallTool(context.Background(), "progress", args, CallOptions{Timeout: 250 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("max total", func(t *testing.T) {
+		s := start(t, Options{ResetOnProgress: true, MaxTotalTimeout: 300 * time.Millisecond}, fixtureArgs{})
+		s.init()
+		_, _, err := s.c.CallTool(context.Background(), "progress", json.RawMessage(`{"steps":50,"interval_ms":50}`), CallOptions{Timeout: 250 * time.Millisecond})
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "300ms") {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
+
+func TestCloseIsIdempotentAndConcurrent(t *testing.T) {
+	s := start(t, Options{}, fixtureArgs{faults: []string{"never-respond"}})
+	s.init()
+	call := s.c.Go(context.Background(), "tools/call", echoX, CallOptions{})
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.c.Close() }()
+	}
+	wg.Wait()
+	if _, err := call.Wait(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := s.c.Call(context.Background(), "ping", nil, CallOptions{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("call after close: %v", err)
+	}
+	if err := s.c.Connect(Stdio(transport.StdioConfig{Argv: []string{os.Args[0]}})); !errors.Is(err, ErrClosed) {
+		t.Fatalf("connect after close: %v", err)
+	}
+}
+
+func TestErrorCodesPrint(t *testing.T) {
+	for _, sentinel := range []*Error{ErrTimeout, ErrAborted, ErrRemote, ErrProcessExit, ErrClosed, ErrBusy, ErrProtocol, ErrSpawn, ErrHandshake} {
+		err := error(&Error{Code: sentinel.Code, Message: "m"})
+		if !errors.Is(err, sentinel) || err.Error() != string(sentinel.Code)+": m" || CodeOf(err) != sentinel.Code {
+			t.Fatalf("%s: Is=%v text=%q", sentinel.Code, errors.Is(err, sentinel), err)
+		}
+		for _, other := range []*Error{ErrTimeout, ErrBusy} {
+			if other.Code != sentinel.Code && errors.Is(err, other) {
+				t.Fatalf("%s matches %s", sentinel.Code, other.Code)
+			}
+		}
+	}
+}

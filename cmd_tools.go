@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func newToolsCmd(io streams) *cobra.Command {
+	var f serverFlags
+	cmd := &cobra.Command{
+		Use:   "tools -- COMMAND [ARG...]",
+		Short: "List the server's tools (all pages)",
+		Long: `Start the server, run the handshake, list every tool (following nextCursor), stop the server.
+--json prints the tools as a JSON array, with their input schemas.
+
+` + exitCodesHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			own, argv, err := serverArgv(cmd, args)
+			if err != nil {
+				return err
+			}
+			if len(own) != 0 {
+				return usagef("tools takes no arguments before --")
+			}
+			s, err := f.connect(cmd.Context(), io, argv)
+			if err != nil {
+				return jsonFailure(io.out, f.json, err)
+			}
+			defer s.close()
+			tools, err := s.c.ListTools(cmd.Context())
+			if err != nil {
+				return jsonFailure(io.out, f.json, err)
+			}
+			if f.json {
+				writeJSON(io.out, tools)
+				return nil
+			}
+			if len(tools) == 0 {
+				fmt.Fprintln(io.err, "sonde: the server lists no tools")
+				return nil
+			}
+			tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
+			for _, t := range tools {
+				desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+				fmt.Fprintf(tw, "%s\t%s\n", t.Name, desc)
+			}
+			tw.Flush()
+			return nil
+		},
+	}
+	f.register(cmd.Flags())
+	return cmd
+}

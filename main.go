@@ -1,0 +1,52 @@
+// Command sonde is a terminal inspector and debugger for MCP servers: it
+// launches a server, speaks MCP to it, and shows everything the client
+// knows. Run `sonde --help` for the subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sonde-mcp/sonde/fixtures"
+)
+
+func main() {
+	if fixtures.RunRole() {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// streams are the standard streams of one run (tests pass buffers).
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// run executes the command line and returns the exit status (docs/errors.md).
+func run(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
+	io := streams{in: in, out: out, err: errw}
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	root.SetIn(in)
+	root.SetOut(out)
+	root.SetErr(errw)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(ctx, err)
+	var quiet *exitStatus
+	if !errors.As(err, &quiet) || quiet.msg != "" {
+		fmt.Fprintf(errw, "sonde: %s\n", errText(err))
+	}
+	return code
+}
