@@ -128,6 +128,9 @@ func (c *Client) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return all, newErr(CodeProtocol, "tools/list: result is not a ListToolsResult: %v", err)
 		}
+		if res.Tools == nil {
+			return all, newErr(CodeProtocol, "tools/list: result has no \"tools\" array: %s", bounded(string(raw), 200))
+		}
 		all = append(all, res.Tools...)
 		if res.NextCursor == "" {
 			return all, nil

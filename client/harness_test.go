@@ -63,7 +63,8 @@ func fixtureArgv(pidFile string, fa fixtureArgs) []string {
 func start(t *testing.T, opts Options, fa fixtureArgs) *session {
 	t.Helper()
 	s := &session{t: t, pidFile: filepath.Join(t.TempDir(), "pids"), notify: make(chan struct{}, 1), done: make(chan struct{})}
-	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1"})
+	// GORACE: a race-enabled fixture would otherwise sleep 1s before exiting.
+	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
 	if err != nil {
 		t.Fatal(err)
 	}

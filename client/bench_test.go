@@ -1,0 +1,137 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// BenchmarkPipelinedEcho measures calls over a real fixture subprocess with
+// C calls in flight at once. ns/op is per call; calls/s is reported too.
+func BenchmarkPipelinedEcho(b *testing.B) {
+	for _, conc := range []int{1, 16, 64} {
+		b.Run("c="+strconv.Itoa(conc), func(b *testing.B) {
+			env, _ := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
+			c := New(Options{MaxPending: conc})
+			argv := fixtureArgv(filepath.Join(b.TempDir(), "pids"), fixtureArgs{})
+			if err := c.Connect(Stdio(transport.StdioConfig{Argv: argv, Env: env})); err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Initialize(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			runPipelined(b, c, conc)
+		})
+	}
+}
+
+// runPipelined makes b.N echo calls from conc goroutines.
+func runPipelined(b *testing.B, c *Client, conc int) {
+	args := json.RawMessage(`{"name":"echo","arguments":{"value":"hello"}}`)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				if _, err := c.Call(context.Background(), "tools/call", args, CallOptions{}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+}
+
+// BenchmarkEventStream isolates the client's own cost per call, with an
+// in-memory peer that answers at once, and compares no subscriber, one
+// subscriber that keeps up, and one that never reads (every event missed).
+func BenchmarkEventStream(b *testing.B) {
+	for _, mode := range []string{"none", "draining", "stalled"} {
+		b.Run("subscriber="+mode, func(b *testing.B) {
+			c := New(Options{MaxPending: 64})
+			var drained sync.WaitGroup
+			switch mode {
+			case "draining":
+				sub := c.Subscribe(4096)
+				drained.Add(1)
+				go func() {
+					defer drained.Done()
+					for range sub.C {
+					}
+				}()
+			case "stalled":
+				c.Subscribe(1)
+			}
+			peer := newEchoPeer()
+			if err := c.Connect(func(transport.Observer) (transport.Conn, error) { return peer, nil }); err != nil {
+				b.Fatal(err)
+			}
+			c.mu.Lock()
+			c.initialized = true
+			c.mu.Unlock()
+			runPipelined(b, c, 16)
+			c.Close()
+			drained.Wait()
+		})
+	}
+}
+
+// echoPeer is an in-memory server: every request written is answered with
+// an empty result on the read side.
+type echoPeer struct {
+	lines     chan []byte
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func newEchoPeer() *echoPeer {
+	return &echoPeer{lines: make(chan []byte, 1024), closed: make(chan struct{})}
+}
+
+func (p *echoPeer) Write(raw []byte) error {
+	m, err := jsonrpc.Decode(raw)
+	if err != nil || m.Kind != jsonrpc.KindRequest {
+		return nil
+	}
+	resp, _ := jsonrpc.EncodeResult(m.ID, json.RawMessage(`{"content":[{"type":"text","text":"hello"}]}`))
+	select {
+	case p.lines <- resp:
+		return nil
+	case <-p.closed:
+		return transport.ErrStdinClosed
+	}
+}
+
+func (p *echoPeer) Read() (transport.Frame, error) {
+	select {
+	case line := <-p.lines:
+		return transport.NewInFrame(line, time.Now()), nil
+	case <-p.closed:
+		return transport.Frame{}, io.EOF
+	}
+}
+
+func (p *echoPeer) Close() error {
+	p.closeOnce.Do(func() { close(p.closed) })
+	return nil
+}
+

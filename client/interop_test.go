@@ -1,0 +1,146 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// everythingServer is the TypeScript reference server, installed by
+// `make peers` (interop/package.json).
+func everythingServer(t *testing.T) string {
+	path, _ := filepath.Abs(filepath.Join("..", "interop", "node_modules", ".bin", "mcp-server-everything"))
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("interop peer missing in CI (make peers): %v", err)
+		}
+		t.Skipf("interop peer not installed (run make peers): %v", err)
+	}
+	return path
+}
+
+// startPeer connects to a real server and records its events.
+func startPeer(t *testing.T, opts Options, argv ...string) *session {
+	t.Helper()
+	s := &session{t: t, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	env, _ := transport.BuildEnv(os.Environ(), nil, nil)
+	s.c = New(opts)
+	go s.collect(s.c.Subscribe(1 << 16))
+	if err := s.c.Connect(Stdio(transport.StdioConfig{Argv: argv, Env: env, KillAfter: 500 * time.Millisecond})); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.c.Close()
+		<-s.done
+		for _, ev := range s.snapshot() {
+			if ev.Kind == EvProcess && ev.Proc.What == "start" && proctest.Alive(ev.Proc.Pid) {
+				t.Errorf("server pid %d still running", ev.Proc.Pid)
+			}
+		}
+	})
+	return s
+}
+
+func TestInteropEverything(t *testing.T) {
+	bin := everythingServer(t)
+	s := startPeer(t, Options{Timeout: 20 * time.Second}, bin)
+	ctx := context.Background()
+	res, err := s.c.Initialize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ProtocolVersion != "2025-11-25" || !strings.Contains(res.ServerInfo.Name, "everything") {
+		t.Fatalf("initialize: %+v", res)
+	}
+	tools, err := s.c.ListTools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tool := range tools {
+		names[tool.Name] = true
+	}
+	for _, want := range []string{"echo", "get-sum", "trigger-long-running-operation"} {
+		if !names[want] {
+			t.Fatalf("no %s among %v", want, names)
+		}
+	}
+
+	t.Run("call", func(t *testing.T) {
+		r, _, err := s.c.CallTool(ctx, "echo", json.RawMessage(`{"message":"hi"}`), CallOptions{})
+		if err != nil || r.IsError || r.Content[0].Text != "Echo: hi" {
+			t.Fatalf("%+v %v", r, err)
+		}
+		r, _, err = s.c.CallTool(ctx, "get-sum", json.RawMessage(`{"a":2,"b":3}`), CallOptions{})
+		if err != nil || !strings.Contains(r.Content[0].Text, "5") {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
+	t.Run("unknown tool is an isError result", func(t *testing.T) {
+		r, _, err := s.c.CallTool(ctx, "no-such-tool", nil, CallOptions{})
+		if err != nil || !r.IsError {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
+	t.Run("unknown method is MCP_ERROR -32601", func(t *testing.T) {
+		_, err := s.c.Call(ctx, "no/such/method", nil, CallOptions{})
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeRemote || e.RPC.Code != -32601 {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("progress", func(t *testing.T) {
+		call := s.c.Go(ctx, "tools/call", json.RawMessage(`{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":4}}`), CallOptions{ProgressToken: true})
+		if _, err := call.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		s.waitUntil("progress events", func(evs []Event) bool {
+			n := 0
+			for _, ev := range evs {
+				if ev.Kind == EvRequest && ev.Req.ID == call.ID && ev.Req.State == StateProgress {
+					n++
+				}
+			}
+			return n >= 3
+		})
+	})
+	t.Run("out of order", func(t *testing.T) {
+		slow := s.c.Go(ctx, "tools/call", json.RawMessage(`{"name":"trigger-long-running-operation","arguments":{"duration":1,"steps":2}}`), CallOptions{})
+		fast := s.c.Go(ctx, "tools/call", json.RawMessage(`{"name":"echo","arguments":{"message":"fast"}}`), CallOptions{})
+		select {
+		case <-fast.Done():
+		case <-slow.Done():
+			t.Fatal("slow call settled first")
+		}
+		if raw, err := fast.Wait(); err != nil || !strings.Contains(string(raw), "Echo: fast") {
+			t.Fatalf("%s %v", raw, err)
+		}
+		if _, err := slow.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		call := s.c.Go(cctx, "tools/call", json.RawMessage(`{"name":"trigger-long-running-operation","arguments":{"duration":5,"steps":5}}`), CallOptions{ProgressToken: true})
+		s.waitFor("sent", func(ev Event) bool { return ev.Kind == EvRequest && ev.Req.ID == call.ID && ev.Req.State == StateSent })
+		cancel()
+		if _, err := call.Wait(); !errors.Is(err, ErrAborted) {
+			t.Fatalf("got %v", err)
+		}
+		// The server still answers ping afterwards.
+		if err := s.c.Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if st := s.c.Stats(); st.Malformed != 0 || st.Invalid != 0 || st.Unknown != 0 {
+		t.Fatalf("protocol problems with the reference server: %+v", st)
+	}
+}
