@@ -115,6 +115,7 @@ type Client struct {
 	subsClosed bool
 
 	readDone  chan struct{}
+	endRead   func() // closes readDone, once
 	closeOnce sync.Once
 	closeDone chan struct{}
 }
@@ -149,6 +150,7 @@ func New(opts Options) *Client {
 		readDone:  make(chan struct{}),
 		closeDone: make(chan struct{}),
 	}
+	c.endRead = sync.OnceFunc(func() { close(c.readDone) })
 	c.out.init(opts.MaxPending*2 + 64)
 	return c
 }
@@ -188,6 +190,7 @@ func (c *Client) Connect(dial Dialer) error {
 		c.mu.Lock()
 		c.dead = e
 		c.mu.Unlock()
+		c.endRead()
 		return e
 	}
 	c.mu.Lock()
@@ -245,6 +248,7 @@ func (c *Client) Close() error {
 			<-c.readDone
 			<-c.out.done
 		}
+		c.endRead()
 		c.closeSubscriptions()
 		close(c.closeDone)
 	})
@@ -252,8 +256,8 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Done is closed when the server's connection has ended (the process exited
-// or the client was closed).
+// Done is closed when the server's connection has ended: the process
+// exited, it could not be started, or the client was closed.
 func (c *Client) Done() <-chan struct{} { return c.readDone }
 
 // Err returns why the session can no longer carry requests, or nil.

@@ -131,6 +131,11 @@ func TestSpawnErrors(t *testing.T) {
 			if _, err := c.Call(context.Background(), "ping", nil, CallOptions{}); !errors.Is(err, ErrSpawn) {
 				t.Fatalf("call after failed spawn: %v", err)
 			}
+			select {
+			case <-c.Done():
+			default:
+				t.Fatal("Done not closed after a failed spawn")
+			}
 		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 // readLoop is the only reader of conn. It never waits for a consumer: each
 // frame is classified, settles at most one request, and is emitted.
 func (c *Client) readLoop(conn transport.Conn) {
-	defer close(c.readDone)
+	defer c.endRead()
 	for {
 		f, err := conn.Read()
 		if err == nil {
