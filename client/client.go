@@ -256,6 +256,20 @@ func (c *Client) Close() error {
 	return nil
 }
 
+// StopServer ends the server as Close does (stdin, TERM, KILL) but leaves
+// the client open: pending requests fail with MCP_PROCESS_EXIT, as they would
+// if the server had died, and the events up to the exit are delivered. Use
+// it before replacing a server with a new one; call Close afterwards.
+func (c *Client) StopServer() {
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+		<-c.readDone
+	}
+}
+
 // Done is closed when the server's connection has ended: the process
 // exited, it could not be started, or the client was closed.
 func (c *Client) Done() <-chan struct{} { return c.readDone }

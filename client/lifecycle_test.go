@@ -219,3 +219,35 @@ func TestErrorCodesPrint(t *testing.T) {
 		}
 	}
 }
+
+func TestCancelByID(t *testing.T) {
+	s := start(t, Options{}, fixtureArgs{faults: []string{"never-respond"}})
+	s.init()
+	call := s.c.Go(context.Background(), "tools/call", echoX, CallOptions{})
+	s.waitFor("sent", func(ev Event) bool { return ev.Kind == EvRequest && ev.Req.ID == call.ID && ev.Req.State == StateSent })
+	id, _ := call.ID.Int64()
+	if !s.c.Cancel(id, "from the UI") {
+		t.Fatal("not pending")
+	}
+	if _, err := call.Wait(); !errors.Is(err, ErrAborted) || !strings.Contains(err.Error(), "from the UI") {
+		t.Fatalf("got %v", err)
+	}
+	if s.c.Cancel(id, "") {
+		t.Fatal("cancelled twice")
+	}
+	s.waitFor("cancel notification", func(ev Event) bool {
+		return ev.Kind == EvFrame && strings.Contains(string(ev.Frame.Raw), `"reason":"from the UI"`)
+	})
+}
+
+func TestStopServerFailsPendingAsExit(t *testing.T) {
+	s := start(t, Options{}, fixtureArgs{faults: []string{"never-respond"}})
+	s.init()
+	call := s.c.Go(context.Background(), "tools/call", echoX, CallOptions{})
+	s.waitFor("sent", func(ev Event) bool { return ev.Kind == EvRequest && ev.Req.ID == call.ID && ev.Req.State == StateSent })
+	s.c.StopServer()
+	if _, err := call.Wait(); !errors.Is(err, ErrProcessExit) || !strings.Contains(err.Error(), "stopped by sonde") {
+		t.Fatalf("got %v", err)
+	}
+	<-s.c.Done()
+}

@@ -216,3 +216,21 @@ func (r *retiredSet) markAnswered(id int64) {
 		r.info[id] = ri
 	}
 }
+
+// Cancel settles pending request id as cancelled (MCP_ABORTED) and sends
+// notifications/cancelled with reason if its bytes went out, as a caller's
+// context cancellation does. It reports whether the request was pending.
+func (c *Client) Cancel(id int64, reason string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[id]
+	if p == nil {
+		return false
+	}
+	if reason == "" {
+		reason = "cancelled by user"
+	}
+	c.settleLocked(p, outcome{state: StateCancelled, err: newErr(CodeAborted, "%s %s: %s", p.method, idText(id), reason)})
+	c.sendCancelLocked(p, reason)
+	return true
+}
