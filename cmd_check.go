@@ -56,6 +56,9 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 	step := func(name string, start time.Time, detail string, err error) bool {
 		st := checkStep{Name: name, OK: err == nil, MS: ms(time.Since(start)), Detail: detail}
 		if err != nil {
+			if name != "start+initialize" {
+				st.Detail = err.Error() // not "0 tools" or "{}" as if it had answered
+			}
 			st.Error = errorJSON(err)
 			if firstErr == nil {
 				firstErr = err
@@ -114,6 +117,9 @@ func reportCheck(io streams, asJSON bool, steps []checkStep, wire *string, first
 		out := map[string]any{"ok": firstErr == nil, "steps": steps}
 		if wire != nil {
 			out["wire"] = *wire
+		}
+		if firstErr != nil {
+			out["error"] = errorJSON(firstErr) // docs/errors.md: {"ok":false,"error":{...}}
 		}
 		writeJSON(io.out, out)
 		return firstErr

@@ -108,6 +108,9 @@ func readScript(path string, stdin io.Reader) ([]scriptLine, error) {
 		if err := dec.Decode(&l); err != nil {
 			return nil, usagef(fmt.Sprintf("script line %d: %v", n, err))
 		}
+		if rest := bytes.TrimSpace(text[dec.InputOffset():]); len(rest) > 0 {
+			return nil, usagef(fmt.Sprintf("script line %d: unexpected data after the JSON object: %.40s", n, rest))
+		}
 		if l.Method == "" {
 			return nil, usagef(fmt.Sprintf("script line %d: \"method\" is required", n))
 		}
