@@ -134,4 +134,3 @@ func (p *echoPeer) Close() error {
 	p.closeOnce.Do(func() { close(p.closed) })
 	return nil
 }
-

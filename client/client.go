@@ -25,6 +25,9 @@ import (
 	"github.com/sonde-mcp/sonde/transport"
 )
 
+// drainGrace bounds how long Close lets queued notifications go out.
+const drainGrace = 250 * time.Millisecond
+
 // Defaults for Options fields left zero.
 const (
 	DefaultTimeout    = 30 * time.Second
@@ -242,6 +245,15 @@ func (c *Client) Close() error {
 		c.failAllLocked(newErr(CodeClosed, "client closed"), StateClosed)
 		conn := c.conn
 		c.mu.Unlock()
+		// Let queued notifications (cancels for requests that timed out just
+		// before) reach the server, for a moment, before its stdin closes.
+		c.out.drain()
+		if conn != nil {
+			select {
+			case <-c.out.done:
+			case <-time.After(drainGrace):
+			}
+		}
 		c.out.stop()
 		if conn != nil {
 			conn.Close()

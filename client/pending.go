@@ -12,8 +12,7 @@ type writeState uint8
 
 const (
 	notWritten writeState = iota
-	writing
-	written
+	written               // handed to the connection
 )
 
 // pending is the single owner of one in-flight request: its timer, its

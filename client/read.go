@@ -241,7 +241,7 @@ func (c *Client) connEnded(err error) {
 	if errors.As(err, &xe) {
 		x := xe.Exit
 		c.emit(Event{Time: x.Time, Kind: EvProcess, Proc: &ProcInfo{What: "exit", Pid: x.Pid, Exit: &x}})
-		e = exitErr(x, xe.Error())
+		e = exitErr(x, x.What())
 	} else {
 		e = &Error{Code: CodeProcessExit, Message: "connection to the server ended: " + err.Error(), Err: err}
 	}

@@ -21,13 +21,14 @@ type outItem struct {
 // goroutine. Pushing never blocks: callers are never held up by a server
 // that stopped reading.
 type writeQueue struct {
-	mu      sync.Mutex
-	items   []outItem
-	limit   int
-	stopped bool
-	wake    chan struct{}
-	quit    chan struct{}
-	done    chan struct{}
+	mu       sync.Mutex
+	items    []outItem
+	limit    int
+	stopped  bool
+	draining bool // pop ends once the queue is empty
+	wake     chan struct{}
+	quit     chan struct{}
+	done     chan struct{}
 }
 
 func (q *writeQueue) init(limit int) {
@@ -40,7 +41,7 @@ func (q *writeQueue) init(limit int) {
 // push appends it, or reports false when the queue is full or stopped.
 func (q *writeQueue) push(it outItem) bool {
 	q.mu.Lock()
-	if q.stopped || len(q.items) >= q.limit {
+	if q.stopped || q.draining || len(q.items) >= q.limit {
 		q.mu.Unlock()
 		return false
 	}
@@ -68,11 +69,27 @@ func (q *writeQueue) pop() (outItem, bool) {
 			q.mu.Unlock()
 			return it, true
 		}
+		if q.draining {
+			q.mu.Unlock()
+			return outItem{}, false
+		}
 		q.mu.Unlock()
 		select {
 		case <-q.wake:
 		case <-q.quit:
 		}
+	}
+}
+
+// drain refuses new items and lets the writer finish what is queued, then
+// stop. Idempotent.
+func (q *writeQueue) drain() {
+	q.mu.Lock()
+	q.draining = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -89,7 +106,9 @@ func (q *writeQueue) stop() {
 
 // writeLoop is the only writer of conn. Before writing a request it checks,
 // under the client's lock, that the request is still pending: a request that
-// was settled while queued (timeout, cancel) is never written.
+// was settled while queued (timeout, cancel) is never written. The frame and
+// the request's sent transition are emitted as the bytes are handed to the
+// connection, so no response can appear in the stream before its request.
 func (c *Client) writeLoop(conn transport.Conn) {
 	defer close(c.out.done)
 	for {
@@ -97,27 +116,28 @@ func (c *Client) writeLoop(conn transport.Conn) {
 		if !ok {
 			return
 		}
-		if it.p != nil {
+		if !c.beforeWrite(it) {
+			continue
+		}
+		if err := conn.Write(it.raw); err != nil {
 			c.mu.Lock()
-			if c.pending[it.p.id] != it.p {
-				c.mu.Unlock()
-				continue
-			}
-			it.p.wstate = writing
+			c.writeFailedLocked(it, err)
 			c.mu.Unlock()
 		}
-		err := conn.Write(it.raw)
-		c.afterWrite(it, err)
 	}
 }
 
-func (c *Client) afterWrite(it outItem, err error) {
+// beforeWrite records the frame as sent, or reports false for a request
+// that settled while it was queued.
+func (c *Client) beforeWrite(it outItem) bool {
 	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err != nil {
-		c.writeFailedLocked(it, err)
-		return
+	if it.p != nil {
+		if c.pending[it.p.id] != it.p {
+			return false
+		}
+		it.p.wstate = written
 	}
 	c.stats.Sent++
 	f := transport.Frame{Dir: transport.Out, Time: now, Raw: it.raw}
@@ -131,24 +151,18 @@ func (c *Client) afterWrite(it outItem, err error) {
 		f.Msg.Kind = jsonrpc.KindNotification
 	}
 	c.emit(Event{Time: now, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictSent}})
-	if it.p == nil {
-		return
-	}
-	it.p.wstate = written
-	if c.pending[it.p.id] == it.p {
+	if it.p != nil {
 		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: it.p.call.ID, Method: it.p.method, Tool: it.p.tool, State: StateSent, Deadline: it.p.deadline}})
 	}
+	return true
 }
 
-// writeFailedLocked settles a request whose bytes could not be written. The
-// server has usually exited (its exit will settle the rest) or closed its
-// stdin.
+// writeFailedLocked settles a request whose bytes could not be written (its
+// frame event is followed by this note). The server has usually exited (its
+// exit will settle the rest) or closed its stdin.
 func (c *Client) writeFailedLocked(it outItem, err error) {
-	if it.p == nil {
-		c.emit(Event{Kind: EvNote, Note: it.method + " not sent: " + err.Error()})
-		return
-	}
-	if c.pending[it.p.id] != it.p {
+	c.emit(Event{Kind: EvNote, Note: it.method + " " + it.id.String() + ": write failed: " + err.Error()})
+	if it.p == nil || c.pending[it.p.id] != it.p {
 		return
 	}
 	if c.closed {

@@ -67,15 +67,19 @@ func (e Exit) Status() string {
 // ExitError is the terminal error of a stdio Conn: the process has ended.
 type ExitError struct{ Exit Exit }
 
-// Error describes the exit.
-func (e *ExitError) Error() string {
+// Error describes the exit: what happened, then the status.
+func (e *ExitError) Error() string { return e.Exit.What() + " (" + e.Exit.Status() + ")" }
+
+// What says how the session ended, without the status: "server exited",
+// "server stopped by sonde" or "server closed its stdout".
+func (e Exit) What() string {
 	switch {
-	case e.Exit.ByClose:
-		return "server stopped by sonde (" + e.Exit.Status() + ")"
-	case e.Exit.StdoutClosed:
-		return "server closed its stdout (" + e.Exit.Status() + ")"
+	case e.ByClose:
+		return "server stopped by sonde"
+	case e.StdoutClosed:
+		return "server closed its stdout"
 	}
-	return "server exited (" + e.Exit.Status() + ")"
+	return "server exited"
 }
 
 // Stdio is a Conn to a server running as a subprocess, speaking
@@ -263,15 +267,14 @@ func (s *Stdio) Read() (Frame, error) {
 		return Frame{}, err
 	}
 	s.stdoutOnce.Do(func() { close(s.stdoutDone) })
-	select {
-	case <-s.exited:
-	default:
-		if !s.closing.Load() {
-			s.stdoutFirst.Store(true)
-			go s.Close()
-		}
-		<-s.exited
+	// A server that exits closes stdout a moment before it is reaped: give
+	// it the grace period before concluding that it closed stdout and kept
+	// running (then shut it down).
+	if !s.closing.Load() && !waitFor(s.exited, s.cfg.KillAfter) {
+		s.stdoutFirst.Store(true)
+		go s.Close()
 	}
+	<-s.exited
 	return Frame{}, &ExitError{Exit: s.exit}
 }
 
