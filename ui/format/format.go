@@ -61,6 +61,8 @@ func Preview(b []byte, max int) string {
 			sb.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&sb, `\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&sb, `\u%04x`, r)
 		default:
 			sb.WriteRune(r)
 		}
@@ -81,7 +83,9 @@ func Fit(s string, width int) string {
 	w := lipgloss.Width(s)
 	switch {
 	case w > width:
-		return ansi.Truncate(s, width, "…")
+		// A cut before a wide character can leave the line a cell short.
+		t := ansi.Truncate(s, width, "…")
+		return t + strings.Repeat(" ", max(width-lipgloss.Width(t), 0))
 	case w < width:
 		return s + strings.Repeat(" ", width-w)
 	}

@@ -1,0 +1,123 @@
+package frames
+
+import (
+	"testing"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+func TestApplyEvicts(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{Capacity: 5})
+	m.SetSize(78, 20)
+	m.Apply(session())
+	if m.Len() != 5 || m.Evicted() != 13 {
+		t.Fatalf("Len %d Evicted %d, want 5 and 13", m.Len(), m.Evicted())
+	}
+	if got := seqs(m); !equal(got, []uint64{14, 15, 16, 17, 18}) {
+		t.Errorf("kept %v, want the newest five", got)
+	}
+	if got, want := m.Title(), "Frames 5 · 13 evicted · follow"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	if len(m.ring.bySeq) != 5 {
+		t.Errorf("seq index holds %d entries, want 5", len(m.ring.bySeq))
+	}
+	if m.SelectSeq(3) {
+		t.Errorf("SelectSeq found evicted frame 3")
+	}
+	if !m.SelectSeq(15) || selSeq(m) != 15 || m.Following() {
+		t.Errorf("SelectSeq(15): selected %d following %v", selSeq(m), m.Following())
+	}
+}
+
+func TestApplyIgnoresOtherEvents(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.Apply([]client.Event{
+		{Seq: 1, Kind: client.EvStderr, Stderr: []byte("hello\n")},
+		{Seq: 2, Kind: client.EvRequest, Req: &client.ReqInfo{ID: jsonrpc.Int(1), State: client.StateSent}},
+		{Seq: 3, Kind: client.EvFrame},
+		{Seq: 4, Kind: client.EvNote, Note: "x"},
+	})
+	if m.Len() != 0 || m.Title() != "Frames 0 · follow" {
+		t.Errorf("Len %d title %q after non-frame events", m.Len(), m.Title())
+	}
+}
+
+func TestReset(t *testing.T) {
+	m := newModel(t, 78, 20)
+	m.FilterID(jsonrpc.Int(3))
+	press(m, "enter")
+	m.Reset()
+	if m.Len() != 0 || m.Evicted() != 0 || m.flt.active() || m.InDetail() || !m.Following() || !m.t0.IsZero() {
+		t.Fatalf("Reset kept state: len %d filter %v detail %v follow %v", m.Len(), m.flt.active(), m.InDetail(), m.Following())
+	}
+	m.Apply(session()[3:5])
+	if got := seqs(m); !equal(got, []uint64{4, 5}) || !m.t0.Equal(start.Add(15e6)) {
+		t.Errorf("after Reset: rows %v t0 %v", got, m.t0)
+	}
+}
+
+// TestFilterExtends checks that new frames are matched on their own (old
+// matches are not re-run) and that the result equals a full re-run.
+func TestFilterExtends(t *testing.T) {
+	for _, q := range []string{"res", "tools", "in id 3", "out", "malformed", "zzz"} {
+		for _, capacity := range []int{4, 7, 100} {
+			m := New(theme.New(theme.NoColor()), Options{Capacity: capacity})
+			m.SetSize(78, 20)
+			evs := session()
+			m.Apply(evs[:2])
+			press(m, "/")
+			typeText(m, q)
+			press(m, "enter")
+			for i := 2; i < len(evs); i += 3 {
+				m.Apply(evs[i:min(i+3, len(evs))])
+			}
+			inc := append([]uint64(nil), m.flt.matches...)
+			m.refilter(false)
+			if !equal(inc, m.flt.matches) {
+				t.Errorf("query %q capacity %d: incremental %v, full %v", q, capacity, inc, m.flt.matches)
+			}
+		}
+	}
+
+	m := newModel(t, 78, 20)
+	press(m, "/")
+	typeText(m, "tools/list")
+	if got := seqs(m); !equal(got, []uint64{4}) {
+		t.Fatalf("tools/list: %v", got)
+	}
+	m.ring.at(m.flt.matches[0]).search = "nothing" // a re-run would drop it
+	m.Apply([]client.Event{frameEv(19, 0, 2, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, client.VerdictSent, "")})
+	if got := seqs(m); !equal(got, []uint64{4, 19}) {
+		t.Errorf("Apply re-ran the filter over old frames or missed the new one: %v", got)
+	}
+}
+
+// TestFilterNarrows checks that extending a query (which only narrows the
+// previous matches) gives what a full run gives.
+func TestFilterNarrows(t *testing.T) {
+	m := newModel(t, 78, 20)
+	press(m, "/")
+	for _, q := range []string{"in id 3 response", "out id 1 request sent", "notifications/progress"} {
+		press(m, "esc")
+		press(m, "/")
+		for i := range q {
+			typeText(m, q[i:i+1])
+			narrowed := append([]uint64(nil), m.flt.matches...)
+			m.refilter(false)
+			if !equal(narrowed, m.flt.matches) {
+				t.Errorf("query %q: narrowed %v, full %v", q[:i+1], narrowed, m.flt.matches)
+			}
+		}
+	}
+}
+
+func TestCommas(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567"} {
+		if got := commas(n); got != want {
+			t.Errorf("commas(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package frames
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/format"
+)
+
+// prettyMax is the largest message the detail view pretty-prints; larger
+// ones are shown raw only.
+const prettyMax = 1 << 20
+
+// detail is the open detail view: one frame, laid out as wrapped lines of
+// spans for the current width, and the scroll offset.
+type detail struct {
+	e     entry
+	lines [][]span
+	off   int
+}
+
+// openDetail shows the selected frame. The view keeps its own copy of the
+// frame, so it survives eviction.
+func (m *Model) openDetail() {
+	if m.count() == 0 {
+		return
+	}
+	m.det = detail{e: *m.ring.at(m.absAt(m.indexOf(m.sel)))}
+	m.mode = modeDetail
+	m.buildDetail()
+}
+
+func (m *Model) updateDetail(msg tea.KeyPressMsg) {
+	k, page := &m.keys, max(m.h-2, 1)
+	switch {
+	case key.Matches(msg, k.Back):
+		m.mode = modeList
+		m.det = detail{}
+	case key.Matches(msg, k.Down):
+		m.scrollDetail(1)
+	case key.Matches(msg, k.Up):
+		m.scrollDetail(-1)
+	case key.Matches(msg, k.PageDown):
+		m.scrollDetail(page)
+	case key.Matches(msg, k.PageUp):
+		m.scrollDetail(-page)
+	case key.Matches(msg, k.Top):
+		m.det.off = 0
+	case key.Matches(msg, k.Bottom):
+		m.scrollDetail(len(m.det.lines))
+	}
+}
+
+func (m *Model) scrollDetail(delta int) {
+	rows := max(m.h-1, 0)
+	m.det.off = max(0, min(m.det.off+delta, len(m.det.lines)-rows))
+}
+
+// buildDetail lays the frame out for the current width: header (direction,
+// time, id, method, verdict and detail), the message pretty-printed, and
+// the exact raw bytes.
+func (m *Model) buildDetail() {
+	e, f := &m.det.e, m.det.e.f
+	sep := span{skSubtle, " · "}
+	var doc [][]span
+	add := func(l ...span) { doc = append(doc, l) }
+
+	dirSt := skInfo
+	if f.Dir == transport.Out {
+		dirSt = skAccent
+	}
+	add(span{dirSt, f.Dir.Arrow() + " " + f.Dir.String()}, sep,
+		span{skText, "+" + format.Dur(e.t.Sub(m.t0))}, sep,
+		span{skText, e.t.Format("15:04:05.000")}, sep,
+		span{skText, format.Size(len(f.Raw))}, sep,
+		span{skSubtle, "event " + strconv.FormatUint(e.seq, 10)})
+	var who []span
+	if f.Msg.ID.IsValid() {
+		who = append(who, span{skSubtle, "id "}, span{skText, f.Msg.ID.String()})
+	}
+	if f.Msg.Method != "" {
+		who = append(who, sep, span{skText, clean(f.Msg.Method)})
+	}
+	if f.Msg.Kind != jsonrpc.KindInvalid {
+		who = append(who, sep, span{skSubtle, f.Msg.Kind.String()})
+	}
+	if len(who) > 0 && who[0] == sep {
+		who = who[1:]
+	}
+	if len(who) > 0 {
+		add(who...)
+	}
+	verdict := []span{{skVerdict, string(f.Verdict)}}
+	if f.Detail != "" {
+		verdict = append(verdict, span{skText, "  " + clean(f.Detail)})
+	}
+	add(verdict...)
+	if f.Err != nil {
+		add(span{skError, "decode error: "}, span{skText, clean(f.Err.Error())})
+	}
+
+	add()
+	add(span{skHeader, "message"})
+	if len(f.Raw) <= prettyMax && json.Valid(f.Raw) {
+		doc = append(doc, colorJSON(f.Raw)...)
+	} else {
+		why := "not valid JSON; shown as received"
+		if len(f.Raw) > prettyMax {
+			why = "too large to pretty-print; shown as received"
+		}
+		add(span{skWarn, why})
+		add(span{skText, rawText(f.Raw)})
+	}
+
+	add()
+	head := []span{{skHeader, "raw bytes"}, sep, {skText, strconv.Itoa(len(f.Raw)) + " bytes"}}
+	if bytes.HasSuffix(f.Raw, []byte("\r")) {
+		head = append(head, sep, span{skWarn, `line ended with \r (CRLF)`})
+	}
+	if f.Verdict == client.VerdictTooLong {
+		head = append(head, sep, span{skWarn, "only the start of an over-long line"})
+	}
+	add(head...)
+	add(span{skText, rawText(f.Raw)})
+
+	m.det.lines = m.det.lines[:0]
+	for _, l := range doc {
+		m.det.lines = append(m.det.lines, wrapSpans(l, m.w)...)
+	}
+	m.scrollDetail(0)
+}
+
+// rawText is the exact bytes on one line, escaped.
+func rawText(b []byte) string { return clean(format.Preview(b, len(b))) }
+
+// detailView draws the visible lines of the detail view and a footer.
+func (m *Model) detailView() string {
+	rows := max(m.h-1, 0)
+	d := &m.det
+	lines := make([]string, 0, m.h)
+	end := min(len(d.lines), d.off+rows)
+	for _, l := range d.lines[d.off:end] {
+		var sb strings.Builder
+		for _, sp := range l {
+			m.pen(sp.k, false).write(&sb, sp.s)
+		}
+		lines = append(lines, sb.String())
+	}
+	for len(lines) < rows {
+		lines = append(lines, "")
+	}
+	foot := "lines " + strconv.Itoa(min(d.off+1, end)) + "-" + strconv.Itoa(end) + " of " +
+		strconv.Itoa(len(d.lines)) + " · esc/q back"
+	lines = append(lines, m.pen(skSubtle, false).render(foot))
+	return format.Lines(strings.Join(lines, "\n"), m.w, m.h)
+}

@@ -1,0 +1,172 @@
+package frames
+
+import (
+	"encoding/json"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/sahilm/fuzzy"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// filter is the fuzzy query and the id chip, with the cached matches.
+type filter struct {
+	query   string
+	id      jsonrpc.ID
+	byID    bool
+	matches []uint64 // absolute indices of matching frames, ascending
+	scanned uint64   // frames below this absolute index have been matched
+}
+
+func (f *filter) active() bool { return f.query != "" || f.byID }
+
+// label is the filter as shown in the title: "id 3", "tools", "id 3 tools".
+func (f *filter) label() string {
+	var parts []string
+	if f.byID {
+		parts = append(parts, "id "+f.id.String())
+	}
+	if f.query != "" {
+		parts = append(parts, f.query)
+	}
+	return strings.Join(parts, " ")
+}
+
+// source adapts a list of frames of the ring to fuzzy.Source.
+type source struct {
+	r   *ring
+	abs []uint64
+}
+
+func (s source) String(i int) string { return s.r.search(s.abs[i]) }
+func (s source) Len() int            { return len(s.abs) }
+
+// match returns, in order, the frames that pass the filter: those of
+// subset when narrow is set, else those in [from, to).
+func (m *Model) match(from, to uint64, subset []uint64, narrow bool) []uint64 {
+	var cands []uint64
+	add := func(abs uint64) {
+		if !m.flt.byID || related(m.ring.at(abs).f, m.flt.id) {
+			cands = append(cands, abs)
+		}
+	}
+	if narrow {
+		for _, abs := range subset {
+			if abs >= m.ring.oldest() {
+				add(abs)
+			}
+		}
+	} else {
+		for abs := from; abs < to; abs++ {
+			add(abs)
+		}
+	}
+	if m.flt.query == "" || len(cands) == 0 {
+		return cands
+	}
+	// FindFromNoSort keeps the wire order; its indices only grow, so the
+	// result can be written over cands in place.
+	ms := fuzzy.FindFromNoSort(m.flt.query, source{&m.ring, cands})
+	out := cands[:0]
+	for _, x := range ms {
+		out = append(out, cands[x.Index])
+	}
+	return out
+}
+
+// refilter recomputes the matches after the query or the id changed. A
+// query that extends the previous one only narrows its matches.
+func (m *Model) refilter(narrow bool) {
+	switch {
+	case !m.flt.active():
+		m.flt.matches = nil
+	case narrow:
+		m.flt.matches = m.match(0, 0, m.flt.matches, true)
+	default:
+		m.flt.matches = m.match(m.ring.oldest(), m.ring.total, nil, false)
+	}
+	m.flt.scanned = m.ring.total
+	m.settle()
+}
+
+// extendFilter drops evicted matches and matches only the frames that
+// arrived since the last call.
+func (m *Model) extendFilter() {
+	if !m.flt.active() {
+		return
+	}
+	old := m.ring.oldest()
+	i := 0
+	for i < len(m.flt.matches) && m.flt.matches[i] < old {
+		i++
+	}
+	m.flt.matches = m.flt.matches[i:]
+	from := max(m.flt.scanned, old)
+	m.flt.matches = append(m.flt.matches, m.match(from, m.ring.total, nil, false)...)
+	m.flt.scanned = m.ring.total
+}
+
+// setQuery applies a new fuzzy query; nothing is re-run when it is unchanged.
+func (m *Model) setQuery(q string) {
+	if q == m.flt.query {
+		return
+	}
+	narrow := m.flt.query != "" && strings.HasPrefix(q, m.flt.query)
+	m.flt.query = q
+	m.refilter(narrow)
+}
+
+// FilterID shows only the frames of one request id (its request, response,
+// progress and cancellation), with an "id N" chip; esc clears it. It drops
+// any fuzzy query, closes the detail view, leaves follow mode and selects
+// the first such frame. An unset id (jsonrpc.ID{}) just clears the filter.
+func (m *Model) FilterID(id jsonrpc.ID) {
+	m.flt.query, m.flt.id, m.flt.byID = "", id, id.IsValid()
+	m.input.SetValue("")
+	m.input.Blur()
+	m.mode = modeList
+	m.follow = false
+	m.refilter(false)
+	if m.count() > 0 {
+		m.moveTo(0)
+	}
+	m.syncKeys()
+}
+
+// clearFilter removes the query and the id chip, keeping the selected frame.
+func (m *Model) clearFilter() {
+	m.flt = filter{}
+	m.input.SetValue("")
+	m.refilter(false)
+}
+
+// openFilter starts typing a query.
+func (m *Model) openFilter() tea.Cmd {
+	m.mode = modeFilter
+	m.input.SetValue(m.flt.query)
+	m.input.CursorEnd()
+	return m.input.Focus()
+}
+
+// related reports whether frame f belongs to request id: it carries the id,
+// or it is a progress or cancellation notification that names it.
+func related(f *client.FrameInfo, id jsonrpc.ID) bool {
+	if f.Msg.ID.IsValid() {
+		return f.Msg.ID == id
+	}
+	switch f.Msg.Method {
+	case "notifications/progress", "notifications/cancelled":
+	default:
+		return false
+	}
+	var p struct {
+		RequestID     *jsonrpc.ID `json:"requestId"`
+		ProgressToken *jsonrpc.ID `json:"progressToken"`
+	}
+	if json.Unmarshal(f.Msg.Params, &p) != nil {
+		return false
+	}
+	return (p.RequestID != nil && *p.RequestID == id) || (p.ProgressToken != nil && *p.ProgressToken == id)
+}

@@ -1,0 +1,87 @@
+package frames
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap holds the pane's bindings. Bindings that do not apply in the
+// current mode (list, filter input, detail) are disabled.
+type KeyMap struct {
+	Up, Down, PageUp, PageDown key.Binding
+	// Top and Bottom go to the oldest and newest frame (Bottom also turns
+	// follow mode on); in the detail view, to its top and bottom.
+	Top, Bottom key.Binding
+	Follow      key.Binding
+	Filter      key.Binding
+	// Next and Prev jump to the next or previous error or protocol violation.
+	Next, Prev key.Binding
+	Open       key.Binding
+	// Clear drops the filter (list) or the query being typed (filter input).
+	Clear key.Binding
+	// Accept keeps the typed query and returns to the list.
+	Accept key.Binding
+	// Back leaves the detail view (esc, backspace, and q in the detail view only).
+	Back key.Binding
+}
+
+// DefaultKeyMap returns the default bindings.
+func DefaultKeyMap() KeyMap {
+	b := func(keys []string, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
+	}
+	return KeyMap{
+		Up:       b([]string{"k", "up"}, "↑/k", "up"),
+		Down:     b([]string{"j", "down"}, "↓/j", "down"),
+		PageUp:   b([]string{"pgup", "ctrl+b"}, "pgup", "page up"),
+		PageDown: b([]string{"pgdown", "ctrl+f"}, "pgdn", "page down"),
+		Top:      b([]string{"g", "home"}, "g/home", "oldest"),
+		Bottom:   b([]string{"G", "shift+g", "end"}, "G/end", "newest, follow"),
+		Follow:   b([]string{"f"}, "f", "toggle follow"),
+		Filter:   b([]string{"/"}, "/", "filter"),
+		Next:     b([]string{"n"}, "n", "next problem"),
+		Prev:     b([]string{"N", "shift+n"}, "N", "prev problem"),
+		Open:     b([]string{"enter"}, "enter", "open frame"),
+		Clear:    b([]string{"esc"}, "esc", "clear filter"),
+		Accept:   b([]string{"enter"}, "enter", "keep filter"),
+		Back:     b([]string{"esc", "backspace", "q"}, "esc/q", "back to list (q: detail only)"),
+	}
+}
+
+// ShortHelp lists the main bindings of the current mode.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Open, k.Filter, k.Follow, k.Next, k.Prev, k.Accept, k.Clear, k.Up, k.Down, k.Back}
+}
+
+// FullHelp lists every binding, grouped.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Follow, k.Next, k.Prev, k.Open, k.Back},
+		{k.Filter, k.Accept, k.Clear},
+	}
+}
+
+// syncKeys enables the bindings of the current mode.
+func (m *Model) syncKeys() {
+	k := &m.keys
+	list, detail := m.mode == modeList, m.mode == modeDetail
+	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
+		b.SetEnabled(list || detail)
+	}
+	for _, b := range []*key.Binding{&k.Follow, &k.Filter, &k.Next, &k.Prev, &k.Open} {
+		b.SetEnabled(list)
+	}
+	k.Clear.SetEnabled(m.mode == modeFilter || (list && m.flt.active()))
+	k.Accept.SetEnabled(m.mode == modeFilter)
+	k.Back.SetEnabled(detail)
+	if detail {
+		k.Top.SetHelp("g/home", "top")
+		k.Bottom.SetHelp("G/end", "bottom")
+	} else {
+		k.Top.SetHelp("g/home", "oldest")
+		k.Bottom.SetHelp("G/end", "newest, follow")
+	}
+	if m.mode == modeFilter {
+		k.Clear.SetHelp("esc", "clear query")
+	} else {
+		k.Clear.SetHelp("esc", "clear filter")
+	}
+}

@@ -1,0 +1,158 @@
+package frames
+
+import (
+	"strings"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// entry is one frame in the ring.
+type entry struct {
+	seq    uint64
+	t      time.Time
+	f      *client.FrameInfo
+	search string // built on first use by the filter
+}
+
+// ring holds the newest cap frames. Frames are numbered by an absolute
+// index (0 for the first frame since init) that never changes; the frame
+// with absolute index a lives at buf[a%cap] while a >= oldest().
+type ring struct {
+	cap   int
+	buf   []entry // grows to cap, then wraps
+	total uint64  // frames ever pushed
+	bySeq map[uint64]uint64
+}
+
+func (r *ring) init(capacity int) {
+	*r = ring{cap: capacity, bySeq: make(map[uint64]uint64)}
+}
+
+func (r *ring) len() int { return len(r.buf) }
+
+// oldest is the absolute index of the oldest frame held, which is also the
+// number of frames evicted.
+func (r *ring) oldest() uint64 { return r.total - uint64(len(r.buf)) }
+
+func (r *ring) at(abs uint64) *entry { return &r.buf[abs%uint64(r.cap)] }
+
+func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo) {
+	if len(r.buf) < r.cap {
+		r.buf = append(r.buf, entry{})
+	} else if old := r.at(r.oldest()); r.bySeq[old.seq] == r.oldest() {
+		delete(r.bySeq, old.seq)
+	}
+	*r.at(r.total) = entry{seq: seq, t: t, f: f}
+	r.bySeq[seq] = r.total
+	r.total++
+}
+
+// find returns the absolute index of the frame of event seq, if still held.
+func (r *ring) find(seq uint64) (uint64, bool) {
+	abs, ok := r.bySeq[seq]
+	return abs, ok && abs >= r.oldest() && abs < r.total
+}
+
+// search returns the text the fuzzy filter matches for frame abs.
+func (r *ring) search(abs uint64) string {
+	e := r.at(abs)
+	if e.search == "" {
+		e.search, _ = searchText(e.f)
+	}
+	return e.search
+}
+
+// Apply folds a batch of client events into the pane: frames go into the
+// ring, the filter is extended over the new frames only, and in follow mode
+// the selection moves to the newest frame. Other events are ignored.
+func (m *Model) Apply(evs []client.Event) {
+	added := false
+	for i := range evs {
+		ev := &evs[i]
+		if ev.Kind != client.EvFrame || ev.Frame == nil {
+			continue
+		}
+		t := ev.Frame.Time
+		if t.IsZero() {
+			t = ev.Time
+		}
+		if m.t0.IsZero() {
+			m.t0 = t
+		}
+		m.ring.push(ev.Seq, t, ev.Frame)
+		added = true
+	}
+	if !added {
+		return
+	}
+	m.extendFilter()
+	m.settle()
+}
+
+// SelectSeq selects the frame of client event seq and leaves follow mode. It
+// reports false when that frame is not held (evicted, or hidden by the
+// filter).
+func (m *Model) SelectSeq(seq uint64) bool {
+	abs, ok := m.ring.find(seq)
+	if !ok {
+		return false
+	}
+	i := m.indexOf(abs)
+	if m.count() == 0 || m.absAt(i) != abs {
+		return false
+	}
+	m.follow = false
+	m.moveTo(i)
+	return true
+}
+
+// segs are the byte offsets of the parts of a search text (-1 when absent).
+type segs struct{ id, method, kind, verdict int }
+
+// searchText is what the filter matches for a frame, e.g.
+// "out id 3 tools/call request sent": direction, id, method, kind, verdict.
+func searchText(f *client.FrameInfo) (string, segs) {
+	sg := segs{-1, -1, -1, -1}
+	var b strings.Builder
+	b.WriteString(f.Dir.String())
+	if f.Msg.ID.IsValid() {
+		b.WriteString(" id ")
+		sg.id = b.Len()
+		b.WriteString(f.Msg.ID.String())
+	}
+	if f.Msg.Method != "" {
+		b.WriteByte(' ')
+		sg.method = b.Len()
+		b.WriteString(f.Msg.Method)
+	}
+	if f.Msg.Kind != jsonrpc.KindInvalid {
+		b.WriteByte(' ')
+		sg.kind = b.Len()
+		b.WriteString(f.Msg.Kind.String())
+	}
+	b.WriteByte(' ')
+	sg.verdict = b.Len()
+	b.WriteString(string(f.Verdict))
+	return b.String(), sg
+}
+
+// violation reports whether the frame breaks the protocol, and whether the
+// break is an error (the line itself is bad) rather than a warning (a
+// response that matches no live request).
+func violation(v client.Verdict) (bad, isErr bool) {
+	switch v {
+	case client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong:
+		return true, true
+	case client.VerdictUnknown, client.VerdictLate, client.VerdictDuplicate:
+		return true, false
+	}
+	return false, false
+}
+
+// problem reports whether n/N stops at the frame: a violation or an error.
+func problem(f *client.FrameInfo) bool {
+	bad, _ := violation(f.Verdict)
+	return bad || f.Verdict == client.VerdictRemoteError || f.Msg.Error != nil || f.Err != nil
+}

@@ -1,0 +1,296 @@
+// Package pending draws the pending-request pane of sonde's TUI: every
+// request in flight in either direction (sonde's requests and the server's
+// requests to sonde, which have their own id space and are marked "srv"),
+// its age, the countdown to its deadline and its progress; a settled request
+// lingers for a moment with its outcome and latency, then moves to a bounded
+// history, which `h` shows.
+//
+// The pane never does I/O. What it wants the root to do comes back as a
+// tea.Cmd producing one of these messages:
+//
+//   - CancelMsg{ID}: the user pressed `c` on one of sonde's in-flight
+//     requests; the root cancels request ID.
+//   - ShowFramesMsg{ID, Dir}: the user pressed `enter` or `f` on a row; the
+//     root shows the frames of that request.
+package pending
+
+import (
+	"slices"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+// CancelMsg asks the root to cancel sonde's in-flight request ID.
+type CancelMsg struct{ ID int64 }
+
+// ShowFramesMsg asks the root to show the frames of request ID. Dir is
+// transport.Out for sonde's requests and transport.In for the server's.
+type ShowFramesMsg struct {
+	ID  jsonrpc.ID
+	Dir transport.Direction
+}
+
+// Options configure a Model. Zero values mean the defaults.
+type Options struct {
+	// Linger is how long a settled request stays in the live view before it
+	// moves to history (default 3s; negative: it moves at once).
+	Linger time.Duration
+	// HistorySize bounds the history ring (default 1000).
+	HistorySize int
+}
+
+// Entry is a read-only snapshot of one live row.
+type Entry struct {
+	ID     jsonrpc.ID // unset for a request rejected before it got an id
+	Dir    transport.Direction
+	Method string
+	Tool   string
+	State  client.State
+	// Age is now minus the time the request was queued (or received); for
+	// a settled request it stops at its latency.
+	Age time.Duration
+	// Remaining is the time left before the deadline (negative once it has
+	// passed); zero when there is no deadline or the request has settled.
+	Remaining time.Duration
+	Progress  *client.Progress
+	// Latency and Err are set once the request has settled.
+	Latency time.Duration
+	Err     string
+}
+
+type reqKey struct {
+	dir transport.Direction
+	id  jsonrpc.ID
+}
+
+// entry is one request as the pane knows it.
+type entry struct {
+	key      reqKey
+	method   string
+	tool     string
+	state    client.State
+	queued   time.Time
+	deadline time.Time
+	progress *client.Progress
+	settled  time.Time
+	latency  time.Duration
+	err      string
+	dead     bool // retired: compacted out of live at the end of the batch
+}
+
+// cursor is a selection and scroll offset in one view.
+type cursor struct{ sel, off int }
+
+// Model is the pending pane.
+type Model struct {
+	st    *theme.Styles
+	opts  Options
+	keys  KeyMap
+	w, h  int
+	now   time.Time
+	live  []*entry // in queue order
+	byKey map[reqKey]*entry
+	// inFlight and settled count the live rows that are not final / final.
+	inFlight, settled int
+	hist              ring[entry]
+	evicted           uint64
+	history           bool
+	lv, hv            cursor // live view and history view cursors
+	dirty             bool   // some live rows are dead
+}
+
+// New returns an empty pane; Options are optional (only the first is used).
+func New(st *theme.Styles, options ...Options) *Model {
+	var opts Options
+	if len(options) > 0 {
+		opts = options[0]
+	}
+	if opts.Linger == 0 {
+		opts.Linger = 3 * time.Second
+	}
+	if opts.HistorySize <= 0 {
+		opts.HistorySize = 1000
+	}
+	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), byKey: map[reqKey]*entry{}, hist: newRing[entry](opts.HistorySize)}
+}
+
+// SetSize sets the inner size in cells.
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.scroll() }
+
+// Capturing is always false: the pane has no text input.
+func (m *Model) Capturing() bool { return false }
+
+// Reset is called when the server restarts. It keeps everything: history,
+// and the live rows too, because the old process's requests arrive through
+// Apply as "exited" outcomes and then linger and retire like any other.
+func (m *Model) Reset() {}
+
+// InFlight returns how many requests (both directions) have not settled.
+func (m *Model) InFlight() int { return m.inFlight }
+
+// Entries returns a snapshot of the live rows (in flight and lingering), in
+// queue order.
+func (m *Model) Entries() []Entry {
+	out := make([]Entry, 0, len(m.live))
+	for _, e := range m.live {
+		x := Entry{ID: e.key.id, Dir: e.key.dir, Method: e.method, Tool: e.tool, State: e.state,
+			Progress: e.progress, Latency: e.latency, Err: e.err}
+		if e.state.Final() {
+			x.Age = e.latency
+		} else {
+			x.Age = m.now.Sub(e.queued)
+			if !e.deadline.IsZero() {
+				x.Remaining = e.deadline.Sub(m.now)
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// Apply folds request events into the pane; other kinds are ignored.
+func (m *Model) Apply(evs []client.Event) {
+	for i := range evs {
+		if ev := &evs[i]; ev.Kind == client.EvRequest && ev.Req != nil {
+			m.apply(ev.Time, ev.Req)
+		}
+	}
+	m.compact()
+	m.scroll()
+}
+
+func (m *Model) apply(t time.Time, r *client.ReqInfo) {
+	if t.IsZero() {
+		t = m.now
+	}
+	k := reqKey{r.Dir, r.ID}
+	var e *entry
+	if r.ID.IsValid() { // rejected requests have no id: always a row of their own
+		e = m.byKey[k]
+	}
+	if e != nil && e.state.Final() { // the id came back (a new process, or the server reused it)
+		m.retire(e)
+		e = nil
+	}
+	if e == nil {
+		e = &entry{key: k, queued: t}
+		if r.State != client.StateQueued && r.State != client.StateReceived && r.Latency > 0 {
+			e.queued = t.Add(-r.Latency) // we missed the start
+		}
+		m.live = append(m.live, e)
+		if r.ID.IsValid() {
+			m.byKey[k] = e
+		}
+		m.inFlight++
+	}
+	if r.Method != "" {
+		e.method = clean(r.Method, 200)
+	}
+	if r.Tool != "" {
+		e.tool = clean(r.Tool, 200)
+	}
+	if !r.Deadline.IsZero() {
+		e.deadline = r.Deadline
+	}
+	if r.Progress != nil {
+		e.progress = r.Progress
+	}
+	e.state = r.State
+	if !r.State.Final() {
+		return
+	}
+	m.inFlight--
+	m.settled++
+	e.settled, e.latency = t, r.Latency
+	if r.Err != nil {
+		e.err = clean(r.Err.Error(), 1000)
+	}
+	if m.opts.Linger < 0 {
+		m.retire(e)
+	}
+}
+
+// retire moves a settled live row to history; compact removes it from live.
+func (m *Model) retire(e *entry) {
+	e.dead = true
+	m.dirty = true
+	m.settled--
+	if m.byKey[e.key] == e {
+		delete(m.byKey, e.key)
+	}
+	follow := m.hv.sel >= m.hist.len()-1
+	if m.hist.push(*e) {
+		m.evicted++
+		if !follow {
+			m.hv.sel = max(m.hv.sel-1, 0)
+		}
+	}
+	if follow {
+		m.hv.sel = m.hist.len() - 1
+	}
+}
+
+// compact removes dead rows from live, keeping the selection on the same
+// request (or the next one when it was removed).
+func (m *Model) compact() {
+	if !m.dirty {
+		return
+	}
+	m.dirty = false
+	kept, sel := m.live[:0], -1
+	for i, e := range m.live {
+		if i == m.lv.sel {
+			sel = len(kept)
+		}
+		if !e.dead {
+			kept = append(kept, e)
+		}
+	}
+	clear(m.live[len(kept):])
+	m.live = kept
+	if sel >= 0 {
+		m.lv.sel = sel
+	}
+	m.lv.sel = max(min(m.lv.sel, len(m.live)-1), 0)
+}
+
+// SetNow sets the pane's clock; settled rows older than Linger move to
+// history, in the order they settled.
+func (m *Model) SetNow(t time.Time) {
+	m.now = t
+	if m.settled == 0 {
+		return
+	}
+	var due []*entry
+	for _, e := range m.live {
+		if !e.dead && e.state.Final() && t.Sub(e.settled) >= m.opts.Linger {
+			due = append(due, e)
+		}
+	}
+	slices.SortStableFunc(due, func(a, b *entry) int { return a.settled.Compare(b.settled) })
+	for _, e := range due {
+		m.retire(e)
+	}
+	m.compact()
+	m.scroll()
+}
+
+// Title is "Pending N", plus " · M settled" while rows linger, plus
+// " · history" (and " · K evicted") in the history view.
+func (m *Model) Title() string {
+	s := "Pending " + itoa(m.inFlight)
+	if m.settled > 0 {
+		s += " · " + itoa(m.settled) + " settled"
+	}
+	if m.history {
+		s += " · history"
+		if m.evicted > 0 {
+			s += " · " + itoa(int(m.evicted)) + " evicted"
+		}
+	}
+	return s
+}

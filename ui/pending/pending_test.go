@@ -1,0 +1,265 @@
+package pending
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"go.uber.org/goleak"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// at is t0 plus ms milliseconds.
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+func req(ms int, dir transport.Direction, id jsonrpc.ID, method string, state client.State) client.Event {
+	return client.Event{Time: at(ms), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: dir, ID: id, Method: method, State: state}}
+}
+
+func out(ms int, id int64, method string, state client.State) client.Event {
+	return req(ms, transport.Out, jsonrpc.Int(id), method, state)
+}
+
+// queued is sonde's request id with a deadline timeout ms after ms.
+func queued(ms int, id int64, method, tool string, timeout int) client.Event {
+	ev := out(ms, id, method, client.StateQueued)
+	ev.Req.Tool, ev.Req.Deadline = tool, at(ms+timeout)
+	return ev
+}
+
+func settle(ev client.Event, latency time.Duration, err error) client.Event {
+	ev.Req.Latency, ev.Req.Err = latency, err
+	return ev
+}
+
+func progress(ms int, id int64, n float64, total *float64, msg string) client.Event {
+	ev := out(ms, id, "tools/call", client.StateProgress)
+	ev.Req.Progress = &client.Progress{Progress: n, Total: total, Message: msg}
+	return ev
+}
+
+func press(s string) tea.KeyPressMsg {
+	switch s {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+func newModel(opts Options) *Model {
+	m := New(theme.New(theme.NoColor()), opts)
+	m.SetSize(78, 20)
+	m.SetNow(t0)
+	return m
+}
+
+func TestLifecycle(t *testing.T) {
+	m := newModel(Options{})
+	total := 8.0
+	m.Apply([]client.Event{
+		queued(0, 1, "tools/call", "slow", 30000),
+		out(1, 1, "tools/call", client.StateSent),
+		queued(2, 2, "ping", "", 30000),
+	})
+	if got := m.InFlight(); got != 2 {
+		t.Fatalf("InFlight = %d, want 2", got)
+	}
+	m.Apply([]client.Event{progress(500, 1, 3, &total, "step 3"), settle(out(800, 2, "ping", client.StateResolved), 798*time.Millisecond, nil)})
+	m.SetNow(at(1000))
+	if got, want := m.Title(), "Pending 1 · 1 settled"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+	es := m.Entries()
+	if len(es) != 2 {
+		t.Fatalf("Entries = %d rows, want 2", len(es))
+	}
+	if e := es[0]; e.Tool != "slow" || e.State != client.StateProgress || e.Age != time.Second || e.Remaining != 29*time.Second || e.Progress == nil || e.Progress.Progress != 3 {
+		t.Errorf("entry 1 = %+v", e)
+	}
+	if e := es[1]; e.State != client.StateResolved || e.Latency != 798*time.Millisecond {
+		t.Errorf("entry 2 = %+v", e)
+	}
+	// The settled row lingers 3s after it settled (at 800ms), then moves to history.
+	m.SetNow(at(3799))
+	if len(m.Entries()) != 2 {
+		t.Fatal("settled row left before Linger")
+	}
+	m.SetNow(at(3800))
+	if len(m.Entries()) != 1 || m.hist.len() != 1 {
+		t.Fatalf("after Linger: %d live, %d history", len(m.Entries()), m.hist.len())
+	}
+	if got, want := m.Title(), "Pending 1"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+	m.Update(press("h"))
+	if got, want := m.Title(), "Pending 1 · history"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+}
+
+func TestServerRequestsHaveTheirOwnIDs(t *testing.T) {
+	m := newModel(Options{})
+	m.Apply([]client.Event{
+		queued(0, 0, "initialize", "", 10000),
+		req(1, transport.In, jsonrpc.Int(0), "ping", client.StateReceived),
+	})
+	if m.InFlight() != 2 {
+		t.Fatalf("InFlight = %d, want 2 (same id, two directions)", m.InFlight())
+	}
+	m.Apply([]client.Event{settle(req(2, transport.In, jsonrpc.Int(0), "ping", client.StateAnswered), time.Millisecond, nil)})
+	es := m.Entries()
+	if es[0].State != client.StateQueued || es[1].State != client.StateAnswered || es[1].Dir != transport.In {
+		t.Fatalf("entries = %+v", es)
+	}
+	if !strings.Contains(ansi.Strip(m.View()), "srv 0") {
+		t.Errorf("server request not marked:\n%s", m.View())
+	}
+}
+
+func TestRejectedWithoutID(t *testing.T) {
+	m := newModel(Options{})
+	busy := &client.Error{Code: client.CodeBusy, Message: "tools/call: 8 requests already in flight"}
+	m.Apply([]client.Event{settle(req(0, transport.Out, jsonrpc.ID{}, "tools/call", client.StateRejected), 0, busy)})
+	m.Apply([]client.Event{settle(req(1, transport.Out, jsonrpc.ID{}, "tools/call", client.StateRejected), 0, busy)})
+	if m.InFlight() != 0 || len(m.Entries()) != 2 {
+		t.Fatalf("InFlight %d, live %d; want 0, 2", m.InFlight(), len(m.Entries()))
+	}
+	m.SetNow(at(5000))
+	if m.hist.len() != 2 || m.hist.at(0).err != "MCP_BUSY: tools/call: 8 requests already in flight" {
+		t.Fatalf("history = %d rows, first %+v", m.hist.len(), *m.hist.at(0))
+	}
+}
+
+func TestHistoryIsBounded(t *testing.T) {
+	m := newModel(Options{HistorySize: 3, Linger: -1})
+	for i := range 5 {
+		m.Apply([]client.Event{queued(i, int64(i), "ping", "", 1000), settle(out(i, int64(i), "ping", client.StateResolved), 0, nil)})
+	}
+	if m.hist.len() != 3 || m.evicted != 2 || m.hist.at(0).key.id != jsonrpc.Int(2) {
+		t.Fatalf("history len %d evicted %d first %v", m.hist.len(), m.evicted, m.hist.at(0).key.id)
+	}
+	m.Update(press("h"))
+	if got, want := m.Title(), "Pending 0 · history · 2 evicted"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+}
+
+func TestReusedIDRetiresTheOldRow(t *testing.T) {
+	m := newModel(Options{})
+	m.Apply([]client.Event{queued(0, 1, "ping", "", 1000), settle(out(5, 1, "ping", client.StateExited), 5*time.Millisecond, nil)})
+	m.Reset()
+	m.Apply([]client.Event{queued(10, 1, "initialize", "", 1000)})
+	if es := m.Entries(); len(es) != 1 || es[0].Method != "initialize" || m.hist.len() != 1 {
+		t.Fatalf("entries %+v, history %d", es, m.hist.len())
+	}
+}
+
+func TestKeys(t *testing.T) {
+	m := newModel(Options{})
+	m.Apply([]client.Event{
+		queued(0, 1, "tools/call", "a", 1000),
+		req(1, transport.In, jsonrpc.String("s1"), "sampling/createMessage", client.StateReceived),
+		queued(2, 7, "tools/call", "b", 1000),
+	})
+	if cmd := m.Update(press("c")); cmd == nil || cmd() != (CancelMsg{ID: 1}) {
+		t.Fatalf("c on row 1: %v", cmd)
+	}
+	m.Update(press("j"))
+	if cmd := m.Update(press("c")); cmd != nil {
+		t.Fatalf("c on a server request returned %v", cmd())
+	}
+	if cmd := m.Update(press("enter")); cmd == nil || cmd() != (ShowFramesMsg{ID: jsonrpc.String("s1"), Dir: transport.In}) {
+		t.Fatalf("enter on row 2: %v", cmd)
+	}
+	m.Update(press("down"))
+	if cmd := m.Update(press("f")); cmd == nil || cmd() != (ShowFramesMsg{ID: jsonrpc.Int(7), Dir: transport.Out}) {
+		t.Fatalf("f on row 3: %v", cmd)
+	}
+	m.Update(press("down")) // stays on the last row
+	m.Update(press("g"))
+	if m.lv.sel != 0 {
+		t.Errorf("g: sel %d", m.lv.sel)
+	}
+	m.Update(press("G"))
+	if m.lv.sel != 2 {
+		t.Errorf("G: sel %d", m.lv.sel)
+	}
+	m.Update(press("k"))
+	m.Update(press("up"))
+	if m.lv.sel != 0 {
+		t.Errorf("k, up: sel %d", m.lv.sel)
+	}
+	m.Update(press("h"))
+	if m.keys.Cancel.Enabled() || m.Update(press("c")) != nil {
+		t.Error("cancel is enabled in the history view")
+	}
+	m.Update(press("h"))
+	if !m.keys.Cancel.Enabled() {
+		t.Error("cancel is disabled in the live view")
+	}
+}
+
+func TestSelectionFollowsTheRequest(t *testing.T) {
+	m := newModel(Options{})
+	m.Apply([]client.Event{queued(0, 1, "ping", "", 9000), queued(0, 2, "ping", "", 9000), queued(0, 3, "ping", "", 9000)})
+	m.Update(press("G"))
+	m.Apply([]client.Event{settle(out(10, 1, "ping", client.StateResolved), 10*time.Millisecond, nil)})
+	m.SetNow(at(4000))
+	if e := m.selected(); e == nil || e.key.id != jsonrpc.Int(3) {
+		t.Fatalf("selected %+v after row 1 left, want id 3", e)
+	}
+}
+
+func TestMouse(t *testing.T) {
+	m := newModel(Options{})
+	for i := range 40 {
+		m.Apply([]client.Event{queued(i, int64(i), "ping", "", 9000)})
+	}
+	m.Update(tea.MouseClickMsg{X: 5, Y: 3, Button: tea.MouseLeft})
+	if m.lv.sel != 2 {
+		t.Errorf("click on line 3 selected row %d, want 2", m.lv.sel)
+	}
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if m.lv.sel != 5 {
+		t.Errorf("wheel down: sel %d, want 5", m.lv.sel)
+	}
+	m.Update(press("pgdown"))
+	if m.lv.sel != 24 || m.lv.off != 6 {
+		t.Errorf("pgdown: sel %d off %d, want 24 6", m.lv.sel, m.lv.off)
+	}
+}
+
+func TestCountdownTurnsRed(t *testing.T) {
+	st := theme.New(theme.Dark())
+	m := New(st, Options{})
+	m.SetSize(100, 5)
+	m.Apply([]client.Event{queued(0, 1, "ping", "", 10000), queued(0, 2, "ping", "", 10000)})
+	m.Update(press("j")) // the selected row has its own background
+	m.SetNow(at(7000))
+	if strings.Contains(m.View(), st.Error.Render(format3s)) {
+		t.Fatal("countdown red with 30% left")
+	}
+	m.SetNow(at(8500))
+	if !strings.Contains(m.View(), st.Error.Render("1.5s   ")) {
+		t.Fatalf("countdown not red with 15%% left:\n%q", m.View())
+	}
+}
+
+const format3s = "3s     "

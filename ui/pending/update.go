@@ -1,0 +1,158 @@
+package pending
+
+import (
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// KeyMap holds the pane's bindings.
+type KeyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	// Cancel is disabled in the history view.
+	Cancel, Frames, History key.Binding
+}
+
+// DefaultKeyMap returns the default bindings.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:       key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("↓/j", "down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
+		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
+		Cancel:   key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel request")),
+		Frames:   key.NewBinding(key.WithKeys("enter", "f"), key.WithHelp("enter/f", "show frames")),
+		History:  key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "live/history")),
+	}
+}
+
+// ShortHelp returns the bindings shown in the help bar.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Cancel, k.Frames, k.History}
+}
+
+// FullHelp returns every binding, in columns.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		{k.Cancel, k.Frames, k.History},
+	}
+}
+
+// Keys returns the pane's key map for the help bar.
+func (m *Model) Keys() help.KeyMap { return m.keys }
+
+// Update handles keys and mouse messages while the pane has focus.
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		cmd = m.key(msg)
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.move(-3)
+		case tea.MouseWheelDown:
+			m.move(3)
+		}
+	case tea.MouseClickMsg:
+		if c := m.cur(); msg.Button == tea.MouseLeft && msg.Y >= 1 && c.off+msg.Y-1 < m.rows() {
+			c.sel = c.off + msg.Y - 1
+		}
+	}
+	m.scroll()
+	return cmd
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := &m.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		m.move(-1)
+	case key.Matches(msg, k.Down):
+		m.move(1)
+	case key.Matches(msg, k.PageUp):
+		m.move(-m.page())
+	case key.Matches(msg, k.PageDown):
+		m.move(m.page())
+	case key.Matches(msg, k.Top):
+		m.cur().sel = 0
+	case key.Matches(msg, k.Bottom):
+		m.cur().sel = m.rows() - 1
+	case key.Matches(msg, k.History):
+		m.history = !m.history
+		k.Cancel.SetEnabled(!m.history)
+	case key.Matches(msg, k.Cancel):
+		e := m.selected()
+		if e == nil || e.key.dir != transport.Out || e.state.Final() {
+			return nil
+		}
+		if id, ok := e.key.id.Int64(); ok {
+			return func() tea.Msg { return CancelMsg{ID: id} }
+		}
+	case key.Matches(msg, k.Frames):
+		if e := m.selected(); e != nil && e.key.id.IsValid() {
+			id, dir := e.key.id, e.key.dir
+			return func() tea.Msg { return ShowFramesMsg{ID: id, Dir: dir} }
+		}
+	}
+	return nil
+}
+
+// cur is the cursor of the current view.
+func (m *Model) cur() *cursor {
+	if m.history {
+		return &m.hv
+	}
+	return &m.lv
+}
+
+// rows is the number of rows of the current view.
+func (m *Model) rows() int {
+	if m.history {
+		return m.hist.len()
+	}
+	return len(m.live)
+}
+
+// page is the number of rows one screen shows (below the header).
+func (m *Model) page() int { return max(m.h-1, 1) }
+
+func (m *Model) move(n int) {
+	c := m.cur()
+	c.sel = max(min(c.sel+n, m.rows()-1), 0)
+}
+
+// selected returns the selected row, or nil.
+func (m *Model) selected() *entry {
+	c := m.cur()
+	if c.sel < 0 || c.sel >= m.rows() {
+		return nil
+	}
+	if m.history {
+		return m.hist.at(c.sel)
+	}
+	return m.live[c.sel]
+}
+
+// scroll clamps both cursors and keeps each selection on screen.
+func (m *Model) scroll() {
+	m.lv.clamp(len(m.live), m.page())
+	m.hv.clamp(m.hist.len(), m.page())
+}
+
+// clamp keeps sel within n rows and on a screen of page rows.
+func (c *cursor) clamp(n, page int) {
+	c.sel = max(min(c.sel, n-1), 0)
+	if c.sel < c.off {
+		c.off = c.sel
+	}
+	if c.sel >= c.off+page {
+		c.off = c.sel - page + 1
+	}
+	c.off = max(min(c.off, n-page), 0)
+}

@@ -1,0 +1,269 @@
+// Package stderr draws the tail of the server's stderr in sonde's TUI: a
+// bounded ring of lines (the oldest bytes are dropped, and counted, when the
+// tail is full), with a separator line each time the server process starts,
+// is signalled by sonde, or exits, so one tail spans restarts.
+//
+// What servers write is never interpreted: ANSI escape sequences are
+// stripped and other control characters are shown escaped (see sanitize).
+// The pane follows new output by default and returns no messages.
+package stderr
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+// Options configure a Model. Zero values mean the defaults.
+type Options struct {
+	// Bytes bounds the tail (default 64 KiB). Separator lines count too.
+	Bytes int
+}
+
+type kind uint8
+
+const (
+	kText   kind = iota // a line of stderr
+	kSep                // a process separator
+	kSepErr             // a separator for a failure (non-zero exit, spawn failure)
+)
+
+// line is one line of the tail.
+type line struct {
+	kind kind
+	text string // sanitized text, or the separator's label
+	size int    // bytes counted against the budget
+}
+
+// pos is a scroll position: an absolute line number (see Model.first) and a
+// row within that line when it is soft-wrapped.
+type pos struct {
+	line uint64
+	sub  int
+}
+
+// Model is the stderr pane.
+type Model struct {
+	st    *theme.Styles
+	opts  Options
+	keys  KeyMap
+	w, h  int
+	lines deque
+	// first is the absolute number of lines.at(0); it grows as lines are
+	// dropped, so a scroll position survives eviction. Line first-1 is the
+	// "dropped" marker when anything was dropped.
+	first   uint64
+	partial []byte // the incomplete last line
+	ptext   string // sanitize(partial), when !pdirty
+	pdirty  bool
+	held    int // bytes held: lines plus partial
+	sepHeld int // of which separator bytes
+	dropped int64
+	exit    string // how the last process ended ("" while one runs)
+	follow  bool
+	wrap    bool
+	top     pos // first visible row when not following
+}
+
+// New returns an empty pane that follows new output; Options are optional (only
+// the first is used).
+func New(st *theme.Styles, options ...Options) *Model {
+	var opts Options
+	if len(options) > 0 {
+		opts = options[0]
+	}
+	if opts.Bytes <= 0 {
+		opts.Bytes = 64 << 10
+	}
+	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), first: 1, follow: true}
+}
+
+// SetSize sets the inner size in cells.
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+
+// SetNow is part of the pane contract; the tail does not depend on time.
+func (m *Model) SetNow(time.Time) {}
+
+// Capturing is always false: the pane has no text input.
+func (m *Model) Capturing() bool { return false }
+
+// Reset keeps everything: the tail spans restarts, and the "start" and
+// "exit" separators that Apply receives mark where each process begins and
+// ends.
+func (m *Model) Reset() {}
+
+// Title is "stderr" and the size held, plus " · N dropped" once bytes were
+// dropped and " · exit code 3" (or " · signal SIGKILL") after an exit.
+func (m *Model) Title() string {
+	s := "stderr " + format.Size(m.held-m.sepHeld)
+	if m.dropped > 0 {
+		s += " · " + format.Size(int(m.dropped)) + " dropped"
+	}
+	if m.exit != "" {
+		s += " · " + m.exit
+	}
+	return s
+}
+
+// Apply folds stderr chunks and process events into the tail.
+func (m *Model) Apply(evs []client.Event) {
+	for i := range evs {
+		switch ev := &evs[i]; ev.Kind {
+		case client.EvStderr:
+			m.write(ev.Stderr)
+		case client.EvProcess:
+			if ev.Proc != nil {
+				m.process(ev.Proc)
+			}
+		}
+	}
+}
+
+// write appends a chunk of stderr, splitting it into lines.
+func (m *Model) write(b []byte) {
+	if over := len(b) - m.opts.Bytes; over >= 0 { // the chunk alone fills the tail
+		m.dropAll()
+		cut := over
+		for cut < len(b) && !utf8.RuneStart(b[cut]) {
+			cut++
+		}
+		m.dropped += int64(cut)
+		b = b[cut:]
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			m.partial = append(m.partial, b...)
+			m.held += len(b)
+			m.pdirty = true
+			break
+		}
+		seg := b[:i]
+		if len(m.partial) > 0 {
+			m.held -= len(m.partial)
+			seg = append(m.partial, seg...)
+			m.partial, m.pdirty = m.partial[:0], true
+		}
+		m.push(line{kind: kText, text: sanitize(seg), size: len(seg) + 1})
+		b = b[i+1:]
+	}
+	m.trim()
+}
+
+func (m *Model) push(l line) {
+	m.lines.push(l)
+	m.held += l.size
+	if l.kind != kText {
+		m.sepHeld += l.size
+	}
+}
+
+// trim drops the oldest lines, then the head of the partial line, until the
+// tail fits its budget.
+func (m *Model) trim() {
+	// The newest line stays even when it alone is over budget: that is by
+	// one byte at most (a partial line already cut, then its newline), or a
+	// separator under a tiny budget.
+	for m.held > m.opts.Bytes && (m.lines.len() > 1 || m.lines.len() == 1 && len(m.partial) > 0) {
+		m.dropLine()
+	}
+	if over := min(m.held-m.opts.Bytes, len(m.partial)); over > 0 {
+		for over < len(m.partial) && !utf8.RuneStart(m.partial[over]) {
+			over++
+		}
+		m.partial = append(m.partial[:0], m.partial[over:]...)
+		m.held -= over
+		m.dropped += int64(over)
+		m.pdirty = true
+	}
+	if cap(m.partial) > 2*m.opts.Bytes { // do not keep a huge backing array
+		m.partial = append([]byte(nil), m.partial...)
+	}
+}
+
+func (m *Model) dropLine() {
+	l := m.lines.pop()
+	m.first++
+	m.held -= l.size
+	if l.kind == kText {
+		m.dropped += int64(l.size)
+	} else {
+		m.sepHeld -= l.size
+	}
+}
+
+func (m *Model) dropAll() {
+	for m.lines.len() > 0 {
+		m.dropLine()
+	}
+	m.dropped += int64(len(m.partial))
+	m.held -= len(m.partial)
+	m.partial, m.pdirty = m.partial[:0], true
+}
+
+// endPartial turns an incomplete last line into a line, so a separator
+// starts on a line of its own.
+func (m *Model) endPartial() {
+	if len(m.partial) == 0 {
+		return
+	}
+	m.held -= len(m.partial)
+	m.push(line{kind: kText, text: sanitize(m.partial), size: len(m.partial)})
+	m.partial, m.pdirty = m.partial[:0], true
+}
+
+// process adds the separator line of a process event.
+func (m *Model) process(p *client.ProcInfo) {
+	m.endPartial()
+	pid := "pid " + strconv.Itoa(p.Pid)
+	k, label := kSep, ""
+	switch p.What {
+	case "start":
+		m.exit = ""
+		label = pid + " started: " + argv(p.Argv)
+	case "signal":
+		label = "sonde sent " + p.Signal
+	case "exit":
+		label = pid + " exited"
+		if x := p.Exit; x != nil {
+			m.exit = x.Status()
+			label += ": " + m.exit
+			if x.Code != 0 || x.Signal != "" {
+				k = kSepErr
+			}
+			if x.ByClose {
+				label += " · stopped by sonde"
+			}
+		} else {
+			m.exit = "exited"
+		}
+	case "spawn-failed":
+		k, label, m.exit = kSepErr, "spawn failed", "spawn failed"
+	default:
+		label = pid + " " + p.What
+	}
+	if p.Err != nil {
+		label += ": " + p.Err.Error()
+	}
+	label = "── " + sanitize([]byte(label)) + " ──"
+	m.push(line{kind: k, text: label, size: len(label)})
+	m.trim()
+}
+
+// argv renders a command line, quoting the arguments that need it.
+func argv(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "" || strings.ContainsAny(a, " \t\"'\\") {
+			out[i] = strconv.Quote(a)
+		}
+	}
+	return strings.Join(out, " ")
+}

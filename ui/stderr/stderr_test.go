@@ -1,0 +1,230 @@
+package stderr
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"go.uber.org/goleak"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func chunk(s string) client.Event {
+	return client.Event{Time: t0, Kind: client.EvStderr, Stderr: []byte(s)}
+}
+
+func proc(p client.ProcInfo) client.Event {
+	return client.Event{Time: t0, Kind: client.EvProcess, Proc: &p}
+}
+
+func start(pid int, argv ...string) client.Event {
+	return proc(client.ProcInfo{What: "start", Pid: pid, Argv: argv})
+}
+
+func exit(pid, code int, signal string, byClose bool) client.Event {
+	return proc(client.ProcInfo{What: "exit", Pid: pid, Exit: &transport.Exit{Pid: pid, Code: code, Signal: signal, ByClose: byClose}})
+}
+
+func press(s string) tea.KeyPressMsg {
+	switch s {
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "pgup":
+		return tea.KeyPressMsg{Code: tea.KeyPgUp}
+	case "pgdown":
+		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	}
+	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
+}
+
+func newModel(opts Options, w, h int) *Model {
+	m := New(theme.New(theme.NoColor()), opts)
+	m.SetSize(w, h)
+	return m
+}
+
+// screen returns the view without styling and trailing spaces.
+func screen(m *Model) []string {
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return lines
+}
+
+// texts returns the lines held, oldest first.
+func texts(m *Model) []string {
+	var out []string
+	for i := range m.lines.len() {
+		out = append(out, m.lines.at(i).text)
+	}
+	return out
+}
+
+func TestLinesAndPartial(t *testing.T) {
+	m := newModel(Options{}, 40, 4)
+	m.Apply([]client.Event{chunk("one\ntw"), chunk("o\r\nthr")})
+	if got := screen(m); got[0] != "one" || got[1] != "two" || got[2] != "thr (no newline yet)" || got[3] != "" {
+		t.Fatalf("screen = %q", got)
+	}
+	m.Apply([]client.Event{chunk("ee\n")})
+	if got := texts(m); strings.Join(got, "|") != "one|two|three" || len(m.partial) != 0 {
+		t.Fatalf("lines = %q, partial %q", got, m.partial)
+	}
+	if got, want := m.Title(), "stderr 15B"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"plain", "hello", "hello"},
+		{"crlf", "hello\r", "hello"},
+		{"colour", "\x1b[31merror\x1b[0m: bad", "error: bad"},
+		{"osc title", "\x1b]0;pwned\x07after", "after"},
+		{"osc st", "\x1b]8;;http://x\x1b\\link", "link"},
+		{"clear screen", "a\x1b[2Jb\x1bcc", "abc"},
+		{"bell and cr", "a\x07b\rc", `a\x07b\rc`},
+		{"tab", "a\tb", "a       b"},
+		{"invalid utf8", "a\xffb", `a\xffb`},
+		{"c1 csi", "a\u009b31mb", `a\u009b31mb`},
+		{"unicode", "héllo 日本", "héllo 日本"},
+		{"cut escape", "x\x1b[3", "x"},
+	} {
+		if got := sanitize([]byte(c.in)); got != c.want {
+			t.Errorf("%s: sanitize(%q) = %q, want %q", c.name, c.in, got, c.want)
+		}
+	}
+}
+
+func TestBudget(t *testing.T) {
+	m := newModel(Options{Bytes: 10}, 40, 5)
+	m.Apply([]client.Event{chunk("aaaa\nbbbb\ncccc\n")})
+	if got := texts(m); strings.Join(got, "|") != "bbbb|cccc" || m.dropped != 5 {
+		t.Fatalf("lines %q dropped %d", got, m.dropped)
+	}
+	if got := screen(m); got[0] != "… 5B dropped …" || got[1] != "bbbb" {
+		t.Fatalf("screen = %q", got)
+	}
+	if got, want := m.Title(), "stderr 10B · 5B dropped"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+	// A partial line over budget loses its head, on a rune boundary.
+	m.Apply([]client.Event{chunk("ééééééé")}) // 14 bytes
+	if string(m.partial) != "ééééé" || m.dropped != 5+10+4 || m.held != 10 {
+		t.Fatalf("partial %q dropped %d held %d", m.partial, m.dropped, m.held)
+	}
+	// A chunk larger than the budget keeps only its tail.
+	m.Apply([]client.Event{chunk(strings.Repeat("x", 100) + "\nyy")})
+	if got := texts(m); len(got) != 1 || got[0] != "xxxxxxx" || string(m.partial) != "yy" {
+		t.Fatalf("lines %q partial %q", got, m.partial)
+	}
+}
+
+func TestProcessSeparators(t *testing.T) {
+	m := newModel(Options{}, 60, 8)
+	m.Apply([]client.Event{
+		start(1234, "node", "server.js", "--name", "my server"),
+		chunk("listening"),
+		proc(client.ProcInfo{What: "signal", Pid: 1234, Signal: "SIGTERM"}),
+		exit(1234, -1, "SIGKILL", true),
+	})
+	want := []string{
+		`── pid 1234 started: node server.js --name "my server" ─────`,
+		"listening",
+		"── sonde sent SIGTERM ──────────────────────────────────────",
+		"── pid 1234 exited: signal SIGKILL · stopped by sonde ──────",
+	}
+	if got := screen(m); strings.Join(got[:4], "\n") != strings.Join(want, "\n") {
+		t.Fatalf("screen:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got, want := m.Title(), "stderr 9B · signal SIGKILL"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+	if m.lines.at(3).kind != kSepErr {
+		t.Error("a signal exit is not drawn as an error")
+	}
+	m.Reset()
+	m.Apply([]client.Event{start(1300, "node"), exit(1300, 0, "", false)})
+	if got, want := m.Title(), "stderr 9B · exit code 0"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+	if m.lines.at(5).kind != kSep || m.lines.len() != 6 {
+		t.Error("exit code 0 is drawn as an error, or history was lost")
+	}
+	m.Apply([]client.Event{proc(client.ProcInfo{What: "spawn-failed", Err: errors.New("MCP_SPAWN: no such file")})})
+	if got := screen(m)[6]; !strings.HasPrefix(got, "── spawn failed: MCP_SPAWN: no such file ──") {
+		t.Errorf("spawn failure: %q", got)
+	}
+}
+
+func numbered(m *Model, n int) {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("line ")
+		b.WriteString(string(rune('a'+i%26)) + "\n")
+	}
+	m.Apply([]client.Event{chunk(b.String())})
+}
+
+func TestScroll(t *testing.T) {
+	m := newModel(Options{}, 20, 3)
+	numbered(m, 10) // line a .. line j
+	if got := screen(m); got[2] != "line j" {
+		t.Fatalf("not following: %q", got)
+	}
+	m.Update(press("k"))
+	if got := screen(m); got[0] != "line g" || got[2] != "line i" || m.follow {
+		t.Fatalf("after k: %q follow=%v", got, m.follow)
+	}
+	numbered(m, 1) // new output does not move a scrolled view
+	if got := screen(m); got[2] != "line i" {
+		t.Fatalf("scrolled view moved: %q", got)
+	}
+	m.Update(press("g"))
+	if got := screen(m); got[0] != "line a" {
+		t.Fatalf("after g: %q", got)
+	}
+	m.Update(press("pgdown"))
+	m.Update(press("j"))
+	if got := screen(m); got[0] != "line e" {
+		t.Fatalf("after pgdn j: %q", got)
+	}
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if !m.follow {
+		t.Fatalf("scrolling to the end does not follow again: top %+v", m.top)
+	}
+	m.Update(press("pgup"))
+	m.Update(press("G"))
+	if got := screen(m); !m.follow || got[2] != "line a" {
+		t.Fatalf("after G: %q", got)
+	}
+}
+
+func TestWrap(t *testing.T) {
+	m := newModel(Options{}, 10, 4)
+	m.Apply([]client.Event{chunk("short\n0123456789abcdefghijKLM\nend")})
+	if got := screen(m); got[1] != "012345678…" {
+		t.Fatalf("no wrap: %q", got)
+	}
+	m.Update(press("w"))
+	want := []string{"abcdefghij", "KLM", "end", "(no newli…"}
+	if got := screen(m); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("wrap: %q, want %q", got, want)
+	}
+	m.Update(press("k"))
+	if got := screen(m); got[0] != "0123456789" {
+		t.Fatalf("wrap, k: %q", got)
+	}
+}

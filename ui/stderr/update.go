@@ -1,0 +1,110 @@
+package stderr
+
+import (
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// KeyMap holds the pane's bindings.
+type KeyMap struct {
+	Up, Down, PageUp, PageDown, Top, Bottom, Wrap key.Binding
+}
+
+// DefaultKeyMap returns the default bindings.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:       key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("↓/j", "down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "oldest")),
+		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "follow")),
+		Wrap:     key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "soft wrap")),
+	}
+}
+
+// ShortHelp returns the bindings shown in the help bar.
+func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Bottom, k.Wrap} }
+
+// FullHelp returns every binding, in columns.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Top, k.Bottom, k.Wrap}}
+}
+
+// Keys returns the pane's key map for the help bar.
+func (m *Model) Keys() help.KeyMap { return m.keys }
+
+// Update handles keys and the mouse wheel while the pane has focus.
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		k := m.keys
+		switch {
+		case key.Matches(msg, k.Up):
+			m.up(1)
+		case key.Matches(msg, k.Down):
+			m.down(1)
+		case key.Matches(msg, k.PageUp):
+			m.up(max(m.h, 1))
+		case key.Matches(msg, k.PageDown):
+			m.down(max(m.h, 1))
+		case key.Matches(msg, k.Top):
+			lo, _ := m.bounds()
+			m.top = pos{lo, 0}
+			m.follow = m.atBottom()
+		case key.Matches(msg, k.Bottom):
+			m.follow = true
+		case key.Matches(msg, k.Wrap):
+			m.wrap = !m.wrap
+			m.top.sub = 0
+		}
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.up(3)
+		case tea.MouseWheelDown:
+			m.down(3)
+		}
+	}
+	return nil
+}
+
+// up scrolls n rows towards older output and stops following.
+func (m *Model) up(n int) {
+	if m.follow {
+		m.top, m.follow = m.bottom(), false
+	}
+	m.top = m.clamp(m.top)
+	lo, _ := m.bounds()
+	for ; n > 0; n-- {
+		if m.top.sub > 0 {
+			m.top.sub--
+		} else if m.top.line > lo {
+			m.top.line--
+			m.top.sub = len(m.rowsOf(m.top.line)) - 1
+		} else {
+			break
+		}
+	}
+	m.follow = m.atBottom()
+}
+
+// down scrolls n rows towards newer output; reaching the end follows again.
+func (m *Model) down(n int) {
+	if m.follow {
+		return
+	}
+	m.top = m.clamp(m.top)
+	_, hi := m.bounds()
+	for ; n > 0; n-- {
+		if m.top.sub+1 < len(m.rowsOf(m.top.line)) {
+			m.top.sub++
+		} else if m.top.line+1 < hi {
+			m.top = pos{m.top.line + 1, 0}
+		} else {
+			break
+		}
+	}
+	m.follow = m.atBottom()
+}

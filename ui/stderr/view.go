@@ -1,0 +1,167 @@
+package stderr
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sonde-mcp/sonde/ui/format"
+)
+
+// partialNote ends the incomplete last line.
+const partialNote = " (no newline yet)"
+
+// bounds returns the absolute numbers of the first item (the "dropped"
+// marker when there is one) and one past the last item (the partial line
+// when there is one).
+func (m *Model) bounds() (lo, hi uint64) {
+	lo, hi = m.first, m.first+uint64(m.lines.len())
+	if m.dropped > 0 {
+		lo--
+	}
+	if len(m.partial) > 0 {
+		hi++
+	}
+	return lo, hi
+}
+
+// rowsOf renders item n as screen rows: one, or several when soft wrap is
+// on and the line is wider than the pane. Rows are cut to the pane's width
+// by View.
+func (m *Model) rowsOf(n uint64) []string {
+	st, w := m.st, max(m.w, 1)
+	switch {
+	case n < m.first:
+		return []string{st.Warn.Render("… " + format.Size(int(m.dropped)) + " dropped …")}
+	case n-m.first == uint64(m.lines.len()):
+		return m.partialRows(w)
+	}
+	l := m.lines.at(int(n - m.first))
+	switch l.kind {
+	case kSep, kSepErr:
+		style := st.Subtle
+		if l.kind == kSepErr {
+			style = st.Error
+		}
+		return []string{style.Render(l.text + strings.Repeat("─", max(w-ansi.StringWidth(l.text), 0)))}
+	}
+	if !m.wrap || len(l.text) <= w {
+		return []string{st.Text.Render(l.text)}
+	}
+	return m.wrapped(l.text, w)
+}
+
+func (m *Model) wrapped(s string, w int) []string {
+	rows := strings.Split(ansi.Hardwrap(s, w, true), "\n")
+	for i, r := range rows {
+		rows[i] = m.st.Text.Render(r)
+	}
+	return rows
+}
+
+// partialRows renders the incomplete last line, marked as such.
+func (m *Model) partialRows(w int) []string {
+	if m.pdirty {
+		m.ptext, m.pdirty = sanitize(m.partial), false
+	}
+	note, noteW := m.st.Subtle.Render(partialNote), len(partialNote)
+	s := m.ptext
+	if !m.wrap {
+		if ansi.StringWidth(s)+noteW > w {
+			s = ansi.Truncate(s, max(w-noteW, 1), "…")
+		}
+		return []string{m.st.Text.Render(s) + note}
+	}
+	rows := []string{""}
+	if s != "" {
+		rows = m.wrapped(s, w)
+	}
+	if last := len(rows) - 1; ansi.StringWidth(rows[last])+noteW <= w {
+		rows[last] += note
+	} else {
+		rows = append(rows, m.st.Subtle.Render(partialNote[1:]))
+	}
+	return rows
+}
+
+// View renders the visible rows: the newest when following, otherwise from
+// the scroll position. Only the lines on screen are rendered.
+func (m *Model) View() string {
+	if m.w <= 0 || m.h <= 0 {
+		return format.Lines("", m.w, m.h)
+	}
+	lo, hi := m.bounds()
+	var rows []string
+	if m.follow {
+		rows = m.tail(hi)
+	} else {
+		top := m.clamp(m.top)
+		for n := top.line; n < hi && len(rows) < m.h; n++ {
+			r := m.rowsOf(n)
+			if n == top.line {
+				r = r[top.sub:]
+			}
+			rows = append(rows, r...)
+		}
+	}
+	if lo == hi {
+		rows = []string{m.st.Subtle.Render("nothing on stderr yet")}
+	}
+	return format.Lines(strings.Join(rows[:min(len(rows), m.h)], "\n"), m.w, m.h)
+}
+
+// tail returns the last h rows of the items before hi.
+func (m *Model) tail(hi uint64) []string {
+	lo, _ := m.bounds()
+	var chunks [][]string
+	total := 0
+	for n := hi; n > lo && total < m.h; n-- {
+		r := m.rowsOf(n - 1)
+		chunks = append(chunks, r)
+		total += len(r)
+	}
+	rows := make([]string, 0, total)
+	for i := len(chunks) - 1; i >= 0; i-- {
+		rows = append(rows, chunks[i]...)
+	}
+	return rows[max(total-m.h, 0):]
+}
+
+// bottom returns the scroll position that shows the last page.
+func (m *Model) bottom() pos {
+	lo, hi := m.bounds()
+	total := 0
+	for n := hi; n > lo; n-- {
+		total += len(m.rowsOf(n - 1))
+		if total >= m.h {
+			return pos{n - 1, total - m.h}
+		}
+	}
+	return pos{lo, 0}
+}
+
+// clamp keeps p on an item that still exists.
+func (m *Model) clamp(p pos) pos {
+	lo, hi := m.bounds()
+	switch {
+	case lo == hi:
+		return pos{lo, 0}
+	case p.line < lo:
+		return pos{lo, 0}
+	case p.line >= hi:
+		return pos{hi - 1, 0}
+	}
+	p.sub = max(min(p.sub, len(m.rowsOf(p.line))-1), 0) // rows change with width and wrap
+	return p
+}
+
+// atBottom reports whether the rows from the scroll position to the end fit
+// on one page.
+func (m *Model) atBottom() bool {
+	_, hi := m.bounds()
+	total := -m.top.sub
+	for n := m.top.line; n < hi && total <= m.h; n++ {
+		total += len(m.rowsOf(n))
+	}
+	return total <= m.h
+}

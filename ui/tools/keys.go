@@ -1,0 +1,101 @@
+package tools
+
+import (
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+
+	"github.com/sonde-mcp/sonde/ui/tools/form"
+)
+
+// KeyMap are the pane's bindings. Bindings of other modes are disabled, so
+// the help bar shows what applies now.
+type KeyMap struct {
+	// Up, Down, PageUp, PageDown, Home and End move the selection in the
+	// list and scroll the result view.
+	Up, Down, PageUp, PageDown, Home, End key.Binding
+	// Filter focuses the fuzzy filter; ClearFilter empties it; AcceptFilter
+	// leaves the filter keeping its query.
+	Filter, ClearFilter, AcceptFilter key.Binding
+	// Call opens the argument form of the selected tool (in the result
+	// view: of the result's tool).
+	Call key.Binding
+	// Refresh asks the root to run tools/list again (RefreshMsg).
+	Refresh key.Binding
+	// Older and Newer step through the kept results (from the list they
+	// open the newest).
+	Older, Newer key.Binding
+	// Back leaves the result view.
+	Back key.Binding
+	// Form are the argument form's bindings.
+	Form form.KeyMap
+}
+
+// DefaultKeyMap returns the default bindings.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:       key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		Home:         key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "top")),
+		End:          key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "bottom")),
+		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
+		Call:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "call…")),
+		Refresh:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh list")),
+		Older:        key.NewBinding(key.WithKeys("["), key.WithHelp("[", "older result")),
+		Newer:        key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "newer result")),
+		Back:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Form:         form.DefaultKeyMap(),
+	}
+}
+
+// syncKeys enables the bindings of the current mode and disables the rest.
+func (m *Model) syncKeys() {
+	k := &m.keys
+	list, filter, result := m.mode == modeList, m.mode == modeFilter, m.mode == modeResult
+	move := list || filter || result
+	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Home, &k.End} {
+		b.SetEnabled(move)
+	}
+	k.Filter.SetEnabled(list && len(m.tools) > 0)
+	k.ClearFilter.SetEnabled(filter || (list && m.query != ""))
+	k.AcceptFilter.SetEnabled(filter)
+	k.Call.SetEnabled((list && len(m.visible) > 0) || (result && m.current() != nil))
+	k.Refresh.SetEnabled(list || result)
+	k.Older.SetEnabled((list && len(m.results) > 0) || (result && m.cur > 0))
+	k.Newer.SetEnabled((list && len(m.results) > 0) || (result && m.cur < len(m.results)-1))
+	k.Back.SetEnabled(result)
+	if m.form != nil {
+		k.Form = m.form.Keys()
+	} else {
+		k.Form = m.formKeys
+		k.Form.SetEnabled(false)
+	}
+}
+
+// Keys returns the pane's bindings for the help bar.
+func (m *Model) Keys() help.KeyMap {
+	m.syncKeys()
+	return helpKeys(m.keys)
+}
+
+type helpKeys KeyMap
+
+// ShortHelp lists the main bindings; disabled ones are not shown.
+func (k helpKeys) ShortHelp() []key.Binding {
+	f := k.Form
+	return []key.Binding{k.Call, k.Filter, k.AcceptFilter, k.ClearFilter, k.Back, k.Older, k.Newer, k.Refresh,
+		f.Submit, f.Enter, f.Next, f.Toggle, f.CycleNext, f.RawJSON, f.Cancel}
+}
+
+// FullHelp lists every binding, grouped.
+func (k helpKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
+		{k.Filter, k.AcceptFilter, k.ClearFilter, k.Call, k.Refresh},
+		{k.Older, k.Newer, k.Back},
+		k.Form.All(),
+	}
+}

@@ -1,0 +1,219 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/theme"
+	"github.com/sonde-mcp/sonde/ui/tools/form"
+)
+
+// DefaultResults is how many results are kept when Options.Results is 0.
+const DefaultResults = 20
+
+// Options configure the pane.
+type Options struct {
+	// Results is how many call results are kept for "[" and "]"
+	// (DefaultResults when 0); older ones are evicted and counted.
+	Results int
+	// Keys replaces DefaultKeyMap when set.
+	Keys *KeyMap
+}
+
+type mode uint8
+
+const (
+	modeList   mode = iota // the tool list has the keys
+	modeFilter             // the filter input has the keys
+	modeForm               // the argument form has the keys
+	modeResult             // a result is shown
+)
+
+// entry is one listed tool with its schema read once.
+type entry struct {
+	tool   mcp.Tool
+	schema form.Schema
+}
+
+// result is one kept call outcome.
+type result struct {
+	ResultMsg
+	at time.Time // the root's clock when it arrived
+	n  int       // 1 for the first result since the pane was made
+}
+
+// Model is the Tools pane.
+type Model struct {
+	st   *theme.Styles
+	keys KeyMap
+	// formKeys are the form's bindings as configured; keys.Form is their
+	// copy with the current enabled state.
+	formKeys form.KeyMap
+	max      int
+	w, h     int
+	now      time.Time
+	mode     mode
+	back     mode // where the form returns to
+
+	loaded  bool // SetTools was called
+	tools   []entry
+	changed bool // notifications/tools/list_changed seen since SetTools
+
+	filter  textinput.Model
+	query   string
+	visible []int   // indices into tools, in match order
+	matched [][]int // byte offsets of matched characters per visible row
+	sel     int     // index into visible
+	runs    int     // how many times the filter ran (for tests)
+	top     int     // first list row shown
+
+	calling  map[string]int // calls in flight per tool
+	inFlight int
+	form     *form.Form
+	lastArgs map[string]json.RawMessage
+
+	results []*result // oldest first, at most max
+	evicted int
+	total   int
+	cur     int // index into results shown
+	scroll  int
+	cache   bodyCache
+}
+
+// New returns the pane.
+func New(st *theme.Styles, opts Options) *Model {
+	m := &Model{st: st, keys: DefaultKeyMap(), max: opts.Results,
+		calling: map[string]int{}, lastArgs: map[string]json.RawMessage{}}
+	if opts.Keys != nil {
+		m.keys = *opts.Keys
+	}
+	m.formKeys = m.keys.Form
+	if m.max <= 0 {
+		m.max = DefaultResults
+	}
+	m.filter = textinput.New()
+	m.filter.Prompt = "/ "
+	m.filter.Placeholder = "filter tools"
+	m.filter.SetStyles(form.InputStyles(st))
+	return m
+}
+
+// SetSize sets the inner size of the pane in cells.
+func (m *Model) SetSize(w, h int) {
+	m.w, m.h = max(w, 0), max(h, 0)
+	if m.form != nil {
+		m.form.SetSize(m.w, m.h)
+	}
+}
+
+// SetNow sets the root's clock (used for the age of results).
+func (m *Model) SetNow(t time.Time) { m.now = t }
+
+// SetTools replaces the tool list (after tools/list, and again after a
+// restart). It clears the "list changed" hint, re-runs the filter and keeps
+// the selected tool when it is still listed.
+func (m *Model) SetTools(tools []mcp.Tool) {
+	prev := m.selectedName()
+	m.tools = make([]entry, len(tools))
+	for i, t := range tools {
+		m.tools[i] = entry{tool: t, schema: form.Parse(t.InputSchema)}
+	}
+	m.loaded, m.changed = true, false
+	m.refilterKeeping(prev)
+}
+
+// Apply folds client events into the pane. Only an incoming
+// notifications/tools/list_changed matters: it sets the "list changed (r to
+// refresh)" hint.
+func (m *Model) Apply(evs []client.Event) {
+	for i := range evs {
+		f := evs[i].Frame
+		if evs[i].Kind == client.EvFrame && f != nil && f.Dir == transport.In &&
+			f.Msg.Kind == jsonrpc.KindNotification && f.Msg.Method == mcp.MethodToolsChanged {
+			m.changed = true
+		}
+	}
+}
+
+// Reset forgets per-process state after a server restart: the in-flight
+// counts and the "list changed" hint. It keeps the tool list (until the
+// root's SetTools), the filter, the kept results, the arguments last sent to
+// each tool, and an open form, so nothing typed is lost.
+func (m *Model) Reset() {
+	clear(m.calling)
+	m.inFlight = 0
+	m.changed = false
+}
+
+// Capturing reports whether a text input has the keyboard (the filter or
+// the form).
+func (m *Model) Capturing() bool { return m.mode == modeFilter || m.mode == modeForm }
+
+// Title returns "Tools N" with the filter, the calls in flight and the
+// "list changed" hint.
+func (m *Model) Title() string {
+	t := fmt.Sprintf("Tools %d", len(m.tools))
+	if m.query != "" {
+		t += " · filter: " + form.Clean(m.query)
+	}
+	if m.inFlight > 0 {
+		t += fmt.Sprintf(" · %d calling", m.inFlight)
+	}
+	if m.changed {
+		t += " · list changed"
+	}
+	return t
+}
+
+// selected returns the selected tool, or nil.
+func (m *Model) selected() *entry {
+	if m.sel < 0 || m.sel >= len(m.visible) {
+		return nil
+	}
+	return &m.tools[m.visible[m.sel]]
+}
+
+// current returns the result shown, or nil.
+func (m *Model) current() *result {
+	if m.cur < 0 || m.cur >= len(m.results) {
+		return nil
+	}
+	return m.results[m.cur]
+}
+
+// addResult keeps a result, settles its in-flight count and shows it
+// (unless a form is open: the form keeps the keyboard).
+func (m *Model) addResult(msg ResultMsg) {
+	if n := m.calling[msg.Tool]; n > 0 {
+		if n == 1 {
+			delete(m.calling, msg.Tool)
+		} else {
+			m.calling[msg.Tool] = n - 1
+		}
+		m.inFlight--
+	}
+	m.total++
+	if len(m.results) == m.max {
+		copy(m.results, m.results[1:])
+		m.results = m.results[:len(m.results)-1]
+		m.evicted++
+	}
+	m.results = append(m.results, &result{ResultMsg: msg, at: m.now, n: m.total})
+	m.cur, m.scroll = len(m.results)-1, 0
+	switch m.mode {
+	case modeForm:
+		m.back = modeResult
+	case modeFilter:
+		m.filter.Blur()
+		m.mode = modeResult
+	default:
+		m.mode = modeResult
+	}
+}

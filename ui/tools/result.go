@@ -1,0 +1,173 @@
+package tools
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/ui/tools/form"
+)
+
+// bodyCache holds the drawn body of the result shown, for one width: a
+// result is laid out once, then View only slices it.
+type bodyCache struct {
+	r     *result
+	w     int
+	lines []string
+}
+
+// maxErrLines bounds the lines of a failed call's error in the header.
+const maxErrLines = 3
+
+// header draws the fixed lines above the scrolled body.
+func (m *Model) header(r *result, bodyLen int) []string {
+	st := m.st
+	id := "–"
+	if r.ID.IsValid() {
+		id = r.ID.String()
+	}
+	left := st.Accent.Render(form.Clean(r.Tool)) + st.Subtle.Render(" · id ") + st.Text.Render(id) +
+		st.Subtle.Render(" · ") + st.Text.Render(format.Dur(r.Latency))
+	if r.Err == nil && r.Result != nil && r.Result.IsError {
+		left += st.Subtle.Render(" · ") + st.Error.Render("isError")
+	}
+	right := fmt.Sprintf("result %d/%d", m.cur+1, len(m.results))
+	if m.evicted > 0 {
+		right += fmt.Sprintf(" (+%d dropped)", m.evicted)
+	}
+	if !r.at.IsZero() && !m.now.IsZero() {
+		if d := m.now.Sub(r.at); d >= time.Second {
+			right += " · " + format.Dur(d.Truncate(time.Second)) + " ago"
+		} else {
+			right += " · just now"
+		}
+	}
+	if h := m.bodyHeight(); bodyLen > h {
+		right += fmt.Sprintf(" · %d-%d/%d", m.scroll+1, min(m.scroll+h, bodyLen), bodyLen)
+	}
+	right = st.Subtle.Render(right)
+	rw := lipgloss.Width(right)
+	out := []string{format.Fit(left, max(m.w-rw-1, 0)) + " " + right}
+	if r.Err != nil {
+		lines := wrapText(r.Err.Error(), m.w)
+		if len(lines) > maxErrLines {
+			lines = append(lines[:maxErrLines-1:maxErrLines-1], "…")
+		}
+		for _, l := range lines {
+			out = append(out, st.Error.Render(l))
+		}
+	}
+	return append(out, st.Subtle.Render(strings.Repeat("─", m.w)))
+}
+
+func (m *Model) headerHeight(r *result) int {
+	n := 2
+	if r.Err != nil {
+		n += min(len(wrapText(r.Err.Error(), m.w)), maxErrLines)
+	}
+	return n
+}
+
+// bodyHeight is the number of body lines the result view shows.
+func (m *Model) bodyHeight() int {
+	r := m.current()
+	if r == nil {
+		return m.h
+	}
+	return max(m.h-m.headerHeight(r), 1)
+}
+
+// body returns the drawn body of the result shown, from the cache.
+func (m *Model) body() []string {
+	r := m.current()
+	if m.cache.r != r || m.cache.w != m.w {
+		m.cache = bodyCache{r: r, w: m.w, lines: m.drawBody(r, m.w)}
+	}
+	return m.cache.lines
+}
+
+func (m *Model) scrollBy(d int) {
+	n := len(m.body())
+	m.scroll = min(max(m.scroll+d, 0), max(n-m.bodyHeight(), 0))
+}
+
+func (m *Model) resultView() string {
+	r := m.current()
+	body := m.body()
+	h := m.bodyHeight()
+	m.scroll = min(max(m.scroll, 0), max(len(body)-h, 0))
+	out := m.header(r, len(body))
+	out = append(out, body[m.scroll:min(m.scroll+h, len(body))]...)
+	return format.Lines(strings.Join(out, "\n"), m.w, m.h)
+}
+
+// drawBody lays out a result: error data, content blocks, structuredContent.
+func (m *Model) drawBody(r *result, w int) []string {
+	st := m.st
+	var out []string
+	var ce *client.Error
+	if errors.As(r.Err, &ce) && ce.RPC != nil && len(ce.RPC.Data) > 0 {
+		out = append(out, st.Header.Render("error data"))
+		out = append(out, jsonLines(st, ce.RPC.Data, w)...)
+	}
+	if r.Result == nil {
+		if r.Err == nil && len(r.Raw) > 0 {
+			out = append(out, st.Header.Render("result (not a CallToolResult)"))
+			out = append(out, jsonLines(st, r.Raw, w)...)
+		}
+		return out
+	}
+	if len(r.Result.Content) == 0 {
+		out = append(out, st.Subtle.Render("(no content)"))
+	}
+	for i, c := range r.Result.Content {
+		if i > 0 {
+			out = append(out, "")
+		}
+		out = append(out, m.block(c, w)...)
+	}
+	if sc := r.Result.StructuredContent; len(sc) > 0 && string(sc) != "null" {
+		out = append(out, "", st.Header.Render("structuredContent"))
+		out = append(out, jsonLines(st, sc, w)...)
+	}
+	return out
+}
+
+// block draws one content block.
+func (m *Model) block(c mcp.Content, w int) []string {
+	st := m.st
+	switch c.Type {
+	case "text":
+		text, more := cut(c.Text)
+		out := []string{st.Subtle.Render("[text]")}
+		for _, l := range wrapText(text, w) {
+			out = append(out, st.Text.Render(l))
+		}
+		if more != "" {
+			out = append(out, st.Subtle.Render(more))
+		}
+		return out
+	case "image", "audio":
+		return []string{st.Info.Render(fmt.Sprintf("[%s %s, %s]", c.Type, form.Clean(c.MimeType), format.Size(decodedLen(c.Data))))}
+	case "resource_link":
+		return []string{st.Info.Render("[resource_link " + form.Clean(c.URI) + "]")}
+	}
+	name := c.Type
+	if name == "" {
+		name = "block without a type"
+	}
+	return []string{st.Info.Render("[" + form.Clean(name) + "]")}
+}
+
+// decodedLen is the byte size of base64 data.
+func decodedLen(s string) int {
+	s = strings.TrimRight(s, "=")
+	return base64.RawStdEncoding.DecodedLen(len(s))
+}

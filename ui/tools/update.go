@@ -1,0 +1,222 @@
+package tools
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/ui/tools/form"
+)
+
+// Update handles keys, paste and mouse messages while the pane is focused,
+// and ResultMsg whatever the focus.
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	m.syncKeys()
+	defer m.syncKeys()
+	switch msg := msg.(type) {
+	case ResultMsg:
+		m.addResult(msg)
+	case tea.KeyPressMsg:
+		switch m.mode {
+		case modeForm:
+			return m.formUpdate(msg)
+		case modeFilter:
+			return m.filterKey(msg)
+		case modeResult:
+			return m.resultKey(msg)
+		}
+		return m.listKey(msg)
+	case tea.PasteMsg:
+		switch m.mode {
+		case modeForm:
+			return m.formUpdate(msg)
+		case modeFilter:
+			return m.filterInput(msg)
+		}
+	case tea.MouseWheelMsg:
+		return m.wheel(msg)
+	case tea.MouseClickMsg:
+		return m.click(msg)
+	}
+	return nil
+}
+
+// move moves the list selection (list and filter modes) or scrolls the
+// result view, for the movement bindings; it reports whether msg was one.
+func (m *Model) move(msg tea.KeyPressMsg) bool {
+	page := max(m.listHeight()-1, 1)
+	if m.mode == modeResult {
+		page = max(m.bodyHeight()-1, 1)
+	}
+	k := m.keys
+	d := 0
+	switch {
+	case key.Matches(msg, k.Up):
+		d = -1
+	case key.Matches(msg, k.Down):
+		d = 1
+	case key.Matches(msg, k.PageUp):
+		d = -page
+	case key.Matches(msg, k.PageDown):
+		d = page
+	case key.Matches(msg, k.Home):
+		d = -1 << 30
+	case key.Matches(msg, k.End):
+		d = 1 << 30
+	default:
+		return false
+	}
+	if m.mode == modeResult {
+		m.scrollBy(d)
+	} else {
+		m.sel = min(max(m.sel+d, 0), max(len(m.visible)-1, 0))
+	}
+	return true
+}
+
+func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case m.move(msg):
+	case key.Matches(msg, k.Filter):
+		m.mode = modeFilter
+		return m.filter.Focus()
+	case key.Matches(msg, k.ClearFilter):
+		m.filter.SetValue("")
+		m.setQuery("")
+	case key.Matches(msg, k.Call):
+		if e := m.selected(); e != nil {
+			m.openForm(e.tool.Name)
+		}
+	case key.Matches(msg, k.Refresh):
+		return refresh
+	case key.Matches(msg, k.Older), key.Matches(msg, k.Newer):
+		m.mode, m.cur, m.scroll = modeResult, len(m.results)-1, 0
+	}
+	return nil
+}
+
+func refresh() tea.Msg { return RefreshMsg{} }
+
+// filterKey: printable keys edit the query (so "j" and "r" are typed, not
+// bound); enter keeps the query, esc clears it, arrows move the selection.
+func (m *Model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	if msg.Text == "" {
+		switch {
+		case key.Matches(msg, k.AcceptFilter):
+			m.filter.Blur()
+			m.mode = modeList
+			return nil
+		case key.Matches(msg, k.ClearFilter):
+			m.filter.Blur()
+			m.filter.SetValue("")
+			m.setQuery("")
+			m.mode = modeList
+			return nil
+		case m.move(msg):
+			return nil
+		}
+	}
+	return m.filterInput(msg)
+}
+
+func (m *Model) filterInput(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	m.filter, cmd = m.filter.Update(msg)
+	m.setQuery(m.filter.Value())
+	return cmd
+}
+
+func (m *Model) resultKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case m.move(msg):
+	case key.Matches(msg, k.Back):
+		m.mode = modeList
+	case key.Matches(msg, k.Older):
+		m.cur, m.scroll = max(m.cur-1, 0), 0
+	case key.Matches(msg, k.Newer):
+		m.cur, m.scroll = min(m.cur+1, len(m.results)-1), 0
+	case key.Matches(msg, k.Call):
+		if r := m.current(); r != nil {
+			m.openForm(r.Tool)
+		}
+	case key.Matches(msg, k.Refresh):
+		return refresh
+	}
+	return nil
+}
+
+// openForm opens the argument form of the named tool, pre-filled with the
+// arguments last sent to it.
+func (m *Model) openForm(name string) {
+	var t *entry
+	for i := range m.tools {
+		if m.tools[i].tool.Name == name {
+			t = &m.tools[i]
+			break
+		}
+	}
+	if t == nil {
+		return
+	}
+	m.form = form.New(m.st, m.formKeys, t.tool, m.lastArgs[name])
+	m.form.SetSize(m.w, m.h)
+	m.back, m.mode = m.mode, modeForm
+}
+
+func (m *Model) formUpdate(msg tea.Msg) tea.Cmd {
+	act, cmd := m.form.Update(msg)
+	switch act {
+	case form.Cancel:
+		m.form, m.mode = nil, m.back
+	case form.Submit:
+		name, args := m.form.Tool(), m.form.Args()
+		m.form, m.mode = nil, m.back
+		m.lastArgs[name] = args
+		m.calling[name]++
+		m.inFlight++
+		return tea.Batch(cmd, func() tea.Msg { return CallMsg{Tool: name, Args: args} })
+	}
+	return cmd
+}
+
+func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
+	d := 0
+	switch msg.Button {
+	case tea.MouseWheelUp:
+		d = -3
+	case tea.MouseWheelDown:
+		d = 3
+	}
+	switch m.mode {
+	case modeForm:
+		_, cmd := m.form.Update(msg)
+		return cmd
+	case modeResult:
+		m.scrollBy(d)
+	default:
+		m.sel = min(max(m.sel+d/3, 0), max(len(m.visible)-1, 0))
+	}
+	return nil
+}
+
+// click selects the list row under the pointer (or the form field).
+func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
+	if m.mode == modeForm {
+		_, cmd := m.form.Update(msg)
+		return cmd
+	}
+	if m.mode == modeResult || msg.Button != tea.MouseLeft {
+		return nil
+	}
+	l := m.layout()
+	row := msg.Y - l.listY
+	if msg.X >= l.listW || row < 0 || row >= l.listH {
+		return nil
+	}
+	if i := m.top + row; i < len(m.visible) {
+		m.sel = i
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/ui/tools/form"
+)
+
+// sideBySide is the width from which the detail goes beside the list.
+const sideBySide = 90
+
+// listLayout is where the list and the detail go (row 0 is the status line).
+type listLayout struct {
+	side                   bool
+	listY, listW, listH    int
+	detX, detY, detW, detH int
+}
+
+// layout is a pure function of the size and the tool list.
+func (m *Model) layout() listLayout {
+	l := listLayout{listY: 1}
+	if m.w >= sideBySide {
+		longest := 0
+		for _, e := range m.tools {
+			longest = max(longest, utf8.RuneCountInString(e.tool.Name))
+		}
+		l.side = true
+		l.listW = min(max(longest+16, 24), m.w*2/5)
+		l.listH = max(m.h-1, 0)
+		l.detX, l.detY, l.detW, l.detH = l.listW+3, 1, m.w-l.listW-3, l.listH
+		return l
+	}
+	l.listW = m.w
+	l.listH = min(max(len(m.visible), 1), max((m.h-1)/2, 1))
+	l.detY = 2 + l.listH
+	l.detW, l.detH = m.w, max(m.h-l.detY, 0)
+	return l
+}
+
+func (m *Model) listHeight() int { return m.layout().listH }
+
+// View draws the pane: exactly h lines of w cells.
+func (m *Model) View() string {
+	if m.w <= 0 || m.h <= 0 {
+		return format.Lines("", m.w, m.h)
+	}
+	switch m.mode {
+	case modeForm:
+		return m.form.View()
+	case modeResult:
+		if m.current() != nil {
+			return m.resultView()
+		}
+	}
+	l := m.layout()
+	list := m.listLines(l)
+	detail := m.detailLines(l.detW, l.detH)
+	out := make([]string, 0, m.h)
+	out = append(out, m.statusLine())
+	if l.side {
+		sep := m.st.Subtle.Render(" │ ")
+		for i := 0; i < l.listH; i++ {
+			out = append(out, format.Fit(at(list, i), l.listW)+sep+format.Fit(at(detail, i), l.detW))
+		}
+	} else {
+		out = append(out, list...)
+		out = append(out, m.st.Subtle.Render(strings.Repeat("─", m.w)))
+		out = append(out, detail...)
+	}
+	return format.Lines(strings.Join(out, "\n"), m.w, m.h)
+}
+
+func at(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
+}
+
+// statusLine is the filter (or the tool count) with the list-changed hint
+// on the right.
+func (m *Model) statusLine() string {
+	st := m.st
+	var left string
+	switch {
+	case m.mode == modeFilter || m.query != "":
+		left = m.filter.View() + st.Subtle.Render(fmt.Sprintf("  %d/%d", len(m.visible), len(m.tools)))
+	case !m.loaded:
+		left = st.Subtle.Render("tools")
+	default:
+		left = st.Subtle.Render(fmt.Sprintf("%d tools", len(m.tools)))
+		if m.inFlight > 0 {
+			left += st.Accent.Render(fmt.Sprintf(" · %d calling…", m.inFlight))
+		}
+	}
+	right := ""
+	if m.changed {
+		right = st.Warn.Render("list changed (r to refresh)")
+	}
+	rw := lipgloss.Width(right)
+	if rw == 0 {
+		return format.Fit(left, m.w)
+	}
+	if rw >= m.w {
+		return format.Fit(right, m.w)
+	}
+	return format.Fit(left, m.w-rw-1) + " " + right
+}
+
+// listLines draws the visible rows of the list (only those).
+func (m *Model) listLines(l listLayout) []string {
+	st := m.st
+	switch {
+	case !m.loaded:
+		return []string{st.Subtle.Render("waiting for tools/list…")}
+	case len(m.tools) == 0:
+		return []string{st.Subtle.Render("the server lists no tools")}
+	case len(m.visible) == 0:
+		return []string{st.Subtle.Render("no tool matches “" + form.Clean(m.query) + "”")}
+	}
+	if m.sel < m.top {
+		m.top = m.sel
+	}
+	if m.sel >= m.top+l.listH {
+		m.top = m.sel - l.listH + 1
+	}
+	m.top = max(min(m.top, len(m.visible)-l.listH), 0)
+	out := make([]string, 0, l.listH)
+	for i := m.top; i < len(m.visible) && len(out) < l.listH; i++ {
+		out = append(out, m.row(i, l.listW))
+	}
+	return out
+}
+
+// row draws list row i: marker, highlighted name, calls in flight.
+func (m *Model) row(i, w int) string {
+	st := m.st
+	e := &m.tools[m.visible[i]]
+	base, match, marker := st.Text, st.Match, "  "
+	if i == m.sel {
+		base, match, marker = st.Selected, st.Selected.Inherit(st.Match), "› "
+	}
+	badge := ""
+	if n := m.calling[e.tool.Name]; n > 0 {
+		badge = st.Accent.Render(fmt.Sprintf(" %d calling…", n))
+	}
+	var hl []int
+	if m.query != "" && i < len(m.matched) {
+		hl = m.matched[i]
+	}
+	avail := max(w-2-lipgloss.Width(badge), 1)
+	name := highlight(e.tool.Name, hl, base, match)
+	if lipgloss.Width(name) > avail {
+		name = ansi.Truncate(name, avail, "…")
+	}
+	name += base.Render(strings.Repeat(" ", avail-lipgloss.Width(name)))
+	return base.Render(marker) + name + badge
+}
+
+// detailLines describes the selected tool: name and title, description,
+// one line per input property, annotations.
+func (m *Model) detailLines(w, h int) []string {
+	st, e := m.st, m.selected()
+	if e == nil || w <= 0 || h <= 0 {
+		return nil
+	}
+	head := st.Accent.Render(form.Clean(e.tool.Name))
+	if e.tool.Title != "" {
+		head += st.Subtle.Render(" · ") + st.Text.Render(form.Clean(e.tool.Title))
+	}
+	props := m.propLines(e)
+	out := []string{head}
+	if e.tool.Description != "" {
+		desc := wrapText(e.tool.Description, w)
+		room := max(h-2-len(props), 2)
+		if len(desc) > room {
+			desc = append(desc[:room-1:room-1], "…")
+		}
+		for _, d := range desc {
+			out = append(out, st.Text.Render(d))
+		}
+	}
+	out = append(out, "")
+	return append(out, props...)
+}
+
+func (m *Model) propLines(e *entry) []string {
+	st := m.st
+	s := e.schema
+	var out []string
+	switch {
+	case s.Err != nil:
+		out = append(out, st.Warn.Render(form.Clean(s.Err.Error())))
+	case len(s.Props) == 0:
+		out = append(out, st.Subtle.Render("no arguments"))
+	default:
+		out = append(out, st.Header.Render("arguments"))
+	}
+	for _, p := range s.Props {
+		parts := []string{st.Accent.Render(form.Clean(p.Name)), st.Subtle.Render(p.Type)}
+		if len(p.Enum) > 0 {
+			labels := make([]string, len(p.Enum))
+			for i, v := range p.Enum {
+				labels[i] = form.Clean(form.Label(v))
+			}
+			parts = append(parts, st.Text.Render("{"+strings.Join(labels, "|")+"}"))
+		}
+		if p.Default != nil {
+			parts = append(parts, st.Subtle.Render("default "+form.Clean(string(p.Default))))
+		}
+		if p.Required {
+			parts = append(parts, st.Warn.Render("required"))
+		}
+		if p.Description != "" {
+			parts = append(parts, st.Text.Render("— "+form.Clean(p.Description)))
+		}
+		out = append(out, "  "+strings.Join(parts, "  "))
+	}
+	if len(e.tool.OutputSchema) > 0 {
+		out = append(out, st.Subtle.Render("has an outputSchema (structured result)"))
+	}
+	if a := e.tool.Annotations; len(a) > 0 && string(a) != "null" {
+		out = append(out, st.Subtle.Render("annotations "+format.Preview(a, 200)))
+	}
+	return out
+}
