@@ -30,26 +30,40 @@ const exitCodesHelp = `Exit status:
 Errors are printed on stderr as one line: sonde: CODE: message (see docs/errors.md).`
 
 func newRootCmd(io streams) *cobra.Command {
+	var tf tuiFlags
 	root := &cobra.Command{
-		Use:   "sonde",
+		Use:   "sonde [flags] -- COMMAND [ARG...]",
 		Short: "Inspect and debug MCP servers from the terminal",
-		Long: `sonde launches an MCP server (a stdio subprocess) and shows what the client knows:
+		Long: `sonde launches an MCP server (a stdio subprocess) and shows, live, what the client knows:
 every request in flight by id, the raw frames in both directions exactly as on the wire,
-the server's stderr, and how each response was matched to its request by id.
+the server's stderr, and a tool picker to make calls.
 
-The server command comes after "--" and is run directly (no shell):
-  sonde tools -- npx -y @modelcontextprotocol/server-everything
-  sonde call echo --args '{"value":"hi"}' -- ./my-server --flag
+  sonde -- npx -y @modelcontextprotocol/server-everything    the interactive UI
+  sonde demo                                                  the out-of-order lesson
+
+The server command comes after "--" and is run directly (no shell). The subcommands
+below do the same work headless, for scripts:
+  sonde tools -- ./my-server --flag
+  sonde call echo --args '{"value":"hi"}' -- ./my-server
 
 ` + exitCodesHelp,
 		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+				return usagef(fmt.Sprintf("unknown command %q (see sonde --help); a server command goes after --", args[0]))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return cmd.Help()
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return runTUI(cmd.Context(), io, &tf, args, false)
 		},
 	}
+	tf.register(root)
 	root.SetVersionTemplate("sonde {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usagef(err.Error() + " (see sonde " + cmd.Name() + " --help)")
@@ -114,29 +128,41 @@ type session struct {
 	closed bool
 }
 
-// connect starts the server, runs the handshake, and returns the session.
-// The caller must call close.
-func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*session, error) {
+// clientConfig turns the flags into the client's options and the server's
+// process configuration.
+func (f *serverFlags) clientConfig(argv []string) (client.Options, transport.StdioConfig, error) {
 	if f.maxPending <= 0 {
-		return nil, usagef("--max-pending must be at least 1")
+		return client.Options{}, transport.StdioConfig{}, usagef("--max-pending must be at least 1")
 	}
 	env, err := transport.BuildEnv(os.Environ(), f.passEnv, f.env)
 	if err != nil {
-		return nil, usagef(err.Error())
+		return client.Options{}, transport.StdioConfig{}, usagef(err.Error())
 	}
-	c := client.New(client.Options{
+	opts := client.Options{
 		Timeout: f.timeout, ResetOnProgress: f.resetOnProgress, MaxTotalTimeout: f.maxTotal,
 		MaxPending: f.maxPending, MaxLineBytes: int(f.maxLineBytes), Strict: f.strict,
 		ProtocolVersion: f.protocolVersion, ClientVersion: version,
-	})
+	}
+	cfg := transport.StdioConfig{
+		Argv: argv, Dir: f.cwd, Env: env, MaxLineBytes: int(f.maxLineBytes),
+		StderrBytes: int(f.stderrBytes), KillAfter: f.killAfter,
+	}
+	return opts, cfg, nil
+}
+
+// connect starts the server, runs the handshake, and returns the session.
+// The caller must call close.
+func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*session, error) {
+	opts, cfg, err := f.clientConfig(argv)
+	if err != nil {
+		return nil, err
+	}
+	c := client.New(opts)
 	s := &session{c: c}
 	if f.trace {
 		s.trace = startTracer(c, io.err)
 	}
-	err = c.Connect(client.Stdio(transport.StdioConfig{
-		Argv: argv, Dir: f.cwd, Env: env, MaxLineBytes: int(f.maxLineBytes),
-		StderrBytes: int(f.stderrBytes), KillAfter: f.killAfter,
-	}))
+	err = c.Connect(client.Stdio(cfg))
 	if err == nil {
 		_, err = c.Initialize(ctx)
 	}

@@ -99,7 +99,7 @@ func TestExitStatus(t *testing.T) {
 			name: "usage: unknown command",
 			args: func(t *testing.T, f *fixture) []string { return []string{"bogus"} },
 			code: exitUsage, stdout: "",
-			errLine: `sonde: unknown command "bogus" for "sonde"...`,
+			errLine: `sonde: unknown command "bogus" (see sonde --help)...`,
 		},
 		{
 			name: "MCP_ERROR",
@@ -199,7 +199,7 @@ func TestExitStatus(t *testing.T) {
 			// first never answers) the second is refused.
 			name: "MCP_BUSY",
 			args: func(t *testing.T, f *fixture) []string {
-				return f.cmd([]string{"demo", "--max-pending", "1"}, "--fault", "never-respond")
+				return f.cmd([]string{"demo", "--text", "--max-pending", "1"}, "--fault", "never-respond")
 			},
 			code: exitBusy, stdout: "-",
 			errLine: "sonde: MCP_BUSY: tools/call: 1 requests already in flight (--max-pending)\n", started: 1,

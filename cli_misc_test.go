@@ -14,7 +14,7 @@ import (
 // it in that order.
 func TestDemo(t *testing.T) {
 	f := newFixture(t)
-	r := runSonde(t, "", f.cmd([]string{"demo", "--slow", "1s"})...)
+	r := runSonde(t, "", f.cmd([]string{"demo", "--text", "--slow", "1s"})...)
 	checkRun(t, r, exitOK, "")
 	slowSent := `(?m)^ +\+\S+  -> request  id 2   tools/call echo \{"delay_ms":1000,"value":"slow"\}$`
 	fastSent := `(?m)^ +\+\S+  -> request  id 3   tools/call echo \{"delay_ms":0,"value":"fast"\}$`

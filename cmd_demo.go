@@ -17,16 +17,21 @@ import (
 )
 
 func newDemoCmd(io streams) *cobra.Command {
-	var f serverFlags
+	var f tuiFlags
 	var slow time.Duration
+	var text bool
 	cmd := &cobra.Command{
 		Use:   "demo [-- COMMAND [ARG...]]",
-		Short: "Walk through the out-of-order lesson against the fixture server",
-		Long: `A text walk-through of how an MCP client matches responses to requests: by id,
-never by order. sonde starts its own fixture server (or the COMMAND after --, which must
-offer the fixture's echo tool), sends a slow call and a fast call without waiting,
-and narrates each frame as it crosses the wire: the fast answer arrives first and
-is matched to its own request through the pending map.`,
+		Short: "The out-of-order lesson, step by step, in the interactive UI",
+		Long: `A guided lesson on how an MCP client matches responses to requests: by id, never by
+order. sonde starts its own fixture server (or the COMMAND after --, which must offer the
+fixture's echo and crash tools) and, one step per space key, sends a slow and a fast
+call (the fast answer arrives first and settles its own id), lets a call time out and
+shows its late answer matched to nothing, cancels a call, and crashes the server with
+requests in flight. o shows what a client matching answers in FIFO order would have
+done. After the lesson the session is yours.
+
+--text prints a short narrated version of the first step instead (no terminal UI).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			argv := args
 			if cmd.ArgsLenAtDash() < 0 {
@@ -41,11 +46,15 @@ is matched to its own request through the pending map.`,
 			} else if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 				return usagef("demo: put the server command after --")
 			}
-			return runDemo(cmd.Context(), io, &f, argv, slow)
+			if text {
+				return runDemo(cmd.Context(), io, &f.serverFlags, argv, slow)
+			}
+			return runTUI(cmd.Context(), io, &f, argv, true)
 		},
 	}
-	f.register(cmd.Flags())
-	cmd.Flags().DurationVar(&slow, "slow", 600*time.Millisecond, "delay of the slow call")
+	f.register(cmd)
+	cmd.Flags().BoolVar(&text, "text", false, "print a narrated walk-through instead of the interactive lesson")
+	cmd.Flags().DurationVar(&slow, "slow", 600*time.Millisecond, "with --text, the delay of the slow call")
 	return cmd
 }
 

@@ -1,0 +1,34 @@
+package ui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap holds the global keys: they work whatever pane has the focus
+// (unless the pane is capturing text input).
+type keyMap struct {
+	Next, Prev, Zoom, Help, Restart, Quit, Focus key.Binding
+	LessonNext, FIFO                             key.Binding
+}
+
+func defaultKeyMap() keyMap {
+	return keyMap{
+		Next:       key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		Prev:       key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
+		Zoom:       key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Restart:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "restart server")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Focus:      key.NewBinding(key.WithKeys("1", "2", "3", "4", "5"), key.WithHelp("1-5", "focus pane")),
+		LessonNext: key.NewBinding(key.WithKeys("space", "n"), key.WithHelp("space", "next lesson step")),
+		FIFO:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "FIFO view")),
+	}
+}
+
+// ShortHelp is the global part of the help line.
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Next, k.Zoom, k.Help, k.Quit}
+}
+
+// FullHelp lists every global key.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Quit}, {k.LessonNext, k.FIFO}}
+}

@@ -1,0 +1,88 @@
+package lesson
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"go.uber.org/goleak"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func frame(dir transport.Direction, kind jsonrpc.Kind, id int64, method, raw string) client.Event {
+	f := transport.Frame{Dir: dir, Raw: []byte(raw)}
+	f.Msg.Kind, f.Msg.ID, f.Msg.Method = kind, jsonrpc.Int(id), method
+	if kind == jsonrpc.KindResponse {
+		f.Msg.Result = []byte(raw)
+	}
+	return client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f}}
+}
+
+func outcomeEvent(id int64, state client.State) client.Event {
+	return client.Event{Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: "tools/call", State: state, Latency: time.Second}}
+}
+
+// The FIFO view pairs the n-th request with the n-th answer and marks the
+// pairs a FIFO client would get wrong; sonde's own outcome stands beside.
+func TestFIFOViewMarksWrongAnswers(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.SetSize(100, 10)
+	m.trail.labels = map[int64]string{2: "slow", 3: "fast"}
+	m.Apply([]client.Event{
+		frame(transport.Out, jsonrpc.KindRequest, 2, "tools/call", ""),
+		frame(transport.Out, jsonrpc.KindRequest, 3, "tools/call", ""),
+		frame(transport.In, jsonrpc.KindResponse, 3, "", `{"content":[{"type":"text","text":"fast"}]}`),
+		outcomeEvent(3, client.StateResolved),
+		frame(transport.In, jsonrpc.KindResponse, 2, "", `{"content":[{"type":"text","text":"slow"}]}`),
+		outcomeEvent(2, client.StateResolved),
+	})
+	m.ToggleFIFO()
+	view := ansi.Strip(m.View())
+	for _, want := range []string{
+		`id 2 slow`, `answer of id 3 "fast"  WRONG`, `answer of id 2 "slow"  WRONG`, "2 wrong answers",
+	} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("FIFO view lacks %q:\n%s", want, view)
+		}
+	}
+	if strings.Count(view, "resolved") != 2 {
+		t.Fatalf("sonde's outcomes missing:\n%s", view)
+	}
+	if !strings.Contains(m.Title(), "FIFO") {
+		t.Fatalf("title %q", m.Title())
+	}
+}
+
+func TestFIFOViewAgreesWhenInOrder(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.SetSize(100, 10)
+	m.Apply([]client.Event{
+		frame(transport.Out, jsonrpc.KindRequest, 2, "tools/call", ""),
+		frame(transport.In, jsonrpc.KindResponse, 2, "", `{"content":[{"type":"text","text":"a"}]}`),
+	})
+	m.ToggleFIFO()
+	if view := ansi.Strip(m.View()); strings.Contains(view, "WRONG") || !strings.Contains(view, "agree") {
+		t.Fatalf("%s", view)
+	}
+}
+
+func TestNextNeedsASession(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{})
+	if m.Next() != nil || m.Step() != 0 {
+		t.Fatal("stepped without a client")
+	}
+	m.SetSize(80, 8)
+	if lines := strings.Split(m.View(), "\n"); len(lines) != 8 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	if !strings.HasPrefix(m.Title(), "Lesson 1/") || Steps() < 7 {
+		t.Fatalf("title %q, %d steps", m.Title(), Steps())
+	}
+}

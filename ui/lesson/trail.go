@@ -1,0 +1,127 @@
+package lesson
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/format"
+)
+
+// trail keeps what the FIFO comparison needs: sonde's requests in the order
+// they were written, responses in the order they arrived (a FIFO client
+// pairs the n-th of each), and each request's real outcome. Bounded to the
+// last maxTrail of each.
+type trail struct {
+	requests  []request
+	responses []response
+	outcomes  map[int64]outcome
+	labels    map[int64]string
+	// reqGone and respGone count what the bounds evicted, so pairs are made
+	// by absolute position.
+	reqGone, respGone int
+}
+
+type request struct {
+	id     int64
+	method string
+}
+
+type response struct {
+	id      jsonrpc.ID
+	preview string
+}
+
+type outcome struct {
+	state   client.State
+	latency time.Duration
+}
+
+const maxTrail = 64
+
+func (t *trail) apply(evs []client.Event) {
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == client.EvFrame && ev.Frame.Dir == transport.Out && ev.Frame.Msg.Kind == jsonrpc.KindRequest:
+			if id, ok := ev.Frame.Msg.ID.Int64(); ok {
+				t.requests = appendBounded(t.requests, request{id: id, method: ev.Frame.Msg.Method}, &t.reqGone)
+			}
+		case ev.Kind == client.EvFrame && ev.Frame.Dir == transport.In && ev.Frame.Msg.Kind == jsonrpc.KindResponse:
+			t.responses = appendBounded(t.responses, response{id: ev.Frame.Msg.ID, preview: resultPreview(ev.Frame)}, &t.respGone)
+		case ev.Kind == client.EvRequest && ev.Req.Dir == transport.Out && ev.Req.State.Final():
+			if id, ok := ev.Req.ID.Int64(); ok {
+				t.outcomes[id] = outcome{state: ev.Req.State, latency: ev.Req.Latency}
+			}
+		}
+	}
+}
+
+func appendBounded[T any](s []T, v T, gone *int) []T {
+	s = append(s, v)
+	if len(s) > maxTrail {
+		*gone += len(s) - maxTrail
+		s = s[len(s)-maxTrail:]
+	}
+	return s
+}
+
+// resultPreview is the text a tool result carried, for the comparison.
+func resultPreview(f *client.FrameInfo) string {
+	if f.Msg.Error != nil {
+		return "error " + f.Msg.Error.Message
+	}
+	s := string(f.Msg.Result)
+	if i := strings.Index(s, `"text":"`); i >= 0 {
+		rest := s[i+8:]
+		if j := strings.IndexByte(rest, '"'); j >= 0 {
+			return fmt.Sprintf("%q", rest[:j])
+		}
+	}
+	return format.Preview(f.Msg.Result, 24)
+}
+
+// fifoView pairs the n-th tools/call request with the n-th response, as a
+// client that matched by order would, and marks every wrong pairing; the
+// right-hand column is what sonde (matching by id) did.
+func (m *Model) fifoView() string {
+	st := m.st
+	t := &m.trail
+	var b strings.Builder
+	b.WriteString(st.Accent.Render("If answers were matched in order (FIFO), not by id:") + "\n")
+	b.WriteString(st.Header.Render(fmt.Sprintf("%-26s %-30s %s", "request", "FIFO client would get", "sonde (by id)")) + "\n")
+	n := min(len(t.requests), max(m.h-3, 0))
+	start := len(t.requests) - n
+	wrong := 0
+	for i := start; i < len(t.requests); i++ {
+		id := t.requests[i].id
+		label := t.labels[id]
+		if label == "" {
+			label = t.requests[i].method
+		}
+		req := fmt.Sprintf("id %d %s", id, label)
+		got := st.Subtle.Render("nothing yet: waits forever")
+		if k := i + t.reqGone - t.respGone; k >= 0 && k < len(t.responses) {
+			r := t.responses[k]
+			if n, ok := r.id.Int64(); ok && n == id {
+				got = st.OK.Render("answer of id " + r.id.String() + " " + r.preview)
+			} else {
+				wrong++
+				got = st.Error.Render("answer of id " + r.id.String() + " " + r.preview + "  WRONG")
+			}
+		}
+		real := st.Accent.Render("pending")
+		if o, ok := t.outcomes[id]; ok {
+			real = st.State(string(o.state)).Render(string(o.state))
+		}
+		b.WriteString(format.Fit(req, 26) + " " + format.Fit(got, 30) + " " + real + "\n")
+	}
+	if wrong > 0 {
+		b.WriteString(st.Error.Render(fmt.Sprintf("%d wrong answers", wrong)) + st.Subtle.Render(": sonde matched every one by id."))
+	} else if len(t.requests) > 0 {
+		b.WriteString(st.Subtle.Render("So far order and ids agree; step on to see them differ."))
+	}
+	return b.String()
+}

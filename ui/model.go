@@ -1,0 +1,156 @@
+// Package ui is sonde's terminal interface: one tea.Model (Model) that owns
+// focus, layout and routing, over panes that each live in their own package
+// (ui/pending, ui/frames, ui/stderr, ui/tools, ui/lesson) and a leaf theme.
+//
+// The client's events enter through one re-armed command that blocks on the
+// subscription and drains what else is waiting, so a burst of frames costs
+// one render. Update does no I/O: starting the server, the handshake, calls,
+// cancels and restarts run in commands whose results come back as messages.
+package ui
+
+import (
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/frames"
+	"github.com/sonde-mcp/sonde/ui/pending"
+	"github.com/sonde-mcp/sonde/ui/stderr"
+	"github.com/sonde-mcp/sonde/ui/theme"
+	"github.com/sonde-mcp/sonde/ui/tools"
+)
+
+// Session is one server process and the client talking to it.
+type Session struct {
+	Client *client.Client
+	Sub    *client.Subscription
+}
+
+// Options configure the TUI.
+type Options struct {
+	// Start launches the server and subscribes to its client (no
+	// handshake). It is called from a command, never from Update, at start
+	// and on every restart.
+	Start func() (Session, error)
+	// Transport and Command describe the server in the status bar.
+	Transport string
+	Command   string
+	// Palette is the initial palette; NoColor keeps it (NO_COLOR), otherwise
+	// it follows the terminal's background once known.
+	Palette theme.Palette
+	NoColor bool
+	// FrameCapacity bounds the frames kept (0: the pane's default).
+	FrameCapacity int
+	// Lesson, if set, builds the narration pane of `sonde demo` with the
+	// root's styles.
+	Lesson func(st *theme.Styles) Lesson
+	// Now is the clock (tests pass a fixed one).
+	Now func() time.Time
+}
+
+// pane is what the root needs of every pane (see the pane packages).
+type pane interface {
+	SetSize(w, h int)
+	Apply(evs []client.Event)
+	SetNow(t time.Time)
+	Update(msg tea.Msg) tea.Cmd
+	View() string
+	Title() string
+	Keys() help.KeyMap
+	Capturing() bool
+	Reset()
+}
+
+// Lesson is a scripted walk-through shown in its own pane (sonde demo).
+type Lesson interface {
+	pane
+	// Attach gives the lesson the current client, after each handshake.
+	Attach(c *client.Client)
+	// Next advances one step and returns the step's command (its I/O).
+	Next() tea.Cmd
+	// ToggleFIFO switches the "what a FIFO client would have done" view.
+	ToggleFIFO()
+}
+
+// Model is the root tea.Model.
+type Model struct {
+	opts   Options
+	styles *theme.Styles
+	keys   keyMap
+	help   help.Model
+
+	pending *pending.Model
+	frames  *frames.Model
+	stderr  *stderr.Model
+	tools   *tools.Model
+	lesson  Lesson
+	panes   [paneCount]pane
+
+	width, height int
+	focus         int
+	zoom          bool
+	showHelp      bool
+	rects         map[int]rect
+
+	gen     int // session generation, bumped by each restart
+	sess    Session
+	conn    connState
+	stats   stats
+	now     time.Time
+	quitted bool
+}
+
+// connState is what the status bar shows about the server.
+type connState struct {
+	starting   bool
+	pid        int
+	exited     string
+	server     mcp.Implementation
+	protocol   string
+	err        error
+	restarting bool
+}
+
+// New returns the root model.
+func New(opts Options) *Model {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	st := theme.New(opts.Palette)
+	m := &Model{
+		opts: opts, styles: st, keys: defaultKeyMap(), help: help.New(),
+		pending: pending.New(st), frames: frames.New(st, frames.Options{Capacity: opts.FrameCapacity}),
+		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}),
+		now: opts.Now(), conn: connState{starting: true},
+	}
+	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil}
+	if opts.Lesson != nil {
+		m.lesson = opts.Lesson(st)
+		m.panes[paneLesson] = m.lesson
+		m.focus = paneLesson
+	}
+	m.applyHelpStyles()
+	return m
+}
+
+// Session returns the current session (to close it after the program ends).
+func (m *Model) Session() Session { return m.sess }
+
+// Init starts the server, the clock, and asks for the background colour.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.startCmd(m.gen), tick(), tea.RequestBackgroundColor)
+}
+
+func (m *Model) applyHelpStyles() {
+	st := m.styles
+	m.help.Styles = help.Styles{
+		ShortKey: st.Key, ShortDesc: st.KeyHelp, ShortSeparator: st.Subtle, Ellipsis: st.Subtle,
+		FullKey: st.Key, FullDesc: st.KeyHelp, FullSeparator: st.Subtle,
+	}
+}
+
+// visible reports whether pane i exists in this model.
+func (m *Model) visible(i int) bool { return i >= 0 && i < paneCount && m.panes[i] != nil }

@@ -1,0 +1,36 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+func TestStatsRateAndErrors(t *testing.T) {
+	var s stats
+	t0 := time.Unix(1000, 0)
+	var evs []client.Event
+	for i := 0; i < 50; i++ {
+		state := client.StateResolved
+		if i%10 == 0 {
+			state = client.StateTimeout
+		}
+		evs = append(evs, client.Event{Kind: client.EvRequest, Time: t0.Add(time.Duration(i) * 100 * time.Millisecond),
+			Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(int64(i + 1)), State: state}})
+	}
+	evs = append(evs, client.Event{Kind: client.EvFrame, Time: t0, Frame: &client.FrameInfo{Verdict: client.VerdictMalformed}})
+	s.apply(evs)
+	if s.errors != 6 {
+		t.Fatalf("errors %d, want 5 timeouts + 1 malformed", s.errors)
+	}
+	// At t0+5s the window (t0+0.25s, t0+5s] holds the outcomes at 0.3s ... 4.9s.
+	if got := s.rate(t0.Add(5 * time.Second)); got < 9 || got > 10 {
+		t.Fatalf("rate %.2f/s, want about 9.5", got)
+	}
+	if got := s.rate(t0.Add(time.Minute)); got != 0 {
+		t.Fatalf("rate a minute later %.2f", got)
+	}
+}

@@ -1,0 +1,303 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/ui/lesson"
+	"github.com/sonde-mcp/sonde/ui/pending"
+	"github.com/sonde-mcp/sonde/ui/theme"
+	"github.com/sonde-mcp/sonde/ui/tools"
+)
+
+// Update routes messages: window and clock to everything, keys to the
+// global keymap or the focused pane, mouse to the pane under the pointer,
+// client events to every pane, and pane requests to commands.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.relayout()
+		return m, nil
+	case tea.BackgroundColorMsg:
+		if !m.opts.NoColor {
+			p := theme.Dark()
+			if !msg.IsDark() {
+				p = theme.Light()
+			}
+			*m.styles = *theme.New(p)
+			m.applyHelpStyles()
+		}
+		return m, nil
+	case tickMsg:
+		m.now = time.Time(msg)
+		for _, p := range m.panes {
+			if p != nil {
+				p.SetNow(m.now)
+			}
+		}
+		return m, tick()
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case tea.PasteMsg:
+		if p := m.panes[m.focus]; p != nil {
+			return m, p.Update(msg)
+		}
+		return m, nil
+	case tea.MouseClickMsg, tea.MouseWheelMsg:
+		return m, m.handleMouse(msg.(tea.MouseMsg))
+	case eventsMsg:
+		return m, m.handleEvents(msg)
+	case subClosedMsg:
+		return m, nil
+	}
+	if cmd, ok := m.handleSession(msg); ok {
+		return m, cmd
+	}
+	return m, m.handlePaneMsg(msg)
+}
+
+// handleSession handles the messages of the server's life.
+func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case startedMsg:
+		if msg.gen != m.gen {
+			if msg.sess.Client != nil {
+				msg.sess.Client.Close()
+			}
+			return nil, true
+		}
+		m.conn.starting, m.conn.restarting = false, false
+		if msg.err != nil {
+			m.conn.err = msg.err
+			return nil, true
+		}
+		m.sess = msg.sess
+		m.conn.err, m.conn.exited = nil, ""
+		return tea.Batch(waitEvents(m.gen, msg.sess.Sub), initializeCmd(m.gen, msg.sess.Client)), true
+	case initializedMsg:
+		if msg.gen != m.gen {
+			return nil, true
+		}
+		if msg.err != nil {
+			m.conn.err = msg.err
+			return nil, true
+		}
+		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion
+		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client)}
+		if m.lesson != nil {
+			m.lesson.Attach(m.sess.Client)
+		}
+		return tea.Batch(cmds...), true
+	case toolsListedMsg:
+		if msg.gen != m.gen {
+			return nil, true
+		}
+		if msg.err != nil {
+			m.conn.err = msg.err
+			return nil, true
+		}
+		m.tools.SetTools(msg.tools)
+		return nil, true
+	}
+	return nil, false
+}
+
+// handlePaneMsg turns what a pane asks for into commands.
+func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case pending.CancelMsg:
+		if m.sess.Client != nil {
+			return cancelCmd(m.sess.Client, msg.ID)
+		}
+		return nil
+	case pending.ShowFramesMsg:
+		m.frames.FilterID(msg.ID)
+		m.setFocus(paneFrames)
+		return nil
+	case tools.CallMsg:
+		if m.sess.Client == nil {
+			return nil
+		}
+		return callToolCmd(m.sess.Client, msg.Tool, msg.Args)
+	case lesson.RestartMsg:
+		return m.restart()
+	case tools.RefreshMsg:
+		if m.sess.Client == nil {
+			return nil
+		}
+		return listToolsCmd(m.gen, m.sess.Client)
+	}
+	// Anything else belongs to a pane (its own ticks, results): route it to
+	// all of them, by owner rather than by focus.
+	var cmds []tea.Cmd
+	for _, p := range m.panes {
+		if p != nil {
+			cmds = append(cmds, p.Update(msg))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// handleEvents applies a batch to every pane and re-arms the pump. Events
+// of a session replaced by a restart are still applied (its requests'
+// outcomes belong in the history) until its subscription closes.
+func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
+	for _, p := range m.panes {
+		if p != nil {
+			p.Apply(msg.evs)
+		}
+	}
+	m.stats.apply(msg.evs)
+	if msg.gen != m.gen {
+		return waitEvents(msg.gen, msg.sub)
+	}
+	m.stats.missed = msg.missed
+	for _, ev := range msg.evs {
+		if ev.Kind == client.EvProcess && ev.Proc != nil {
+			switch ev.Proc.What {
+			case "start":
+				m.conn.pid = ev.Proc.Pid
+			case "exit":
+				m.conn.exited = ev.Proc.Exit.Status()
+			}
+		}
+	}
+	return waitEvents(msg.gen, msg.sub)
+}
+
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	focused := m.panes[m.focus]
+	capturing := focused != nil && focused.Capturing()
+	// In the frame detail view q means "back", not "quit".
+	if m.focus == paneFrames && m.frames.InDetail() && msg.String() == "q" {
+		return focused.Update(msg)
+	}
+	if msg.String() == "ctrl+c" {
+		return m.quit()
+	}
+	if m.showHelp {
+		if key.Matches(msg, m.keys.Help) || msg.String() == "esc" || key.Matches(msg, m.keys.Quit) {
+			m.showHelp = false
+		}
+		return nil
+	}
+	if !capturing {
+		switch {
+		case key.Matches(msg, m.keys.Quit):
+			return m.quit()
+		case key.Matches(msg, m.keys.Help):
+			m.showHelp = true
+			return nil
+		case key.Matches(msg, m.keys.Next):
+			m.cycleFocus(1)
+			return nil
+		case key.Matches(msg, m.keys.Prev):
+			m.cycleFocus(-1)
+			return nil
+		case key.Matches(msg, m.keys.Zoom):
+			m.zoom = !m.zoom
+			m.relayout()
+			return nil
+		case key.Matches(msg, m.keys.Restart):
+			return m.restart()
+		case key.Matches(msg, m.keys.Focus):
+			m.setFocus(int(msg.String()[0] - '1'))
+			return nil
+		case m.lesson != nil && key.Matches(msg, m.keys.LessonNext):
+			return m.lesson.Next()
+		case m.lesson != nil && key.Matches(msg, m.keys.FIFO):
+			m.lesson.ToggleFIFO()
+			return nil
+		}
+	}
+	if focused == nil {
+		return nil
+	}
+	return focused.Update(msg)
+}
+
+func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
+	mouse := msg.Mouse()
+	for i, r := range m.rects {
+		if !r.contains(mouse.X, mouse.Y) || m.panes[i] == nil {
+			continue
+		}
+		if _, click := msg.(tea.MouseClickMsg); click {
+			m.setFocus(i)
+		}
+		// Coordinates relative to the pane's inner top-left (inside the border).
+		inner := mouse
+		inner.X, inner.Y = mouse.X-r.X-1, mouse.Y-r.Y-1
+		switch msg.(type) {
+		case tea.MouseClickMsg:
+			return m.panes[i].Update(tea.MouseClickMsg(inner))
+		case tea.MouseWheelMsg:
+			return m.panes[i].Update(tea.MouseWheelMsg(inner))
+		}
+	}
+	return nil
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.quitted = true
+	return tea.Quit
+}
+
+func (m *Model) restart() tea.Cmd {
+	if m.conn.restarting {
+		return nil
+	}
+	old := m.sess
+	m.gen++
+	m.sess = Session{}
+	m.conn = connState{starting: true, restarting: true}
+	for _, p := range m.panes {
+		if p != nil {
+			p.Reset()
+		}
+	}
+	return m.restartCmd(old, m.gen)
+}
+
+func (m *Model) cycleFocus(d int) {
+	for i := 1; i <= paneCount; i++ {
+		next := (m.focus + d*i + paneCount*2) % paneCount
+		if m.visible(next) {
+			m.setFocus(next)
+			return
+		}
+	}
+}
+
+func (m *Model) setFocus(i int) {
+	if !m.visible(i) {
+		return
+	}
+	m.focus = i
+	if m.zoom {
+		m.relayout()
+	}
+}
+
+func (m *Model) relayout() {
+	m.rects = layout(m.width, m.height, m.focus, m.zoom, m.lesson != nil)
+	for i, r := range m.rects {
+		if m.panes[i] != nil {
+			m.panes[i].SetSize(max(r.W-2, 0), max(r.H-2, 0))
+		}
+	}
+	m.help.SetWidth(m.width)
+}
+
+func jsonUnmarshal(raw []byte, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("result is not a CallToolResult: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/sonde-mcp/sonde/ui/format"
+)
+
+// View draws the panes in their rectangles, then the help line and the
+// status bar.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "sonde " + m.opts.Command
+	return v
+}
+
+func (m *Model) render() string {
+	if m.width == 0 || m.height == 0 {
+		return "starting…"
+	}
+	if len(m.rects) == 0 {
+		return format.Lines("sonde needs a larger terminal (at least 20×8)", m.width, m.height)
+	}
+	if m.showHelp {
+		return m.renderHelp()
+	}
+	var layers []*lipgloss.Layer
+	for i, r := range m.rects {
+		if m.panes[i] == nil {
+			continue
+		}
+		box := m.frame(i, r)
+		layers = append(layers, lipgloss.NewLayer(box).X(r.X).Y(r.Y))
+	}
+	body := lipgloss.NewCanvas(m.width, m.height-2)
+	body.Compose(lipgloss.NewCompositor(layers...))
+	return body.Render() + "\n" + m.helpLine() + "\n" + m.statusBar()
+}
+
+// frame draws pane i inside a rounded border with its title in the top edge.
+func (m *Model) frame(i int, r rect) string {
+	p := m.panes[i]
+	st := m.styles
+	edge, titleStyle := st.Border, st.Title
+	if i == m.focus {
+		edge, titleStyle = st.FocusBorder, st.FocusedTitle
+	}
+	b := lipgloss.RoundedBorder()
+	innerW := max(r.W-2, 0)
+	title := fmt.Sprintf(" %d %s ", i+1, p.Title())
+	title = format.Fit(titleStyle.Render(title), min(lipgloss.Width(title), max(innerW-2, 0)))
+	fill := max(innerW-1-lipgloss.Width(title), 0)
+	top := edge.Render(b.TopLeft+b.Top) + title + edge.Render(strings.Repeat(b.Top, fill)+b.TopRight)
+	body := strings.Split(format.Lines(p.View(), innerW, max(r.H-2, 0)), "\n")
+	lines := make([]string, 0, r.H)
+	lines = append(lines, top)
+	for _, l := range body {
+		lines = append(lines, edge.Render(b.Left)+l+edge.Render(b.Right))
+	}
+	lines = append(lines, edge.Render(b.BottomLeft+strings.Repeat(b.Bottom, innerW)+b.BottomRight))
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) helpLine() string {
+	var bindings []key.Binding
+	if p := m.panes[m.focus]; p != nil {
+		bindings = append(bindings, p.Keys().ShortHelp()...)
+	}
+	bindings = append(bindings, m.keys.ShortHelp()...)
+	return format.Fit(m.help.ShortHelpView(bindings), m.width)
+}
+
+// renderHelp is the full help screen: the focused pane's keys, then the
+// global ones.
+func (m *Model) renderHelp() string {
+	var groups [][]key.Binding
+	name := "sonde"
+	if p := m.panes[m.focus]; p != nil {
+		groups = append(groups, p.Keys().FullHelp()...)
+		name = p.Title()
+	}
+	hm := help.New()
+	hm.Styles = m.help.Styles
+	hm.SetWidth(m.width)
+	var b strings.Builder
+	b.WriteString(m.styles.Accent.Render("Keys of "+name) + "\n\n")
+	b.WriteString(hm.FullHelpView(groups) + "\n\n")
+	b.WriteString(m.styles.Accent.Render("Everywhere") + "\n\n")
+	full := m.keys.FullHelp()
+	if m.opts.Lesson == nil {
+		full = full[:2]
+	}
+	b.WriteString(hm.FullHelpView(full) + "\n\n")
+	b.WriteString(m.styles.Subtle.Render("? or esc closes this help"))
+	return format.Lines(b.String(), m.width, m.height-1) + "\n" + m.statusBar()
+}
+
+// statusBar: server, protocol, transport, pid, pending, calls/s, errors,
+// events missed by the UI.
+func (m *Model) statusBar() string {
+	st := m.styles
+	sep := st.Subtle.Render(" │ ")
+	parts := []string{st.Accent.Render("sonde")}
+	switch {
+	case m.conn.err != nil:
+		parts = append(parts, st.Error.Render(m.conn.err.Error()))
+	case m.conn.restarting:
+		parts = append(parts, st.Warn.Render("restarting…"))
+	case m.conn.starting:
+		parts = append(parts, st.Subtle.Render("starting…"))
+	case m.conn.server.Name != "":
+		parts = append(parts, m.conn.server.Name+" "+m.conn.server.Version, m.conn.protocol)
+	}
+	proc := m.opts.Transport
+	if m.conn.pid != 0 {
+		proc += fmt.Sprintf(" pid %d", m.conn.pid)
+	}
+	if m.conn.exited != "" {
+		proc += " " + st.Error.Render("exited: "+m.conn.exited)
+	}
+	parts = append(parts, proc, fmt.Sprintf("pending %d", m.pending.InFlight()), fmt.Sprintf("%.1f calls/s", m.stats.rate(m.now)))
+	errs := fmt.Sprintf("errors %d", m.stats.errors)
+	if m.stats.errors > 0 {
+		errs = st.Warn.Render(errs)
+	}
+	parts = append(parts, errs)
+	if m.stats.missed > 0 {
+		parts = append(parts, st.Error.Render(fmt.Sprintf("UI missed %d events", m.stats.missed)))
+	}
+	return format.Fit(strings.Join(parts, sep), m.width)
+}
