@@ -257,8 +257,11 @@ func (m *Model) restart() tea.Cmd {
 	m.gen++
 	m.sess = Session{}
 	m.conn = connState{starting: true, restarting: true}
-	for _, p := range m.panes {
-		if p != nil {
+	// History is kept across a restart (the frames of the old process stay,
+	// and stderr shows where one process ended and the next began); panes
+	// forget only per-process state.
+	for i, p := range m.panes {
+		if p != nil && i != paneFrames {
 			p.Reset()
 		}
 	}

@@ -71,10 +71,14 @@ func (m *Model) frame(i int, r rect) string {
 
 func (m *Model) helpLine() string {
 	var bindings []key.Binding
-	if p := m.panes[m.focus]; p != nil {
+	p := m.panes[m.focus]
+	if p != nil {
 		bindings = append(bindings, p.Keys().ShortHelp()...)
 	}
-	bindings = append(bindings, m.keys.ShortHelp()...)
+	// While a pane captures the keyboard, the global keys do not apply.
+	if p == nil || !p.Capturing() {
+		bindings = append(bindings, m.keys.ShortHelp()...)
+	}
 	return format.Fit(m.help.ShortHelpView(bindings), m.width)
 }
 
