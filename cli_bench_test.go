@@ -27,7 +27,7 @@ func TestBenchJSON(t *testing.T) {
 	if err := dec.Decode(&rep); err != nil {
 		t.Fatalf("stdout is not the bench report: %v\n%s", err, r.stdout)
 	}
-	if rep.Tool != "echo" || rep.Calls != 50 || rep.Concurrency != 4 || rep.OK != 50 || rep.ToolErrors != 0 || len(rep.Errors) != 0 {
+	if rep.Tool != "echo" || rep.Calls != 50 || rep.Concurrency != 4 || !rep.OK || rep.Succeeded != 50 || rep.ToolErrors != 0 || len(rep.Errors) != 0 {
 		t.Errorf("report %+v, want 50 ok calls of echo at concurrency 4", rep)
 	}
 	if rep.Seconds <= 0 || rep.CallsPerSec <= 0 {
@@ -123,7 +123,7 @@ func TestBenchFailures(t *testing.T) {
 					if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 						t.Fatalf("stdout: %v\n%s", err, r.stdout)
 					}
-					if rep.OK != tc.ok || rep.ToolErrors != tc.isErr || len(rep.Errors) != len(tc.errorCodes) {
+					if rep.Succeeded != tc.ok || rep.OK != (tc.ok == rep.Calls) || rep.ToolErrors != tc.isErr || len(rep.Errors) != len(tc.errorCodes) {
 						t.Errorf("report %+v", rep)
 					}
 					for code, n := range tc.errorCodes {

@@ -93,7 +93,7 @@ func TestExitStatus(t *testing.T) {
 			name: "usage: two tools",
 			args: func(t *testing.T, f *fixture) []string { return f.cmd([]string{"call", "echo", "add"}) },
 			code: exitUsage, stdout: "",
-			errLine: "sonde: call takes exactly one TOOL before --\n",
+			errLine: "sonde: call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]\n",
 		},
 		{
 			name: "usage: unknown command",

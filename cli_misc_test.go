@@ -85,10 +85,10 @@ func TestTrace(t *testing.T) {
 		[]string{
 			started,
 			noise,
-			`(?m)^ +\+\S+ <- id 1 +response +\d+B  resolved: resolved id 1 after `,
+			`(?m)^ +\+\S+ <- id 1 +response +\d+B  resolved id 1 after `,
 			`(?m)^ +\+\S+ +id 1 +initialize +resolved after `,
 			noise,
-			`(?m)^ +\+\S+ <- id 2 +response +\d+B  resolved: resolved id 2 after \S+  \{"jsonrpc":"2\.0","id":2,"result":`,
+			`(?m)^ +\+\S+ <- id 2 +response +\d+B  resolved id 2 after \S+  \{"jsonrpc":"2\.0","id":2,"result":`,
 			`(?m)^ +\+\S+ +id 2 +tools/call echo +resolved after `,
 			ended,
 		})

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonde-mcp/sonde/ui/format"
+
 	"github.com/sonde-mcp/sonde/client"
 )
 
@@ -18,7 +20,8 @@ type benchReport struct {
 	Tool        string         `json:"tool"`
 	Calls       int            `json:"calls"`
 	Concurrency int            `json:"concurrency"`
-	OK          int            `json:"ok"`
+	OK          bool           `json:"ok"`
+	Succeeded   int            `json:"succeeded"`
 	Errors      map[string]int `json:"errors"`
 	ToolErrors  int            `json:"tool_errors"`
 	Seconds     float64        `json:"seconds"`
@@ -42,7 +45,6 @@ percentiles (nearest rank, from queueing to outcome). Failed calls are counted b
 error code; the exit status is the one of the most frequent error code (0 when none).
 
 ` + exitCodesHelp,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			own, argv, err := serverArgv(cmd, args)
 			if err != nil {
@@ -58,8 +60,11 @@ error code; the exit status is the one of the most frequent error code (0 when n
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("max-pending") && f.maxPending < 1 {
+				return usagef("--max-pending must be at least 1")
+			}
 			if f.maxPending < conc {
-				f.maxPending = conc
+				f.maxPending = conc // -c calls in flight need room in the pending map
 			}
 			s, err := f.connect(cmd.Context(), io, argv)
 			if err != nil {
@@ -110,7 +115,7 @@ func runBench(ctx context.Context, c *client.Client, tool string, args []byte, n
 				case res.IsError:
 					rep.ToolErrors++
 				default:
-					rep.OK++
+					rep.Succeeded++
 					lat = append(lat, d)
 				}
 				mu.Unlock()
@@ -120,13 +125,14 @@ func runBench(ctx context.Context, c *client.Client, tool string, args []byte, n
 	wg.Wait()
 	elapsed := time.Since(start)
 	rep.Seconds = elapsed.Seconds()
-	done := rep.OK + rep.ToolErrors
+	done := rep.Succeeded + rep.ToolErrors
 	for _, k := range rep.Errors {
 		done += k
 	}
 	if elapsed > 0 {
 		rep.CallsPerSec = float64(done) / elapsed.Seconds()
 	}
+	rep.OK = done == n && rep.ToolErrors == 0 && len(rep.Errors) == 0
 	slices.Sort(lat)
 	rep.P50MS, rep.P95MS, rep.P99MS = ms(percentile(lat, 50)), ms(percentile(lat, 95)), ms(percentile(lat, 99))
 	if len(lat) > 0 {
@@ -154,7 +160,7 @@ func printBench(io streams, asJSON bool, r benchReport) {
 		failed += k
 	}
 	fmt.Fprintf(io.out, "bench %s: %d calls, concurrency %d: %d ok, %d isError, %d failed in %s\n",
-		r.Tool, r.Calls, r.Concurrency, r.OK, r.ToolErrors, failed, fmtDur(time.Duration(r.Seconds*float64(time.Second))))
+		r.Tool, r.Calls, r.Concurrency, r.Succeeded, r.ToolErrors, failed, format.Dur(time.Duration(r.Seconds*float64(time.Second))))
 	fmt.Fprintf(io.out, "  calls/s  %.1f\n", r.CallsPerSec)
 	fmt.Fprintf(io.out, "  latency  p50 %.3fms  p95 %.3fms  p99 %.3fms  max %.3fms\n", r.P50MS, r.P95MS, r.P99MS, r.MaxMS)
 	codes := make([]string, 0, len(r.Errors))

@@ -29,14 +29,13 @@ A result with isError is printed too, and the exit status is 1.
 --args takes a JSON object, @FILE to read it from a file, or @- for stdin.
 
 ` + exitCodesHelp,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			own, argv, err := serverArgv(cmd, args)
 			if err != nil {
 				return err
 			}
 			if len(own) != 1 {
-				return usagef("call takes exactly one TOOL before --")
+				return usagef("call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]")
 			}
 			toolArgs, err := readJSONObject(argsText, io.in)
 			if err != nil {

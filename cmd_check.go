@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonde-mcp/sonde/ui/format"
+
 	"github.com/sonde-mcp/sonde/mcp"
 )
 
@@ -86,7 +88,7 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 
 	st := s.c.Stats()
 	wire := fmt.Sprintf("%d frames sent; %d malformed, %d invalid, %d unknown, %d late, %d duplicate; %s on stderr",
-		st.Sent, st.Malformed, st.Invalid, st.Unknown, st.Late, st.Duplicate, fmtSize(int(st.StderrBytes)))
+		st.Sent, st.Malformed, st.Invalid, st.Unknown, st.Late, st.Duplicate, format.Size(int(st.StderrBytes)))
 	return reportCheck(io, f.json, steps, &wire, firstErr)
 }
 
@@ -134,7 +136,7 @@ func reportCheck(io streams, asJSON bool, steps []checkStep, wire *string, first
 		if !st.OK {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(io.out, "  %s %-17s %9s  %s\n", mark, st.Name, fmtDur(time.Duration(st.MS*float64(time.Millisecond))), st.Detail)
+		fmt.Fprintf(io.out, "  %s %-17s %9s  %s\n", mark, st.Name, format.Dur(time.Duration(st.MS*float64(time.Millisecond))), st.Detail)
 	}
 	if wire != nil {
 		fmt.Fprintf(io.out, "  wire %s\n", *wire)

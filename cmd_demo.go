@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonde-mcp/sonde/ui/format"
+
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
@@ -125,7 +127,7 @@ func narrate(w io.Writer, sub *client.Subscription) {
 		if t0.IsZero() {
 			t0 = ev.Time
 		}
-		at := fmt.Sprintf("%8s", "+"+fmtDur(ev.Time.Sub(t0)))
+		at := fmt.Sprintf("%8s", "+"+format.Dur(ev.Time.Sub(t0)))
 		switch {
 		case f.Dir == transport.Out && f.Msg.Method == mcp.MethodToolsCall:
 			var p struct {

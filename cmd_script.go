@@ -57,7 +57,6 @@ have their outcome:
 (rpc_code is added to the error for MCP_ERROR.) The exit status is 1 when any line failed.
 
 ` + exitCodesHelp,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			own, argv, err := serverArgv(cmd, args)
 			if err != nil {
