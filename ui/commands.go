@@ -109,6 +109,18 @@ func (m *Model) restartCmd(old Session, gen int) tea.Cmd {
 	}
 }
 
+// closeCmd closes the client of a session that is no longer wanted (nil
+// when there is none).
+func closeCmd(c *client.Client) tea.Cmd {
+	if c == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		c.Close()
+		return nil
+	}
+}
+
 func cancelCmd(c *client.Client, id int64) tea.Cmd {
 	return func() tea.Msg {
 		c.Cancel(id, "cancelled from the sonde UI")

@@ -25,7 +25,7 @@ const (
 //
 // Wide (>= 120 columns): pending over tools on the left (45%), frames over
 // stderr on the right. Narrower: pending, then frames, then tools beside
-// stderr.
+// stderr; when that is too short, the focused pane alone.
 func layout(w, h, focus int, zoom, lesson bool) map[int]rect {
 	out := map[int]rect{}
 	avail := h - 2
@@ -35,8 +35,8 @@ func layout(w, h, focus int, zoom, lesson bool) map[int]rect {
 	top := 0
 	if lesson {
 		lh := min(12, max(5, avail/3))
-		if zoom && focus == paneLesson {
-			lh = avail
+		if zoom && focus == paneLesson || avail-lh < 6 {
+			lh = avail // zoomed, or no room for the other panes
 		}
 		out[paneLesson] = rect{0, 0, w, lh}
 		top = lh
@@ -57,6 +57,15 @@ func layout(w, h, focus int, zoom, lesson bool) map[int]rect {
 		framesH := avail * 65 / 100
 		out[paneFrames] = rect{left, top, w - left, framesH}
 		out[paneStderr] = rect{left, top + framesH, w - left, avail - framesH}
+		return out
+	}
+	if avail < 12 {
+		// Too short to stack three rows of panes (each needs its border
+		// and a row): the focused pane alone, as if zoomed.
+		if focus == paneLesson {
+			focus = panePending
+		}
+		out[focus] = rect{0, top, w, avail}
 		return out
 	}
 	pendH := max(5, avail*30/100)

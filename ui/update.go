@@ -67,10 +67,8 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case startedMsg:
 		if msg.gen != m.gen {
-			if msg.sess.Client != nil {
-				msg.sess.Client.Close()
-			}
-			return nil, true
+			// Closing waits for the server to stop: not in Update.
+			return closeCmd(msg.sess.Client), true
 		}
 		m.conn.starting, m.conn.restarting = false, false
 		if msg.err != nil {
@@ -164,7 +162,10 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			case "start":
 				m.conn.pid = ev.Proc.Pid
 			case "exit":
-				m.conn.exited = ev.Proc.Exit.Status()
+				m.conn.exited = "exited"
+				if ev.Proc.Exit != nil {
+					m.conn.exited = ev.Proc.Exit.Status()
+				}
 			}
 		}
 	}
@@ -174,10 +175,6 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	focused := m.panes[m.focus]
 	capturing := focused != nil && focused.Capturing()
-	// In the frame detail view q means "back", not "quit".
-	if m.focus == paneFrames && m.frames.InDetail() && msg.String() == "q" {
-		return focused.Update(msg)
-	}
 	if msg.String() == "ctrl+c" {
 		return m.quit()
 	}
@@ -187,6 +184,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	// In the frame detail view q means "back", not "quit".
+	if m.focus == paneFrames && m.frames.InDetail() && msg.String() == "q" {
+		return focused.Update(msg)
+	}
+	// The lesson's keys work from every pane, but a pane's own binding of
+	// the same key (n: next problem in Frames) wins.
+	lessonKey := m.lesson != nil && (m.focus == paneLesson || !binds(focused, msg))
 	if !capturing {
 		switch {
 		case key.Matches(msg, m.keys.Quit):
@@ -209,9 +213,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, m.keys.Focus):
 			m.setFocus(int(msg.String()[0] - '1'))
 			return nil
-		case m.lesson != nil && key.Matches(msg, m.keys.LessonNext):
+		case lessonKey && key.Matches(msg, m.keys.LessonNext):
 			return m.lesson.Next()
-		case m.lesson != nil && key.Matches(msg, m.keys.FIFO):
+		case lessonKey && key.Matches(msg, m.keys.FIFO):
 			m.lesson.ToggleFIFO()
 			return nil
 		}
@@ -220,6 +224,19 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	return focused.Update(msg)
+}
+
+// binds reports whether pane p has an enabled binding for msg.
+func binds(p pane, msg tea.KeyPressMsg) bool {
+	if p == nil {
+		return false
+	}
+	for _, group := range p.Keys().FullHelp() {
+		if key.Matches(msg, group...) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
@@ -283,9 +300,7 @@ func (m *Model) setFocus(i int) {
 		return
 	}
 	m.focus = i
-	if m.zoom {
-		m.relayout()
-	}
+	m.relayout() // zoomed, or on a short terminal, the layout follows the focus
 }
 
 func (m *Model) relayout() {
