@@ -32,6 +32,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			*m.styles = *theme.New(p)
 			m.applyHelpStyles()
+			m.frames.Restyle()
 		}
 		return m, nil
 	case tickMsg:

@@ -108,36 +108,61 @@ func (m *Model) renderHelp() string {
 }
 
 // statusBar: server, protocol, transport, pid, pending, calls/s, errors,
-// events missed by the UI.
+// events missed by the UI. When the line is too narrow, the least useful
+// parts go first (the protocol version, then the transport word).
 func (m *Model) statusBar() string {
 	st := m.styles
-	sep := st.Subtle.Render(" │ ")
-	parts := []string{st.Accent.Render("sonde")}
+	type part struct {
+		text string
+		drop int    // 0: always kept; higher goes first
+		alt  string // shown instead of text once dropped, if set
+	}
+	parts := []part{{text: st.Accent.Render("sonde")}}
 	switch {
 	case m.conn.err != nil:
-		parts = append(parts, st.Error.Render(m.conn.err.Error()))
+		parts = append(parts, part{text: st.Error.Render(m.conn.err.Error())})
 	case m.conn.restarting:
-		parts = append(parts, st.Warn.Render("restarting…"))
+		parts = append(parts, part{text: st.Warn.Render("restarting…")})
 	case m.conn.starting:
-		parts = append(parts, st.Subtle.Render("starting…"))
+		parts = append(parts, part{text: st.Subtle.Render("starting…")})
 	case m.conn.server.Name != "":
-		parts = append(parts, m.conn.server.Name+" "+m.conn.server.Version, m.conn.protocol)
+		parts = append(parts, part{text: m.conn.server.Name + " " + m.conn.server.Version}, part{text: m.conn.protocol, drop: 3})
 	}
-	proc := m.opts.Transport
+	proc := part{text: m.opts.Transport, drop: 2}
 	if m.conn.pid != 0 {
-		proc += fmt.Sprintf(" pid %d", m.conn.pid)
+		proc.alt = fmt.Sprintf("pid %d", m.conn.pid)
+		proc.text += " " + proc.alt
 	}
+	parts = append(parts, proc)
 	if m.conn.exited != "" {
-		proc += " " + st.Error.Render("exited: "+m.conn.exited)
+		parts = append(parts, part{text: st.Error.Render("exited: " + m.conn.exited)})
 	}
-	parts = append(parts, proc, fmt.Sprintf("pending %d", m.pending.InFlight()), fmt.Sprintf("%.1f calls/s", m.stats.rate(m.now)))
+	parts = append(parts, part{text: fmt.Sprintf("pending %d", m.pending.InFlight())},
+		part{text: fmt.Sprintf("%.1f calls/s", m.stats.rate(m.now))})
 	errs := fmt.Sprintf("errors %d", m.stats.errors)
 	if m.stats.errors > 0 {
 		errs = st.Warn.Render(errs)
 	}
-	parts = append(parts, errs)
+	parts = append(parts, part{text: errs})
 	if m.stats.missed > 0 {
-		parts = append(parts, st.Error.Render(fmt.Sprintf("UI missed %d events", m.stats.missed)))
+		parts = append(parts, part{text: st.Error.Render(fmt.Sprintf("UI missed %d events", m.stats.missed))})
 	}
-	return format.Fit(strings.Join(parts, sep), m.width)
+	sep := st.Subtle.Render(" │ ")
+	join := func(level int) string {
+		var keep []string
+		for _, p := range parts {
+			switch {
+			case p.drop == 0 || p.drop < level:
+				keep = append(keep, p.text)
+			case p.alt != "":
+				keep = append(keep, p.alt)
+			}
+		}
+		return strings.Join(keep, sep)
+	}
+	line := join(99)
+	for level := 3; level >= 2 && lipgloss.Width(line) > m.width; level-- {
+		line = join(level)
+	}
+	return format.Fit(line, m.width)
 }

@@ -85,3 +85,12 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// Restyle rebuilds the pane's cached paints after the shared styles changed
+// (the root switches palette once it knows the terminal's background).
+func (m *Model) Restyle() {
+	m.initPens()
+	if m.mode == modeDetail {
+		m.buildDetail()
+	}
+}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 func TestFollowMode(t *testing.T) {
@@ -312,5 +314,21 @@ func TestMatchHighlight(t *testing.T) {
 	}
 	if v := m.View(); !strings.Contains(v, match.pre+"tools/list"+match.suf) {
 		t.Errorf("matched characters are not highlighted:\n%q", v)
+	}
+}
+
+func TestRestyleFollowsTheSharedStyles(t *testing.T) {
+	st := theme.New(theme.Dark())
+	m := New(st, Options{})
+	m.SetSize(60, 5)
+	m.Apply([]client.Event{{Seq: 1, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: transport.Frame{Dir: transport.In, Raw: []byte("noise")}, Verdict: client.VerdictMalformed, Detail: "not json"}}})
+	dark := m.View()
+	*st = *theme.New(theme.Light())
+	if m.View() != dark {
+		t.Fatal("the cached paints changed without Restyle")
+	}
+	m.Restyle()
+	if m.View() == dark {
+		t.Fatal("Restyle did not pick up the light palette")
 	}
 }
