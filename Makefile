@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build test fmt-check vet race bench fuzz peers clean
+.PHONY: all build test tools fmt-check vet race bench fuzz peers clean
 
 all: build
 
@@ -11,7 +11,12 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o sonde .
 
 ## test: formatting, vet, the real peer servers, and every test with the race detector.
-test: fmt-check vet peers race
+test: tools fmt-check vet peers race
+
+## tools: what the tests need besides Go and npm: tmux, for the real-terminal UI tests
+## (tui_tmux_test.go). CI runs as root on Debian.
+tools:
+	command -v tmux >/dev/null || (apt-get update && apt-get install -y tmux)
 
 ## peers: the real MCP servers of the interop tests (interop/package.json, pinned by its lock).
 peers: interop/node_modules/.installed

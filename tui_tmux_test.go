@@ -1,0 +1,514 @@
+package main
+
+// Real-terminal tests of the interactive UI: sonde runs in a tmux pane (a
+// real pty with a fixed size and TERM=xterm-256color), keys go in with
+// send-keys and the screen comes back with capture-pane. Every wait polls
+// the screen until everything that proves a state is on it, with a bound
+// that only guards against a hang (it is not a speed claim).
+//
+// sonde is this test binary acting as sonde (SONDE_TEST_MAIN=1, so it runs
+// with the race detector too); its server is `sonde fixture --pid-file P`,
+// so each test proves at the end that no fixture process is left.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
+)
+
+// tuiWait bounds each wait for a screen state or for sonde to exit.
+const tuiWait = 10 * time.Second
+
+// tuiSessions numbers the tmux servers of this test process.
+var tuiSessions atomic.Int64
+
+// tuiTerm is sonde running in its own tmux server.
+type tuiTerm struct {
+	t    *testing.T
+	tmux string // path of the tmux binary
+	sock string // the -L label of this test's tmux server
+	dir  string // tmux.conf, sonde's stderr and exit status
+	last string // the last screen captured
+}
+
+// tuiTarget is the tmux session (and so window and pane) sonde runs in.
+const tuiTarget = "sonde"
+
+// needTmux returns the path of tmux. Without it the test is skipped, except
+// in CI (CI set), where `make test` installs it and its absence is a failure.
+func needTmux(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("tmux")
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("tmux is required for the real-terminal tests in CI (make tools installs it): %v", err)
+	}
+	t.Skip("skipping the real-terminal UI test: tmux is not installed (make tools installs it)")
+	return ""
+}
+
+// shQuote quotes s for sh.
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// startTUI runs sonde with args in a new tmux server whose only pane is
+// w x h (checked). The tmux server is killed when the test ends, whatever
+// happened.
+func startTUI(t *testing.T, w, h int, args []string) *tuiTerm {
+	t.Helper()
+	tt := &tuiTerm{
+		t:    t,
+		tmux: needTmux(t),
+		sock: fmt.Sprintf("sonde-test-%d-%d", os.Getpid(), tuiSessions.Add(1)),
+		dir:  t.TempDir(),
+	}
+	// tmux reads no user configuration; the pane gets TERM=xterm-256color
+	// and runs the command with /bin/sh; no status line takes a row.
+	conf := filepath.Join(tt.dir, "tmux.conf")
+	const confText = "set -g default-terminal xterm-256color\n" +
+		"set -g default-shell /bin/sh\n" +
+		"set -g status off\n" +
+		"set -g history-limit 0\n"
+	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sockPath string
+	t.Cleanup(func() {
+		// The server is usually gone already (its only pane exited), but
+		// tmux leaves its socket file behind.
+		_, _ = tt.exec("kill-server")
+		if sockPath != "" {
+			_ = os.Remove(sockPath)
+		}
+	})
+
+	// sonde's stderr goes to a file (a race report or a panic ends up there,
+	// and the UI draws on stdout); its exit status is written atomically.
+	words := []string{shQuote(os.Args[0])}
+	for _, a := range args {
+		words = append(words, shQuote(a))
+	}
+	exports := []string{"TERM=xterm-256color"}
+	exports = append(exports, childEnv()...)
+	for i, kv := range exports {
+		exports[i] = shQuote(kv)
+	}
+	status, tmp := filepath.Join(tt.dir, "status"), filepath.Join(tt.dir, "status.tmp")
+	script := "unset NO_COLOR; export " + strings.Join(exports, " ") + "; " +
+		strings.Join(words, " ") + " 2>" + shQuote(filepath.Join(tt.dir, "stderr")) +
+		"; echo $? >" + shQuote(tmp) + " && mv " + shQuote(tmp) + " " + shQuote(status)
+	tt.run("-f", conf, "new-session", "-d", "-s", tuiTarget,
+		"-x", strconv.Itoa(w), "-y", strconv.Itoa(h), script)
+
+	info := strings.TrimSuffix(tt.run("display-message", "-p", "-t", tuiTarget, "#{pane_width}x#{pane_height} #{socket_path}"), "\n")
+	size, path, _ := strings.Cut(info, " ")
+	sockPath = path
+	if want := fmt.Sprintf("%dx%d", w, h); size != want {
+		t.Fatalf("tmux pane is %q, want %s", size, want)
+	}
+	return tt
+}
+
+// run runs one tmux command against this test's server and returns its
+// output; a failure fails the test.
+func (tt *tuiTerm) run(args ...string) string {
+	tt.t.Helper()
+	out, err := tt.exec(args...)
+	if err != nil {
+		tt.t.Fatalf("tmux %s: %v\n%s%s", strings.Join(args, " "), err, out, tt.diag())
+	}
+	return out
+}
+
+func (tt *tuiTerm) exec(args ...string) (string, error) {
+	cmd := exec.Command(tt.tmux, append([]string{"-L", tt.sock}, args...)...)
+	cmd.Env = tmuxEnv()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// tmuxEnv is the environment of the tmux commands, and so of the tmux
+// server and of the shell in its pane: this process's, without NO_COLOR
+// and without a link to a tmux session the tests may run in.
+func tmuxEnv() []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return k == "NO_COLOR" || k == "TMUX" || k == "TMUX_PANE" || k == "TERM"
+	})
+	return append(env, "TERM=xterm-256color")
+}
+
+// keys sends tmux key names (Space, Tab, Enter, Escape, C-s, or a single
+// character).
+func (tt *tuiTerm) keys(keys ...string) {
+	tt.t.Helper()
+	tt.run(append([]string{"send-keys", "-t", tuiTarget}, keys...)...)
+}
+
+// text types s literally.
+func (tt *tuiTerm) text(s string) {
+	tt.t.Helper()
+	tt.run("send-keys", "-t", tuiTarget, "-l", s)
+}
+
+// screen captures the pane as plain text.
+func (tt *tuiTerm) screen() string {
+	tt.t.Helper()
+	out, err := tt.exec("capture-pane", "-p", "-t", tuiTarget)
+	if err != nil {
+		tt.t.Fatalf("capture-pane: %v\n%s%s", err, out, tt.diag())
+	}
+	tt.last = out
+	return out
+}
+
+// screenMatches reports whether every pattern (a regexp, multi-line mode)
+// matches the screen; a pattern starting with "!" must not match.
+func screenMatches(screen string, patterns []string) bool {
+	for _, p := range patterns {
+		neg := strings.HasPrefix(p, "!")
+		if regexp.MustCompile("(?m)"+strings.TrimPrefix(p, "!")).MatchString(screen) == neg {
+			return false
+		}
+	}
+	return true
+}
+
+// waitFor polls the screen until all patterns hold at once (see
+// screenMatches) and returns that screen; after tuiWait it fails the test.
+func (tt *tuiTerm) waitFor(what string, patterns ...string) string {
+	tt.t.Helper()
+	deadline := time.Now().Add(tuiWait)
+	for {
+		s := tt.screen()
+		if screenMatches(s, patterns) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			var missing []string
+			for _, p := range patterns {
+				if !screenMatches(s, []string{p}) {
+					missing = append(missing, p)
+				}
+			}
+			tt.t.Fatalf("waiting for %s: after %v the screen does not match %q%s", what, tuiWait, missing, tt.diag())
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+}
+
+// waitExit waits until sonde has exited and returns its exit status.
+func (tt *tuiTerm) waitExit() int {
+	tt.t.Helper()
+	deadline := time.Now().Add(tuiWait)
+	for {
+		b, err := os.ReadFile(filepath.Join(tt.dir, "status"))
+		if err == nil {
+			code, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				tt.t.Fatalf("exit status file: %q", b)
+			}
+			return code
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			tt.t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			if s, err := tt.exec("capture-pane", "-p", "-t", tuiTarget); err == nil {
+				tt.last = s
+			}
+			tt.t.Fatalf("sonde did not exit within %v%s", tuiWait, tt.diag())
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+}
+
+// quit presses q and checks that sonde exits with status 0 and wrote
+// nothing on stderr.
+func (tt *tuiTerm) quit() {
+	tt.t.Helper()
+	tt.keys("q")
+	if code := tt.waitExit(); code != 0 {
+		tt.t.Errorf("sonde exited with status %d, want 0%s", code, tt.diag())
+	}
+	if b, _ := os.ReadFile(filepath.Join(tt.dir, "stderr")); len(b) > 0 {
+		tt.t.Errorf("sonde wrote on stderr:\n%s", b)
+	}
+}
+
+// diag is what a failure message shows: the last screen and sonde's stderr.
+func (tt *tuiTerm) diag() string {
+	b, _ := os.ReadFile(filepath.Join(tt.dir, "stderr"))
+	return fmt.Sprintf("\nlast screen:\n%s\nsonde's stderr:\n%s", tt.last, b)
+}
+
+// submatch returns the first submatch of re on the screen, or fails.
+func submatch(t *testing.T, screen, re string) string {
+	t.Helper()
+	m := regexp.MustCompile("(?m)" + re).FindStringSubmatch(screen)
+	if m == nil {
+		t.Fatalf("screen does not match %s:\n%s", re, screen)
+	}
+	return m[1]
+}
+
+// lineIndex returns the index of the first screen line matching re, or -1.
+func lineIndex(screen, re string) int {
+	r := regexp.MustCompile(re)
+	for i, l := range strings.Split(screen, "\n") {
+		if r.MatchString(l) {
+			return i
+		}
+	}
+	return -1
+}
+
+// startedPIDs returns the pids of the "pid N started" lines of the stderr
+// pane, in order.
+func startedPIDs(screen string) []int {
+	var pids []int
+	for _, m := range regexp.MustCompile(`── pid (\d+) started: `).FindAllStringSubmatch(screen, -1) {
+		n, _ := strconv.Atoi(m[1])
+		pids = append(pids, n)
+	}
+	return pids
+}
+
+// checkPIDs checks that the pids in the stderr pane are the ones the
+// fixture recorded, in order, and that none of them is still running.
+func checkPIDs(t *testing.T, f *fixture, screen string, want int) {
+	t.Helper()
+	f.assertStarted(want)
+	if got, recorded := startedPIDs(screen), f.pids(); !slices.Equal(got, recorded) {
+		t.Errorf("stderr pane shows started pids %v, the fixture recorded %v", got, recorded)
+	}
+	proctest.AssertGone(t, f.pidFile)
+}
+
+// handshake are the patterns of a finished handshake: the status bar names
+// the server (the lesson is attached to the client then), the tools are
+// listed, and tools/list (id 2) is resolved in Frames.
+var handshake = []string{`sonde-fixture 0\.1\.0`, `─ 3 Tools 7 `, `<- 2\s+response\s+\S+\s+resolved`}
+
+// TestTUIDemo walks `sonde demo` in a 120x40 terminal: the out-of-order
+// answers, the FIFO comparison, the late answer, the cancel, the crash and
+// the restart, then quits.
+func TestTUIDemo(t *testing.T) {
+	f := newFixture(t)
+	tt := startTUI(t, 120, 40, f.cmd([]string{"demo"}))
+
+	tt.waitFor("the panes and the first lesson step", append([]string{
+		`─ 1 Pending `, `─ 2 Frames `, `─ 3 Tools `, `─ 4 stderr `,
+		`─ 5 Lesson 1/8: responses are matched by id `,
+		`── pid \d+ started: `, `space next step`,
+	}, handshake...)...)
+	// NO_COLOR is unset and TERM is xterm-256color: the UI draws in colour.
+	if styled := tt.run("capture-pane", "-e", "-p", "-t", tuiTarget); !regexp.MustCompile(`\x1b\[(?:[0-9;]*;)?38;[25];`).MatchString(styled) {
+		t.Errorf("the screen has no foreground colour:\n%q", styled)
+	}
+
+	// Two calls: slow first, then fast. The fast one (the higher id) is
+	// answered first and settles its own id while the slow one stays
+	// pending.
+	tt.keys("Space")
+	s := tt.waitFor("the two calls", `Lesson 2/8: two calls in flight`, `Sent id \d+ \(echo "slow".* and id \d+ \(echo "fast"\)`)
+	slow := submatch(t, s, `Sent id (\d+) \(echo "slow"`)
+	fast := submatch(t, s, `and id (\d+) \(echo "fast"\)`)
+	if a, b := atoiT(t, slow), atoiT(t, fast); b <= a {
+		t.Fatalf("fast id %d is not higher than slow id %d", b, a)
+	}
+	s = tt.waitFor("the fast answer", `<- `+fast+`\s+response\s+\S+\s+resolved`, `fast: resolved after `)
+	// The slow call is answered after 3s: on the first screen with the fast
+	// answer, it must still be pending.
+	if !screenMatches(s, []string{`^│\s+` + slow + `\s+tools/\S+\s+(queued|sent)\s`, `slow: pending`, `!<- ` + slow + `\s+response`}) {
+		t.Errorf("when id %s (fast) resolved, id %s (slow) is not pending in Pending and the lesson:\n%s", fast, slow, s)
+	}
+	s = tt.waitFor("the slow answer", `<- `+slow+`\s+response\s+\S+\s+resolved`, `slow: resolved after `)
+	if iFast, iSlow := lineIndex(s, `<- `+fast+`\s+response\s+\S+\s+resolved`), lineIndex(s, `<- `+slow+`\s+response\s+\S+\s+resolved`); iFast >= iSlow {
+		t.Errorf("Frames shows the response to %s (line %d) after the one to %s (line %d), want before:\n%s", fast, iFast, slow, iSlow, s)
+	}
+	if iSlow, iFast := lineIndex(s, `-> `+slow+`\s+tools/call`), lineIndex(s, `-> `+fast+`\s+tools/call`); iSlow < 0 || iSlow >= iFast {
+		t.Errorf("Frames does not show the request %s (line %d) sent before %s (line %d):\n%s", slow, iSlow, fast, iFast, s)
+	}
+
+	// What a FIFO client would have done: both answers swapped.
+	tt.keys("o")
+	tt.waitFor("the FIFO view", `Lesson 2/8: two calls in flight · FIFO view`,
+		`id `+slow+` slow\s+answer of id `+fast+` "fast"\s+WRONG`,
+		`id `+fast+` fast\s+answer of id `+slow+` "slow"\s+WRONG`,
+		`2 wrong answers`)
+	tt.keys("o")
+	tt.waitFor("the narration again", `Lesson 2/8: two calls in flight ─`, `!WRONG`)
+
+	tt.keys("Space")
+	tt.waitFor("step 3", `Lesson 3/8: both resolved`)
+
+	// A call that times out after 1s; the server answers it anyway at 2.5s.
+	tt.keys("Space")
+	s = tt.waitFor("the late call", `Lesson 4/8: a timeout, then a late answer`, `id \d+ has a 1s timeout`)
+	late := submatch(t, s, `id (\d+) has a 1s timeout`)
+	tt.waitFor("the late answer", `late call: timeout after `,
+		`->\s+notifications/c`, `fixture: cancelled id=`+late+` `,
+		`<- `+late+`\s+response\s+\S+\s+late\b`)
+
+	// A long call, cancelled by the lesson.
+	tt.keys("Space")
+	s = tt.waitFor("the long call", `Lesson 5/8: a long call`, `id \d+ asks the server to wait`)
+	long := submatch(t, s, `id (\d+) asks the server to wait`)
+	tt.waitFor("the long call pending", `^│\s+`+long+`\s+tools/\S+\s+sent\s`)
+	tt.keys("Space")
+	tt.waitFor("the cancel", `Lesson 6/8: cancelled`, `id `+long+`: cancelled after `,
+		`fixture: cancelled id=`+long+` `)
+
+	// The crash: every pending call fails with the exit.
+	tt.keys("Space")
+	tt.waitFor("the crash", `Lesson 7/8: the server crashes`,
+		`a: exited after \S+\s+b: exited after \S+\s+c: exited after `,
+		`── pid \d+ exited: exit code 3 `, `─ 4 stderr \S+ · exit code 3 `,
+		`fixture: exit-mid-call`, `<-\s+malformed`)
+
+	// The last step restarts the server: a second process, a new handshake.
+	tt.keys("Space")
+	s = tt.waitFor("the restart", `Lesson 8/8: your turn`,
+		`(?s)── pid \d+ started: .*── pid \d+ exited: exit code 3 .*── pid \d+ started: `,
+		`stdio pid \d+ │`, `<-\s+malformed(?s:.*)-> 1\s+initialize(?s:.*)<- 2\s+response\s+\S+\s+resolved`)
+
+	tt.quit()
+	checkPIDs(t, f, s, 2)
+}
+
+// TestTUIToolCall calls echo from the Tools pane in an 80x24 terminal:
+// focus, fuzzy filter, the form, the result, the frames.
+func TestTUIToolCall(t *testing.T) {
+	f := newFixture(t)
+	tt := startTUI(t, 80, 24, f.cmd(nil))
+
+	// The Tools list (bottom left) shows echo and add; Pending has the focus.
+	tools := func(name string) string { return `^│[ ›] ` + name + `\s` }
+	tt.waitFor("the handshake", append([]string{
+		`─ 1 Pending `, `─ 2 Frames `, `─ 4 stderr `, tools("echo"), tools("add"),
+		`^c cancel request`,
+	}, handshake...)...)
+
+	// tab: Frames, tab: Tools (each pane has its own help line).
+	tt.keys("Tab")
+	tt.waitFor("the focus on Frames", `^enter open frame`)
+	tt.keys("Tab")
+	tt.waitFor("the focus on Tools", `^enter call`)
+
+	tt.keys("/")
+	tt.waitFor("the filter input", `^│/ `, `^enter keep filter`)
+	tt.text("ech")
+	tt.waitFor("the filtered list", `─ 3 Tools 7 · filter: ech `, `^│/ ech\s+1/7`, tools("echo"), "!"+tools("add"))
+	tt.keys("Enter") // keeps the filter
+	tt.waitFor("the filter kept", `─ 3 Tools 7 · filter: ech `, `^enter call`, "!"+tools("add"))
+
+	tt.keys("Enter") // the form of the selected tool
+	tt.waitFor("the form", `call echo · fields`, `^│› delay_ms `, `^ctrl\+s call`)
+	tt.keys("Tab")
+	tt.waitFor("the second field", `^│› ignore_canc`)
+	tt.keys("Tab")
+	tt.waitFor("the value field", `^│› value\*\s`)
+	const value = "hello-tmux-80x24"
+	tt.text(value)
+	tt.waitFor("the value typed", `^│› value\*\s+`+value+`\s`)
+	tt.keys("C-s")
+
+	s := tt.waitFor("the call", `->\s+\d+\s+tools/call\s`)
+	id := submatch(t, s, `->\s+(\d+)\s+tools/call\s`)
+	s = tt.waitFor("the result", `echo .*result 1/1`, `^│\[text\]\s`, `^│`+value+`\s+│`,
+		`<- `+id+`\s+response\s+\S+\s+resolved`, `pending 0 `)
+
+	tt.quit()
+	checkPIDs(t, f, s, 1)
+}
+
+// TestTUIFaultyServer runs a server that writes noise on stdout and never
+// answers tools/call: the malformed frame is explained, a call stays
+// pending until c cancels it, and ctrl+r restarts the server.
+func TestTUIFaultyServer(t *testing.T) {
+	f := newFixture(t)
+	tt := startTUI(t, 120, 40, f.cmd(nil, "--fault", "stdout-noise", "--fault", "never-respond"))
+	tt.waitFor("the handshake", append([]string{`<-\s+malformed\s`, `^c cancel request`}, handshake...)...)
+
+	// The first problem frame, zoomed, opened: why it is malformed.
+	tt.keys("2")
+	tt.waitFor("the focus on Frames", `^enter open frame`)
+	tt.keys("g")
+	tt.waitFor("the oldest frame selected", `│>\s+\S+ -> 1\s+initialize`)
+	tt.keys("n")
+	tt.waitFor("the first problem selected", `│>!\s+\S+ <-\s+malformed`)
+	tt.keys("z")
+	tt.waitFor("Frames zoomed", `^╭─ 2 Frames `, `!─ 1 Pending `)
+	tt.keys("Enter")
+	tt.waitFor("the frame's detail",
+		`^│malformed\s+line on stdout is not JSON: servers must log to stderr\s`,
+		`^│fixture noise: this is not JSON\s`, `^│raw bytes · 31 bytes`)
+	tt.keys("Escape")
+	tt.waitFor("the frame list", `│>!\s+\S+ <-\s+malformed`, `!raw bytes`)
+	tt.keys("z")
+	tt.waitFor("Frames unzoomed", `─ 1 Pending `, `─ 2 Frames `)
+	tt.keys("G")
+	tt.waitFor("follow on", `─ 2 Frames \d+ · follow `)
+
+	// A call from the form that is never answered.
+	tt.keys("3")
+	tt.waitFor("the focus on Tools", `^enter call`, `^│› echo\s`)
+	tt.keys("Enter")
+	tt.waitFor("the form", `call echo · fields`, `^│› delay_ms `)
+	tt.keys("Tab", "Tab")
+	tt.waitFor("the value field", `^│› value\*\s`)
+	tt.text("stuck")
+	tt.waitFor("the value typed", `^│› value\*\s+stuck\s`)
+	tt.keys("C-s")
+	s := tt.waitFor("the call in flight", `->\s+\d+\s+tools/call\s`)
+	id := submatch(t, s, `->\s+(\d+)\s+tools/call\s`)
+	// The handshake's rows have left Pending (they linger 3s): the call is
+	// the only live row, so it is the selected one.
+	tt.waitFor("the call alone in Pending", `─ 1 Pending 1 ─`, `^│\s+`+id+`\s+tools/\S+\s+sent\s`,
+		`fixture: never-respond: not answering tools/call id=`+id+`\s`, `1 calling…`)
+
+	tt.keys("1")
+	tt.waitFor("the focus on Pending", `^c cancel request`)
+	tt.keys("c")
+	tt.waitFor("the cancel", `MCP_ABORTED: tools/call id `+id+`: cancelled`,
+		`->\s+notifications/c`, `pending 0 `, `fixture: cancel id=`+id+`:`)
+	tt.keys("h")
+	tt.waitFor("the cancelled call in the history", `─ 1 Pending 0 · history `, `^│\s+`+id+`\s+tools/\S+\s+cancelled\s`)
+	tt.keys("h")
+	tt.waitFor("the live view", `!· history `)
+
+	// ctrl+r: the server is stopped and a new one started, with its own
+	// handshake.
+	tt.keys("C-r")
+	s = tt.waitFor("the restart",
+		`(?s)── pid \d+ started: .*── pid \d+ exited: exit code 0 · stopped by sonde .*── pid \d+ started: `,
+		`->\s+notifications/c(?s:.*)-> 1\s+initialize(?s:.*)<- 2\s+response\s+\S+\s+resolved`, `stdio pid \d+ │`)
+	if pids := startedPIDs(s); len(pids) != 2 || !strings.Contains(s, "stdio pid "+strconv.Itoa(pids[1])+" │") {
+		t.Errorf("after the restart, the status bar does not show the new pid (started: %v):\n%s", pids, s)
+	}
+
+	tt.quit()
+	checkPIDs(t, f, s, 2)
+}
+
+func atoiT(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
