@@ -16,6 +16,7 @@ type filter struct {
 	query   string
 	id      jsonrpc.ID
 	byID    bool
+	proc    int      // with byID: only frames of this server process
 	matches []uint64 // absolute indices of matching frames, ascending
 	scanned uint64   // frames below this absolute index have been matched
 }
@@ -48,7 +49,7 @@ func (s source) Len() int            { return len(s.abs) }
 func (m *Model) match(from, to uint64, subset []uint64, narrow bool) []uint64 {
 	var cands []uint64
 	add := func(abs uint64) {
-		if !m.flt.byID || related(m.ring.at(abs).f, m.flt.id) {
+		if e := m.ring.at(abs); !m.flt.byID || e.proc == m.flt.proc && related(e.f, m.flt.id) {
 			cands = append(cands, abs)
 		}
 	}
@@ -119,11 +120,12 @@ func (m *Model) setQuery(q string) {
 }
 
 // FilterID shows only the frames of one request id (its request, response,
-// progress and cancellation), with an "id N" chip; esc clears it. It drops
+// progress and cancellation) of the current server process (ids start again
+// after a restart), with an "id N" chip; esc clears it. It drops
 // any fuzzy query, closes the detail view, leaves follow mode and selects
 // the first such frame. An unset id (jsonrpc.ID{}) just clears the filter.
 func (m *Model) FilterID(id jsonrpc.ID) {
-	m.flt.query, m.flt.id, m.flt.byID = "", id, id.IsValid()
+	m.flt.query, m.flt.id, m.flt.byID, m.flt.proc = "", id, id.IsValid(), max(m.proc, 1)
 	m.input.SetValue("")
 	m.input.Blur()
 	m.mode = modeList

@@ -48,6 +48,7 @@ type Model struct {
 	keys KeyMap
 	w, h int
 	now  time.Time
+	proc int // server processes started so far (restarts)
 
 	ring ring
 	t0   time.Time // time of the first frame since New or Reset
@@ -105,7 +106,7 @@ func (m *Model) SetNow(t time.Time) { m.now = t }
 // turns follow mode back on.
 func (m *Model) Reset() {
 	m.ring.init(m.ring.cap)
-	m.t0 = time.Time{}
+	m.t0, m.proc = time.Time{}, 0
 	m.flt = filter{}
 	m.input.SetValue("")
 	m.input.Blur()

@@ -10,6 +10,7 @@ import (
 
 // entry is one frame in the ring.
 type entry struct {
+	proc   int // which server process (1, 2, … after restarts)
 	seq    uint64
 	t      time.Time
 	f      *client.FrameInfo
@@ -38,13 +39,13 @@ func (r *ring) oldest() uint64 { return r.total - uint64(len(r.buf)) }
 
 func (r *ring) at(abs uint64) *entry { return &r.buf[abs%uint64(r.cap)] }
 
-func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo) {
+func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo, proc int) {
 	if len(r.buf) < r.cap {
 		r.buf = append(r.buf, entry{})
 	} else if old := r.at(r.oldest()); r.bySeq[old.seq] == r.oldest() {
 		delete(r.bySeq, old.seq)
 	}
-	*r.at(r.total) = entry{seq: seq, t: t, f: f}
+	*r.at(r.total) = entry{proc: proc, seq: seq, t: t, f: f}
 	r.bySeq[seq] = r.total
 	r.total++
 }
@@ -71,6 +72,10 @@ func (m *Model) Apply(evs []client.Event) {
 	added := false
 	for i := range evs {
 		ev := &evs[i]
+		if ev.Kind == client.EvProcess && ev.Proc != nil && ev.Proc.What == "start" {
+			m.proc++ // a restart: ids start again, so frames remember their process
+			continue
+		}
 		if ev.Kind != client.EvFrame || ev.Frame == nil {
 			continue
 		}
@@ -81,7 +86,7 @@ func (m *Model) Apply(evs []client.Event) {
 		if m.t0.IsZero() {
 			m.t0 = t
 		}
-		m.ring.push(ev.Seq, t, ev.Frame)
+		m.ring.push(ev.Seq, t, ev.Frame, max(m.proc, 1))
 		added = true
 	}
 	if !added {

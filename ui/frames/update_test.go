@@ -332,3 +332,28 @@ func TestRestyleFollowsTheSharedStyles(t *testing.T) {
 		t.Fatal("Restyle did not pick up the light palette")
 	}
 }
+
+// After a restart ids start again: FilterID keeps to the current process,
+// and the first frame of the new process is marked.
+func TestRestartedProcessFrames(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.SetSize(90, 10)
+	start := client.Event{Kind: client.EvProcess, Proc: &client.ProcInfo{What: "start", Pid: 1}}
+	req := func(seq uint64) client.Event {
+		f := transport.Frame{Dir: transport.Out, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)}
+		f.Msg.Kind, f.Msg.ID, f.Msg.Method = jsonrpc.KindRequest, jsonrpc.Int(1), "initialize"
+		return client.Event{Seq: seq, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: client.VerdictSent}}
+	}
+	m.Apply([]client.Event{start, req(1), start, req(1)})
+	if m.Len() != 2 {
+		t.Fatalf("%d frames", m.Len())
+	}
+	m.FilterID(jsonrpc.Int(1))
+	if got := m.count(); got != 1 {
+		t.Fatalf("id filter shows %d frames, want only the current process's one", got)
+	}
+	m.clearFilter()
+	if v := m.View(); strings.Count(v, "↻") != 1 {
+		t.Fatalf("want one restart mark:\n%s", v)
+	}
+}

@@ -192,6 +192,8 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	mark, markPen := " ", r.pen(skText)
 	if bad, isErr := violation(f.Verdict); bad {
 		mark, markPen = "!", r.pen(pick(isErr, skError, skWarn))
+	} else if e.proc > 1 && (abs == m.ring.oldest() || m.ring.at(abs-1).proc != e.proc) {
+		mark, markPen = "↻", r.pen(skAccent) // the first frame of a restarted server
 	}
 	r.cell(r.pen(skAccent), pick(selected, ">", " "), 1, false, -1)
 	r.cell(markPen, mark, 1, false, -1)

@@ -140,6 +140,8 @@ func (m *Model) View() string {
 	}
 	lines := strings.Split(body, "\n")
 	if len(lines) > m.h-1 {
+		// Too short to show it all: say so rather than cut silently.
+		lines = append(lines[:max(m.h-2, 0)], m.st.Warn.Render("… more: z zooms this pane"))
 		lines = lines[:max(m.h-1, 0)]
 	}
 	for len(lines) < m.h-1 {

@@ -86,3 +86,15 @@ func TestNextNeedsASession(t *testing.T) {
 		t.Fatalf("title %q, %d steps", m.Title(), Steps())
 	}
 }
+
+func TestShortPaneSaysTextIsCut(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.SetSize(60, 5)
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "… more: z zooms this pane") || strings.Count(v, "\n") != 4 {
+		t.Fatalf("%s", v)
+	}
+	m.SetSize(120, 20)
+	if v := ansi.Strip(m.View()); strings.Contains(v, "more: z") || !strings.Contains(v, "Press space") {
+		t.Fatalf("%s", v)
+	}
+}
