@@ -112,11 +112,16 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.trace, "trace", false, "print every frame, lifecycle event and stderr chunk on stderr as it happens")
 }
 
-// serverArgv returns the server command after "--".
-func serverArgv(cmd *cobra.Command, args []string) ([]string, []string, error) {
+// serverArgv splits args at "--": the n arguments of the subcommand itself,
+// then the server command. wrongCount is the usage message when there are
+// not exactly n arguments before "--".
+func serverArgv(cmd *cobra.Command, args []string, n int, wrongCount string) ([]string, []string, error) {
 	dash := cmd.ArgsLenAtDash()
 	if dash < 0 || dash >= len(args) {
 		return nil, nil, usagef("no server command: put it after --, e.g. sonde " + cmd.Name() + " ... -- ./server --flag")
+	}
+	if dash != n {
+		return nil, nil, usagef(wrongCount)
 	}
 	return args[:dash], args[dash:], nil
 }

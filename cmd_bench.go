@@ -46,12 +46,9 @@ error code; the exit status is the one of the most frequent error code (0 when n
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := serverArgv(cmd, args)
+			own, argv, err := serverArgv(cmd, args, 1, "bench takes exactly one TOOL before --")
 			if err != nil {
 				return err
-			}
-			if len(own) != 1 {
-				return usagef("bench takes exactly one TOOL before --")
 			}
 			if n < 1 || conc < 1 {
 				return usagef("-n and -c must be at least 1")

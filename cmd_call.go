@@ -30,12 +30,9 @@ A result with isError is printed too, and the exit status is 1.
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := serverArgv(cmd, args)
+			own, argv, err := serverArgv(cmd, args, 1, "call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]")
 			if err != nil {
 				return err
-			}
-			if len(own) != 1 {
-				return usagef("call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]")
 			}
 			toolArgs, err := readJSONObject(argsText, io.in)
 			if err != nil {

@@ -38,12 +38,9 @@ The exit status is the one of the first failing step (0 when all pass).
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := serverArgv(cmd, args)
+			_, argv, err := serverArgv(cmd, args, 0, "check takes no arguments before --")
 			if err != nil {
 				return err
-			}
-			if len(own) != 0 {
-				return usagef("check takes no arguments before --")
 			}
 			return runCheck(cmd.Context(), io, &f, argv)
 		},

@@ -58,12 +58,9 @@ have their outcome:
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := serverArgv(cmd, args)
+			own, argv, err := serverArgv(cmd, args, 1, "script takes exactly one FILE (or -) before --")
 			if err != nil {
 				return err
-			}
-			if len(own) != 1 {
-				return usagef("script takes exactly one FILE (or -) before --")
 			}
 			lines, err := readScript(own[0], io.in)
 			if err != nil {

@@ -18,12 +18,9 @@ func newToolsCmd(io streams) *cobra.Command {
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := serverArgv(cmd, args)
+			_, argv, err := serverArgv(cmd, args, 0, "tools takes no arguments before --")
 			if err != nil {
 				return err
-			}
-			if len(own) != 0 {
-				return usagef("tools takes no arguments before --")
 			}
 			s, err := f.connect(cmd.Context(), io, argv)
 			if err != nil {
