@@ -235,7 +235,9 @@ func (m *Model) status(r *rowWriter, f *client.FrameInfo, sg segs, w int) {
 	r.cell(m.statePen(v, r.sel), v, vw, false, sg.verdict)
 	if dw := w - vw - 1; dw >= 0 {
 		r.space()
-		r.cell(r.pen(skText), clean(f.Detail), dw, false, -1)
+		// "resolved id 3 after 2ms" already says "resolved": show it once.
+		detail := strings.TrimSpace(strings.TrimPrefix(f.Detail, v))
+		r.cell(r.pen(skText), clean(detail), dw, false, -1)
 	}
 }
 

@@ -234,28 +234,49 @@ func (m *Model) retire(e *entry) {
 	}
 }
 
-// compact removes dead rows from live, keeping the selection on the same
-// request (or the next one when it was removed).
+// compact removes dead rows from live and puts requests still in flight
+// before the settled ones that linger (so a short pane shows what is
+// pending first), keeping the selection on the same request (or the next
+// one when it was removed).
 func (m *Model) compact() {
-	if !m.dirty {
+	ordered := true
+	for i := 1; i < len(m.live) && ordered; i++ {
+		ordered = !m.live[i-1].state.Final() || m.live[i].state.Final()
+	}
+	if !m.dirty && ordered {
 		return
 	}
 	m.dirty = false
-	kept, sel := m.live[:0], -1
+	var selected *entry
+	if m.lv.sel >= 0 && m.lv.sel < len(m.live) {
+		selected = m.live[m.lv.sel]
+	}
+	next := -1 // the position after a removed selection
+	var inFlight, settled []*entry
 	for i, e := range m.live {
-		if i == m.lv.sel {
-			sel = len(kept)
+		if e.dead {
+			if e == selected && next < 0 {
+				next = i
+			}
+			continue
 		}
-		if !e.dead {
-			kept = append(kept, e)
+		if e.state.Final() {
+			settled = append(settled, e)
+		} else {
+			inFlight = append(inFlight, e)
 		}
 	}
-	clear(m.live[len(kept):])
-	m.live = kept
-	if sel >= 0 {
-		m.lv.sel = sel
-	}
+	m.live = append(inFlight, settled...)
 	m.lv.sel = max(min(m.lv.sel, len(m.live)-1), 0)
+	for i, e := range m.live {
+		if e == selected && !e.dead {
+			m.lv.sel = i
+			return
+		}
+	}
+	if next >= 0 {
+		m.lv.sel = max(min(next, len(m.live)-1), 0)
+	}
 }
 
 // SetNow sets the pane's clock; settled rows older than Linger move to

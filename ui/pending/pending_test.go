@@ -263,3 +263,24 @@ func TestCountdownTurnsRed(t *testing.T) {
 }
 
 const format3s = "3s     "
+
+// Requests in flight come before the settled rows that linger, and the
+// selection stays on the same request when the order changes.
+func TestInFlightFirst(t *testing.T) {
+	m := newModel(Options{Linger: time.Hour})
+	m.Apply([]client.Event{queued(0, 1, "initialize", "", 1000), queued(1, 2, "tools/call", "slow", 5000), queued(2, 3, "tools/call", "fast", 5000)})
+	m.Update(press("down")) // select id 2
+	m.Apply([]client.Event{settle(out(5, 1, "initialize", client.StateResolved), 5*time.Millisecond, nil), settle(out(6, 3, "tools/call", client.StateResolved), 4*time.Millisecond, nil)})
+	var ids []string
+	for _, e := range m.Entries() {
+		ids = append(ids, e.ID.String())
+	}
+	if strings.Join(ids, ",") != "2,1,3" {
+		t.Fatalf("order %v, want the pending id 2 first, then 1 and 3 in the order they settled", ids)
+	}
+	if cmd := m.Update(press("c")); cmd == nil {
+		t.Fatal("c did nothing")
+	} else if msg, ok := cmd().(CancelMsg); !ok || msg.ID != 2 {
+		t.Fatalf("cancel went to %+v, want id 2 (the selection must follow the request)", msg)
+	}
+}
