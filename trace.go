@@ -59,7 +59,7 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		detail := string(f.Verdict)
 		switch {
 		case f.Detail == "" || f.Verdict == client.VerdictNotification:
-		case strings.HasPrefix(f.Detail, detail):
+		case strings.HasPrefix(f.Detail, detail+" "):
 			detail = f.Detail // "resolved id 3 after 2ms", not "resolved: resolved id 3 …"
 		default:
 			detail += ": " + f.Detail

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
@@ -355,5 +356,21 @@ func TestRestartedProcessFrames(t *testing.T) {
 	m.clearFilter()
 	if v := m.View(); strings.Count(v, "↻") != 1 {
 		t.Fatalf("want one restart mark:\n%s", v)
+	}
+}
+
+func TestVerdictShownOnce(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.SetSize(140, 4)
+	f := func(v client.Verdict, detail string) client.Event {
+		return client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: transport.Frame{Dir: transport.In, Raw: []byte("{}")}, Verdict: v, Detail: detail}}
+	}
+	m.Apply([]client.Event{f(client.VerdictResolved, "resolved id 3 after 2ms"), f(client.VerdictNotification, "notifications/tools/list_changed")})
+	v := ansi.Strip(m.View())
+	if strings.Contains(v, "resolved resolved") || !strings.Contains(v, "resolved id 3 after 2ms") {
+		t.Fatalf("verdict repeated or detail lost:\n%s", v)
+	}
+	if !strings.Contains(v, "notification notifications/tools/list_changed") {
+		t.Fatalf("a detail that merely starts with the verdict's letters was cut:\n%s", v)
 	}
 }

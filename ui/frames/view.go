@@ -236,7 +236,10 @@ func (m *Model) status(r *rowWriter, f *client.FrameInfo, sg segs, w int) {
 	if dw := w - vw - 1; dw >= 0 {
 		r.space()
 		// "resolved id 3 after 2ms" already says "resolved": show it once.
-		detail := strings.TrimSpace(strings.TrimPrefix(f.Detail, v))
+		detail := f.Detail
+		if strings.HasPrefix(detail, v+" ") {
+			detail = detail[len(v)+1:]
+		}
 		r.cell(r.pen(skText), clean(detail), dw, false, -1)
 	}
 }
