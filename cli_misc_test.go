@@ -152,3 +152,10 @@ func TestFixtureInProcess(t *testing.T) {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// The interactive UI reports a server that cannot start like every other
+// command, before it takes the terminal.
+func TestTUISpawnFailure(t *testing.T) {
+	r := runSonde(t, "", "--", "sonde-no-such-server-xyz")
+	checkRun(t, r, exitSpawn, `sonde: MCP_SPAWN: cannot start "sonde-no-such-server-xyz": executable not found (check the path or PATH)`+"\n")
+}

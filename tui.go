@@ -83,13 +83,19 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, withLes
 		}
 		return ui.Session{Client: c, Sub: sub}, nil
 	}
+	// A server that cannot be started is reported like in every other
+	// command (MCP_SPAWN, exit 7) before the UI takes the terminal.
+	first, err := start()
+	if err != nil {
+		return err
+	}
 	noColor := os.Getenv("NO_COLOR") != ""
 	palette := theme.Dark()
 	if noColor {
 		palette = theme.NoColor()
 	}
 	opts := ui.Options{
-		Start: start, Transport: "stdio", Command: strings.Join(argv, " "),
+		Start: start, First: &first, Transport: "stdio", Command: strings.Join(argv, " "),
 		Palette: palette, NoColor: noColor, FrameCapacity: f.frames,
 	}
 	if withLesson {

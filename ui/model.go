@@ -33,8 +33,11 @@ type Session struct {
 type Options struct {
 	// Start launches the server and subscribes to its client (no
 	// handshake). It is called from a command, never from Update, at start
-	// and on every restart.
+	// (unless First is set) and on every restart.
 	Start func() (Session, error)
+	// First, if set, is the session already started by the caller (so that
+	// a server that cannot be started is reported before the UI opens).
+	First *Session
 	// Transport and Command describe the server in the status bar.
 	Transport string
 	Command   string
@@ -141,7 +144,12 @@ func (m *Model) Session() Session { return m.sess }
 
 // Init starts the server, the clock, and asks for the background colour.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.startCmd(m.gen), tick(), tea.RequestBackgroundColor)
+	start := m.startCmd(m.gen)
+	if first := m.opts.First; first != nil {
+		gen := m.gen
+		start = func() tea.Msg { return startedMsg{gen: gen, sess: *first} }
+	}
+	return tea.Batch(start, tick(), tea.RequestBackgroundColor)
 }
 
 func (m *Model) applyHelpStyles() {

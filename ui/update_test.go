@@ -701,3 +701,21 @@ func TestTick(t *testing.T) {
 		t.Fatalf("pending entries %+v", entries)
 	}
 }
+
+// With Options.First the UI uses the session its caller already started
+// and does not start another.
+func TestFirstSessionIsUsed(t *testing.T) {
+	var hs *harness
+	first := Session{}
+	hs = newHarness(t, 80, 24, func(o *Options) { o.First = &first })
+	first.Client = hs.c
+	first.Sub = hs.sub
+	batch, ok := hs.m.Init()().(tea.BatchMsg)
+	if !ok || len(batch) == 0 {
+		t.Fatal("Init is not a batch")
+	}
+	started, ok := batch[0]().(startedMsg) // the first command starts the session
+	if !ok || started.sess.Client != hs.c || started.err != nil || hs.starts != 0 {
+		t.Fatalf("started %+v, Start called %d times", started, hs.starts)
+	}
+}
