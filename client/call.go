@@ -11,9 +11,6 @@ import (
 	"github.com/sonde-mcp/sonde/transport"
 )
 
-// contextDeadline is compared against a context's cause.
-var contextDeadline = context.DeadlineExceeded
-
 // CallOptions adjust one request.
 type CallOptions struct {
 	// Timeout overrides Options.Timeout for this request.

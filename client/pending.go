@@ -1,7 +1,9 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
@@ -148,7 +150,7 @@ func (c *Client) cancelByCaller(id int64, cause error) {
 	reason := "cancelled by caller"
 	err := &Error{Code: CodeAborted, Message: p.method + " " + idText(id) + ": " + reason, Err: cause}
 	state := StateCancelled
-	if cause == contextDeadline {
+	if errors.Is(cause, context.DeadlineExceeded) {
 		reason = "caller deadline passed"
 		err = &Error{Code: CodeTimeout, Message: p.method + " " + idText(id) + ": " + reason, Err: cause}
 		state = StateTimeout

@@ -24,7 +24,7 @@ func (c *Client) readLoop(conn transport.Conn) {
 		}
 		var tooLong *transport.LineTooLongError
 		if errors.As(err, &tooLong) {
-			c.lineTooLong(conn, tooLong)
+			c.lineTooLong(tooLong)
 			continue
 		}
 		c.connEnded(err)
@@ -102,7 +102,7 @@ func (c *Client) breakLocked(err *Error) {
 	}
 }
 
-func (c *Client) lineTooLong(conn transport.Conn, e *transport.LineTooLongError) {
+func (c *Client) lineTooLong(e *transport.LineTooLongError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stats.Malformed++

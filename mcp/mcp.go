@@ -92,8 +92,9 @@ type RequestMeta struct {
 }
 
 // Content is one content block of a tool result. Text is set for type
-// "text"; Data and MimeType for "image" and "audio"; the whole block is kept
-// in Raw.
+// "text"; Data and MimeType for "image" and "audio"; URI for
+// "resource_link". Other fields of a block are not decoded here (the raw
+// result keeps them).
 type Content struct {
 	Type     string `json:"type"`
 	Text     string `json:"text,omitempty"`
