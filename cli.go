@@ -163,6 +163,10 @@ func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*
 		return nil, err
 	}
 	c := client.New(opts)
+	if !liveFrom(ctx).add(c) {
+		c.Close()
+		return nil, &client.Error{Code: client.CodeAborted, Message: "interrupted before the server started"}
+	}
 	s := &session{c: c}
 	if f.trace {
 		s.trace = startTracer(c, io.err)

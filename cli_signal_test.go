@@ -198,3 +198,61 @@ func TestSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestSecondInterruptKills: a server that ignores stdin EOF and SIGTERM,
+// with --kill-after 30s, would keep sonde waiting a minute after the first
+// SIGINT; a second SIGINT kills it at once (SIGKILL without SIGTERM first).
+func TestSecondInterruptKills(t *testing.T) {
+	f := newFixture(t)
+	sub := []string{"call", "echo", "--args", `{"value":"x"}`, "--trace", "--kill-after", "30s"}
+	cmd := exec.Command(os.Args[0], f.cmd(sub, "--fault", "never-respond", "--fault", "ignore-sigterm")...)
+	cmd.Env = append(os.Environ(), childEnv()...)
+	var stdout syncBuffer
+	stderr := watchBuffer(inFlight)
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-waited
+		}
+	}()
+	select {
+	case <-stderr.hit:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the call was not sent within 20s; stderr:\n%s", stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the first interrupt has been handled (the call is aborted
+	// and the close has begun), then interrupt again.
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "tools/call") || !regexp.MustCompile(`cancelled|aborted`).MatchString(stderr.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first interrupt was not handled; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-waited:
+	case <-time.After(20 * time.Second): // far below the 60s of grace periods
+		t.Fatalf("sonde did not exit after the second interrupt; stderr:\n%s", stderr.String())
+	}
+	out := stderr.String()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit status %d, want %d", code, exitInterrupted)
+	}
+	if !strings.Contains(out, "sonde: interrupted again: killing the server now") ||
+		!regexp.MustCompile(`process \d+ sent SIGKILL`).MatchString(out) || strings.Contains(out, "sent SIGTERM") {
+		t.Errorf("want a SIGKILL with no SIGTERM before it:\n%s", out)
+	}
+	f.assertStarted(1)
+}

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/sonde-mcp/sonde/fixtures"
 )
@@ -19,11 +17,7 @@ func main() {
 	if fixtures.RunRole() {
 		return
 	}
-	// SIGHUP too: a closed terminal must not leave the server running.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(runWithSignals(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // streams are the standard streams of one run (tests pass buffers).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -30,37 +29,6 @@ func (f *tuiFlags) register(cmd *cobra.Command) {
 	}
 }
 
-// sessions tracks every client the UI started, so that none outlives the
-// program, even one whose restart was still under way when the user quit.
-type sessions struct {
-	mu      sync.Mutex
-	clients []*client.Client
-	closed  bool
-}
-
-func (s *sessions) add(c *client.Client) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.clients = append(s.clients, c)
-	return true
-}
-
-func (s *sessions) closeAll() {
-	s.mu.Lock()
-	s.closed = true
-	cs := s.clients
-	s.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, c := range cs {
-		wg.Add(1)
-		go func() { defer wg.Done(); c.Close() }()
-	}
-	wg.Wait()
-}
-
 // runTUI runs the interactive UI against the server argv; with withLesson,
 // the demo's lesson pane too.
 func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, withLesson bool) error {
@@ -68,7 +36,9 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, withLes
 	if err != nil {
 		return err
 	}
-	var all sessions
+	// Every client the UI starts is closed when it ends, even one whose
+	// restart was still under way when the user quit.
+	all := liveFrom(ctx)
 	defer all.closeAll()
 	start := func() (ui.Session, error) {
 		c := client.New(copts)

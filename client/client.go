@@ -282,6 +282,18 @@ func (c *Client) StopServer() {
 	}
 }
 
+// Kill ends the server at once (SIGKILL to its process group, no grace
+// period), when the connection can do that. Pending requests then fail as
+// for any exit; call Close as usual.
+func (c *Client) Kill() {
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if k, ok := conn.(interface{ Kill() }); ok {
+		k.Kill()
+	}
+}
+
 // Done is closed when the server's connection has ended: the process
 // exited, it could not be started, or the client was closed.
 func (c *Client) Done() <-chan struct{} { return c.readDone }

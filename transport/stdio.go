@@ -319,6 +319,17 @@ func (s *Stdio) Close() error {
 	return nil
 }
 
+// Kill sends SIGKILL to the server's process group at once, without the
+// grace periods of Close (for a user who interrupts twice). Close still does
+// the reaping.
+func (s *Stdio) Kill() {
+	select {
+	case <-s.exited:
+	default:
+		s.signal(sigKill, "SIGKILL")
+	}
+}
+
 func (s *Stdio) signal(sig os.Signal, name string) {
 	s.obs(Event{Kind: EventSignal, Time: time.Now(), Pid: s.pid, Signal: name})
 	_ = signalGroup(s.pid, sig)
