@@ -228,3 +228,18 @@ func TestStdioEnvironmentAndDir(t *testing.T) {
 		t.Fatalf("cwd %s, want %s", got.Wd, dir)
 	}
 }
+
+func TestStdioKill(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	s, log := startRole(t, "fixture", nil, "--fault", "ignore-sigterm", "--pid-file", pidFile)
+	s.Kill()
+	_, xe := readUntilExit(t, s)
+	if xe.Exit.Signal != "SIGKILL" || log.signals() != "SIGKILL" {
+		t.Fatalf("exit %+v, signals %q", xe.Exit, log.signals())
+	}
+	s.Kill() // after the exit: nothing more is sent
+	if log.signals() != "SIGKILL" {
+		t.Fatalf("signals %q", log.signals())
+	}
+	proctest.AssertGone(t, pidFile)
+}
