@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -250,4 +251,24 @@ func TestStopServerFailsPendingAsExit(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	<-s.c.Done()
+}
+
+// A cancel queued just before Close still reaches the server: Close lets
+// the write queue drain before it closes the server's stdin.
+func TestCloseDeliversQueuedCancel(t *testing.T) {
+	s := start(t, Options{}, fixtureArgs{faults: []string{"never-respond"}})
+	s.init()
+	call := s.c.Go(context.Background(), "tools/call", echoX, CallOptions{Timeout: 100 * time.Millisecond})
+	if _, err := call.Wait(); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("got %v", err)
+	}
+	s.c.Close() // right after the timeout queued notifications/cancelled
+	id, _ := call.ID.Int64()
+	s.waitUntil("the fixture logging the cancel", func(evs []Event) bool {
+		// never-respond drops the call, so the fixture reports the cancel as for
+		// a request no longer in flight; either way it arrived.
+		text := stderrText(evs)
+		n := strconv.FormatInt(id, 10)
+		return strings.Contains(text, "cancelled id="+n) || strings.Contains(text, "cancel id="+n)
+	})
 }
