@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -78,6 +79,49 @@ func TestQueuedRequestTimesOutOnTime(t *testing.T) {
 		// at close.
 		if len(conn.writes) != 1 {
 			t.Fatalf("%d writes: %q", len(conn.writes), conn.writes)
+		}
+	})
+}
+
+// slowConn takes 10ms per write and never answers.
+type slowConn struct {
+	stuckConn
+}
+
+func (c *slowConn) Write(raw []byte) error {
+	c.mu.Lock()
+	c.writes = append(c.writes, raw)
+	c.mu.Unlock()
+	select {
+	case <-time.After(10 * time.Millisecond):
+		return nil
+	case <-c.closed:
+		return transport.ErrStdinClosed
+	}
+}
+
+// TestCloseDrainsQueuedCancel: a request times out while its own bytes are
+// still being written, so its notifications/cancelled waits in the queue;
+// Close lets the queue drain before closing the connection.
+func TestCloseDrainsQueuedCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conn := &slowConn{stuckConn: *newStuckConn()}
+		c := New(Options{})
+		if err := c.Connect(func(transport.Observer) (transport.Conn, error) { return conn, nil }); err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		c.initialized = true
+		c.mu.Unlock()
+		call := c.Go(context.Background(), "tools/call", nil, CallOptions{Timeout: time.Millisecond})
+		if _, err := call.Wait(); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("got %v", err)
+		}
+		c.Close()
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		if len(conn.writes) != 2 || !strings.Contains(string(conn.writes[1]), "notifications/cancelled") {
+			t.Fatalf("writes %q: want the request, then its cancel", conn.writes)
 		}
 	})
 }
