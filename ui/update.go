@@ -241,6 +241,9 @@ func binds(p pane, msg tea.KeyPressMsg) bool {
 }
 
 func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
+	if m.showHelp {
+		return nil // the panes are hidden behind the help screen
+	}
 	mouse := msg.Mouse()
 	for i, r := range m.rects {
 		if !r.contains(mouse.X, mouse.Y) || m.panes[i] == nil {

@@ -719,3 +719,18 @@ func TestFirstSessionIsUsed(t *testing.T) {
 		t.Fatalf("started %+v, Start called %d times", started, hs.starts)
 	}
 }
+
+func TestMouseIgnoredUnderHelp(t *testing.T) {
+	hs := newHarness(t, 120, 40)
+	hs.press("?")
+	before := hs.m.focus
+	hs.send(tea.MouseClickMsg{X: 100, Y: 35, Button: tea.MouseLeft}) // over stderr at 120x40
+	if hs.m.focus != before || !hs.m.showHelp {
+		t.Fatalf("a click under the help screen moved the focus to %d", hs.m.focus)
+	}
+	hs.press("esc")
+	hs.send(tea.MouseClickMsg{X: 100, Y: 35, Button: tea.MouseLeft})
+	if hs.m.focus != paneStderr {
+		t.Fatalf("focus %d after a click on stderr, want %d", hs.m.focus, paneStderr)
+	}
+}
