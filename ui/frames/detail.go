@@ -100,7 +100,7 @@ func (m *Model) buildDetail() {
 	}
 	verdict := []span{{skVerdict, string(f.Verdict)}}
 	if f.Detail != "" {
-		verdict = append(verdict, span{skText, "  " + clean(f.Detail)})
+		verdict = append(verdict, span{skText, "  " + clean(detailAfterVerdict(f))})
 	}
 	add(verdict...)
 	if f.Err != nil {

@@ -235,12 +235,7 @@ func (m *Model) status(r *rowWriter, f *client.FrameInfo, sg segs, w int) {
 	r.cell(m.statePen(v, r.sel), v, vw, false, sg.verdict)
 	if dw := w - vw - 1; dw >= 0 {
 		r.space()
-		// "resolved id 3 after 2ms" already says "resolved": show it once.
-		detail := f.Detail
-		if strings.HasPrefix(detail, v+" ") {
-			detail = detail[len(v)+1:]
-		}
-		r.cell(r.pen(skText), clean(detail), dw, false, -1)
+		r.cell(r.pen(skText), clean(detailAfterVerdict(f)), dw, false, -1)
 	}
 }
 
@@ -260,4 +255,14 @@ func (m *Model) bar() string {
 	right := m.pen(skSubtle, false).render(commas(uint64(m.count())) + " of " + commas(uint64(m.ring.len())) + " · esc clears")
 	lw := max(m.w-lipgloss.Width(right)-1, 0)
 	return fit(fit(left.String(), lw)+" "+right, m.w)
+}
+
+// detailAfterVerdict is the frame's detail without a leading repeat of the
+// verdict: "resolved id 3 after 2ms" shown after "resolved" reads
+// "id 3 after 2ms".
+func detailAfterVerdict(f *client.FrameInfo) string {
+	if v := string(f.Verdict) + " "; strings.HasPrefix(f.Detail, v) {
+		return f.Detail[len(v):]
+	}
+	return f.Detail
 }
