@@ -60,7 +60,7 @@ below do the same work headless, for scripts:
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			return runTUI(cmd.Context(), io, &tf, args, false)
+			return runTUI(cmd.Context(), io, &tf, args, nil)
 		},
 	}
 	tf.register(root)

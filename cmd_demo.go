@@ -16,6 +16,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/lesson"
 )
 
 func newDemoCmd(io streams) *cobra.Command {
@@ -49,14 +50,17 @@ done. After the lesson the session is yours.
 				return usagef("demo: put the server command after --")
 			}
 			if text {
+				if slow <= 0 {
+					slow = 600 * time.Millisecond
+				}
 				return runDemo(cmd.Context(), io, &f.serverFlags, argv, slow)
 			}
-			return runTUI(cmd.Context(), io, &f, argv, true)
+			return runTUI(cmd.Context(), io, &f, argv, &lesson.Options{Slow: slow})
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().BoolVar(&text, "text", false, "print a narrated walk-through instead of the interactive lesson")
-	cmd.Flags().DurationVar(&slow, "slow", 600*time.Millisecond, "with --text, the delay of the slow call")
+	cmd.Flags().DurationVar(&slow, "slow", 0, "delay of the slow call (default 3s in the lesson, 600ms with --text)")
 	return cmd
 }
 

@@ -29,9 +29,9 @@ func (f *tuiFlags) register(cmd *cobra.Command) {
 	}
 }
 
-// runTUI runs the interactive UI against the server argv; with withLesson,
+// runTUI runs the interactive UI against the server argv; with lessonOpts,
 // the demo's lesson pane too.
-func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, withLesson bool) error {
+func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonOpts *lesson.Options) error {
 	copts, cfg, err := f.clientConfig(argv)
 	if err != nil {
 		return err
@@ -68,8 +68,8 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, withLes
 		Start: start, First: &first, Transport: "stdio", Command: strings.Join(argv, " "),
 		Palette: palette, NoColor: noColor, FrameCapacity: f.frames,
 	}
-	if withLesson {
-		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lesson.Options{}) }
+	if lessonOpts != nil {
+		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, *lessonOpts) }
 	}
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(io.in), tea.WithOutput(io.out))
 	_, err = p.Run()

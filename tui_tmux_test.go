@@ -307,7 +307,9 @@ var handshake = []string{`sonde-fixture 0\.1\.0`, `─ 3 Tools 7 `, `<- 2\s+resp
 // the restart, then quits.
 func TestTUIDemo(t *testing.T) {
 	f := newFixture(t)
-	tt := startTUI(t, 120, 40, f.cmd([]string{"demo"}))
+	// --slow 6s: the slow call must still be pending when the fast answer is
+	// first seen, however loaded the machine is.
+	tt := startTUI(t, 120, 40, f.cmd([]string{"demo", "--slow", "6s"}))
 
 	tt.waitFor("the panes and the first lesson step", append([]string{
 		`─ 1 Pending `, `─ 2 Frames `, `─ 3 Tools `, `─ 4 stderr `,
@@ -330,7 +332,7 @@ func TestTUIDemo(t *testing.T) {
 		t.Fatalf("fast id %d is not higher than slow id %d", b, a)
 	}
 	s = tt.waitFor("the fast answer", `<- `+fast+`\s+response\s+\S+\s+resolved`, `fast: resolved after `)
-	// The slow call is answered after 3s: on the first screen with the fast
+	// The slow call is answered after 6s: on the first screen with the fast
 	// answer, it must still be pending.
 	if !screenMatches(s, []string{`^│\s+` + slow + `\s+tools/\S+\s+(queued|sent)\s`, `slow: pending`, `!<- ` + slow + `\s+response`}) {
 		t.Errorf("when id %s (fast) resolved, id %s (slow) is not pending in Pending and the lesson:\n%s", fast, slow, s)
