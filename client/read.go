@@ -98,7 +98,11 @@ func (c *Client) breakLocked(err *Error) {
 	c.dead = err
 	c.failAllLocked(err, StateProtocol)
 	if conn := c.conn; conn != nil {
-		go conn.Close()
+		if a, ok := conn.(interface{ Abort() error }); ok {
+			go a.Abort() // no grace: the server's output is already untrustworthy
+		} else {
+			go conn.Close()
+		}
 	}
 }
 

@@ -301,11 +301,18 @@ func (s *Stdio) Write(raw []byte) error {
 // process group, wait KillAfter again, SIGKILL the group, and reap. It
 // returns once the process is gone and every pipe is closed. Concurrent and
 // repeated calls wait for the same close.
-func (s *Stdio) Close() error {
+func (s *Stdio) Close() error { return s.shutdown(true) }
+
+// Abort stops a server whose output can no longer be trusted (a line over
+// the cap, --strict corruption): as Close, but SIGTERM comes at once, not
+// after a grace period with stdin closed.
+func (s *Stdio) Abort() error { return s.shutdown(false) }
+
+func (s *Stdio) shutdown(graceful bool) error {
 	s.closeOnce.Do(func() {
 		s.closing.Store(true)
 		s.stdin.Close()
-		if !waitFor(s.exited, s.cfg.KillAfter) {
+		if !graceful || !waitFor(s.exited, s.cfg.KillAfter) {
 			s.signal(sigTerm, "SIGTERM")
 			if !waitFor(s.exited, s.cfg.KillAfter) {
 				s.signal(sigKill, "SIGKILL")

@@ -40,6 +40,9 @@ func runRole(role string) int {
 	case "crlf":
 		os.Stdout.WriteString("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\r\n")
 		return 0
+	case "sleep": // ignores stdin EOF; only a signal ends it
+		time.Sleep(10 * time.Minute)
+		return 0
 	case "close-stdout":
 		os.Stdout.Close()
 		time.Sleep(10 * time.Minute)
@@ -242,4 +245,30 @@ func TestStdioKill(t *testing.T) {
 		t.Fatalf("signals %q", log.signals())
 	}
 	proctest.AssertGone(t, pidFile)
+}
+
+// TestStdioAbortSendsTERMAtOnce: with a 60s grace, Close would wait a
+// minute before SIGTERM; Abort sends it at once.
+func TestStdioAbortSendsTERMAtOnce(t *testing.T) {
+	env, _ := BuildEnv(os.Environ(), nil, []string{roleEnv + "=sleep", "GORACE=atexit_sleep_ms=0"})
+	log := &eventLog{}
+	s, err := StartStdio(StdioConfig{Argv: []string{os.Args[0]}, Env: env, KillAfter: time.Minute}, log.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *ExitError, 1)
+	go func() { _, xe := readUntilExit(t, s); done <- xe }()
+	s.Abort()
+	select {
+	case xe := <-done:
+		if xe.Exit.Signal != "SIGTERM" || log.signals() != "SIGTERM" {
+			t.Fatalf("exit %+v, signals %q", xe.Exit, log.signals())
+		}
+	case <-time.After(20 * time.Second): // a third of the grace Close would wait
+		t.Fatalf("no exit; signals %q", log.signals())
+	}
+	s.Close() // idempotent after Abort
+	if proctest.Alive(s.Pid()) {
+		t.Fatal("server still running")
+	}
 }
