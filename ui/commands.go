@@ -27,6 +27,7 @@ type (
 	toolsListedMsg struct {
 		gen   int
 		tools []mcp.Tool
+		asked time.Time // when tools/list was sent
 		err   error
 	}
 	eventsMsg struct {
@@ -89,8 +90,9 @@ func initializeCmd(gen int, c *client.Client) tea.Cmd {
 
 func listToolsCmd(gen int, c *client.Client) tea.Cmd {
 	return func() tea.Msg {
+		asked := time.Now()
 		ts, err := c.ListTools(context.Background())
-		return toolsListedMsg{gen: gen, tools: ts, err: err}
+		return toolsListedMsg{gen: gen, tools: ts, asked: asked, err: err}
 	}
 }
 

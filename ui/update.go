@@ -101,7 +101,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 			m.conn.err = msg.err
 			return nil, true
 		}
-		m.tools.SetTools(msg.tools)
+		m.tools.SetToolsAsOf(msg.tools, msg.asked)
 		return nil, true
 	}
 	return nil, false

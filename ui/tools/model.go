@@ -59,8 +59,10 @@ type Model struct {
 	max      int
 	w, h     int
 	now      time.Time
-	mode     mode
-	back     mode // where the form returns to
+	// listedAsOf is when the current tool list was requested.
+	listedAsOf time.Time
+	mode       mode
+	back       mode // where the form returns to
 
 	loaded  bool // SetTools was called
 	tools   []entry
@@ -119,7 +121,14 @@ func (m *Model) SetNow(t time.Time) { m.now = t }
 // SetTools replaces the tool list (after tools/list, and again after a
 // restart). It clears the "list changed" hint, re-runs the filter and keeps
 // the selected tool when it is still listed.
-func (m *Model) SetTools(tools []mcp.Tool) {
+func (m *Model) SetTools(tools []mcp.Tool) { m.SetToolsAsOf(tools, time.Time{}) }
+
+// SetToolsAsOf is SetTools for a list that was requested at asOf: a
+// notifications/tools/list_changed received before then is already
+// reflected in it, even when its event is applied after the list arrives
+// (events and results travel separately), so it sets no hint.
+func (m *Model) SetToolsAsOf(tools []mcp.Tool, asOf time.Time) {
+	m.listedAsOf = asOf
 	prev := m.selectedName()
 	m.tools = make([]entry, len(tools))
 	for i, t := range tools {
@@ -136,7 +145,8 @@ func (m *Model) Apply(evs []client.Event) {
 	for i := range evs {
 		f := evs[i].Frame
 		if evs[i].Kind == client.EvFrame && f != nil && f.Dir == transport.In &&
-			f.Msg.Kind == jsonrpc.KindNotification && f.Msg.Method == mcp.MethodToolsChanged {
+			f.Msg.Kind == jsonrpc.KindNotification && f.Msg.Method == mcp.MethodToolsChanged &&
+			f.Time.After(m.listedAsOf) {
 			m.changed = true
 		}
 	}

@@ -202,3 +202,25 @@ func TestKeys(t *testing.T) {
 		t.Error("no short help")
 	}
 }
+
+// A list_changed notification older than the list request (applied late,
+// since events and results travel separately) sets no hint; a newer one
+// does.
+func TestListChangedBeforeTheListIsNotAHint(t *testing.T) {
+	m := newModel(t, 80, 20)
+	asked := time.Unix(100, 0)
+	m.SetToolsAsOf([]mcp.Tool{{Name: "echo"}}, asked)
+	changed := func(at time.Time) client.Event {
+		f := transport.Frame{Dir: transport.In, Time: at}
+		f.Msg.Kind, f.Msg.Method = jsonrpc.KindNotification, mcp.MethodToolsChanged
+		return client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f}}
+	}
+	m.Apply([]client.Event{changed(asked.Add(-time.Millisecond))})
+	if strings.Contains(m.Title(), "list changed") {
+		t.Fatalf("title %q", m.Title())
+	}
+	m.Apply([]client.Event{changed(asked.Add(time.Millisecond))})
+	if !strings.Contains(m.Title(), "list changed") {
+		t.Fatalf("title %q", m.Title())
+	}
+}
