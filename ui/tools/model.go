@@ -146,7 +146,7 @@ func (m *Model) Apply(evs []client.Event) {
 		f := evs[i].Frame
 		if evs[i].Kind == client.EvFrame && f != nil && f.Dir == transport.In &&
 			f.Msg.Kind == jsonrpc.KindNotification && f.Msg.Method == mcp.MethodToolsChanged &&
-			f.Time.After(m.listedAsOf) {
+			(m.listedAsOf.IsZero() || f.Time.After(m.listedAsOf)) {
 			m.changed = true
 		}
 	}
