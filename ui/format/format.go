@@ -42,13 +42,30 @@ func Size(n int) string {
 	return fmt.Sprintf("%dB", n)
 }
 
-// Preview renders raw bytes on one line, at most max runes: control
-// characters and invalid UTF-8 are escaped (\r, \n, \t, \xNN) so the screen
-// shows exactly what was on the wire; an ellipsis marks a cut.
+// Preview renders raw bytes on one line, at most max runes, escaped as by
+// Escape; an ellipsis marks a cut.
 func Preview(b []byte, max int) string {
+	return escape(b, max)
+}
+
+// Escape makes text from the wire safe to draw on one line: control
+// characters (C0, DEL, C1) and invalid UTF-8 are escaped (\r, \n, \t, \xNN,
+// \u00NN), so no byte can act on the terminal and the screen shows exactly
+// what was there.
+func Escape(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return escape([]byte(s), -1)
+		}
+	}
+	return s
+}
+
+// escape is Preview; max < 0 means no limit.
+func escape(b []byte, max int) string {
 	var sb strings.Builder
 	n := 0
-	for len(b) > 0 && n < max {
+	for len(b) > 0 && (max < 0 || n < max) {
 		r, size := utf8.DecodeRune(b)
 		switch {
 		case r == utf8.RuneError && size <= 1:

@@ -66,3 +66,19 @@ func TestDurAndSize(t *testing.T) {
 		}
 	}
 }
+
+func TestEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":         "plain",
+		"\x1b[2J":       `\x1b[2J`,
+		"a\r\n\tb":      `a\r\n\tb`,
+		"\u009b31m":     `\u009b31m`,
+		"bad \xff utf8": `bad \xff utf8`,
+		"日本語 ok":        "日本語 ok",
+		"del\x7f":       `del\x7f`,
+	} {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

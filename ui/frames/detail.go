@@ -87,7 +87,7 @@ func (m *Model) buildDetail() {
 		who = append(who, span{skSubtle, "id "}, span{skText, f.Msg.ID.String()})
 	}
 	if f.Msg.Method != "" {
-		who = append(who, sep, span{skText, clean(f.Msg.Method)})
+		who = append(who, sep, span{skText, format.Escape(f.Msg.Method)})
 	}
 	if f.Msg.Kind != jsonrpc.KindInvalid {
 		who = append(who, sep, span{skSubtle, f.Msg.Kind.String()})
@@ -100,11 +100,11 @@ func (m *Model) buildDetail() {
 	}
 	verdict := []span{{skVerdict, string(f.Verdict)}}
 	if f.Detail != "" {
-		verdict = append(verdict, span{skText, "  " + clean(detailAfterVerdict(f))})
+		verdict = append(verdict, span{skText, "  " + format.Escape(detailAfterVerdict(f))})
 	}
 	add(verdict...)
 	if f.Err != nil {
-		add(span{skError, "decode error: "}, span{skText, clean(f.Err.Error())})
+		add(span{skError, "decode error: "}, span{skText, format.Escape(f.Err.Error())})
 	}
 
 	add()
@@ -139,7 +139,7 @@ func (m *Model) buildDetail() {
 }
 
 // rawText is the exact bytes on one line, escaped.
-func rawText(b []byte) string { return clean(format.Preview(b, len(b))) }
+func rawText(b []byte) string { return format.Preview(b, -1) }
 
 // detailView draws the visible lines of the detail view and a footer.
 func (m *Model) detailView() string {

@@ -1,11 +1,12 @@
 package frames
 
 import (
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // sk names the style of a span; spans are styled only when drawn, so the
@@ -89,9 +90,9 @@ func colorJSON(b []byte) [][]span {
 		case k == tPunct && t == ":":
 			cur = append(cur, span{skPunct, ": "})
 		case k == tString && next < len(b) && b[next] == ':':
-			cur = append(cur, span{skKey, clean(t)})
+			cur = append(cur, span{skKey, format.Escape(t)})
 		case k == tString:
-			cur = append(cur, span{skString, clean(t)})
+			cur = append(cur, span{skString, format.Escape(t)})
 		case k == tNumber:
 			cur = append(cur, span{skNumber, t})
 		case k == tBool:
@@ -99,7 +100,7 @@ func colorJSON(b []byte) [][]span {
 		case k == tNull:
 			cur = append(cur, span{skNull, t})
 		default:
-			cur = append(cur, span{skError, clean(t)})
+			cur = append(cur, span{skError, format.Escape(t)})
 		}
 		i = next
 	}
@@ -151,51 +152,6 @@ func nextTok(b []byte, i int) (tok, int) {
 		return tNull, j
 	}
 	return tBad, j
-}
-
-// clean makes text from the wire safe to draw: control characters (C0, DEL
-// and C1) and invalid UTF-8 are escaped, so no byte can act on the terminal.
-func clean(s string) string {
-	safe := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			b.WriteString(`\x` + hex2(s[i]))
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			b.WriteString(`\x` + hex2(byte(r)))
-		case r >= 0x80 && r <= 0x9f:
-			b.WriteString(`\u00` + hex2(byte(r)))
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-func hex2(c byte) string {
-	s := strconv.FormatUint(uint64(c), 16)
-	if len(s) == 1 {
-		s = "0" + s
-	}
-	return s
 }
 
 // wrapSpans cuts a line of spans into lines of at most w cells.

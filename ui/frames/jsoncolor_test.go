@@ -43,7 +43,6 @@ func TestColorJSON(t *testing.T) {
 		})
 	}
 	kinds := colorJSON([]byte(`{"k":"v","n":1,"b":false,"z":null}`))
-	want := []sk{skKey, skString, skNumber, skBool, skNull}
 	var got []sk
 	for _, l := range kinds {
 		for _, sp := range l {
@@ -52,7 +51,7 @@ func TestColorJSON(t *testing.T) {
 			}
 		}
 	}
-	want = []sk{skKey, skString, skKey, skNumber, skKey, skBool, skKey, skNull}
+	want := []sk{skKey, skString, skKey, skNumber, skKey, skBool, skKey, skNull}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("span styles %v, want %v", got, want)
 	}
@@ -78,22 +77,6 @@ func FuzzColorJSON(f *testing.F) {
 			t.Fatalf("pretty output of %q changed the value:\n%s", b, out)
 		}
 	})
-}
-
-func TestClean(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain":         "plain",
-		"\x1b[2J":       `\x1b[2J`,
-		"a\r\n\tb":      `a\r\n\tb`,
-		"\u009b31m":     `\u009b31m`,
-		"bad \xff utf8": `bad \xff utf8`,
-		"日本語 ok":        "日本語 ok",
-		"del\x7f":       `del\x7f`,
-	} {
-		if got := clean(in); got != want {
-			t.Errorf("clean(%q) = %q, want %q", in, got, want)
-		}
-	}
 }
 
 func TestWrapSpans(t *testing.T) {

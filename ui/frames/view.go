@@ -207,7 +207,7 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	}
 	r.cell(r.pen(skText), id, c.id, false, idOff)
 	r.space()
-	method, mOff, mPen := clean(f.Msg.Method), sg.method, r.pen(skText)
+	method, mOff, mPen := format.Escape(f.Msg.Method), sg.method, r.pen(skText)
 	switch {
 	case method != "":
 	case f.Msg.Kind != jsonrpc.KindInvalid:
@@ -221,7 +221,7 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	r.space()
 	m.status(r, f, sg, c.status)
 	r.space()
-	r.cell(r.pen(skSubtle), clean(format.Preview(f.Raw, c.preview)), c.preview, false, -1)
+	r.cell(r.pen(skSubtle), format.Preview(f.Raw, c.preview), c.preview, false, -1)
 	if r.width != m.w {
 		return fit(r.sb.String(), m.w)
 	}
@@ -235,7 +235,7 @@ func (m *Model) status(r *rowWriter, f *client.FrameInfo, sg segs, w int) {
 	r.cell(m.statePen(v, r.sel), v, vw, false, sg.verdict)
 	if dw := w - vw - 1; dw >= 0 {
 		r.space()
-		r.cell(r.pen(skText), clean(detailAfterVerdict(f)), dw, false, -1)
+		r.cell(r.pen(skText), format.Escape(detailAfterVerdict(f)), dw, false, -1)
 	}
 }
 
@@ -250,7 +250,7 @@ func (m *Model) bar() string {
 	case m.mode == modeFilter:
 		left.WriteString(m.input.View())
 	case m.flt.query != "":
-		left.WriteString(m.pen(skAccent, false).render("/ ") + m.pen(skText, false).render(clean(m.flt.query)))
+		left.WriteString(m.pen(skAccent, false).render("/ ") + m.pen(skText, false).render(format.Escape(m.flt.query)))
 	}
 	right := m.pen(skSubtle, false).render(commas(uint64(m.count())) + " of " + commas(uint64(m.ring.len())) + " · esc clears")
 	lw := max(m.w-lipgloss.Width(right)-1, 0)
