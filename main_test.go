@@ -160,18 +160,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// waitHit waits until the watched text was written, or fails the test.
-func (s *syncBuffer) waitHit(t *testing.T, d time.Duration) bool {
-	t.Helper()
-	select {
-	case <-s.hit:
-		return true
-	case <-time.After(d):
-		t.Errorf("no output matching %s within %v; got:\n%s", s.watch, d, s.String())
-		return false
-	}
-}
-
 // checkRun compares the exit status and the stderr line of r. errLine is
 // the exact stderr ("" for none) unless it ends in "...", then it is a
 // prefix of the single line on stderr.
@@ -253,10 +241,4 @@ func sameJSON(t *testing.T, got, want string) bool {
 	gb, _ := json.Marshal(g)
 	wb, _ := json.Marshal(w)
 	return bytes.Equal(gb, wb)
-}
-
-// echoArgs is the --args of an echo call.
-func echoArgs(value string, delayMS int) string {
-	b, _ := json.Marshal(map[string]any{"value": value, "delay_ms": delayMS})
-	return string(b)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -60,7 +61,7 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	c.lastID++
 	id := c.lastID
 	now := time.Now()
-	call := &Call{ID: requestIDFor(id), Method: method, Tool: o.Tool, done: make(chan struct{}), queued: now}
+	call := &Call{ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, done: make(chan struct{}), queued: now}
 	p := &pending{id: id, method: method, tool: o.Tool, call: call, queuedAt: now, timeout: timeout, deadline: now.Add(timeout)}
 	if c.opts.ResetOnProgress {
 		p.maxEnd = now.Add(max(c.opts.MaxTotalTimeout, timeout))

@@ -16,11 +16,9 @@
 package client
 
 import (
-	"context"
 	"sync"
 	"time"
 
-	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -297,20 +295,3 @@ func (c *Client) Kill() {
 // Done is closed when the server's connection has ended: the process
 // exited, it could not be started, or the client was closed.
 func (c *Client) Done() <-chan struct{} { return c.readDone }
-
-// Err returns why the session can no longer carry requests, or nil.
-func (c *Client) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.dead != nil {
-		return c.dead
-	}
-	return nil
-}
-
-// requestIDFor returns the wire id of a client request.
-func requestIDFor(id int64) jsonrpc.ID { return jsonrpc.Int(id) }
-
-// withoutCancel keeps values but not cancellation: the shared initialize
-// exchange must not end because one of its waiters gave up.
-func withoutCancel(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

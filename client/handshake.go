@@ -38,7 +38,9 @@ func (c *Client) Initialize(ctx context.Context) (*mcp.InitializeResult, error) 
 	if ch == nil {
 		ch = make(chan struct{})
 		s.inFlight = ch
-		go c.runInitialize(withoutCancel(ctx), ch)
+		// The shared exchange keeps ctx's values but not its cancellation:
+		// it must not end because one of its waiters gave up.
+		go c.runInitialize(context.WithoutCancel(ctx), ch)
 	}
 	s.mu.Unlock()
 	select {

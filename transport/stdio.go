@@ -190,12 +190,6 @@ func (s *Stdio) start() error {
 // Pid returns the server's process id (also its process group id on Unix).
 func (s *Stdio) Pid() int { return s.pid }
 
-// StderrTail returns the kept tail of stderr and the count of bytes dropped.
-func (s *Stdio) StderrTail() ([]byte, int64) { return s.tail.Snapshot() }
-
-// Exited is closed once the process has ended and been reaped.
-func (s *Stdio) Exited() <-chan struct{} { return s.exited }
-
 func (s *Stdio) readStderr() {
 	defer close(s.stderrDone)
 	buf := make([]byte, 32<<10)

@@ -75,10 +75,3 @@ func (t *Tail) Snapshot() (data []byte, dropped int64) {
 	}
 	return out, total - int64(len(out))
 }
-
-// Total returns how many bytes were written in all.
-func (t *Tail) Total() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.total
-}

@@ -102,3 +102,21 @@ func selSeq(m *Model) uint64 { return m.ring.at(m.sel).seq }
 func note(seq uint64) client.Event {
 	return frameEv(seq, 3*time.Second, transport.In, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`, client.VerdictNotification, "notifications/message")
 }
+
+// selectSeq selects the frame of client event seq and leaves follow mode;
+// false when that frame is not held (evicted, or hidden by the filter).
+func selectSeq(m *Model, seq uint64) bool {
+	for abs := m.ring.oldest(); abs < m.ring.total; abs++ {
+		if m.ring.at(abs).seq != seq {
+			continue
+		}
+		i := m.indexOf(abs)
+		if m.count() == 0 || m.absAt(i) != abs {
+			return false
+		}
+		m.follow = false
+		m.moveTo(i)
+		return true
+	}
+	return false
+}

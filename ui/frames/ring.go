@@ -24,11 +24,10 @@ type ring struct {
 	cap   int
 	buf   []entry // grows to cap, then wraps
 	total uint64  // frames ever pushed
-	bySeq map[uint64]uint64
 }
 
 func (r *ring) init(capacity int) {
-	*r = ring{cap: capacity, bySeq: make(map[uint64]uint64)}
+	*r = ring{cap: capacity}
 }
 
 func (r *ring) len() int { return len(r.buf) }
@@ -42,18 +41,9 @@ func (r *ring) at(abs uint64) *entry { return &r.buf[abs%uint64(r.cap)] }
 func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo, proc int) {
 	if len(r.buf) < r.cap {
 		r.buf = append(r.buf, entry{})
-	} else if old := r.at(r.oldest()); r.bySeq[old.seq] == r.oldest() {
-		delete(r.bySeq, old.seq)
 	}
 	*r.at(r.total) = entry{proc: proc, seq: seq, t: t, f: f}
-	r.bySeq[seq] = r.total
 	r.total++
-}
-
-// find returns the absolute index of the frame of event seq, if still held.
-func (r *ring) find(seq uint64) (uint64, bool) {
-	abs, ok := r.bySeq[seq]
-	return abs, ok && abs >= r.oldest() && abs < r.total
 }
 
 // search returns the text the fuzzy filter matches for frame abs.
@@ -94,23 +84,6 @@ func (m *Model) Apply(evs []client.Event) {
 	}
 	m.extendFilter()
 	m.settle()
-}
-
-// SelectSeq selects the frame of client event seq and leaves follow mode. It
-// reports false when that frame is not held (evicted, or hidden by the
-// filter).
-func (m *Model) SelectSeq(seq uint64) bool {
-	abs, ok := m.ring.find(seq)
-	if !ok {
-		return false
-	}
-	i := m.indexOf(abs)
-	if m.count() == 0 || m.absAt(i) != abs {
-		return false
-	}
-	m.follow = false
-	m.moveTo(i)
-	return true
 }
 
 // segs are the byte offsets of the parts of a search text (-1 when absent).

@@ -28,7 +28,7 @@ func TestViewGolden(t *testing.T) {
 		{"id", func(m *Model) { m.FilterID(jsonrpc.Int(3)) }},
 		{"detail", func(m *Model) { press(m, "g"); press(m, "j"); press(m, "enter") }},
 		{"detail-malformed", func(m *Model) { press(m, "g"); press(m, "n"); press(m, "enter") }},
-		{"detail-crlf", func(m *Model) { m.SelectSeq(13); press(m, "enter") }},
+		{"detail-crlf", func(m *Model) { selectSeq(m, 13); press(m, "enter") }},
 	}
 	for _, s := range states {
 		for _, sz := range sizes {

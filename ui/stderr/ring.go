@@ -31,5 +31,3 @@ func (d *deque) pop() line {
 	d.n--
 	return l
 }
-
-func (d *deque) clear() { *d = deque{} }

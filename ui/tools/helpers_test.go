@@ -20,7 +20,6 @@ var (
 	keyEnter = tea.KeyPressMsg{Code: tea.KeyEnter}
 	keyEsc   = tea.KeyPressMsg{Code: tea.KeyEscape}
 	keyDown  = tea.KeyPressMsg{Code: tea.KeyDown}
-	keyUp    = tea.KeyPressMsg{Code: tea.KeyUp}
 	keyTab   = tea.KeyPressMsg{Code: tea.KeyTab}
 	keyCtrlS = tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}
 	keyCtrlE = tea.KeyPressMsg{Code: 'e', Mod: tea.ModCtrl}
