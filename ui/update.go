@@ -185,13 +185,14 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	// In the frame detail view q means "back", not "quit".
-	if m.focus == paneFrames && m.frames.InDetail() && msg.String() == "q" {
+	// A key the focused pane binds in its current mode goes to the pane,
+	// ahead of a global key of the same name: q is "back" in the frame
+	// detail view, n "next problem" in Frames rather than the lesson's next
+	// step. (The lesson pane's own keys are the global lesson keys.)
+	if m.focus != paneLesson && binds(focused, msg) {
 		return focused.Update(msg)
 	}
-	// The lesson's keys work from every pane, but a pane's own binding of
-	// the same key (n: next problem in Frames) wins.
-	lessonKey := m.lesson != nil && (m.focus == paneLesson || !binds(focused, msg))
+	lessonKey := m.lesson != nil
 	if !capturing {
 		switch {
 		case key.Matches(msg, m.keys.Quit):
