@@ -84,7 +84,7 @@ func runDemo(ctx context.Context, io streams, f *serverFlags, argv []string, slo
 
 	call := func(value string, delay time.Duration) *client.Call {
 		args, _ := json.Marshal(map[string]any{"value": value, "delay_ms": delay.Milliseconds()})
-		return s.c.Go(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: "echo", Arguments: args}, client.CallOptions{Tool: "echo"})
+		return s.c.GoTool(ctx, "echo", args, client.CallOptions{})
 	}
 	slowCall := call("slow", slow)
 	time.Sleep(20 * time.Millisecond) // let the first line print first

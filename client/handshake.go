@@ -150,14 +150,27 @@ func (c *Client) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 // the decoded result and its raw JSON. A result with isError is not a Go
 // error: check CallToolResult.IsError.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*mcp.CallToolResult, json.RawMessage, error) {
-	o.Tool, o.ProgressToken = name, true
-	raw, err := c.Call(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: name, Arguments: args}, o)
+	raw, err := c.GoTool(ctx, name, args, o).Wait()
 	if err != nil {
 		return nil, raw, err
 	}
+	res, err := ToolResult(name, raw)
+	return res, raw, err
+}
+
+// GoTool starts a tools/call without waiting (see Go), with the tool name
+// recorded for events and a progress token requested.
+func (c *Client) GoTool(ctx context.Context, name string, args json.RawMessage, o CallOptions) *Call {
+	o.Tool, o.ProgressToken = name, true
+	return c.Go(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: name, Arguments: args}, o)
+}
+
+// ToolResult decodes the result of a tools/call of tool name; a result of
+// another shape is MCP_PROTOCOL.
+func ToolResult(name string, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, raw, newErr(CodeProtocol, "tools/call %s: result is not a CallToolResult: %v", name, err)
+		return nil, newErr(CodeProtocol, "tools/call %s: result is not a CallToolResult: %v", name, err)
 	}
-	return &res, raw, nil
+	return &res, nil
 }

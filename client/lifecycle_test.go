@@ -272,3 +272,13 @@ func TestCloseDeliversQueuedCancel(t *testing.T) {
 		return strings.Contains(text, "cancelled id="+n) || strings.Contains(text, "cancel id="+n)
 	})
 }
+
+func TestToolResultShape(t *testing.T) {
+	r, err := ToolResult("echo", json.RawMessage(`{"content":[{"type":"text","text":"x"}],"isError":true}`))
+	if err != nil || !r.IsError || r.Content[0].Text != "x" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if _, err := ToolResult("echo", json.RawMessage(`[1]`)); !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "tools/call echo") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -132,16 +132,11 @@ func cancelCmd(c *client.Client, id int64) tea.Cmd {
 
 func callToolCmd(c *client.Client, name string, args []byte) tea.Cmd {
 	return func() tea.Msg {
-		call := c.Go(context.Background(), mcp.MethodToolsCall, mcp.CallToolParams{Name: name, Arguments: args}, client.CallOptions{Tool: name, ProgressToken: true})
+		call := c.GoTool(context.Background(), name, args, client.CallOptions{})
 		raw, err := call.Wait()
 		msg := tools.ResultMsg{Tool: name, ID: call.ID, Raw: raw, Err: err, Latency: call.Latency()}
 		if err == nil {
-			var r mcp.CallToolResult
-			if uerr := jsonUnmarshal(raw, &r); uerr != nil {
-				msg.Err = uerr
-			} else {
-				msg.Result = &r
-			}
+			msg.Result, msg.Err = client.ToolResult(name, raw)
 		}
 		return msg
 	}

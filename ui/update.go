@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -316,11 +314,4 @@ func (m *Model) relayout() {
 		}
 	}
 	m.help.SetWidth(m.width)
-}
-
-func jsonUnmarshal(raw []byte, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		return fmt.Errorf("result is not a CallToolResult: %w", err)
-	}
-	return nil
 }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/format"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -153,8 +152,7 @@ func (m *Model) View() string {
 // call starts a lesson call in the background and remembers its id.
 func (m *Model) call(label, tool string, args map[string]any, timeout time.Duration) {
 	raw, _ := json.Marshal(args)
-	call := m.c.Go(context.Background(), mcp.MethodToolsCall, mcp.CallToolParams{Name: tool, Arguments: raw},
-		client.CallOptions{Tool: tool, Timeout: timeout})
+	call := m.c.GoTool(context.Background(), tool, raw, client.CallOptions{Timeout: timeout})
 	if id, ok := call.ID.Int64(); ok {
 		m.ids[label] = id
 		m.trail.labels[id] = label
