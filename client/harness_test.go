@@ -59,19 +59,31 @@ func fixtureArgv(pidFile string, fa fixtureArgs) []string {
 
 // start launches the fixture with the given faults and connects a client.
 // Cleanup closes the client, then checks that nothing is pending and no
-// fixture process is left.
+// fixture process (nor grandchild) is left.
 func start(t *testing.T, opts Options, fa fixtureArgs) *session {
 	t.Helper()
-	s := &session{t: t, pidFile: filepath.Join(t.TempDir(), "pids"), notify: make(chan struct{}, 1), done: make(chan struct{})}
+	pidFile := filepath.Join(t.TempDir(), "pids")
 	// GORACE: a race-enabled fixture would otherwise sleep 1s before exiting.
 	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Cleanups run last-in first-out: this one runs after the session's close.
+	t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
+	cfg := transport.StdioConfig{Argv: fixtureArgv(pidFile, fa), Env: env, KillAfter: 300 * time.Millisecond, StderrBytes: fa.stderr, MaxLineBytes: opts.MaxLineBytes}
+	s := connectSession(t, opts, cfg)
+	s.pidFile = pidFile
+	return s
+}
+
+// connectSession connects a client to the server of cfg and records every
+// event. Its cleanup closes the client and checks that nothing is pending and the server's process
+// is gone.
+func connectSession(t *testing.T, opts Options, cfg transport.StdioConfig) *session {
+	t.Helper()
+	s := &session{t: t, notify: make(chan struct{}, 1), done: make(chan struct{})}
 	s.c = New(opts)
-	sub := s.c.Subscribe(1 << 20)
-	go s.collect(sub)
-	cfg := transport.StdioConfig{Argv: fixtureArgv(s.pidFile, fa), Env: env, KillAfter: 300 * time.Millisecond, StderrBytes: fa.stderr, MaxLineBytes: opts.MaxLineBytes}
+	go s.collect(s.c.Subscribe(1 << 20))
 	if err := s.c.Connect(Stdio(cfg)); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +93,11 @@ func start(t *testing.T, opts Options, fa fixtureArgs) *session {
 		if n := s.c.Pending(); n != 0 {
 			t.Errorf("%d requests still pending after Close", n)
 		}
-		proctest.AssertGone(t, s.pidFile)
+		for _, ev := range s.snapshot() {
+			if ev.Kind == EvProcess && ev.Proc.What == "start" && proctest.Alive(ev.Proc.Pid) {
+				t.Errorf("server pid %d still running", ev.Proc.Pid)
+			}
+		}
 	})
 	return s
 }

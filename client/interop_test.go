@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -30,23 +29,8 @@ func everythingServer(t *testing.T) string {
 // startPeer connects to a real server and records its events.
 func startPeer(t *testing.T, opts Options, argv ...string) *session {
 	t.Helper()
-	s := &session{t: t, notify: make(chan struct{}, 1), done: make(chan struct{})}
 	env, _ := transport.BuildEnv(os.Environ(), nil, nil)
-	s.c = New(opts)
-	go s.collect(s.c.Subscribe(1 << 16))
-	if err := s.c.Connect(Stdio(transport.StdioConfig{Argv: argv, Env: env, KillAfter: 500 * time.Millisecond})); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.c.Close()
-		<-s.done
-		for _, ev := range s.snapshot() {
-			if ev.Kind == EvProcess && ev.Proc.What == "start" && proctest.Alive(ev.Proc.Pid) {
-				t.Errorf("server pid %d still running", ev.Proc.Pid)
-			}
-		}
-	})
-	return s
+	return connectSession(t, opts, transport.StdioConfig{Argv: argv, Env: env, KillAfter: 500 * time.Millisecond})
 }
 
 func TestInteropEverything(t *testing.T) {
