@@ -64,6 +64,13 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		default:
 			detail += ": " + f.Detail
 		}
+		if f.Stream != "" {
+			detail += " [" + f.Stream
+			if f.EventID != "" {
+				detail += " event " + f.EventID
+			}
+			detail += "]"
+		}
 		return fmt.Sprintf("%s %s %-8s %-28s %7s  %s  %s", at, f.Dir.Arrow(), id, what, format.Size(len(f.Raw)), detail, format.Preview(f.Raw, 60))
 	case client.EvRequest:
 		r := ev.Req
@@ -112,6 +119,15 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		}
 	case client.EvNote:
 		return at + " note: " + ev.Note
+	case client.EvHTTP:
+		line := at + " http " + ev.HTTP.Summary()
+		for _, h := range ev.HTTP.Header {
+			line += "\n" + strings.Repeat(" ", 15) + h
+		}
+		if len(ev.HTTP.Raw) > 0 {
+			line += "\n" + strings.Repeat(" ", 15) + format.Preview(ev.HTTP.Raw, 120)
+		}
+		return line
 	}
 	return ""
 }

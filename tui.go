@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -32,7 +31,11 @@ func (f *tuiFlags) register(cmd *cobra.Command) {
 // runTUI runs the interactive UI against the server argv; with lessonOpts,
 // the demo's lesson pane too.
 func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonOpts *lesson.Options) error {
-	copts, cfg, err := f.clientConfig(argv)
+	copts, _, err := f.clientConfig(argv)
+	if err != nil {
+		return err
+	}
+	dial, transportName, what, err := f.dialer(argv)
 	if err != nil {
 		return err
 	}
@@ -47,7 +50,7 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 			c.Close()
 			return ui.Session{}, errors.New("sonde is quitting")
 		}
-		if err := c.Connect(client.Stdio(cfg)); err != nil {
+		if err := c.Connect(dial); err != nil {
 			c.Close()
 			return ui.Session{}, err
 		}
@@ -65,7 +68,7 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 		palette = theme.NoColor()
 	}
 	opts := ui.Options{
-		Start: start, First: &first, Transport: "stdio", Command: strings.Join(argv, " "),
+		Start: start, First: &first, Transport: transportName, Command: what,
 		Palette: palette, NoColor: noColor, FrameCapacity: f.frames,
 	}
 	if lessonOpts != nil {

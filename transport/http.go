@@ -802,7 +802,7 @@ func (h *HTTP) getLoop() {
 		}
 		before := st.lastID
 		err := h.readAndClose(resp, st, jsonrpc.Message{})
-		if h.ctx.Err() != nil {
+		if h.ctx.Err() != nil || h.isClosed() {
 			return
 		}
 		if err != nil {
@@ -920,6 +920,12 @@ func (h *HTTP) openLegacy() error {
 	return nil
 }
 
+func (h *HTTP) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
 // Close ends the session (DELETE, 405 tolerated), stops every stream and
 // waits for them. It is idempotent.
 func (h *HTTP) Close() error {
@@ -971,4 +977,31 @@ func (h *HTTP) deleteSession() {
 		ev.Note = fmt.Sprintf("ending the session got HTTP %d", resp.StatusCode)
 	}
 	h.note(ev)
+}
+
+// Summary describes the event in one line: "POST http://h/mcp → 200 in
+// 12ms [POST 7]", or the stream and the note.
+func (e *HTTPEvent) Summary() string {
+	var b strings.Builder
+	if e.Method != "" {
+		b.WriteString(e.Method + " " + e.URL)
+		if e.Status != 0 {
+			fmt.Fprintf(&b, " → %d in %v", e.Status, e.Duration.Round(time.Microsecond*10))
+		} else {
+			b.WriteString(" → no answer")
+		}
+	}
+	if e.Stream != "" {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("[" + e.Stream + "]")
+	}
+	if e.Note != "" {
+		if b.Len() > 0 {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Note)
+	}
+	return b.String()
 }
