@@ -296,7 +296,13 @@ func (h *HTTP) Write(raw []byte) error {
 	if msg.Kind != jsonrpc.KindRequest {
 		h.post(body, msg, nil)
 		if msg.Method == "notifications/initialized" {
-			h.startGet()
+			// The GET stream is open (or refused) before the next request
+			// goes out, so a server message always has a stream to use.
+			select {
+			case <-h.startGet():
+			case <-time.After(h.cfg.ConnectTimeout):
+			case <-h.ctx.Done():
+			}
 		}
 		return nil
 	}
@@ -766,29 +772,35 @@ func (h *HTTP) get(stream, lastID string, id jsonrpc.ID) (*http.Response, *Excha
 }
 
 // startGet opens the standalone GET stream once, after initialization.
-func (h *HTTP) startGet() {
+// The channel it returns is closed once the first GET has its answer.
+func (h *HTTP) startGet() <-chan struct{} {
+	opened := make(chan struct{})
 	h.mu.Lock()
 	if h.getStarted || h.mode != ModeStreamable || h.closed {
 		h.mu.Unlock()
-		return
+		close(opened)
+		return opened
 	}
 	h.getStarted = true
 	h.wg.Add(1)
 	h.mu.Unlock()
 	go func() {
 		defer h.wg.Done()
-		h.getLoop()
+		h.getLoop(sync.OnceFunc(func() { close(opened) }))
 	}()
+	return opened
 }
 
 // getLoop keeps the standalone stream open: on a clean end it reconnects
 // after the retry delay (with Last-Event-ID); it gives up after a refusal
 // or after repeated ends that brought nothing.
-func (h *HTTP) getLoop() {
+func (h *HTTP) getLoop(opened func()) {
+	defer opened()
 	st := &streamState{name: "GET", retry: DefaultRetry}
 	idle := 0
 	for h.ctx.Err() == nil {
 		resp, e := h.get("GET", st.lastID, jsonrpc.ID{})
+		opened()
 		if e != nil {
 			if h.ctx.Err() != nil {
 				return
