@@ -109,6 +109,8 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		switch p.What {
 		case "start":
 			return fmt.Sprintf("%s process started, pid %d: %s", at, p.Pid, strings.Join(p.Argv, " "))
+		case "connect":
+			return fmt.Sprintf("%s connecting to %s", at, strings.Join(p.Argv, " "))
 		case "signal":
 			return fmt.Sprintf("%s process %d sent %s", at, p.Pid, p.Signal)
 		case "exit":

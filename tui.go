@@ -69,7 +69,7 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	}
 	opts := ui.Options{
 		Start: start, First: &first, Transport: transportName, Command: what,
-		Palette: palette, NoColor: noColor, FrameCapacity: f.frames,
+		Palette: palette, NoColor: noColor, FrameCapacity: f.frames, Reconnect: f.reconnect,
 	}
 	if lessonOpts != nil {
 		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, *lessonOpts) }

@@ -225,6 +225,8 @@ func (c *Client) observe(ev transport.Event) {
 		c.emit(Event{Time: ev.Time, Kind: EvStderr, Stderr: ev.Data})
 	case transport.EventSignal:
 		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "signal", Pid: ev.Pid, Signal: ev.Signal}})
+	case transport.EventConnect:
+		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "connect", Argv: ev.Argv}})
 	case transport.EventHTTP:
 		c.emit(Event{Time: ev.Time, Kind: EvHTTP, HTTP: ev.HTTP})
 	}

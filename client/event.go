@@ -148,7 +148,8 @@ type ReqInfo struct {
 
 // ProcInfo is a process event.
 type ProcInfo struct {
-	// What is "start", "signal" or "exit".
+	// What is "start", "signal" or "exit" for a server process, or
+	// "connect" for an HTTP connection (Argv holds the URL, Pid is 0).
 	What   string
 	Pid    int
 	Argv   []string

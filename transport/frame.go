@@ -93,6 +93,9 @@ const (
 	// EventHTTP: an HTTP exchange, or something on a stream that is not a
 	// message (HTTP).
 	EventHTTP
+	// EventConnect: an HTTP connection was set up (Argv holds the URL); it
+	// plays the part of EventStart for a server sonde does not run.
+	EventConnect
 )
 
 // Event is an out-of-band fact about the connection.

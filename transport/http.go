@@ -223,6 +223,7 @@ func DialHTTP(cfg HTTPConfig, obs Observer) (*HTTP, error) {
 	if cfg.Insecure {
 		note += "; TLS certificate verification is OFF (--insecure)"
 	}
+	obs(Event{Kind: EventConnect, Time: time.Now(), Argv: []string{u.Redacted()}})
 	h.note(HTTPEvent{URL: u.Redacted(), Note: note})
 	if cfg.Mode == ModeSSE {
 		if err := h.openLegacy(); err != nil {

@@ -52,6 +52,9 @@ type Options struct {
 	Lesson func(st *theme.Styles) Lesson
 	// Now is the clock (tests pass a fixed one).
 	Now func() time.Time
+	// Reconnect restarts the session by itself when the HTTP server ends it
+	// (MCP_SESSION_EXPIRED); otherwise the status bar says to press ctrl+r.
+	Reconnect bool
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -115,6 +118,7 @@ type connState struct {
 	protocol   string
 	err        error
 	restarting bool
+	expired    bool // a request failed with MCP_SESSION_EXPIRED
 }
 
 // New returns the root model.

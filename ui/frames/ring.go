@@ -106,7 +106,7 @@ func (m *Model) Apply(evs []client.Event) {
 	added := false
 	for i := range evs {
 		ev := &evs[i]
-		if ev.Kind == client.EvProcess && ev.Proc != nil && ev.Proc.What == "start" {
+		if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == "start" || ev.Proc.What == "connect") {
 			m.proc++ // a restart: ids start again, so frames remember their process
 			continue
 		}
