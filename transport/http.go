@@ -421,7 +421,7 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 		}
 		ev.Note = err.Error()
 		h.note(ev)
-		h.fail(msg, &ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: fmt.Sprintf("POST %s: %v", u.Redacted(), unwrapURLError(err)), Err: err})
+		h.fail(msg, &ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: fmt.Sprintf("%s: POST %s: %v", what(msg), u.Redacted(), unwrapURLError(err)), Err: err})
 		return
 	}
 	defer resp.Body.Close()
@@ -469,6 +469,14 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 	}
 }
 
+// what names a message in errors: "tools/call 7" or "notifications/initialized".
+func what(msg jsonrpc.Message) string {
+	if msg.Kind == jsonrpc.KindRequest {
+		return msg.Method + " " + msg.ID.String()
+	}
+	return msg.Method
+}
+
 func reqID(msg jsonrpc.Message) jsonrpc.ID {
 	if msg.Kind == jsonrpc.KindRequest {
 		return msg.ID
@@ -504,10 +512,7 @@ func (h *HTTP) fail(msg jsonrpc.Message, e *ExchangeError) {
 func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.Message) *ExchangeError {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyBytes))
 	e := &ExchangeError{Kind: ExchangeStatus, ID: reqID(msg), Method: msg.Method, Status: resp.StatusCode, Body: b}
-	what := msg.Method
-	if msg.Kind == jsonrpc.KindRequest {
-		what += " " + msg.ID.String()
-	}
+	what := what(msg)
 	e.Msg = fmt.Sprintf("%s: HTTP %d: %s", what, resp.StatusCode, shownBody(b))
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		e.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
