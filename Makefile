@@ -3,15 +3,16 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build test tools fmt-check vet race bench fuzz peers clean
+.PHONY: all build test tools fmt-check vet cross race bench fuzz peers release clean
 
 all: build
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o sonde .
 
-## test: formatting, vet, the real peer servers, and every test with the race detector.
-test: tools fmt-check vet peers race
+## test: formatting, vet, the other platforms' builds, the real peer servers, and every test
+## with the race detector.
+test: tools fmt-check vet cross peers race
 
 ## tools: what the tests need besides Go and npm: tmux, for the real-terminal UI tests
 ## (tui_tmux_test.go). CI runs as root on Debian.
@@ -31,6 +32,17 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+## cross: build and vet (test files included) for the release platforms other than the native
+## one (macOS and Windows on amd64 and arm64, Linux on arm64), so a
+## Linux-only call cannot land unnoticed. Linux amd64 is covered by vet and race.
+CROSS := linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@set -e; for p in $(CROSS); do \
+		echo "cross: $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./...; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
+	done
 
 race:
 	$(GO) test -race -count=1 -timeout 20m ./...
