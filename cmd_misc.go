@@ -60,7 +60,8 @@ and big, and faults that make it misbehave like real servers do. Point sonde at 
 Faults (docs/fixtures.md says what a correct client reports for each):
 ` + faults.String() + `
 Flags: --fault NAME (repeatable), --pid-file PATH, --late-ms N, --page-size N,
---protocol-version V, --flood-count N, --stderr-flood-bytes N.`,
+--protocol-version V, --flood-count N, --stderr-flood-bytes N, --crlf (end lines
+with "\r\n").`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
