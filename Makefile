@@ -47,6 +47,26 @@ cross:
 race:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
+## release: one archive per platform in dist/ (tar.gz; zip for Windows), each holding the
+## binary with $(VERSION) stamped in and README.md, plus SHA256SUMS. Set VERSION=v1.2.3 to
+## name a release; by default it is `git describe`.
+RELEASE := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+release:
+	rm -rf dist && mkdir dist
+	@set -e; for p in $(RELEASE); do \
+		os=$${p%/*}; arch=$${p#*/}; name=sonde_$(VERSION)_$${os}_$${arch}; exe=sonde; \
+		if [ $$os = windows ]; then exe=sonde.exe; fi; \
+		echo "release: $$name"; \
+		mkdir dist/$$name; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$$name/$$exe .; \
+		cp README.md dist/$$name/; \
+		if [ $$os = windows ]; then (cd dist && zip -qr $$name.zip $$name); \
+		else tar -C dist -czf dist/$$name.tar.gz $$name; fi; \
+		rm -rf dist/$$name; \
+	done
+	cd dist && (command -v sha256sum >/dev/null && sha256sum *.tar.gz *.zip || shasum -a 256 *.tar.gz *.zip) > SHA256SUMS
+	@cat dist/SHA256SUMS
+
 ## bench: the benchmarks behind docs/performance.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./client/ ./transport/ ./jsonrpc/
@@ -57,4 +77,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime 30s ./transport/
 
 clean:
-	rm -rf sonde interop/node_modules
+	rm -rf sonde dist interop/node_modules
