@@ -176,6 +176,14 @@ func TestStdioServerClosesStdout(t *testing.T) {
 func TestStdioIgnoreSigtermGetsKilled(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	s, log := startRole(t, "fixture", nil, "--fault", "ignore-sigterm", "--pid-file", pidFile)
+	// An answer proves the fixture is past its start-up, where it starts
+	// ignoring SIGTERM: closing sooner could kill it with SIGTERM.
+	if err := s.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.Read(); err != nil || f.Msg.ID.String() != "1" {
+		t.Fatalf("initialize: %q, %v", f.Raw, err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
