@@ -33,7 +33,12 @@ const killedCode = 1
 type job struct {
 	pid uint32
 	mu  sync.Mutex
-	h   windows.Handle // 0 once released
+	h   windows.Handle // the job; 0 once released
+	// proc is a handle to the server process, held until release: while it
+	// is open, Windows does not give the server's pid (its console process
+	// group id) to another process, and stop can tell whether the server
+	// still runs.
+	proc windows.Handle
 }
 
 // startGroup creates a job object that kills its processes when its last
@@ -64,7 +69,7 @@ func startGroup(cmd *exec.Cmd) (procGroup, error) {
 		// The server never ran a single instruction: end it and report.
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		_ = windows.CloseHandle(h)
+		j.release()
 		return nil, err
 	}
 	return j, nil
@@ -72,11 +77,13 @@ func startGroup(cmd *exec.Cmd) (procGroup, error) {
 
 // adopt puts the suspended server in the job and resumes it.
 func (j *job) adopt() error {
-	p, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, j.pid)
+	const access = windows.PROCESS_SET_QUOTA | windows.PROCESS_TERMINATE |
+		windows.SYNCHRONIZE | windows.PROCESS_QUERY_LIMITED_INFORMATION
+	p, err := windows.OpenProcess(access, false, j.pid)
 	if err != nil {
 		return fmt.Errorf("open the server process: %w", err)
 	}
-	defer windows.CloseHandle(p)
+	j.proc = p
 	if err := windows.AssignProcessToJobObject(j.h, p); err != nil {
 		return fmt.Errorf("put the server in its job object: %w", err)
 	}
@@ -98,14 +105,14 @@ func resumeThreads(pid uint32) error {
 		if te.OwnerProcessID != pid {
 			continue
 		}
-		th, err := windows.OpenThread(windows.THREAD_SUSPEND_RESUME, false, te.ThreadID)
-		if err != nil {
-			return fmt.Errorf("resume the server: %w", err)
+		th, terr := windows.OpenThread(windows.THREAD_SUSPEND_RESUME, false, te.ThreadID)
+		if terr != nil {
+			return fmt.Errorf("resume the server: %w", terr)
 		}
-		_, err = windows.ResumeThread(th)
+		_, terr = windows.ResumeThread(th)
 		_ = windows.CloseHandle(th)
-		if err != nil {
-			return fmt.Errorf("resume the server: %w", err)
+		if terr != nil {
+			return fmt.Errorf("resume the server: %w", terr)
 		}
 		resumed++
 	}
@@ -121,12 +128,17 @@ func resumeThreads(pid uint32) error {
 // stop sends CTRL_BREAK_EVENT to the server's console process group. It
 // reaches the server only when sonde has a console (a terminal) to share
 // with it; otherwise it fails and Close's hard step follows its grace
-// period.
+// period. It is sent only while the server runs: aimed at a group that no
+// longer exists, the event could reach every process of the console,
+// sonde included.
 func (j *job) stop() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.h == 0 {
 		return nil
+	}
+	if ev, err := windows.WaitForSingleObject(j.proc, 0); err != nil || ev != uint32(windows.WAIT_TIMEOUT) {
+		return err // ended (or cannot tell): nothing to ask
 	}
 	return windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, j.pid)
 }
@@ -141,14 +153,18 @@ func (j *job) kill() error {
 	return windows.TerminateJobObject(j.h, killedCode)
 }
 
-// release closes the job handle; with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
-// that would also end any process still in it.
+// release closes the job handle (with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+// that would also end any process still in it) and the process handle.
 func (j *job) release() {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.h != 0 {
 		_ = windows.CloseHandle(j.h)
 		j.h = 0
+	}
+	if j.proc != 0 {
+		_ = windows.CloseHandle(j.proc)
+		j.proc = 0
 	}
 }
 
