@@ -33,9 +33,9 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-## cross: build and vet (test files included) for the release platforms other than the native
-## one (macOS and Windows on amd64 and arm64, Linux on arm64), so a
-## Linux-only call cannot land unnoticed. Linux amd64 is covered by vet and race.
+## cross: build and vet (test files included) for the release platforms other than CI's own
+## linux/amd64 (which vet and race cover): macOS and Windows on amd64 and arm64, Linux on
+## arm64. A Linux-only call cannot land unnoticed.
 CROSS := linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 cross:
 	@set -e; for p in $(CROSS); do \
