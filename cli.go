@@ -120,7 +120,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxPending, "max-pending", client.DefaultMaxPending, "requests in flight at most; past it a request fails with MCP_BUSY")
 	fs.Var(&f.maxLineBytes, "max-line-bytes", "longest line accepted from the server's stdout (e.g. 8MiB); longer is MCP_PROTOCOL")
 	fs.Var(&f.stderrBytes, "stderr-bytes", "bytes of the server's stderr tail kept (e.g. 64KiB)")
-	fs.DurationVar(&f.killAfter, "kill-after", transport.DefaultKillAfter, "grace period on close: after closing stdin, and again after SIGTERM")
+	fs.DurationVar(&f.killAfter, "kill-after", transport.DefaultKillAfter, "grace period on close: after closing stdin, and again after SIGTERM (CTRL_BREAK_EVENT on Windows)")
 	fs.StringArrayVar(&f.env, "env", nil, "set KEY=VALUE in the server's environment (repeatable)")
 	fs.StringArrayVar(&f.passEnv, "pass-env", nil, "pass variable NAME from sonde's environment to the server (repeatable)")
 	fs.StringVar(&f.cwd, "cwd", "", "working directory of the server (default: sonde's)")

@@ -75,7 +75,10 @@ func liveFrom(ctx context.Context) *liveClients {
 
 // runWithSignals runs the command line as the sonde binary does: the first
 // SIGINT, SIGTERM or SIGHUP (a closed terminal) cancels the run, which stops
-// the server cleanly; a second one kills the server at once.
+// the server cleanly; a second one kills the server at once. The same code
+// serves Windows, where Go delivers Ctrl-C and Ctrl-Break as os.Interrupt and
+// a closed console window, logoff or shutdown as SIGTERM (SIGHUP never
+// comes).
 func runWithSignals(args []string, in io.Reader, out, errw io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
