@@ -69,17 +69,21 @@ func newFixtureCmd(io streams) *cobra.Command {
 	}
 	return &cobra.Command{
 		Use:   "fixture [--fault NAME]... [flags]",
-		Short: "Run sonde's fault-injecting MCP server on stdio",
+		Short: "Run sonde's fault-injecting MCP server on stdio (or HTTP)",
 		Long: `Run the fixture server on stdin/stdout: tools echo, add, progress, fail, tool-error
 and big, and faults that make it misbehave like real servers do. Point sonde at it:
 
   sonde call echo --args '{"value":"hi"}' -- sonde fixture --fault stdout-noise
 
+With --http ADDR (loopback only, e.g. 127.0.0.1:0) it serves Streamable HTTP on /mcp and
+HTTP+SSE on /sse instead, prints "listening on http://ADDR", and stops on SIGINT, SIGTERM
+or stdin EOF.
+
 Faults (docs/fixtures.md says what a correct client reports for each):
 ` + faults.String() + `
 Flags: --fault NAME (repeatable), --pid-file PATH, --late-ms N, --page-size N,
 --protocol-version V, --flood-count N, --stderr-flood-bytes N, --crlf (end lines
-with "\r\n").`,
+with "\r\n"), --http ADDR, --http-json, --http-token TOKEN, --session-requests N.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
