@@ -29,6 +29,9 @@ type Entry struct {
 
 // Index lists every record of a capture file in order, without keeping the
 // records: a replay seeks with it (ReadRecordAt) instead of loading the file.
+// Building it decodes only the start of each line (type, seq, t), so a line
+// that is valid JSON but not a valid record is indexed and found bad
+// (ErrBadRecord) when it is read.
 type Index struct {
 	Header  Header
 	Entries []Entry
@@ -124,9 +127,13 @@ func BuildIndex(r io.Reader) (*Index, error) {
 				continue
 			}
 			e = Entry{Type: p.Type, Seq: p.Seq, T: p.T}
-		} else if !complete && !json.Valid(line) {
-			ix.Truncated = true
-			break
+		} else if !json.Valid(line) {
+			if !complete {
+				ix.Truncated = true
+				break
+			}
+			ix.Bad++
+			continue
 		}
 		if !knownType(e.Type) {
 			ix.Skipped++

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -48,6 +49,8 @@ type liveOpts struct {
 	env     []string // --env entries for the server
 	redact  []string // --redact patterns
 	timeout time.Duration
+	out     io.Writer // instead of a file
+	buffer  int       // the recorder's buffer
 }
 
 // startLive starts the fixture with a recorder following the client. The
@@ -68,11 +71,15 @@ func startLive(t *testing.T, o liveOpts) *live {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "session.jsonl")
-	f, err := Create(path, false)
-	if err != nil {
-		t.Fatal(err)
+	out := o.out
+	if out == nil {
+		f, err := Create(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = f
 	}
-	rec, err := NewRecorder(f, Options{Sonde: "test", Command: argv, Redact: red})
+	rec, err := NewRecorder(out, Options{Sonde: "test", Command: argv, Redact: red, Buffer: o.buffer})
 	if err != nil {
 		t.Fatal(err)
 	}

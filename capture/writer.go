@@ -179,7 +179,9 @@ func (r *Recorder) run(sub *client.Subscription) {
 	var initID jsonrpc.ID
 	for ev := range sub.C {
 		r.mu.Lock()
-		if ev.Seq > last+1 {
+		// A gap before the first event is not a miss (the buffer was empty):
+		// the recording started after those events.
+		if last != 0 && ev.Seq > last+1 {
 			n := ev.Seq - last - 1
 			gaps += n
 			r.sum.Missed += n
