@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -91,6 +93,8 @@ type serverFlags struct {
 	protocolVersion string
 	json            bool
 	trace           bool
+	record          string
+	redact          []string
 }
 
 func (f *serverFlags) register(fs *pflag.FlagSet) {
@@ -110,6 +114,8 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.protocolVersion, "protocol-version", "2025-11-25", "protocol version asked for in initialize")
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
 	fs.BoolVar(&f.trace, "trace", false, "print every frame, lifecycle event and stderr chunk on stderr as it happens")
+	fs.StringVar(&f.record, "record", "", "write the session to FILE as it happens, mode 0600 (a capture: docs/capture-format.md); FILE must not exist")
+	fs.StringArrayVar(&f.redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env and --pass-env values always are")
 }
 
 // serverArgv splits args at "--": the n arguments of the subcommand itself,
@@ -130,6 +136,9 @@ func serverArgv(cmd *cobra.Command, args []string, n int, wrongCount string) ([]
 type session struct {
 	c      *client.Client
 	trace  *tracer
+	rec    *capture.Recorder
+	recTo  string
+	errw   io.Writer
 	closed bool
 }
 
@@ -162,12 +171,21 @@ func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*
 	if err != nil {
 		return nil, err
 	}
+	var rec *capture.Recorder
+	if f.record != "" {
+		if rec, err = f.startRecorder(f.record, argv); err != nil {
+			return nil, err
+		}
+	}
 	c := client.New(opts)
+	s := &session{c: c, rec: rec, recTo: f.record, errw: io.err}
+	if rec != nil {
+		rec.Follow(c)
+	}
 	if !liveFrom(ctx).add(c) {
-		c.Close()
+		s.close()
 		return nil, &client.Error{Code: client.CodeAborted, Message: "interrupted before the server started"}
 	}
-	s := &session{c: c}
 	if f.trace {
 		s.trace = startTracer(c, io.err)
 	}
@@ -190,6 +208,9 @@ func (s *session) close() {
 	s.c.Close()
 	if s.trace != nil {
 		s.trace.wait()
+	}
+	if s.rec != nil {
+		reportCapture(s.errw, s.recTo, s.rec.Close())
 	}
 }
 

@@ -39,6 +39,7 @@ const (
 	TypeSession = "session" // the recorder: the handshake's outcome (protocol version, server)
 	TypeMissed  = "missed"  // the recorder: events it did not receive
 	TypeEnd     = "end"     // the recorder: a clean end, with totals
+	TypeRestart = "restart" // the recorder: a new client follows (the server was restarted); Seq starts again at 1
 )
 
 // Redacted is what replaces a secret in a capture.

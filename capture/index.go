@@ -197,7 +197,7 @@ func quickField(b []byte, key string) (num, rest []byte, ok bool) {
 
 // internType returns the constant for a known type name (no allocation).
 func internType(b []byte) string {
-	for _, t := range []string{TypeFrame, TypeRequest, TypeStderr, TypeProcess, TypeNote, TypeHTTP, TypeSession, TypeMissed, TypeEnd} {
+	for _, t := range []string{TypeFrame, TypeRequest, TypeStderr, TypeProcess, TypeNote, TypeHTTP, TypeSession, TypeMissed, TypeEnd, TypeRestart} {
 		if string(b) == t {
 			return t
 		}

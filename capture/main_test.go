@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 // emitted, for comparison.
 type live struct {
 	c       *client.Client
+	cfg     transport.StdioConfig
 	rec     *Recorder
 	path    string
 	argv    []string
@@ -99,6 +100,7 @@ func startLive(t *testing.T, o liveOpts) *live {
 		}
 	}()
 	cfg := transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond}
+	l.cfg = cfg
 	if err := l.c.Connect(client.Stdio(cfg)); err != nil {
 		l.c.Close()
 		rec.Close()

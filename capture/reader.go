@@ -217,7 +217,7 @@ func (r *Reader) All() iter.Seq2[Record, error] {
 
 func knownType(t string) bool {
 	switch t {
-	case TypeFrame, TypeRequest, TypeStderr, TypeProcess, TypeNote, TypeHTTP, TypeSession, TypeMissed, TypeEnd:
+	case TypeFrame, TypeRequest, TypeStderr, TypeProcess, TypeNote, TypeHTTP, TypeSession, TypeMissed, TypeEnd, TypeRestart:
 		return true
 	}
 	return false

@@ -447,3 +447,56 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestRestartAndStopMidSession: a second client (a restart) is written
+// after the first one's last event, behind a restart record; closing the
+// recorder while the client runs stops recording without stopping it.
+func TestRestartAndStopMidSession(t *testing.T) {
+	l := startLive(t, liveOpts{})
+	ctx := context.Background()
+	if _, err := l.c.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Restart as the UI does: stop and close the old client, start a new one.
+	second := client.New(client.Options{})
+	l.rec.Follow(second)
+	l.c.StopServer()
+	l.c.Close()
+	if err := second.Connect(client.Stdio(l.cfg)); err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if _, err := second.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sum := l.rec.Close()
+	if sum.Err != nil {
+		t.Fatal(sum.Err)
+	}
+	// The second client goes on without the recorder.
+	if err := second.Ping(ctx); err != nil {
+		t.Fatalf("ping after the recorder stopped: %v", err)
+	}
+	second.Close()
+	_, recs := readAll(t, l.path)
+	var types []string
+	restarts, lastSeq := 0, uint64(0)
+	for _, r := range recs {
+		if r.Type == TypeRestart {
+			restarts++
+			lastSeq = 0
+		}
+		if r.Seq != 0 {
+			if r.Seq <= lastSeq {
+				t.Errorf("seq %d after %d", r.Seq, lastSeq)
+			}
+			lastSeq = r.Seq
+		}
+		if r.Type == TypeSession || r.Type == TypeRestart || r.Type == TypeEnd || (r.Type == TypeProcess && r.What != "signal") {
+			types = append(types, r.Type+":"+r.What)
+		}
+	}
+	if want := "session:,process:exit,restart:,process:start,session:,end:"; !strings.HasSuffix(strings.Join(types, ","), want) || restarts != 1 {
+		t.Errorf("records %v, want ... %s", types, want)
+	}
+}

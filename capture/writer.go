@@ -94,6 +94,11 @@ type Recorder struct {
 	sum     Summary
 	closed  bool
 	follows sync.WaitGroup
+	// last is closed when the newest follower has written its client's
+	// last event; followed counts the clients followed.
+	last     chan struct{}
+	followed int
+	subs     []*client.Subscription
 }
 
 // NewRecorder writes the header to w and returns a recorder. When w is an
@@ -160,15 +165,35 @@ func (r *Recorder) flushLocked() {
 	}
 }
 
-// Follow subscribes to c and records its events until c is closed (or the
-// recorder is). Call it before c.Connect to record the whole session. A
-// second client (a restart) may be followed after the first: its Seq starts
-// again at 1.
+// Follow subscribes to c and records its events until c is closed. Call it
+// before c.Connect to record the whole session. Another client (a restart)
+// may be followed after the first: its events are written after the first
+// client's last one, behind a restart record, and its Seq starts again at 1.
+// Follow after Close records nothing.
 func (r *Recorder) Follow(c *client.Client) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
 	sub := c.Subscribe(r.opts.Buffer)
+	r.subs = append(r.subs, sub)
+	prev, done := r.last, make(chan struct{})
+	r.last = done
+	r.followed++
+	restart := r.followed > 1
 	r.follows.Add(1)
 	go func() {
 		defer r.follows.Done()
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		if restart {
+			r.mu.Lock()
+			r.writeLocked(Record{Type: TypeRestart, T: r.enc.off(time.Now())})
+			r.mu.Unlock()
+		}
 		r.run(sub)
 	}()
 }
@@ -237,17 +262,29 @@ func (r *Recorder) Summary() Summary {
 // written.
 func (r *Recorder) Wait() { r.follows.Wait() }
 
-// Close waits for the followed clients' events (close the clients first),
-// writes the end record, flushes, and closes the file. It returns the summary;
-// Summary.Err is the first write error. It is idempotent.
+// Close stops following (close the clients first to record their last
+// events; a client left open goes on without the recorder), writes what is
+// buffered and the end record, flushes, and closes the file. It returns the
+// summary; Summary.Err is the first write error. It is idempotent.
 func (r *Recorder) Close() Summary {
-	r.follows.Wait()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
+		r.follows.Wait()
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		return r.sum
 	}
 	r.closed = true
+	subs := r.subs
+	r.mu.Unlock()
+	// Stop following: what is already buffered is still written.
+	for _, s := range subs {
+		s.Close()
+	}
+	r.follows.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.writeLocked(Record{Type: TypeEnd, T: r.enc.off(time.Now()), Events: r.sum.Events, Missed: r.sum.Missed})
 	r.flushLocked()
 	if r.closer != nil {

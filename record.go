@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/sonde-mcp/sonde/capture"
+)
+
+// redactor builds the capture's redactor from the flags: the values of
+// --env entries and of the variables passed with --pass-env, and every
+// --redact pattern.
+func (f *serverFlags) redactor() (*capture.Redactor, error) {
+	secrets := append([]string(nil), f.env...)
+	for _, name := range f.passEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			secrets = append(secrets, name+"="+v)
+		}
+	}
+	r, err := capture.NewRedactor(secrets, f.redact)
+	if err != nil {
+		return nil, usagef(err.Error())
+	}
+	return r, nil
+}
+
+// startRecorder creates path (which must not exist) and writes the
+// capture's header; the caller follows clients with it and closes it.
+func (f *serverFlags) startRecorder(path string, argv []string) (*capture.Recorder, error) {
+	red, err := f.redactor()
+	if err != nil {
+		return nil, err
+	}
+	file, err := capture.Create(path, false)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, usagef("--record " + path + ": the file exists (captures are never overwritten: remove it or choose another name)")
+		}
+		return nil, usagef("--record: " + err.Error())
+	}
+	rec, err := capture.NewRecorder(file, capture.Options{Sonde: version, Transport: "stdio", Command: argv, Redact: red})
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	return rec, nil
+}
+
+// reportCapture says on w where the capture went, and what it lacks.
+func reportCapture(w io.Writer, path string, sum capture.Summary) {
+	switch {
+	case sum.Err != nil:
+		fmt.Fprintf(w, "sonde: capture %s is incomplete: %v\n", path, sum.Err)
+	case sum.Missed > 0:
+		fmt.Fprintf(w, "sonde: capture %s: %d events recorded, %d missed (the disk could not keep up; see the \"missed\" records)\n", path, sum.Events, sum.Missed)
+	default:
+		fmt.Fprintf(w, "sonde: capture %s: %d events recorded\n", path, sum.Events)
+	}
+}
