@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+)
+
+// readCapture reads every record of a capture written by sonde, failing on
+// any error or warning.
+func readCapture(t *testing.T, path string) (capture.Header, []capture.Record) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := capture.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []capture.Record
+	for rec, err := range rd.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+	if w := rd.Warnings(); len(w) > 0 {
+		t.Fatalf("warnings: %v", w)
+	}
+	return rd.Header(), recs
+}
+
+// TestRecordOnEveryCommand: --record writes a readable capture of the
+// session, mode 0600, for each headless command, and says so on stderr.
+func TestRecordOnEveryCommand(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sub   []string
+		stdin string
+		tool  string // a tools/call of this tool must be resolved in the capture
+	}{
+		{"call", []string{"call", "echo", "--args", `{"value":"hi"}`}, "", "echo"},
+		{"tools", []string{"tools"}, "", ""},
+		{"check", []string{"check"}, "", ""},
+		{"script", []string{"script", "-"}, `{"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}` + "\n", ""},
+		{"bench", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "5"}, "", "echo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			path := filepath.Join(t.TempDir(), "s.jsonl")
+			r := runSonde(t, tc.stdin, f.cmd(append(tc.sub, "--record", path))...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "sonde: capture "+path+": ") || !strings.Contains(r.stderr, " events recorded") {
+				t.Errorf("stderr does not report the capture: %q", r.stderr)
+			}
+			if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+				t.Fatalf("capture file: %v %v", st, err)
+			}
+			h, recs := readCapture(t, path)
+			if h.Transport != "stdio" || len(h.Command) == 0 || h.Command[1] != "fixture" {
+				t.Errorf("header %+v", h)
+			}
+			var session, end, resolved bool
+			for _, rec := range recs {
+				switch {
+				case rec.Type == capture.TypeSession && rec.ServerName == "sonde-fixture":
+					session = true
+				case rec.Type == capture.TypeEnd:
+					end = true
+				case rec.Type == capture.TypeRequest && rec.State == string(client.StateResolved) && (tc.tool == "" || rec.Tool == tc.tool):
+					resolved = true
+				}
+			}
+			if !session || !end || !resolved {
+				t.Errorf("capture: session %v, end %v, resolved request %v (%d records)", session, end, resolved, len(recs))
+			}
+		})
+	}
+}
+
+// TestRecordRedactsAndRefuses: secrets given with --env and matches of
+// --redact never reach the file; an existing file and a bad pattern are
+// usage errors reported before any server starts.
+func TestRecordRedactsAndRefuses(t *testing.T) {
+	f := newFixture(t)
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	const secret = "hunter2-secret"
+	args := f.cmd([]string{"call", "echo", "--args", `{"value":"` + secret + ` sk-abc123"}`, "--record", path, "--env", "API_KEY=" + secret, "--redact", `sk-[a-z0-9]+`})
+	r := runSonde(t, "", args...)
+	if r.code != 0 || !strings.Contains(r.stdout, secret) {
+		t.Fatalf("exit %d, stdout %q (the secret must reach the server and back)", r.code, r.stdout)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{secret, "sk-abc123"} {
+		if bytes.Contains(data, []byte(s)) {
+			t.Errorf("%q reached the capture", s)
+		}
+	}
+	if !bytes.Contains(data, []byte(capture.Redacted)) {
+		t.Error("no redaction marker in the capture")
+	}
+
+	f2 := newFixture(t)
+	r = runSonde(t, "", f2.cmd([]string{"call", "echo", "--record", path})...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "the file exists") {
+		t.Errorf("existing file: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = runSonde(t, "", f2.cmd([]string{"tools", "--record", path + ".2", "--redact", "("})...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, `--redact "("`) {
+		t.Errorf("bad pattern: exit %d, stderr %q", r.code, r.stderr)
+	}
+	f2.assertStarted(0)
+	if _, err := os.Stat(path + ".2"); err == nil {
+		t.Error("a capture file was created for a refused command")
+	}
+}
