@@ -49,14 +49,34 @@ func (f *serverFlags) startRecorder(path string, argv []string) (*capture.Record
 	return rec, nil
 }
 
+// recordSwitch is the interactive UI's recorder: on from the start with
+// --record, toggled by the R key to files in captureDir.
+func (f *tuiFlags) recordSwitch(argv []string) (*capture.Switch, error) {
+	red, err := f.redactor()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := captureDir()
+	if err != nil {
+		dir = "" // the R key then reports the error in the status bar
+	}
+	sw := capture.NewSwitch(capture.Options{Sonde: version, Transport: "stdio", Command: argv, Redact: red}, dir)
+	if f.record != "" {
+		if err := sw.Start(f.record, nil); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return nil, usagef("--record " + f.record + ": the file exists (captures are never overwritten: remove it or choose another name)")
+			}
+			return nil, usagef("--record: " + err.Error())
+		}
+	}
+	return sw, nil
+}
+
+// captureDir is the folder of captures started with the R key (see
+// capture.DefaultDir; a per-OS paths package will take this over).
+func captureDir() (string, error) { return capture.DefaultDir() }
+
 // reportCapture says on w where the capture went, and what it lacks.
 func reportCapture(w io.Writer, path string, sum capture.Summary) {
-	switch {
-	case sum.Err != nil:
-		fmt.Fprintf(w, "sonde: capture %s is incomplete: %v\n", path, sum.Err)
-	case sum.Missed > 0:
-		fmt.Fprintf(w, "sonde: capture %s: %d events recorded, %d missed (the disk could not keep up; see the \"missed\" records)\n", path, sum.Events, sum.Missed)
-	default:
-		fmt.Fprintf(w, "sonde: capture %s: %d events recorded\n", path, sum.Events)
-	}
+	fmt.Fprintln(w, "sonde: "+capture.SummaryLine(path, sum))
 }

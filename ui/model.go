@@ -52,6 +52,9 @@ type Options struct {
 	Lesson func(st *theme.Styles) Lesson
 	// Now is the clock (tests pass a fixed one).
 	Now func() time.Time
+	// Recorder, if set, records the session to capture files (R starts and
+	// stops); nil disables the key.
+	Recorder Recorder
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -104,6 +107,7 @@ type Model struct {
 	stats   stats
 	now     time.Time
 	quitted bool
+	rec     RecordState
 }
 
 // connState is what the status bar shows about the server.
@@ -130,6 +134,10 @@ func New(opts Options) *Model {
 		now: opts.Now(), conn: connState{starting: true},
 	}
 	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil}
+	m.keys.Record.SetEnabled(opts.Recorder != nil)
+	if opts.Recorder != nil {
+		m.rec.On, m.rec.Path, m.rec.Note = opts.Recorder.State()
+	}
 	if opts.Lesson != nil {
 		m.lesson = opts.Lesson(st)
 		m.panes[paneLesson] = m.lesson
