@@ -126,3 +126,39 @@ func TestRecordRedactsAndRefuses(t *testing.T) {
 		t.Error("a capture file was created for a refused command")
 	}
 }
+
+// TestTUIRecord runs the interactive UI with --record in a real terminal:
+// the status bar shows the recording, a restart is recorded in the same
+// file, and on quit sonde says where the capture went.
+func TestTUIRecord(t *testing.T) {
+	f := newFixture(t)
+	path := filepath.Join(t.TempDir(), "tui.jsonl")
+	tt := startTUI(t, 120, 40, f.cmd([]string{"--record", path}))
+	tt.waitFor("the handshake, recording", append([]string{`^sonde │ ● REC tui\.jsonl │ sonde-fixture`}, handshake...)...)
+	tt.keys("C-r")
+	s := tt.waitFor("the restart", `(?s)── pid \d+ started: .*── pid \d+ started: `, `<- 2\s+response\s+\S+\s+resolved`, `● REC tui\.jsonl`)
+	tt.keys("q")
+	if code := tt.waitExit(); code != 0 {
+		t.Fatalf("sonde exited with status %d%s", code, tt.diag())
+	}
+	stderr, _ := os.ReadFile(filepath.Join(tt.dir, "stderr"))
+	if !strings.HasPrefix(string(stderr), "sonde: capture "+path+": ") || strings.Count(string(stderr), "\n") != 1 {
+		t.Errorf("stderr %q, want the capture's summary", stderr)
+	}
+	_, recs := readCapture(t, path)
+	var starts, restarts, sessions int
+	for _, r := range recs {
+		switch {
+		case r.Type == capture.TypeProcess && r.What == "start":
+			starts++
+		case r.Type == capture.TypeRestart:
+			restarts++
+		case r.Type == capture.TypeSession:
+			sessions++
+		}
+	}
+	if starts != 2 || restarts != 1 || sessions != 2 {
+		t.Errorf("capture has %d starts, %d restarts, %d sessions; want 2, 1, 2", starts, restarts, sessions)
+	}
+	checkPIDs(t, f, s, 2)
+}
