@@ -41,12 +41,27 @@ type Index struct {
 	Bad int
 	// Skipped counts records of unknown types (not indexed).
 	Skipped int
+
+	// reached[i] is the largest T of Entries[:i+1]: records are in Seq
+	// order, and an event's time is when it happened (a process exit is
+	// stamped when the process was reaped), so T is not always increasing.
+	reached []int64
 }
 
-// At returns the position of the first entry at or after offset t (ns),
-// len(Entries) if none.
+// At returns the position of the first entry by which time t (ns since
+// Header.Start) has been reached (the first whose T, or an earlier entry's,
+// is at least t); len(Entries) if none.
 func (ix *Index) At(t int64) int {
-	return sort.Search(len(ix.Entries), func(i int) bool { return ix.Entries[i].T >= t })
+	return sort.Search(len(ix.reached), func(i int) bool { return ix.reached[i] >= t })
+}
+
+func (ix *Index) add(e Entry) {
+	r := e.T
+	if n := len(ix.reached); n > 0 && ix.reached[n-1] > r {
+		r = ix.reached[n-1]
+	}
+	ix.Entries = append(ix.Entries, e)
+	ix.reached = append(ix.reached, r)
 }
 
 // File is a capture opened for random access: its header, its index, and
@@ -127,20 +142,16 @@ func BuildIndex(r io.Reader) (*Index, error) {
 				continue
 			}
 			e = Entry{Type: p.Type, Seq: p.Seq, T: p.T}
-		} else if !json.Valid(line) {
-			if !complete {
-				ix.Truncated = true
-				break
-			}
-			ix.Bad++
-			continue
+		} else if !complete && !json.Valid(line) {
+			ix.Truncated = true
+			break
 		}
 		if !knownType(e.Type) {
 			ix.Skipped++
 			continue
 		}
 		e.Offset, e.Line = off, rd.line
-		ix.Entries = append(ix.Entries, e)
+		ix.add(e)
 	}
 	return ix, nil
 }
