@@ -78,7 +78,13 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	ix, err := BuildIndex(f)
+	// Records are a few hundred bytes: reserve room once instead of growing
+	// the index a million times over.
+	hint := 0
+	if st, err := f.Stat(); err == nil {
+		hint = int(min(st.Size()/256, 1<<24))
+	}
+	ix, err := buildIndex(f, hint)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -109,12 +115,15 @@ func (f *File) Close() error { return f.f.Close() }
 
 // BuildIndex reads a whole capture from r and returns its index. The header
 // is checked as by NewReader.
-func BuildIndex(r io.Reader) (*Index, error) {
+func BuildIndex(r io.Reader) (*Index, error) { return buildIndex(r, 0) }
+
+// buildIndex is BuildIndex with room reserved for hint entries.
+func buildIndex(r io.Reader, hint int) (*Index, error) {
 	rd, err := NewReader(r)
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Header: rd.Header()}
+	ix := &Index{Header: rd.Header(), Entries: make([]Entry, 0, hint), reached: make([]int64, 0, hint)}
 	for {
 		line, off, complete, err := rd.readLine()
 		if err == io.EOF {
