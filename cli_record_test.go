@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
@@ -161,4 +163,53 @@ func TestTUIRecord(t *testing.T) {
 		t.Errorf("capture has %d starts, %d restarts, %d sessions; want 2, 1, 2", starts, restarts, sessions)
 	}
 	checkPIDs(t, f, s, 2)
+}
+
+// TestRecordSurvivesKill9: sonde killed with SIGKILL mid-session leaves a
+// capture that reads without error, up to the call in flight.
+func TestRecordSurvivesKill9(t *testing.T) {
+	f := newFixture(t)
+	path := filepath.Join(t.TempDir(), "killed.jsonl")
+	sub := []string{"call", "echo", "--args", `{"value":"x"}`, "--trace", "--record", path}
+	cmd := exec.Command(os.Args[0], f.cmd(sub, "--fault", "never-respond")...)
+	cmd.Env = append(os.Environ(), childEnv()...)
+	stderr := watchBuffer(inFlight)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case <-stderr.hit:
+	case err := <-waited:
+		t.Fatalf("sonde ended before the call was sent: %v\n%s", err, stderr.String())
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-waited
+		t.Fatalf("the call was not sent within 20s:\n%s", stderr.String())
+	}
+	// The trace line is printed when the frame is emitted; the recorder
+	// writes it in its own goroutine a moment later.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if bytes.Contains(b, []byte(`"method":"tools/call","kind":"request"`)) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	<-waited
+	_, recs := readCapture(t, path)
+	var sent, end bool
+	for _, r := range recs {
+		sent = sent || (r.Type == capture.TypeFrame && r.Method == "tools/call" && r.Verdict == "sent")
+		end = end || r.Type == capture.TypeEnd
+	}
+	if !sent || end {
+		t.Errorf("capture of a killed sonde: tools/call sent %v, end record %v (want true, false)", sent, end)
+	}
 }
