@@ -110,6 +110,30 @@ func (f *File) Event(i int) (ev client.Event, ok bool, err error) {
 	return f.Index.Header.Event(rec)
 }
 
+// From returns a Reader that streams the records from the i-th indexed one
+// to the end (e.g. from a replay checkpoint), sequentially: cheaper than
+// Record(i) per record. Line numbers and offsets are those of the file.
+func (f *File) From(i int) (*Reader, error) {
+	ix := f.Index
+	if i < 0 || i > len(ix.Entries) {
+		return nil, fmt.Errorf("capture: no record %d (the index has %d)", i, len(ix.Entries))
+	}
+	st, err := f.f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	off, line := st.Size(), 0
+	if i < len(ix.Entries) {
+		off, line = ix.Entries[i].Offset, ix.Entries[i].Line-1
+	} else if n := len(ix.Entries); n > 0 {
+		line = ix.Entries[n-1].Line
+	}
+	rd := newReader(io.NewSectionReader(f.f, off, st.Size()-off))
+	rd.header, rd.off, rd.line = ix.Header, off, line
+	rd.major, rd.minor, _ = parseVersion(ix.Header.Version)
+	return rd, nil
+}
+
 // Close closes the file.
 func (f *File) Close() error { return f.f.Close() }
 

@@ -64,7 +64,7 @@ type Reader struct {
 // header is ErrNotCapture; a newer major version is ErrNewerVersion; an
 // older or same-major version is accepted.
 func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{br: bufio.NewReaderSize(r, 256<<10), skipped: map[string]int{}}
+	rd := newReader(r)
 	line, off, complete, err := rd.readLine()
 	if err == io.EOF {
 		return nil, &FormatError{Line: 1, Kind: ErrNotCapture, Reason: "the file is empty"}
@@ -86,6 +86,21 @@ func NewReader(r io.Reader) (*Reader, error) {
 	return rd, nil
 }
 
+func newReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 256<<10), skipped: map[string]int{}}
+}
+
+// parseVersion splits "MAJOR.MINOR".
+func parseVersion(v string) (major, minor int, ok bool) {
+	ma, mi, found := strings.Cut(v, ".")
+	major, err1 := strconv.Atoi(ma)
+	minor, err2 := strconv.Atoi(mi)
+	if !found || err1 != nil || err2 != nil || major < 1 || minor < 0 {
+		return 0, 0, false
+	}
+	return major, minor, true
+}
+
 func parseHeader(line []byte) (Header, int, int, string) {
 	var h Header
 	if err := json.Unmarshal(line, &h); err != nil {
@@ -94,10 +109,8 @@ func parseHeader(line []byte) (Header, int, int, string) {
 	if h.Type != TypeHeader || h.Format != Format {
 		return h, 0, 0, fmt.Sprintf("the first line is not a %s header (type %q, format %q)", Format, h.Type, h.Format)
 	}
-	ma, mi, ok := strings.Cut(h.Version, ".")
-	major, err1 := strconv.Atoi(ma)
-	minor, err2 := strconv.Atoi(mi)
-	if !ok || err1 != nil || err2 != nil || major < 1 || minor < 0 {
+	major, minor, ok := parseVersion(h.Version)
+	if !ok {
 		return h, 0, 0, fmt.Sprintf("bad version %q (want MAJOR.MINOR)", h.Version)
 	}
 	if h.Start.IsZero() {
@@ -226,7 +239,7 @@ func knownType(t string) bool {
 // ReadRecordAt reads the record whose line starts at off (an Index entry's
 // Offset) from a capture file.
 func ReadRecordAt(ra io.ReaderAt, off int64) (Record, error) {
-	br := bufio.NewReaderSize(io.NewSectionReader(ra, off, 1<<62), 64<<10)
+	br := bufio.NewReaderSize(io.NewSectionReader(ra, off, 1<<62), 4<<10)
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')

@@ -250,6 +250,26 @@ func TestIndexMatchesReader(t *testing.T) {
 	if i := f.Index.At(recs[len(recs)-1].T); f.Index.Entries[i].T != recs[len(recs)-1].T {
 		t.Errorf("At(last T) = %d", i)
 	}
+	// From streams the same records from any position.
+	for _, from := range []int{0, len(recs) / 2, len(recs) - 1, len(recs)} {
+		rd, err := f.From(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Record
+		for r, err := range rd.All() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, r)
+		}
+		if want := recs[from:]; !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("From(%d): %d records, want %d (first %+v)", from, len(got), len(want), got)
+		}
+	}
+	if _, err := f.From(len(recs) + 1); err == nil {
+		t.Error("From past the end succeeded")
+	}
 	ev, ok, err := f.Event(0)
 	if err != nil || !ok || ev.Seq != recs[0].Seq {
 		t.Errorf("Event(0) = %+v, %v, %v", ev, ok, err)
