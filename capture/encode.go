@@ -126,7 +126,12 @@ func (e *encoder) errRec(err error) *ErrorRec {
 		msg, _ := e.redact.String(ce.Message)
 		out := &ErrorRec{Code: string(ce.Code), Message: msg, RPC: e.rpcRec(ce.RPC)}
 		if ce.Exit != nil {
-			out.Exit = e.exitRec(ce.Exit)
+			// The stderr tail is in the process's exit record: a crash
+			// with a thousand calls pending must not write it a thousand
+			// times.
+			x := *ce.Exit
+			x.Stderr = nil
+			out.Exit = e.exitRec(&x)
 		}
 		return out
 	}

@@ -84,7 +84,6 @@ type Summary struct {
 // for concurrent use.
 type Recorder struct {
 	mu      sync.Mutex
-	w       io.Writer
 	bw      *bufio.Writer
 	closer  io.Closer
 	enc     encoder
@@ -116,7 +115,7 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	// Offsets are wall-clock differences, so that Start plus an offset is
 	// exactly the event's time when read back.
 	opts.Start = opts.Start.Round(0)
-	r := &Recorder{w: w, bw: bufio.NewWriterSize(w, 64<<10), opts: opts}
+	r := &Recorder{bw: bufio.NewWriterSize(w, 64<<10), opts: opts}
 	if c, ok := w.(io.Closer); ok {
 		r.closer = c
 	}
