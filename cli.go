@@ -2,8 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -28,19 +29,23 @@ const exitCodesHelp = `Exit status:
   7    MCP_SPAWN         the server could not be started
   8    MCP_HANDSHAKE     initialize failed or the protocol version is unsupported
   9    MCP_BUSY          too many requests in flight (--max-pending)
+  10   MCP_HTTP          an HTTP exchange failed (status, network, dropped stream)
+  11   MCP_SESSION_EXPIRED  the server ended the HTTP session (404)
   130  interrupted
 Errors are printed on stderr as one line: sonde: CODE: message (see docs/errors.md).`
 
 func newRootCmd(io streams) *cobra.Command {
 	var tf tuiFlags
 	root := &cobra.Command{
-		Use:   "sonde [flags] -- COMMAND [ARG...]",
+		Use:   "sonde [flags] (-- COMMAND [ARG...] | --url URL)",
 		Short: "Inspect and debug MCP servers from the terminal",
-		Long: `sonde launches an MCP server (a stdio subprocess) and shows, live, what the client knows:
+		Long: `sonde launches an MCP server (a stdio subprocess) or connects to one over HTTP
+(Streamable HTTP or legacy HTTP+SSE, --url), and shows, live, what the client knows:
 every request in flight by id, the raw frames in both directions exactly as on the wire,
 the server's stderr, and a tool picker to make calls.
 
   sonde -- npx -y @modelcontextprotocol/server-everything    the interactive UI
+  sonde --url http://127.0.0.1:3001/mcp                       the same over HTTP
   sonde demo                                                  the out-of-order lesson
 
 The server command comes after "--" and is run directly (no shell). The subcommands
@@ -59,8 +64,11 @@ below do the same work headless, for scripts:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 && tf.url == "" {
 				return cmd.Help()
+			}
+			if tf.url != "" && len(args) > 0 {
+				return usagef("give either --url or a server command after --, not both")
 			}
 			return runTUI(cmd.Context(), io, &tf, args, nil)
 		},
@@ -95,6 +103,16 @@ type serverFlags struct {
 	trace           bool
 	record          string
 	redact          []string
+	rec             *capture.Recorder // the --record capture of this run, once started
+
+	// HTTP (--url instead of a command).
+	url         string
+	mode        string
+	headers     []string
+	bearerEnv   string
+	insecure    bool
+	reconnect   bool
+	connTimeout time.Duration
 }
 
 func (f *serverFlags) register(fs *pflag.FlagSet) {
@@ -115,16 +133,33 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
 	fs.BoolVar(&f.trace, "trace", false, "print every frame, lifecycle event and stderr chunk on stderr as it happens")
 	fs.StringVar(&f.record, "record", "", "write the session to FILE as it happens, mode 0600 (a capture: docs/capture-format.md); FILE must not exist")
-	fs.StringArrayVar(&f.redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env and --pass-env values always are")
+	fs.StringArrayVar(&f.redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env, --pass-env and --header values always are")
+	fs.StringVar(&f.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of starting a command")
+	fs.StringVar(&f.mode, "transport", string(transport.ModeAuto), "with --url: auto, streamable (Streamable HTTP) or sse (legacy HTTP+SSE); auto tries Streamable HTTP and falls back to SSE")
+	fs.StringArrayVar(&f.headers, "header", nil, "with --url: send header 'Name: value' on every request (repeatable; values are never shown or recorded)")
+	fs.StringVar(&f.bearerEnv, "bearer-token-env", "", "with --url: send 'Authorization: Bearer <token>' with the token read from environment variable `NAME`")
+	fs.BoolVar(&f.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate (dangerous)")
+	fs.BoolVar(&f.reconnect, "reconnect", false, "with --url: when the server ends the session (MCP_SESSION_EXPIRED), initialize a new one and retry once")
+	fs.DurationVar(&f.connTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")
 }
 
 // serverArgv splits args at "--": the n arguments of the subcommand itself,
 // then the server command. wrongCount is the usage message when there are
-// not exactly n arguments before "--".
-func serverArgv(cmd *cobra.Command, args []string, n int, wrongCount string) ([]string, []string, error) {
+// not exactly n arguments before "--". With --url there is no command: the
+// argv returned is nil.
+func (f *serverFlags) serverArgv(cmd *cobra.Command, args []string, n int, wrongCount string) ([]string, []string, error) {
 	dash := cmd.ArgsLenAtDash()
+	if f.url != "" {
+		if dash >= 0 && dash < len(args) {
+			return nil, nil, usagef("give either --url or a server command after --, not both")
+		}
+		if len(args) != n {
+			return nil, nil, usagef(strings.Replace(wrongCount, "before --", "(with --url)", 1))
+		}
+		return args, nil, nil
+	}
 	if dash < 0 || dash >= len(args) {
-		return nil, nil, usagef("no server command: put it after --, e.g. sonde " + cmd.Name() + " ... -- ./server --flag")
+		return nil, nil, usagef("no server command: put it after --, e.g. sonde " + cmd.Name() + " ... -- ./server --flag, or connect with --url URL")
 	}
 	if dash != n {
 		return nil, nil, usagef(wrongCount)
@@ -134,12 +169,35 @@ func serverArgv(cmd *cobra.Command, args []string, n int, wrongCount string) ([]
 
 // session is a connected, initialized client and what runs beside it.
 type session struct {
-	c      *client.Client
-	trace  *tracer
+	c     *client.Client
+	trace *tracer
+	// rec is the capture this session owns (closes), recTo its file.
 	rec    *capture.Recorder
 	recTo  string
-	errw   io.Writer
 	closed bool
+
+	f    *serverFlags // to reconnect
+	io   streams
+	argv []string
+}
+
+// retry runs op; when it fails with MCP_SESSION_EXPIRED and --reconnect is
+// set, it starts a new session (a new initialize) and runs op once more.
+func (s *session) retry(ctx context.Context, op func(c *client.Client) error) error {
+	err := op(s.c)
+	if !s.f.reconnect || !errors.Is(err, client.ErrExpired) {
+		return err
+	}
+	fmt.Fprintln(s.io.err, "sonde: "+err.Error()+"; --reconnect: starting a new session")
+	ns, cerr := s.f.connect(ctx, s.io, s.argv)
+	if cerr != nil {
+		return cerr
+	}
+	// The capture goes on in the same file: the new session owns it now.
+	ns.rec, ns.recTo, s.rec = s.rec, s.recTo, nil
+	s.close()
+	*s = *ns
+	return op(s.c)
 }
 
 // clientConfig turns the flags into the client's options and the server's
@@ -164,23 +222,93 @@ func (f *serverFlags) clientConfig(argv []string) (client.Options, transport.Std
 	return opts, cfg, nil
 }
 
+// dialer returns how to reach the server: the command argv as a subprocess,
+// or --url over HTTP. name is the transport's name and what the server is,
+// for display.
+func (f *serverFlags) dialer(argv []string) (d client.Dialer, name, what string, err error) {
+	_, cfg, err := f.clientConfig(argv)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if f.url == "" {
+		if len(f.headers) > 0 || f.bearerEnv != "" || f.insecure || f.reconnect {
+			return nil, "", "", usagef("--header, --bearer-token-env, --insecure and --reconnect need --url")
+		}
+		return client.Stdio(cfg), "stdio", strings.Join(argv, " "), nil
+	}
+	hc, err := f.httpConfig()
+	if err != nil {
+		return nil, "", "", err
+	}
+	return client.HTTP(hc), "http", f.url, nil
+}
+
+// httpConfig turns the HTTP flags into the transport's configuration.
+func (f *serverFlags) httpConfig() (transport.HTTPConfig, error) {
+	mode := transport.HTTPMode(f.mode)
+	switch mode {
+	case transport.ModeAuto, transport.ModeStreamable, transport.ModeSSE:
+	default:
+		return transport.HTTPConfig{}, usagef(fmt.Sprintf("--transport %q: want auto, streamable or sse", f.mode))
+	}
+	h := http.Header{}
+	for _, kv := range f.headers {
+		name, value, ok := strings.Cut(kv, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+			return transport.HTTPConfig{}, usagef(fmt.Sprintf("--header %q: want 'Name: value'", redactArg(kv)))
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	if f.bearerEnv != "" {
+		tok := strings.TrimSpace(os.Getenv(f.bearerEnv))
+		if tok == "" {
+			return transport.HTTPConfig{}, usagef("--bearer-token-env " + f.bearerEnv + ": the variable is unset or empty")
+		}
+		h.Set("Authorization", "Bearer "+tok)
+	}
+	return transport.HTTPConfig{
+		URL: f.url, Mode: mode, Header: h, Insecure: f.insecure,
+		MaxEventBytes: int(f.maxLineBytes), ConnectTimeout: f.connTimeout,
+	}, nil
+}
+
+// redactArg shows a header flag with its value hidden.
+func redactArg(kv string) string {
+	name, _, ok := strings.Cut(kv, ":")
+	if !ok {
+		return transport.Redacted
+	}
+	return name + ": " + transport.Redacted
+}
+
 // connect starts the server, runs the handshake, and returns the session.
 // The caller must call close.
 func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*session, error) {
-	opts, cfg, err := f.clientConfig(argv)
+	opts, _, err := f.clientConfig(argv)
 	if err != nil {
 		return nil, err
 	}
+	dial, _, _, err := f.dialer(argv)
+	if err != nil {
+		return nil, err
+	}
+	if f.insecure {
+		fmt.Fprintln(io.err, "sonde: warning: --insecure: the server's TLS certificate is not verified")
+	}
+	// The recorder is created by the first connect of a command; a
+	// reconnect (--reconnect) follows its new client into the same file.
 	var rec *capture.Recorder
-	if f.record != "" {
+	if f.record != "" && f.rec == nil {
 		if rec, err = f.startRecorder(f.record, argv); err != nil {
 			return nil, err
 		}
+		f.rec = rec
 	}
 	c := client.New(opts)
-	s := &session{c: c, rec: rec, recTo: f.record, errw: io.err}
-	if rec != nil {
-		rec.Follow(c)
+	s := &session{c: c, f: f, io: io, argv: argv, rec: rec, recTo: f.record}
+	if f.rec != nil {
+		f.rec.Follow(c)
 	}
 	if !liveFrom(ctx).add(c) {
 		s.close()
@@ -189,7 +317,7 @@ func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*
 	if f.trace {
 		s.trace = startTracer(c, io.err)
 	}
-	err = c.Connect(client.Stdio(cfg))
+	err = c.Connect(dial)
 	if err == nil {
 		_, err = c.Initialize(ctx)
 	}
@@ -210,7 +338,7 @@ func (s *session) close() {
 		s.trace.wait()
 	}
 	if s.rec != nil {
-		reportCapture(s.errw, s.recTo, s.rec.Close())
+		reportCapture(s.io.err, s.recTo, s.rec.Close())
 	}
 }
 

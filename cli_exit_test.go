@@ -45,7 +45,7 @@ func TestExitStatus(t *testing.T) {
 			name: "usage: no server command",
 			args: func(t *testing.T, f *fixture) []string { return []string{"call", "echo", "--args", hi} },
 			code: exitUsage, stdout: "",
-			errLine: "sonde: no server command: put it after --, e.g. sonde call ... -- ./server --flag\n",
+			errLine: "sonde: no server command: put it after --, e.g. sonde call ... -- ./server --flag, or connect with --url URL\n",
 		},
 		{
 			name: "usage: --args not JSON",

@@ -213,3 +213,57 @@ func TestRecordSurvivesKill9(t *testing.T) {
 		t.Errorf("capture of a killed sonde: tools/call sent %v, end record %v (want true, false)", sent, end)
 	}
 }
+
+// TestRecordHTTP records a session over Streamable HTTP with the reference
+// server: the header names the URL, exchanges are http records, frames name
+// their stream, and the header and bearer-token values never reach the file,
+// even when the server echoes them in a message.
+func TestRecordHTTP(t *testing.T) {
+	base := everythingHTTP(t, "streamableHttp")
+	path := filepath.Join(t.TempDir(), "http.jsonl")
+	const apiKey, token = "key-5up3r-secret", "tok-b3arer-secret"
+	t.Setenv("SONDE_TEST_TOKEN", token)
+	// The server echoes the secrets back: they are on the wire both ways.
+	r := runSonde(t, "", "call", "echo", "--args", `{"message":"`+apiKey+` `+token+`"}`, "--url", base+"/mcp", "--transport", "streamable",
+		"--header", "X-Api-Key: "+apiKey, "--bearer-token-env", "SONDE_TEST_TOKEN", "--record", path)
+	if r.code != 0 || !strings.Contains(r.stdout, apiKey) {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{apiKey, token} {
+		if bytes.Contains(data, []byte(s)) {
+			t.Errorf("%q reached the capture", s)
+		}
+	}
+	h, recs := readCapture(t, path)
+	if h.Transport != "http" || h.URL != base+"/mcp" || len(h.Command) != 0 {
+		t.Errorf("header %+v", h)
+	}
+	var exchanges, streamed int
+	for _, rec := range recs {
+		ev, ok, err := h.Event(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case rec.Type == capture.TypeHTTP:
+			if !ok || ev.Kind != client.EvHTTP || ev.HTTP.Method != rec.HTTP.Method || ev.HTTP.Status != rec.HTTP.Status {
+				t.Errorf("http record %+v read back as %+v", rec.HTTP, ev.HTTP)
+			}
+			if rec.HTTP.Method == "POST" && rec.HTTP.Status == 200 {
+				exchanges++
+			}
+		case rec.Type == capture.TypeFrame && rec.Stream != "":
+			if ev.Frame.Stream != rec.Stream {
+				t.Errorf("frame stream %q read back as %q", rec.Stream, ev.Frame.Stream)
+			}
+			streamed++
+		}
+	}
+	if exchanges == 0 || streamed == 0 {
+		t.Errorf("%d successful POST exchanges and %d frames with a stream in the capture", exchanges, streamed)
+	}
+}

@@ -37,7 +37,7 @@ func newBenchCmd(io streams) *cobra.Command {
 	var argsText string
 	var n, conc int
 	cmd := &cobra.Command{
-		Use:   "bench TOOL [--args JSON] [-n N] [-c C] -- COMMAND [ARG...]",
+		Use:   "bench TOOL [--args JSON] [-n N] [-c C] (-- COMMAND [ARG...] | --url URL)",
 		Short: "Load a tool: calls/s and latency p50/p95/p99/max",
 		Long: `Run the handshake, then call TOOL N times from C concurrent callers over one session
 (pipelined: up to C requests in flight), and report calls per second and latency
@@ -46,7 +46,7 @@ error code; the exit status is the one of the most frequent error code (0 when n
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := serverArgv(cmd, args, 1, "bench takes exactly one TOOL before --")
+			own, argv, err := f.serverArgv(cmd, args, 1, "bench takes exactly one TOOL before --")
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,7 @@ func newCallCmd(io streams) *cobra.Command {
 	var f serverFlags
 	var argsText string
 	cmd := &cobra.Command{
-		Use:   "call TOOL [--args JSON] -- COMMAND [ARG...]",
+		Use:   "call TOOL [--args JSON] (-- COMMAND [ARG...] | --url URL)",
 		Short: "Call one tool and print its result",
 		Long: `Start the server, run the handshake, call TOOL once, print the result, stop the server.
 
@@ -30,7 +30,7 @@ A result with isError is printed too, and the exit status is 1.
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := serverArgv(cmd, args, 1, "call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]")
+			own, argv, err := f.serverArgv(cmd, args, 1, "call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]")
 			if err != nil {
 				return err
 			}
@@ -43,7 +43,12 @@ A result with isError is printed too, and the exit status is 1.
 				return jsonFailure(io.out, f.json, err)
 			}
 			defer s.close()
-			res, raw, err := s.c.CallTool(cmd.Context(), own[0], toolArgs, client.CallOptions{})
+			var res *mcp.CallToolResult
+			var raw json.RawMessage
+			err = s.retry(cmd.Context(), func(c *client.Client) (err error) {
+				res, raw, err = c.CallTool(cmd.Context(), own[0], toolArgs, client.CallOptions{})
+				return err
+			})
 			if err != nil {
 				return jsonFailure(io.out, f.json, err)
 			}

@@ -27,7 +27,7 @@ type checkStep struct {
 func newCheckCmd(io streams) *cobra.Command {
 	var f serverFlags
 	cmd := &cobra.Command{
-		Use:   "check -- COMMAND [ARG...]",
+		Use:   "check (-- COMMAND [ARG...] | --url URL)",
 		Short: "Health report: handshake, tools/list and ping, with timings",
 		Long: `Start the server and check that it speaks MCP: initialize (and its protocol version),
 tools/list over all pages, ping; then report what went wrong on the wire on the way
@@ -38,7 +38,7 @@ The exit status is the one of the first failing step (0 when all pass).
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, argv, err := serverArgv(cmd, args, 0, "check takes no arguments before --")
+			_, argv, err := f.serverArgv(cmd, args, 0, "check takes no arguments before --")
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,11 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 
 	t0 := time.Now()
 	s, err := f.connect(ctx, io, argv)
-	if !step("start+initialize", t0, strings.Join(argv, " "), err) {
+	target := strings.Join(argv, " ")
+	if f.url != "" {
+		target = f.url
+	}
+	if !step("start+initialize", t0, target, err) {
 		return reportCheck(io, f.json, steps, nil, firstErr)
 	}
 	defer s.close()

@@ -39,7 +39,7 @@ type scriptResult struct {
 func newScriptCmd(io streams) *cobra.Command {
 	var f serverFlags
 	cmd := &cobra.Command{
-		Use:   "script FILE -- COMMAND [ARG...]",
+		Use:   "script FILE (-- COMMAND [ARG...] | --url URL)",
 		Short: "Send pipelined requests from a JSONL file (- for stdin)",
 		Long: `Run the handshake, then send one request per input line, without waiting for answers
 (each line's delay_ms is waited before it is sent). Input lines:
@@ -58,7 +58,7 @@ have their outcome:
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := serverArgv(cmd, args, 1, "script takes exactly one FILE (or -) before --")
+			own, argv, err := f.serverArgv(cmd, args, 1, "script takes exactly one FILE (or -) before --")
 			if err != nil {
 				return err
 			}

@@ -6,19 +6,22 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/mcp"
 )
 
 func newToolsCmd(io streams) *cobra.Command {
 	var f serverFlags
 	cmd := &cobra.Command{
-		Use:   "tools -- COMMAND [ARG...]",
+		Use:   "tools (-- COMMAND [ARG...] | --url URL)",
 		Short: "List the server's tools (all pages)",
 		Long: `Start the server, run the handshake, list every tool (following nextCursor), stop the server.
 --json prints the tools as a JSON array, with their input schemas.
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, argv, err := serverArgv(cmd, args, 0, "tools takes no arguments before --")
+			_, argv, err := f.serverArgv(cmd, args, 0, "tools takes no arguments before --")
 			if err != nil {
 				return err
 			}
@@ -27,7 +30,11 @@ func newToolsCmd(io streams) *cobra.Command {
 				return jsonFailure(io.out, f.json, err)
 			}
 			defer s.close()
-			tools, err := s.c.ListTools(cmd.Context())
+			var tools []mcp.Tool
+			err = s.retry(cmd.Context(), func(c *client.Client) (err error) {
+				tools, err = c.ListTools(cmd.Context())
+				return err
+			})
 			if err != nil {
 				return jsonFailure(io.out, f.json, err)
 			}

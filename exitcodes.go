@@ -12,13 +12,15 @@ const (
 	exitOK          = 0
 	exitToolError   = 1 // a tool result with isError, or a failed line in script
 	exitUsage       = 2
-	exitRemote      = 3 // MCP_ERROR
-	exitTimeout     = 4 // MCP_TIMEOUT
-	exitExited      = 5 // MCP_PROCESS_EXIT, CLIENT_CLOSED
-	exitProtocol    = 6 // MCP_PROTOCOL
-	exitSpawn       = 7 // MCP_SPAWN
-	exitHandshake   = 8 // MCP_HANDSHAKE
-	exitBusy        = 9 // MCP_BUSY
+	exitRemote      = 3  // MCP_ERROR
+	exitTimeout     = 4  // MCP_TIMEOUT
+	exitExited      = 5  // MCP_PROCESS_EXIT, CLIENT_CLOSED
+	exitProtocol    = 6  // MCP_PROTOCOL
+	exitSpawn       = 7  // MCP_SPAWN
+	exitHandshake   = 8  // MCP_HANDSHAKE
+	exitBusy        = 9  // MCP_BUSY
+	exitHTTP        = 10 // MCP_HTTP
+	exitExpired     = 11 // MCP_SESSION_EXPIRED
 	exitInterrupted = 130
 )
 
@@ -55,6 +57,10 @@ func codeExit(code client.Code) int {
 		return exitHandshake
 	case client.CodeBusy:
 		return exitBusy
+	case client.CodeHTTP:
+		return exitHTTP
+	case client.CodeExpired:
+		return exitExpired
 	case client.CodeAborted:
 		return exitInterrupted
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/sonde-mcp/sonde/capture"
 )
@@ -20,11 +21,28 @@ func (f *serverFlags) redactor() (*capture.Redactor, error) {
 			secrets = append(secrets, name+"="+v)
 		}
 	}
+	// HTTP: the values of --header and the bearer token.
+	for _, kv := range f.headers {
+		if name, v, ok := strings.Cut(kv, ":"); ok {
+			secrets = append(secrets, strings.TrimSpace(name)+"="+strings.TrimSpace(v))
+		}
+	}
+	if f.bearerEnv != "" {
+		secrets = append(secrets, f.bearerEnv+"="+strings.TrimSpace(os.Getenv(f.bearerEnv)))
+	}
 	r, err := capture.NewRedactor(secrets, f.redact)
 	if err != nil {
 		return nil, usagef(err.Error())
 	}
 	return r, nil
+}
+
+// captureOptions describe the server in a capture's header.
+func (f *serverFlags) captureOptions(argv []string, red *capture.Redactor) capture.Options {
+	if f.url != "" {
+		return capture.Options{Sonde: version, Transport: "http", URL: f.url, Redact: red}
+	}
+	return capture.Options{Sonde: version, Transport: "stdio", Command: argv, Redact: red}
 }
 
 // startRecorder creates path (which must not exist) and writes the
@@ -41,7 +59,7 @@ func (f *serverFlags) startRecorder(path string, argv []string) (*capture.Record
 		}
 		return nil, usagef("--record: " + err.Error())
 	}
-	rec, err := capture.NewRecorder(file, capture.Options{Sonde: version, Transport: "stdio", Command: argv, Redact: red})
+	rec, err := capture.NewRecorder(file, f.captureOptions(argv, red))
 	if err != nil {
 		file.Close()
 		return nil, err
@@ -60,7 +78,7 @@ func (f *tuiFlags) recordSwitch(argv []string) (*capture.Switch, error) {
 	if err != nil {
 		dir = "" // the R key then reports the error in the status bar
 	}
-	sw := capture.NewSwitch(capture.Options{Sonde: version, Transport: "stdio", Command: argv, Redact: red}, dir)
+	sw := capture.NewSwitch(f.captureOptions(argv, red), dir)
 	if f.record != "" {
 		if err := sw.Start(f.record, nil); err != nil {
 			if errors.Is(err, fs.ErrExist) {

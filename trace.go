@@ -64,6 +64,13 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		default:
 			detail += ": " + f.Detail
 		}
+		if f.Stream != "" {
+			detail += " [" + f.Stream
+			if f.EventID != "" {
+				detail += " event " + f.EventID
+			}
+			detail += "]"
+		}
 		return fmt.Sprintf("%s %s %-8s %-28s %7s  %s  %s", at, f.Dir.Arrow(), id, what, format.Size(len(f.Raw)), detail, format.Preview(f.Raw, 60))
 	case client.EvRequest:
 		r := ev.Req
@@ -102,6 +109,8 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		switch p.What {
 		case "start":
 			return fmt.Sprintf("%s process started, pid %d: %s", at, p.Pid, strings.Join(p.Argv, " "))
+		case "connect":
+			return fmt.Sprintf("%s connecting to %s", at, strings.Join(p.Argv, " "))
 		case "signal":
 			return fmt.Sprintf("%s process %d sent %s", at, p.Pid, p.Signal)
 		case "exit":
@@ -112,6 +121,15 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		}
 	case client.EvNote:
 		return at + " note: " + ev.Note
+	case client.EvHTTP:
+		line := at + " http " + ev.HTTP.Summary()
+		for _, h := range ev.HTTP.Header {
+			line += "\n" + strings.Repeat(" ", 15) + h
+		}
+		if len(ev.HTTP.Raw) > 0 {
+			line += "\n" + strings.Repeat(" ", 15) + format.Preview(ev.HTTP.Raw, 120)
+		}
+		return line
 	}
 	return ""
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -33,7 +32,11 @@ func (f *tuiFlags) register(cmd *cobra.Command) {
 // runTUI runs the interactive UI against the server argv; with lessonOpts,
 // the demo's lesson pane too.
 func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonOpts *lesson.Options) error {
-	copts, cfg, err := f.clientConfig(argv)
+	copts, _, err := f.clientConfig(argv)
+	if err != nil {
+		return err
+	}
+	dial, transportName, what, err := f.dialer(argv)
 	if err != nil {
 		return err
 	}
@@ -61,7 +64,7 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 			c.Close()
 			return ui.Session{}, errors.New("sonde is quitting")
 		}
-		if err := c.Connect(client.Stdio(cfg)); err != nil {
+		if err := c.Connect(dial); err != nil {
 			c.Close()
 			return ui.Session{}, err
 		}
@@ -79,8 +82,9 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 		palette = theme.NoColor()
 	}
 	opts := ui.Options{
-		Start: start, First: &first, Transport: "stdio", Command: strings.Join(argv, " "),
-		Palette: palette, NoColor: noColor, FrameCapacity: f.frames, Recorder: rec,
+		Start: start, First: &first, Transport: transportName, Command: what,
+		Palette: palette, NoColor: noColor, FrameCapacity: f.frames, Reconnect: f.reconnect,
+		Recorder: rec,
 	}
 	if lessonOpts != nil {
 		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, *lessonOpts) }

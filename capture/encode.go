@@ -55,6 +55,7 @@ func (e *encoder) record(ev client.Event) Record {
 		r.Detail, redacted = e.redact.String(f.Detail)
 		r.Redacted = r.Redacted || redacted
 		r.Decode = decodeErr(f.Err, e.redact)
+		r.Stream, r.EventID = f.Stream, f.EventID
 	case client.EvRequest:
 		q := ev.Req
 		r.Type = TypeRequest
@@ -90,6 +91,9 @@ func (e *encoder) record(ev client.Event) Record {
 	case client.EvNote:
 		r.Type = TypeNote
 		r.Note, r.Redacted = e.redact.String(ev.Note)
+	case client.EvHTTP:
+		r.Type = TypeHTTP
+		r.HTTP, r.Redacted = e.httpRec(ev.HTTP)
 	default:
 		r.Type = TypeNote
 		r.Note = "unknown event kind " + ev.Kind.String()
@@ -167,4 +171,25 @@ func (e *encoder) exitRec(x *transport.Exit) *ExitRec {
 	}
 	out.Stderr, out.StderrB64, _ = e.bytesField(x.Stderr)
 	return out
+}
+
+func (e *encoder) httpRec(h *transport.HTTPEvent) (*HTTPRec, bool) {
+	if h == nil {
+		return &HTTPRec{}, false
+	}
+	out := &HTTPRec{Method: h.Method, Status: h.Status, Duration: int64(h.Duration), Stream: h.Stream, EventID: h.EventID}
+	var changed, c bool
+	out.URL, changed = e.redact.String(h.URL)
+	out.Header, c = e.redact.HeaderLines(h.Header)
+	changed = changed || c
+	if h.ReqID.IsValid() {
+		id := h.ReqID
+		out.ReqID = &id
+	}
+	if len(h.Raw) > 0 {
+		out.Raw, out.B64, c = e.bytesField(h.Raw)
+		changed = changed || c
+	}
+	out.Note, c = e.redact.String(h.Note)
+	return out, changed || c
 }

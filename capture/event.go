@@ -38,7 +38,7 @@ func decodeBytes(s string, b64 bool) ([]byte, error) {
 }
 
 // Event converts a record back into the client event it was written from.
-// ok is false for the recorder's own records (session, missed, end, http)
+// ok is false for the recorder's own records (session, missed, restart, end)
 // and for a record whose bytes are not valid base64 (err says why). Times
 // are absolute again (Header.Start plus the offset); errors are rebuilt as
 // *client.Error (matching the same sentinels), *jsonrpc.Error,
@@ -62,6 +62,7 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		}
 		f.Msg.Method = rec.Method
 		f.Err = rec.Decode.err(raw)
+		f.Stream, f.EventID = rec.Stream, rec.EventID
 		ev.Kind = client.EvFrame
 		ev.Frame = &client.FrameInfo{Frame: f, Verdict: client.Verdict(rec.Verdict), Detail: rec.Detail}
 	case TypeRequest:
@@ -92,6 +93,26 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		ev.Kind, ev.Proc = client.EvProcess, p
 	case TypeNote:
 		ev.Kind, ev.Note = client.EvNote, rec.Note
+	case TypeHTTP:
+		h := rec.HTTP
+		if h == nil {
+			h = &HTTPRec{}
+		}
+		raw, err := decodeBytes(h.Raw, h.B64)
+		if err != nil {
+			return client.Event{}, false, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "http raw: " + err.Error()}
+		}
+		if len(raw) == 0 {
+			raw = nil
+		}
+		he := &transport.HTTPEvent{
+			Method: h.Method, URL: h.URL, Status: h.Status, Header: h.Header, Duration: time.Duration(h.Duration),
+			Stream: h.Stream, EventID: h.EventID, Raw: raw, Note: h.Note,
+		}
+		if h.ReqID != nil {
+			he.ReqID = *h.ReqID
+		}
+		ev.Kind, ev.HTTP = client.EvHTTP, he
 	default:
 		return client.Event{}, false, nil
 	}

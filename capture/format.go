@@ -35,7 +35,7 @@ const (
 	TypeStderr  = "stderr"  // client.EvStderr
 	TypeProcess = "process" // client.EvProcess
 	TypeNote    = "note"    // client.EvNote
-	TypeHTTP    = "http"    // reserved for the HTTP transport's request/response metadata
+	TypeHTTP    = "http"    // client.EvHTTP: an HTTP exchange or stream event
 	TypeSession = "session" // the recorder: the handshake's outcome (protocol version, server)
 	TypeMissed  = "missed"  // the recorder: events it did not receive
 	TypeEnd     = "end"     // the recorder: a clean end, with totals
@@ -54,11 +54,11 @@ type Header struct {
 	// Start is the absolute time of offset 0; every record's T is relative
 	// to it.
 	Start time.Time `json:"start"`
-	// Transport is "stdio" (later "http" or "sse").
+	// Transport is "stdio" or "http".
 	Transport string `json:"transport"`
 	// Command is the server's argv (stdio) with secrets redacted.
 	Command []string `json:"command,omitempty"`
-	// URL is the server's endpoint (HTTP transports, to come).
+	// URL is the server's endpoint (HTTP transports), redacted.
 	URL string `json:"url,omitempty"`
 	// Redaction says what was redacted: "env" (values of --env entries),
 	// "headers" (Authorization and cookies), "regex" (--redact).
@@ -114,7 +114,7 @@ type Record struct {
 	// Note.
 	Note string `json:"note,omitempty"`
 
-	// HTTP (reserved; written once the HTTP transport exists).
+	// HTTP exchanges and stream events.
 	HTTP *HTTPRec `json:"http,omitempty"`
 
 	// Session.
@@ -174,18 +174,21 @@ type ExitRec struct {
 	T             int64  `json:"t"` // ns since Header.Start
 }
 
-// HTTPRec is the metadata of one HTTP exchange (reserved for the HTTP
-// transport: the fields are fixed now so that readers of version 1 already
-// accept them).
+// HTTPRec is one HTTP exchange, or something that happened on an HTTP
+// stream that is not a message (client.EvHTTP, transport.HTTPEvent).
 type HTTPRec struct {
-	Method string `json:"method"`
-	URL    string `json:"url"`
-	Stream string `json:"stream,omitempty"`
-	Status int    `json:"status,omitempty"`
-	// Headers are the request's and the response's headers, with the values
-	// of Authorization, Proxy-Authorization, Cookie and Set-Cookie redacted.
-	RequestHeaders  map[string][]string `json:"request_headers,omitempty"`
-	ResponseHeaders map[string][]string `json:"response_headers,omitempty"`
-	Duration        int64               `json:"duration,omitempty"` // ns
-	Error           string              `json:"error,omitempty"`
+	Method string `json:"method,omitempty"` // GET, POST, DELETE ("" for stream notes)
+	URL    string `json:"url,omitempty"`
+	Status int    `json:"status,omitempty"` // 0 when no response arrived
+	// Header lists the headers that matter as "> Name: value" (sent) and
+	// "< Name: value" (received); the values of Authorization,
+	// Proxy-Authorization, Cookie and Set-Cookie are always redacted.
+	Header   []string    `json:"header,omitempty"`
+	Duration int64       `json:"duration,omitempty"` // ns until the response headers
+	Stream   string      `json:"stream,omitempty"`   // "POST 7", "GET", "SSE"
+	ReqID    *jsonrpc.ID `json:"id,omitempty"`       // the request the exchange carried or the stream belongs to
+	EventID  string      `json:"event_id,omitempty"` // an SSE event that is not a message: its id
+	Raw      string      `json:"raw,omitempty"`      // and its bytes (base64 with B64)
+	B64      bool        `json:"b64,omitempty"`
+	Note     string      `json:"note,omitempty"`
 }

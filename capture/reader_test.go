@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -318,9 +319,9 @@ func TestRedactor(t *testing.T) {
 	if _, err := NewRedactor(nil, []string{"x*"}); err == nil {
 		t.Error("a pattern matching the empty string was accepted")
 	}
-	h := r.Headers(map[string][]string{"Authorization": {"Bearer x"}, "set-cookie": {"a=b"}, "X-Trace": {"tok-7"}, "Accept": {"text/event-stream"}})
-	if h["Authorization"][0] != Redacted || h["set-cookie"][0] != Redacted || h["X-Trace"][0] != Redacted || h["Accept"][0] != "text/event-stream" {
-		t.Errorf("headers %v", h)
+	h, changed := r.HeaderLines([]string{"> Authorization: Bearer x", "< set-cookie: a=b", "> X-Trace: tok-7", "< Content-Type: text/event-stream", "Cookie: c=d"})
+	if want := []string{"> Authorization: «redacted»", "< set-cookie: «redacted»", "> X-Trace: «redacted»", "< Content-Type: text/event-stream", "Cookie: «redacted»"}; !changed || !reflect.DeepEqual(h, want) {
+		t.Errorf("header lines %q, want %q", h, want)
 	}
 	var nilR *Redactor
 	if s, changed := nilR.String("x"); s != "x" || changed {

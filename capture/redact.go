@@ -135,26 +135,32 @@ func secretHeader(k string) bool {
 	return false
 }
 
-// Headers returns a copy of h with the values of Authorization,
-// Proxy-Authorization, Cookie and Set-Cookie replaced by the marker and the
-// other values passed through the redactor. It is for the HTTP transport's
-// records.
-func (r *Redactor) Headers(h http.Header) map[string][]string {
-	if h == nil {
-		return nil
-	}
-	out := make(map[string][]string, len(h))
-	for k, vs := range h {
-		vs = append([]string(nil), vs...)
-		secret := secretHeader(k)
-		for i := range vs {
-			if secret {
-				vs[i] = Redacted
-			} else {
-				vs[i], _ = r.String(vs[i])
-			}
+// HeaderLines redacts header lines written as "> Name: value" or
+// "< Name: value" (or "Name: value"): the values of Authorization,
+// Proxy-Authorization, Cookie and Set-Cookie always, the rest through the
+// redactor. It returns a copy when anything changed.
+func (r *Redactor) HeaderLines(lines []string) ([]string, bool) {
+	var out []string
+	for i, l := range lines {
+		t := l
+		prefix, rest := "", l
+		if len(rest) > 2 && (rest[:2] == "> " || rest[:2] == "< ") {
+			prefix, rest = rest[:2], rest[2:]
 		}
-		out[k] = vs
+		if name, _, ok := strings.Cut(rest, ":"); ok && secretHeader(strings.TrimSpace(name)) {
+			t = prefix + name + ": " + Redacted
+		} else {
+			t, _ = r.String(l)
+		}
+		if t != l && out == nil {
+			out = append([]string(nil), lines...)
+		}
+		if out != nil {
+			out[i] = t
+		}
 	}
-	return out
+	if out == nil {
+		return lines, false
+	}
+	return out, true
 }

@@ -27,10 +27,12 @@ const DefaultBuffer = 1 << 16
 type Options struct {
 	// Sonde is sonde's version.
 	Sonde string
-	// Transport is "stdio" (later "http", "sse").
+	// Transport is "stdio" or "http".
 	Transport string
-	// Command is the server's argv; it is redacted before it is written.
+	// Command is the server's argv (stdio); URL its endpoint (HTTP). Both
+	// are redacted before they are written.
 	Command []string
+	URL     string
 	// Redact replaces secrets everywhere (nil: nothing is redacted).
 	Redact *Redactor
 	// Buffer is the subscription's buffer (default DefaultBuffer).
@@ -123,10 +125,14 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	r.je = json.NewEncoder(&r.buf)
 	r.je.SetEscapeHTML(false)
 	argv, _ := opts.Redact.Strings(opts.Command)
+	url, _ := opts.Redact.String(opts.URL)
 	h := Header{
 		Type: TypeHeader, Format: Format, Version: strconv.Itoa(VersionMajor) + "." + strconv.Itoa(VersionMinor),
-		Sonde: opts.Sonde, Start: opts.Start, Transport: opts.Transport, Command: argv,
+		Sonde: opts.Sonde, Start: opts.Start, Transport: opts.Transport, Command: argv, URL: url,
 		Redaction: opts.Redact.Kinds(),
+	}
+	if opts.Transport == "http" {
+		h.Redaction = append(h.Redaction, "headers")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -170,6 +170,18 @@ func Stdio(cfg transport.StdioConfig) Dialer {
 	}
 }
 
+// HTTP returns a Dialer that connects to cfg.URL over Streamable HTTP or
+// legacy HTTP+SSE.
+func HTTP(cfg transport.HTTPConfig) Dialer {
+	return func(obs transport.Observer) (transport.Conn, error) {
+		h, err := transport.DialHTTP(cfg, obs)
+		if err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
+}
+
 // Connect opens the connection and starts reading and writing. A server
 // that cannot be started is MCP_SPAWN. Connect does not run the handshake:
 // call Initialize.
@@ -213,6 +225,10 @@ func (c *Client) observe(ev transport.Event) {
 		c.emit(Event{Time: ev.Time, Kind: EvStderr, Stderr: ev.Data})
 	case transport.EventSignal:
 		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "signal", Pid: ev.Pid, Signal: ev.Signal}})
+	case transport.EventConnect:
+		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "connect", Argv: ev.Argv}})
+	case transport.EventHTTP:
+		c.emit(Event{Time: ev.Time, Kind: EvHTTP, HTTP: ev.HTTP})
 	}
 }
 

@@ -16,15 +16,17 @@ type Code string
 
 // The failure codes (see docs/errors.md).
 const (
-	CodeTimeout     Code = "MCP_TIMEOUT"      // no answer before the deadline
-	CodeAborted     Code = "MCP_ABORTED"      // the caller cancelled
-	CodeRemote      Code = "MCP_ERROR"        // the server answered with a JSON-RPC error
-	CodeProcessExit Code = "MCP_PROCESS_EXIT" // the server process ended (or its pipes broke)
-	CodeClosed      Code = "CLIENT_CLOSED"    // sonde closed the session
-	CodeBusy        Code = "MCP_BUSY"         // too many requests in flight
-	CodeProtocol    Code = "MCP_PROTOCOL"     // the server broke the protocol
-	CodeSpawn       Code = "MCP_SPAWN"        // the server could not be started
-	CodeHandshake   Code = "MCP_HANDSHAKE"    // initialize failed or was skipped
+	CodeTimeout     Code = "MCP_TIMEOUT"         // no answer before the deadline
+	CodeAborted     Code = "MCP_ABORTED"         // the caller cancelled
+	CodeRemote      Code = "MCP_ERROR"           // the server answered with a JSON-RPC error
+	CodeProcessExit Code = "MCP_PROCESS_EXIT"    // the server process ended (or its pipes broke)
+	CodeClosed      Code = "CLIENT_CLOSED"       // sonde closed the session
+	CodeBusy        Code = "MCP_BUSY"            // too many requests in flight
+	CodeProtocol    Code = "MCP_PROTOCOL"        // the server broke the protocol
+	CodeSpawn       Code = "MCP_SPAWN"           // the server could not be started
+	CodeHandshake   Code = "MCP_HANDSHAKE"       // initialize failed or was skipped
+	CodeHTTP        Code = "MCP_HTTP"            // an HTTP exchange failed (status, network, stream)
+	CodeExpired     Code = "MCP_SESSION_EXPIRED" // the server ended the HTTP session (404)
 )
 
 // Error is every failure the client reports. It prints as "CODE: message" and
@@ -37,6 +39,9 @@ type Error struct {
 	RPC *jsonrpc.Error
 	// Exit describes how the server ended (CodeProcessExit).
 	Exit *transport.Exit
+	// HTTP is the failed exchange (CodeHTTP, CodeExpired, and the HTTP
+	// failures reported as CodeProtocol or CodeRemote).
+	HTTP *transport.ExchangeError
 	// Err is the underlying cause, if any.
 	Err error
 }
@@ -67,6 +72,8 @@ var (
 	ErrProtocol    = &Error{Code: CodeProtocol}
 	ErrSpawn       = &Error{Code: CodeSpawn}
 	ErrHandshake   = &Error{Code: CodeHandshake}
+	ErrHTTP        = &Error{Code: CodeHTTP}
+	ErrExpired     = &Error{Code: CodeExpired}
 )
 
 // CodeOf returns the code of err, or "" when err is not an *Error.
@@ -100,7 +107,29 @@ func exitErr(x transport.Exit, what string) *Error {
 }
 
 func spawnErr(err error) *Error {
+	var xe *transport.ExchangeError
+	if errors.As(err, &xe) {
+		return exchangeErr(xe)
+	}
 	return &Error{Code: CodeSpawn, Message: err.Error(), Err: err}
+}
+
+// exchangeErr gives a failed HTTP exchange its code: a JSON-RPC error body
+// is MCP_ERROR as on stdio, a broken answer MCP_PROTOCOL, a 404 for a
+// session MCP_SESSION_EXPIRED, and every other failure MCP_HTTP.
+func exchangeErr(xe *transport.ExchangeError) *Error {
+	e := &Error{Code: CodeHTTP, Message: xe.Msg, HTTP: xe, Err: xe}
+	switch {
+	case xe.Kind == transport.ExchangeSessionExpired:
+		e.Code = CodeExpired
+	case xe.Kind == transport.ExchangeProtocol:
+		e.Code = CodeProtocol
+	case xe.RPC != nil:
+		r := remoteErr(xe.RPC)
+		e.Code, e.RPC = CodeRemote, r.RPC
+		e.Message = fmt.Sprintf("%s (HTTP %d)", r.Message, xe.Status)
+	}
+	return e
 }
 
 // lastLines returns up to n final non-empty lines of b, at most max bytes,

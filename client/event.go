@@ -23,6 +23,9 @@ const (
 	EvProcess
 	// EvNote: something the client noticed that is not a frame (Note).
 	EvNote
+	// EvHTTP: an HTTP exchange, or a stream event that is not a message
+	// (HTTP).
+	EvHTTP
 )
 
 // String names the kind.
@@ -38,12 +41,14 @@ func (k EventKind) String() string {
 		return "process"
 	case EvNote:
 		return "note"
+	case EvHTTP:
+		return "http"
 	}
 	return "?"
 }
 
 // Event is one entry of the client's event stream. Exactly one of Frame,
-// Req, Stderr, Proc or Note is set, according to Kind.
+// Req, Stderr, Proc, Note or HTTP is set, according to Kind.
 type Event struct {
 	// Seq numbers events from 1 in the order they happened; a consumer that
 	// sees a gap missed events.
@@ -55,6 +60,7 @@ type Event struct {
 	Stderr []byte
 	Proc   *ProcInfo
 	Note   string
+	HTTP   *transport.HTTPEvent
 }
 
 // Verdict is what a frame did, from the pending map's point of view.
@@ -101,6 +107,7 @@ const (
 	StateExited    State = "exited"    // outcome: the server process ended
 	StateClosed    State = "closed"    // outcome: sonde closed the session
 	StateProtocol  State = "protocol"  // outcome: the server broke the protocol
+	StateHTTP      State = "http"      // outcome: the HTTP exchange failed (status, network, session)
 	StateRejected  State = "rejected"  // outcome: refused before registration (busy, aborted, closed)
 	StateReceived  State = "received"  // a request from the server arrived
 	StateAnswered  State = "answered"  // sonde answered a request from the server
@@ -141,7 +148,8 @@ type ReqInfo struct {
 
 // ProcInfo is a process event.
 type ProcInfo struct {
-	// What is "start", "signal" or "exit".
+	// What is "start", "signal" or "exit" for a server process, or
+	// "connect" for an HTTP connection (Argv holds the URL, Pid is 0).
 	What   string
 	Pid    int
 	Argv   []string

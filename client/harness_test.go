@@ -81,10 +81,17 @@ func start(t *testing.T, opts Options, fa fixtureArgs) *session {
 // is gone.
 func connectSession(t *testing.T, opts Options, cfg transport.StdioConfig) *session {
 	t.Helper()
+	return dialSession(t, opts, Stdio(cfg))
+}
+
+// dialSession connects with dial and records the session's events; the
+// cleanup closes it and checks that nothing is left pending or running.
+func dialSession(t *testing.T, opts Options, dial Dialer) *session {
+	t.Helper()
 	s := &session{t: t, notify: make(chan struct{}, 1), done: make(chan struct{})}
 	s.c = New(opts)
 	go s.collect(s.c.Subscribe(1 << 20))
-	if err := s.c.Connect(Stdio(cfg)); err != nil {
+	if err := s.c.Connect(dial); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -198,4 +205,14 @@ func isFrame(v Verdict, detail string) func(Event) bool {
 
 func echoArgs(value string, delayMS int) []byte {
 	return []byte(`{"value":"` + value + `","delay_ms":` + strconv.Itoa(delayMS) + `}`)
+}
+
+// sawHTTP reports whether an HTTP event matching ok was recorded.
+func (s *session) sawHTTP(ok func(*transport.HTTPEvent) bool) bool {
+	for _, ev := range s.snapshot() {
+		if ev.Kind == EvHTTP && ok(ev.HTTP) {
+			return true
+		}
+	}
+	return false
 }

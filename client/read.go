@@ -27,6 +27,11 @@ func (c *Client) readLoop(conn transport.Conn) {
 			c.lineTooLong(tooLong)
 			continue
 		}
+		var xe *transport.ExchangeError
+		if errors.As(err, &xe) {
+			c.exchangeFailed(xe)
+			continue
+		}
 		c.connEnded(err)
 		return
 	}
@@ -246,6 +251,8 @@ func (c *Client) connEnded(err error) {
 		x := xe.Exit
 		c.emit(Event{Time: x.Time, Kind: EvProcess, Proc: &ProcInfo{What: "exit", Pid: x.Pid, Exit: &x}})
 		e = exitErr(x, x.What())
+	} else if ce := (*transport.ClosedError)(nil); errors.As(err, &ce) && !ce.BySonde {
+		e = &Error{Code: CodeHTTP, Message: "connection to the server ended: " + ce.Reason, Err: err}
 	} else {
 		e = &Error{Code: CodeProcessExit, Message: "connection to the server ended: " + err.Error(), Err: err}
 	}
@@ -253,6 +260,9 @@ func (c *Client) connEnded(err error) {
 		c.dead = e
 	}
 	state := StateExited
+	if e.Code == CodeHTTP {
+		state = StateHTTP
+	}
 	if c.closed {
 		e, state = newErr(CodeClosed, "client closed"), StateClosed
 	}
@@ -269,4 +279,27 @@ func roundDur(d time.Duration) time.Duration {
 		return d.Round(10 * time.Microsecond)
 	}
 	return d.Round(time.Microsecond)
+}
+
+// exchangeFailed settles the request a failed HTTP exchange carried, with
+// the code of the failure; a failure with no request (a notification's
+// POST) becomes a note.
+func (c *Client) exchangeFailed(xe *transport.ExchangeError) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := exchangeErr(xe)
+	if id, ok := xe.ID.Int64(); ok {
+		if p := c.pending[id]; p != nil {
+			state := StateError
+			switch e.Code {
+			case CodeProtocol:
+				state = StateProtocol
+			case CodeHTTP, CodeExpired:
+				state = StateHTTP
+			}
+			c.settleLocked(p, outcome{state: state, err: e})
+			return
+		}
+	}
+	c.emit(Event{Kind: EvNote, Note: e.Error()})
 }

@@ -53,6 +53,10 @@ type Frame struct {
 	// Err is nil or the *jsonrpc.DecodeError that says why Raw is not a
 	// valid JSON-RPC message.
 	Err error
+	// Stream names the HTTP stream a frame came on ("POST 7", "GET",
+	// "SSE"); EventID is its SSE event id. Both are empty on stdio.
+	Stream  string
+	EventID string
 }
 
 // NewInFrame decodes raw as a frame received at t.
@@ -86,6 +90,12 @@ const (
 	EventStderr
 	// EventSignal: sonde sent a signal to the server's process group (Signal).
 	EventSignal
+	// EventHTTP: an HTTP exchange, or something on a stream that is not a
+	// message (HTTP).
+	EventHTTP
+	// EventConnect: an HTTP connection was set up (Argv holds the URL); it
+	// plays the part of EventStart for a server sonde does not run.
+	EventConnect
 )
 
 // Event is an out-of-band fact about the connection.
@@ -96,6 +106,7 @@ type Event struct {
 	Argv   []string
 	Data   []byte
 	Signal string
+	HTTP   *HTTPEvent
 }
 
 // Observer receives transport events. It is called from the transport's own

@@ -52,6 +52,9 @@ type Options struct {
 	Lesson func(st *theme.Styles) Lesson
 	// Now is the clock (tests pass a fixed one).
 	Now func() time.Time
+	// Reconnect restarts the session by itself when the HTTP server ends it
+	// (MCP_SESSION_EXPIRED); otherwise the status bar says to press ctrl+r.
+	Reconnect bool
 	// Recorder, if set, records the session to capture files (R starts and
 	// stops); nil disables the key.
 	Recorder Recorder
@@ -119,6 +122,7 @@ type connState struct {
 	protocol   string
 	err        error
 	restarting bool
+	expired    bool // a request failed with MCP_SESSION_EXPIRED
 }
 
 // New returns the root model.

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -159,6 +160,12 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	m.stats.missed = msg.missed
 	for _, ev := range msg.evs {
+		if ev.Kind == client.EvRequest && ev.Req != nil && errors.Is(ev.Req.Err, client.ErrExpired) && !m.conn.restarting {
+			if m.opts.Reconnect {
+				return tea.Batch(waitEvents(msg.gen, msg.sub), m.restart())
+			}
+			m.conn.expired = true
+		}
 		if ev.Kind == client.EvProcess && ev.Proc != nil {
 			switch ev.Proc.What {
 			case "start":

@@ -734,3 +734,31 @@ func TestMouseIgnoredUnderHelp(t *testing.T) {
 		t.Fatalf("focus %d after a click on stderr, want %d", hs.m.focus, paneStderr)
 	}
 }
+
+// A request that fails with MCP_SESSION_EXPIRED says so in the status bar
+// (ctrl+r starts a new session); with Reconnect the UI restarts by itself.
+func TestSessionExpired(t *testing.T) {
+	expired := func() client.Event {
+		return client.Event{Time: at(100), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(3), Method: "tools/list",
+			State: client.StateHTTP, Err: &client.Error{Code: client.CodeExpired, Message: "tools/list 3: HTTP 404 for session s"}}}
+	}
+	t.Run("hint", func(t *testing.T) {
+		hs := newHarness(t, 120, 30)
+		hs.connect()
+		hs.feed(expired())
+		if st := hs.status(); !strings.Contains(st, "session expired: ctrl+r starts a new one") {
+			t.Fatalf("status bar: %q", st)
+		}
+		hs.press("ctrl+r")
+		if st := hs.status(); strings.Contains(st, "session expired") || hs.m.gen != 1 {
+			t.Fatalf("after ctrl+r: gen %d, status %q", hs.m.gen, st)
+		}
+	})
+	t.Run("reconnect", func(t *testing.T) {
+		hs := newHarness(t, 120, 30, func(o *Options) { o.Reconnect = true })
+		hs.connect()
+		if cmd := hs.feed(expired()); cmd == nil || hs.m.gen != 1 || !hs.m.conn.restarting {
+			t.Fatalf("no automatic restart: gen %d restarting %v", hs.m.gen, hs.m.conn.restarting)
+		}
+	})
+}

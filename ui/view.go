@@ -137,6 +137,9 @@ func (m *Model) statusBar() string {
 	if m.conn.exited != "" {
 		parts = append(parts, part{text: st.Error.Render("exited: " + m.conn.exited)})
 	}
+	if m.conn.expired {
+		parts = append(parts, part{text: st.Error.Render("session expired: ctrl+r starts a new one")})
+	}
 	parts = append(parts, part{text: fmt.Sprintf("pending %d", m.pending.InFlight())},
 		part{text: fmt.Sprintf("%.1f calls/s", m.stats.rate(m.now))})
 	errs := fmt.Sprintf("errors %d", m.stats.errors)

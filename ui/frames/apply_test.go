@@ -1,10 +1,15 @@
 package frames
 
 import (
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -115,6 +120,68 @@ func TestCommas(t *testing.T) {
 	for n, want := range map[uint64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567"} {
 		if got := commas(n); got != want {
 			t.Errorf("commas(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// HTTP exchanges and stream events are rows of their own: marked ~> / <~,
+// labelled by method and status, tied to their request id, jumped to by n
+// when they failed, hidden and shown again with x, and opened with their
+// headers.
+func TestHTTPRows(t *testing.T) {
+	m := newModel(t, 120, 20)
+	m.Reset()
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	req := session()[0] // a frame, so HTTP rows sit among frames
+	req.Seq = 1
+	m.Apply([]client.Event{
+		req,
+		{Seq: 2, Time: at(10), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 200, Stream: "POST 1", ReqID: jsonrpc.Int(1),
+			Header: []string{"> Authorization: Bearer «redacted»", "< Mcp-Session-Id: abc"}}},
+		{Seq: 3, Time: at(11), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Stream: "POST 1", ReqID: jsonrpc.Int(1), EventID: "e1", Raw: []byte("id: e1\ndata: \n\n"), Note: "priming event (id, empty data); id e1"}},
+		{Seq: 4, Time: at(20), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 404, Stream: "POST 2", ReqID: jsonrpc.Int(2)}},
+	})
+	if m.Len() != 4 {
+		t.Fatalf("Len %d, want 4 rows", m.Len())
+	}
+	view := ansi.Strip(m.View())
+	for _, want := range []string{"~> 1", "POST 200", "<~ 1", "sse", ">!", "POST 404", "http", "[POST 1]"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("view lacks %q:\n%s", want, view)
+		}
+	}
+	// n from the top stops at the failed exchange only.
+	press(m, "g")
+	press(m, "n")
+	if selSeq(m) != 4 {
+		t.Errorf("n selected seq %d, want the 404 (4)", selSeq(m))
+	}
+	// The id chip of request 1 keeps its frame and its HTTP rows.
+	m.FilterID(jsonrpc.Int(1))
+	if m.count() != 3 {
+		t.Errorf("id 1 filter: %d rows, want 3", m.count())
+	}
+	m.FilterID(jsonrpc.ID{})
+	press(m, "x")
+	if m.count() != 1 || !strings.Contains(m.Title(), "no http") {
+		t.Errorf("x: %d rows, title %q", m.count(), m.Title())
+	}
+	press(m, "esc") // clears filters but not the choice to hide HTTP rows
+	if m.count() != 1 {
+		t.Errorf("esc showed HTTP rows again: %d rows", m.count())
+	}
+	press(m, "x")
+	if m.count() != 4 {
+		t.Fatalf("x again: %d rows", m.count())
+	}
+	if !selectSeq(m, 2) {
+		t.Fatal("no row 2")
+	}
+	press(m, "enter")
+	detail := ansi.Strip(m.View())
+	for _, want := range []string{"POST http://127.0.0.1:1/mcp", "200", "Bearer «redacted»", "Mcp-Session-Id: abc", "stream POST 1"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail lacks %q:\n%s", want, detail)
 		}
 	}
 }

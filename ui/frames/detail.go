@@ -106,6 +106,22 @@ func (m *Model) buildDetail() {
 	if f.Err != nil {
 		add(span{skError, "decode error: "}, span{skText, format.Escape(f.Err.Error())})
 	}
+	if f.Stream != "" {
+		st := []span{{skSubtle, "stream "}, {skText, format.Escape(f.Stream)}}
+		if f.EventID != "" {
+			st = append(st, sep, span{skSubtle, "event id "}, span{skText, format.Escape(f.EventID)})
+		}
+		add(st...)
+	}
+	if h := e.h; h != nil {
+		m.httpDetail(add, h)
+		m.det.lines = m.det.lines[:0]
+		for _, l := range doc {
+			m.det.lines = append(m.det.lines, wrapSpans(l, m.w)...)
+		}
+		m.scrollDetail(0)
+		return
+	}
 
 	add()
 	add(span{skHeader, "message"})
@@ -161,4 +177,33 @@ func (m *Model) detailView() string {
 		strconv.Itoa(len(d.lines)) + " · esc/q back"
 	lines = append(lines, m.pen(skSubtle, false).render(foot))
 	return format.Lines(strings.Join(lines, "\n"), m.w, m.h)
+}
+
+// httpDetail lays out an HTTP row: the exchange, its headers (secret values
+// already redacted by the transport), and the raw bytes of a stream event.
+func (m *Model) httpDetail(add func(...span), h *transport.HTTPEvent) {
+	add()
+	add(span{skHeader, "http"})
+	if h.Method != "" {
+		status := "no answer"
+		if h.Status != 0 {
+			status = strconv.Itoa(h.Status) + " after " + format.Dur(h.Duration)
+		}
+		add(span{skText, h.Method + " " + format.Escape(h.URL)}, span{skSubtle, " → "}, span{pick(httpProblem(h), skError, skText), status})
+	}
+	if h.Note != "" {
+		add(span{pick(httpProblem(h), skWarn, skText), format.Escape(h.Note)})
+	}
+	if len(h.Header) > 0 {
+		add()
+		add(span{skHeader, "headers"}, span{skSubtle, "  > sent, < received"})
+		for _, l := range h.Header {
+			add(span{skText, format.Escape(l)})
+		}
+	}
+	if len(h.Raw) > 0 {
+		add()
+		add(span{skHeader, "raw bytes"}, span{skSubtle, " · "}, span{skText, strconv.Itoa(len(h.Raw)) + " bytes of the SSE event"})
+		add(span{skText, rawText(h.Raw)})
+	}
 }

@@ -16,12 +16,13 @@ type filter struct {
 	query   string
 	id      jsonrpc.ID
 	byID    bool
+	noHTTP  bool     // hide HTTP rows (x)
 	proc    int      // with byID: only frames of this server process
 	matches []uint64 // absolute indices of matching frames, ascending
 	scanned uint64   // frames below this absolute index have been matched
 }
 
-func (f *filter) active() bool { return f.query != "" || f.byID }
+func (f *filter) active() bool { return f.query != "" || f.byID || f.noHTTP }
 
 // label is the filter as shown in the title: "id 3", "tools", "id 3 tools".
 func (f *filter) label() string {
@@ -31,6 +32,9 @@ func (f *filter) label() string {
 	}
 	if f.query != "" {
 		parts = append(parts, f.query)
+	}
+	if f.noHTTP {
+		parts = append(parts, "no http")
 	}
 	return strings.Join(parts, " ")
 }
@@ -49,7 +53,11 @@ func (s source) Len() int            { return len(s.abs) }
 func (m *Model) match(from, to uint64, subset []uint64, narrow bool) []uint64 {
 	var cands []uint64
 	add := func(abs uint64) {
-		if e := m.ring.at(abs); !m.flt.byID || e.proc == m.flt.proc && related(e.f, m.flt.id) {
+		e := m.ring.at(abs)
+		if m.flt.noHTTP && e.h != nil {
+			return
+		}
+		if !m.flt.byID || e.proc == m.flt.proc && related(e.f, m.flt.id) {
 			cands = append(cands, abs)
 		}
 	}
@@ -126,6 +134,7 @@ func (m *Model) setQuery(q string) {
 // the first such frame. An unset id (jsonrpc.ID{}) just clears the filter.
 func (m *Model) FilterID(id jsonrpc.ID) {
 	m.flt.query, m.flt.id, m.flt.byID, m.flt.proc = "", id, id.IsValid(), max(m.proc, 1)
+	m.flt.noHTTP = false
 	m.input.SetValue("")
 	m.input.Blur()
 	m.mode = modeList
@@ -137,9 +146,10 @@ func (m *Model) FilterID(id jsonrpc.ID) {
 	m.syncKeys()
 }
 
-// clearFilter removes the query and the id chip, keeping the selected frame.
+// clearFilter removes the query and the id chip, keeping the selected frame
+// (and whether HTTP rows are hidden).
 func (m *Model) clearFilter() {
-	m.flt = filter{}
+	m.flt = filter{noHTTP: m.flt.noHTTP}
 	m.input.SetValue("")
 	m.refilter(false)
 }

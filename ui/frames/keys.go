@@ -14,6 +14,8 @@ type KeyMap struct {
 	// Next and Prev jump to the next or previous error or protocol violation.
 	Next, Prev key.Binding
 	Open       key.Binding
+	// HTTP shows or hides the rows of HTTP exchanges and stream events.
+	HTTP key.Binding
 	// Clear drops the filter (list) or the query being typed (filter input).
 	Clear key.Binding
 	// Accept keeps the typed query and returns to the list.
@@ -39,6 +41,7 @@ func DefaultKeyMap() KeyMap {
 		Next:     b([]string{"n"}, "n", "next problem"),
 		Prev:     b([]string{"N", "shift+n"}, "N", "prev problem"),
 		Open:     b([]string{"enter"}, "enter", "open frame"),
+		HTTP:     b([]string{"x"}, "x", "show/hide HTTP rows"),
 		Clear:    b([]string{"esc"}, "esc", "clear filter"),
 		Accept:   b([]string{"enter"}, "enter", "keep filter"),
 		Back:     b([]string{"esc", "backspace", "q"}, "esc/q", "back to list (q: detail only)"),
@@ -54,7 +57,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Follow, k.Next, k.Prev, k.Open, k.Back},
+		{k.Follow, k.Next, k.Prev, k.Open, k.HTTP, k.Back},
 		{k.Filter, k.Accept, k.Clear},
 	}
 }
@@ -66,7 +69,7 @@ func (m *Model) syncKeys() {
 	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
 		b.SetEnabled(list || detail)
 	}
-	for _, b := range []*key.Binding{&k.Follow, &k.Filter, &k.Next, &k.Prev, &k.Open} {
+	for _, b := range []*key.Binding{&k.Follow, &k.Filter, &k.Next, &k.Prev, &k.Open, &k.HTTP} {
 		b.SetEnabled(list)
 	}
 	k.Clear.SetEnabled(m.mode == modeFilter || (list && m.flt.active()))

@@ -1,11 +1,14 @@
 package frames
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // entry is one frame in the ring.
@@ -14,7 +17,8 @@ type entry struct {
 	seq    uint64
 	t      time.Time
 	f      *client.FrameInfo
-	search string // built on first use by the filter
+	h      *transport.HTTPEvent // set for an HTTP row (f is then its stand-in)
+	search string               // built on first use by the filter
 }
 
 // ring holds the newest cap frames. Frames are numbered by an absolute
@@ -38,12 +42,52 @@ func (r *ring) oldest() uint64 { return r.total - uint64(len(r.buf)) }
 
 func (r *ring) at(abs uint64) *entry { return &r.buf[abs%uint64(r.cap)] }
 
-func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo, proc int) {
+func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo, h *transport.HTTPEvent, proc int) {
 	if len(r.buf) < r.cap {
 		r.buf = append(r.buf, entry{})
 	}
-	*r.at(r.total) = entry{proc: proc, seq: seq, t: t, f: f}
+	*r.at(r.total) = entry{proc: proc, seq: seq, t: t, f: f, h: h}
 	r.total++
+}
+
+// VerdictHTTP is the verdict column of an HTTP row: an exchange (POST, GET,
+// DELETE and its status) or a stream event that is not a message.
+const VerdictHTTP client.Verdict = "http"
+
+// httpFrame is the stand-in frame of an HTTP row, so that filtering, the id
+// chip and the detail view treat it like a frame: its id is the request the
+// exchange carried, its "method" the HTTP method and status, its raw bytes
+// those of a non-message SSE event.
+func httpFrame(h *transport.HTTPEvent, t time.Time) *client.FrameInfo {
+	f := &client.FrameInfo{Verdict: VerdictHTTP}
+	f.Time, f.Raw, f.Stream, f.EventID = t, h.Raw, h.Stream, h.EventID
+	f.Msg.ID = h.ReqID
+	f.Dir = transport.In
+	if h.Method != "" {
+		f.Dir = transport.Out
+		f.Msg.Method = h.Method
+		if h.Status != 0 {
+			f.Msg.Method += " " + strconv.Itoa(h.Status)
+		}
+	}
+	if h.Method == "" {
+		f.Msg.Method = "sse"
+	}
+	f.Detail = h.Note
+	if h.Method != "" {
+		f.Detail = strings.TrimSpace(fmt.Sprintf("%s %s", h.URL, h.Note))
+	}
+	return f
+}
+
+// httpProblem reports whether an HTTP row is a failure worth n/N: a status
+// that is not 2xx, an exchange with no answer, or a dropped stream.
+func httpProblem(h *transport.HTTPEvent) bool {
+	if h.Method != "" {
+		return h.Status == 0 || h.Status/100 != 2
+	}
+	return strings.Contains(h.Note, "before the response") || strings.Contains(h.Note, "broke") ||
+		strings.Contains(h.Note, "not dispatched")
 }
 
 // search returns the text the fuzzy filter matches for frame abs.
@@ -62,8 +106,16 @@ func (m *Model) Apply(evs []client.Event) {
 	added := false
 	for i := range evs {
 		ev := &evs[i]
-		if ev.Kind == client.EvProcess && ev.Proc != nil && ev.Proc.What == "start" {
+		if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == "start" || ev.Proc.What == "connect") {
 			m.proc++ // a restart: ids start again, so frames remember their process
+			continue
+		}
+		if ev.Kind == client.EvHTTP && ev.HTTP != nil {
+			if m.t0.IsZero() {
+				m.t0 = ev.Time
+			}
+			m.ring.push(ev.Seq, ev.Time, httpFrame(ev.HTTP, ev.Time), ev.HTTP, max(m.proc, 1))
+			added = true
 			continue
 		}
 		if ev.Kind != client.EvFrame || ev.Frame == nil {
@@ -76,7 +128,7 @@ func (m *Model) Apply(evs []client.Event) {
 		if m.t0.IsZero() {
 			m.t0 = t
 		}
-		m.ring.push(ev.Seq, t, ev.Frame, max(m.proc, 1))
+		m.ring.push(ev.Seq, t, ev.Frame, nil, max(m.proc, 1))
 		added = true
 	}
 	if !added {
@@ -113,6 +165,9 @@ func searchText(f *client.FrameInfo) (string, segs) {
 	b.WriteByte(' ')
 	sg.verdict = b.Len()
 	b.WriteString(string(f.Verdict))
+	if f.Stream != "" {
+		b.WriteString(" " + f.Stream)
+	}
 	return b.String(), sg
 }
 
@@ -129,8 +184,13 @@ func violation(v client.Verdict) (bad, isErr bool) {
 	return false, false
 }
 
-// problem reports whether n/N stops at the frame: a violation or an error.
-func problem(f *client.FrameInfo) bool {
+// problem reports whether n/N stops at the row: a violation, an error, or
+// a failed HTTP exchange.
+func problem(e *entry) bool {
+	if e.h != nil {
+		return httpProblem(e.h)
+	}
+	f := e.f
 	bad, _ := violation(f.Verdict)
 	return bad || f.Verdict == client.VerdictRemoteError || f.Msg.Error != nil || f.Err != nil
 }

@@ -82,6 +82,9 @@ func (m *Model) updateList(msg tea.KeyPressMsg) tea.Cmd {
 		m.jump(cur, -1)
 	case key.Matches(msg, k.Open):
 		m.openDetail()
+	case key.Matches(msg, k.HTTP):
+		m.flt.noHTTP = !m.flt.noHTTP
+		m.refilter(false)
 	case key.Matches(msg, k.Clear):
 		m.clearFilter()
 	}
@@ -227,7 +230,7 @@ func (m *Model) click(y int) {
 // row cur. It does not wrap around.
 func (m *Model) jump(cur, dir int) {
 	for i := cur + dir; i >= 0 && i < m.count(); i += dir {
-		if problem(m.ring.at(m.absAt(i)).f) {
+		if problem(m.ring.at(m.absAt(i))) {
 			m.moveTo(i)
 			return
 		}

@@ -190,7 +190,9 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 		}
 	}
 	mark, markPen := " ", r.pen(skText)
-	if bad, isErr := violation(f.Verdict); bad {
+	if e.h != nil && httpProblem(e.h) {
+		mark, markPen = "!", r.pen(skError)
+	} else if bad, isErr := violation(f.Verdict); bad {
 		mark, markPen = "!", r.pen(pick(isErr, skError, skWarn))
 	} else if e.proc > 1 && (abs == m.ring.oldest() || m.ring.at(abs-1).proc != e.proc) {
 		mark, markPen = "↻", r.pen(skAccent) // the first frame of a restarted server
@@ -199,7 +201,11 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	r.cell(markPen, mark, 1, false, -1)
 	r.cell(r.pen(skSubtle), format.Dur(e.t.Sub(m.t0)), c.time, true, -1)
 	r.space()
-	r.cell(r.pen(pick(f.Dir == transport.Out, skAccent, skInfo)), f.Dir.Arrow(), 2, false, -1)
+	arrow := f.Dir.Arrow()
+	if e.h != nil {
+		arrow = pick(f.Dir == transport.Out, "~>", "<~") // an HTTP exchange or stream event, not a message
+	}
+	r.cell(r.pen(pick(f.Dir == transport.Out, skAccent, skInfo)), arrow, 2, false, -1)
 	r.space()
 	id, idOff := "", -1
 	if f.Msg.ID.IsValid() {
@@ -221,7 +227,11 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	r.space()
 	m.status(r, f, sg, c.status)
 	r.space()
-	r.cell(r.pen(skSubtle), format.Preview(f.Raw, c.preview), c.preview, false, -1)
+	if e.h != nil && len(f.Raw) == 0 && f.Stream != "" {
+		r.cell(r.pen(skSubtle), "["+format.Escape(f.Stream)+"]", c.preview, false, -1)
+	} else {
+		r.cell(r.pen(skSubtle), format.Preview(f.Raw, c.preview), c.preview, false, -1)
+	}
 	if r.width != m.w {
 		return fit(r.sb.String(), m.w)
 	}

@@ -60,6 +60,9 @@ type Entry struct {
 	// Latency and Err are set once the request has settled.
 	Latency time.Duration
 	Err     string
+	// Stream is the HTTP stream the request's answer is expected on ("POST
+	// 7", or "GET resume 7" after its stream dropped); "" on stdio.
+	Stream string
 }
 
 type reqKey struct {
@@ -79,7 +82,8 @@ type entry struct {
 	settled  time.Time
 	latency  time.Duration
 	err      string
-	dead     bool // retired: compacted out of live at the end of the batch
+	stream   string // HTTP: the stream the answer is expected on
+	dead     bool   // retired: compacted out of live at the end of the batch
 }
 
 // cursor is a selection and scroll offset in one view.
@@ -138,7 +142,7 @@ func (m *Model) Entries() []Entry {
 	out := make([]Entry, 0, len(m.live))
 	for _, e := range m.live {
 		x := Entry{ID: e.key.id, Dir: e.key.dir, Method: e.method, Tool: e.tool, State: e.state,
-			Progress: e.progress, Latency: e.latency, Err: e.err}
+			Progress: e.progress, Latency: e.latency, Err: e.err, Stream: e.stream}
 		if e.state.Final() {
 			x.Age = e.latency
 		} else {
@@ -152,11 +156,18 @@ func (m *Model) Entries() []Entry {
 	return out
 }
 
-// Apply folds request events into the pane; other kinds are ignored.
+// Apply folds request events into the pane, and HTTP events into the
+// stream each request waits on; other kinds are ignored.
 func (m *Model) Apply(evs []client.Event) {
 	for i := range evs {
-		if ev := &evs[i]; ev.Kind == client.EvRequest && ev.Req != nil {
+		ev := &evs[i]
+		switch {
+		case ev.Kind == client.EvRequest && ev.Req != nil:
 			m.apply(ev.Time, ev.Req)
+		case ev.Kind == client.EvHTTP && ev.HTTP != nil && ev.HTTP.ReqID.IsValid() && ev.HTTP.Stream != "":
+			if e := m.byKey[reqKey{transport.Out, ev.HTTP.ReqID}]; e != nil && !e.state.Final() {
+				e.stream = clean(ev.HTTP.Stream, 60)
+			}
 		}
 	}
 	m.compact()

@@ -284,3 +284,23 @@ func TestInFlightFirst(t *testing.T) {
 		t.Fatalf("cancel went to %+v, want id 2 (the selection must follow the request)", msg)
 	}
 }
+
+// Over HTTP the row says which stream its answer is expected on, and
+// follows it when the stream is resumed.
+func TestHTTPStream(t *testing.T) {
+	m := newModel(Options{})
+	httpEv := func(ms int, id int64, stream string) client.Event {
+		return client.Event{Time: at(ms), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "POST", Stream: stream, ReqID: jsonrpc.Int(id), Status: 200}}
+	}
+	m.Apply([]client.Event{queued(0, 7, "tools/call", "slow", 30000), out(1, 7, "tools/call", client.StateSent), httpEv(5, 7, "POST 7")})
+	if e := m.Entries()[0]; e.Stream != "POST 7" {
+		t.Fatalf("stream = %q", e.Stream)
+	}
+	if v := m.View(); !strings.Contains(v, "on POST 7") {
+		t.Fatalf("view does not show the stream:\n%s", v)
+	}
+	m.Apply([]client.Event{httpEv(900, 7, "GET resume 7"), httpEv(901, 99, "POST 99")})
+	if e := m.Entries()[0]; e.Stream != "GET resume 7" || len(m.Entries()) != 1 {
+		t.Fatalf("after the resume: %+v", m.Entries())
+	}
+}

@@ -124,8 +124,12 @@ func (m *Model) liveCells(e *entry) []cell {
 			leftStyle = st.Error
 		}
 	}
+	detail := progressText(e.progress)
+	if e.stream != "" {
+		detail = strings.TrimSpace("on " + e.stream + "  " + detail)
+	}
 	return append(cells, cell{clock(m.now.Sub(e.queued)), st.Text, timeW}, cell{left, leftStyle, timeW},
-		cell{progressText(e.progress), st.Text, dw})
+		cell{detail, st.Text, dw})
 }
 
 func (m *Model) histCells(e *entry) []cell {

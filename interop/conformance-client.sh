@@ -1,0 +1,26 @@
+#!/bin/sh
+# The client side of the official MCP conformance suite, played by sonde.
+#
+#   conformance client --command "sh interop/conformance-client.sh" --scenario NAME
+#
+# The suite starts a test server for scenario NAME, puts NAME in
+# MCP_CONFORMANCE_SCENARIO and appends the server's URL as the last argument.
+# Each scenario maps to one headless sonde command; SONDE_BIN names the sonde
+# binary (default: sonde on PATH). conformance_test.go runs it.
+set -eu
+eval "url=\${$#}"
+sonde=${SONDE_BIN:-sonde}
+case "${MCP_CONFORMANCE_SCENARIO:-}" in
+initialize)
+	# The handshake (protocol version, clientInfo), then tools/list.
+	exec "$sonde" tools --url "$url" ;;
+tools_call)
+	exec "$sonde" call add_numbers --args '{"a":2,"b":3}' --url "$url" ;;
+sse-retry)
+	# The tool's response stream closes after a priming event with an id
+	# and retry: 500; sonde must resume it with GET and Last-Event-ID.
+	exec "$sonde" call test_reconnection --url "$url" ;;
+*)
+	echo "conformance-client.sh: scenario '${MCP_CONFORMANCE_SCENARIO:-}' is not supported by sonde yet" >&2
+	exit 2 ;;
+esac
