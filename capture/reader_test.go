@@ -501,3 +501,31 @@ func TestRestartAndStopMidSession(t *testing.T) {
 		t.Errorf("records %v, want ... %s", types, want)
 	}
 }
+
+// TestHTTPEventRoundTrips: an HTTP exchange and a frame's stream and SSE
+// event id come back as they were, with authorization values redacted.
+func TestHTTPEventRoundTrips(t *testing.T) {
+	he := &transport.HTTPEvent{
+		Method: "POST", URL: "http://127.0.0.1:9/mcp", Status: 200, Duration: 3 * time.Millisecond, Stream: "POST 7",
+		Header: []string{"> Authorization: Bearer abc", "< Content-Type: text/event-stream"}, ReqID: jsonrpc.Int(7),
+		EventID: "e-1", Raw: []byte("id: e-1\ndata:\n"), Note: "priming event",
+	}
+	fr := frameEvent(2, transport.In, []byte(`{"jsonrpc":"2.0","id":7,"result":{}}`), client.VerdictResolved)
+	fr.Frame.Stream, fr.Frame.EventID = "POST 7", "e-2"
+	data := encodeEvents(t, nil, client.Event{Seq: 1, Time: t0, Kind: client.EvHTTP, HTTP: he}, fr)
+	if bytes.Contains(data, []byte("Bearer abc")) {
+		t.Fatal("an Authorization value reached the capture")
+	}
+	_, evs := readEvents(t, data)
+	if len(evs) != 2 || evs[0].Kind != client.EvHTTP {
+		t.Fatalf("read back %+v", evs)
+	}
+	want := *he
+	want.Header = []string{"> Authorization: «redacted»", "< Content-Type: text/event-stream"}
+	if got := *evs[0].HTTP; !reflect.DeepEqual(got, want) {
+		t.Errorf("http event\n got %+v\nwant %+v", got, want)
+	}
+	if f := evs[1].Frame; f.Stream != "POST 7" || f.EventID != "e-2" {
+		t.Errorf("frame stream %q event id %q", f.Stream, f.EventID)
+	}
+}
