@@ -80,6 +80,12 @@ func liveFrom(ctx context.Context) *liveClients {
 // a closed console window, logoff or shutdown as SIGTERM (SIGHUP never
 // comes).
 func runWithSignals(args []string, in io.Reader, out, errw io.Writer) int {
+	if len(args) > 0 && args[0] == "fixture" {
+		// The fixture is a server, not a client: signals keep their default
+		// effect (SIGTERM ends it at once, as docs/fixtures.md says); its
+		// HTTP mode handles them itself.
+		return run(context.Background(), args, in, out, errw)
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
