@@ -16,6 +16,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/replay"
 	"github.com/sonde-mcp/sonde/ui/frames"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/stderr"
@@ -58,6 +59,10 @@ type Options struct {
 	// Recorder, if set, records the session to capture files (R starts and
 	// stops); nil disables the key.
 	Recorder Recorder
+	// Replay, if set, shows this capture instead of a live session
+	// (`sonde replay`): no server is started, and the timeline keys move
+	// the panes through the capture (Start is not used).
+	Replay *replay.Timeline
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -111,6 +116,7 @@ type Model struct {
 	now     time.Time
 	quitted bool
 	rec     RecordState
+	rp      *replayState // set in a replay
 }
 
 // connState is what the status bar shows about the server.
@@ -147,6 +153,11 @@ func New(opts Options) *Model {
 		m.panes[paneLesson] = m.lesson
 		m.focus = paneLesson
 	}
+	if opts.Replay != nil {
+		m.rp = newReplayState(m, opts.Replay)
+		m.keys.Restart.SetEnabled(false)
+		m.freshPanes()
+	}
 	m.applyHelpStyles()
 	return m
 }
@@ -156,6 +167,10 @@ func (m *Model) Session() Session { return m.sess }
 
 // Init starts the server, the clock, and asks for the background colour.
 func (m *Model) Init() tea.Cmd {
+	if m.rp != nil {
+		// A replay opens at the end of the capture, paused.
+		return tea.Batch(m.seek(m.rp.tl.Len()), tea.RequestBackgroundColor)
+	}
 	start := m.startCmd(m.gen)
 	if first := m.opts.First; first != nil {
 		gen := m.gen

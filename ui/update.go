@@ -58,6 +58,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case recordMsg:
 		m.handleRecord(msg)
 		return m, nil
+	case replayLoadedMsg:
+		return m, m.replayLoaded(msg)
+	case replayTickMsg:
+		return m, m.replayTicked(msg)
 	}
 	if cmd, ok := m.handleSession(msg); ok {
 		return m, cmd
@@ -111,6 +115,13 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 
 // handlePaneMsg turns what a pane asks for into commands.
 func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
+	if m.rp != nil {
+		switch msg.(type) {
+		case pending.CancelMsg, tools.CallMsg, tools.RefreshMsg:
+			m.rp.note = replayReadOnly
+			return nil
+		}
+	}
 	switch msg := msg.(type) {
 	case pending.CancelMsg:
 		if m.sess.Client != nil {
@@ -193,6 +204,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.rp != nil && m.rp.asking != promptNone {
+		return m.promptKey(msg)
+	}
 	// A key the focused pane binds in its current mode goes to the pane,
 	// ahead of a global key of the same name: q is "back" in the frame
 	// detail view, n "next problem" in Frames rather than the lesson's next
@@ -201,6 +215,11 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return focused.Update(msg)
 	}
 	lessonKey := m.lesson != nil
+	if !capturing && m.rp != nil {
+		if cmd, ok := m.replayKey(msg); ok {
+			return cmd
+		}
+	}
 	if !capturing {
 		switch {
 		case key.Matches(msg, m.keys.Quit):

@@ -19,6 +19,9 @@ func (m *Model) View() tea.View {
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "sonde " + m.opts.Command
+	if m.rp != nil {
+		v.WindowTitle = "sonde replay " + m.rp.tl.Path()
+	}
 	return v
 }
 
@@ -70,13 +73,23 @@ func (m *Model) frame(i int, r rect) string {
 }
 
 func (m *Model) helpLine() string {
+	if m.rp != nil && m.rp.asking != promptNone {
+		return m.replayPrompt()
+	}
 	var bindings []key.Binding
 	p := m.panes[m.focus]
+	if m.rp != nil && (p == nil || !p.Capturing()) {
+		bindings = append(bindings, m.rp.keys.ShortHelp()...)
+	}
 	if p != nil {
 		bindings = append(bindings, p.Keys().ShortHelp()...)
 	}
 	// While a pane captures the keyboard, the global keys do not apply.
-	if p == nil || !p.Capturing() {
+	switch {
+	case p != nil && p.Capturing():
+	case m.rp != nil:
+		bindings = append(bindings, m.keys.Next, m.keys.Help, m.keys.Quit)
+	default:
 		bindings = append(bindings, m.keys.ShortHelp()...)
 	}
 	return format.Fit(m.help.ShortHelpView(bindings), m.width)
@@ -103,6 +116,10 @@ func (m *Model) renderHelp() string {
 		full = full[:2]
 	}
 	b.WriteString(hm.FullHelpView(full) + "\n\n")
+	if m.rp != nil {
+		b.WriteString(m.styles.Accent.Render("Replay") + "\n\n")
+		b.WriteString(hm.FullHelpView(m.rp.keys.FullHelp()) + "\n\n")
+	}
 	b.WriteString(m.styles.Subtle.Render("? or esc closes this help"))
 	return format.Lines(b.String(), m.width, m.height-1) + "\n" + m.statusBar()
 }
@@ -111,6 +128,9 @@ func (m *Model) renderHelp() string {
 // events missed by the UI. When the line is too narrow, the least useful
 // parts go first (the protocol version, then the transport word).
 func (m *Model) statusBar() string {
+	if m.rp != nil {
+		return m.replayStatus()
+	}
 	st := m.styles
 	type part struct {
 		text string

@@ -1,0 +1,309 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/mcp"
+)
+
+// reqKey identifies a request the way the pending pane does: direction and
+// id (hashed with its type); requests without an id get a key of their own.
+type reqKey struct {
+	in bool
+	id uint64
+}
+
+// reqTrack is what a checkpoint needs of one request: its first event, its
+// last event with progress, and its last event (applying these three gives
+// the pending pane the same row as applying them all).
+type reqTrack struct {
+	key               reqKey
+	first, prog, last int32
+	final             bool
+	settled           int64
+}
+
+// LingerCarry bounds the settled requests a checkpoint carries: the most
+// recently settled ones within the linger time. (A session settling more
+// requests than this within the linger time shows, just after a rebuild,
+// only these among its lingering rows.)
+const LingerCarry = 512
+
+// recentFrame is a frame seen shortly before, to find the response that
+// settled a tools/list request (it comes just before the outcome).
+type recentFrame struct {
+	n      int32
+	id     uint64
+	inResp bool
+}
+
+// scanner is the state of the pass that builds the timeline.
+type scanner struct {
+	tl        *Timeline
+	linger    int64
+	reqs      map[reqKey]*reqTrack // the current request of each key
+	inflight  map[*reqTrack]struct{}
+	settledQ  []*reqTrack // in the order they settled
+	anon      uint64      // keys of requests without an id
+	lastStart int32
+	recent    [64]recentFrame
+	nrecent   int
+	max       int64
+}
+
+// scan reads every indexed line once (see the package comment).
+func (tl *Timeline) scan(linger time.Duration) error {
+	ix := tl.file.Index
+	f, br, err := newLineReader(tl.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	n := len(ix.Entries)
+	tl.ev = make([]int32, 0, n)
+	tl.reached = make([]int64, 0, n)
+	tl.ids = make([]uint64, 0, n)
+	s := &scanner{tl: tl, linger: int64(linger), reqs: map[reqKey]*reqTrack{}, inflight: map[*reqTrack]struct{}{}, lastStart: -1}
+	var off int64
+	var buf []byte
+	for p, e := range ix.Entries {
+		if e.Offset > off {
+			if _, err := br.Discard(int(e.Offset - off)); err != nil {
+				return fmt.Errorf("capture %s: %w", tl.path, err)
+			}
+			off = e.Offset
+		}
+		var size int64
+		buf, size, err = readLine(br, buf[:0])
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("capture %s: %w", tl.path, err)
+		}
+		off += size
+		s.entry(int32(p), e, buf)
+	}
+	if len(tl.cps) == 0 {
+		tl.cps = append(tl.cps, checkpoint{})
+	}
+	return nil
+}
+
+// headTail bounds what is kept of a long line: its start (a frame's id,
+// kind and direction come before its bytes) and its end (the verdict comes
+// after them).
+const headTail = 64 << 10
+
+// readLine reads one line (without its newline) into buf, keeping only its
+// first and last headTail bytes when it is longer than twice that. size is
+// the number of bytes consumed.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, int64, error) {
+	var size int64
+	for {
+		chunk, err := br.ReadSlice('\n')
+		size += int64(len(chunk))
+		buf = append(buf, chunk...)
+		if len(buf) > 4*headTail {
+			tail := buf[len(buf)-headTail:]
+			buf = append(buf[:headTail], tail...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return bytes.TrimRight(buf, "\n"), size, err
+	}
+}
+
+func (s *scanner) entry(p int32, e capture.Entry, line []byte) {
+	tl := s.tl
+	switch e.Type {
+	case capture.TypeSession:
+		tl.sessions = append(tl.sessions, p)
+		return
+	case capture.TypeFrame, capture.TypeRequest, capture.TypeStderr, capture.TypeProcess, capture.TypeNote, capture.TypeHTTP:
+	default:
+		return
+	}
+	n := int32(len(tl.ev))
+	if n%CheckpointEvery == 0 {
+		tl.cps = append(tl.cps, s.checkpoint())
+	}
+	s.max = max(s.max, e.T)
+	tl.ev = append(tl.ev, p)
+	tl.reached = append(tl.reached, s.max)
+	var id uint64
+	switch e.Type {
+	case capture.TypeFrame:
+		id = s.frame(n, line)
+	case capture.TypeRequest:
+		s.request(n, e.T, line)
+	case capture.TypeProcess:
+		if bytes.Contains(line, []byte(`"what":"start"`)) || bytes.Contains(line, []byte(`"what":"connect"`)) {
+			s.lastStart = n
+		}
+		if bytes.Contains(line, []byte(`"what":"spawn-failed"`)) {
+			tl.problems = append(tl.problems, n)
+		}
+	}
+	tl.ids = append(tl.ids, id)
+}
+
+// checkpoint lists the events to apply before the next event: those of
+// the requests that may still be alive (in flight, or settled within the
+// linger time of the time reached), and the last process start. Requests
+// that can no longer be alive are forgotten.
+func (s *scanner) checkpoint() checkpoint {
+	drop := 0
+	for drop < len(s.settledQ) && s.settledQ[drop].settled < s.max-s.linger {
+		if r := s.settledQ[drop]; s.reqs[r.key] == r {
+			delete(s.reqs, r.key)
+		}
+		drop++
+	}
+	s.settledQ = append(s.settledQ[:0], s.settledQ[drop:]...)
+	var carry []int32
+	add := func(r *reqTrack) {
+		carry = append(carry, r.first, r.last)
+		if r.prog >= 0 {
+			carry = append(carry, r.prog)
+		}
+	}
+	for r := range s.inflight {
+		add(r)
+	}
+	for _, r := range s.settledQ[max(len(s.settledQ)-LingerCarry, 0):] {
+		add(r)
+	}
+	if s.lastStart >= 0 {
+		carry = append(carry, s.lastStart)
+	}
+	slices.Sort(carry)
+	return checkpoint{carry: slices.Compact(carry)}
+}
+
+// problemVerdicts are the frame verdicts that are errors or violations.
+var problemVerdicts = [][]byte{
+	[]byte("malformed"), []byte("invalid"), []byte("too-long"), []byte("unknown"),
+	[]byte("duplicate"), []byte("late"), []byte("error"),
+}
+
+// frame reads a frame line's id, direction, kind and verdict without
+// decoding it: in a JSON line, a quoted key cannot occur inside a string
+// value (its quotes would be escaped), so a byte search finds the field.
+func (s *scanner) frame(n int32, line []byte) uint64 {
+	head := line
+	if i := bytes.Index(line, []byte(`,"raw":`)); i >= 0 {
+		head = line[:i]
+	}
+	var id uint64
+	if v := fieldValue(head, `"id":`); v != nil {
+		id = idHashRaw(v)
+	}
+	if v := fieldValue(line, `"verdict":`); len(v) > 2 {
+		verdict := v[1 : len(v)-1]
+		for _, p := range problemVerdicts {
+			if bytes.Equal(verdict, p) {
+				s.tl.problems = append(s.tl.problems, n)
+				break
+			}
+		}
+	}
+	inResp := bytes.Contains(head, []byte(`"dir":"in"`)) && bytes.Contains(head, []byte(`"kind":"response"`))
+	s.recent[s.nrecent%len(s.recent)] = recentFrame{n: n, id: id, inResp: inResp}
+	s.nrecent++
+	return id
+}
+
+// fieldValue returns the JSON value (a number or a string, as written)
+// after key in line, or nil.
+func fieldValue(line []byte, key string) []byte {
+	i := bytes.Index(line, []byte(key))
+	if i < 0 {
+		return nil
+	}
+	v := line[i+len(key):]
+	if len(v) == 0 {
+		return nil
+	}
+	if v[0] == '"' {
+		for j := 1; j < len(v); j++ {
+			switch v[j] {
+			case '\\':
+				j++
+			case '"':
+				return v[:j+1]
+			}
+		}
+		return nil
+	}
+	j := 0
+	for j < len(v) && (v[j] == '-' || v[j] >= '0' && v[j] <= '9') {
+		j++
+	}
+	if j == 0 {
+		return nil
+	}
+	return v[:j]
+}
+
+// request decodes a request record and tracks its request.
+func (s *scanner) request(n int32, t int64, line []byte) {
+	var r struct {
+		Dir      string          `json:"dir"`
+		ID       json.RawMessage `json:"id"`
+		Method   string          `json:"method"`
+		State    client.State    `json:"state"`
+		Progress json.RawMessage `json:"progress"`
+	}
+	if json.Unmarshal(line, &r) != nil {
+		return
+	}
+	k := reqKey{in: r.Dir == "in"}
+	if len(r.ID) > 0 {
+		k.id = idHashRaw(r.ID)
+	}
+	if k.id == 0 {
+		s.anon++ // no id (rejected): a row of its own
+		k.id = ^s.anon
+	}
+	tr := s.reqs[k]
+	if tr == nil || tr.final {
+		tr = &reqTrack{key: k, first: n, prog: -1}
+		s.reqs[k] = tr
+		s.inflight[tr] = struct{}{}
+	}
+	tr.last = n
+	if len(r.Progress) > 0 && string(r.Progress) != "null" {
+		tr.prog = n
+	}
+	if r.State.Final() {
+		tr.final, tr.settled = true, t
+		delete(s.inflight, tr)
+		s.settledQ = append(s.settledQ, tr)
+		if r.State != client.StateResolved && r.State != client.StateAnswered {
+			s.tl.problems = append(s.tl.problems, n)
+		}
+		if r.State == client.StateResolved && r.Method == mcp.MethodToolsList && !k.in {
+			s.toolsResponse(k.id)
+		}
+	}
+}
+
+// toolsResponse records the response frame that settled tools/list id.
+func (s *scanner) toolsResponse(id uint64) {
+	for i := 1; i <= min(s.nrecent, len(s.recent)); i++ {
+		f := s.recent[(s.nrecent-i)%len(s.recent)]
+		if f.inResp && f.id == id {
+			if l := len(s.tl.tools); l == 0 || s.tl.tools[l-1] < f.n {
+				s.tl.tools = append(s.tl.tools, f.n)
+			}
+			return
+		}
+	}
+}

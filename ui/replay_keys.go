@@ -1,0 +1,197 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// replayKeys are the timeline's keys (`sonde replay`); they apply whatever
+// pane has the focus, unless it captures typing.
+type replayKeys struct {
+	Play, Back, Forward, Faster, Slower, Start, End, Time, NextErr, PrevErr, Frame key.Binding
+}
+
+func defaultReplayKeys() replayKeys {
+	b := func(keys []string, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
+	}
+	return replayKeys{
+		Play:    b([]string{"space"}, "space", "play/pause"),
+		Back:    b([]string{"left", ","}, "←/,", "step back"),
+		Forward: b([]string{"right", "."}, "→/.", "step"),
+		Faster:  b([]string{"+", "="}, "+", "faster"),
+		Slower:  b([]string{"-"}, "-", "slower"),
+		Start:   b([]string{"<"}, "<", "start"),
+		End:     b([]string{">"}, ">", "end"),
+		Time:    b([]string{"t"}, "t", "jump to time"),
+		NextErr: b([]string{"e"}, "e", "next error"),
+		PrevErr: b([]string{"E", "shift+e"}, "E", "prev error"),
+		Frame:   b([]string{"i"}, "i", "next frame of id"),
+	}
+}
+
+// ShortHelp is the replay part of the help line.
+func (k replayKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Play, k.Back, k.Forward, k.Faster, k.Slower, k.NextErr, k.Time, k.Frame}
+}
+
+// FullHelp lists every replay key.
+func (k replayKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Play, k.Faster, k.Slower}, {k.Back, k.Forward, k.Start, k.End}, {k.Time, k.NextErr, k.PrevErr, k.Frame}}
+}
+
+// replayKey handles a timeline key; ok is false for other keys.
+func (m *Model) replayKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	rp := m.rp
+	k := &rp.keys
+	switch {
+	case key.Matches(msg, k.Play):
+		return m.play(), true
+	case key.Matches(msg, k.Back):
+		return m.step(-1), true
+	case key.Matches(msg, k.Forward):
+		return m.step(1), true
+	case key.Matches(msg, k.Faster):
+		rp.speed = min(rp.speed+1, len(speeds)-1)
+	case key.Matches(msg, k.Slower):
+		rp.speed = max(rp.speed-1, 0)
+	case key.Matches(msg, k.Start):
+		rp.playing, rp.note = false, ""
+		return m.seek(0), true
+	case key.Matches(msg, k.End):
+		rp.playing, rp.note = false, ""
+		return m.seek(rp.tl.Len()), true
+	case key.Matches(msg, k.NextErr):
+		return m.jumpProblem(1), true
+	case key.Matches(msg, k.PrevErr):
+		return m.jumpProblem(-1), true
+	case key.Matches(msg, k.Time):
+		return m.ask(promptTime, "time> ", "1.5s, 2m, or #N for event N", ""), true
+	case key.Matches(msg, k.Frame):
+		id := ""
+		if e, ok := m.pending.Selected(); ok && e.ID.IsValid() {
+			id = e.ID.String()
+		}
+		return m.ask(promptID, "id> ", `3 or "abc"`, id), true
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// ask opens the prompt.
+func (m *Model) ask(kind promptKind, prompt, placeholder, value string) tea.Cmd {
+	rp := m.rp
+	rp.playing, rp.note = false, ""
+	rp.asking = kind
+	rp.prompt.Prompt, rp.prompt.Placeholder = prompt, placeholder
+	rp.prompt.SetValue(value)
+	rp.prompt.CursorEnd()
+	rp.prompt.SetWidth(max(m.width-len(prompt)-2, 8))
+	return rp.prompt.Focus()
+}
+
+// promptKey handles a key while the prompt is open: enter jumps, esc
+// closes, the rest is typing.
+func (m *Model) promptKey(msg tea.KeyPressMsg) tea.Cmd {
+	rp := m.rp
+	switch msg.String() {
+	case "esc":
+		rp.asking = promptNone
+		rp.prompt.Blur()
+		return nil
+	case "enter":
+		kind, text := rp.asking, strings.TrimSpace(rp.prompt.Value())
+		rp.asking = promptNone
+		rp.prompt.Blur()
+		if kind == promptTime {
+			return m.jumpTime(text)
+		}
+		return m.jumpID(text)
+	}
+	var cmd tea.Cmd
+	rp.prompt, cmd = rp.prompt.Update(msg)
+	return cmd
+}
+
+// jumpTime moves the cursor to a time since the capture's start (every
+// event at or before it has happened), or to event N with "#N".
+func (m *Model) jumpTime(text string) tea.Cmd {
+	rp := m.rp
+	if n, ok := strings.CutPrefix(text, "#"); ok {
+		k, err := strconv.Atoi(n)
+		if err != nil || k < 0 {
+			rp.note = fmt.Sprintf("%q: want #N, an event number", text)
+			return nil
+		}
+		return m.seek(k)
+	}
+	d, err := parseOffset(text)
+	if err != nil {
+		rp.note = err.Error()
+		return nil
+	}
+	return m.seek(rp.tl.At(d))
+}
+
+// parseOffset reads a time since the capture's start: a Go duration
+// ("1.5s", "2m3s", "250ms") or a number of seconds.
+func parseOffset(s string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a time: want e.g. 1.5s, 2m3s or 250ms", s)
+	}
+	return d, nil
+}
+
+// jumpID moves the cursor just past the next frame that carries the id
+// (3 for an integer id, "abc" or abc for a string id).
+func (m *Model) jumpID(text string) tea.Cmd {
+	rp := m.rp
+	id, err := parseID(text)
+	if err != nil {
+		rp.note = err.Error()
+		return nil
+	}
+	n := rp.tl.NextFrame(rp.want, id)
+	if n < 0 {
+		rp.note = fmt.Sprintf("no frame with id %s after the cursor", id)
+		return nil
+	}
+	m.setFocus(paneFrames) // the frame is the newest there, and selected
+	return m.seek(n + 1)
+}
+
+// parseID reads an id as typed: an integer, a JSON string, or bare text
+// (a string id).
+func parseID(s string) (jsonrpc.ID, error) {
+	if s == "" {
+		return jsonrpc.ID{}, fmt.Errorf("no id given")
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return jsonrpc.Int(n), nil
+	}
+	if strings.HasPrefix(s, `"`) {
+		var str string
+		if err := json.Unmarshal([]byte(s), &str); err != nil {
+			return jsonrpc.ID{}, fmt.Errorf("%s is not a JSON string", s)
+		}
+		return jsonrpc.String(str), nil
+	}
+	return jsonrpc.String(s), nil
+}
+
+// replayReadOnly is the note shown when a pane asks for something a replay
+// cannot do (a call, a cancel, a refresh).
+const replayReadOnly = "a replay is read-only: no server runs, nothing is sent"
