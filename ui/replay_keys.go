@@ -95,7 +95,7 @@ func (m *Model) ask(kind promptKind, prompt, placeholder, value string) tea.Cmd 
 	rp.prompt.Prompt, rp.prompt.Placeholder = prompt, placeholder
 	rp.prompt.SetValue(value)
 	rp.prompt.CursorEnd()
-	rp.prompt.SetWidth(max(m.width-len(prompt)-2, 8))
+	rp.prompt.SetWidth(max(min(m.width/2, 40), 8))
 	return rp.prompt.Focus()
 }
 
