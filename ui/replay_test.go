@@ -288,7 +288,9 @@ func TestReplayPlay(t *testing.T) {
 		t.Fatalf("not playing: %q", rh.status())
 	}
 	gen := rp.tickGen
-	tick := func(ms int) { rh.send(replayTickMsg{gen: gen, t: replayClock.Add(time.Duration(ms) * time.Millisecond)}) }
+	tick := func(ms int) {
+		rh.send(replayTickMsg{gen: gen, t: replayClock.Add(time.Duration(ms) * time.Millisecond)})
+	}
 	tick(150) // 150ms at 1x
 	rh.checkPendingAtTime(all, rh.tl.At(150*time.Millisecond), 150*time.Millisecond)
 	if rp.now != 150*time.Millisecond {
