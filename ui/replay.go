@@ -50,7 +50,10 @@ type replayState struct {
 	loading bool
 	// now is the cursor's time since the capture's start: the time of the
 	// last event applied, or the playback clock.
-	now      time.Duration
+	now time.Duration
+	// hold, when not negative, is the time the cursor was sent to (a jump
+	// to a time): the clock stays there rather than at the last event.
+	hold     time.Duration
 	playing  bool
 	speed    int
 	tickGen  int
@@ -96,7 +99,7 @@ func newReplayState(m *Model, tl *replay.Timeline) *replayState {
 	s.Blurred = s.Focused
 	s.Cursor.Color, s.Cursor.Blink = st.Palette.Accent, false
 	in.SetStyles(s)
-	return &replayState{tl: tl, keys: defaultReplayKeys(), speed: defaultSpeed, tools: -1, sessionAt: -1,
+	return &replayState{tl: tl, keys: defaultReplayKeys(), speed: defaultSpeed, tools: -1, sessionAt: -1, hold: -1,
 		prompt: in, warnings: tl.Warnings()}
 }
 
@@ -116,8 +119,21 @@ func (m *Model) freshPanes() {
 // seek sends the cursor to position k (clamped) and starts loading.
 func (m *Model) seek(k int) tea.Cmd {
 	rp := m.rp
+	rp.hold = -1
 	rp.want = max(min(k, rp.tl.Len()), 0)
 	return m.nextLoad()
+}
+
+// seekTime sends the cursor to offset d: the events up to d have happened,
+// and the clock is at d.
+func (m *Model) seekTime(d time.Duration) tea.Cmd {
+	cmd := m.seek(m.rp.tl.At(d))
+	m.rp.hold = max(d, 0)
+	if cmd == nil {
+		m.rp.now = max(m.rp.tl.Time(m.rp.pos), m.rp.hold)
+		m.replayNow()
+	}
+	return cmd
 }
 
 // nextLoad starts the command that brings the panes from pos to want:
@@ -202,7 +218,7 @@ func (m *Model) replayLoaded(msg replayLoadedMsg) tea.Cmd {
 		rp.session, rp.sessionAt = *msg.session, msg.sessAt
 	}
 	if !rp.playing || rp.now < rp.tl.Time(rp.pos) {
-		rp.now = rp.tl.Time(rp.pos)
+		rp.now = max(rp.tl.Time(rp.pos), rp.hold)
 	}
 	m.replayNow()
 	return m.nextLoad()

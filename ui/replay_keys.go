@@ -139,7 +139,7 @@ func (m *Model) jumpTime(text string) tea.Cmd {
 		rp.note = err.Error()
 		return nil
 	}
-	return m.seek(rp.tl.At(d))
+	return m.seekTime(d)
 }
 
 // parseOffset reads a time since the capture's start: a Go duration

@@ -399,9 +399,11 @@ func TestReplayPromptGolden(t *testing.T) {
 	rh.typeText("0.2")
 	golden.Assert(t, "replay_prompt_80x24", rh.screen())
 	rh.keys("enter")
-	if rh.m.rp.pos != rh.tl.At(200*time.Millisecond) {
-		t.Fatalf("cursor at %d", rh.m.rp.pos)
+	if rh.m.rp.pos != rh.tl.At(200*time.Millisecond) || rh.m.rp.now != 200*time.Millisecond {
+		t.Fatalf("cursor at %d, clock %v; want the events up to 0.2s, the clock at 0.2s", rh.m.rp.pos, rh.m.rp.now)
 	}
+	// The pending map is that of 0.2s: ages count to then.
+	rh.checkPendingAtTime(allEvents(t, sampleCapture), rh.m.rp.pos, 200*time.Millisecond)
 }
 
 func TestReplayReadOnly(t *testing.T) {
