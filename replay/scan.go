@@ -252,21 +252,73 @@ func fieldValue(line []byte, key string) []byte {
 	return v[:j]
 }
 
-// request decodes a request record and tracks its request.
-func (s *scanner) request(n int32, t int64, line []byte) {
-	var r struct {
-		Dir      string          `json:"dir"`
-		ID       json.RawMessage `json:"id"`
-		Method   string          `json:"method"`
-		State    client.State    `json:"state"`
-		Progress json.RawMessage `json:"progress"`
+// reqFields are the fields of a request record the scan needs.
+type reqFields struct {
+	in       bool
+	id       []byte // as written: 3 or "3"; nil without an id
+	method   string
+	state    client.State
+	progress bool
+}
+
+// requestFields reads a request record's fields. A line laid out as this
+// package's recorder writes it ({"type":"request",…, fields in Record's
+// order}) is read by byte search: the top-level dir, id, method and state
+// come before progress and error, and a key inside a string value has its
+// quotes escaped, so the first match before "state" is the top-level one.
+// Other layouts are decoded in full.
+func requestFields(line []byte) (reqFields, bool) {
+	var f reqFields
+	if !bytes.HasPrefix(line, []byte(`{"type":"request"`)) {
+		var r struct {
+			Dir      string          `json:"dir"`
+			ID       json.RawMessage `json:"id"`
+			Method   string          `json:"method"`
+			State    client.State    `json:"state"`
+			Progress json.RawMessage `json:"progress"`
+		}
+		if json.Unmarshal(line, &r) != nil {
+			return f, false
+		}
+		f = reqFields{in: r.Dir == "in", method: r.Method, state: r.State,
+			progress: len(r.Progress) > 0 && string(r.Progress) != "null"}
+		if len(r.ID) > 0 && string(r.ID) != "null" {
+			f.id = r.ID
+		}
+		return f, true
 	}
-	if json.Unmarshal(line, &r) != nil {
+	st := bytes.Index(line, []byte(`,"state":`))
+	if st < 0 {
+		return f, false
+	}
+	head := line[:st]
+	state := fieldValue(line[st:], `"state":`)
+	if len(state) < 2 {
+		return f, false
+	}
+	f.state = client.State(state[1 : len(state)-1])
+	f.in = bytes.Contains(head, []byte(`,"dir":"in"`))
+	f.id = fieldValue(head, `,"id":`)
+	if m := fieldValue(head, `,"method":`); len(m) >= 2 {
+		f.method = string(m[1 : len(m)-1])
+	}
+	rest := line[st:]
+	if e := bytes.Index(rest, []byte(`,"error":`)); e >= 0 {
+		rest = rest[:e]
+	}
+	f.progress = bytes.Contains(rest, []byte(`,"progress":{`))
+	return f, true
+}
+
+// request tracks the request of a request record.
+func (s *scanner) request(n int32, t int64, line []byte) {
+	r, ok := requestFields(line)
+	if !ok {
 		return
 	}
-	k := reqKey{in: r.Dir == "in"}
-	if len(r.ID) > 0 {
-		k.id = idHashRaw(r.ID)
+	k := reqKey{in: r.in}
+	if r.id != nil {
+		k.id = idHashRaw(r.id)
 	}
 	if k.id == 0 {
 		s.anon++ // no id (rejected): a row of its own
@@ -279,17 +331,17 @@ func (s *scanner) request(n int32, t int64, line []byte) {
 		s.inflight[tr] = struct{}{}
 	}
 	tr.last = n
-	if len(r.Progress) > 0 && string(r.Progress) != "null" {
+	if r.progress {
 		tr.prog = n
 	}
-	if r.State.Final() {
+	if r.state.Final() {
 		tr.final, tr.settled = true, t
 		delete(s.inflight, tr)
 		s.settledQ = append(s.settledQ, tr)
-		if r.State != client.StateResolved && r.State != client.StateAnswered {
+		if r.state != client.StateResolved && r.state != client.StateAnswered {
 			s.tl.problems = append(s.tl.problems, n)
 		}
-		if r.State == client.StateResolved && r.Method == mcp.MethodToolsList && !k.in {
+		if r.state == client.StateResolved && r.method == mcp.MethodToolsList && !k.in {
 			s.toolsResponse(k.id)
 		}
 	}
