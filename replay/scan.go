@@ -187,10 +187,15 @@ func (s *scanner) checkpoint() checkpoint {
 	return checkpoint{carry: slices.Compact(carry)}
 }
 
-// problemVerdicts are the frame verdicts that are errors or violations.
-var problemVerdicts = [][]byte{
-	[]byte("malformed"), []byte("invalid"), []byte("too-long"), []byte("unknown"),
-	[]byte("duplicate"), []byte("late"), []byte("error"),
+// problemVerdict reports whether a frame verdict is an error or a
+// violation.
+func problemVerdict(v []byte) bool {
+	switch client.Verdict(v) {
+	case client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong, client.VerdictUnknown,
+		client.VerdictDuplicate, client.VerdictLate, client.VerdictRemoteError:
+		return true
+	}
+	return false
 }
 
 // frame reads a frame line's id, direction, kind and verdict without
@@ -206,12 +211,8 @@ func (s *scanner) frame(n int32, line []byte) uint64 {
 		id = idHashRaw(v)
 	}
 	if v := fieldValue(line, `"verdict":`); len(v) > 2 {
-		verdict := v[1 : len(v)-1]
-		for _, p := range problemVerdicts {
-			if bytes.Equal(verdict, p) {
-				s.tl.problems = append(s.tl.problems, n)
-				break
-			}
+		if problemVerdict(v[1 : len(v)-1]) {
+			s.tl.problems = append(s.tl.problems, n)
 		}
 	}
 	inResp := bytes.Contains(head, []byte(`"dir":"in"`)) && bytes.Contains(head, []byte(`"kind":"response"`))

@@ -17,9 +17,12 @@ import (
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
-// speeds are the playback speeds; 0 is instant (a batch of events per
-// tick).
-var speeds = [...]float64{0.25, 0.5, 1, 2, 5, 10, 20, 0}
+// speedOf returns playback speed i (0 to speedCount-1); 0 is instant (a
+// batch of events per tick).
+func speedOf(i int) float64 { return [speedCount]float64{0.25, 0.5, 1, 2, 5, 10, 20, 0}[i] }
+
+// speedCount is the number of playback speeds.
+const speedCount = 8
 
 const (
 	// defaultSpeed is 1x.
@@ -270,7 +273,7 @@ func (m *Model) replayTicked(msg replayTickMsg) tea.Cmd {
 	elapsed := msg.t.Sub(rp.lastTick)
 	rp.lastTick = msg.t
 	target := rp.want
-	if sp := speeds[rp.speed]; sp == 0 {
+	if sp := speedOf(rp.speed); sp == 0 {
 		target += instantBatch
 	} else {
 		rp.now += time.Duration(float64(elapsed) * sp)
@@ -280,7 +283,7 @@ func (m *Model) replayTicked(msg replayTickMsg) tea.Cmd {
 		target, rp.playing = rp.tl.Len(), false
 		rp.now = rp.tl.End()
 	}
-	if speeds[rp.speed] == 0 {
+	if speedOf(rp.speed) == 0 {
 		rp.now = rp.tl.Time(target)
 	}
 	cmd := m.seek(target)

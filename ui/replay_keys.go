@@ -60,7 +60,7 @@ func (m *Model) replayKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, k.Forward):
 		return m.step(1), true
 	case key.Matches(msg, k.Faster):
-		rp.speed = min(rp.speed+1, len(speeds)-1)
+		rp.speed = min(rp.speed+1, speedCount-1)
 	case key.Matches(msg, k.Slower):
 		rp.speed = max(rp.speed-1, 0)
 	case key.Matches(msg, k.Start):

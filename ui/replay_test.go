@@ -428,3 +428,21 @@ func TestReplayTruncatedWarns(t *testing.T) {
 		t.Fatalf("status %q", rh.status())
 	}
 }
+
+func TestReplayHelpScreen(t *testing.T) {
+	rh := newReplayHarness(t, sampleCapture, 120, 40)
+	rh.keys("?")
+	s := rh.screen()
+	for _, want := range []string{"Replay", "space play/pause", "←/, step back", "t jump to time", "i next frame of id", "E prev error"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("help screen lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "restart server") || strings.Contains(s, "record on/off") {
+		t.Error("the help screen offers restart or record in a replay")
+	}
+	rh.keys("esc")
+	if rh.m.showHelp {
+		t.Fatal("esc did not close the help")
+	}
+}

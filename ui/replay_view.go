@@ -12,10 +12,10 @@ import (
 
 // speedText is "1x", "0.25x" or "instant".
 func speedText(i int) string {
-	if speeds[i] == 0 {
+	if speedOf(i) == 0 {
 		return "instant"
 	}
-	return strconv.FormatFloat(speeds[i], 'f', -1, 64) + "x"
+	return strconv.FormatFloat(speedOf(i), 'f', -1, 64) + "x"
 }
 
 // replayStatus is the status bar of a replay: the capture (server, transport,
