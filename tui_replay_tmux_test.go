@@ -9,7 +9,8 @@ import (
 // terminal: it opens at the end, paused; steps back to the moment call 5
 // was in flight (the Pending pane shows it with its age and deadline then);
 // seeks to 0.2s, when 3 had been answered before 2, still pending; steps
-// forward and back; then quits with status 0 and nothing on stderr.
+// forward and back; plays from the start to the end; then quits with
+// status 0 and nothing on stderr.
 func TestTUIReplay(t *testing.T) {
 	path, err := filepath.Abs("testdata/captures/out-of-order-late-crash.jsonl")
 	if err != nil {
@@ -42,5 +43,11 @@ func TestTUIReplay(t *testing.T) {
 	tt.waitFor("one step forward", `event 18/36 `)
 	tt.keys("Left")
 	tt.waitFor("back", `event 17/36 │ pending 1 `, `│\s+2\s+tools/cal… sent\s+34\.0ms`)
+
+	// Play from the start at 0.25x: it ends at the end of the capture, paused.
+	tt.keys("<", "-", "-")
+	tt.waitFor("the start at 0.25x", `⏸ paused 0\.25x │ \+0µs / 365\.2ms │ event 0/36 `)
+	tt.keys("Space")
+	tt.waitFor("the end of playback", `⏸ paused 0\.25x │ \+365\.2ms / 365\.2ms │ event 36/36 `, `── pid 5617 exited: exit code 3 `)
 	tt.quit()
 }
