@@ -173,7 +173,7 @@ func TestRebuildEqualsFold(t *testing.T) {
 	}
 	checked, slow := 0, 0
 	f := &folder{tl: tl, all: all}
-	for k := 0; k <= tl.Len(); k += 331 {
+	for k := 0; k <= tl.Len(); k += 523 {
 		if _, from := tl.Plan(k); k > replay.Warm+replay.CheckpointEvery && from == 0 {
 			t.Fatalf("Plan(%d) starts from 0", k)
 		}

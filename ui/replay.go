@@ -131,7 +131,7 @@ func (m *Model) seek(k int) tea.Cmd {
 // and the clock is at d.
 func (m *Model) seekTime(d time.Duration) tea.Cmd {
 	cmd := m.seek(m.rp.tl.At(d))
-	m.rp.hold = max(d, 0)
+	m.rp.hold = max(min(d, m.rp.tl.End()), 0) // not past the end of the capture
 	if cmd == nil {
 		m.rp.now = max(m.rp.tl.Time(m.rp.pos), m.rp.hold)
 		m.replayNow()

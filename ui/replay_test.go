@@ -446,3 +446,25 @@ func TestReplayHelpScreen(t *testing.T) {
 		t.Fatal("esc did not close the help")
 	}
 }
+
+// TestReplayEmptyCapture: a capture with a header and nothing else opens
+// (event 0/0), and every key is harmless.
+func TestReplayEmptyCapture(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.jsonl")
+	header := `{"type":"header","format":"sonde-capture","version":"1.0","sonde":"v0.1.0","start":"2026-01-01T00:00:00Z","transport":"stdio"}` + "\n"
+	if err := os.WriteFile(path, []byte(header), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rh := newReplayHarness(t, path, 120, 24)
+	rh.keys("space", "left", "right", "<", ">", "e", "E", "+", "-")
+	rh.keys("t")
+	rh.typeText("5s")
+	rh.keys("enter")
+	rh.keys("i")
+	rh.typeText("1")
+	rh.keys("enter")
+	if st := rh.status(); !strings.Contains(st, "+0µs / 0µs │ event 0/0") || !strings.Contains(st, `no frame with id 1`) {
+		t.Fatalf("status %q", st)
+	}
+	rh.screen()
+}
