@@ -31,7 +31,6 @@ const exitCodesHelp = `Exit status:
   9    MCP_BUSY          too many requests in flight (--max-pending)
   10   MCP_HTTP          an HTTP exchange failed (status, network, dropped stream)
   11   MCP_SESSION_EXPIRED  the server ended the HTTP session (404)
-  12   a capture file that cannot be read (missing, not a capture, newer format)
   130  interrupted
 Errors are printed on stderr as one line: sonde: CODE: message (see docs/errors.md).`
 

@@ -21,7 +21,6 @@ const (
 	exitBusy        = 9  // MCP_BUSY
 	exitHTTP        = 10 // MCP_HTTP
 	exitExpired     = 11 // MCP_SESSION_EXPIRED
-	exitCapture     = 12 // a capture file that cannot be read (missing, not a capture, newer format)
 	exitInterrupted = 130
 )
 

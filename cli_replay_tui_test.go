@@ -14,10 +14,10 @@ import (
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-// TestReplayBadCapture: a capture that cannot be read fails before the UI
-// opens, naming the file and the reason, with exit status 12; a wrong
-// number of arguments is a usage error.
-func TestReplayBadCapture(t *testing.T) {
+// TestReplayUIBadCapture: a capture that cannot be read fails before the UI
+// opens, naming the file and the reason, with exit status 2 (as for lint);
+// a wrong number of arguments is a usage error too.
+func TestReplayUIBadCapture(t *testing.T) {
 	dir := t.TempDir()
 	notCapture := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(notCapture, []byte("just some notes\n"), 0o600); err != nil {
@@ -34,9 +34,9 @@ func TestReplayBadCapture(t *testing.T) {
 		code    int
 		errLine string
 	}{
-		{"missing", []string{"replay", missing}, exitCapture, "sonde: capture " + missing + ": no such file\n"},
-		{"not a capture", []string{"replay", notCapture}, exitCapture, "sonde: capture " + notCapture + ": capture line 1: not a sonde capture: the first line is not a JSON header: invalid character 'j' looking for beginning of value\n"},
-		{"newer", []string{"replay", newer}, exitCapture, "sonde: capture " + newer + ": capture line 1: capture format is newer than this sonde: version 9.0; this sonde reads version 1.x and older (upgrade sonde)\n"},
+		{"missing", []string{"replay", missing}, exitUsage, "sonde: capture " + missing + ": no such file\n"},
+		{"not a capture", []string{"replay", notCapture}, exitUsage, "sonde: capture " + notCapture + ": capture line 1: not a sonde capture: the first line is not a JSON header: invalid character 'j' looking for beginning of value\n"},
+		{"newer", []string{"replay", newer}, exitUsage, "sonde: capture " + newer + ": capture line 1: capture format is newer than this sonde: version 9.0; this sonde reads version 1.x and older (upgrade sonde)\n"},
 		{"no file", []string{"replay"}, exitUsage, "sonde: sonde replay takes one capture FILE (see sonde replay --help)\n"},
 		{"two files", []string{"replay", "a", "b"}, exitUsage, "sonde: sonde replay takes one capture FILE (see sonde replay --help)\n"},
 	}
@@ -51,24 +51,24 @@ func TestReplayBadCapture(t *testing.T) {
 	}
 }
 
-// TestReplayHelp: --help names the keys and the exit status.
-func TestReplayHelp(t *testing.T) {
+// TestReplayUIHelp: --help names the keys and the exit status.
+func TestReplayUIHelp(t *testing.T) {
 	r := runSonde(t, "", "replay", "--help")
 	checkRun(t, r, exitOK, "")
-	for _, want := range []string{"sonde replay FILE", "play / pause", "step one event back", "next / previous error", "exit\nstatus 12", "12   a capture file that cannot be read"} {
+	for _, want := range []string{"sonde replay FILE", "play / pause", "step one event back", "next / previous error", "exit\nstatus 2"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)
 		}
 	}
 }
 
-// TestReplayRecordedSession records a real session against the fixture
+// TestReplayUIRecordedSession records a real session against the fixture
 // (tools/list, with stdout noise) and opens it as the replay does: every
 // event is on the timeline, the noise is found as the first problem, the
 // tool list at the end is the fixture's, the server is named by the
 // session record, and the pending map rebuilt at every position equals
 // the fold of the events up to there.
-func TestReplayRecordedSession(t *testing.T) {
+func TestReplayUIRecordedSession(t *testing.T) {
 	f := newFixture(t)
 	path := filepath.Join(t.TempDir(), "tools.jsonl")
 	r := runSonde(t, "", f.cmd([]string{"tools", "--record", path}, "--fault", "stdout-noise")...)
