@@ -63,8 +63,8 @@ below do the same work headless, for scripts:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && tf.url == "" {
-				return cmd.Help()
+			if tf.server != "" || tf.config != "" || (len(args) == 0 && tf.url == "") {
+				return runRootFromConfig(cmd, io, &tf, args)
 			}
 			if tf.url != "" && len(args) > 0 {
 				return usagef("give either --url or a server command after --, not both")
@@ -79,7 +79,7 @@ below do the same work headless, for scripts:
 	})
 	root.AddCommand(
 		newCallCmd(io), newToolsCmd(io), newCheckCmd(io), newScriptCmd(io), newBenchCmd(io),
-		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io),
+		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io), newConfigCmd(io),
 	)
 	return root
 }
@@ -109,6 +109,12 @@ type serverFlags struct {
 	insecure    bool
 	reconnect   bool
 	connTimeout time.Duration
+
+	// A server from a host's config file (--config, --server): see
+	// hostflags.go. header holds the entry's headers.
+	config string
+	server string
+	header http.Header
 }
 
 func (f *serverFlags) register(fs *pflag.FlagSet) {
@@ -135,6 +141,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate (dangerous)")
 	fs.BoolVar(&f.reconnect, "reconnect", false, "with --url: when the server ends the session (MCP_SESSION_EXPIRED), initialize a new one and retry once")
 	fs.DurationVar(&f.connTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")
+	f.registerConfig(fs)
 }
 
 // serverArgv splits args at "--": the n arguments of the subcommand itself,
@@ -142,6 +149,9 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 // not exactly n arguments before "--". With --url there is no command: the
 // argv returned is nil.
 func (f *serverFlags) serverArgv(cmd *cobra.Command, args []string, n int, wrongCount string) ([]string, []string, error) {
+	if f.server != "" || f.config != "" {
+		return f.configArgv(cmd, args, n, wrongCount)
+	}
 	dash := cmd.ArgsLenAtDash()
 	if f.url != "" {
 		if dash >= 0 && dash < len(args) {
@@ -248,6 +258,12 @@ func (f *serverFlags) httpConfig() (transport.HTTPConfig, error) {
 			return transport.HTTPConfig{}, usagef(fmt.Sprintf("--header %q: want 'Name: value'", redactArg(kv)))
 		}
 		h.Add(name, strings.TrimSpace(value))
+	}
+	// Headers of a config entry (--server), unless --header sets the same.
+	for name, values := range f.header {
+		if h.Values(name) == nil {
+			h[name] = values
+		}
 	}
 	if f.bearerEnv != "" {
 		tok := strings.TrimSpace(os.Getenv(f.bearerEnv))
