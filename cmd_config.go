@@ -80,7 +80,7 @@ type listedFile struct {
 	Path    string `json:"path"`
 	Host    string `json:"host"`
 	Scope   string `json:"scope"`
-	State   string `json:"state"` // "read", "missing" or "unreadable"
+	State   string `json:"state"` // "read", "invalid" (see the problems), "missing" or "unreadable"
 	Servers int    `json:"servers"`
 }
 
@@ -121,6 +121,11 @@ func listConfig(h hostEnv, file string) configList {
 				if file == "" {
 					problems = nil
 				}
+			}
+		}
+		for _, p := range problems {
+			if p.Server == "" && lf.State == "read" {
+				lf.State = "invalid"
 			}
 		}
 		l.Files = append(l.Files, lf)

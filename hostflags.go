@@ -88,7 +88,14 @@ func (f *serverFlags) configArgv(cmd *cobra.Command, args []string, n int, wrong
 	if err != nil {
 		return nil, nil, err
 	}
-	argv, err := f.useServer(cmd, h, s, termPrompter{in: cmd.InOrStdin(), out: cmd.ErrOrStderr()})
+	// Inputs are asked for on stderr, which stays clear of the output of
+	// the headless commands; the UI (the root command) draws on stdout, so
+	// it asks there.
+	out := cmd.ErrOrStderr()
+	if !cmd.HasParent() {
+		out = cmd.OutOrStdout()
+	}
+	argv, err := f.useServer(cmd, h, s, termPrompter{in: cmd.InOrStdin(), out: out})
 	return args, argv, err
 }
 

@@ -89,13 +89,18 @@ func Detect(file string, hosts []paths.HostConfig, project string) (string, path
 
 // Find returns the server named name. No such server is ErrNotFound (the
 // message lists the names there are); several are ErrAmbiguous (the
-// message lists each with its host, scope and file).
+// message lists each with its host, scope and file), except when they are
+// all Claude Code's: then the one Claude Code uses wins (local over
+// project over user).
 func Find(servers []Server, name string) (Server, error) {
 	var hits []Server
 	for _, s := range servers {
 		if s.Name == name {
 			hits = append(hits, s)
 		}
+	}
+	if s, ok := claudeCodeFirst(hits); ok {
+		return s, nil
 	}
 	switch len(hits) {
 	case 1:
@@ -123,4 +128,23 @@ func Find(servers []Server, name string) (Server, error) {
 		where = append(where, w)
 	}
 	return Server{}, fmt.Errorf("%w %q: it is in %s; choose one with --config FILE", ErrAmbiguous, name, strings.Join(where, "; "))
+}
+
+// claudeCodeFirst returns, when every hit is a Claude Code entry, the one
+// Claude Code itself uses: local scope first, then project, then user.
+func claudeCodeFirst(hits []Server) (Server, bool) {
+	if len(hits) < 2 {
+		return Server{}, false
+	}
+	rank := map[string]int{ScopeLocal: 0, "project": 1, "user": 2}
+	best := -1
+	for i, s := range hits {
+		if s.Host != paths.ClaudeCode {
+			return Server{}, false
+		}
+		if best < 0 || rank[s.Scope] < rank[hits[best].Scope] {
+			best = i
+		}
+	}
+	return hits[best], true
 }

@@ -293,6 +293,21 @@ func TestFind(t *testing.T) {
 	if !errors.Is(err, ErrAmbiguous) || err.Error() != want {
 		t.Errorf("Find a:\n got %v\nwant %s", err, want)
 	}
+	// Claude Code's own entries: local over project over user.
+	cc := []Server{
+		{Name: "x", Host: paths.ClaudeCode, Scope: "user", File: "/h/.claude.json"},
+		{Name: "x", Host: paths.ClaudeCode, Scope: "project", File: "/p/.mcp.json"},
+		{Name: "x", Host: paths.ClaudeCode, Scope: "local", File: "/h/.claude.json", Project: "/p"},
+	}
+	if s, err := Find(cc, "x"); err != nil || s.Scope != "local" {
+		t.Errorf("Claude Code x: %+v, %v; want the local one", s, err)
+	}
+	if s, err := Find(cc[:2], "x"); err != nil || s.Scope != "project" {
+		t.Errorf("Claude Code x: %+v, %v; want the project one", s, err)
+	}
+	if _, err := Find(append(cc, Server{Name: "x", Host: paths.Cursor, Scope: "user"}), "x"); !errors.Is(err, ErrAmbiguous) {
+		t.Errorf("Claude Code and Cursor x: %v, want ambiguous", err)
+	}
 	if _, err := Find(nil, "a"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "no servers were found") {
 		t.Errorf("Find in nothing: %v", err)
 	}

@@ -63,7 +63,11 @@ func (m *Model) Render() string {
 	st, l := m.st, m.layout()
 	var rows []string
 
-	title := fmt.Sprintf("sonde · pick a server · %d found in %d files", len(m.opts.Items), m.opts.Files)
+	files := "files"
+	if m.opts.Files == 1 {
+		files = "file"
+	}
+	title := fmt.Sprintf("sonde · pick a server · %d found in %d %s", len(m.opts.Items), m.opts.Files, files)
 	rows = append(rows, st.Accent.Render(format.Fit(title, m.w)))
 
 	switch {

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTUIPicker runs sonde with no arguments in a terminal (tmux), with a
+// home folder holding a Cursor file and a broken Claude Desktop file, and
+// a project folder holding a VS Code file whose fixture entry needs a
+// password input: the picker lists both servers and the problem, the
+// filter narrows the list, enter asks for the input without echoing it,
+// and the UI starts on the fixture.
+func TestTUIPicker(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	hostHome(t, home, project)
+	f := newFixture(t)
+	env := map[string]string{"SONDE_TEST_SECRET": "${input:secret}"}
+	for _, kv := range childEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{
+		"inputs": []map[string]any{{"type": "promptString", "id": "secret", "description": "Secret of the fixture", "password": true}},
+		"servers": map[string]any{"fx": map[string]any{
+			"type": "stdio", "command": os.Args[0], "args": []string{"fixture", "--pid-file", f.pidFile}, "env": env,
+		}},
+	})
+	writeTestFile(t, filepath.Join(project, ".vscode", "mcp.json"), string(b))
+	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server", "args": ["--port", "9"]}}}`)
+	writeTestFile(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), `{"mcpServers": {`)
+
+	tt := startTUI(t, 100, 24, nil)
+	tt.waitFor("the picker",
+		`sonde · pick a server · 2 found in 3 files`,
+		`^› other\s+Cursor · user\s+other-server --port 9`,
+		`^  fx\s+VS Code · project\s+\S+ fixture --pid-file `,
+		`^Problems \(1\)`,
+		`^! ~/\.config/Claude/claude_desktop_config\.json: not valid JSON: `,
+		`enter start`)
+	tt.keys("/")
+	tt.text("fx")
+	tt.waitFor("the filtered list", `^/ fx▏\s+1/2`, `^› fx\s+VS Code · project`, `!other-server`)
+	tt.keys("Enter")
+	tt.waitFor("the input prompt", `^sonde: Secret of the fixture \(input secret\):`)
+	const secret = "hunter2-not-shown"
+	tt.text(secret)
+	tt.keys("Enter")
+	s := tt.waitFor("the UI on the fixture", append([]string{`─ 1 Pending `, `── pid \d+ started: `}, handshake...)...)
+	if strings.Contains(s, secret) {
+		t.Errorf("the input's value is on the screen:\n%s", s)
+	}
+	tt.quit()
+	checkPIDs(t, f, s, 1)
+}
+
+// TestTUIPickerQuit: esc in the picker quits with status 0 and starts
+// nothing.
+func TestTUIPickerQuit(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	hostHome(t, home, project)
+	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server"}}}`)
+	tt := startTUI(t, 80, 20, nil)
+	tt.waitFor("the picker", `pick a server · 1 found in 1 file`, `^› other\s+Cursor · user`)
+	tt.keys("Escape")
+	if code := tt.waitExit(); code != 0 {
+		t.Errorf("exit status %d, want 0%s", code, tt.diag())
+	}
+}
