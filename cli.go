@@ -36,7 +36,7 @@ Errors are printed on stderr as one line: sonde: CODE: message (see docs/errors.
 func newRootCmd(io streams) *cobra.Command {
 	var tf tuiFlags
 	root := &cobra.Command{
-		Use:   "sonde [flags] (-- COMMAND [ARG...] | --url URL)",
+		Use:   "sonde [flags] (-- COMMAND [ARG...] | --url URL | [--config FILE] --server NAME)",
 		Short: "Inspect and debug MCP servers from the terminal",
 		Long: `sonde launches an MCP server (a stdio subprocess) or connects to one over HTTP
 (Streamable HTTP or legacy HTTP+SSE, --url), and shows, live, what the client knows:
@@ -45,10 +45,16 @@ the server's stderr, and a tool picker to make calls.
 
   sonde -- npx -y @modelcontextprotocol/server-everything    the interactive UI
   sonde --url http://127.0.0.1:3001/mcp                       the same over HTTP
+  sonde --server NAME                                         a server of Claude Desktop,
+                                                              Claude Code, Cursor, VS Code,
+                                                              Windsurf or Cline (--config FILE)
+  sonde                                                       in a terminal: pick one of those
   sonde demo                                                  the out-of-order lesson
 
-The server command comes after "--" and is run directly (no shell). The subcommands
-below do the same work headless, for scripts:
+The server command comes after "--" and is run directly (no shell). Without one (and
+without --url or --server), sonde shows a picker over the servers of the hosts' config
+files when stdin is a terminal, and this help otherwise; sonde config list shows what it
+found. The subcommands below do the same work headless, for scripts:
   sonde tools -- ./my-server --flag
   sonde call echo --args '{"value":"hi"}' -- ./my-server
 
