@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"go.uber.org/goleak"
+
+	"github.com/sonde-mcp/sonde/internal/golden"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -218,4 +220,16 @@ func TestNoServers(t *testing.T) {
 func isQuit(cmd tea.Cmd) bool {
 	_, ok := cmd().(tea.QuitMsg)
 	return ok
+}
+
+// TestGolden: the whole screen at 100x16, NoColor, with the filter typed
+// and problems listed.
+func TestGolden(t *testing.T) {
+	m := newPicker(100, 16,
+		"~/.cursor/mcp.json: not valid JSON: line 5, column 7: invalid character '\"' after object key:value pair",
+		"~/.config/Code/User/mcp.json: server \"db\": unresolved reference: env.DB_USER: ${env:USER}: environment variable USER is not set")
+	golden.Assert(t, "picker_100x16", screen(t, m))
+	m.Update(press('/'))
+	typeText(m, "ude")
+	golden.Assert(t, "picker_filter_100x16", screen(t, m))
 }

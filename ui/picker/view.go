@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/ui/format"
 )
@@ -14,22 +15,42 @@ import (
 // layout is how the screen's rows are shared: a title, the filter line and
 // the column header above the list; the problems and the help line below.
 type layout struct {
-	list, problems int // rows of the list; problem lines shown (0: none)
+	list     int      // rows of the list
+	problems []string // the problem lines shown, heading included (none: no problems)
 }
 
 // fixedRows are the rows around the list: title, filter, header, help.
 const fixedRows = 4
 
+// layout gives the problems at most a third of the screen: each problem is
+// wrapped on as many lines as it needs, and those that do not fit are
+// counted on the last line.
 func (m *Model) layout() layout {
 	var l layout
 	if n := len(m.opts.Problems); n > 0 {
-		l.problems = min(n, max(1, m.h/4))
+		budget := max(2, m.h/3)
+		lines := []string{m.st.Warn.Render(fmt.Sprintf("Problems (%d)", n))}
+		for i, p := range m.opts.Problems {
+			wrapped := strings.Split(ansi.Wrap(format.Escape(p), max(m.w-2, 1), " /"), "\n")
+			room := budget - len(lines)
+			if i < n-1 {
+				room-- // keep a line for the count of the others
+			}
+			if len(wrapped) > room {
+				lines = append(lines, m.st.Subtle.Render(fmt.Sprintf("… %d more: sonde config list shows them all", n-i)))
+				break
+			}
+			for j, w := range wrapped {
+				prefix := "  "
+				if j == 0 {
+					prefix = m.st.Error.Render("! ")
+				}
+				lines = append(lines, prefix+w)
+			}
+		}
+		l.problems = lines
 	}
-	rest := m.h - fixedRows
-	if l.problems > 0 {
-		rest -= l.problems + 1 // a heading line
-	}
-	l.list = max(rest, 1)
+	l.list = max(m.h-fixedRows-len(l.problems), 1)
 	return l
 }
 
@@ -98,19 +119,7 @@ func (m *Model) Render() string {
 		rows = append(rows, m.row(r, nameW, whereW))
 	}
 
-	if l.problems > 0 {
-		rows = append(rows, st.Warn.Render(format.Fit(fmt.Sprintf("Problems (%d)", len(m.opts.Problems)), m.w)))
-		shown := l.problems
-		if len(m.opts.Problems) > shown {
-			shown--
-		}
-		for _, p := range m.opts.Problems[:shown] {
-			rows = append(rows, st.Error.Render("! ")+format.Fit(format.Escape(p), m.w-2))
-		}
-		if more := len(m.opts.Problems) - shown; more > 0 {
-			rows = append(rows, st.Subtle.Render(format.Fit(fmt.Sprintf("… %d more: sonde config list shows them all", more), m.w)))
-		}
-	}
+	rows = append(rows, l.problems...)
 
 	m.help.SetWidth(m.w)
 	rows = append(rows, m.help.ShortHelpView(m.Keys().ShortHelp()))
