@@ -184,6 +184,9 @@ func TestConfigServerErrors(t *testing.T) {
 	bad := filepath.Join(project, "bad.json")
 	writeTestFile(t, bad, `{"mcpServers": {"fx": {"command": 3}}}`)
 	unsetenv(t, "TOKEN")
+	inputs := filepath.Join(project, "inputs.json")
+	writeTestFile(t, inputs, `{"inputs": [{"type": "promptString", "id": "key", "password": true}],
+		"servers": {"needs-input": {"command": "x", "env": {"KEY": "${input:key}"}}}}`)
 
 	for _, tc := range []struct {
 		name    string
@@ -202,6 +205,8 @@ func TestConfigServerErrors(t *testing.T) {
 			`sonde: --config ` + vscode + ` needs --server NAME; its servers are: fx` + "\n"},
 		{"unset variable", []string{"tools", "--config", claude, "--server", "needs-token"},
 			`sonde: ` + claude + `: server "needs-token": unresolved reference: args[0]: ${TOKEN}: environment variable TOKEN is not set and has no default (${TOKEN:-default})` + "\n"},
+		{"an input without a terminal", []string{"tools", "--config", inputs, "--server", "needs-input"},
+			`sonde: ` + inputs + `: server "needs-input": unresolved reference: env.KEY: ${input:key}: input "key": sonde asks for inputs on a terminal, and stdin is not one` + "\n"},
 		{"with a command", []string{"tools", "--config", vscode, "--server", "fx", "--", "x"},
 			"sonde: give either --server or a server command after --, not both\n"},
 		{"with --url", []string{"tools", "--server", "fx", "--url", "http://127.0.0.1:1/mcp"},

@@ -10,10 +10,10 @@ import (
 
 // TestTUIPicker runs sonde with no arguments in a terminal (tmux), with a
 // home folder holding a Cursor file and a broken Claude Desktop file, and
-// a project folder holding a VS Code file whose fixture entry needs a
-// password input: the picker lists both servers and the problem, the
-// filter narrows the list, enter asks for the input without echoing it,
-// and the UI starts on the fixture.
+// a project folder holding a VS Code file whose fixture entry needs two
+// inputs: the picker lists both servers and the problem, the filter
+// narrows the list, enter asks for the inputs (an empty answer takes the
+// default; a password is not echoed), and the UI starts on the fixture.
 func TestTUIPicker(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	hostHome(t, home, project)
@@ -24,9 +24,12 @@ func TestTUIPicker(t *testing.T) {
 		env[k] = v
 	}
 	b, _ := json.Marshal(map[string]any{
-		"inputs": []map[string]any{{"type": "promptString", "id": "secret", "description": "Secret of the fixture", "password": true}},
+		"inputs": []map[string]any{
+			{"type": "promptString", "id": "secret", "description": "Secret of the fixture", "password": true},
+			{"type": "promptString", "id": "pids", "description": "Pid file", "default": f.pidFile},
+		},
 		"servers": map[string]any{"fx": map[string]any{
-			"type": "stdio", "command": os.Args[0], "args": []string{"fixture", "--pid-file", f.pidFile}, "env": env,
+			"type": "stdio", "command": os.Args[0], "args": []string{"fixture", "--pid-file", "${input:pids}"}, "env": env,
 		}},
 	})
 	writeTestFile(t, filepath.Join(project, ".vscode", "mcp.json"), string(b))
@@ -37,7 +40,7 @@ func TestTUIPicker(t *testing.T) {
 	tt.waitFor("the picker",
 		`sonde · pick a server · 2 found in 3 files`,
 		`^› other\s+Cursor · user\s+other-server --port 9`,
-		`^  fx\s+VS Code · project\s+\S+ fixture --pid-file `,
+		`^  fx\s+VS Code · project\s+\S+ fixture --pid-file \$\{input:pids\}`,
 		`^Problems \(1\)`,
 		`^! ~/\.config/Claude/claude_desktop_config\.json: not valid JSON: `,
 		`enter start`)
@@ -45,7 +48,11 @@ func TestTUIPicker(t *testing.T) {
 	tt.text("fx")
 	tt.waitFor("the filtered list", `^/ fx▏\s+1/2`, `^› fx\s+VS Code · project`, `!other-server`)
 	tt.keys("Enter")
-	tt.waitFor("the input prompt", `^sonde: Secret of the fixture \(input secret\):`)
+	// The args are resolved first: the pid file, whose default (taken by an
+	// empty answer) is where the fixture must record its pid.
+	tt.waitFor("the first input prompt", `^sonde: Pid file \[`)
+	tt.keys("Enter")
+	tt.waitFor("the password prompt", `^sonde: Secret of the fixture \(input secret\):`)
 	const secret = "hunter2-not-shown"
 	tt.text(secret)
 	tt.keys("Enter")
