@@ -298,3 +298,16 @@ func TestConfigURLServer(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigListEscapes: a name or command holding control characters
+// cannot drive the terminal.
+func TestConfigListEscapes(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	hostHome(t, home, project)
+	writeTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"evil\u001b[2J": {"command": "x\u0007", "args": ["a\nb"]}}}`)
+	r := runSonde(t, "", "config", "list")
+	checkRun(t, r, 0, "")
+	if strings.ContainsAny(r.stdout, "\x1b\x07") || !strings.Contains(r.stdout, `evil\x1b[2J`) || !strings.Contains(r.stdout, `x\x07 a\nb`) {
+		t.Errorf("not escaped:\n%q", r.stdout)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/hostconfig"
 	"github.com/sonde-mcp/sonde/internal/paths"
+	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 func newConfigCmd(io streams) *cobra.Command {
@@ -39,7 +40,8 @@ user's ~/.claude.json with its entry for this folder, and ./.mcp.json), Cursor
 scope, transport and command or URL, then every file looked at, then the problems (a file
 that cannot be read or is not valid JSON, an entry of the wrong shape, a variable reference
 that cannot be resolved), each with its file and reason. Env and header values are never
-printed. The exit status is 0 even when there are problems.
+printed; control characters are shown escaped. The exit status is 0 even when there are
+problems.
 
 Start one with: sonde --server NAME (or sonde call/tools/check ... --server NAME).
 See docs/config-import.md.`,
@@ -165,11 +167,11 @@ func (l configList) print(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tHOST\tSCOPE\tTRANSPORT\tCOMMAND / URL")
 		for _, s := range l.Servers {
-			line := what(s.Server)
+			line := format.Escape(what(s.Server))
 			if s.Disabled {
 				line += "  (disabled in " + s.Host + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.Host, s.Scope, s.Transport, line)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", format.Escape(s.Name), s.Host, s.Scope, s.Transport, line)
 		}
 		_ = tw.Flush()
 	}
@@ -191,7 +193,7 @@ func (l configList) print(w io.Writer) {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "Problems (%d):\n", len(l.Problems))
 		for _, p := range l.Problems {
-			fmt.Fprintln(w, "  "+p.Message)
+			fmt.Fprintln(w, "  "+format.Escape(p.Message))
 		}
 	}
 }

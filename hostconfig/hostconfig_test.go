@@ -314,3 +314,38 @@ func TestFind(t *testing.T) {
 }
 
 func writeFile(p, text string) error { return os.WriteFile(p, []byte(text), 0o644) }
+
+// TestDiscoverMacOS: the user files where paths.For puts them on macOS
+// (Application Support for Claude Desktop, VS Code and Cline; the home
+// folder for the others) are found.
+func TestDiscoverMacOS(t *testing.T) {
+	home := t.TempDir()
+	support := filepath.Join(home, "Library", "Application Support")
+	files := map[string]string{
+		filepath.Join(support, "Claude", "claude_desktop_config.json"):                                                           `{"mcpServers": {"desktop": {"command": "d"}}}`,
+		filepath.Join(support, "Code", "User", "mcp.json"):                                                                       `{"servers": {"vscode": {"type": "sse", "url": "http://localhost:1/sse"}}}`,
+		filepath.Join(support, "Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json"): `{"mcpServers": {"cline": {"command": "c"}}}`,
+		filepath.Join(home, ".codeium", "windsurf", "mcp_config.json"):                                                           `{"mcpServers": {"windsurf": {"serverUrl": "http://localhost:2/mcp"}}}`,
+	}
+	for p, text := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeFile(p, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := paths.For("darwin", home, func(string) string { return "/ignored/on/macos" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Discover(p.Hosts, "")
+	var got []string
+	for _, s := range f.Servers {
+		got = append(got, s.Name+" "+s.Where()+" "+string(s.Transport))
+	}
+	want := []string{"desktop Claude Desktop · user stdio", "vscode VS Code · user sse", "windsurf Windsurf · user http", "cline Cline · user stdio"}
+	if !reflect.DeepEqual(got, want) || len(f.Problems) > 0 {
+		t.Errorf("servers %q problems %q, want %q", got, problemLines(t, f.Problems), want)
+	}
+}
