@@ -41,7 +41,7 @@ func runRootFromConfig(cmd *cobra.Command, io streams, tf *tuiFlags, args []stri
 	if err != nil || !ok {
 		return err
 	}
-	argv, err := tf.useServer(cmd, h, s, termPrompter{in: io.in, out: io.out})
+	argv, err := tf.useServer(cmd, h, s, termPrompter{ctx: cmd.Context(), in: io.in, out: io.out})
 	if err != nil {
 		return err
 	}

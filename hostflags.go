@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -95,7 +96,7 @@ func (f *serverFlags) configArgv(cmd *cobra.Command, args []string, n int, wrong
 	if !cmd.HasParent() {
 		out = cmd.OutOrStdout()
 	}
-	argv, err := f.useServer(cmd, h, s, termPrompter{in: cmd.InOrStdin(), out: out})
+	argv, err := f.useServer(cmd, h, s, termPrompter{ctx: cmd.Context(), in: cmd.InOrStdin(), out: out})
 	return args, argv, err
 }
 
@@ -186,8 +187,10 @@ func transportMode(t hostconfig.Transport) transport.HTTPMode {
 
 // termPrompter asks for VS Code inputs on the terminal: the prompt on out,
 // the answer read from in, which must be a terminal; a password is not
-// echoed.
+// echoed. An interrupt (ctx ends) abandons the question and puts the
+// terminal back as it was.
 type termPrompter struct {
+	ctx context.Context
 	in  io.Reader
 	out io.Writer
 }
@@ -206,13 +209,40 @@ func (p termPrompter) Prompt(in hostconfig.Input) (string, error) {
 		label += " [" + in.Default + "]"
 	}
 	fmt.Fprintf(p.out, "sonde: %s (input %s): ", label, in.ID)
-	if in.Password {
-		b, err := term.ReadPassword(f.Fd())
+	state, _ := term.GetState(f.Fd())
+	type answer struct {
+		text string
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		text, err := readAnswer(f, in.Password)
+		done <- answer{text, err}
+	}()
+	select {
+	case a := <-done:
+		if in.Password {
+			fmt.Fprintln(p.out)
+		}
+		return a.text, a.err
+	case <-p.ctx.Done():
+		// The read goes on until sonde exits, which it is about to do.
+		if state != nil {
+			_ = term.Restore(f.Fd(), state)
+		}
 		fmt.Fprintln(p.out)
+		return "", errors.New("interrupted")
+	}
+}
+
+// readAnswer reads one line from the terminal f, without echo for a
+// password. A line is read one byte at a time: nothing after the newline is
+// taken from what the UI reads next.
+func readAnswer(f *os.File, password bool) (string, error) {
+	if password {
+		b, err := term.ReadPassword(f.Fd())
 		return string(b), err
 	}
-	// One byte at a time: nothing after the newline is taken from what the
-	// UI reads next.
 	var line []byte
 	buf := make([]byte, 1)
 	for {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTUIPicker runs sonde with no arguments in a terminal (tmux), with a
@@ -14,7 +15,11 @@ import (
 // inputs: the picker lists both servers and the problem, the filter
 // narrows the list, enter asks for the inputs (an empty answer takes the
 // default; a password is not echoed), and the UI starts on the fixture.
-func TestTUIPicker(t *testing.T) {
+// pickerSetup writes the host files of the picker tests into a new home
+// and project folder (the working directory from now on) and returns the
+// fixture the VS Code entry starts.
+func pickerSetup(t *testing.T) *fixture {
+	t.Helper()
 	home, project := t.TempDir(), t.TempDir()
 	hostHome(t, home, project)
 	f := newFixture(t)
@@ -36,6 +41,11 @@ func TestTUIPicker(t *testing.T) {
 	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server", "args": ["--port", "9"]}}}`)
 	writeTestFile(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), `{"mcpServers": {`)
 
+	return f
+}
+
+func TestTUIPicker(t *testing.T) {
+	f := pickerSetup(t)
 	tt := startTUI(t, 100, 24, nil)
 	tt.waitFor("the picker",
 		`sonde · pick a server · 2 found in 3 files`,
@@ -76,4 +86,35 @@ func TestTUIPickerQuit(t *testing.T) {
 	if code := tt.waitExit(); code != 0 {
 		t.Errorf("exit status %d, want 0%s", code, tt.diag())
 	}
+}
+
+// TestTUIPickerInterrupt: ctrl+c at an input's prompt ends sonde (with
+// status 130: an interrupted run), and no server is started.
+func TestTUIPickerInterrupt(t *testing.T) {
+	f := pickerSetup(t)
+	tt := startTUI(t, 100, 24, nil)
+	tt.waitFor("the picker", `^  fx\s+VS Code · project`)
+	tt.keys("Down")
+	tt.waitFor("fx selected", `^› fx\s+VS Code · project`)
+	tt.keys("Enter")
+	tt.waitFor("the first input prompt", `^sonde: Pid file \[`)
+	tt.keys("C-c")
+	// ctrl+c interrupts the pane's whole process group, /bin/sh included,
+	// which dies without writing sonde's status: wait for the pane to close
+	// and read sonde's last word on stderr.
+	deadline := time.Now().Add(tuiWait)
+	for {
+		if _, err := tt.exec("has-session", "-t", tuiTarget); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sonde did not end after ctrl+c%s", tt.diag())
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(filepath.Join(tt.dir, "stderr"))
+	if !strings.HasSuffix(string(b), `: input "pids": interrupted`+"\n") {
+		t.Errorf("stderr after ctrl+c at the prompt: %q", b)
+	}
+	f.assertStarted(0)
 }
