@@ -288,6 +288,18 @@ func TestConfigURLServer(t *testing.T) {
 		t.Errorf("the token is printed:\n%s%s", r.stdout, r.stderr)
 	}
 
+	// --trace shows the exchanges, with the entry's header values redacted.
+	r = runSonde(t, "", "tools", "--server", "remote", "--trace")
+	if r.code != 0 {
+		t.Fatalf("--trace: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "tok-123") || strings.Contains(r.stderr, "core") || !strings.Contains(r.stderr, "Authorization: Bearer «redacted»") {
+		t.Errorf("--trace does not redact the entry's headers:\n%s", r.stderr)
+	}
+	mu.Lock()
+	auth = nil
+	mu.Unlock()
+
 	r = runSonde(t, "", "tools", "--server", "remote", "--header", "X-Team: ops")
 	checkRun(t, r, 0, "")
 	mu.Lock()
