@@ -87,6 +87,7 @@ found. The subcommands below do the same work headless, for scripts:
 		newCallCmd(io), newToolsCmd(io), newCheckCmd(io), newScriptCmd(io), newBenchCmd(io),
 		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io), newConfigCmd(io),
 	)
+	completeServerNames(root)
 	return root
 }
 

@@ -323,3 +323,23 @@ func TestConfigListEscapes(t *testing.T) {
 		t.Errorf("not escaped:\n%q", r.stdout)
 	}
 }
+
+// TestConfigServerCompletion: the shell completion of --server lists the
+// servers found, with their host and scope.
+func TestConfigServerCompletion(t *testing.T) {
+	project := testdataDir(t, "project")
+	hostHome(t, testdataDir(t, "home"), project)
+	r := runSonde(t, "", "__complete", "tools", "--server", "")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"filesystem\tClaude Desktop · user\n", "db\tVS Code · project\n", ":4\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("completion lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runSonde(t, "", "__complete", "--config", filepath.Join(project, ".mcp.json"), "--server", "")
+	if r.stdout != "playwright\tClaude Code · project\nsentry\tClaude Code · project\n:4\n" {
+		t.Errorf("completion from --config:\n%q", r.stdout)
+	}
+}

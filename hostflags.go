@@ -258,3 +258,27 @@ func readAnswer(f *os.File, password bool) (string, error) {
 		}
 	}
 }
+
+// completeServerNames registers, on every command of root that has
+// --server, a shell completion of the server names found (with their host
+// and scope as the description), from --config FILE when it is given.
+func completeServerNames(root *cobra.Command) {
+	cmds := append([]*cobra.Command{root}, root.Commands()...)
+	for _, c := range cmds {
+		if c.Flags().Lookup("server") == nil {
+			continue
+		}
+		_ = c.RegisterFlagCompletionFunc("server", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+			h, err := currentHostEnv()
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveError
+			}
+			file, _ := cmd.Flags().GetString("config")
+			var out []string
+			for _, s := range h.load(file).Servers {
+				out = append(out, s.Name+"\t"+s.Where())
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+}
