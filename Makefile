@@ -75,6 +75,7 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./jsonrpc/
 	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime 30s ./transport/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./hostconfig/
 
 clean:
 	rm -rf sonde dist interop/node_modules

@@ -197,6 +197,7 @@ func TestBrokenFiles(t *testing.T) {
 			`broken/wrong-types.json: server "websocket": wrong shape: "type" "ws": want stdio, http, streamable-http or sse`,
 			`broken/wrong-types.json: server "http-without-url": wrong shape: "type" "http" needs a "url"`,
 			`broken/wrong-types.json: server "disabled-string": wrong shape: "disabled" is a string, want a boolean`,
+			`broken/wrong-types.json: wrong shape: "mcpServers" has a server with an empty name`,
 		}},
 		{"broken/servers-array.json", paths.Cursor, nil, []string{
 			`broken/servers-array.json: wrong shape: "mcpServers" is an array, want an object of servers`,

@@ -142,6 +142,10 @@ func parseServers(raw json.RawMessage, key string, base Server, f format) ([]Ser
 	var servers []Server
 	var problems []Problem
 	for _, m := range members {
+		if m.name == "" {
+			problems = append(problems, Problem{File: base.File, Err: fmt.Errorf("%w: %q has a server with an empty name", ErrShape, key)})
+			continue
+		}
 		s, err := parseEntry(m.name, m.value, base, f)
 		if err != nil {
 			problems = append(problems, Problem{File: base.File, Server: m.name, Err: err})
