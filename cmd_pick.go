@@ -62,6 +62,9 @@ func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found) (h
 	short := func(s string) string { // the home folder as ~, for room
 		if h.home != "" && h.home != "/" {
 			s = strings.ReplaceAll(s, h.home+string(os.PathSeparator), "~"+string(os.PathSeparator))
+			if s == h.home {
+				s = "~"
+			}
 		}
 		return s
 	}
@@ -70,7 +73,11 @@ func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found) (h
 	}
 	items := make([]picker.Item, len(found.Servers))
 	for i, s := range found.Servers {
-		items[i] = picker.Item{Name: s.Name, Where: s.Where(), What: what(s), Disabled: s.Disabled}
+		source := short(s.File)
+		if s.Project != "" {
+			source += " (project " + short(s.Project) + ")"
+		}
+		items[i] = picker.Item{Name: s.Name, Where: s.Where(), What: what(s), Source: source, Disabled: s.Disabled}
 		if _, err := h.resolve(s, nil); err != nil {
 			problems = append(problems, short(err.Error()))
 		}

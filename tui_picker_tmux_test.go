@@ -51,6 +51,7 @@ func TestTUIPicker(t *testing.T) {
 		`sonde · pick a server · 2 found in 3 files`,
 		`^› other\s+Cursor · user\s+other-server --port 9`,
 		`^  fx\s+VS Code · project\s+\S+ fixture --pid-file \$\{input:pids\}`,
+		`^  from ~/\.cursor/mcp\.json\s*$`,
 		`^Problems \(1\)`,
 		`^! ~/\.config/Claude/claude_desktop_config\.json: not valid JSON: `,
 		`enter start`)

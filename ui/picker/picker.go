@@ -19,6 +19,7 @@ type Item struct {
 	Name     string // the server's name in its file
 	Where    string // host and scope, e.g. "VS Code · project"
 	What     string // its command line or URL
+	Source   string // where it is written: its file (shown for the selected row)
 	Disabled bool   // turned off in its host
 }
 

@@ -33,9 +33,9 @@ func typeText(m *Model, s string) {
 }
 
 var items = []Item{
-	{Name: "filesystem", Where: "Claude Desktop · user", What: "npx -y @modelcontextprotocol/server-filesystem /home/ada"},
+	{Name: "filesystem", Where: "Claude Desktop · user", What: "npx -y @modelcontextprotocol/server-filesystem /home/ada", Source: "~/.config/Claude/claude_desktop_config.json"},
 	{Name: "github", Where: "Claude Desktop · user", What: "docker run -i --rm ghcr.io/github/github-mcp-server"},
-	{Name: "sentry", Where: "Claude Code · project", What: "https://mcp.sentry.dev/mcp"},
+	{Name: "sentry", Where: "Claude Code · project", What: "https://mcp.sentry.dev/mcp", Source: "/srv/shop/.mcp.json"},
 	{Name: "db", Where: "VS Code · project", What: "./bin/db-server --region eu-west-1"},
 	{Name: "puppeteer", Where: "Windsurf · user", What: "npx -y @modelcontextprotocol/server-puppeteer", Disabled: true},
 }
@@ -181,21 +181,21 @@ func TestScrollAndProblems(t *testing.T) {
 	m := New(Options{Items: many, Problems: problems, Files: 2})
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 16})
 	s := screen(t, m)
-	// 16 rows: title, filter hint, header, 7 list rows, heading + 4 problem rows, help.
-	for _, want := range []string{"30 found in 2 files", "› server-00", "server-06", "Problems (7)", "! /home/ada/.cursor/mcp0.json: not valid JSON: line 1", "… 4 more: sonde config list shows them all", "enter start"} {
+	// 16 rows: title, filter hint, header, 6 list rows, source, heading + 4 problem rows, help.
+	for _, want := range []string{"30 found in 2 files", "› server-00", "server-05", "Problems (7)", "! /home/ada/.cursor/mcp0.json: not valid JSON: line 1", "… 4 more: sonde config list shows them all", "enter start"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("screen lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Contains(s, "server-07") {
-		t.Errorf("row 8 shown in a 7-row list:\n%s", s)
+	if strings.Contains(s, "server-06") {
+		t.Errorf("row 7 shown in a 6-row list:\n%s", s)
 	}
 	for range 9 {
 		m.Update(keyDown)
 	}
 	s = screen(t, m)
-	if !strings.Contains(s, "› server-09") || strings.Contains(s, "server-02 ") || !strings.Contains(s, "server-03") {
-		t.Errorf("after 9 downs the window is not rows 3-9:\n%s", s)
+	if !strings.Contains(s, "› server-09") || strings.Contains(s, "server-03 ") || !strings.Contains(s, "server-04") {
+		t.Errorf("after 9 downs the window is not rows 4-9:\n%s", s)
 	}
 	m.Update(press('G'))
 	if _, sel := m.Visible(); sel != 29 || !strings.Contains(screen(t, m), "› server-29") {

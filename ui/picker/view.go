@@ -19,8 +19,9 @@ type layout struct {
 	problems []string // the problem lines shown, heading included (none: no problems)
 }
 
-// fixedRows are the rows around the list: title, filter, header, help.
-const fixedRows = 4
+// fixedRows are the rows around the list: title, filter, header, the
+// selected server's source, help.
+const fixedRows = 5
 
 // layout gives the problems at most a third of the screen: each problem is
 // wrapped on as many lines as it needs, and those that do not fit are
@@ -119,6 +120,13 @@ func (m *Model) Render() string {
 		rows = append(rows, m.row(r, nameW, whereW))
 	}
 
+	source := ""
+	if m.sel < len(m.visible) {
+		if src := m.opts.Items[m.visible[m.sel]].Source; src != "" {
+			source = "  from " + format.Escape(src)
+		}
+	}
+	rows = append(rows, st.Subtle.Render(format.Fit(source, m.w)))
 	rows = append(rows, l.problems...)
 
 	m.help.SetWidth(m.w)
