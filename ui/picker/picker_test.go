@@ -208,7 +208,7 @@ func TestNoServers(t *testing.T) {
 	m := New(Options{Problems: []string{"/x/.mcp.json: not valid JSON"}})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 10})
 	s := screen(t, m)
-	if !strings.Contains(s, "No MCP servers were found") || !strings.Contains(s, "! /x/.mcp.json: not valid JSON") {
+	if !strings.Contains(s, "No MCP servers were found") || !strings.Contains(s, "start one with: sonde -- COMMAND") || !strings.Contains(s, "! /x/.mcp.json: not valid JSON") {
 		t.Errorf("empty screen:\n%s", s)
 	}
 	if _, cmd := m.Update(keyEnter); cmd != nil {

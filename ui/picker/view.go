@@ -110,8 +110,12 @@ func (m *Model) Render() string {
 	for i := 0; i < l.list; i++ {
 		r := m.top + i
 		if r >= len(m.visible) {
-			if r == 0 && len(m.opts.Items) > 0 {
+			switch {
+			case r == 0 && len(m.opts.Items) > 0:
 				rows = append(rows, st.Subtle.Render(format.Fit("  no server matches "+format.Escape(m.query), m.w)))
+				continue
+			case r == 0:
+				rows = append(rows, st.Subtle.Render(format.Fit("  start one with: sonde -- COMMAND [ARG...], or sonde --url URL (sonde --help)", m.w)))
 				continue
 			}
 			rows = append(rows, "")
