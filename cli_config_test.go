@@ -210,7 +210,7 @@ func TestConfigServerErrors(t *testing.T) {
 		{"with a command", []string{"tools", "--config", vscode, "--server", "fx", "--", "x"},
 			"sonde: give either --server or a server command after --, not both\n"},
 		{"with --url", []string{"tools", "--server", "fx", "--url", "http://127.0.0.1:1/mcp"},
-			"sonde: give either --url or --server, not both\n"},
+			"sonde: give either --url or --server (with or without --config), not both\n"},
 		{"root without a terminal", []string{"--config", vscode},
 			`sonde: --config ` + vscode + ` needs --server NAME; its servers are: fx` + "\n"},
 		{"demo", []string{"demo", "--server", "fx"},

@@ -69,7 +69,7 @@ func (h hostEnv) resolve(s hostconfig.Server, p hostconfig.Prompter) (hostconfig
 // from a host config file instead of "--" or --url.
 func (f *serverFlags) configArgv(cmd *cobra.Command, args []string, n int, wrongCount string) ([]string, []string, error) {
 	if f.url != "" {
-		return nil, nil, usagef("give either --url or --server, not both")
+		return nil, nil, usagef("give either --url or --server (with or without --config), not both")
 	}
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 && dash < len(args) {
 		return nil, nil, usagef("give either --server or a server command after --, not both")
