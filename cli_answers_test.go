@@ -112,7 +112,7 @@ func TestAnswersUsage(t *testing.T) {
 		args []string
 		line string
 	}{
-		{"missing root", []string{"--root", filepath.Join(dir, "nope")}, "sonde: --root: root " + filepath.Join(dir, "nope") + ": stat " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{"missing root", []string{"--root", filepath.Join(dir, "nope")}, "sonde: --root: root " + filepath.Join(dir, "nope") + ": no such directory"},
 		{"root is a file", []string{"--root", file}, "sonde: --root: root " + file + ": not a directory"},
 		{"missing sampling reply", []string{"--sampling-reply", filepath.Join(dir, "nope")}, "sonde: --sampling-reply: open " + filepath.Join(dir, "nope") + ": no such file or directory"},
 		{"sampling reply not JSON", []string{"--sampling-reply", badJSON}, "sonde: --sampling-reply " + badJSON + ": not valid JSON: unexpected end of JSON input"},

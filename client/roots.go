@@ -2,7 +2,9 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -23,6 +25,12 @@ func DirRoot(dir string) (mcp.Root, error) {
 		return mcp.Root{}, fmt.Errorf("root %s: %w", dir, err)
 	}
 	st, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return mcp.Root{}, fmt.Errorf("root %s: no such directory", dir)
+	}
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return mcp.Root{}, fmt.Errorf("root %s: %w", dir, pe.Err)
+	}
 	if err != nil {
 		return mcp.Root{}, fmt.Errorf("root %s: %w", dir, err)
 	}

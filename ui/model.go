@@ -107,6 +107,12 @@ type Model struct {
 	stats   stats
 	now     time.Time
 	quitted bool
+
+	// The server's requests waiting for the user, and the dialog open over
+	// the panes (dialog.go).
+	asks      asks
+	dlg       dialog
+	answerErr error // the last answer or roots change that failed
 }
 
 // connState is what the status bar shows about the server.

@@ -68,7 +68,11 @@ func (f *Form) View() string {
 	if f.mode == ModeJSON {
 		mode = "JSON"
 	}
-	lines := []string{st.Accent.Render("call "+Clean(f.tool.Name)) + st.Subtle.Render(" · "+mode)}
+	verb := "call"
+	if f.verb != "" {
+		verb = f.verb
+	}
+	lines := []string{st.Accent.Render(verb+" "+Clean(f.tool.Name)) + st.Subtle.Render(" · "+mode)}
 	if d := f.tool.Description; d != "" {
 		lines = append(lines, st.Subtle.Render(Clean(d)))
 	}
@@ -98,7 +102,7 @@ func (f *Form) View() string {
 			len(f.extraNames), Clean(strings.Join(f.extraNames, ", ")))))
 	}
 	if len(f.fields) == 0 {
-		lines = append(lines, st.Subtle.Render("no arguments · enter to call"))
+		lines = append(lines, st.Subtle.Render("no arguments · enter to "+verb))
 	}
 	lw := f.labelWidth()
 	for i := f.top; i < len(f.fields) && len(lines) < f.h; i++ {
