@@ -514,3 +514,27 @@ func atoiT(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestTUIAnswerSampling: the fixture's server-ping fault sends ping and a
+// sampling/createMessage right after the handshake. The UI declares
+// sampling, so a dialog opens over the panes; the answer typed there
+// reaches the server (its stderr logs it), and the request waited in
+// Pending, marked srv, without a deadline.
+func TestTUIAnswerSampling(t *testing.T) {
+	f := newFixture(t)
+	tt := startTUI(t, 120, 40, f.cmd(nil, "--fault", "server-ping"))
+	tt.waitFor("the dialog", `Sampling request from the server · id 7`, `user: hello from sonde-fixture`,
+		`^ctrl\+s send • ctrl\+x refuse`, `srv 7 +sampling/\S* +received`)
+	tt.keys("q") // text in the dialog, not quit
+	tt.text("uiet answer from tmux")
+	tt.waitFor("the answer typed", `quiet answer from tmux`)
+	tt.keys("C-s")
+	s := tt.waitFor("the answer at the server",
+		`fixture: response id=7 result=\{"role":"assistant"`,
+		`!Sampling request from the server`, `srv 7 +sampling/\S* +answered`)
+	// The whole width of the zoomed stderr pane shows the text that went out.
+	tt.keys("4", "z")
+	s = tt.waitFor("the text at the server", `fixture: response id=7 result=\{"role":"assistant","content":\{"type":"text","text":"quiet answer from tmux"`)
+	tt.quit()
+	checkPIDs(t, f, s, 1)
+}

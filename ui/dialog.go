@@ -113,11 +113,14 @@ func (m *Model) openDialog(d dialog) {
 	m.sizeDialog()
 }
 
-// dialogRect is where the dialog is drawn: centred over the panes.
+// dialogRect is where the dialog is drawn: centred, over the lower part of
+// the panes, so that the top of Pending (where the request waits) stays in
+// sight.
 func (m *Model) dialogRect() rect {
+	avail := m.height - 2
 	w := min(m.width-4, 100)
-	h := min(m.height-4, 28)
-	return rect{X: (m.width - w) / 2, Y: max((m.height-2-h)/2, 0), W: w, H: h}
+	h := min(max(12, avail*55/100), 28, avail)
+	return rect{X: (m.width - w) / 2, Y: max(avail-h, 0), W: w, H: h}
 }
 
 func (m *Model) sizeDialog() {
