@@ -139,7 +139,7 @@ func (f *Form) fieldView(i, lw int) []string {
 			widget = "[x] true"
 		}
 	default:
-		widget = "‹ " + Clean(Label(fl.choices[fl.choice])) + " ›" +
+		widget = "‹ " + Clean(fl.choiceLabel()) + " ›" +
 			st.Subtle.Render(fmt.Sprintf(" %d/%d", fl.choice+1-fl.unset(), len(fl.prop.Enum)))
 	}
 	line := marker + labelStyle.Render(format.Fit(label, lw)) + " " + widget
@@ -147,6 +147,8 @@ func (f *Form) fieldView(i, lw int) []string {
 	switch {
 	case fl.err != "":
 		under += st.Error.Render("✗ " + Clean(fl.err))
+	case len(fl.prop.Items) > 0:
+		under += st.Subtle.Render(Clean(itemsHint(fl.prop)))
 	case fl.prop.Description != "":
 		under += st.Subtle.Render(Clean(fl.prop.Description))
 	default:
