@@ -141,6 +141,9 @@ type Stats struct {
 	Invalid    uint64
 	Progress   uint64
 	ServerReqs uint64
+	// Undeclared counts the server's requests for a capability sonde did
+	// not declare.
+	Undeclared uint64
 	// StderrBytes counts every byte the server wrote on stderr.
 	StderrBytes uint64
 }

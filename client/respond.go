@@ -120,6 +120,7 @@ func (c *Client) serverRequestLocked(f transport.Frame) {
 		c.stats.Invalid++
 		c.emitFrame(f, VerdictInvalid, "request from the server reuses id "+m.ID.String()+", which is still waiting for sonde's answer; answered with an error")
 	case !ok:
+		c.stats.Undeclared++
 		c.emitFrame(f, VerdictUndeclared, fmt.Sprintf("%s needs the %s capability, which sonde did not declare (a protocol violation); answered with an error", m.Method, capability))
 	default:
 		c.emitFrame(f, VerdictServerRequest, "request from the server: "+m.Method)

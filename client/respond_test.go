@@ -79,6 +79,9 @@ func TestServerRequestUndeclared(t *testing.T) {
 	s.waitUntil("the fixture logs the error", func(evs []Event) bool {
 		return strings.Contains(stderrText(evs), "id=7 error=") && strings.Contains(stderrText(evs), "--sampling-reply")
 	})
+	if st := s.c.Stats(); st.Undeclared != 1 || st.ServerReqs != 2 {
+		t.Fatalf("stats %+v", st)
+	}
 	// ping needs no capability.
 	if len(s.frames(VerdictServerRequest)) != 1 {
 		t.Fatalf("server-request frames: %d", len(s.frames(VerdictServerRequest)))
