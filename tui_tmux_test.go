@@ -538,3 +538,30 @@ func TestTUIAnswerSampling(t *testing.T) {
 	tt.quit()
 	checkPIDs(t, f, s, 1)
 }
+
+// TestTUIAnswerElicitation calls server-everything's
+// trigger-elicitation-request from the Tools pane: the elicitation opens a
+// form built from its requestedSchema (defaults filled in, the required
+// name enforced), and what is accepted there is what the tool reports.
+func TestTUIAnswerElicitation(t *testing.T) {
+	argv := everythingStdio(t)
+	tt := startTUI(t, 120, 40, append([]string{"--kill-after", "500ms"}, argv...))
+	// 17 tools: those for roots, sampling and elicitation are there because
+	// the UI declares them (they are registered on initialized, before the
+	// UI's tools/list is read).
+	tt.waitFor("the handshake", `mcp-servers/everything`, `─ 3 Tools 17 `)
+	tt.keys("3", "/")
+	tt.text("trigger-elicitation-req")
+	tt.waitFor("the filtered list", `^│› trigger-elicitation-request\s`)
+	tt.keys("Enter", "Enter") // keep the filter; open the form
+	tt.waitFor("the tool's form", `call trigger-elicitation-request`)
+	tt.keys("Enter") // no arguments: call
+	tt.waitFor("the dialog", `Elicitation request from the server`, `answer elicitation · fields`,
+		`› name\*`, `firstLine\s+It was a dark and stormy night\.`, `ctrl\+s accept`)
+	tt.keys("C-s")
+	tt.waitFor("the required field refused", `✗ required`)
+	tt.text("Ada Lovelace")
+	tt.keys("C-s")
+	tt.waitFor("the result", `!Elicitation request from the server`, `Name: Ada Lovelace`)
+	tt.quit()
+}
