@@ -138,9 +138,9 @@ func TestDialogIgnoresOldSessions(t *testing.T) {
 func TestRootsEditorKey(t *testing.T) {
 	hs := newHarness(t, 100, 30)
 	hs.connect()
-	cmd := hs.press("R")
+	cmd := hs.press("O")
 	if cmd == nil {
-		t.Fatal("R gave no command")
+		t.Fatal("O gave no command")
 	}
 	hs.send(cmd())
 	if _, ok := hs.m.dlg.(*answer.Roots); !ok {
