@@ -53,13 +53,18 @@ type asks struct {
 // sampling or elicitation request that arrives waits for the user, and
 // one that ends (answered, cancelled by the server, session over) leaves,
 // closing its dialog. The oldest waiting request opens when no dialog is.
+// Events of a session replaced by a restart are ignored: the restart
+// forgot its requests, and their ids may be reused by the new session.
 func (m *Model) trackAsks(evs []client.Event, gen int) {
+	if gen != m.gen {
+		return
+	}
 	for _, ev := range evs {
 		r := ev.Req
 		if ev.Kind != client.EvRequest || r == nil || r.Dir != transport.In {
 			continue
 		}
-		if r.State == client.StateReceived && gen == m.gen && (r.Method == mcp.MethodCreateMessage || r.Method == mcp.MethodElicit) {
+		if r.State == client.StateReceived && (r.Method == mcp.MethodCreateMessage || r.Method == mcp.MethodElicit) {
 			m.asks.waiting = append(m.asks.waiting, client.ServerRequest{ID: r.ID, Method: r.Method, Params: r.Params, Received: ev.Time})
 			continue
 		}

@@ -127,6 +127,16 @@ func TestDialogIgnoresOldSessions(t *testing.T) {
 	if hs.m.dlg != nil {
 		t.Fatal("a request of an old session opened a dialog")
 	}
+	// The end of an old session's request 0 does not end the new session's
+	// request 0 (server-everything numbers from 0 in every session).
+	hs.feed(serverReq(100, jsonrpc.Int(0), mcp.MethodCreateMessage, samplingParams))
+	hs.send(pending.AnswerMsg{ID: jsonrpc.Int(0)})
+	hs.press("esc")
+	hs.send(eventsMsg{gen: hs.m.gen - 1, sub: hs.sub, evs: []client.Event{serverReqEnd(200, jsonrpc.Int(0), mcp.MethodCreateMessage, client.StateClosed)}})
+	if len(hs.m.asks.waiting) != 1 {
+		t.Fatal("an old session's outcome ended the new session's request")
+	}
+	hs.feed(serverReqEnd(300, jsonrpc.Int(0), mcp.MethodCreateMessage, client.StateAnswered))
 	// A request answered at once (a reply file) never opens one.
 	hs.feed(serverReq(100, jsonrpc.Int(1), mcp.MethodCreateMessage, samplingParams),
 		serverReqEnd(101, jsonrpc.Int(1), mcp.MethodCreateMessage, client.StateAnswered))
