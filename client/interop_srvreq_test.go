@@ -13,7 +13,7 @@ import (
 )
 
 // TestInteropServerRequests declares roots, sampling and elicitation to
-// server-everything, over stdio and Streamable HTTP, and answers what it
+// server-everything, over stdio, Streamable HTTP and legacy SSE, and answers what it
 // asks: roots/list by itself, sampling and elicitation through Respond.
 func TestInteropServerRequests(t *testing.T) {
 	bin := everythingServer(t)
@@ -34,6 +34,12 @@ func TestInteropServerRequests(t *testing.T) {
 		o := opts(t)
 		base := startHTTPPeer(t, bin, "streamableHttp")
 		s := dialSession(t, o, HTTP(transport.HTTPConfig{URL: base + "/mcp", Mode: transport.ModeStreamable}))
+		interopServerRequests(t, s, o.ServerRequests.RootList[0])
+	})
+	t.Run("legacy sse", func(t *testing.T) {
+		o := opts(t)
+		base := startHTTPPeer(t, bin, "sse")
+		s := dialSession(t, o, HTTP(transport.HTTPConfig{URL: base + "/sse", Mode: transport.ModeSSE}))
 		interopServerRequests(t, s, o.ServerRequests.RootList[0])
 	})
 }
