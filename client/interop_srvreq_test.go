@@ -28,7 +28,18 @@ func TestInteropServerRequests(t *testing.T) {
 	}
 	t.Run("stdio", func(t *testing.T) {
 		o := opts(t)
-		interopServerRequests(t, startPeer(t, o, bin), o.ServerRequests.RootList[0])
+		s := startPeer(t, o, bin)
+		interopServerRequests(t, s, o.ServerRequests.RootList[0])
+		// Every request of the server was answered, so it exits by itself
+		// when its stdin closes: no signal is needed.
+		s.c.Close()
+		<-s.done
+		for _, ev := range s.snapshot() {
+			if ev.Kind == EvProcess && ev.Proc.What == "signal" {
+				t.Errorf("the server had to be signalled (%s): a request of its was left unanswered", ev.Proc.Signal)
+			}
+		}
+		s.waitFor("the exit", func(ev Event) bool { return ev.Kind == EvProcess && ev.Proc.What == "exit" })
 	})
 	t.Run("streamable", func(t *testing.T) {
 		o := opts(t)
