@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/help"
@@ -229,6 +230,9 @@ func (m *Model) dialogLayer() *lipgloss.Layer {
 	innerW, innerH := max(r.W-2, 1), max(r.H-2, 1)
 	b := lipgloss.RoundedBorder()
 	title := " " + m.dlg.Title() + " "
+	if _, ok := m.dlg.(*answer.Dialog); ok && len(m.asks.waiting) > 1 {
+		title = fmt.Sprintf(" %s · %d more waiting ", m.dlg.Title(), len(m.asks.waiting)-1)
+	}
 	title = format.Fit(st.FocusedTitle.Render(title), min(lipgloss.Width(title), max(innerW-2, 0)))
 	fill := max(innerW-1-lipgloss.Width(title), 0)
 	lines := []string{st.FocusBorder.Render(b.TopLeft+b.Top) + title + st.FocusBorder.Render(strings.Repeat(b.Top, fill)+b.TopRight)}
