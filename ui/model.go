@@ -116,7 +116,13 @@ type Model struct {
 	now     time.Time
 	quitted bool
 	rec     RecordState
-	rp      *replayState // set in a replay
+
+	// The server's requests waiting for the user, and the dialog open over
+	// the panes (dialog.go).
+	asks      asks
+	dlg       dialog
+	answerErr error        // the last answer or roots change that failed
+	rp        *replayState // set in a replay
 }
 
 // connState is what the status bar shows about the server.
@@ -156,6 +162,7 @@ func New(opts Options) *Model {
 	if opts.Replay != nil {
 		m.rp = newReplayState(m, opts.Replay)
 		m.keys.Restart.SetEnabled(false)
+		m.keys.Roots.SetEnabled(false)
 		m.freshPanes()
 	}
 	m.applyHelpStyles()

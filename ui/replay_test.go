@@ -438,8 +438,8 @@ func TestReplayHelpScreen(t *testing.T) {
 			t.Errorf("help screen lacks %q", want)
 		}
 	}
-	if strings.Contains(s, "restart server") || strings.Contains(s, "record on/off") {
-		t.Error("the help screen offers restart or record in a replay")
+	if strings.Contains(s, "restart server") || strings.Contains(s, "record on/off") || strings.Contains(s, "edit roots") {
+		t.Error("the help screen offers restart, record or roots in a replay")
 	}
 	rh.keys("esc")
 	if rh.m.showHelp {
