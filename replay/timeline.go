@@ -3,8 +3,9 @@
 // make any position cheap to rebuild, and events read on demand.
 //
 // Open indexes the file (capture.Open) and then makes one more pass that
-// decodes only request records in full; of the other lines it reads just a
-// few bytes (a frame's id and verdict). From that pass it keeps, per event,
+// reads a few fields of request and frame records by byte search (a
+// request's direction, id, method and state; a frame's id, direction, kind
+// and verdict) and skips the rest. From that pass it keeps, per event,
 // its index position, the time reached and a hash of its frame id, and,
 // every CheckpointEvery events, a checkpoint: the events of the requests
 // still alive there (in flight, or settled within the pending pane's linger
