@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/internal/proctest"
+	"github.com/sonde-mcp/sonde/mock"
+)
+
+// replayScript is a session of a few calls, spaced so the order of the
+// server's lines does not depend on scheduling: a slow call answered after
+// a fast one, an error, a list.
+const replayScript = `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"slow","delay_ms":300}},"delay_ms":200}
+{"method":"tools/call","params":{"name":"echo","arguments":{"value":"fast"}},"delay_ms":100}
+{"method":"tools/call","params":{"name":"fail","arguments":{"message":"boom"}},"delay_ms":400}
+{"method":"tools/list","delay_ms":150}
+`
+
+// record runs sonde sub (with --record) against the fixture with
+// fixtureArgs and returns the capture's path and the run.
+func record(t *testing.T, stdin string, sub []string, fixtureArgs ...string) (string, result) {
+	t.Helper()
+	f := newFixture(t)
+	path := filepath.Join(t.TempDir(), "recorded.jsonl")
+	r := runSonde(t, stdin, f.cmd(append(sub, "--record", path), fixtureArgs...)...)
+	if !strings.Contains(r.stderr, "sonde: capture "+path) {
+		t.Fatalf("not recorded: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	return path, r
+}
+
+// mockCmd is sonde's command line sub, then "--" and `sonde replay --serve
+// capture` (the test binary) as the server.
+func mockCmd(sub []string, capturePath string, serveArgs ...string) []string {
+	args := append([]string(nil), sub...)
+	for _, kv := range childEnv() {
+		args = append(args, "--env", kv)
+	}
+	args = append(args, "--", os.Args[0], "replay", "--serve", capturePath)
+	return append(args, serveArgs...)
+}
+
+// wireFrame is a frame as compared between two runs.
+type wireFrame struct {
+	kind, method, verdict, raw string
+}
+
+// framesOf returns a capture's frames in one direction, in order, and the
+// pid of the server process it started.
+func framesOf(t *testing.T, path, dir string) ([]wireFrame, int) {
+	t.Helper()
+	_, recs := readCapture(t, path)
+	var out []wireFrame
+	pid := 0
+	for _, rec := range recs {
+		if rec.Type == capture.TypeProcess && rec.What == "start" {
+			pid = rec.Pid
+		}
+		if rec.Type != capture.TypeFrame || rec.Dir != dir {
+			continue
+		}
+		raw, err := rec.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, wireFrame{rec.Kind, rec.Method, rec.Verdict, string(raw)})
+	}
+	return out, pid
+}
+
+// withoutMS drops the timing of `sonde script` output lines.
+func withoutMS(t *testing.T, stdout string) []string {
+	t.Helper()
+	var out []string
+	for line := range strings.Lines(stdout) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("script output %q: %v", line, err)
+		}
+		delete(m, "ms")
+		b, _ := json.Marshal(m)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// TestReplayServeReproducesSession: a session recorded against the fixture
+// (noise before every response, server requests after initialized, flood
+// notifications before each call's response, an out-of-order answer, an
+// error) is run again by sonde's client against `sonde replay --serve` (a
+// real subprocess): same results, same exit status, and the same frames in
+// both directions, byte for byte, in the same order.
+func TestReplayServeReproducesSession(t *testing.T) {
+	orig, r0 := record(t, replayScript, []string{"script", "-"}, "--fault", "stdout-noise,server-ping,notification-flood", "--flood-count", "2")
+
+	replayed := filepath.Join(t.TempDir(), "replayed.jsonl")
+	r := runSonde(t, replayScript, mockCmd([]string{"script", "-", "--record", replayed}, orig)...)
+	if r.code != exitToolError || r0.code != exitToolError {
+		t.Fatalf("exit %d (recorded run %d), want 1 (the fail line)\nstdout: %s\nstderr: %s", r.code, r0.code, r.stdout, r.stderr)
+	}
+	wantOut := withoutMS(t, r0.stdout)
+	if got := withoutMS(t, r.stdout); strings.Join(got, "\n") != strings.Join(wantOut, "\n") {
+		t.Errorf("results differ\n got: %q\nwant: %q", got, wantOut)
+	}
+	for _, dir := range []string{"in", "out"} {
+		want, _ := framesOf(t, orig, dir)
+		got, pid := framesOf(t, replayed, dir)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s frames differ\n got:\n%s\nwant:\n%s", dir, showFrames(got), showFrames(want))
+		}
+		if pid == 0 || proctest.Alive(pid) {
+			t.Errorf("the mock server (pid %d) is still running", pid)
+		}
+	}
+	// The flood, the noise and the server requests are all there.
+	in, _ := framesOf(t, orig, "in")
+	counts := map[string]int{}
+	for _, f := range in {
+		counts[f.verdict]++
+	}
+	if counts["malformed"] != 5 || counts["server-request"] != 2 || counts["notification"] != 6 {
+		t.Errorf("recorded in-frames by verdict: %v", counts)
+	}
+}
+
+func showFrames(fs []wireFrame) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "  %s %s %s %.100s\n", f.kind, f.method, f.verdict, f.raw)
+	}
+	return b.String()
+}
+
+// TestReplayServeMatching: a request nothing recorded matches gets -32010
+// naming the method and what the capture has (MCP_ERROR, exit 3); a call of
+// the same tool with other arguments gets the recorded answer (the looser
+// match).
+func TestReplayServeMatching(t *testing.T) {
+	orig, _ := record(t, "", []string{"call", "echo", "--args", `{"value":"hi"}`})
+	r := runSonde(t, "", mockCmd([]string{"call", "nope"}, orig)...)
+	checkRun(t, r, exitRemote, `sonde: MCP_ERROR: server error -32010: sonde replay: the capture has no recorded request matching tools/call "nope"; recorded: initialize ×1, tools/call echo ×1`+"\n")
+	r = runSonde(t, "", mockCmd([]string{"call", "echo", "--args", `{"value":"other"}`}, orig)...)
+	checkRun(t, r, exitOK, "")
+	if r.stdout != "hi\n" {
+		t.Errorf("loose match: stdout %q, want the recorded answer hi", r.stdout)
+	}
+}
+
+// TestReplayServeStringIDs drives `sonde replay --serve` directly with
+// string ids: the recorded answer comes back with the caller's id (and the
+// progress notifications with the caller's progressToken), every other byte
+// as recorded; the noise lines come at their points; a line that is not
+// JSON gets -32700 with id null; stdin EOF ends it with status 0.
+func TestReplayServeStringIDs(t *testing.T) {
+	orig, _ := record(t, "", []string{"call", "progress", "--args", `{"steps":2,"interval_ms":30}`}, "--fault", "stdout-noise")
+	in, _ := framesOf(t, orig, "in")
+
+	cmd := exec.Command(os.Args[0], "replay", "--serve", orig, "--speed", "4")
+	cmd.Env = append(os.Environ(), childEnv()...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if proctest.Alive(cmd.Process.Pid) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Errorf("the mock server was still running")
+		}
+	}()
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	next := func() string {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("stdout ended\nstderr: %s", stderr.String())
+			}
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no line from the mock server\nstderr: %s", stderr.String())
+		}
+		return ""
+	}
+	send := func(s string) {
+		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite := func(raw, id, token string) string {
+		b := []byte(raw)
+		if id != "" {
+			b, _ = mock.RewriteID(b, []byte(id))
+		}
+		if token != "" {
+			b, _ = mock.RewriteToken(b, []byte(token))
+		}
+		return string(b)
+	}
+
+	send(`{"jsonrpc":"2.0","id":"init-A","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	// The recorded in-frames: noise, initialize response, then the call's
+	// two progress notifications, noise, response.
+	if len(in) != 6 {
+		t.Fatalf("recorded in-frames: %v", in)
+	}
+	for _, want := range []string{in[0].raw, rewrite(in[1].raw, `"init-A"`, "")} {
+		if got := next(); got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":"call-B","method":"tools/call","params":{"name":"progress","arguments":{"steps":2,"interval_ms":30},"_meta":{"progressToken":"tok-B"}}}`)
+	for _, want := range []string{
+		rewrite(in[2].raw, "", `"tok-B"`), rewrite(in[3].raw, "", `"tok-B"`), in[4].raw, rewrite(in[5].raw, `"call-B"`, ""),
+	} {
+		if got := next(); got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+	if !strings.Contains(in[2].raw, `"progressToken":2`) || !strings.Contains(in[5].raw, `"id":2`) {
+		t.Errorf("recorded frames: %v", in)
+	}
+	send(`this is not json`)
+	if got, want := next(), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"sonde replay: parse error: the line is not JSON"}}`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit: %v\nstderr: %s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("still running 10s after stdin EOF")
+	}
+	if l, ok := <-lines; ok {
+		t.Errorf("unexpected line %q", l)
+	}
+	for _, want := range []string{`initialize id "init-A": recorded id 1 (loose match)`, `tools/call id "call-B": recorded id 2 (exact match)`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
