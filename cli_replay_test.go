@@ -271,3 +271,129 @@ func TestReplayServeStringIDs(t *testing.T) {
 		}
 	}
 }
+
+// againstScript is the session re-driven: two echo calls, an error, a list.
+const againstScript = `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"slow","delay_ms":50}}}
+{"method":"tools/call","params":{"name":"echo","arguments":{"value":"fast"}},"delay_ms":20}
+{"method":"tools/call","params":{"name":"fail","arguments":{"message":"boom"}}}
+{"method":"tools/list"}
+`
+
+// TestReplayAgainst re-drives a recorded fixture session against live
+// fixtures: unchanged, it is equal (exit 0); with echo's answer changed
+// (--echo-prefix) the diff names each changed field (exit 1); --ignore
+// takes those fields out; a server that no longer answers is reported as
+// timeouts; a server that cannot start is MCP_SPAWN.
+func TestReplayAgainst(t *testing.T) {
+	orig, _ := record(t, againstScript, []string{"script", "-"})
+	against := func(t *testing.T, flags []string, fixtureArgs ...string) result {
+		t.Helper()
+		f := newFixture(t)
+		return runSonde(t, "", f.cmd(append([]string{"replay", "--against", orig}, flags...), fixtureArgs...)...)
+	}
+	t.Run("unchanged", func(t *testing.T) {
+		r := against(t, nil)
+		checkRun(t, r, exitOK, "")
+		want := `#1 tools/call echo (recorded id 2, now id 2): equal
+#2 tools/call echo (recorded id 3, now id 3): equal
+#3 tools/call fail (recorded id 4, now id 4): equal
+#4 tools/list (recorded id 5, now id 5): equal
+4 requests: 4 equal, 0 different
+`
+		if r.stdout != want {
+			t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+		}
+	})
+	t.Run("changed", func(t *testing.T) {
+		r := against(t, nil, "--echo-prefix", "v2:")
+		checkRun(t, r, exitToolError, "sonde: replay: 2 of 4 requests answered differently\n")
+		want := `#1 tools/call echo (recorded id 2, now id 2): different
+    result.content[0].text: "slow" → "v2:slow"
+    result.structuredContent.value: "slow" → "v2:slow"
+#2 tools/call echo (recorded id 3, now id 3): different
+    result.content[0].text: "fast" → "v2:fast"
+    result.structuredContent.value: "fast" → "v2:fast"
+#3 tools/call fail (recorded id 4, now id 4): equal
+#4 tools/list (recorded id 5, now id 5): equal
+4 requests: 2 equal, 2 different
+`
+		if r.stdout != want {
+			t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		r := against(t, []string{"--json", "--no-pacing"}, "--echo-prefix", "v2:")
+		checkRun(t, r, exitToolError, "sonde: replay: 2 of 4 requests answered differently\n")
+		var rep struct {
+			Equal    bool
+			Requests []struct {
+				Status string
+				Diffs  []struct {
+					Path          string
+					Recorded, Now json.RawMessage
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		if rep.Equal || len(rep.Requests) != 4 || rep.Requests[1].Status != "different" || len(rep.Requests[1].Diffs) != 2 ||
+			rep.Requests[1].Diffs[0].Path != "result.content[0].text" || string(rep.Requests[1].Diffs[0].Now) != `"v2:fast"` {
+			t.Errorf("report: %+v", rep)
+		}
+	})
+	t.Run("ignored", func(t *testing.T) {
+		r := against(t, []string{"--ignore", "result.content[*].text", "--ignore", "..value"}, "--echo-prefix", "v2:")
+		checkRun(t, r, exitOK, "")
+	})
+	t.Run("timeouts", func(t *testing.T) {
+		r := against(t, []string{"--timeout", slowTimeout}, "--fault", "never-respond")
+		checkRun(t, r, exitToolError, "sonde: replay: 3 of 4 requests answered differently\n")
+		for _, want := range []string{
+			"#1 tools/call echo (recorded id 2, now id 2): different: was a result, now a timeout (MCP_TIMEOUT)\n",
+			`#3 tools/call fail (recorded id 4, now id 4): different: was error -32001 "boom", now a timeout (MCP_TIMEOUT)` + "\n",
+			"#4 tools/list (recorded id 5, now id 5): equal\n",
+		} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+			}
+		}
+	})
+	t.Run("spawn", func(t *testing.T) {
+		r := runSonde(t, "", "replay", "--against", orig, "--", filepath.Join(t.TempDir(), "no-such-server"))
+		if r.code != exitSpawn || !strings.HasPrefix(r.stderr, "sonde: MCP_SPAWN: ") {
+			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+}
+
+// TestReplayUsage: every bad command line is a usage error (exit 2) with a
+// message, before anything is started.
+func TestReplayUsage(t *testing.T) {
+	dir := t.TempDir()
+	notCapture := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notCapture, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.jsonl")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no mode", []string{"replay"}, "sonde: replay needs --serve FILE or --against FILE (see sonde replay --help)\n"},
+		{"the UI", []string{"replay", "x.jsonl"}, "sonde: the replay UI (sonde replay FILE) is not built in this branch: use sonde replay --serve FILE or sonde replay --against FILE -- COMMAND\n"},
+		{"both", []string{"replay", "--serve", "a", "--against", "b"}, "sonde: give either --serve FILE or --against FILE, not both\n"},
+		{"speed", []string{"replay", "--serve", "a", "--speed", "0"}, "sonde: --speed 0: want a positive factor (e.g. 2 for twice as fast), or --no-pacing\n"},
+		{"missing", []string{"replay", "--serve", missing}, "sonde: --serve open " + missing + ": no such file or directory\n"},
+		{"not a capture", []string{"replay", "--serve", notCapture}, "sonde: --serve " + notCapture + ": capture line 1: not a sonde capture: ..."},
+		{"serve with a command", []string{"replay", "--serve", notCapture, "--", "x"}, "sonde: --serve takes no server command and no --url: it is the server\n"},
+		{"against without a server", []string{"replay", "--against", notCapture}, "sonde: no server command: put it after --, e.g. sonde replay ... -- ./server --flag, or connect with --url URL\n"},
+		{"bad ignore", []string{"replay", "--against", notCapture, "--ignore", "result[x]", "--", "x"}, `sonde: --ignore "result[x]": [x] is not an index (want [N] or [*])` + "\n"},
+		{"against not a capture", []string{"replay", "--against", notCapture, "--", "x"}, "sonde: --against " + notCapture + ": capture line 1: not a sonde capture: ..."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkRun(t, runSonde(t, "", tc.args...), exitUsage, tc.want)
+		})
+	}
+}
