@@ -5,50 +5,59 @@ import (
 	"encoding/json"
 )
 
-// memberSpan finds the value of member key of the JSON object in raw (the
-// first one, at the top level) and returns where its bytes start and end.
-// ok is false when raw does not start with an object or has no such member.
-func memberSpan(raw []byte, key string) (start, end int, ok bool) {
+// span is where a member's value starts and ends in a line.
+type span struct{ start, end int }
+
+// memberSpans finds the values of member key of the JSON object in raw (at
+// the top level; a key may repeat, and decoders take the last) and returns
+// where their bytes are. It is empty when raw does not start with an object
+// or has no such member.
+func memberSpans(raw []byte, key string) []span {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return 0, 0, false
+		return nil
 	}
+	var out []span
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return 0, 0, false
+			return out
 		}
 		k, _ := tok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return 0, 0, false
+			return out
 		}
 		if k != key {
 			continue
 		}
 		v = bytes.TrimSpace(v)
-		end = int(dec.InputOffset())
-		start = end - len(v)
+		end := int(dec.InputOffset())
+		start := end - len(v)
 		if start < 0 || !bytes.Equal(raw[start:end], v) {
-			return 0, 0, false
+			return nil
 		}
-		return start, end, true
+		out = append(out, span{start, end})
 	}
-	return 0, 0, false
+	return out
 }
 
-// setMember returns raw with the value of its top-level member key replaced
-// by val; every other byte is kept. ok is false (and raw returned) when
-// there is no such member.
+// setMember returns raw with the value of its top-level member key (every
+// occurrence) replaced by val; every other byte is kept. ok is false (and
+// raw returned) when there is no such member.
 func setMember(raw []byte, key string, val []byte) ([]byte, bool) {
-	start, end, ok := memberSpan(raw, key)
-	if !ok {
+	spans := memberSpans(raw, key)
+	if len(spans) == 0 {
 		return raw, false
 	}
-	out := make([]byte, 0, len(raw)-(end-start)+len(val))
-	out = append(out, raw[:start]...)
-	out = append(out, val...)
-	return append(out, raw[end:]...), true
+	out := make([]byte, 0, len(raw)+len(spans)*len(val))
+	prev := 0
+	for _, sp := range spans {
+		out = append(out, raw[prev:sp.start]...)
+		out = append(out, val...)
+		prev = sp.end
+	}
+	return append(out, raw[prev:]...), true
 }
 
 // RewriteID returns a response line with its id replaced by id (JSON: an
@@ -58,10 +67,11 @@ func RewriteID(raw, id []byte) ([]byte, bool) { return setMember(raw, "id", id) 
 // RewriteToken returns a notifications/progress line with
 // params.progressToken replaced by token, every other byte as recorded.
 func RewriteToken(raw, token []byte) ([]byte, bool) {
-	ps, pe, ok := memberSpan(raw, "params")
-	if !ok {
+	spans := memberSpans(raw, "params")
+	if len(spans) == 0 {
 		return raw, false
 	}
+	ps, pe := spans[len(spans)-1].start, spans[len(spans)-1].end
 	params, ok := setMember(raw[ps:pe], "progressToken", token)
 	if !ok {
 		return raw, false
