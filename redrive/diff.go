@@ -65,7 +65,7 @@ type Path struct {
 // String returns the pattern as given.
 func (p Path) String() string { return p.text }
 
-var identRe = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$-]*`)
+var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$-]*`)
 
 // ParsePath parses an --ignore pattern: result.content[0].text,
 // result.content[*].text, error.data, ..timestamp, result["odd key"].
