@@ -397,3 +397,43 @@ func TestReplayUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayServeEverything: a session with the reference server
+// (server-everything, installed by make peers) served back by the mock:
+// sonde's client gets the same results and the same frames from the
+// server's side.
+func TestReplayServeEverything(t *testing.T) {
+	bin, _ := filepath.Abs(filepath.Join("interop", "node_modules", ".bin", "mcp-server-everything"))
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("interop peer missing in CI (make peers): %v", err)
+		}
+		t.Skipf("interop peer not installed (run make peers): %v", err)
+	}
+	const script = `{"method":"tools/list"}
+{"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}},"delay_ms":100}
+{"method":"tools/call","params":{"name":"no-such-tool","arguments":{}},"delay_ms":100}
+`
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "everything.jsonl")
+	r0 := runSonde(t, script, "script", "-", "--timeout", "20s", "--record", orig, "--", bin)
+	if !strings.Contains(r0.stderr, "sonde: capture "+orig) {
+		t.Fatalf("not recorded: exit %d\n%s", r0.code, r0.stderr)
+	}
+	replayed := filepath.Join(dir, "replayed.jsonl")
+	r := runSonde(t, script, mockCmd([]string{"script", "-", "--record", replayed}, orig)...)
+	if r.code != r0.code {
+		t.Errorf("exit %d, recorded run %d\nstderr: %s", r.code, r0.code, r.stderr)
+	}
+	if got, want := withoutMS(t, r.stdout), withoutMS(t, r0.stdout); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("results differ\n got: %q\nwant: %q", got, want)
+	}
+	want, _ := framesOf(t, orig, "in")
+	got, pid := framesOf(t, replayed, "in")
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("in frames differ\n got:\n%s\nwant:\n%s", showFrames(got), showFrames(want))
+	}
+	if len(want) < 4 || pid == 0 || proctest.Alive(pid) {
+		t.Errorf("%d frames; mock pid %d alive", len(want), pid)
+	}
+}
