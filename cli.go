@@ -20,7 +20,7 @@ import (
 
 const exitCodesHelp = `Exit status:
   0    ok
-  1    a tool result with isError, or a failed line in script
+  1    a tool result with isError, a failed line in script, or replay --against differences
   2    usage error
   3    MCP_ERROR         the server answered with a JSON-RPC error
   4    MCP_TIMEOUT       no answer before the deadline

@@ -388,6 +388,7 @@ func TestReplayUsage(t *testing.T) {
 		{"missing", []string{"replay", "--serve", missing}, "sonde: --serve open " + missing + ": no such file or directory\n"},
 		{"not a capture", []string{"replay", "--serve", notCapture}, "sonde: --serve " + notCapture + ": capture line 1: not a sonde capture: ..."},
 		{"serve with a command", []string{"replay", "--serve", notCapture, "--", "x"}, "sonde: --serve takes no server command and no --url: it is the server\n"},
+		{"serve with --record", []string{"replay", "--serve", notCapture, "--record", missing}, "sonde: --record, --trace and --ignore apply to --against, not to --serve\n"},
 		{"against without a server", []string{"replay", "--against", notCapture}, "sonde: no server command: put it after --, e.g. sonde replay ... -- ./server --flag, or connect with --url URL\n"},
 		{"bad ignore", []string{"replay", "--against", notCapture, "--ignore", "result[x]", "--", "x"}, `sonde: --ignore "result[x]": [x] is not an index (want [N] or [*])` + "\n"},
 		{"against not a capture", []string{"replay", "--against", notCapture, "--", "x"}, "sonde: --against " + notCapture + ": capture line 1: not a sonde capture: ..."},

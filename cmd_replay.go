@@ -57,7 +57,7 @@ Matching, timing and the diff are described in docs/replay.md.
 			case rf.serve != "" && rf.against != "":
 				return usagef("give either --serve FILE or --against FILE, not both")
 			case rf.serve != "":
-				return runServe(cmd, io, &f, rf.serve, args, speed)
+				return runServe(cmd, io, &f, &rf, args, speed)
 			case rf.against != "":
 				return runAgainst(cmd, io, &f, &rf, args, speed)
 			case len(args) > 0:
@@ -87,9 +87,13 @@ func openCapture(flag, path string) (*os.File, error) {
 }
 
 // runServe is `sonde replay --serve FILE`: the mock server on stdio.
-func runServe(cmd *cobra.Command, io streams, f *serverFlags, path string, args []string, speed float64) error {
+func runServe(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags, args []string, speed float64) error {
+	path := rf.serve
 	if len(args) > 0 || f.url != "" {
 		return usagef("--serve takes no server command and no --url: it is the server")
+	}
+	if f.record != "" || f.trace || len(rf.ignore) > 0 {
+		return usagef("--record, --trace and --ignore apply to --against, not to --serve")
 	}
 	fh, err := openCapture("--serve", path)
 	if err != nil {
