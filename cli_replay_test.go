@@ -438,3 +438,15 @@ func TestReplayServeEverything(t *testing.T) {
 		t.Errorf("%d frames; mock pid %d alive", len(want), pid)
 	}
 }
+
+// TestReplayServeCrash: the sample capture ends with the server crashing
+// in the middle of a call; served back, the mock crashes at the same point
+// with the same status and stderr, and the client reports MCP_PROCESS_EXIT.
+func TestReplayServeCrash(t *testing.T) {
+	sample := filepath.Join("testdata", "captures", "out-of-order-late-crash.jsonl")
+	r := runSonde(t, "", mockCmd([]string{"call", "crash"}, sample)...)
+	if r.code != exitExited || !strings.HasPrefix(r.stderr, "sonde: MCP_PROCESS_EXIT: ") ||
+		!strings.Contains(r.stderr, "exit-mid-call") || !strings.Contains(r.stderr, "the recorded server exited here with status 3") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}

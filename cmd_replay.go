@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -32,7 +33,8 @@ func newReplayCmd(io streams) *cobra.Command {
       recorded one (same method and params without _meta; else the same method and tool,
       prompt or resource) and answered with the recorded response, its id rewritten to the
       caller's, with the notifications, server requests and malformed lines recorded around
-      it, at their recorded delays (--speed). Unmatched requests get JSON-RPC error -32010.
+      it, at their recorded delays (--speed); the recorded stderr too, and the server's own
+      exit (a crash). Unmatched requests get JSON-RPC error -32010.
       Use it as the server command of any client: sonde -- sonde replay --serve bug.jsonl
 
   sonde replay --against FILE -- COMMAND [ARG...]   (or --url URL)
@@ -107,7 +109,11 @@ func runServe(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags, a
 	for _, w := range script.Warnings {
 		fmt.Fprintln(io.err, "sonde replay: warning: "+w)
 	}
-	err = mock.Serve(cmd.Context(), script, io.in, io.out, mock.Options{Speed: speed, Log: io.err, MaxLineBytes: int(f.maxLineBytes)})
+	err = mock.Serve(cmd.Context(), script, io.in, io.out, mock.Options{Speed: speed, Log: io.err, Stderr: io.err, MaxLineBytes: int(f.maxLineBytes)})
+	var exit *mock.ExitError
+	if errors.As(err, &exit) {
+		return &exitStatus{code: exit.Code, msg: "replay: " + exit.Error()}
+	}
 	if err != nil && cmd.Context().Err() != nil {
 		return &exitStatus{code: exitInterrupted}
 	}

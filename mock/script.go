@@ -33,6 +33,10 @@ const (
 	// Progress lines are notifications/progress for their anchor's request:
 	// the progressToken is rewritten to the caller's.
 	Progress
+	// Stderr lines are a chunk of the server's stderr, written to stderr.
+	Stderr
+	// Exit lines end the mock as the recorded server ended (Code).
+	Exit
 )
 
 // Line is one line the recorded server wrote, to be written again Offset
@@ -41,6 +45,8 @@ type Line struct {
 	Offset time.Duration
 	Raw    []byte
 	Kind   LineKind
+	// Code is the exit status of an Exit line.
+	Code int
 }
 
 // Anchor is a message the recorded client sent, with the lines the server
@@ -131,6 +137,15 @@ func Build(r io.Reader) (*Script, error) {
 			s.ProtocolVersion, s.ServerName, s.ServerVersion = rec.ProtocolVersion, rec.ServerName, rec.ServerVersion
 			continue
 		case capture.TypeFrame:
+		case capture.TypeStderr:
+			buffer = append(buffer, rec)
+			continue
+		case capture.TypeProcess:
+			// An exit the server chose (not sonde's close) is played too.
+			if rec.What == "exit" && rec.Exit != nil && !rec.Exit.ByClose {
+				buffer = append(buffer, rec)
+			}
+			continue
 		default:
 			continue
 		}
@@ -193,14 +208,26 @@ func Build(r io.Reader) (*Script, error) {
 	return s, nil
 }
 
-// add appends a recorded frame to anchor a.
+// add appends a recorded frame, stderr chunk or exit to anchor a.
 func (s *Script) add(a *Anchor, rec capture.Record, kind LineKind) {
+	at := time.Duration(max(rec.T-a.t, 0))
+	switch rec.Type {
+	case capture.TypeStderr:
+		kind = Stderr
+	case capture.TypeProcess:
+		code := rec.Exit.Code
+		if code < 0 {
+			code = 1 // ended by a signal
+		}
+		a.Lines = append(a.Lines, Line{Offset: at, Kind: Exit, Code: code})
+		return
+	}
 	raw, err := rec.Bytes()
 	if err != nil {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: frame bytes: %v (skipped)", rec.Line, err))
 		return
 	}
-	a.Lines = append(a.Lines, Line{Offset: time.Duration(max(rec.T-a.t, 0)), Raw: raw, Kind: kind})
+	a.Lines = append(a.Lines, Line{Offset: at, Raw: raw, Kind: kind})
 }
 
 func newExchange(rec capture.Record) (*Exchange, error) {

@@ -3,6 +3,8 @@ package mock
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -40,8 +42,13 @@ func TestBuildAnchors(t *testing.T) {
 		var kinds []string
 		for _, l := range ex.Lines {
 			k := "plain"
-			if l.Kind == Response {
+			switch l.Kind {
+			case Response:
 				k = "response"
+			case Stderr:
+				k = "stderr"
+			case Exit:
+				k = fmt.Sprintf("exit %d", l.Code)
 			}
 			if strings.HasPrefix(string(l.Raw), "fixture noise") {
 				k = "noise"
@@ -54,8 +61,8 @@ func TestBuildAnchors(t *testing.T) {
 		"initialize 1 : noise,response",
 		"tools/call 2 echo: noise,response",
 		"tools/call 3 echo: noise,response",
-		"tools/call 4 echo: noise,response", // the late answer, after the cancel
-		"tools/call 5 crash: noise,plain",   // the half line of the crash
+		"tools/call 4 echo: stderr,noise,response",      // the late answer, after the cancel
+		"tools/call 5 crash: stderr,noise,plain,exit 3", // the half line of the crash
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("anchors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -143,4 +150,28 @@ func TestServeCancel(t *testing.T) {
 		t.Errorf("Serve = %v, want context.Canceled", err)
 	}
 	pw.Close()
+}
+
+// TestServeExit: the recorded crash is played: its stderr, its noise, the
+// half line, then Serve ends with the recorded exit status.
+func TestServeExit(t *testing.T) {
+	s := buildSample(t)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	var out, stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(context.Background(), s, pr, &lockedWriter{w: &out}, Options{Stderr: &lockedWriter{w: &stderr}})
+	}()
+	pw.Write([]byte(`{"jsonrpc":"2.0","id":"z","method":"tools/call","params":{"name":"crash","arguments":{}}}` + "\n"))
+	var exit *ExitError
+	if err := <-done; !errors.As(err, &exit) || exit.Code != 3 {
+		t.Fatalf("Serve = %v, want the recorded exit 3", err)
+	}
+	if want := "fixture noise: this is not JSON\n{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"conte\n"; out.String() != want {
+		t.Errorf("stdout %q, want %q", out.String(), want)
+	}
+	if stderr.String() != "fixture: exit-mid-call\n" {
+		t.Errorf("stderr %q", stderr.String())
+	}
 }

@@ -32,6 +32,18 @@ type Options struct {
 	// MaxLineBytes caps one input line (default
 	// transport.DefaultMaxLineBytes); a longer line gets -32600.
 	MaxLineBytes int
+	// Stderr gets the recorded server's stderr, at its points (nil: it is
+	// not played).
+	Stderr io.Writer
+}
+
+// ExitError is what Serve returns when it played the recorded server's own
+// exit: the mock should end with Code.
+type ExitError struct{ Code int }
+
+// Error says where the mock stopped.
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("the recorded server exited here with status %d", e.Code)
 }
 
 // Serve plays s as an MCP server: it reads JSON-RPC messages from in (one
@@ -52,9 +64,12 @@ func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Option
 	if o.Grace <= 0 {
 		o.Grace = DefaultGrace
 	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p := &player{ctx: ctx, out: out, speed: o.Speed, fail: cancel}
+	p := &player{ctx: ctx, out: out, stderr: o.Stderr, speed: o.Speed, fail: cancel}
 	defer p.wg.Wait()
 
 	type item struct {
@@ -223,14 +238,15 @@ func (s *Script) initResult(params json.RawMessage) json.RawMessage {
 
 // player writes lines: one at a time, each in a single write.
 type player struct {
-	ctx   context.Context
-	out   io.Writer
-	speed float64
-	fail  context.CancelFunc
-	wg    sync.WaitGroup
+	ctx    context.Context
+	out    io.Writer
+	stderr io.Writer
+	speed  float64
+	fail   context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu  sync.Mutex
-	err error
+	err error // a write failed, or the recorded exit was played (*ExitError)
 }
 
 // write writes one line (a newline is added).
@@ -246,6 +262,17 @@ func (p *player) write(raw []byte) {
 		p.err = fmt.Errorf("sonde replay: write: %w", err)
 		p.fail()
 	}
+}
+
+// exitWith plays the recorded exit: nothing more is written, and Serve
+// returns an *ExitError.
+func (p *player) exitWith(code int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = &ExitError{Code: code}
+	}
+	p.fail()
 }
 
 func (p *player) writeErr() error {
@@ -292,6 +319,14 @@ func (p *player) play(a *Anchor, id, token []byte) {
 			}
 			raw := l.Raw
 			switch {
+			case l.Kind == Exit:
+				p.exitWith(l.Code)
+				return
+			case l.Kind == Stderr:
+				p.mu.Lock()
+				p.stderr.Write(raw)
+				p.mu.Unlock()
+				continue
 			case l.Kind == Response && id != nil:
 				raw, _ = RewriteID(raw, id)
 			case l.Kind == Progress && token != nil:
