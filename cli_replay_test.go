@@ -359,6 +359,14 @@ func TestReplayAgainst(t *testing.T) {
 			}
 		}
 	})
+	t.Run("http", func(t *testing.T) {
+		base := fixtureHTTP(t, "--echo-prefix", "v2:")
+		r := runSonde(t, "", "replay", "--against", orig, "--url", base+"/mcp")
+		checkRun(t, r, exitToolError, "sonde: replay: 2 of 4 requests answered differently\n")
+		if !strings.Contains(r.stdout, `    result.content[0].text: "fast" → "v2:fast"`+"\n") {
+			t.Errorf("stdout:\n%s", r.stdout)
+		}
+	})
 	t.Run("spawn", func(t *testing.T) {
 		r := runSonde(t, "", "replay", "--against", orig, "--", filepath.Join(t.TempDir(), "no-such-server"))
 		if r.code != exitSpawn || !strings.HasPrefix(r.stderr, "sonde: MCP_SPAWN: ") {

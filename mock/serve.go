@@ -55,8 +55,10 @@ func (e *ExitError) Error() string {
 // (ping is answered {} and initialize from the session record when the
 // capture has none). A line that is not JSON gets -32700, one that is not a
 // valid request -32600, both with id null (or the request's id when it
-// could be read). It returns nil at the end of in, ctx's error when ctx
-// ended first, or the error of a write.
+// could be read). The recorded server's stderr goes to Options.Stderr, and
+// its own exit, once reached, ends Serve with an *ExitError. Otherwise it
+// returns nil at the end of in, ctx's error when ctx ended first, or the
+// error of a write.
 func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Options) error {
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -182,7 +184,7 @@ func (s *Script) request(p *player, msg jsonrpc.Message, log io.Writer) {
 		_, _, token := canonical(msg.Method, msg.Params)
 		note := ""
 		if !ex.answered() {
-			note = " (recorded without a response: none is sent)"
+			note = " (the capture has no response to it: none is sent)"
 		}
 		fmt.Fprintf(log, "sonde replay: %s id %s: recorded id %s (%s match)%s\n", msg.Method, msg.ID, ex.ID, how, note)
 		p.play(&ex.Anchor, idJSON, token)
