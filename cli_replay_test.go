@@ -367,6 +367,17 @@ func TestReplayAgainst(t *testing.T) {
 			t.Errorf("stdout:\n%s", r.stdout)
 		}
 	})
+	t.Run("protocol version", func(t *testing.T) {
+		old, _ := record(t, againstScript, []string{"script", "-", "--protocol-version", "2025-06-18"})
+		again := filepath.Join(t.TempDir(), "again.jsonl")
+		f := newFixture(t)
+		r := runSonde(t, "", f.cmd([]string{"replay", "--against", old, "--record", again})...)
+		checkRun(t, r, exitOK, "sonde: capture "+again+": ...")
+		out, _ := framesOf(t, again, "out")
+		if len(out) == 0 || out[0].method != "initialize" || !strings.Contains(out[0].raw, `"protocolVersion":"2025-06-18"`) {
+			t.Errorf("initialize: %v", out)
+		}
+	})
 	t.Run("spawn", func(t *testing.T) {
 		r := runSonde(t, "", "replay", "--against", orig, "--", filepath.Join(t.TempDir(), "no-such-server"))
 		if r.code != exitSpawn || !strings.HasPrefix(r.stderr, "sonde: MCP_SPAWN: ") {
