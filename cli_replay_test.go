@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/mock"
 )
@@ -423,13 +424,7 @@ func TestReplayUsage(t *testing.T) {
 // sonde's client gets the same results and the same frames from the
 // server's side.
 func TestReplayServeEverything(t *testing.T) {
-	bin, _ := filepath.Abs(filepath.Join("interop", "node_modules", ".bin", "mcp-server-everything"))
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("interop peer missing in CI (make peers): %v", err)
-		}
-		t.Skipf("interop peer not installed (run make peers): %v", err)
-	}
+	bin := peertest.Everything(t)
 	const script = `{"method":"tools/list"}
 {"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}},"delay_ms":100}
 {"method":"tools/call","params":{"name":"no-such-tool","arguments":{}},"delay_ms":100}
