@@ -127,10 +127,11 @@ func TestReplayServeReproducesSession(t *testing.T) {
 	in, _ := framesOf(t, orig, "in")
 	counts := map[string]int{}
 	for _, f := range in {
-		counts[f.verdict]++
+		counts[f.kind+" "+f.verdict]++
+		counts[f.kind]++
 	}
-	if counts["malformed"] != 5 || counts["server-request"] != 2 || counts["notification"] != 6 {
-		t.Errorf("recorded in-frames by verdict: %v", counts)
+	if counts["invalid malformed"] != 5 || counts["request"] != 2 || counts["notification notification"] != 6 {
+		t.Errorf("recorded in-frames by kind and verdict: %v", counts)
 	}
 }
 
