@@ -37,8 +37,8 @@ func TestReplayUIBadCapture(t *testing.T) {
 		{"missing", []string{"replay", missing}, exitUsage, "sonde: capture " + missing + ": no such file\n"},
 		{"not a capture", []string{"replay", notCapture}, exitUsage, "sonde: capture " + notCapture + ": capture line 1: not a sonde capture: the first line is not a JSON header: invalid character 'j' looking for beginning of value\n"},
 		{"newer", []string{"replay", newer}, exitUsage, "sonde: capture " + newer + ": capture line 1: capture format is newer than this sonde: version 9.0; this sonde reads version 1.x and older (upgrade sonde)\n"},
-		{"no file", []string{"replay"}, exitUsage, "sonde: sonde replay takes one capture FILE (see sonde replay --help)\n"},
-		{"two files", []string{"replay", "a", "b"}, exitUsage, "sonde: sonde replay takes one capture FILE (see sonde replay --help)\n"},
+		{"no file", []string{"replay"}, exitUsage, "sonde: replay needs a capture FILE, --serve FILE or --against FILE (see sonde replay --help)\n"},
+		{"two files", []string{"replay", "a", "b"}, exitUsage, "sonde: sonde replay takes one capture FILE; a server command goes with --against FILE -- COMMAND (see sonde replay --help)\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,7 +55,7 @@ func TestReplayUIBadCapture(t *testing.T) {
 func TestReplayUIHelp(t *testing.T) {
 	r := runSonde(t, "", "replay", "--help")
 	checkRun(t, r, exitOK, "")
-	for _, want := range []string{"sonde replay FILE", "play / pause", "step one event back", "next / previous error", "exit\nstatus 2"} {
+	for _, want := range []string{"sonde replay FILE", "play / pause", "step one event back", "next / previous error", "exit\n      status 2", "--frames int"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("help lacks %q:\n%s", want, r.stdout)
 		}
