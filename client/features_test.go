@@ -1,0 +1,84 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/mcp"
+)
+
+// The fixture declares only tools: a feature request is still sent (a
+// debugger shows what the server does with it), after a note naming the
+// capability it lacks.
+func TestUndeclaredCapabilityIsSentWithANote(t *testing.T) {
+	s := start(t, Options{Timeout: 5 * time.Second}, fixtureArgs{})
+	if w := s.c.Undeclared(mcp.MethodResourcesList); w != "" {
+		t.Fatalf("a note before the handshake: %q", w)
+	}
+	s.init()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		method, need string
+		run          func() error
+	}{
+		{mcp.MethodResourcesList, "resources", func() error { _, err := s.c.ListResources(ctx); return err }},
+		{mcp.MethodResourcesSubscribe, "resources.subscribe", func() error { return s.c.SubscribeResource(ctx, "x://y") }},
+		{mcp.MethodPromptsGet, "prompts", func() error { _, _, err := s.c.GetPrompt(ctx, "p", nil); return err }},
+		{mcp.MethodComplete, "completions", func() error {
+			_, err := s.c.Complete(ctx, mcp.CompleteRef{Type: mcp.RefPrompt, Name: "p"}, mcp.CompleteArgument{Name: "a"}, nil)
+			return err
+		}},
+		{mcp.MethodLoggingSetLevel, "logging", func() error { return s.c.SetLogLevel(ctx, "info") }},
+	} {
+		err := tc.run()
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeRemote || e.RPC.Code != -32601 {
+			t.Fatalf("%s: got %v", tc.method, err)
+		}
+		want := tc.method + ": the server did not declare the " + tc.need + " capability; sent anyway"
+		s.waitFor("the note for "+tc.method, func(ev Event) bool { return ev.Kind == EvNote && ev.Note == want })
+	}
+	if s.c.Undeclared(mcp.MethodToolsCall) != "" || s.c.Undeclared(mcp.MethodPing) != "" {
+		t.Fatal("tools and ping need nothing undeclared")
+	}
+}
+
+// A server that ignores params.task answers with a plain result: the task
+// call ends with it, and a note says no task was created.
+func TestTaskCallAnsweredWithoutATask(t *testing.T) {
+	s := start(t, Options{Timeout: 5 * time.Second}, fixtureArgs{})
+	s.init()
+	res, _, err := s.c.CallToolTask(context.Background(), "echo", echoArgs("hi", 0), TaskOptions{TTL: time.Second})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].Text, "hi") {
+		t.Fatalf("%+v %v", res, err)
+	}
+	s.waitFor("the note", func(ev Event) bool { return ev.Kind == EvNote && strings.Contains(ev.Note, "no task created") })
+	s.waitFor("the capability note", func(ev Event) bool {
+		return ev.Kind == EvNote && strings.Contains(ev.Note, "tasks.requests.tools.call")
+	})
+	for _, ev := range s.snapshot() {
+		if ev.Kind == EvTask {
+			t.Fatalf("a task event without a task: %+v", ev.Task)
+		}
+	}
+	sent := s.frames(VerdictSent)
+	last := string(sent[len(sent)-1].Raw)
+	if !strings.Contains(last, `"task":{"ttl":1000}`) {
+		t.Fatalf("params.task not sent: %s", last)
+	}
+}
+
+func TestPollInterval(t *testing.T) {
+	ms := func(n int64) *int64 { return &n }
+	for _, tc := range []struct {
+		in   *int64
+		want time.Duration
+	}{{nil, DefaultPollInterval}, {ms(0), MinPollInterval}, {ms(250), 250 * time.Millisecond}, {ms(1 << 40), MaxPollInterval}} {
+		if got := pollInterval(tc.in); got != tc.want {
+			t.Errorf("%v: got %v", tc.in, got)
+		}
+	}
+}
