@@ -81,6 +81,7 @@ below do the same work headless, for scripts:
 		newCallCmd(io), newToolsCmd(io), newCheckCmd(io), newScriptCmd(io), newBenchCmd(io),
 		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io),
 	)
+	root.AddCommand(featureCommands(io)...)
 	return root
 }
 

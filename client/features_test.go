@@ -31,7 +31,6 @@ func TestUndeclaredCapabilityIsSentWithANote(t *testing.T) {
 			_, err := s.c.Complete(ctx, mcp.CompleteRef{Type: mcp.RefPrompt, Name: "p"}, mcp.CompleteArgument{Name: "a"}, nil)
 			return err
 		}},
-		{mcp.MethodLoggingSetLevel, "logging", func() error { return s.c.SetLogLevel(ctx, "info") }},
 	} {
 		err := tc.run()
 		var e *Error
@@ -40,6 +39,16 @@ func TestUndeclaredCapabilityIsSentWithANote(t *testing.T) {
 		}
 		want := tc.method + ": the server did not declare the " + tc.need + " capability; sent anyway"
 		s.waitFor("the note for "+tc.method, func(ev Event) bool { return ev.Kind == EvNote && ev.Note == want })
+	}
+	// The fixture answers logging/setLevel without declaring logging.
+	if err := s.c.SetLogLevel(ctx, "alert"); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("the logging note", func(ev Event) bool {
+		return ev.Kind == EvNote && ev.Note == "logging/setLevel: the server did not declare the logging capability; sent anyway"
+	})
+	if err := s.c.SetLogLevel(ctx, "loud"); !errors.Is(err, ErrRemote) {
+		t.Fatalf("an unknown level: %v", err)
 	}
 	if s.c.Undeclared(mcp.MethodToolsCall) != "" || s.c.Undeclared(mcp.MethodPing) != "" {
 		t.Fatal("tools and ping need nothing undeclared")

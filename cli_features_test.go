@@ -1,0 +1,164 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// everythingStdio is the reference server's command (installed by make
+// peers), or a skip.
+func everythingStdio(t *testing.T) string {
+	t.Helper()
+	bin, _ := filepath.Abs(filepath.Join("interop", "node_modules", ".bin", "mcp-server-everything"))
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("interop peer missing in CI (make peers): %v", err)
+		}
+		t.Skipf("interop peer not installed (run make peers): %v", err)
+	}
+	return bin
+}
+
+// The feature commands against server-everything, over stdio and
+// Streamable HTTP.
+func TestFeatureCommandsEverything(t *testing.T) {
+	bin := everythingStdio(t)
+	base := everythingHTTP(t, "streamableHttp")
+	out := filepath.Join(t.TempDir(), "blob.bin")
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string // substrings, in any order
+		json   string   // when set, stdout is this JSON value
+	}{
+		{name: "resources", args: []string{"resources"}, stdout: []string{
+			"demo://resource/static/document/architecture.md  architecture.md  text/markdown", "templates:",
+			"demo://resource/dynamic/blob/{resourceId}  Dynamic Blob Resource  application/octet-stream"}},
+		{name: "read text", args: []string{"read", "demo://resource/dynamic/text/5"}, stdout: []string{"Resource 5: This is a plaintext resource"}},
+		{name: "read blob", args: []string{"read", "demo://resource/dynamic/blob/5"}, stdout: []string{"[blob demo://resource/dynamic/blob/5, ", " bytes, text/plain]"}},
+		{name: "read blob to a file", args: []string{"read", "demo://resource/dynamic/blob/6", "--out", out}, stdout: []string{"written to " + out}},
+		{name: "read unknown", args: []string{"read", "demo://resource/dynamic/text/0"}, code: exitRemote},
+		{name: "prompts", args: []string{"prompts"}, stdout: []string{"args-prompt", "city* state", "completable-prompt  department* name*"}},
+		{name: "prompt", args: []string{"prompt", "args-prompt", "--args", `{"city":"Oslo"}`}, stdout: []string{"[user]\nWhat's weather in Oslo?\n"}},
+		{name: "prompt embedding a resource", args: []string{"prompt", "resource-prompt", "--args", `{"resourceType":"Text","resourceId":"2"}`},
+			stdout: []string{"[resource demo://resource/dynamic/text/2]\nResource 2: This is a plaintext resource"}},
+		{name: "prompt json", args: []string{"prompt", "args-prompt", "--json", "--args", `{"city":"Oslo","state":"NO"}`},
+			json: `{"ok":true,"result":{"messages":[{"role":"user","content":{"type":"text","text":"What's weather in Oslo, NO?"}}]}}`},
+		{name: "prompt without a required argument", args: []string{"prompt", "args-prompt"}, code: exitRemote},
+		{name: "complete prompt", args: []string{"complete", "--prompt", "completable-prompt", "--arg", "department=S"}, stdout: []string{"Sales\nSupport\n"}},
+		{name: "complete with context", args: []string{"complete", "--prompt", "completable-prompt", "--arg", "name=", "--context", "department=Sales"}, stdout: []string{"David\nEve\nFrank\n"}},
+		{name: "complete template json", args: []string{"complete", "--resource-template", "demo://resource/dynamic/text/{resourceId}", "--arg", "resourceId=12", "--json"},
+			json: `{"ok":true,"completion":{"values":["12"],"total":1}}`},
+		{name: "log-level", args: []string{"log-level", "warning"}},
+		{name: "ping json", args: []string{"ping"}, stdout: []string{"pong in "}},
+	}
+	for _, transport := range []struct {
+		name string
+		tail []string
+	}{{"stdio", []string{"--", bin}}, {"streamable", []string{"--url", base + "/mcp"}}} {
+		t.Run(transport.name, func(t *testing.T) {
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					r := runSonde(t, "", append(append([]string(nil), tc.args...), transport.tail...)...)
+					if r.code != tc.code {
+						t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
+					}
+					if strings.Contains(r.stderr, "sonde: warning") {
+						t.Errorf("a warning with a server that declares everything: %s", r.stderr)
+					}
+					if tc.json != "" && !sameJSON(t, r.stdout, tc.json) {
+						t.Fatalf("stdout %s, want %s", r.stdout, tc.json)
+					}
+					for _, want := range tc.stdout {
+						if !strings.Contains(r.stdout, want) {
+							t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+						}
+					}
+				})
+			}
+			b, err := os.ReadFile(out)
+			if err != nil || !strings.HasPrefix(string(b), "Resource 6: This is a base64 blob") {
+				t.Fatalf("--out wrote %q (%v)", b, err)
+			}
+			os.Remove(out)
+		})
+	}
+}
+
+// The fixture declares only tools: warnings, MCP_ERROR for what it does
+// not implement, and log-level against its logging/setLevel.
+func TestFeatureCommandsFixture(t *testing.T) {
+	cases := []struct {
+		name    string
+		sub     []string
+		code    int
+		stdout  string
+		json    bool
+		errLine string
+		warning string
+	}{
+		{name: "resources undeclared", sub: []string{"resources"}, code: exitRemote,
+			errLine: "sonde: MCP_ERROR: server error -32601: method not found: resources/list\n",
+			warning: "sonde: warning: resources/list: the server did not declare the resources capability; sent anyway\n"},
+		{name: "resources json", sub: []string{"resources", "--json"}, code: exitRemote, json: true,
+			stdout:  `{"ok":false,"error":{"code":"MCP_ERROR","message":"server error -32601: method not found: resources/list","rpc_code":-32601}}`,
+			errLine: "sonde: MCP_ERROR: server error -32601: method not found: resources/list\n"},
+		{name: "log-level filters", sub: []string{"log-level", "alert", "--wait", "500ms"}, stdout: "alert [fixture] fixture log at alert\nemergency [fixture] fixture log at emergency\n",
+			warning: "sonde: warning: logging/setLevel: the server did not declare the logging capability; sent anyway\n"},
+		{name: "log-level json", sub: []string{"log-level", "emergency", "--wait", "500ms", "--json"}, json: true,
+			stdout: `{"level":"emergency","logger":"fixture","data":"fixture log at emergency"}`},
+		{name: "ping", sub: []string{"ping", "--json"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			r := runSonde(t, "", f.cmd(tc.sub)...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			if tc.errLine != "" && sondeLine(r.stderr)+"\n" != tc.errLine {
+				t.Errorf("last line of stderr %q, want %q", sondeLine(r.stderr), tc.errLine)
+			}
+			if tc.warning != "" && !strings.Contains(r.stderr, tc.warning) {
+				t.Errorf("stderr lacks %q:\n%s", tc.warning, r.stderr)
+			}
+			switch {
+			case tc.json && tc.stdout != "":
+				if !sameJSON(t, r.stdout, tc.stdout) {
+					t.Fatalf("stdout %s, want %s", r.stdout, tc.stdout)
+				}
+			case tc.stdout != "" && r.stdout != tc.stdout:
+				t.Fatalf("stdout %q, want %q", r.stdout, tc.stdout)
+			}
+		})
+	}
+}
+
+// Bad command lines are usage errors (exit 2) reported before any server
+// is started.
+func TestFeatureCommandsUsage(t *testing.T) {
+	for _, tc := range []struct {
+		sub     []string
+		errLine string
+	}{
+		{[]string{"read"}, "sonde: read takes exactly one URI before --: sonde read URI -- COMMAND [ARG...]\n"},
+		{[]string{"prompt", "p", "--args", `{"n":1}`}, `sonde: --args: prompt arguments are strings, e.g. '{"city":"Paris"}'` + "\n"},
+		{[]string{"complete", "--arg", "a=b"}, "sonde: give exactly one of --prompt NAME and --resource-template URI\n"},
+		{[]string{"complete", "--prompt", "p", "--resource-template", "x://{a}", "--arg", "a=b"}, "sonde: give exactly one of --prompt NAME and --resource-template URI\n"},
+		{[]string{"complete", "--prompt", "p"}, "sonde: --arg NAME=VALUE is required (VALUE may be empty: --arg city=)\n"},
+		{[]string{"complete", "--prompt", "p", "--arg", "a=", "--context", "nope"}, `sonde: --context "nope": want NAME=VALUE` + "\n"},
+		{[]string{"log-level", "loud"}, "sonde: log level \"loud\": want one of debug, info, notice, warning, error, critical, alert, emergency\n"},
+		{[]string{"ping", "extra"}, "sonde: ping takes no arguments before --\n"},
+	} {
+		t.Run(strings.Join(tc.sub, " "), func(t *testing.T) {
+			f := newFixture(t)
+			r := runSonde(t, "", f.cmd(tc.sub)...)
+			checkRun(t, r, exitUsage, tc.errLine)
+			f.assertStarted(0)
+		})
+	}
+}
