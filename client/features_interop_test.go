@@ -229,6 +229,22 @@ func interopFeatures(t *testing.T, s *session) {
 		}
 	})
 
+	t.Run("task cancelled by id", func(t *testing.T) {
+		tc := s.c.GoToolTask(ctx, "simulate-research-query", json.RawMessage(`{"topic":"kelp"}`), TaskOptions{})
+		ev := s.waitFor("the task's first event", func(ev Event) bool { return ev.Kind == EvTask && ev.Task.Call == tc.call })
+		st, err := s.c.CancelTask(ctx, ev.Task.Task.TaskID)
+		if err != nil || st.Status != mcp.TaskCancelled {
+			t.Fatalf("%+v %v", st, err)
+		}
+		if _, _, err := tc.Wait(); !errors.Is(err, ErrAborted) {
+			t.Fatalf("got %v", err)
+		}
+		end := s.waitFor("the task's last event", func(ev Event) bool { return ev.Kind == EvTask && ev.Task.Call == tc.call && ev.Task.End })
+		if end.Task.Task.Status != mcp.TaskCancelled || !errors.Is(end.Task.Err, ErrAborted) {
+			t.Fatalf("%+v", end.Task)
+		}
+	})
+
 	t.Run("task abandoned by the caller is cancelled", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		tc := s.c.GoToolTask(cctx, "simulate-research-query", json.RawMessage(`{"topic":"moss"}`), TaskOptions{})

@@ -56,9 +56,25 @@ type TaskCall struct {
 	created   chan struct{} // closed once the taskId is known, or the call failed
 	cancelled bool
 
+	started, ended time.Time
+
 	res *mcp.CallToolResult
 	raw json.RawMessage
 	err error
+}
+
+// CallID is the id of the tools/call that created the task.
+func (t *TaskCall) CallID() jsonrpc.ID { return t.call }
+
+// Latency is the time from the tools/call to the end of the task call (so
+// far, while it runs).
+func (t *TaskCall) Latency() time.Duration {
+	select {
+	case <-t.done:
+		return t.ended.Sub(t.started)
+	default:
+		return time.Since(t.started)
+	}
 }
 
 // Done is closed when the task call has ended.
@@ -97,18 +113,29 @@ func (t *TaskCall) Cancel(ctx context.Context) (*mcp.Task, error) {
 	t.mu.Lock()
 	t.cancelled = true
 	t.mu.Unlock()
-	raw, err := t.c.featureCall(ctx, mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: id})
+	task, err := t.c.CancelTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	t.update(*task)
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+	return task, nil
+}
+
+// CancelTask sends tasks/cancel for taskID and returns the state the
+// server answered. A TaskCall following that task notices the cancel (it
+// then ends with MCP_ABORTED).
+func (c *Client) CancelTask(ctx context.Context, taskID string) (*mcp.Task, error) {
+	raw, err := c.featureCall(ctx, mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: taskID})
 	if err != nil {
 		return nil, err
 	}
 	var task mcp.Task
 	if err := json.Unmarshal(raw, &task); err != nil || task.TaskID == "" {
 		return nil, newErr(CodeProtocol, "tasks/cancel: result is not a Task: %s", bounded(string(raw), 200))
-	}
-	t.update(task)
-	select {
-	case t.wake <- struct{}{}:
-	default:
 	}
 	return &task, nil
 }
@@ -129,7 +156,7 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args json.RawMes
 // sent and the call fails with MCP_ABORTED. Every change of the task is an
 // EvTask event.
 func (c *Client) GoToolTask(ctx context.Context, name string, args json.RawMessage, o TaskOptions) *TaskCall {
-	t := &TaskCall{c: c, tool: name, done: make(chan struct{}), wake: make(chan struct{}, 1), created: make(chan struct{})}
+	t := &TaskCall{c: c, tool: name, done: make(chan struct{}), wake: make(chan struct{}, 1), created: make(chan struct{}), started: time.Now()}
 	if !c.ServerCaps().Tasks.ToolCallTasks() {
 		c.emit(Event{Kind: EvNote, Note: "tools/call " + name + ": the server did not declare the tasks.requests.tools.call capability; sent with params.task anyway"})
 	}
@@ -147,7 +174,7 @@ func (c *Client) GoToolTask(ctx context.Context, name string, args json.RawMessa
 func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 	defer close(t.done)
 	finish := func(res *mcp.CallToolResult, raw json.RawMessage, err error) {
-		t.res, t.raw, t.err = res, raw, err
+		t.res, t.raw, t.err, t.ended = res, raw, err, time.Now()
 		t.mu.Lock()
 		task := t.task
 		t.mu.Unlock()
@@ -203,6 +230,10 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 				events = nil
 			} else if st, ok := statusNotification(ev, task.TaskID); ok {
 				t.update(st)
+			} else if cancelFrame(ev, task.TaskID) {
+				t.mu.Lock()
+				t.cancelled = true
+				t.mu.Unlock()
 			}
 			continue
 		case <-timer.C:
@@ -228,6 +259,23 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 	}
 	task := t.Task()
 	if task.Status == mcp.TaskCancelled {
+		// A tasks/cancel sent by anyone (CancelTask) may still be queued.
+	drain:
+		for events != nil {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					break drain
+				}
+				if cancelFrame(ev, task.TaskID) {
+					t.mu.Lock()
+					t.cancelled = true
+					t.mu.Unlock()
+				}
+			default:
+				break drain
+			}
+		}
 		t.mu.Lock()
 		byUs := t.cancelled
 		t.mu.Unlock()
@@ -340,4 +388,16 @@ func statusSuffix(t mcp.Task) string {
 		return ""
 	}
 	return " (" + bounded(t.StatusMessage, 200) + ")"
+}
+
+// cancelFrame reports whether ev is sonde's tasks/cancel for taskID.
+func cancelFrame(ev Event, taskID string) bool {
+	if ev.Kind != EvFrame || ev.Frame == nil || ev.Frame.Dir != transport.Out || ev.Frame.Msg.Method != mcp.MethodTasksCancel {
+		return false
+	}
+	// Frames sonde sent carry their raw bytes, not decoded params.
+	var m struct {
+		Params mcp.TaskIDParams `json:"params"`
+	}
+	return json.Unmarshal(ev.Frame.Raw, &m) == nil && m.Params.TaskID == taskID
 }

@@ -122,7 +122,15 @@ func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
 		if m.sess.Client == nil {
 			return nil
 		}
+		if t, ok := m.tools.Tool(msg.Tool); ok && t.TaskRequired() {
+			return callToolTaskCmd(m.sess.Client, msg.Tool, msg.Args)
+		}
 		return callToolCmd(m.sess.Client, msg.Tool, msg.Args)
+	case pending.CancelTaskMsg:
+		if m.sess.Client != nil {
+			return cancelTaskCmd(m.sess.Client, msg.TaskID)
+		}
+		return nil
 	case lesson.RestartMsg:
 		return m.restart()
 	case tools.RefreshMsg:

@@ -94,6 +94,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if id, ok := e.key.id.Int64(); ok {
 			return func() tea.Msg { return CancelMsg{ID: id} }
 		}
+		return cancelTask(e)
 	case key.Matches(msg, k.Frames):
 		if e := m.selected(); e != nil && e.key.id.IsValid() {
 			id, dir := e.key.id, e.key.dir

@@ -125,6 +125,9 @@ func (m *Model) liveCells(e *entry) []cell {
 		}
 	}
 	detail := progressText(e.progress)
+	if e.task != "" {
+		detail = e.task
+	}
 	if e.stream != "" {
 		detail = strings.TrimSpace("on " + e.stream + "  " + detail)
 	}
