@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,7 @@ func TestFeatureCommandsEverything(t *testing.T) {
 		args   []string
 		code   int
 		stdout []string // substrings, in any order
+		stderr []string // substrings of stderr
 		json   string   // when set, stdout is this JSON value
 	}{
 		{name: "resources", args: []string{"resources"}, stdout: []string{
@@ -54,6 +56,8 @@ func TestFeatureCommandsEverything(t *testing.T) {
 			json: `{"ok":true,"completion":{"values":["12"],"total":1}}`},
 		{name: "log-level", args: []string{"log-level", "warning"}},
 		{name: "ping json", args: []string{"ping"}, stdout: []string{"pong in "}},
+		{name: "call as a task", args: []string{"call", "simulate-research-query", "--args", `{"topic":"tea"}`, "--task", "--task-ttl", "1m"},
+			stdout: []string{"# Research Report: tea\n"}, stderr: []string{" working: Gathering sources...\n", " completed"}},
 	}
 	for _, transport := range []struct {
 		name string
@@ -77,13 +81,20 @@ func TestFeatureCommandsEverything(t *testing.T) {
 							t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
 						}
 					}
+					if slices.Contains(tc.args, "--out") {
+						b, err := os.ReadFile(out)
+						if err != nil || !strings.HasPrefix(string(b), "Resource 6: This is a base64 blob") {
+							t.Fatalf("--out wrote %q (%v)", b, err)
+						}
+						os.Remove(out)
+					}
+					for _, want := range tc.stderr {
+						if !strings.Contains(r.stderr, want) {
+							t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+						}
+					}
 				})
 			}
-			b, err := os.ReadFile(out)
-			if err != nil || !strings.HasPrefix(string(b), "Resource 6: This is a base64 blob") {
-				t.Fatalf("--out wrote %q (%v)", b, err)
-			}
-			os.Remove(out)
 		})
 	}
 }
