@@ -16,6 +16,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/frames"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/stderr"
@@ -55,6 +56,9 @@ type Options struct {
 	// Reconnect restarts the session by itself when the HTTP server ends it
 	// (MCP_SESSION_EXPIRED); otherwise the status bar says to press ctrl+r.
 	Reconnect bool
+	// SaveDir is where the Features pane saves resource contents (default:
+	// the working directory).
+	SaveDir string
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -88,12 +92,13 @@ type Model struct {
 	keys   keyMap
 	help   help.Model
 
-	pending *pending.Model
-	frames  *frames.Model
-	stderr  *stderr.Model
-	tools   *tools.Model
-	lesson  Lesson
-	panes   [paneCount]pane
+	pending  *pending.Model
+	frames   *frames.Model
+	stderr   *stderr.Model
+	tools    *tools.Model
+	features *features.Model
+	lesson   Lesson
+	panes    [paneCount]pane
 
 	width, height int
 	focus         int
@@ -130,10 +135,10 @@ func New(opts Options) *Model {
 	m := &Model{
 		opts: opts, styles: st, keys: defaultKeyMap(), help: help.New(),
 		pending: pending.New(st), frames: frames.New(st, frames.Options{Capacity: opts.FrameCapacity}),
-		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}),
+		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}), features: features.New(st),
 		now: opts.Now(), conn: connState{starting: true},
 	}
-	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil}
+	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features}
 	if opts.Lesson != nil {
 		m.lesson = opts.Lesson(st)
 		m.panes[paneLesson] = m.lesson

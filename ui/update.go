@@ -59,6 +59,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.handleSession(msg); ok {
 		return m, cmd
 	}
+	if cmd, ok := m.handleFeatureMsg(msg); ok {
+		return m, cmd
+	}
 	return m, m.handlePaneMsg(msg)
 }
 
@@ -87,7 +90,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion
-		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client)}
+		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client), listFeaturesCmd(m.gen, m.sess.Client)}
 		if m.lesson != nil {
 			m.lesson.Attach(m.sess.Client)
 		}
@@ -183,7 +186,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 		}
 	}
-	return waitEvents(msg.gen, msg.sub)
+	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh())
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
