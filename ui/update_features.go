@@ -71,6 +71,14 @@ func (m *Model) handleFeatureMsg(msg tea.Msg) (tea.Cmd, bool) {
 		return func() tea.Msg {
 			return features.LevelSetMsg{Level: msg.Level, Err: c.SetLogLevel(context.Background(), msg.Level)}
 		}, true
+	case features.CompleteMsg:
+		if c == nil {
+			return nil, true
+		}
+		return func() tea.Msg {
+			comp, err := c.Complete(context.Background(), msg.Ref, msg.Argument, msg.Context)
+			return features.CompletionMsg{Argument: msg.Argument, Completion: comp, Err: err}
+		}, true
 	case features.SaveMsg:
 		return func() tea.Msg {
 			path, err := saveNew(m.opts.SaveDir, msg.URI, msg.Data)
@@ -95,7 +103,7 @@ func listFeaturesCmd(gen int, c *client.Client) tea.Cmd {
 	return func() tea.Msg {
 		ctx := context.Background()
 		caps := c.ServerCaps()
-		msg := features.ListedMsg{HasResources: caps.Resources != nil, HasPrompts: caps.Prompts != nil}
+		msg := features.ListedMsg{HasResources: caps.Resources != nil, HasPrompts: caps.Prompts != nil, HasCompletions: caps.Completions != nil}
 		if msg.HasResources {
 			msg.Resources, msg.Err = c.ListResources(ctx)
 			if msg.Err == nil {

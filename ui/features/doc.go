@@ -10,6 +10,11 @@
 //     it.
 //   - Prompts: the prompts; enter opens a form for the prompt's arguments
 //     (required ones enforced) and gets it; the messages show below.
+//
+// In the form of a template or prompt, ctrl+o asks the server to complete
+// the focused field (completion/complete, when the server declared the
+// completions capability): the values are listed, the first fills the
+// field, and ctrl+o again steps to the next.
 //   - Log: every notifications/message, filtered by level (+/- raise and
 //     lower the threshold) and logger (g cycles through the loggers seen);
 //     s asks the server for the threshold level (logging/setLevel).
@@ -21,8 +26,9 @@
 //
 // The pane does no I/O. What it asks the root for comes back as a tea.Cmd
 // producing one of ReadMsg, GetPromptMsg, SubscribeMsg, SetLevelMsg,
-// SaveMsg or RefreshMsg; the results come back as ListedMsg, ReadResultMsg,
-// PromptResultMsg, SubscribedMsg, LevelSetMsg and SavedMsg.
+// SaveMsg, CompleteMsg or RefreshMsg; the results come back as ListedMsg,
+// ReadResultMsg, PromptResultMsg, SubscribedMsg, LevelSetMsg, SavedMsg and
+// CompletionMsg.
 package features
 
 import (
@@ -58,6 +64,21 @@ type SaveMsg struct {
 // RefreshMsg asks the root to list resources, templates and prompts again.
 type RefreshMsg struct{}
 
+// CompleteMsg asks the root for completion/complete of one argument of a
+// prompt or template variable; Context holds the other values typed.
+type CompleteMsg struct {
+	Ref      mcp.CompleteRef
+	Argument mcp.CompleteArgument
+	Context  map[string]string
+}
+
+// CompletionMsg is the outcome of a CompleteMsg.
+type CompletionMsg struct {
+	Argument   mcp.CompleteArgument
+	Completion *mcp.Completion
+	Err        error
+}
+
 // ListedMsg carries the lists; Err is the first failure (the lists read
 // before it are kept). Resources, Templates and Prompts are nil when the
 // server did not declare the capability (they were not asked for).
@@ -65,9 +86,10 @@ type ListedMsg struct {
 	Resources []mcp.Resource
 	Templates []mcp.ResourceTemplate
 	Prompts   []mcp.Prompt
-	// HasResources and HasPrompts say whether the server declared them.
-	HasResources, HasPrompts bool
-	Err                      error
+	// HasResources, HasPrompts and HasCompletions say whether the server
+	// declared them.
+	HasResources, HasPrompts, HasCompletions bool
+	Err                                      error
 }
 
 // ReadResultMsg is the outcome of a ReadMsg.

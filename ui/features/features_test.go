@@ -34,6 +34,8 @@ func press(s string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	case "ctrl+s":
 		return tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}
+	case "ctrl+o":
+		return tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl}
 	}
 	r := []rune(s)[0]
 	return tea.KeyPressMsg{Code: r, Text: s}
@@ -64,7 +66,7 @@ func run(cmd tea.Cmd) tea.Msg {
 
 func lists() ListedMsg {
 	size := int64(12)
-	return ListedMsg{HasResources: true, HasPrompts: true,
+	return ListedMsg{HasResources: true, HasPrompts: true, HasCompletions: true,
 		Resources: []mcp.Resource{
 			{URI: "file:///notes.md", Name: "notes", MimeType: "text/markdown"},
 			{URI: "file:///logo.png", Name: "logo", MimeType: "image/png", Size: &size},
@@ -314,5 +316,57 @@ func TestGolden(t *testing.T) {
 			sc.setup(m)
 			golden.Assert(t, sc.name+"_"+strconv.Itoa(sz.w)+"x"+strconv.Itoa(sz.h), m.Title()+"\n"+m.View())
 		}
+	}
+}
+
+func TestCompletionInForms(t *testing.T) {
+	m := newModel(78, 20)
+	m.Update(press("P"))
+	m.Update(press("enter")) // greet: tone (focused), who*
+	msg, ok := run(m.Update(press("ctrl+o"))).(CompleteMsg)
+	if !ok || msg.Ref != (mcp.CompleteRef{Type: mcp.RefPrompt, Name: "greet"}) || msg.Argument != (mcp.CompleteArgument{Name: "tone", Value: ""}) || msg.Context != nil {
+		t.Fatalf("%#v", msg)
+	}
+	m.Update(CompletionMsg{Argument: msg.Argument, Completion: &mcp.Completion{Values: []string{"calm", "warm"}}})
+	if got := m.form.Texts()["tone"]; got != "calm" {
+		t.Fatalf("tone %q", got)
+	}
+	if !strings.Contains(ansi.Strip(m.View()), "tone: calm · warm (ctrl+o: next)") {
+		t.Fatalf("%s", ansi.Strip(m.View()))
+	}
+	if run(m.Update(press("ctrl+o"))) != nil || m.form.Texts()["tone"] != "warm" {
+		t.Fatal("ctrl+o again steps to the next value without asking")
+	}
+	m.Update(press("down"))
+	typeText(m, "A")
+	msg, ok = run(m.Update(press("ctrl+o"))).(CompleteMsg)
+	if !ok || msg.Argument != (mcp.CompleteArgument{Name: "who", Value: "A"}) || msg.Context["tone"] != "warm" {
+		t.Fatalf("%#v", msg)
+	}
+	// A late answer for another field changes nothing.
+	m.Update(CompletionMsg{Argument: mcp.CompleteArgument{Name: "tone"}, Completion: &mcp.Completion{Values: []string{"x"}}})
+	if m.form.Texts()["tone"] != "warm" || m.form.Texts()["who"] != "A" {
+		t.Fatal(m.form.Texts())
+	}
+	m.Update(CompletionMsg{Argument: msg.Argument, Err: errors.New("MCP_ERROR: server error -32601")})
+	if !strings.Contains(ansi.Strip(m.View()), "completion: MCP_ERROR") {
+		t.Fatal(ansi.Strip(m.View()))
+	}
+	// Templates complete with ref/resource.
+	m.Update(press("esc"))
+	m.Update(press("R"))
+	m.Update(press("down"))
+	m.Update(press("down"))
+	m.Update(press("enter"))
+	msg, ok = run(m.Update(press("ctrl+o"))).(CompleteMsg)
+	if !ok || msg.Ref != (mcp.CompleteRef{Type: mcp.RefResource, URI: "db://{table}/rows{?limit}"}) || msg.Argument.Name != "limit" {
+		t.Fatalf("%#v", msg)
+	}
+	// Without the capability, ctrl+o does nothing.
+	l := lists()
+	l.HasCompletions = false
+	m.SetLists(l)
+	if run(m.Update(press("ctrl+o"))) != nil {
+		t.Fatal("completion without the capability")
 	}
 }

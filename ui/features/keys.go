@@ -26,6 +26,8 @@ type KeyMap struct {
 	// LevelUp and LevelDown move the log's level threshold; Logger cycles
 	// the logger filter; SetLevel sends the threshold to the server.
 	LevelUp, LevelDown, Logger, SetLevel key.Binding
+	// Complete asks for completions of the focused form field.
+	Complete key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -48,6 +50,7 @@ func DefaultKeyMap() KeyMap {
 		LevelDown: key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "lower level")),
 		Logger:    key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "next logger")),
 		SetLevel:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "set server level")),
+		Complete:  key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "complete")),
 	}
 }
 
@@ -63,6 +66,7 @@ func (m *Model) syncKeys() {
 	for _, b := range []*key.Binding{&k.LevelUp, &k.LevelDown, &k.Logger, &k.SetLevel} {
 		b.SetEnabled(lg)
 	}
+	k.Complete.SetEnabled(m.form != nil && m.hasCompletions)
 }
 
 // ShortHelp returns the bindings of the help line.
@@ -83,18 +87,25 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 // Keys returns the pane's key map for the help bar; with a form open, the
 // form's.
 func (m *Model) Keys() help.KeyMap {
-	if m.form != nil {
-		return formHelp(m.form.Keys())
-	}
 	m.syncKeys()
+	if m.form != nil {
+		return formHelp{form: m.form.Keys(), complete: m.keys.Complete}
+	}
 	return m.keys
 }
 
-// formHelp shows a form's bindings in the help bar.
-type formHelp form.KeyMap
+// formHelp shows a form's bindings, and completion, in the help bar.
+type formHelp struct {
+	form     form.KeyMap
+	complete key.Binding
+}
 
 // ShortHelp lists the form's bindings.
-func (k formHelp) ShortHelp() []key.Binding { return form.KeyMap(k).All() }
+func (k formHelp) ShortHelp() []key.Binding {
+	return append([]key.Binding{k.complete}, k.form.All()...)
+}
 
 // FullHelp lists the form's bindings in one column.
-func (k formHelp) FullHelp() [][]key.Binding { return [][]key.Binding{form.KeyMap(k).All()} }
+func (k formHelp) FullHelp() [][]key.Binding {
+	return [][]key.Binding{append([]key.Binding{k.complete}, k.form.All()...)}
+}

@@ -84,12 +84,15 @@ type Model struct {
 
 	loaded                   bool
 	hasResources, hasPrompts bool
-	listErr                  string
-	resources, prompts       []item
-	sel                      [viewCount]int
-	diff                     [2]struct{ added, removed, changed int } // resources, prompts
-	stale                    bool                                     // a list_changed arrived since the lists were asked for
-	refreshing               bool
+	hasCompletions           bool
+	// compl is the last completion shown in the form.
+	compl              *CompletionMsg
+	listErr            string
+	resources, prompts []item
+	sel                [viewCount]int
+	diff               [2]struct{ added, removed, changed int } // resources, prompts
+	stale              bool                                     // a list_changed arrived since the lists were asked for
+	refreshing         bool
 
 	subscribed map[string]bool
 	updated    map[string]int // notifications/resources/updated per URI
@@ -138,7 +141,7 @@ func (m *Model) Capturing() bool { return m.form != nil }
 // Reset forgets what belongs to the server process (on restart): the
 // lists, subscriptions and the level set; the log stays.
 func (m *Model) Reset() {
-	m.loaded, m.hasResources, m.hasPrompts, m.listErr = false, false, false, ""
+	m.loaded, m.hasResources, m.hasPrompts, m.hasCompletions, m.listErr = false, false, false, false, ""
 	m.resources, m.prompts = nil, nil
 	m.subscribed, m.updated = map[string]bool{}, map[string]int{}
 	m.stale, m.refreshing, m.busy, m.serverLvl = false, false, false, ""
@@ -200,7 +203,7 @@ func (m *Model) addLog(t time.Time, params json.RawMessage) {
 // ones (nothing is marked on the first lists).
 func (m *Model) SetLists(msg ListedMsg) {
 	m.refreshing = false
-	m.hasResources, m.hasPrompts = msg.HasResources, msg.HasPrompts
+	m.hasResources, m.hasPrompts, m.hasCompletions = msg.HasResources, msg.HasPrompts, msg.HasCompletions
 	m.listErr = ""
 	if msg.Err != nil {
 		m.listErr = msg.Err.Error()

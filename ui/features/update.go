@@ -19,6 +19,9 @@ import (
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	defer m.syncKeys()
 	if m.form != nil {
+		if k, ok := msg.(tea.KeyPressMsg); ok && key.Matches(k, m.keys.Complete) {
+			return m.complete()
+		}
 		switch msg.(type) {
 		case tea.KeyPressMsg, tea.PasteMsg, tea.MouseClickMsg, tea.MouseWheelMsg:
 			return m.formUpdate(msg)
@@ -57,6 +60,8 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			m.serverLvl = msg.Level
 			m.status = "server log level set to " + msg.Level
 		}
+	case CompletionMsg:
+		m.completed(msg)
 	case SavedMsg:
 		if msg.Err != nil {
 			m.status = "save: " + msg.Err.Error()
@@ -160,7 +165,7 @@ func (m *Model) open() tea.Cmd {
 		name := it.prompt.Name
 		return func() tea.Msg { return GetPromptMsg{Name: name} }
 	}
-	m.formTarget = *it
+	m.formTarget, m.compl, m.status = *it, nil, ""
 	m.form = form.New(m.st, m.formKeys, formTool(*it), nil)
 	m.form.SetSize(m.w, max(m.h-1, 1))
 	return nil
@@ -206,8 +211,9 @@ func (m *Model) formUpdate(msg tea.Msg) tea.Cmd {
 	act, cmd := m.form.Update(msg)
 	switch act {
 	case form.Cancel:
-		m.form = nil
+		m.form, m.compl = nil, nil
 	case form.Submit:
+		m.compl = nil
 		var vals map[string]string
 		if err := json.Unmarshal(m.form.Args(), &vals); err != nil {
 			m.status = "the values must be strings"
@@ -302,4 +308,72 @@ func textLines(s string) []string {
 		lines[i] = format.Escape(strings.TrimSuffix(l, "\r"))
 	}
 	return lines
+}
+
+// complete asks for completions of the focused field, or, when the last
+// completion was for this field and its value is one of them, steps to the
+// next value.
+func (m *Model) complete() tea.Cmd {
+	if !m.hasCompletions {
+		return nil
+	}
+	name, text, ok := m.form.FocusedText()
+	if !ok {
+		m.status = "completion works on text fields"
+		return nil
+	}
+	if c := m.compl; c != nil && c.Argument.Name == name && c.Completion != nil {
+		for i, v := range c.Completion.Values {
+			if v == text {
+				m.form.SetText(name, c.Completion.Values[(i+1)%len(c.Completion.Values)])
+				return nil
+			}
+		}
+	}
+	ref := mcp.CompleteRef{Type: mcp.RefPrompt}
+	if t := m.formTarget.template; t != nil {
+		ref = mcp.CompleteRef{Type: mcp.RefResource, URI: t.URITemplate}
+	} else {
+		ref.Name = m.formTarget.prompt.Name
+	}
+	ctx := m.form.Texts()
+	delete(ctx, name)
+	if len(ctx) == 0 {
+		ctx = nil
+	}
+	msg := CompleteMsg{Ref: ref, Argument: mcp.CompleteArgument{Name: name, Value: text}, Context: ctx}
+	m.status = "completing " + name + "…"
+	return func() tea.Msg { return msg }
+}
+
+// completed shows a completion and fills the field with its first value,
+// if the form is still open on that field.
+func (m *Model) completed(msg CompletionMsg) {
+	if m.form == nil {
+		return
+	}
+	name, _, ok := m.form.FocusedText()
+	switch {
+	case msg.Err != nil:
+		m.status = "completion: " + msg.Err.Error()
+		return
+	case !ok || name != msg.Argument.Name:
+		return
+	case len(msg.Completion.Values) == 0:
+		m.status = "no completions for " + name
+		m.compl = nil
+		return
+	}
+	m.compl = &msg
+	vals := msg.Completion.Values
+	m.form.SetText(name, vals[0])
+	more := ""
+	if msg.Completion.HasMore || (msg.Completion.Total != nil && *msg.Completion.Total > len(vals)) {
+		more = " …"
+	}
+	shown := vals[:min(len(vals), 8)]
+	m.status = name + ": " + strings.Join(shown, " · ") + more
+	if len(vals) > 1 {
+		m.status += " (ctrl+o: next)"
+	}
 }

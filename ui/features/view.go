@@ -34,6 +34,9 @@ func (m *Model) View() string {
 	}
 	if m.form != nil {
 		head := m.st.Header.Render("values for " + format.Escape(m.formTarget.key()[2:]))
+		if m.status != "" {
+			head += "  " + m.st.Info.Render(format.Escape(m.status))
+		}
 		return format.Fit(head, m.w) + "\n" + m.form.View()
 	}
 	lines := []string{m.tabs()}
