@@ -186,7 +186,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 		}
 	}
-	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh())
+	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs))
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/features"
 )
 
@@ -88,12 +90,24 @@ func (m *Model) handleFeatureMsg(msg tea.Msg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// featuresRefresh asks for the lists again when a list_changed arrived.
-func (m *Model) featuresRefresh() tea.Cmd {
-	if m.sess.Client == nil || !m.features.WantsRefresh() {
+// featuresRefresh asks for the lists again when a list_changed arrived:
+// resources and prompts for the Features pane, tools for the Tools pane
+// (which then marks what changed).
+func (m *Model) featuresRefresh(evs []client.Event) tea.Cmd {
+	if m.sess.Client == nil {
 		return nil
 	}
-	return listFeaturesCmd(m.gen, m.sess.Client)
+	var cmds []tea.Cmd
+	if m.features.WantsRefresh() {
+		cmds = append(cmds, listFeaturesCmd(m.gen, m.sess.Client))
+	}
+	for _, ev := range evs {
+		if ev.Kind == client.EvFrame && ev.Frame != nil && ev.Frame.Dir == transport.In && ev.Frame.Msg.Method == mcp.MethodToolsChanged {
+			cmds = append(cmds, listToolsCmd(m.gen, m.sess.Client))
+			break
+		}
+	}
+	return tea.Batch(cmds...)
 }
 
 // listFeaturesCmd lists resources, templates and prompts, each only when

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -44,6 +45,23 @@ func TestFeaturesPane(t *testing.T) {
 	hs.feed(ev)
 	if hs.m.features.WantsRefresh() {
 		t.Fatal("the refresh was not taken by the root")
+	}
+	// A tools list_changed makes the root list the tools again.
+	tc := ev
+	tc.Frame = &client.FrameInfo{Frame: transport.Frame{Dir: transport.In, Msg: jsonrpc.Message{Kind: jsonrpc.KindNotification, Method: mcp.MethodToolsChanged}}}
+	cmd := hs.m.featuresRefresh([]client.Event{tc})
+	if cmd == nil {
+		t.Fatal("no tools/list after a tools list_changed")
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok && len(b) == 1 {
+		msg = b[0]()
+	}
+	if _, ok := msg.(toolsListedMsg); !ok {
+		t.Fatalf("%T", msg)
+	}
+	if hs.m.featuresRefresh([]client.Event{ev}) != nil {
+		t.Fatal("a resources list_changed already taken lists again")
 	}
 	hs.press("tab")
 	if _, ok := hs.m.rects[paneTools]; !ok || hs.m.focus != panePending {
