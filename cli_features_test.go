@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -171,5 +173,31 @@ func TestFeatureCommandsUsage(t *testing.T) {
 			checkRun(t, r, exitUsage, tc.errLine)
 			f.assertStarted(0)
 		})
+	}
+}
+
+// An interrupted `call --task` cancels the task on the server (tasks/cancel,
+// answered) before it stops the server, and exits 130.
+func TestCallTaskInterrupted(t *testing.T) {
+	bin := everythingStdio(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := watchBuffer(`sonde: task \S+ working`)
+	go func() {
+		select {
+		case <-stderr.hit:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	r := runSondeWith(t, ctx, strings.NewReader(""), stderr, "call", "simulate-research-query", "--args", `{"topic":"tea"}`, "--task", "--trace", "--", bin)
+	if r.code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\nstderr:\n%s", r.code, exitInterrupted, r.stderr)
+	}
+	if !regexp.MustCompile(`-> id \d+ +tasks/cancel `).MatchString(r.stderr) || !regexp.MustCompile(`tasks/cancel +resolved`).MatchString(r.stderr) {
+		t.Fatalf("no tasks/cancel answered:\n%s", r.stderr)
+	}
+	if got := sondeLine(r.stderr); !strings.HasPrefix(got, "sonde: MCP_ABORTED: task ") {
+		t.Fatalf("last line %q", got)
 	}
 }
