@@ -112,13 +112,21 @@ func TestFeatureCommandsFixture(t *testing.T) {
 		json    bool
 		errLine string
 		warning string
+		fixture []string // fixture arguments
 	}{
-		{name: "resources undeclared", sub: []string{"resources"}, code: exitRemote,
-			errLine: "sonde: MCP_ERROR: server error -32601: method not found: resources/list\n",
+		{name: "read undeclared", sub: []string{"read", "fixture://resource/1"}, code: exitRemote,
+			errLine: "sonde: MCP_ERROR: server error -32601: method not found: resources/read\n",
+			warning: "sonde: warning: resources/read: the server did not declare the resources capability; sent anyway\n"},
+		{name: "read json", sub: []string{"read", "fixture://resource/1", "--json"}, code: exitRemote, json: true,
+			stdout:  `{"ok":false,"error":{"code":"MCP_ERROR","message":"server error -32601: method not found: resources/read","rpc_code":-32601}}`,
+			errLine: "sonde: MCP_ERROR: server error -32601: method not found: resources/read\n"},
+		{name: "resources over pages", sub: []string{"resources"}, fixture: []string{"--page-size", "2"},
+			stdout: "fixture://resource/1  resource 1  text/plain\nfixture://resource/2  resource 2  text/plain\nfixture://resource/3  resource 3  text/plain\n" +
+				"fixture://resource/4  resource 4  text/plain\nfixture://resource/5  resource 5  text/plain\n\ntemplates:\n" +
+				"fixture://a/{x}      fixture://a/{x}\nfixture://b/{x}/{y}  fixture://b/{x}/{y}\nfixture://c{?q}      fixture://c{?q}\n",
 			warning: "sonde: warning: resources/list: the server did not declare the resources capability; sent anyway\n"},
-		{name: "resources json", sub: []string{"resources", "--json"}, code: exitRemote, json: true,
-			stdout:  `{"ok":false,"error":{"code":"MCP_ERROR","message":"server error -32601: method not found: resources/list","rpc_code":-32601}}`,
-			errLine: "sonde: MCP_ERROR: server error -32601: method not found: resources/list\n"},
+		{name: "prompts json over pages", sub: []string{"prompts", "--json"}, fixture: []string{"--page-size", "3"}, json: true,
+			stdout: `[{"name":"prompt-1","arguments":[{"name":"arg"}]},{"name":"prompt-2","arguments":[{"name":"arg","required":true}]},{"name":"prompt-3","arguments":[{"name":"arg"}]},{"name":"prompt-4","arguments":[{"name":"arg","required":true}]}]`},
 		{name: "log-level filters", sub: []string{"log-level", "alert", "--wait", "500ms"}, stdout: "alert [fixture] fixture log at alert\nemergency [fixture] fixture log at emergency\n",
 			warning: "sonde: warning: logging/setLevel: the server did not declare the logging capability; sent anyway\n"},
 		{name: "log-level json", sub: []string{"log-level", "emergency", "--wait", "500ms", "--json"}, json: true,
@@ -129,7 +137,7 @@ func TestFeatureCommandsFixture(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(tc.sub)...)
+			r := runSonde(t, "", f.cmd(tc.sub, tc.fixture...)...)
 			if r.code != tc.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
 			}

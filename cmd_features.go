@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -100,7 +101,7 @@ A server that answers templates/list with -32601 has no templates (a warning say
 				fmt.Fprintln(io.err, "sonde: the server lists no resources and no templates")
 				return nil
 			}
-			tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
+			tw := newTable(io.out)
 			for _, r := range res {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.URI, r.Name, r.MimeType, firstLine(r.Description))
 			}
@@ -231,7 +232,7 @@ JSON array.`,
 				fmt.Fprintln(io.err, "sonde: the server lists no prompts")
 				return nil
 			}
-			tw := tabwriter.NewWriter(io.out, 0, 0, 2, ' ', 0)
+			tw := newTable(io.out)
 			for _, p := range ps {
 				var args []string
 				for _, a := range p.Arguments {
@@ -560,4 +561,35 @@ func taskLine(at string, ti *client.TaskInfo) string {
 		line += ": " + ti.Err.Error()
 	}
 	return line
+}
+
+// table is a tabwriter whose lines lose their trailing spaces (an empty
+// last column leaves none).
+type table struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	out io.Writer
+}
+
+func newTable(w io.Writer) *table {
+	t := &table{out: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+// Flush aligns the columns and writes the lines.
+func (t *table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(t.buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := fmt.Fprintln(t.out, strings.TrimRight(line, " \n")); err != nil {
+			return err
+		}
+	}
+	t.buf.Reset()
+	return nil
 }

@@ -15,7 +15,7 @@ import (
 // capability it lacks.
 func TestUndeclaredCapabilityIsSentWithANote(t *testing.T) {
 	s := start(t, Options{Timeout: 5 * time.Second}, fixtureArgs{})
-	if w := s.c.Undeclared(mcp.MethodResourcesList); w != "" {
+	if w := s.c.Undeclared(mcp.MethodResourcesRead); w != "" {
 		t.Fatalf("a note before the handshake: %q", w)
 	}
 	s.init()
@@ -24,7 +24,7 @@ func TestUndeclaredCapabilityIsSentWithANote(t *testing.T) {
 		method, need string
 		run          func() error
 	}{
-		{mcp.MethodResourcesList, "resources", func() error { _, err := s.c.ListResources(ctx); return err }},
+		{mcp.MethodResourcesRead, "resources", func() error { _, _, err := s.c.ReadResource(ctx, "fixture://resource/1"); return err }},
 		{mcp.MethodResourcesSubscribe, "resources.subscribe", func() error { return s.c.SubscribeResource(ctx, "x://y") }},
 		{mcp.MethodPromptsGet, "prompts", func() error { _, _, err := s.c.GetPrompt(ctx, "p", nil); return err }},
 		{mcp.MethodComplete, "completions", func() error {
@@ -89,5 +89,49 @@ func TestPollInterval(t *testing.T) {
 		if got := pollInterval(tc.in); got != tc.want {
 			t.Errorf("%v: got %v", tc.in, got)
 		}
+	}
+}
+
+// Lists follow nextCursor over every page of a real server (the fixture
+// pages resources, templates and prompts by --page-size).
+func TestListPagination(t *testing.T) {
+	s := start(t, Options{Timeout: 5 * time.Second}, fixtureArgs{extra: []string{"--page-size", "2"}})
+	s.init()
+	ctx := context.Background()
+	res, err := s.c.ListResources(ctx)
+	if err != nil || len(res) != 5 || res[4].URI != "fixture://resource/5" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	tpls, err := s.c.ListResourceTemplates(ctx)
+	if err != nil || len(tpls) != 3 || tpls[2].URITemplate != "fixture://c{?q}" {
+		t.Fatalf("%+v %v", tpls, err)
+	}
+	ps, err := s.c.ListPrompts(ctx)
+	if err != nil || len(ps) != 4 || !ps[1].Arguments[0].Required || ps[0].Arguments[0].Required {
+		t.Fatalf("%+v %v", ps, err)
+	}
+	count := map[string]int{}
+	s.waitUntil("every page resolved", func(evs []Event) bool {
+		clear(count)
+		for _, ev := range evs {
+			if ev.Kind == EvRequest && ev.Req.State == StateResolved {
+				count[ev.Req.Method]++
+			}
+		}
+		return count[mcp.MethodPromptsList] == 2
+	})
+	if count[mcp.MethodResourcesList] != 3 || count[mcp.MethodResourceTemplatesList] != 2 {
+		t.Fatalf("pages: %v", count)
+	}
+	// The second page was asked for with the first page's cursor.
+	var second string
+	for _, f := range s.frames(VerdictSent) {
+		if f.Msg.Method == mcp.MethodResourcesList && strings.Contains(string(f.Raw), `"cursor"`) {
+			second = string(f.Raw)
+			break
+		}
+	}
+	if second == "" {
+		t.Fatal("no resources/list with a cursor")
 	}
 }
