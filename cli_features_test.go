@@ -114,12 +114,18 @@ func TestFeatureCommandsFixture(t *testing.T) {
 		warning string
 		fixture []string // fixture arguments
 	}{
-		{name: "read undeclared", sub: []string{"read", "fixture://resource/1"}, code: exitRemote,
-			errLine: "sonde: MCP_ERROR: server error -32601: method not found: resources/read\n",
+		{name: "read undeclared", sub: []string{"read", "fixture://resource/1"}, stdout: "resource 1\n",
 			warning: "sonde: warning: resources/read: the server did not declare the resources capability; sent anyway\n"},
-		{name: "read json", sub: []string{"read", "fixture://resource/1", "--json"}, code: exitRemote, json: true,
-			stdout:  `{"ok":false,"error":{"code":"MCP_ERROR","message":"server error -32601: method not found: resources/read","rpc_code":-32601}}`,
-			errLine: "sonde: MCP_ERROR: server error -32601: method not found: resources/read\n"},
+		{name: "read json unknown", sub: []string{"read", "fixture://nope", "--json"}, code: exitRemote, json: true,
+			stdout:  `{"ok":false,"error":{"code":"MCP_ERROR","message":"server error -32002: resource not found: fixture://nope","rpc_code":-32002}}`,
+			errLine: "sonde: MCP_ERROR: server error -32002: resource not found: fixture://nope\n"},
+		{name: "prompt undeclared", sub: []string{"prompt", "prompt-1"}, code: exitRemote,
+			errLine: "sonde: MCP_ERROR: server error -32601: method not found: prompts/get\n",
+			warning: "sonde: warning: prompts/get: the server did not declare the prompts capability; sent anyway\n"},
+		{name: "read with progress restarting the deadline", sub: []string{"read", "fixture://progress/5/600", "--timeout", "2s", "--timeout-reset-on-progress"},
+			stdout: "done 5 steps\n"},
+		{name: "read with progress, no reset", sub: []string{"read", "fixture://progress/5/600", "--timeout", "2s"}, code: exitTimeout,
+			errLine: "sonde: MCP_TIMEOUT: resources/read id 2: no response within 2s\n"},
 		{name: "resources over pages", sub: []string{"resources"}, fixture: []string{"--page-size", "2"},
 			stdout: "fixture://resource/1  resource 1  text/plain\nfixture://resource/2  resource 2  text/plain\nfixture://resource/3  resource 3  text/plain\n" +
 				"fixture://resource/4  resource 4  text/plain\nfixture://resource/5  resource 5  text/plain\n\ntemplates:\n" +

@@ -24,7 +24,6 @@ func TestUndeclaredCapabilityIsSentWithANote(t *testing.T) {
 		method, need string
 		run          func() error
 	}{
-		{mcp.MethodResourcesRead, "resources", func() error { _, _, err := s.c.ReadResource(ctx, "fixture://resource/1"); return err }},
 		{mcp.MethodResourcesSubscribe, "resources.subscribe", func() error { return s.c.SubscribeResource(ctx, "x://y") }},
 		{mcp.MethodPromptsGet, "prompts", func() error { _, _, err := s.c.GetPrompt(ctx, "p", nil); return err }},
 		{mcp.MethodComplete, "completions", func() error {
@@ -40,6 +39,13 @@ func TestUndeclaredCapabilityIsSentWithANote(t *testing.T) {
 		want := tc.method + ": the server did not declare the " + tc.need + " capability; sent anyway"
 		s.waitFor("the note for "+tc.method, func(ev Event) bool { return ev.Kind == EvNote && ev.Note == want })
 	}
+	// The fixture lists resources without declaring them.
+	if res, err := s.c.ListResources(ctx); err != nil || len(res) != 5 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	s.waitFor("the resources note", func(ev Event) bool {
+		return ev.Kind == EvNote && ev.Note == "resources/list: the server did not declare the resources capability; sent anyway"
+	})
 	// The fixture answers logging/setLevel without declaring logging.
 	if err := s.c.SetLogLevel(ctx, "alert"); err != nil {
 		t.Fatal(err)
@@ -133,5 +139,41 @@ func TestListPagination(t *testing.T) {
 	}
 	if second == "" {
 		t.Fatal("no resources/list with a cursor")
+	}
+	// Feature requests ask for progress, like tools/call, so the Pending
+	// pane's bars and --timeout-reset-on-progress work for them.
+	if !strings.Contains(second, `"_meta":{"progressToken":`) {
+		t.Fatalf("no progress token: %s", second)
+	}
+}
+
+// A feature request asks for progress: its progress shows as request
+// events, and with ResetOnProgress each report restarts its deadline.
+func TestFeatureProgress(t *testing.T) {
+	ctx := context.Background()
+	const slow = "fixture://progress/5/600" // 3s, a report every 600ms
+	s := start(t, Options{Timeout: 2 * time.Second, ResetOnProgress: true, MaxTotalTimeout: 20 * time.Second}, fixtureArgs{})
+	s.init()
+	res, _, err := s.c.ReadResource(ctx, slow)
+	if err != nil || *res.Contents[0].Text != "done 5 steps" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	n := 0
+	for _, ev := range s.snapshot() {
+		if ev.Kind == EvRequest && ev.Req.Method == mcp.MethodResourcesRead && ev.Req.State == StateProgress && ev.Req.Progress.Total != nil && *ev.Req.Progress.Total == 5 {
+			n++
+		}
+	}
+	if n < 4 {
+		t.Fatalf("%d progress events", n)
+	}
+	if _, _, err := s.c.ReadResource(ctx, "fixture://nope"); err == nil || !strings.Contains(err.Error(), "-32002") {
+		t.Fatalf("an unknown resource: %v", err)
+	}
+
+	plain := start(t, Options{Timeout: 2 * time.Second}, fixtureArgs{})
+	plain.init()
+	if _, _, err := plain.c.ReadResource(ctx, slow); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("without ResetOnProgress: %v", err)
 	}
 }
