@@ -137,11 +137,6 @@ func interopFeatures(t *testing.T, s *session) {
 		if err := s.c.SubscribeResource(ctx, doc); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range s.notifications(mcp.MethodLogMessage) {
-			if strings.Contains(string(p), "Subscribe Resource") {
-				t.Fatalf("an info message passed the emergency level: %s", p)
-			}
-		}
 		if err := s.c.SetLogLevel(ctx, "debug"); err != nil {
 			t.Fatal(err)
 		}
@@ -158,16 +153,27 @@ func interopFeatures(t *testing.T, s *session) {
 		if err := s.c.UnsubscribeResource(ctx, doc); err != nil {
 			t.Fatal(err)
 		}
+		// The message comes before the response, but the recorder may see
+		// it after Wait returned.
 		var lm mcp.LogMessageParams
-		for _, p := range s.notifications(mcp.MethodLogMessage) {
-			if strings.Contains(string(p), "Unsubscribe Resource") {
-				if err := json.Unmarshal(p, &lm); err != nil {
-					t.Fatal(err)
+		s.waitUntil("an info message about the unsubscribe at level debug", func([]Event) bool {
+			for _, p := range s.notifications(mcp.MethodLogMessage) {
+				if strings.Contains(string(p), "Unsubscribe Resource") && json.Unmarshal(p, &lm) == nil {
+					return true
 				}
 			}
-		}
+			return false
+		})
 		if lm.Level != "info" {
-			t.Fatalf("no info message about the unsubscribe at level debug: %+v", lm)
+			t.Fatalf("%+v", lm)
+		}
+		// Everything before the unsubscribe's message has been recorded by
+		// now: the subscribe's message, sent at the emergency level, is not
+		// there.
+		for _, p := range s.notifications(mcp.MethodLogMessage) {
+			if strings.Contains(string(p), "Received Subscribe Resource") {
+				t.Fatalf("an info message passed the emergency level: %s", p)
+			}
 		}
 		if err := s.c.SetLogLevel(ctx, "loud"); !errors.Is(err, ErrRemote) {
 			t.Fatalf("an unknown level: %v", err)
@@ -193,6 +199,7 @@ func interopFeatures(t *testing.T, s *session) {
 		if task.Status != mcp.TaskCompleted || task.PollInterval == nil || *task.PollInterval != 1000 {
 			t.Fatalf("%+v", task)
 		}
+		s.waitFor("the task's last event", func(ev Event) bool { return ev.Kind == EvTask && ev.Task.Call == tc.call && ev.Task.End })
 		var statuses []string
 		gets := 0
 		for _, ev := range s.snapshot() {
