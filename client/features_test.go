@@ -158,15 +158,15 @@ func TestFeatureProgress(t *testing.T) {
 	if err != nil || *res.Contents[0].Text != "done 5 steps" {
 		t.Fatalf("%+v %v", res, err)
 	}
-	n := 0
-	for _, ev := range s.snapshot() {
-		if ev.Kind == EvRequest && ev.Req.Method == mcp.MethodResourcesRead && ev.Req.State == StateProgress && ev.Req.Progress.Total != nil && *ev.Req.Progress.Total == 5 {
-			n++
+	s.waitUntil("the read's progress events", func(evs []Event) bool {
+		n := 0
+		for _, ev := range evs {
+			if ev.Kind == EvRequest && ev.Req.Method == mcp.MethodResourcesRead && ev.Req.State == StateProgress && ev.Req.Progress.Total != nil && *ev.Req.Progress.Total == 5 {
+				n++
+			}
 		}
-	}
-	if n < 4 {
-		t.Fatalf("%d progress events", n)
-	}
+		return n >= 4
+	})
 	if _, _, err := s.c.ReadResource(ctx, "fixture://nope"); err == nil || !strings.Contains(err.Error(), "-32002") {
 		t.Fatalf("an unknown resource: %v", err)
 	}
