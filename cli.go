@@ -89,6 +89,7 @@ found. The subcommands below do the same work headless, for scripts:
 		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io), newConfigCmd(io), newReplayCmd(io),
 	)
 	completeServerNames(root)
+	root.AddCommand(featureCommands(io)...)
 	return root
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/replay"
+	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/frames"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/stderr"
@@ -115,7 +116,8 @@ func (m *Model) freshPanes() {
 	m.frames.SetOrigin(m.rp.tl.Header().Start)
 	m.stderr = stderr.New(st)
 	m.tools = tools.New(st, tools.Options{})
-	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil}
+	m.features = features.New(st)
+	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features}
 	m.relayout()
 }
 

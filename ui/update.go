@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/lesson"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/theme"
@@ -69,6 +70,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.handleSession(msg); ok {
 		return m, cmd
 	}
+	if cmd, ok := m.handleFeatureMsg(msg); ok {
+		return m, cmd
+	}
 	return m, m.handlePaneMsg(msg)
 }
 
@@ -97,7 +101,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion
-		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client)}
+		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client), listFeaturesCmd(m.gen, m.sess.Client)}
 		if m.lesson != nil {
 			m.lesson.Attach(m.sess.Client)
 		}
@@ -120,7 +124,9 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
 	if m.rp != nil {
 		switch msg.(type) {
-		case pending.CancelMsg, tools.CallMsg, tools.RefreshMsg:
+		case pending.CancelMsg, pending.CancelTaskMsg, pending.AnswerMsg, tools.CallMsg, tools.RefreshMsg,
+			features.ReadMsg, features.GetPromptMsg, features.SubscribeMsg, features.SetLevelMsg,
+			features.RefreshMsg, features.CompleteMsg:
 			m.rp.note = replayReadOnly
 			return nil
 		}
@@ -142,7 +148,15 @@ func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
 		if m.sess.Client == nil {
 			return nil
 		}
+		if t, ok := m.tools.Tool(msg.Tool); ok && t.TaskRequired() {
+			return callToolTaskCmd(m.sess.Client, msg.Tool, msg.Args)
+		}
 		return callToolCmd(m.sess.Client, msg.Tool, msg.Args)
+	case pending.CancelTaskMsg:
+		if m.sess.Client != nil {
+			return cancelTaskCmd(m.sess.Client, msg.TaskID)
+		}
+		return nil
 	case lesson.RestartMsg:
 		return m.restart()
 	case tools.RefreshMsg:
@@ -196,7 +210,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 		}
 	}
-	return waitEvents(msg.gen, msg.sub)
+	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs))
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
