@@ -81,7 +81,7 @@ below do the same work headless, for scripts:
 	root.AddCommand(
 		newCallCmd(io), newToolsCmd(io), newCheckCmd(io), newScriptCmd(io), newBenchCmd(io),
 		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io),
-		newLintCmd(io), newStatsCmd(io),
+		newLintCmd(io), newStatsCmd(io), newExportCmd(io),
 	)
 	return root
 }
