@@ -35,19 +35,12 @@ func (l *Linter) malformed(ev client.Event) {
 		l.add(ev, RuleNotObject, de.Reason)
 		return
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(bytes.TrimSpace(bytes.TrimRight(f.Raw, "\r")), &obj) != nil {
-		obj = nil // redacted bytes, say: judge by the decode error alone
-	}
-	_, hasResult := obj["result"]
-	_, hasError := obj["error"]
-	_, hasMethod := obj["method"]
-	id, hasID := obj["id"]
+	// The decoder names each broken rule in its reason (package jsonrpc,
+	// classify); a capture keeps that reason, even for redacted bytes.
 	switch {
-	case hasMethod && hasID && string(bytes.TrimSpace(id)) == "null":
+	case strings.Contains(de.Reason, "request id is null"):
 		l.add(ev, RuleNullID, fmt.Sprintf("request %s has \"id\": null", strconv.Quote(f.Msg.Method)))
-	case !hasMethod && hasResult && hasError,
-		obj == nil && strings.Contains(de.Reason, "both result and error"):
+	case strings.Contains(de.Reason, "both result and error"):
 		l.add(ev, RuleResultAndError, "response for id "+f.Msg.ID.String()+" has both result and error")
 	default:
 		l.add(ev, RuleInvalidMessage, de.Reason)
@@ -139,18 +132,26 @@ func (l *Linter) progressAfterResponse(ev client.Event) {
 	l.add(ev, RuleProgressAfter, "progress for token "+tok.String()+" after its request's response")
 }
 
-// versionInFrame: a protocol version in a result or a _meta that differs
-// from the negotiated one.
+// versionInFrame: a protocol version in a later initialize result or in a
+// message's _meta that differs from the negotiated one. (Only initialize
+// results carry protocolVersion; only those and _meta are parsed, so the
+// check costs nothing on ordinary frames.)
 func (l *Linter) versionInFrame(ev client.Event) {
 	f := ev.Frame
-	if l.version == "" || f.Err != nil || !bytes.Contains(f.Raw, []byte("rotocolVersion")) {
+	if l.version == "" || f.Err != nil {
 		return
 	}
 	m := &f.Msg
 	if m.Kind == jsonrpc.KindResponse {
-		if v, ok := resultVersion(m.Result); ok && v != l.version {
-			l.add(ev, RuleUnnegotiatedVersion, fmt.Sprintf("result says protocolVersion %q; %q was negotiated", v, l.version))
+		if f.Dir != transport.In || l.pending[0][m.ID].method != mcp.MethodInitialize {
+			return
 		}
+		if v, ok := resultVersion(m.Result); ok && v != l.version {
+			l.add(ev, RuleUnnegotiatedVersion, fmt.Sprintf("a later initialize result says protocolVersion %q; %q was negotiated", v, l.version))
+		}
+		return
+	}
+	if !bytes.Contains(m.Params, []byte(metaVersionKey)) {
 		return
 	}
 	if v, ok := metaVersion(m.Params); ok && v != l.version {
@@ -193,42 +194,58 @@ func isModern(m *jsonrpc.Message) bool {
 
 const metaVersionKey = "io.modelcontextprotocol/protocolVersion"
 
-// progressToken returns a request's params._meta.progressToken.
+// progressToken returns a request's params._meta.progressToken. It scans
+// for the key instead of decoding params (arguments can be large, and
+// sonde puts a token on every tools/call).
 func progressToken(params json.RawMessage) (jsonrpc.ID, bool) {
-	if !bytes.Contains(params, []byte("progressToken")) {
-		return jsonrpc.ID{}, false
-	}
-	var p struct {
-		Meta struct {
-			Token jsonrpc.ID `json:"progressToken"`
-		} `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil || !p.Meta.Token.IsValid() {
-		return jsonrpc.ID{}, false
-	}
-	return p.Meta.Token, true
+	return tokenAfter(params, []byte(`"progressToken"`))
 }
 
 // notificationToken returns a progress notification's progressToken.
 func notificationToken(params json.RawMessage) (jsonrpc.ID, bool) {
-	var p struct {
-		Token jsonrpc.ID `json:"progressToken"`
-	}
-	if json.Unmarshal(params, &p) != nil || !p.Token.IsValid() {
-		return jsonrpc.ID{}, false
-	}
-	return p.Token, true
+	return tokenAfter(params, []byte(`"progressToken"`))
 }
 
-// resultVersion returns result.protocolVersion.
-func resultVersion(result json.RawMessage) (string, bool) {
-	var r struct {
-		V *string `json:"protocolVersion"`
+// tokenAfter reads the string or integer value that follows key (a quoted
+// object key) in b.
+func tokenAfter(b, key []byte) (jsonrpc.ID, bool) {
+	i := bytes.Index(b, key)
+	if i < 0 {
+		return jsonrpc.ID{}, false
 	}
-	if json.Unmarshal(result, &r) != nil || r.V == nil {
+	rest := bytes.TrimLeft(b[i+len(key):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != ':' {
+		return jsonrpc.ID{}, false
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	end := 0
+	switch {
+	case len(rest) > 0 && rest[0] == '"':
+		for end = 1; end < len(rest) && rest[end] != '"'; end++ {
+			if rest[end] == '\\' {
+				end++
+			}
+		}
+		end++
+	default:
+		for end < len(rest) && (rest[end] == '-' || rest[end] >= '0' && rest[end] <= '9') {
+			end++
+		}
+	}
+	var id jsonrpc.ID
+	if end > len(rest) || id.UnmarshalJSON(rest[:end]) != nil || !id.IsValid() {
+		return jsonrpc.ID{}, false
+	}
+	return id, true
+}
+
+// resultVersion returns result.protocolVersion (scanned, not decoded).
+func resultVersion(result json.RawMessage) (string, bool) {
+	id, ok := tokenAfter(result, []byte(`"protocolVersion"`))
+	if !ok {
 		return "", false
 	}
-	return *r.V, true
+	return id.Str()
 }
 
 // metaVersion returns params._meta["io.modelcontextprotocol/protocolVersion"].

@@ -77,12 +77,18 @@ func New() *Linter {
 }
 
 func (l *Linter) reset(started bool) {
-	*l = Linter{seen: true, started: started, out: l.out[:0]}
-	for i := range l.pending {
-		l.pending[i] = map[jsonrpc.ID]pend{}
-		l.tokens[i] = map[jsonrpc.ID]jsonrpc.ID{}
-		l.done[i].init(doneTokens)
+	pending, tokens, done, out := l.pending, l.tokens, l.done, l.out[:0]
+	*l = Linter{seen: true, started: started, out: out}
+	for i := range pending { // the maps are kept, emptied: a restart costs no allocation
+		if pending[i] == nil {
+			pending[i], tokens[i] = map[jsonrpc.ID]pend{}, map[jsonrpc.ID]jsonrpc.ID{}
+			done[i].init(doneTokens)
+		}
+		clear(pending[i])
+		clear(tokens[i])
+		done[i].reset()
 	}
+	l.pending, l.tokens, l.done = pending, tokens, done
 }
 
 // Check folds one event into the linter and returns the findings it shows
@@ -214,19 +220,25 @@ func (l *Linter) forget(id jsonrpc.ID) {
 // recent is a bounded set: the oldest key goes when it is full.
 type recent struct {
 	set  map[jsonrpc.ID]struct{}
-	ring []jsonrpc.ID
+	ring []jsonrpc.ID // grows to max, then wraps
+	max  int
 	next int
 }
 
 func (r *recent) init(n int) {
-	*r = recent{set: map[jsonrpc.ID]struct{}{}, ring: make([]jsonrpc.ID, 0, n)}
+	*r = recent{set: map[jsonrpc.ID]struct{}{}, max: n}
+}
+
+func (r *recent) reset() {
+	clear(r.set)
+	r.ring, r.next = r.ring[:0], 0
 }
 
 func (r *recent) add(id jsonrpc.ID) {
 	if _, ok := r.set[id]; ok {
 		return
 	}
-	if len(r.ring) < cap(r.ring) {
+	if len(r.ring) < r.max {
 		r.ring = append(r.ring, id)
 	} else {
 		delete(r.set, r.ring[r.next])

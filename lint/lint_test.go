@@ -336,3 +336,30 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCheck runs the linter over 100k events of a real session
+// repeated: "faulty" is the sample with noise, out-of-order answers, a late
+// answer and a crash (a fifth of its frames break a rule); "clean" is six
+// concurrent calls, one of which times out.
+func BenchmarkCheck(b *testing.B) {
+	for name, path := range map[string]string{
+		"faulty": "../testdata/captures/out-of-order-late-crash.jsonl",
+		"clean":  "../testdata/captures/concurrent-calls.jsonl",
+	} {
+		b.Run(name, func(b *testing.B) {
+			base := capturetest.Events(b, path)
+			evs := make([]client.Event, 100_000)
+			for i := range evs {
+				evs[i] = base[i%len(base)]
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				l := New()
+				for _, ev := range evs {
+					l.Check(ev)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(evs)), "ns/event")
+		})
+	}
+}
