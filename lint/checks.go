@@ -232,8 +232,18 @@ func tokenAfter(b, key []byte) (jsonrpc.ID, bool) {
 			end++
 		}
 	}
+	if end > len(rest) || end == 0 {
+		return jsonrpc.ID{}, false
+	}
+	tok := rest[:end]
+	if tok[0] == '"' && bytes.IndexByte(tok, '\\') < 0 {
+		return jsonrpc.String(string(tok[1 : len(tok)-1])), true
+	}
+	if n, err := strconv.ParseInt(string(tok), 10, 64); err == nil {
+		return jsonrpc.Int(n), true
+	}
 	var id jsonrpc.ID
-	if end > len(rest) || id.UnmarshalJSON(rest[:end]) != nil || !id.IsValid() {
+	if id.UnmarshalJSON(tok) != nil || !id.IsValid() {
 		return jsonrpc.ID{}, false
 	}
 	return id, true
