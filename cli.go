@@ -20,8 +20,8 @@ import (
 
 const exitCodesHelp = `Exit status:
   0    ok
-  1    a tool result with isError, or a failed line in script
-  2    usage error
+  1    a tool result with isError, a failed line in script, or lint found violations
+  2    usage error, or a capture file that cannot be read
   3    MCP_ERROR         the server answered with a JSON-RPC error
   4    MCP_TIMEOUT       no answer before the deadline
   5    MCP_PROCESS_EXIT  the server exited (or CLIENT_CLOSED)
