@@ -60,6 +60,9 @@ type Options struct {
 	// RetiredIDs bounds how many settled ids are remembered to tell late and
 	// duplicate responses apart from unknown ones.
 	RetiredIDs int
+	// ServerRequests are the client capabilities declared and how the
+	// server's requests are answered (see respond.go).
+	ServerRequests ServerRequests
 }
 
 func (o *Options) fill() {
@@ -105,6 +108,7 @@ type Client struct {
 	// server exited, or the stream was corrupt); new calls fail with it.
 	dead  *Error
 	stats Stats
+	srv   srvState // the server's requests and sonde's roots
 
 	init initState
 
@@ -137,6 +141,9 @@ type Stats struct {
 	Invalid    uint64
 	Progress   uint64
 	ServerReqs uint64
+	// Undeclared counts the server's requests for a capability sonde did
+	// not declare.
+	Undeclared uint64
 	// StderrBytes counts every byte the server wrote on stderr.
 	StderrBytes uint64
 }
@@ -151,6 +158,7 @@ func New(opts Options) *Client {
 		readDone:  make(chan struct{}),
 		closeDone: make(chan struct{}),
 	}
+	c.srv.roots = append([]mcp.Root(nil), opts.ServerRequests.RootList...)
 	c.endRead = sync.OnceFunc(func() { close(c.readDone) })
 	c.out.init(opts.MaxPending*2 + 64)
 	return c
