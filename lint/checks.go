@@ -47,8 +47,9 @@ func (l *Linter) malformed(ev client.Event) {
 	}
 }
 
-// verdicts: unknown-id, late-response and duplicate-response, as the client
-// judged the frame (it knew every id it sent, and which had ended).
+// verdicts: unknown-id, late-response, duplicate-response and
+// undeclared-capability, as the client judged the frame (it knew every id it
+// sent, which had ended, and what it declared).
 func (l *Linter) verdicts(ev client.Event) {
 	f := ev.Frame
 	if f.Dir != transport.In {
@@ -61,6 +62,8 @@ func (l *Linter) verdicts(ev client.Event) {
 		l.add(ev, RuleLateResponse, f.Detail)
 	case client.VerdictDuplicate:
 		l.add(ev, RuleDuplicateResponse, f.Detail)
+	case client.VerdictUndeclared:
+		l.add(ev, RuleUndeclared, f.Detail)
 	}
 }
 

@@ -106,7 +106,7 @@ func TestFixtureFaults(t *testing.T) {
 	}{
 		{name: "clean", run: cleanSession},
 		{name: "clean-http", o: capturetest.Options{HTTP: true}, run: cleanSession},
-		{name: "server-requests", o: capturetest.Options{Fixture: []string{"--fault", "server-ping"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
+		{name: "server-ping", o: capturetest.Options{Fixture: []string{"--fault", "server-ping"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
 			return func(ctx context.Context, c *client.Client) {
 				initialize(t, ctx, c)
 				waitStat(t, c, "server request", func(s client.Stats) bool { return s.ServerReqs >= 2 })
@@ -114,7 +114,7 @@ func TestFixtureFaults(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-		}},
+		}, want: []string{RuleUndeclared}, verdict: client.VerdictUndeclared}, // its ping is fine; sampling was not declared
 		{name: "stdout-noise", o: capturetest.Options{Fixture: []string{"--fault", "stdout-noise"}}, run: calls(1), want: []string{RuleNotJSON}, verdict: client.VerdictMalformed},
 		{name: "exit-mid-call", o: capturetest.Options{Fixture: []string{"--fault", "exit-mid-call"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
 			return func(ctx context.Context, c *client.Client) {
@@ -215,7 +215,7 @@ func calls(n int) func(t *testing.T) func(context.Context, *client.Client) {
 }
 
 // fixtureRules are the rules TestFixtureFaults shows with a fault.
-var fixtureRules = []string{RuleNotJSON, RuleNotObject, RuleUnknownID, RuleLateResponse, RuleDuplicateResponse, RuleResultAndError}
+var fixtureRules = []string{RuleNotJSON, RuleNotObject, RuleUnknownID, RuleLateResponse, RuleDuplicateResponse, RuleResultAndError, RuleUndeclared}
 
 // TestHandWritten lints the small hand-written captures of
 // testdata/captures/lint, one per rule the fixture cannot show (sonde's

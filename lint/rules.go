@@ -52,6 +52,7 @@ const (
 	RuleBeforeInitialize    = "request-before-initialize"
 	RuleCallBeforeInit      = "call-before-initialized"
 	RuleUnnegotiatedVersion = "unnegotiated-version"
+	RuleUndeclared          = "undeclared-capability"
 )
 
 // Rules returns every rule, in the order of docs/lint.md.
@@ -70,6 +71,7 @@ func Rules() []Rule {
 		{RuleProgressAfter, Must, "a progress notification for a request that has already received its response", "2511/basic/utilities/progress.mdx: progress notifications MUST stop after completion"},
 		{RuleBeforeInitialize, Should, "a request other than ping before the handshake allows it: from the client before the initialize result, from the server before notifications/initialized", "2511/basic/lifecycle.mdx §Initialization: the client SHOULD NOT send requests other than pings before the server has responded to initialize; the server SHOULD NOT send requests other than pings and logging before receiving initialized"},
 		{RuleCallBeforeInit, Must, "a tools/call sent after the initialize result but before the client's notifications/initialized", "2511/basic/lifecycle.mdx §Initialization: after successful initialization the client MUST send an initialized notification"},
+		{RuleUndeclared, Must, "a request from the server that needs a client capability the client did not declare in initialize (sampling, elicitation, roots)", "2506/basic/lifecycle.mdx §Operation: both parties MUST only use capabilities that were successfully negotiated"},
 		{RuleUnnegotiatedVersion, Must, "a protocol version in later traffic (an MCP-Protocol-Version header, a result, a request's _meta) that differs from the one the initialize result negotiated", "2511/basic/lifecycle.mdx §Version Negotiation; 2511/basic/transports.mdx §Protocol Version Header: MCP-Protocol-Version: <protocol-version> on all subsequent requests"},
 	}
 }
