@@ -77,6 +77,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime 30s ./transport/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./capture/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./hostconfig/
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./lint/
+	$(GO) test -run '^$$' -fuzz FuzzMermaidText -fuzztime 30s ./diagram/
+	$(GO) test -run '^$$' -fuzz FuzzParseBound -fuzztime 30s ./diagram/
 
 clean:
 	rm -rf sonde dist interop/node_modules
