@@ -52,9 +52,10 @@ func sideOf(requester transport.Direction) side {
 // Linter follows one client's event stream. Use New; it is not safe for
 // concurrent use.
 type Linter struct {
-	seen    bool // an event was checked since New or a session start
-	started bool // the stream began at the session's start
-	modern  bool // a modern-era session (no initialize)
+	seen    bool   // an event was checked since New or a session start
+	started bool   // the stream began at the session's start, with no gap since
+	lastSeq uint64 // of the last event checked
+	modern  bool   // a modern-era session (no initialize)
 
 	initID      jsonrpc.ID
 	initDone    bool // the initialize result arrived
@@ -97,9 +98,13 @@ func (l *Linter) reset(started bool) {
 // event of a stream when its Seq is 1.
 func (l *Linter) Check(ev client.Event) []Finding {
 	l.out = l.out[:0]
-	if !l.seen {
+	switch {
+	case !l.seen:
 		l.reset(ev.Seq == 1)
+	case ev.Seq != 0 && l.lastSeq != 0 && ev.Seq != l.lastSeq+1:
+		l.gap()
 	}
+	l.lastSeq = ev.Seq
 	switch ev.Kind {
 	case client.EvProcess:
 		if p := ev.Proc; p != nil && (p.What == "start" || p.What == "connect") {
@@ -203,6 +208,19 @@ func (l *Linter) track(seq uint64, f *client.FrameInfo) {
 			}
 		}
 	}
+}
+
+// gap forgets what missed events may have changed (a subscriber that fell
+// behind, a capture with a missed record, another client's events): the
+// pending ids and progress tokens, and the handshake's state. Rules that
+// need them stay silent until the next session, rather than guess.
+func (l *Linter) gap() {
+	for i := range l.pending {
+		clear(l.pending[i])
+		clear(l.tokens[i])
+		l.done[i].reset()
+	}
+	l.started = false
 }
 
 // forget drops a request of sonde's that ended without a response.

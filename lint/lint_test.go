@@ -271,6 +271,33 @@ func TestMidSession(t *testing.T) {
 	}
 }
 
+// TestGap: events missing from the stream (a subscriber that fell behind)
+// make the rules that need the past stay silent: here the two pings with
+// one id are not reported when the events between them are missing (the
+// answer to the first could be among them).
+func TestGap(t *testing.T) {
+	evs := capturetest.Events(t, "../testdata/captures/lint/id-reused.jsonl")
+	if fs := lintAll(evs); len(fs) != 1 {
+		t.Fatalf("whole stream: %v", fs)
+	}
+	gapped := append(slices.Clone(evs[:5]), evs[5:]...)
+	gapped[5].Seq += 2 // events 6 and 7 were missed
+	for i := 6; i < len(gapped); i++ {
+		gapped[i].Seq += 2
+	}
+	if fs := lintAll(gapped); len(fs) != 0 {
+		t.Errorf("with a gap: %v", fs)
+	}
+	// A late response is still reported: the client judged it.
+	late := capturetest.Events(t, "../testdata/captures/out-of-order-late-crash.jsonl")
+	for i := range late {
+		late[i].Seq += uint64(i) // a gap before every event
+	}
+	if got := names(lintAll(late)); !slices.Contains(got, RuleLateResponse) {
+		t.Errorf("gaps everywhere: %v", got)
+	}
+}
+
 // TestRestartResets: a second process start begins a new session, whose
 // ids and handshake are its own.
 func TestRestartResets(t *testing.T) {
