@@ -18,9 +18,9 @@ import (
 const previewRunes = 200
 
 func newLintCmd(io streams) *cobra.Command {
-	var asJSON bool
+	var asJSON, listRules bool
 	cmd := &cobra.Command{
-		Use:   "lint FILE",
+		Use:   "lint FILE | --rules",
 		Short: "Report the protocol violations in a capture",
 		Long: `Read a capture (--record FILE) and report every protocol violation it shows, each with the
 frame that shows it: its event number, time, direction, id and the start of its raw bytes,
@@ -28,15 +28,23 @@ the rule's stable name and the spec reference. The rules are in docs/lint.md.
 
   sonde lint bug.jsonl
   sonde lint --json bug.jsonl
+  sonde lint --rules           every rule: name, level, explanation, spec reference
 
 Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a capture.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("lint takes one capture FILE (see sonde lint --help)")
+			if listRules && len(args) == 0 {
+				return nil
+			}
+			if len(args) != 1 || listRules {
+				return usagef("lint takes one capture FILE, or --rules alone (see sonde lint --help)")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if listRules {
+				writeRules(io, asJSON)
+				return nil
+			}
 			path := args[0]
 			l := lint.New()
 			var found []lint.Finding
@@ -59,7 +67,19 @@ Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	cmd.Flags().BoolVar(&listRules, "rules", false, "list the rules instead of linting a file")
 	return cmd
+}
+
+// writeRules lists every rule.
+func writeRules(io streams, asJSON bool) {
+	if asJSON {
+		writeJSON(io.out, lint.Rules())
+		return
+	}
+	for _, r := range lint.Rules() {
+		fmt.Fprintf(io.out, "%s (%s): %s\n  spec: %s\n", r.Name, r.Level, r.Summary, r.Spec)
+	}
 }
 
 // lintCounts returns the rules found in order of first appearance and how
