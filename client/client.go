@@ -16,6 +16,7 @@
 package client
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -60,6 +61,15 @@ type Options struct {
 	// RetiredIDs bounds how many settled ids are remembered to tell late and
 	// duplicate responses apart from unknown ones.
 	RetiredIDs int
+	// Era is the protocol era: EraLegacy (default), EraModern or EraAuto
+	// (see era.go).
+	Era Era
+	// Capabilities are the client capabilities sonde declares (in each
+	// modern request's _meta); default {}.
+	Capabilities json.RawMessage
+	// Inputs answers the input requests of input_required results (modern
+	// era); nil: such a call fails with MCP_PROTOCOL.
+	Inputs InputFunc
 }
 
 func (o *Options) fill() {
@@ -87,6 +97,9 @@ func (o *Options) fill() {
 	if o.RetiredIDs <= 0 {
 		o.RetiredIDs = DefaultRetiredIDs
 	}
+	if o.Era == "" {
+		o.Era = EraLegacy
+	}
 }
 
 // Client is a connection to one MCP server. Create it with New, subscribe to
@@ -107,6 +120,7 @@ type Client struct {
 	stats Stats
 
 	init initState
+	era  eraState
 
 	out writeQueue
 
@@ -137,6 +151,8 @@ type Stats struct {
 	Invalid    uint64
 	Progress   uint64
 	ServerReqs uint64
+	// Retried counts modern requests answered input_required and retried.
+	Retried uint64
 	// StderrBytes counts every byte the server wrote on stderr.
 	StderrBytes uint64
 }
@@ -274,6 +290,7 @@ func (c *Client) Close() error {
 			<-c.readDone
 			<-c.out.done
 		}
+		c.era.wg.Wait()
 		c.endRead()
 		c.closeSubscriptions()
 		close(c.closeDone)

@@ -111,6 +111,7 @@ const (
 	StateRejected  State = "rejected"  // outcome: refused before registration (busy, aborted, closed)
 	StateReceived  State = "received"  // a request from the server arrived
 	StateAnswered  State = "answered"  // sonde answered a request from the server
+	StateRetried   State = "retried"   // outcome (modern era): the result was input_required; a retry under a new id continues the call
 )
 
 // Final reports whether s is an outcome.
@@ -144,6 +145,9 @@ type ReqInfo struct {
 	Latency  time.Duration
 	Progress *Progress
 	Err      error
+	// RetryOf is, for a modern-era retry after input_required, the id of
+	// the request it continues.
+	RetryOf jsonrpc.ID
 }
 
 // ProcInfo is a process event.

@@ -69,9 +69,12 @@ func (c *Client) runInitialize(ctx context.Context, ch chan struct{}) {
 }
 
 func (c *Client) initialize(ctx context.Context) (*mcp.InitializeResult, error) {
+	if res, err, done := c.startEra(ctx); done {
+		return res, err
+	}
 	params := mcp.InitializeParams{
 		ProtocolVersion: c.opts.ProtocolVersion,
-		Capabilities:    json.RawMessage("{}"),
+		Capabilities:    c.capabilities(),
 		ClientInfo:      mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion},
 	}
 	raw, err := c.start(ctx, mcp.MethodInitialize, params, CallOptions{}, true).Wait()

@@ -145,6 +145,9 @@ func (c *Client) responseLocked(f transport.Frame) {
 			c.settleLocked(p, outcome{state: StateError, err: remoteErr(f.Msg.Error)})
 			return
 		}
+		if c.modernLocked() && c.modernResultLocked(f, p) {
+			return
+		}
 		c.emitFrame(f, VerdictResolved, fmt.Sprintf("resolved %s after %s", idText(n), roundDur(lat)))
 		c.settleLocked(p, outcome{state: StateResolved, result: f.Msg.Result})
 		return
@@ -174,6 +177,10 @@ func (c *Client) responseLocked(f transport.Frame) {
 // other method with -32601 (sonde declares no client capabilities yet).
 func (c *Client) serverRequestLocked(f transport.Frame) {
 	c.stats.ServerReqs++
+	if c.modernLocked() {
+		c.serverRequestModernLocked(f)
+		return
+	}
 	m := f.Msg
 	c.emitFrame(f, VerdictServerRequest, "request from the server: "+m.Method)
 	c.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: m.ID, Method: m.Method, State: StateReceived}})
@@ -224,7 +231,7 @@ func (c *Client) notificationLocked(f transport.Frame) {
 	detail := fmt.Sprintf("progress %s for %s", progressText(pp), idText(n))
 	c.emitFrame(f, VerdictProgress, detail)
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
-		Dir: transport.Out, ID: p.call.ID, Method: p.method, Tool: p.tool, State: StateProgress, Deadline: p.deadline,
+		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: StateProgress, Deadline: p.deadline,
 		Latency: now.Sub(p.queuedAt), Progress: &Progress{Progress: pp.Progress, Total: pp.Total, Message: pp.Message},
 	}})
 }

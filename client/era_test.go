@@ -1,0 +1,283 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+var modernFixture = fixtureArgs{extra: []string{"--era", "modern"}}
+
+// elicitCaps declares form elicitation.
+var elicitCaps = json.RawMessage(`{"elicitation":{}}`)
+
+// sentRequests returns the frames sonde wrote that are requests.
+func (s *session) sentRequests() []*FrameInfo {
+	var out []*FrameInfo
+	for _, f := range s.frames(VerdictSent) {
+		if f.Msg.Kind == jsonrpc.KindRequest {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// reqEvents returns the request events of id.
+func (s *session) reqEvents(id int64) []*ReqInfo {
+	var out []*ReqInfo
+	for _, ev := range s.snapshot() {
+		if ev.Kind == EvRequest && ev.Req.ID == jsonrpc.Int(id) {
+			out = append(out, ev.Req)
+		}
+	}
+	return out
+}
+
+func TestParseEra(t *testing.T) {
+	for _, e := range Eras {
+		if got, err := ParseEra(string(e)); err != nil || got != e {
+			t.Errorf("ParseEra(%q) = %q, %v", e, got, err)
+		}
+	}
+	if _, err := ParseEra("2026"); err == nil || !strings.Contains(err.Error(), "legacy, modern or auto") {
+		t.Errorf("ParseEra(2026) = %v", err)
+	}
+	if New(Options{}).Era() != EraLegacy {
+		t.Error("the default era is not legacy")
+	}
+}
+
+func TestModernSession(t *testing.T) {
+	s := start(t, Options{Era: EraModern}, modernFixture)
+	res, err := s.c.Initialize(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ProtocolVersion != mcp.ModernVersion || res.ServerInfo.Name != "sonde-fixture" || !strings.Contains(res.Instructions, "modern era") {
+		t.Errorf("result = %+v", res)
+	}
+	if s.c.Era() != EraModern || s.c.Discovered() == nil || s.c.Discovered().SupportedVersions[0] != mcp.ModernVersion {
+		t.Errorf("era %s, discovered %+v", s.c.Era(), s.c.Discovered())
+	}
+	tools, err := s.c.ListTools(context.Background())
+	if err != nil || len(tools) != 8 {
+		t.Fatalf("tools/list: %d tools, %v", len(tools), err)
+	}
+	if _, _, err := s.c.CallTool(context.Background(), "echo", echoArgs("hi", 0), CallOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// ping is gone in the modern era: refused before anything is written.
+	before := len(s.sentRequests())
+	if err := s.c.Ping(context.Background()); !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "not part of the modern era") {
+		t.Errorf("ping: %v", err)
+	}
+	reqs := s.sentRequests()
+	if len(reqs) != before {
+		t.Errorf("ping was written")
+	}
+	methods := []string{}
+	for _, f := range reqs {
+		methods = append(methods, f.Msg.Method)
+		var p struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if err := json.Unmarshal(jsonParams(t, f.Raw), &p); err != nil {
+			t.Fatal(err)
+		}
+		if string(p.Meta[mcp.MetaProtocolVersion]) != `"`+mcp.ModernVersion+`"` || string(p.Meta[mcp.MetaClientCapabilities]) != "{}" ||
+			!strings.Contains(string(p.Meta[mcp.MetaClientInfo]), `"sonde"`) {
+			t.Errorf("%s: _meta = %v", f.Msg.Method, p.Meta)
+		}
+	}
+	if strings.Join(methods, ",") != "server/discover,tools/list,tools/call" {
+		t.Errorf("requests sent: %v (no initialize, no notifications/initialized expected)", methods)
+	}
+	for _, f := range s.frames(VerdictSent) {
+		if f.Msg.Method == mcp.MethodInitialized {
+			t.Error("notifications/initialized sent in the modern era")
+		}
+	}
+}
+
+// jsonParams returns the params of a request line.
+func jsonParams(t *testing.T, raw []byte) json.RawMessage {
+	t.Helper()
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Params
+}
+
+func TestModernInputRequiredRetry(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	inputs := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		mu.Lock()
+		asked = append(asked, method+" "+string(params))
+		mu.Unlock()
+		return json.RawMessage(`{"action":"accept","content":{"confirm":true}}`), nil
+	}
+	s := start(t, Options{Era: EraModern, Capabilities: elicitCaps, Inputs: inputs}, modernFixture)
+	s.init()
+	call := s.c.GoTool(context.Background(), "confirm", json.RawMessage(`{"message":"Ship it?"}`), CallOptions{})
+	raw, err := call.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := ToolResult("confirm", raw)
+	if len(res.Content) != 1 || res.Content[0].Text != "confirmed" {
+		t.Errorf("result %s", raw)
+	}
+	if len(asked) != 1 || !strings.HasPrefix(asked[0], "elicitation/create ") || !strings.Contains(asked[0], "Ship it?") {
+		t.Errorf("inputs asked: %v", asked)
+	}
+	first, _ := call.ID.Int64()
+	s.waitFor("the retry's outcome", func(ev Event) bool {
+		return ev.Kind == EvRequest && ev.Req.ID == jsonrpc.Int(first+1) && ev.Req.State == StateResolved
+	})
+	if evs := s.reqEvents(first); len(evs) == 0 || evs[len(evs)-1].State != StateRetried {
+		t.Fatalf("id %d: %+v, want it to end retried", first, evs)
+	}
+	retry := s.reqEvents(first + 1)
+	if len(retry) < 3 || retry[0].State != StateQueued || retry[0].RetryOf != call.ID || retry[len(retry)-1].State != StateResolved {
+		t.Fatalf("id %d: %+v, want a retry of %d that resolves", first+1, retry, first)
+	}
+	// The retry carries the answer, the exact requestState, and _meta again.
+	reqs := s.sentRequests()
+	last := string(reqs[len(reqs)-1].Raw)
+	for _, want := range []string{`"inputResponses":{"confirm":{"action":"accept"`, `"requestState":"sonde-fixture:confirm:`, mcp.MetaProtocolVersion, `"progressToken":` + jsonrpc.Int(first+1).String()} {
+		if !strings.Contains(last, want) {
+			t.Errorf("retry %s lacks %s", last, want)
+		}
+	}
+	s.waitFor("the input_required frame", isFrame(VerdictResolved, "input required for id"))
+	if st := s.c.Stats(); st.Retried != 1 || st.Resolved != 2 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestModernInputRequiredFailures(t *testing.T) {
+	t.Run("no capability", func(t *testing.T) {
+		s := start(t, Options{Era: EraModern}, modernFixture)
+		s.init()
+		_, _, err := s.c.CallTool(context.Background(), "confirm", nil, CallOptions{})
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeRemote || e.RPC.Code != mcp.CodeMissingRequiredClientCapability {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("no answer", func(t *testing.T) {
+		s := start(t, Options{Era: EraModern, Capabilities: elicitCaps}, modernFixture)
+		s.init()
+		_, _, err := s.c.CallTool(context.Background(), "confirm", nil, CallOptions{})
+		if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "sonde cannot answer") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("unknown resultType", func(t *testing.T) {
+		s := start(t, Options{Era: EraModern, Capabilities: elicitCaps}, modernFixture)
+		s.init()
+		_, _, err := s.c.CallTool(context.Background(), "confirm", json.RawMessage(`{"result_type":"partial"}`), CallOptions{})
+		if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), `unknown resultType "partial"`) {
+			t.Errorf("err = %v", err)
+		}
+		s.waitFor("an invalid frame", isFrame(VerdictInvalid, `resultType "partial" is neither complete nor input_required`))
+	})
+	for _, tc := range []struct {
+		name  string
+		close bool
+		want  *Error
+	}{{"cancel while answering", false, ErrAborted}, {"close while answering", true, ErrClosed}} {
+		t.Run(tc.name, func(t *testing.T) {
+			asking := make(chan struct{})
+			inputs := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+				close(asking)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			s := start(t, Options{Era: EraModern, Capabilities: elicitCaps, Inputs: inputs}, modernFixture)
+			s.init()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			call := s.c.GoTool(ctx, "confirm", nil, CallOptions{})
+			<-asking
+			if tc.close {
+				s.c.Close()
+			} else {
+				cancel()
+			}
+			if _, err := call.Wait(); !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+			s.waitFor("the note", func(ev Event) bool { return ev.Kind == EvNote && strings.Contains(ev.Note, "not retried") })
+		})
+	}
+}
+
+func TestAutoEra(t *testing.T) {
+	t.Run("modern server", func(t *testing.T) {
+		s := start(t, Options{Era: EraAuto}, modernFixture)
+		res, err := s.c.Initialize(context.Background())
+		if err != nil || res.ProtocolVersion != mcp.ModernVersion || s.c.Era() != EraModern {
+			t.Fatalf("%+v %v era %s", res, err, s.c.Era())
+		}
+		s.waitFor("the note", func(ev Event) bool { return ev.Kind == EvNote && strings.Contains(ev.Note, "speaking the modern era") })
+		if _, err := s.c.ListTools(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("legacy server", func(t *testing.T) {
+		s := start(t, Options{Era: EraAuto}, fixtureArgs{})
+		res, err := s.c.Initialize(context.Background())
+		if err != nil || res.ProtocolVersion != mcp.LatestVersion || s.c.Era() != EraLegacy {
+			t.Fatalf("%+v %v era %s", res, err, s.c.Era())
+		}
+		s.waitFor("the note", func(ev Event) bool { return ev.Kind == EvNote && strings.Contains(ev.Note, "-32601") && strings.Contains(ev.Note, "falling back to initialize") })
+		var methods []string
+		for _, f := range s.sentRequests() {
+			methods = append(methods, f.Msg.Method)
+		}
+		if strings.Join(methods, ",") != "server/discover,initialize" {
+			t.Errorf("sent %v", methods)
+		}
+		// Legacy requests carry no modern _meta, and ping works.
+		if err := s.c.Ping(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		reqs := s.sentRequests()
+		if strings.Contains(string(reqs[len(reqs)-1].Raw), mcp.MetaProtocolVersion) {
+			t.Errorf("legacy request with modern _meta: %s", reqs[len(reqs)-1].Raw)
+		}
+	})
+	t.Run("silent server", func(t *testing.T) {
+		// A real process that reads everything and answers nothing: the
+		// discover times out, and auto falls back to initialize.
+		env, _ := transport.BuildEnv(os.Environ(), nil, nil)
+		s := connectSession(t, Options{Era: EraAuto, Timeout: 300 * time.Millisecond},
+			transport.StdioConfig{Argv: []string{"sh", "-c", "cat >/dev/null"}, Env: env, KillAfter: 300 * time.Millisecond})
+		_, err := s.c.Initialize(context.Background())
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "initialize") {
+			t.Errorf("err = %v, want initialize to time out after the fallback", err)
+		}
+		s.waitFor("the note", func(ev Event) bool { return ev.Kind == EvNote && strings.Contains(ev.Note, "MCP_TIMEOUT") && strings.Contains(ev.Note, "falling back") })
+	})
+	t.Run("modern only, legacy era", func(t *testing.T) {
+		s := start(t, Options{}, modernFixture)
+		_, err := s.c.Initialize(context.Background())
+		if !errors.Is(err, ErrRemote) || !strings.Contains(err.Error(), "only the modern era") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
