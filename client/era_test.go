@@ -244,7 +244,9 @@ func TestAutoEra(t *testing.T) {
 		if err != nil || res.ProtocolVersion != mcp.LatestVersion || s.c.Era() != EraLegacy {
 			t.Fatalf("%+v %v era %s", res, err, s.c.Era())
 		}
-		s.waitFor("the note", func(ev Event) bool { return ev.Kind == EvNote && strings.Contains(ev.Note, "-32601") && strings.Contains(ev.Note, "falling back to initialize") })
+		s.waitFor("the note", func(ev Event) bool {
+			return ev.Kind == EvNote && strings.Contains(ev.Note, "-32601") && strings.Contains(ev.Note, "falling back to initialize")
+		})
 		var methods []string
 		for _, f := range s.sentRequests() {
 			methods = append(methods, f.Msg.Method)
@@ -271,7 +273,9 @@ func TestAutoEra(t *testing.T) {
 		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "initialize") {
 			t.Errorf("err = %v, want initialize to time out after the fallback", err)
 		}
-		s.waitFor("the note", func(ev Event) bool { return ev.Kind == EvNote && strings.Contains(ev.Note, "MCP_TIMEOUT") && strings.Contains(ev.Note, "falling back") })
+		s.waitFor("the note", func(ev Event) bool {
+			return ev.Kind == EvNote && strings.Contains(ev.Note, "MCP_TIMEOUT") && strings.Contains(ev.Note, "falling back")
+		})
 	})
 	t.Run("modern only, legacy era", func(t *testing.T) {
 		s := start(t, Options{}, modernFixture)
