@@ -72,7 +72,9 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 		Palette: palette, NoColor: noColor, FrameCapacity: f.frames, Reconnect: f.reconnect,
 	}
 	if lessonOpts != nil {
-		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, *lessonOpts) }
+		lo := *lessonOpts
+		lo.Modern = modernLesson(f, argv, copts, all)
+		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
 	}
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(io.in), tea.WithOutput(io.out))
 	_, err = p.Run()
@@ -80,4 +82,27 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 		return &exitStatus{code: exitInterrupted, msg: "interrupted"}
 	}
 	return err
+}
+
+// modernLesson starts, for the lesson's eras step, the same server command
+// with --era modern (sonde's fixture), as a modern client that declares
+// elicitation and accepts what it is asked. Over --url there is none.
+func modernLesson(f *tuiFlags, argv []string, copts client.Options, all *liveClients) lesson.ModernFunc {
+	if f.url != "" {
+		return nil
+	}
+	_, cfg, err := f.clientConfig(append(append([]string(nil), argv...), "--era", "modern"))
+	if err != nil {
+		return nil
+	}
+	return func() (*client.Client, client.Dialer, error) {
+		o := copts
+		o.Era, o.Capabilities, o.Inputs = client.EraModern, lesson.ElicitCapabilities, lesson.Accept
+		c := client.New(o)
+		if !all.add(c) {
+			c.Close()
+			return nil, nil, errors.New("sonde is quitting")
+		}
+		return c, client.Stdio(cfg), nil
+	}
 }
