@@ -67,7 +67,9 @@ func firstText(raw json.RawMessage) string {
 func (m *Model) modernCmd() tea.Cmd {
 	start := m.opts.Modern
 	if start == nil {
-		return func() tea.Msg { return modernMsg{err: fmt.Errorf("needs sonde's own fixture (sonde demo without a command or --url)")} }
+		return func() tea.Msg {
+			return modernMsg{err: fmt.Errorf("needs sonde's own fixture (sonde demo without a command or --url)")}
+		}
 	}
 	return func() tea.Msg {
 		lines, err := runModern(start)
