@@ -68,7 +68,7 @@ func (m *Model) modernCmd() tea.Cmd {
 	start := m.opts.Modern
 	if start == nil {
 		return func() tea.Msg {
-			return modernMsg{err: fmt.Errorf("needs sonde's own fixture (sonde demo without a command or --url)")}
+			return modernMsg{err: fmt.Errorf("it needs a server command that takes --era modern, like sonde's fixture (not --url)")}
 		}
 	}
 	return func() tea.Msg {
