@@ -285,3 +285,28 @@ func TestAutoEra(t *testing.T) {
 		}
 	})
 }
+
+// TestModernServerRequest: a modern server must not send requests, and a
+// modern client must not answer: each is an invalid frame, unanswered.
+func TestModernServerRequest(t *testing.T) {
+	s := start(t, Options{Era: EraModern}, fixtureArgs{faults: []string{"server-ping"}, extra: []string{"--era", "modern"}})
+	s.init()
+	s.waitUntil("two invalid frames", func([]Event) bool { return len(s.frames(VerdictInvalid)) == 2 })
+	for _, f := range s.frames(VerdictInvalid) {
+		if !strings.Contains(f.Detail, "a modern server must not send requests") {
+			t.Errorf("detail %q", f.Detail)
+		}
+	}
+	// A later request still works, and nothing answered the server.
+	if _, err := s.c.ListTools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range s.frames(VerdictSent) {
+		if f.Msg.Kind == jsonrpc.KindResponse {
+			t.Errorf("sonde answered a modern server's request: %s", f.Raw)
+		}
+	}
+	if strings.Contains(stderrText(s.snapshot()), "fixture: response id=") {
+		t.Error("the fixture logged an answer")
+	}
+}
