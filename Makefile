@@ -3,15 +3,16 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build test tools fmt-check vet race bench fuzz peers clean
+.PHONY: all build test tools fmt-check vet cross race bench fuzz peers release clean
 
 all: build
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o sonde .
 
-## test: formatting, vet, the real peer servers, and every test with the race detector.
-test: tools fmt-check vet peers race
+## test: formatting, vet, the other platforms' builds, the real peer servers, and every test
+## with the race detector.
+test: tools fmt-check vet cross peers race
 
 ## tools: what the tests need besides Go and npm: tmux, for the real-terminal UI tests
 ## (tui_tmux_test.go). CI runs as root on Debian.
@@ -38,8 +39,39 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+## cross: build and vet (test files included) for the release platforms other than CI's own
+## linux/amd64 (which vet and race cover): macOS and Windows on amd64 and arm64, Linux on
+## arm64. A Linux-only call cannot land unnoticed.
+CROSS := linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@set -e; for p in $(CROSS); do \
+		echo "cross: $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./...; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...; \
+	done
+
 race:
 	$(GO) test -race -count=1 -timeout 20m ./...
+
+## release: one archive per platform in dist/ (tar.gz; zip for Windows), each holding the
+## binary with $(VERSION) stamped in and README.md, plus SHA256SUMS. Set VERSION=v1.2.3 to
+## name a release; by default it is `git describe`.
+RELEASE := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+release:
+	rm -rf dist && mkdir dist
+	@set -e; for p in $(RELEASE); do \
+		os=$${p%/*}; arch=$${p#*/}; name=sonde_$(VERSION)_$${os}_$${arch}; exe=sonde; \
+		if [ $$os = windows ]; then exe=sonde.exe; fi; \
+		echo "release: $$name"; \
+		mkdir dist/$$name; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o dist/$$name/$$exe .; \
+		cp README.md dist/$$name/; \
+		if [ $$os = windows ]; then (cd dist && zip -qr $$name.zip $$name); \
+		else tar -C dist -czf dist/$$name.tar.gz $$name; fi; \
+		rm -rf dist/$$name; \
+	done
+	cd dist && (command -v sha256sum >/dev/null && sha256sum *.tar.gz *.zip || shasum -a 256 *.tar.gz *.zip) > SHA256SUMS
+	@cat dist/SHA256SUMS
 
 ## bench: the benchmarks behind docs/performance.md.
 bench:
@@ -49,6 +81,7 @@ bench:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./jsonrpc/
 	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime 30s ./transport/
+	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./capture/
 
 clean:
-	rm -rf sonde interop/node_modules interop/bin
+	rm -rf sonde dist interop/node_modules interop/bin

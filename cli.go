@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -101,6 +102,9 @@ type serverFlags struct {
 	era             string
 	json            bool
 	trace           bool
+	record          string
+	redact          []string
+	rec             *capture.Recorder // the --record capture of this run, once started
 
 	// HTTP (--url instead of a command).
 	url         string
@@ -121,7 +125,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxPending, "max-pending", client.DefaultMaxPending, "requests in flight at most; past it a request fails with MCP_BUSY")
 	fs.Var(&f.maxLineBytes, "max-line-bytes", "longest line accepted from the server's stdout (e.g. 8MiB); longer is MCP_PROTOCOL")
 	fs.Var(&f.stderrBytes, "stderr-bytes", "bytes of the server's stderr tail kept (e.g. 64KiB)")
-	fs.DurationVar(&f.killAfter, "kill-after", transport.DefaultKillAfter, "grace period on close: after closing stdin, and again after SIGTERM")
+	fs.DurationVar(&f.killAfter, "kill-after", transport.DefaultKillAfter, "grace period on close: after closing stdin, and again after SIGTERM (CTRL_BREAK_EVENT on Windows)")
 	fs.StringArrayVar(&f.env, "env", nil, "set KEY=VALUE in the server's environment (repeatable)")
 	fs.StringArrayVar(&f.passEnv, "pass-env", nil, "pass variable NAME from sonde's environment to the server (repeatable)")
 	fs.StringVar(&f.cwd, "cwd", "", "working directory of the server (default: sonde's)")
@@ -130,6 +134,8 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.era, "era", string(client.EraLegacy), "protocol `ERA`: legacy (initialize), modern (2026-07-28: server/discover, version and capabilities in every request's _meta, input_required retries) or auto (server/discover, falling back to initialize on any error or timeout)")
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
 	fs.BoolVar(&f.trace, "trace", false, "print every frame, lifecycle event and stderr chunk on stderr as it happens")
+	fs.StringVar(&f.record, "record", "", "write the session to FILE as it happens, mode 0600 (a capture: docs/capture-format.md); FILE must not exist")
+	fs.StringArrayVar(&f.redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env, --pass-env and --header values always are")
 	fs.StringVar(&f.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of starting a command")
 	fs.StringVar(&f.mode, "transport", string(transport.ModeAuto), "with --url: auto, streamable (Streamable HTTP) or sse (legacy HTTP+SSE); auto tries Streamable HTTP and falls back to SSE")
 	fs.StringArrayVar(&f.headers, "header", nil, "with --url: send header 'Name: value' on every request (repeatable; values are never shown or recorded)")
@@ -165,8 +171,11 @@ func (f *serverFlags) serverArgv(cmd *cobra.Command, args []string, n int, wrong
 
 // session is a connected, initialized client and what runs beside it.
 type session struct {
-	c      *client.Client
-	trace  *tracer
+	c     *client.Client
+	trace *tracer
+	// rec is the capture this session owns (closes), recTo its file.
+	rec    *capture.Recorder
+	recTo  string
 	closed bool
 
 	f    *serverFlags // to reconnect
@@ -186,6 +195,8 @@ func (s *session) retry(ctx context.Context, op func(c *client.Client) error) er
 	if cerr != nil {
 		return cerr
 	}
+	// The capture goes on in the same file: the new session owns it now.
+	ns.rec, ns.recTo, s.rec = s.rec, s.recTo, nil
 	s.close()
 	*s = *ns
 	return op(s.c)
@@ -291,12 +302,24 @@ func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*
 	if f.insecure {
 		fmt.Fprintln(io.err, "sonde: warning: --insecure: the server's TLS certificate is not verified")
 	}
+	// The recorder is created by the first connect of a command; a
+	// reconnect (--reconnect) follows its new client into the same file.
+	var rec *capture.Recorder
+	if f.record != "" && f.rec == nil {
+		if rec, err = f.startRecorder(f.record, argv); err != nil {
+			return nil, err
+		}
+		f.rec = rec
+	}
 	c := client.New(opts)
+	s := &session{c: c, f: f, io: io, argv: argv, rec: rec, recTo: f.record}
+	if f.rec != nil {
+		f.rec.Follow(c)
+	}
 	if !liveFrom(ctx).add(c) {
-		c.Close()
+		s.close()
 		return nil, &client.Error{Code: client.CodeAborted, Message: "interrupted before the server started"}
 	}
-	s := &session{c: c, f: f, io: io, argv: argv}
 	if f.trace {
 		s.trace = startTracer(c, io.err)
 	}
@@ -319,6 +342,9 @@ func (s *session) close() {
 	s.c.Close()
 	if s.trace != nil {
 		s.trace.wait()
+	}
+	if s.rec != nil {
+		reportCapture(s.io.err, s.recTo, s.rec.Close())
 	}
 }
 

@@ -256,3 +256,42 @@ func TestSecondInterruptKills(t *testing.T) {
 	}
 	f.assertStarted(1)
 }
+
+// `sonde fixture` is a server, not a client: SIGTERM ends it at once, as
+// docs/fixtures.md says, instead of being taken as sonde's "stop the
+// server cleanly" interrupt.
+func TestFixtureDiesOnSIGTERM(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "fixture")
+	cmd.Env = append(os.Environ(), childEnv()...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// It answers a ping, so it is serving.
+	if _, err := stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 256)
+	if n, err := stdout.Read(buf); err != nil || !strings.Contains(string(buf[:n]), `"id":1`) {
+		t.Fatalf("no answer to ping: %q %v", buf[:n], err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+			t.Fatalf("want death by SIGTERM, got %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the fixture outlived SIGTERM by 10s")
+	}
+}

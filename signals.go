@@ -75,8 +75,17 @@ func liveFrom(ctx context.Context) *liveClients {
 
 // runWithSignals runs the command line as the sonde binary does: the first
 // SIGINT, SIGTERM or SIGHUP (a closed terminal) cancels the run, which stops
-// the server cleanly; a second one kills the server at once.
+// the server cleanly; a second one kills the server at once. The same code
+// serves Windows, where Go delivers Ctrl-C and Ctrl-Break as os.Interrupt and
+// a closed console window, logoff or shutdown as SIGTERM (SIGHUP never
+// comes).
 func runWithSignals(args []string, in io.Reader, out, errw io.Writer) int {
+	if len(args) > 0 && args[0] == "fixture" {
+		// The fixture is a server, not a client: signals keep their default
+		// effect (SIGTERM ends it at once, as docs/fixtures.md says); its
+		// HTTP mode handles them itself.
+		return run(context.Background(), args, in, out, errw)
+	}
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)

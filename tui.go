@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	tea "charm.land/bubbletea/v2"
@@ -39,13 +40,26 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	if err != nil {
 		return err
 	}
+	rec, err := f.recordSwitch(argv)
+	if err != nil {
+		return err
+	}
 	// Every client the UI starts is closed when it ends, even one whose
-	// restart was still under way when the user quit.
+	// restart was still under way when the user quit; then the recording
+	// under way ends.
 	all := liveFrom(ctx)
-	defer all.closeAll()
+	defer func() {
+		all.closeAll()
+		if path, sum, ok := rec.Stop(); ok {
+			reportCapture(io.err, path, sum)
+		} else if _, _, note := rec.State(); note != "" {
+			fmt.Fprintln(io.err, "sonde: "+note)
+		}
+	}()
 	start := func() (ui.Session, error) {
 		c := client.New(copts)
 		sub := c.Subscribe(1 << 16)
+		rec.Follow(c)
 		if !all.add(c) {
 			c.Close()
 			return ui.Session{}, errors.New("sonde is quitting")
@@ -70,6 +84,7 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	opts := ui.Options{
 		Start: start, First: &first, Transport: transportName, Command: what,
 		Palette: palette, NoColor: noColor, FrameCapacity: f.frames, Reconnect: f.reconnect,
+		Recorder: rec,
 	}
 	if lessonOpts != nil {
 		lo := *lessonOpts

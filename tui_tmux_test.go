@@ -536,3 +536,47 @@ func atoiT(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestTUIHTTP runs the UI against `sonde fixture --http` whose sessions
+// expire after two requests: the HTTP exchanges show as rows of Frames (x
+// hides them), a call works, the next one meets the expired session, the
+// status bar says so, and ctrl+r starts a new session.
+func TestTUIHTTP(t *testing.T) {
+	base := fixtureHTTP(t, "--fault", "http-session-expiry", "--session-requests", "2")
+	tt := startTUI(t, 120, 40, []string{"--url", base + "/mcp"})
+	tt.waitFor("the handshake over HTTP", `sonde-fixture 0\.1\.0`, `─ 3 Tools 7 `, `│ http │`,
+		`~> 1\s+POST 200\s`, `<~ 1\s+sse\s`, `<- 2\s+response\s+\S+\s+resolved`,
+		`connected to `+regexp.QuoteMeta(base)+`/mcp over HTTP`)
+
+	tt.keys("2")
+	tt.waitFor("the focus on Frames", `x\s+show/hide HTTP rows|^enter open frame`)
+	tt.keys("x")
+	tt.waitFor("the HTTP rows hidden", `─ 2 Frames \d+ · [^─]*no http`, `!~> 1\s+POST 200`)
+	tt.keys("x")
+	tt.waitFor("the HTTP rows back", `~> 1\s+POST 200\s`)
+
+	call := func(value string) {
+		tt.keys("3")
+		tt.waitFor("the focus on Tools", `^enter call`)
+		tt.keys("Enter")
+		tt.waitFor("the form", `call echo · fields`, `^│› delay_ms `)
+		tt.keys("Tab", "Tab")
+		tt.waitFor("the value field", `^│› value\*\s`)
+		tt.keys("C-u") // the form keeps the last call's value
+		tt.text(value)
+		tt.waitFor("the value typed", `^│› value\*\s+`+value+`\s`)
+		tt.keys("C-s")
+	}
+	call("over-http")
+	tt.waitFor("the call's result", `^│over-http\s+│`, `~> 3\s+POST 200\s`)
+	tt.keys("Escape")
+	call("too-late")
+	tt.waitFor("the expired session", `session expired: ctrl\+r starts a new one`, `~> 4\s+POST 404\s`, `MCP_SESSION_EXPIRED`)
+
+	tt.keys("C-r")
+	s := tt.waitFor("a new session", `(?s)── connected to .*── connected to `, `─ 3 Tools 7 `, `│ http │ pending 0 `)
+	if strings.Contains(s, "session expired: ctrl+r") {
+		t.Errorf("the status bar still says the session expired:\n%s", s)
+	}
+	tt.quit()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -133,4 +135,37 @@ func (p *echoPeer) Read() (transport.Frame, error) {
 func (p *echoPeer) Close() error {
 	p.closeOnce.Do(func() { close(p.closed) })
 	return nil
+}
+
+// BenchmarkPipelinedEchoHTTP is BenchmarkPipelinedEcho over loopback HTTP:
+// the fixture's HTTP server (in this process) answering each POST with an
+// SSE stream, or with one JSON body.
+func BenchmarkPipelinedEchoHTTP(b *testing.B) {
+	for _, answer := range []string{"sse", "json"} {
+		for _, conc := range []int{1, 16} {
+			b.Run(answer+"/c="+strconv.Itoa(conc), func(b *testing.B) {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				var args []string
+				if answer == "json" {
+					args = []string{"--http-json"}
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				served := make(chan error, 1)
+				go func() { served <- fixtures.ServeHTTP(ctx, ln, args, io.Discard) }()
+				defer func() { cancel(); <-served }()
+				c := New(Options{MaxPending: conc})
+				if err := c.Connect(HTTP(transport.HTTPConfig{URL: "http://" + ln.Addr().String() + "/mcp", Mode: transport.ModeStreamable})); err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				if _, err := c.Initialize(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				runPipelined(b, c, conc)
+			})
+		}
+	}
 }

@@ -88,7 +88,9 @@ const (
 	EventStart EventKind = iota + 1
 	// EventStderr: a chunk of the server's stderr (Data).
 	EventStderr
-	// EventSignal: sonde sent a signal to the server's process group (Signal).
+	// EventSignal: sonde took a step to stop the server's processes; Signal
+	// names it: SIGTERM or SIGKILL to its process group on Unix,
+	// CTRL_BREAK_EVENT or TerminateJobObject on Windows.
 	EventSignal
 	// EventHTTP: an HTTP exchange, or something on a stream that is not a
 	// message (HTTP).

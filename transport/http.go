@@ -209,6 +209,10 @@ func DialHTTP(cfg HTTPConfig, obs Observer) (*HTTP, error) {
 	if hc == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.Proxy = http.ProxyFromEnvironment
+		// Requests in flight each hold a connection (their answer may be a
+		// long stream); keep as many idle ones for reuse as may be busy, so
+		// pipelined calls do not open and close a connection each.
+		tr.MaxIdleConnsPerHost = 256
 		if cfg.Insecure {
 			tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // --insecure, asked for and announced
 		}

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package transport
 
@@ -7,24 +7,31 @@ import (
 	"os/exec"
 )
 
-// setProcessGroup is a no-op where process groups do not exist; the server
-// alone is signalled (a job object per server is the Windows plan, see
-// docs/architecture.md).
-func setProcessGroup(cmd *exec.Cmd) {}
-
-var (
-	sigTerm os.Signal = os.Interrupt
-	sigKill os.Signal = os.Kill
+// The steps of Close where there are neither process groups nor job
+// objects: both stop the server process itself.
+const (
+	stopName = "kill"
+	killName = "kill"
 )
 
-// signalGroup stops the process itself: a graceful interrupt is not
-// deliverable to a console-less child on Windows, so both steps kill.
-func signalGroup(pid int, sig os.Signal) error {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return nil
+// single is the server process alone: what it started is not tracked.
+type single struct{ p *os.Process }
+
+func startGroup(cmd *exec.Cmd) (procGroup, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
 	}
-	return p.Kill()
+	return single{p: cmd.Process}, nil
+}
+
+func (g single) stop() error { return g.kill() }
+func (g single) release()    {}
+
+func (g single) kill() error {
+	if err := g.p.Kill(); err != nil && err != os.ErrProcessDone {
+		return err
+	}
+	return nil
 }
 
 func exitStatus(ps *os.ProcessState) (int, string) {

@@ -9,30 +9,43 @@ import (
 	"syscall"
 )
 
-// setProcessGroup makes the server the leader of a new process group, so that
+// The steps of Close on Unix: signals sent to the process group.
+const (
+	stopName = "SIGTERM"
+	killName = "SIGKILL"
+)
+
+// pgroup is the process group led by the server: the server is started
+// with Setpgid, so its pid is the group id, and every process it starts
+// stays in the group unless it moves itself out.
+type pgroup struct{ pid int }
+
+// startGroup starts cmd as the leader of a new process group, so that
 // signals reach everything it started.
-func setProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+func startGroup(cmd *exec.Cmd) (procGroup, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return pgroup{pid: cmd.Process.Pid}, nil
 }
 
-// signalGroup sends sig to the whole process group led by pid. A group that
-// is already gone is not an error.
-func signalGroup(pid int, sig os.Signal) error {
-	s, ok := sig.(syscall.Signal)
-	if !ok {
-		return errors.New("unsupported signal")
-	}
-	err := syscall.Kill(-pid, s)
+func (g pgroup) stop() error { return g.signal(syscall.SIGTERM) }
+func (g pgroup) kill() error { return g.signal(syscall.SIGKILL) }
+func (g pgroup) release()    {}
+
+// signal sends sig to the whole group. A group that is already gone is not
+// an error.
+func (g pgroup) signal(sig syscall.Signal) error {
+	err := syscall.Kill(-g.pid, sig)
 	if errors.Is(err, syscall.ESRCH) {
 		return nil
 	}
 	return err
 }
-
-var (
-	sigTerm os.Signal = syscall.SIGTERM
-	sigKill os.Signal = syscall.SIGKILL
-)
 
 // exitStatus returns the exit code (or -1) and the name of the signal that
 // ended the process (or "").

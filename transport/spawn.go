@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 )
 
@@ -58,50 +59,73 @@ func classifySpawn(argv0 string, err error) *SpawnError {
 }
 
 // allowedEnv reports whether a variable of sonde's own environment is passed
-// to the server by default.
-func allowedEnv(name string) bool {
+// to the server by default on goos. Windows adds what its programs need to
+// run and find their folders (a Node server started through npx.cmd needs
+// PATHEXT, COMSPEC, SYSTEMROOT and APPDATA); its names are case-insensitive
+// there, and name must then be upper case.
+func allowedEnv(goos, name string) bool {
 	switch name {
 	case "PATH", "HOME", "USER", "LANG", "TERM", "TMPDIR":
 		return true
+	}
+	if goos == "windows" {
+		switch name {
+		case "PATHEXT", "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "TEMP", "TMP",
+			"USERPROFILE", "HOMEDRIVE", "HOMEPATH", "APPDATA", "LOCALAPPDATA", "USERNAME",
+			"PROCESSOR_ARCHITECTURE", "PROGRAMFILES":
+			return true
+		}
 	}
 	return strings.HasPrefix(name, "LC_")
 }
 
 // BuildEnv returns the server's environment: the allow-listed variables of
 // environ, the variables named in pass (when set in environ), then extra
-// (KEY=VALUE entries, which win over the others).
+// (KEY=VALUE entries, which win over the others). On Windows, names are
+// matched without regard to case, as Windows does ("Path" is PATH).
 func BuildEnv(environ []string, pass []string, extra []string) ([]string, error) {
+	return buildEnv(runtime.GOOS, environ, pass, extra)
+}
+
+// buildEnv is BuildEnv for goos.
+func buildEnv(goos string, environ []string, pass []string, extra []string) ([]string, error) {
+	key := func(name string) string { return name }
+	if goos == "windows" {
+		key = strings.ToUpper
+	}
 	passSet := make(map[string]bool, len(pass))
 	for _, p := range pass {
 		if p == "" || strings.Contains(p, "=") {
 			return nil, fmt.Errorf("--pass-env %q: want a variable name", p)
 		}
-		passSet[p] = true
+		passSet[key(p)] = true
 	}
-	vals := map[string]string{}
+	entries := map[string]string{} // by key: the KEY=VALUE entry
 	var order []string
-	set := func(k, v string) {
-		if _, ok := vals[k]; !ok {
+	set := func(k, kv string) {
+		if _, ok := entries[k]; !ok {
 			order = append(order, k)
 		}
-		vals[k] = v
+		entries[k] = kv
 	}
 	for _, kv := range environ {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && k != "" && (allowedEnv(k) || passSet[k]) {
-			set(k, v)
+		k, _, ok := strings.Cut(kv, "=")
+		// On Windows, entries such as "=C:=C:\dir" (a drive's current
+		// folder) have an empty name: they are never passed.
+		if ok && k != "" && (allowedEnv(goos, key(k)) || passSet[key(k)]) {
+			set(key(k), kv)
 		}
 	}
 	for _, kv := range extra {
-		k, v, ok := strings.Cut(kv, "=")
+		k, _, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--env %q: want KEY=VALUE", kv)
 		}
-		set(k, v)
+		set(key(k), kv)
 	}
 	out := make([]string, 0, len(order))
 	for _, k := range order {
-		out = append(out, k+"="+vals[k])
+		out = append(out, entries[k])
 	}
 	return out, nil
 }

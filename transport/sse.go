@@ -95,7 +95,7 @@ func NewSSEReader(r io.Reader, max int) *SSEReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &SSEReader{br: bufio.NewReaderSize(r, 32<<10), max: max}
+	return &SSEReader{br: bufio.NewReaderSize(r, 4<<10), max: max}
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF,

@@ -33,7 +33,7 @@ type StdioConfig struct {
 	// StderrBytes caps the kept tail of the server's stderr.
 	StderrBytes int
 	// KillAfter is each grace period of Close: after closing stdin, and
-	// after SIGTERM.
+	// after SIGTERM (CTRL_BREAK_EVENT on Windows).
 	KillAfter time.Duration
 }
 
@@ -89,6 +89,7 @@ type Stdio struct {
 	obs    Observer
 	cmd    *exec.Cmd
 	pid    int
+	group  procGroup
 	stdin  *os.File
 	stdout *os.File
 	stderr *os.File
@@ -172,8 +173,8 @@ func (s *Stdio) start() error {
 	cmd := exec.Command(s.cfg.Argv[0], s.cfg.Argv[1:]...)
 	cmd.Dir, cmd.Env = s.cfg.Dir, s.cfg.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	group, err := startGroup(cmd)
+	if err != nil {
 		closeAll()
 		return classifySpawn(s.cfg.Argv[0], err)
 	}
@@ -181,13 +182,14 @@ func (s *Stdio) start() error {
 	inR.Close()
 	outW.Close()
 	errW.Close()
-	s.cmd, s.pid = cmd, cmd.Process.Pid
+	s.cmd, s.pid, s.group = cmd, cmd.Process.Pid, group
 	s.stdin, s.stdout, s.stderr = inW, outR, errR
 	s.lines = NewLineReader(outR, s.cfg.MaxLineBytes)
 	return nil
 }
 
-// Pid returns the server's process id (also its process group id on Unix).
+// Pid returns the server's process id (also its process group id on Unix,
+// and its console process group id on Windows).
 func (s *Stdio) Pid() int { return s.pid }
 
 func (s *Stdio) readStderr() {
@@ -206,7 +208,7 @@ func (s *Stdio) readStderr() {
 	}
 }
 
-// wait reaps the process, ends whatever it left in its process group, drains
+// wait reaps the process, ends whatever it left in its group, drains
 // stderr, publishes the exit, and closes the read ends of the pipes once
 // they are drained (or after a grace period, if something outside the group
 // still holds them).
@@ -214,7 +216,8 @@ func (s *Stdio) wait() {
 	defer close(s.waitDone)
 	_ = s.cmd.Wait()
 	code, sig := exitStatus(s.cmd.ProcessState)
-	_ = signalGroup(s.pid, sigKill) // orphans left by the server; none is the normal case
+	_ = s.group.kill() // orphans left by the server; none is the normal case
+	s.group.release()
 	grace := s.cfg.KillAfter
 	if !waitFor(s.stderrDone, grace) {
 		s.stderr.Close()
@@ -292,7 +295,8 @@ func (s *Stdio) Write(raw []byte) error {
 }
 
 // Close stops the server: close its stdin, wait KillAfter, SIGTERM its
-// process group, wait KillAfter again, SIGKILL the group, and reap. It
+// process group, wait KillAfter again, SIGKILL the group, and reap (on
+// Windows: CTRL_BREAK_EVENT, then TerminateJobObject on its job object). It
 // returns once the process is gone and every pipe is closed. Concurrent and
 // repeated calls wait for the same close.
 func (s *Stdio) Close() error { return s.shutdown(true) }
@@ -307,9 +311,9 @@ func (s *Stdio) shutdown(graceful bool) error {
 		s.closing.Store(true)
 		s.stdin.Close()
 		if !graceful || !waitFor(s.exited, s.cfg.KillAfter) {
-			s.signal(sigTerm, "SIGTERM")
+			s.step(stopName, s.group.stop)
 			if !waitFor(s.exited, s.cfg.KillAfter) {
-				s.signal(sigKill, "SIGKILL")
+				s.step(killName, s.group.kill)
 				<-s.exited
 			}
 		}
@@ -320,18 +324,19 @@ func (s *Stdio) shutdown(graceful bool) error {
 	return nil
 }
 
-// Kill sends SIGKILL to the server's process group at once, without the
-// grace periods of Close (for a user who interrupts twice). Close still does
-// the reaping.
+// Kill sends SIGKILL to the server's process group (terminates its job
+// object on Windows) at once, without the grace periods of Close (for a
+// user who interrupts twice). Close still does the reaping.
 func (s *Stdio) Kill() {
 	select {
 	case <-s.exited:
 	default:
-		s.signal(sigKill, "SIGKILL")
+		s.step(killName, s.group.kill)
 	}
 }
 
-func (s *Stdio) signal(sig os.Signal, name string) {
+// step reports one step of stopping the server (a signal on Unix) and takes it.
+func (s *Stdio) step(name string, do func() error) {
 	s.obs(Event{Kind: EventSignal, Time: time.Now(), Pid: s.pid, Signal: name})
-	_ = signalGroup(s.pid, sig)
+	_ = do()
 }

@@ -73,6 +73,20 @@ func startRole(t *testing.T, role string, extraEnv []string, args ...string) (*S
 	return s, log
 }
 
+// awaitStartup sends initialize to the fixture and reads its answer, which
+// proves the fixture is past its start-up (where it applies the start-time
+// faults: ignoring SIGTERM, starting the grandchild). A test that closes
+// sooner races the start-up against the grace period of Close.
+func awaitStartup(t *testing.T, s *Stdio) {
+	t.Helper()
+	if err := s.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.Read(); err != nil || f.Msg.ID.String() != "1" {
+		t.Fatalf("initialize: %q, %v", f.Raw, err)
+	}
+}
+
 type eventLog struct {
 	mu  sync.Mutex
 	evs []Event
@@ -176,6 +190,7 @@ func TestStdioServerClosesStdout(t *testing.T) {
 func TestStdioIgnoreSigtermGetsKilled(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	s, log := startRole(t, "fixture", nil, "--fault", "ignore-sigterm", "--pid-file", pidFile)
+	awaitStartup(t, s) // else SIGTERM could come before it is ignored
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +204,7 @@ func TestStdioIgnoreSigtermGetsKilled(t *testing.T) {
 func TestStdioGrandchildHoldingStdout(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	s, _ := startRole(t, "fixture", nil, "--fault", "grandchild-holds-stdout", "--pid-file", pidFile)
+	awaitStartup(t, s) // else the grace period could end while it starts the grandchild
 	done := make(chan *ExitError)
 	go func() { _, xe := readUntilExit(t, s); done <- xe }()
 	s.Close()

@@ -5,8 +5,8 @@ import "charm.land/bubbles/v2/key"
 // keyMap holds the global keys: they work whatever pane has the focus
 // (unless the pane is capturing text input).
 type keyMap struct {
-	Next, Prev, Zoom, Help, Restart, Quit, Focus key.Binding
-	LessonNext, FIFO                             key.Binding
+	Next, Prev, Zoom, Help, Restart, Quit, Focus, Record key.Binding
+	LessonNext, FIFO                                     key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -16,6 +16,7 @@ func defaultKeyMap() keyMap {
 		Zoom:       key.NewBinding(key.WithKeys("z"), key.WithHelp("z", "zoom pane")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Restart:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "restart server")),
+		Record:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "record on/off")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Focus:      key.NewBinding(key.WithKeys("1", "2", "3", "4", "5"), key.WithHelp("1-5", "focus pane")),
 		LessonNext: key.NewBinding(key.WithKeys("space", "n"), key.WithHelp("space", "next lesson step")),
@@ -30,5 +31,5 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp lists every global key.
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Quit}, {k.LessonNext, k.FIFO}}
+	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Quit}, {k.LessonNext, k.FIFO}}
 }

@@ -55,6 +55,9 @@ type Options struct {
 	// Reconnect restarts the session by itself when the HTTP server ends it
 	// (MCP_SESSION_EXPIRED); otherwise the status bar says to press ctrl+r.
 	Reconnect bool
+	// Recorder, if set, records the session to capture files (R starts and
+	// stops); nil disables the key.
+	Recorder Recorder
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -107,6 +110,7 @@ type Model struct {
 	stats   stats
 	now     time.Time
 	quitted bool
+	rec     RecordState
 }
 
 // connState is what the status bar shows about the server.
@@ -134,6 +138,10 @@ func New(opts Options) *Model {
 		now: opts.Now(), conn: connState{starting: true},
 	}
 	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil}
+	m.keys.Record.SetEnabled(opts.Recorder != nil)
+	if opts.Recorder != nil {
+		m.rec.On, m.rec.Path, m.rec.Note = opts.Recorder.State()
+	}
 	if opts.Lesson != nil {
 		m.lesson = opts.Lesson(st)
 		m.panes[paneLesson] = m.lesson

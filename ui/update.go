@@ -55,6 +55,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleEvents(msg)
 	case subClosedMsg:
 		return m, nil
+	case recordMsg:
+		m.handleRecord(msg)
+		return m, nil
 	}
 	if cmd, ok := m.handleSession(msg); ok {
 		return m, cmd
@@ -217,6 +220,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		case key.Matches(msg, m.keys.Restart):
 			return m.restart()
+		case key.Matches(msg, m.keys.Record):
+			return m.toggleRecord()
 		case key.Matches(msg, m.keys.Focus):
 			m.setFocus(int(msg.String()[0] - '1'))
 			return nil

@@ -150,6 +150,12 @@ func (m *Model) statusBar() string {
 	if m.stats.missed > 0 {
 		parts = append(parts, part{text: st.Error.Render(fmt.Sprintf("UI missed %d events", m.stats.missed))})
 	}
+	// Recording shows second, where it cannot be cut off.
+	if text, on := m.recordPart(); on {
+		parts = append(parts[:1], append([]part{{text: st.Error.Render(text), alt: st.Error.Render("● REC"), drop: 2}}, parts[1:]...)...)
+	} else if text != "" {
+		parts = append(parts, part{text: st.Subtle.Render(text), drop: 2})
+	}
 	sep := st.Subtle.Render(" │ ")
 	join := func(level int) string {
 		var keep []string

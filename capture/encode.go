@@ -1,0 +1,195 @@
+package capture
+
+import (
+	"encoding/base64"
+	"errors"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// encoder turns events into records relative to a start time.
+type encoder struct {
+	start  time.Time
+	redact *Redactor
+}
+
+func (e *encoder) off(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return int64(t.Sub(e.start))
+}
+
+// bytesField returns the bytes as a string field, base64 when they are not
+// valid UTF-8, after redaction.
+func (e *encoder) bytesField(b []byte) (s string, b64, redacted bool) {
+	b, redacted = e.redact.Bytes(b)
+	if utf8.Valid(b) {
+		return string(b), false, redacted
+	}
+	return base64.StdEncoding.EncodeToString(b), true, redacted
+}
+
+// Record converts one event. Its fields are copied: ev is not modified.
+func (e *encoder) record(ev client.Event) Record {
+	r := Record{Seq: ev.Seq, T: e.off(ev.Time)}
+	switch ev.Kind {
+	case client.EvFrame:
+		f := ev.Frame
+		r.Type = TypeFrame
+		r.Dir = f.Dir.String()
+		if f.Msg.ID.IsValid() {
+			id := f.Msg.ID
+			r.ID = &id
+		}
+		r.Method = f.Msg.Method
+		r.Kind = f.Msg.Kind.String()
+		r.Size = len(f.Raw)
+		r.Raw, r.B64, r.Redacted = e.bytesField(f.Raw)
+		r.Verdict = string(f.Verdict)
+		var redacted bool
+		r.Detail, redacted = e.redact.String(f.Detail)
+		r.Redacted = r.Redacted || redacted
+		r.Decode = decodeErr(f.Err, e.redact)
+		r.Stream, r.EventID = f.Stream, f.EventID
+	case client.EvRequest:
+		q := ev.Req
+		r.Type = TypeRequest
+		r.Dir = q.Dir.String()
+		if q.ID.IsValid() {
+			id := q.ID
+			r.ID = &id
+		}
+		r.Method, r.Tool, r.State = q.Method, q.Tool, string(q.State)
+		if !q.Deadline.IsZero() {
+			d := e.off(q.Deadline)
+			r.Deadline = &d
+		}
+		r.Latency = int64(q.Latency)
+		if p := q.Progress; p != nil {
+			msg, _ := e.redact.String(p.Message)
+			r.Progress = &ProgressRec{Progress: p.Progress, Total: p.Total, Message: msg}
+		}
+		r.Err = e.errRec(q.Err)
+	case client.EvStderr:
+		r.Type = TypeStderr
+		r.Size = len(ev.Stderr)
+		r.Data, r.B64, r.Redacted = e.bytesField(ev.Stderr)
+	case client.EvProcess:
+		p := ev.Proc
+		r.Type = TypeProcess
+		r.What, r.Pid, r.Signal = p.What, p.Pid, p.Signal
+		r.Argv, r.Redacted = e.redact.Strings(p.Argv)
+		if p.Exit != nil {
+			r.Exit = e.exitRec(p.Exit)
+		}
+		r.Err = e.errRec(p.Err)
+	case client.EvNote:
+		r.Type = TypeNote
+		r.Note, r.Redacted = e.redact.String(ev.Note)
+	case client.EvHTTP:
+		r.Type = TypeHTTP
+		r.HTTP, r.Redacted = e.httpRec(ev.HTTP)
+	default:
+		r.Type = TypeNote
+		r.Note = "unknown event kind " + ev.Kind.String()
+	}
+	return r
+}
+
+func decodeErr(err error, red *Redactor) *DecodeErr {
+	if err == nil {
+		return nil
+	}
+	var de *jsonrpc.DecodeError
+	if errors.As(err, &de) {
+		reason, _ := red.String(de.Reason)
+		return &DecodeErr{Class: de.Class.String(), Reason: reason}
+	}
+	var tl *transport.LineTooLongError
+	if errors.As(err, &tl) {
+		return &DecodeErr{Class: classTooLong, Reason: tl.Error(), Limit: tl.Limit}
+	}
+	reason, _ := red.String(err.Error())
+	return &DecodeErr{Class: "other", Reason: reason}
+}
+
+// classTooLong is DecodeErr.Class for a line over the size cap.
+const classTooLong = "too-long"
+
+func (e *encoder) errRec(err error) *ErrorRec {
+	if err == nil {
+		return nil
+	}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		msg, _ := e.redact.String(ce.Message)
+		out := &ErrorRec{Code: string(ce.Code), Message: msg, RPC: e.rpcRec(ce.RPC)}
+		if ce.Exit != nil {
+			// The stderr tail is in the process's exit record: a crash
+			// with a thousand calls pending must not write it a thousand
+			// times.
+			x := *ce.Exit
+			x.Stderr = nil
+			out.Exit = e.exitRec(&x)
+		}
+		return out
+	}
+	var re *jsonrpc.Error
+	if errors.As(err, &re) {
+		msg, _ := e.redact.String(re.Message)
+		return &ErrorRec{Message: msg, RPC: e.rpcRec(re)}
+	}
+	msg, _ := e.redact.String(err.Error())
+	return &ErrorRec{Message: msg}
+}
+
+func (e *encoder) rpcRec(re *jsonrpc.Error) *jsonrpc.Error {
+	if re == nil {
+		return nil
+	}
+	out := *re
+	out.Message, _ = e.redact.String(re.Message)
+	if len(re.Data) > 0 {
+		if d, changed := e.redact.Bytes(re.Data); changed {
+			// Keep data valid JSON whatever the pattern cut: a redacted
+			// datum becomes a string.
+			out.Data = jsonString(string(d))
+		}
+	}
+	return &out
+}
+
+func (e *encoder) exitRec(x *transport.Exit) *ExitRec {
+	out := &ExitRec{
+		Pid: x.Pid, Code: x.Code, Signal: x.Signal, StderrDropped: x.StderrDropped,
+		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, T: e.off(x.Time),
+	}
+	out.Stderr, out.StderrB64, _ = e.bytesField(x.Stderr)
+	return out
+}
+
+func (e *encoder) httpRec(h *transport.HTTPEvent) (*HTTPRec, bool) {
+	if h == nil {
+		return &HTTPRec{}, false
+	}
+	out := &HTTPRec{Method: h.Method, Status: h.Status, Duration: int64(h.Duration), Stream: h.Stream, EventID: h.EventID}
+	var changed, c bool
+	out.URL, changed = e.redact.String(h.URL)
+	out.Header, c = e.redact.HeaderLines(h.Header)
+	changed = changed || c
+	if h.ReqID.IsValid() {
+		id := h.ReqID
+		out.ReqID = &id
+	}
+	if len(h.Raw) > 0 {
+		out.Raw, out.B64, c = e.bytesField(h.Raw)
+		changed = changed || c
+	}
+	out.Note, c = e.redact.String(h.Note)
+	return out, changed || c
+}

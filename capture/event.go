@@ -1,0 +1,194 @@
+package capture
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// jsonString returns s as a JSON string value.
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// Time returns the absolute time of an offset (a record's T).
+func (h Header) Time(t int64) time.Time { return h.Start.Add(time.Duration(t)) }
+
+// Bytes returns a record's Raw (frames) or Data (stderr) as bytes, decoding
+// base64 when B64 is set.
+func (rec Record) Bytes() ([]byte, error) {
+	s := rec.Raw
+	if rec.Type == TypeStderr {
+		s = rec.Data
+	}
+	return decodeBytes(s, rec.B64)
+}
+
+func decodeBytes(s string, b64 bool) ([]byte, error) {
+	if !b64 {
+		return []byte(s), nil
+	}
+	return base64.StdEncoding.DecodeString(s)
+}
+
+// Event converts a record back into the client event it was written from.
+// ok is false for the recorder's own records (session, missed, restart, end)
+// and for a record whose bytes are not valid base64 (err says why). Times
+// are absolute again (Header.Start plus the offset); errors are rebuilt as
+// *client.Error (matching the same sentinels), *jsonrpc.Error,
+// *jsonrpc.DecodeError or *transport.LineTooLongError as they were; a frame's
+// Msg is decoded from its bytes, with the recorded kind, id and method (which
+// hold even when redaction changed the bytes).
+func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
+	ev = client.Event{Seq: rec.Seq, Time: h.Time(rec.T)}
+	switch rec.Type {
+	case TypeFrame:
+		raw, err := decodeBytes(rec.Raw, rec.B64)
+		if err != nil {
+			return client.Event{}, false, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "raw: " + err.Error()}
+		}
+		f := transport.Frame{Dir: parseDir(rec.Dir), Time: ev.Time, Raw: raw}
+		f.Msg, _ = jsonrpc.Decode(raw)
+		f.Msg.Kind = parseKind(rec.Kind)
+		f.Msg.ID = jsonrpc.ID{}
+		if rec.ID != nil {
+			f.Msg.ID = *rec.ID
+		}
+		f.Msg.Method = rec.Method
+		f.Err = rec.Decode.err(raw)
+		f.Stream, f.EventID = rec.Stream, rec.EventID
+		ev.Kind = client.EvFrame
+		ev.Frame = &client.FrameInfo{Frame: f, Verdict: client.Verdict(rec.Verdict), Detail: rec.Detail}
+	case TypeRequest:
+		q := &client.ReqInfo{
+			Dir: parseDir(rec.Dir), Method: rec.Method, Tool: rec.Tool, State: client.State(rec.State),
+			Latency: time.Duration(rec.Latency),
+		}
+		if rec.ID != nil {
+			q.ID = *rec.ID
+		}
+		if rec.Deadline != nil {
+			q.Deadline = h.Time(*rec.Deadline)
+		}
+		if p := rec.Progress; p != nil {
+			q.Progress = &client.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
+		}
+		q.Err = h.errOf(rec.Err)
+		ev.Kind, ev.Req = client.EvRequest, q
+	case TypeStderr:
+		data, err := decodeBytes(rec.Data, rec.B64)
+		if err != nil {
+			return client.Event{}, false, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "data: " + err.Error()}
+		}
+		ev.Kind, ev.Stderr = client.EvStderr, data
+	case TypeProcess:
+		p := &client.ProcInfo{What: rec.What, Pid: rec.Pid, Argv: rec.Argv, Signal: rec.Signal, Err: h.errOf(rec.Err)}
+		p.Exit = h.exitOf(rec.Exit)
+		ev.Kind, ev.Proc = client.EvProcess, p
+	case TypeNote:
+		ev.Kind, ev.Note = client.EvNote, rec.Note
+	case TypeHTTP:
+		h := rec.HTTP
+		if h == nil {
+			h = &HTTPRec{}
+		}
+		raw, err := decodeBytes(h.Raw, h.B64)
+		if err != nil {
+			return client.Event{}, false, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "http raw: " + err.Error()}
+		}
+		if len(raw) == 0 {
+			raw = nil
+		}
+		he := &transport.HTTPEvent{
+			Method: h.Method, URL: h.URL, Status: h.Status, Header: h.Header, Duration: time.Duration(h.Duration),
+			Stream: h.Stream, EventID: h.EventID, Raw: raw, Note: h.Note,
+		}
+		if h.ReqID != nil {
+			he.ReqID = *h.ReqID
+		}
+		ev.Kind, ev.HTTP = client.EvHTTP, he
+	default:
+		return client.Event{}, false, nil
+	}
+	return ev, true, nil
+}
+
+func parseDir(s string) transport.Direction {
+	switch s {
+	case "in":
+		return transport.In
+	case "out":
+		return transport.Out
+	}
+	return 0
+}
+
+func parseKind(s string) jsonrpc.Kind {
+	switch s {
+	case "request":
+		return jsonrpc.KindRequest
+	case "notification":
+		return jsonrpc.KindNotification
+	case "response":
+		return jsonrpc.KindResponse
+	}
+	return jsonrpc.KindInvalid
+}
+
+func parseClass(s string) jsonrpc.Class {
+	for _, c := range []jsonrpc.Class{jsonrpc.ClassNotJSON, jsonrpc.ClassNotObject, jsonrpc.ClassInvalid} {
+		if c.String() == s {
+			return c
+		}
+	}
+	return 0
+}
+
+func (d *DecodeErr) err(raw []byte) error {
+	if d == nil {
+		return nil
+	}
+	if d.Class == classTooLong {
+		return &transport.LineTooLongError{Limit: d.Limit, Prefix: raw}
+	}
+	if c := parseClass(d.Class); c != 0 {
+		return &jsonrpc.DecodeError{Class: c, Reason: d.Reason}
+	}
+	return errors.New(d.Reason)
+}
+
+func (h Header) errOf(e *ErrorRec) error {
+	if e == nil {
+		return nil
+	}
+	if e.Code != "" {
+		return &client.Error{Code: client.Code(e.Code), Message: e.Message, RPC: e.RPC, Exit: h.exitOf(e.Exit)}
+	}
+	if e.RPC != nil {
+		return e.RPC
+	}
+	return errors.New(e.Message)
+}
+
+func (h Header) exitOf(x *ExitRec) *transport.Exit {
+	if x == nil {
+		return nil
+	}
+	stderr, err := decodeBytes(x.Stderr, x.StderrB64)
+	if err != nil {
+		stderr = []byte(x.Stderr)
+	}
+	if len(stderr) == 0 {
+		stderr = nil
+	}
+	return &transport.Exit{
+		Pid: x.Pid, Code: x.Code, Signal: x.Signal, Stderr: stderr, StderrDropped: x.StderrDropped,
+		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, Time: h.Time(x.T),
+	}
+}

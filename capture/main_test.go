@@ -1,0 +1,123 @@
+package capture
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/proctest"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// fixtureEnv makes the re-executed test binary act as the fixture server.
+const fixtureEnv = "SONDE_TEST_FIXTURE"
+
+func TestMain(m *testing.M) {
+	if fixtures.RunRole() {
+		os.Exit(0)
+	}
+	if os.Getenv(fixtureEnv) == "1" {
+		os.Exit(fixtures.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// live is a client connected to the fixture (a real subprocess), with a
+// recorder writing to path and a collector keeping every event the client
+// emitted, for comparison.
+type live struct {
+	c       *client.Client
+	cfg     transport.StdioConfig
+	rec     *Recorder
+	path    string
+	argv    []string
+	envVals []string
+
+	mu     sync.Mutex
+	events []client.Event
+	done   chan struct{}
+}
+
+type liveOpts struct {
+	faults  []string // fixture arguments
+	env     []string // --env entries for the server
+	redact  []string // --redact patterns
+	timeout time.Duration
+	out     io.Writer // instead of a file
+	buffer  int       // the recorder's buffer
+}
+
+// startLive starts the fixture with a recorder following the client. The
+// caller ends the session with finish.
+func startLive(t *testing.T, o liveOpts) *live {
+	t.Helper()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pids")
+	t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
+	extra := append([]string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"}, o.env...)
+	env, err := transport.BuildEnv(os.Environ(), nil, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := append([]string{os.Args[0], "--pid-file", pidFile}, o.faults...)
+	red, err := NewRedactor(o.env, o.redact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "session.jsonl")
+	out := o.out
+	if out == nil {
+		f, err := Create(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = f
+	}
+	rec, err := NewRecorder(out, Options{Sonde: "test", Command: argv, Redact: red, Buffer: o.buffer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeout := o.timeout
+	if timeout == 0 {
+		timeout = 5 * time.Second
+	}
+	l := &live{c: client.New(client.Options{Timeout: timeout}), rec: rec, path: path, argv: argv, done: make(chan struct{})}
+	sub := l.c.Subscribe(1 << 20)
+	rec.Follow(l.c)
+	go func() {
+		defer close(l.done)
+		for ev := range sub.C {
+			l.mu.Lock()
+			l.events = append(l.events, ev)
+			l.mu.Unlock()
+		}
+	}()
+	cfg := transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond}
+	l.cfg = cfg
+	if err := l.c.Connect(client.Stdio(cfg)); err != nil {
+		l.c.Close()
+		rec.Close()
+		<-l.done
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.finish() })
+	return l
+}
+
+// finish closes the client and the recorder and returns the events the
+// client emitted and the recorder's summary.
+func (l *live) finish() ([]client.Event, Summary) {
+	l.c.Close()
+	sum := l.rec.Close()
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.events, sum
+}

@@ -1,0 +1,264 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strconv"
+	"strings"
+)
+
+// MaxLineBytes bounds one line of a capture (a frame of up to 64 MiB,
+// base64-encoded, fits).
+const MaxLineBytes = 96 << 20
+
+// Sentinels of the errors a Reader returns; match them with errors.Is.
+var (
+	// ErrNotCapture: the first line is not a sonde capture header.
+	ErrNotCapture = errors.New("not a sonde capture")
+	// ErrNewerVersion: the capture was written by a newer, incompatible
+	// format (a higher major version).
+	ErrNewerVersion = errors.New("capture format is newer than this sonde")
+	// ErrBadRecord: a line (not the last) is not a valid record. Reading can
+	// go on past it.
+	ErrBadRecord = errors.New("bad capture record")
+)
+
+// FormatError is what a Reader returns for a bad header or a bad record:
+// where, and why. It matches ErrNotCapture, ErrNewerVersion or ErrBadRecord
+// with errors.Is.
+type FormatError struct {
+	Line   int
+	Offset int64
+	Kind   error // one of the sentinels
+	Reason string
+}
+
+// Error is "capture line N: reason".
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("capture line %d: %v: %s", e.Line, e.Kind, e.Reason)
+}
+
+// Unwrap returns the sentinel.
+func (e *FormatError) Unwrap() error { return e.Kind }
+
+// Reader streams the records of a capture, one line at a time: memory does
+// not grow with the file.
+type Reader struct {
+	br        *bufio.Reader
+	header    Header
+	major     int
+	minor     int
+	off       int64 // offset of the next line
+	line      int   // number of the last line read
+	truncated bool
+	skipped   map[string]int
+	long      []byte
+}
+
+// NewReader reads and checks the header. A first line that is not a
+// header is ErrNotCapture; a newer major version is ErrNewerVersion; an
+// older or same-major version is accepted.
+func NewReader(r io.Reader) (*Reader, error) {
+	rd := newReader(r)
+	line, off, complete, err := rd.readLine()
+	if err == io.EOF {
+		return nil, &FormatError{Line: 1, Kind: ErrNotCapture, Reason: "the file is empty"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	h, major, minor, herr := parseHeader(line)
+	if herr != "" {
+		if !complete {
+			herr += " (the header line is incomplete)"
+		}
+		return nil, &FormatError{Line: 1, Offset: off, Kind: ErrNotCapture, Reason: herr}
+	}
+	if major > VersionMajor {
+		return nil, &FormatError{Line: 1, Offset: off, Kind: ErrNewerVersion, Reason: fmt.Sprintf("version %s; this sonde reads version %d.x and older (upgrade sonde)", h.Version, VersionMajor)}
+	}
+	rd.header, rd.major, rd.minor = h, major, minor
+	return rd, nil
+}
+
+func newReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 256<<10), skipped: map[string]int{}}
+}
+
+// parseVersion splits "MAJOR.MINOR".
+func parseVersion(v string) (major, minor int, ok bool) {
+	ma, mi, found := strings.Cut(v, ".")
+	major, err1 := strconv.Atoi(ma)
+	minor, err2 := strconv.Atoi(mi)
+	if !found || err1 != nil || err2 != nil || major < 1 || minor < 0 {
+		return 0, 0, false
+	}
+	return major, minor, true
+}
+
+func parseHeader(line []byte) (Header, int, int, string) {
+	var h Header
+	if err := json.Unmarshal(line, &h); err != nil {
+		return h, 0, 0, "the first line is not a JSON header: " + err.Error()
+	}
+	if h.Type != TypeHeader || h.Format != Format {
+		return h, 0, 0, fmt.Sprintf("the first line is not a %s header (type %q, format %q)", Format, h.Type, h.Format)
+	}
+	major, minor, ok := parseVersion(h.Version)
+	if !ok {
+		return h, 0, 0, fmt.Sprintf("bad version %q (want MAJOR.MINOR)", h.Version)
+	}
+	if h.Start.IsZero() {
+		return h, 0, 0, "the header has no start time"
+	}
+	return h, major, minor, ""
+}
+
+// Header returns the capture's header.
+func (r *Reader) Header() Header { return r.header }
+
+// Version returns the capture's format version.
+func (r *Reader) Version() (major, minor int) { return r.major, r.minor }
+
+// Truncated reports whether the last line was incomplete (the recording
+// was cut, e.g. sonde was killed mid-write) and was dropped. It is a warning:
+// every complete record before it was returned.
+func (r *Reader) Truncated() bool { return r.truncated }
+
+// Skipped counts the records of unknown types skipped so far, by type
+// (records of a newer minor version).
+func (r *Reader) Skipped() map[string]int { return r.skipped }
+
+// Warnings describes what was tolerated: a truncated last line, skipped
+// record types.
+func (r *Reader) Warnings() []string {
+	var w []string
+	if r.truncated {
+		w = append(w, fmt.Sprintf("capture line %d is incomplete (the recording was cut); it was ignored", r.line))
+	}
+	for t, n := range r.skipped {
+		w = append(w, fmt.Sprintf("%d records of unknown type %q skipped (written by a newer sonde)", n, t))
+	}
+	return w
+}
+
+// readLine returns the next line without its newline, its offset, and
+// whether it ended with a newline. The slice is valid until the next call.
+func (r *Reader) readLine() ([]byte, int64, bool, error) {
+	off := r.off
+	line, err := r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		r.long = append(r.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			if len(r.long) > MaxLineBytes {
+				return nil, off, false, &FormatError{Line: r.line + 1, Offset: off, Kind: ErrBadRecord, Reason: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+			}
+			line, err = r.br.ReadSlice('\n')
+			r.long = append(r.long, line...)
+		}
+		line = r.long
+	}
+	r.off += int64(len(line))
+	if len(line) > 0 {
+		r.line++
+	}
+	switch {
+	case err == nil:
+		return line[:len(line)-1], off, true, nil
+	case err == io.EOF && len(line) > 0:
+		return line, off, false, nil
+	case err == io.EOF:
+		return nil, off, false, io.EOF
+	}
+	return nil, off, false, fmt.Errorf("capture: read: %w", err)
+}
+
+// Next returns the next record. At the end it returns io.EOF (also after a
+// truncated last line: see Truncated). A line that is not a valid record is
+// a *FormatError matching ErrBadRecord, and Next may be called again to go
+// on. Records of unknown types are skipped and counted (Skipped).
+func (r *Reader) Next() (Record, error) {
+	for {
+		line, off, complete, err := r.readLine()
+		if err != nil {
+			return Record{}, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			if !complete {
+				r.truncated = true
+				return Record{}, io.EOF
+			}
+			return Record{}, &FormatError{Line: r.line, Offset: off, Kind: ErrBadRecord, Reason: err.Error()}
+		}
+		rec.Offset, rec.Line = off, r.line
+		if !knownType(rec.Type) {
+			r.skipped[rec.Type]++
+			continue
+		}
+		return rec, nil
+	}
+}
+
+// All iterates over the records; a bad record is yielded as an error and
+// iteration goes on; the end (io.EOF) is not yielded.
+func (r *Reader) All() iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if !yield(rec, err) {
+				return
+			}
+			var fe *FormatError
+			if err != nil && !errors.As(err, &fe) {
+				return // an I/O error ends the iteration
+			}
+		}
+	}
+}
+
+func knownType(t string) bool {
+	switch t {
+	case TypeFrame, TypeRequest, TypeStderr, TypeProcess, TypeNote, TypeHTTP, TypeSession, TypeMissed, TypeEnd, TypeRestart:
+		return true
+	}
+	return false
+}
+
+// ReadRecordAt reads the record whose line starts at off (an Index entry's
+// Offset) from a capture file.
+func ReadRecordAt(ra io.ReaderAt, off int64) (Record, error) {
+	br := bufio.NewReaderSize(io.NewSectionReader(ra, off, 1<<62), 4<<10)
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			if len(line) > MaxLineBytes {
+				return Record{}, &FormatError{Offset: off, Kind: ErrBadRecord, Reason: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
+			}
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return Record{}, fmt.Errorf("capture: read: %w", err)
+		}
+		break
+	}
+	var rec Record
+	if err := json.Unmarshal(bytes.TrimRight(line, "\n"), &rec); err != nil {
+		return Record{}, &FormatError{Offset: off, Kind: ErrBadRecord, Reason: err.Error()}
+	}
+	rec.Offset = off
+	return rec, nil
+}

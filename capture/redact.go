@@ -1,0 +1,166 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+)
+
+// MinSecretLen is the shortest --env value treated as a secret. Shorter
+// values ("1", "on", "dev") would match everywhere and make the capture
+// useless; they are not redacted.
+const MinSecretLen = 4
+
+// Redactor replaces secrets with the Redacted marker. The zero value (and
+// nil) redacts nothing. It is safe for concurrent use once built.
+type Redactor struct {
+	literals [][]byte
+	regexps  []*regexp.Regexp
+	kinds    []string
+}
+
+// NewRedactor returns a redactor for the values of env entries (KEY=VALUE,
+// as given to --env; values shorter than MinSecretLen are skipped) and for
+// every match of the patterns (--redact). A pattern that does not compile
+// is an error naming it.
+func NewRedactor(env []string, patterns []string) (*Redactor, error) {
+	r := &Redactor{}
+	for _, kv := range env {
+		_, v, ok := strings.Cut(kv, "=")
+		if !ok || len(v) < MinSecretLen {
+			continue
+		}
+		r.addLiteral(v)
+	}
+	if len(r.literals) > 0 {
+		r.kinds = append(r.kinds, "env")
+	}
+	for _, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--redact %q: %v", p, err)
+		}
+		if re.MatchString("") {
+			return nil, fmt.Errorf("--redact %q: the pattern matches the empty string", p)
+		}
+		r.regexps = append(r.regexps, re)
+	}
+	if len(r.regexps) > 0 {
+		r.kinds = append(r.kinds, "regex")
+	}
+	return r, nil
+}
+
+// addLiteral adds v and, when JSON would escape it differently, its escaped
+// form as it appears inside a JSON string on the wire.
+func (r *Redactor) addLiteral(v string) {
+	r.literals = append(r.literals, []byte(v))
+	b, _ := json.Marshal(v)
+	if esc := b[1 : len(b)-1]; !bytes.Equal(esc, []byte(v)) {
+		r.literals = append(r.literals, esc)
+	}
+}
+
+// Kinds names what this redactor redacts ("env", "regex"), for the header.
+func (r *Redactor) Kinds() []string {
+	if r == nil {
+		return nil
+	}
+	return append([]string(nil), r.kinds...)
+}
+
+// Bytes returns b with every secret replaced, and whether anything was. b
+// itself is never modified; when nothing matches, b is returned as is.
+func (r *Redactor) Bytes(b []byte) ([]byte, bool) {
+	if r == nil {
+		return b, false
+	}
+	changed := false
+	for _, lit := range r.literals {
+		if bytes.Contains(b, lit) {
+			b = bytes.ReplaceAll(b, lit, []byte(Redacted))
+			changed = true
+		}
+	}
+	for _, re := range r.regexps {
+		if re.Match(b) {
+			b = re.ReplaceAllLiteral(b, []byte(Redacted))
+			changed = true
+		}
+	}
+	return b, changed
+}
+
+// String is Bytes for a string.
+func (r *Redactor) String(s string) (string, bool) {
+	if r == nil {
+		return s, false
+	}
+	b, changed := r.Bytes([]byte(s))
+	if !changed {
+		return s, false
+	}
+	return string(b), true
+}
+
+// Strings redacts every element of ss (a copy is returned when anything
+// changed).
+func (r *Redactor) Strings(ss []string) ([]string, bool) {
+	var out []string
+	for i, s := range ss {
+		t, changed := r.String(s)
+		if changed && out == nil {
+			out = append([]string(nil), ss...)
+		}
+		if out != nil {
+			out[i] = t
+		}
+	}
+	if out == nil {
+		return ss, false
+	}
+	return out, true
+}
+
+// secretHeader reports whether the values of HTTP header k never reach a
+// capture.
+func secretHeader(k string) bool {
+	switch http.CanonicalHeaderKey(k) {
+	case "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie":
+		return true
+	}
+	return false
+}
+
+// HeaderLines redacts header lines written as "> Name: value" or
+// "< Name: value" (or "Name: value"): the values of Authorization,
+// Proxy-Authorization, Cookie and Set-Cookie always, the rest through the
+// redactor. It returns a copy when anything changed.
+func (r *Redactor) HeaderLines(lines []string) ([]string, bool) {
+	var out []string
+	for i, l := range lines {
+		t := l
+		prefix, rest := "", l
+		if len(rest) > 2 && (rest[:2] == "> " || rest[:2] == "< ") {
+			prefix, rest = rest[:2], rest[2:]
+		}
+		if name, _, ok := strings.Cut(rest, ":"); ok && secretHeader(strings.TrimSpace(name)) {
+			t = prefix + name + ": " + Redacted
+		} else {
+			t, _ = r.String(l)
+		}
+		if t != l && out == nil {
+			out = append([]string(nil), lines...)
+		}
+		if out != nil {
+			out[i] = t
+		}
+	}
+	if out == nil {
+		return lines, false
+	}
+	return out, true
+}

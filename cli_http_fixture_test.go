@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/fixtures"
+)
+
+// fixtureHTTP runs `sonde fixture --http 127.0.0.1:0 ARGS` as a real
+// subprocess (the test binary acting as sonde) and returns its base URL.
+// The cleanup closes its stdin, which stops it, and waits for it.
+func fixtureHTTP(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"fixture", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), childEnv()...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("fixture --http did not stop on stdin EOF")
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	go io.Copy(io.Discard, stdout)
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("fixture --http: %q %v\n%s", line, err, stderr.String())
+	}
+	return base
+}
+
+// Every HTTP fault of the fixture gives the report docs/fixtures.md and
+// docs/errors.md promise, with its stable code and exit status.
+func TestHTTPFixtureFaults(t *testing.T) {
+	echo := []string{"call", "echo", "--args", `{"value":"hi"}`}
+	cases := []struct {
+		name    string
+		fixture []string
+		sonde   []string
+		code    int
+		stdout  string   // substring
+		stderr  []string // substrings
+	}{
+		{name: "sse answers", sonde: echo, stdout: "hi"},
+		{name: "json answers", fixture: []string{"--http-json"}, sonde: echo, stdout: "hi"},
+		{name: "legacy sse", sonde: append(echo, "--transport", "sse"), stdout: "hi"},
+		{name: "resume after a dropped stream", fixture: []string{"--fault", "http-drop-stream"}, sonde: append(echo, "--trace"), stdout: "hi",
+			stderr: []string{"resuming in 300ms with Last-Event-ID p", "> Last-Event-ID: p", "[GET resume 2"}},
+		{name: "no GET stream", fixture: []string{"--fault", "http-no-get"}, sonde: append(echo, "--trace"), stdout: "hi",
+			stderr: []string{"the server offers no GET stream (405)"}},
+		{name: "unauthorized", fixture: []string{"--fault", "http-unauthorized"}, sonde: echo, code: exitHTTP,
+			stderr: []string{"sonde: MCP_HTTP: initialize 1: HTTP 401: ", `WWW-Authenticate: Bearer resource_metadata="http://127.0.0.1:`, "(resource metadata: http://127.0.0.1:", "/.well-known/oauth-protected-resource)", "--bearer-token-env"}},
+		{name: "authorized", fixture: []string{"--fault", "http-unauthorized", "--http-token", "tok-123"}, sonde: append(echo, "--header", "Authorization: Bearer tok-123"), stdout: "hi"},
+		{name: "session expiry", fixture: []string{"--fault", "http-session-expiry", "--session-requests", "0"}, sonde: echo, code: exitExpired,
+			stderr: []string{"sonde: MCP_SESSION_EXPIRED: tools/call 2: HTTP 404 for session ", "re-initialize (ctrl+r in the UI, or --reconnect)"}},
+		// Every session of this fixture expires at once: --reconnect starts
+		// one new session, retries once, and reports the second expiry.
+		{name: "session expiry with --reconnect", fixture: []string{"--fault", "http-session-expiry", "--session-requests", "0"}, sonde: append(echo, "--reconnect"), code: exitExpired,
+			stderr: []string{"sonde: MCP_SESSION_EXPIRED: tools/call 2: HTTP 404 for session", "--reconnect: starting a new session\nsonde: MCP_SESSION_EXPIRED: tools/call 2: HTTP 404 for session "}},
+		{name: "expiry as 400", fixture: []string{"--fault", "http-expiry-400", "--session-requests", "0"}, sonde: echo, code: exitRemote,
+			stderr: []string{"sonde: MCP_ERROR: server error -32000: ", "(HTTP 400)"}},
+		{name: "mislabeled json", fixture: []string{"--fault", "http-mislabeled-json"}, sonde: echo, code: exitProtocol,
+			stderr: []string{"sonde: MCP_PROTOCOL: tools/call 2: the application/json answer is not its response: "}},
+		{name: "mislabeled sse", fixture: []string{"--fault", "http-mislabeled-sse"}, sonde: echo, code: exitHTTP,
+			stderr: []string{"sonde: MCP_HTTP: tools/call 2: the server closed the response stream before the response, and it sent no event id to resume from"}},
+		{name: "unterminated event", fixture: []string{"--fault", "http-unterminated-event"}, sonde: append(echo, "--trace"), code: exitHTTP,
+			stderr: []string{"stream ended inside an SSE event", "not dispatched", "sonde: MCP_HTTP: tools/call 2: "}},
+		{name: "endless event", fixture: []string{"--fault", "http-endless-event"}, sonde: append(echo, "--max-line-bytes", "1MiB"), code: exitProtocol,
+			stderr: []string{"sonde: MCP_PROTOCOL: tools/call 2: SSE event exceeds 1048576 bytes (--max-line-bytes); the stream was dropped"}},
+		{name: "slow headers time out", fixture: []string{"--fault", "http-slow-headers", "--late-ms", "3000"}, sonde: append(echo, "--timeout", slowTimeout), code: exitTimeout,
+			stderr: []string{"sonde: MCP_TIMEOUT: "}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			base := fixtureHTTP(t, tc.fixture...)
+			url := base + "/mcp"
+			if strings.Contains(strings.Join(tc.sonde, " "), "--transport sse") {
+				url = base + "/sse"
+			}
+			r := runSonde(t, "", append(append([]string{}, tc.sonde...), "--url", url)...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, tc.stdout) {
+				t.Errorf("stdout %q lacks %q", r.stdout, tc.stdout)
+			}
+			for _, want := range tc.stderr {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TLS is verified unless --insecure, which says so loudly. The fixture's
+// handler is served over a real TLS listener on loopback with a
+// self-signed certificate.
+func TestHTTPTLS(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil) // only for its self-signed certificate
+	srv.StartTLS()
+	cfg := srv.TLS.Clone()
+	srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fixtures.ServeHTTP(ctx, tls.NewListener(ln, cfg), nil, io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	url := "https://" + ln.Addr().String() + "/mcp"
+	r := runSonde(t, "", "tools", "--url", url)
+	if r.code != exitHTTP || !strings.Contains(r.stderr, "certificate") {
+		t.Fatalf("unverified certificate accepted: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runSonde(t, "", "tools", "--url", url, "--insecure")
+	if r.code != 0 || !strings.Contains(r.stdout, "echo") || !strings.Contains(r.stderr, "sonde: warning: --insecure: the server's TLS certificate is not verified") {
+		t.Fatalf("--insecure: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}

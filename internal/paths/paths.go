@@ -1,0 +1,198 @@
+// Package paths says where things are on each operating system: sonde's
+// own folders (captures, logs) and the files in which MCP hosts (Claude
+// Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline) list their
+// servers. It only computes paths; it never creates or reads anything.
+//
+// Everything goes through For, which takes the OS, the home folder and an
+// environment lookup as inputs, so that the answer for every OS can be
+// tested on any of them. Current calls it for the running process.
+package paths
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"runtime"
+	"strings"
+)
+
+// ErrNoHome is returned when the home folder is unknown or not absolute:
+// nothing can be placed without it.
+var ErrNoHome = errors.New("home folder unknown")
+
+// Scope says where a host's config file applies.
+type Scope uint8
+
+// The scopes of a host config file.
+const (
+	// User is the user's own file; its Path is absolute.
+	User Scope = iota + 1
+	// Project is a file inside a project folder; its Path is relative to
+	// the project's root.
+	Project
+)
+
+// String returns "user" or "project".
+func (s Scope) String() string {
+	switch s {
+	case User:
+		return "user"
+	case Project:
+		return "project"
+	}
+	return "?"
+}
+
+// The hosts whose config files For knows.
+const (
+	ClaudeDesktop = "Claude Desktop"
+	ClaudeCode    = "Claude Code"
+	Cursor        = "Cursor"
+	VSCode        = "VS Code"
+	Windsurf      = "Windsurf"
+	Cline         = "Cline"
+)
+
+// HostConfig is a file in which an MCP host lists its servers. The file
+// may not exist: it is where the host looks.
+type HostConfig struct {
+	Host  string // one of the host names above
+	Scope Scope
+	Path  string
+}
+
+// Paths are sonde's folders and the host config files of one OS.
+type Paths struct {
+	// Captures is the folder for recorded sessions.
+	Captures string
+	// Logs is the folder for sonde's own logs.
+	Logs string
+	// Hosts are the known host config files, user files first for each
+	// host, in a fixed order.
+	Hosts []HostConfig
+}
+
+// For returns the paths for goos (a GOOS value; every OS other than
+// "darwin" and "windows" is treated as Linux), the home folder home, and
+// getenv (os.Getenv for the running process). Paths are written in goos's
+// own syntax. An environment variable that is empty or holds a relative
+// path is ignored, as the XDG spec asks. The folders:
+//
+//   - Linux: captures in $XDG_DATA_HOME/sonde/captures (default
+//     ~/.local/share), logs in $XDG_STATE_HOME/sonde/logs (default
+//     ~/.local/state); the config folder is $XDG_CONFIG_HOME (~/.config).
+//   - macOS: captures in ~/Library/Application Support/sonde/captures, logs
+//     in ~/Library/Logs/sonde; the config folder is ~/Library/Application
+//     Support. The XDG variables are not used.
+//   - Windows: captures in %LOCALAPPDATA%\sonde\captures and logs in
+//     %LOCALAPPDATA%\sonde\logs (local, not roaming, AppData: captures can be
+//     large, and a roaming profile is copied at every sign-in); the config
+//     folder is %APPDATA%. Without the variables, AppData\Local and
+//     AppData\Roaming under home.
+//
+// The host files: Claude Desktop's Claude/claude_desktop_config.json and VS
+// Code's Code/User/mcp.json are in the config folder, and so is Cline's
+// Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json.
+// Claude Code (~/.claude.json; project .mcp.json), Cursor (~/.cursor/mcp.json;
+// project .cursor/mcp.json) and Windsurf (~/.codeium/windsurf/mcp_config.json)
+// use the home folder on every OS; VS Code's project file is .vscode/mcp.json.
+func For(goos, home string, getenv func(string) string) (Paths, error) {
+	s := syntax{windows: goos == "windows"}
+	if !s.isAbs(home) {
+		return Paths{}, fmt.Errorf("%w: %q is not an absolute path", ErrNoHome, home)
+	}
+	env := func(name string) string {
+		if v := getenv(name); s.isAbs(v) {
+			return v
+		}
+		return ""
+	}
+	or := func(v, fallback string) string {
+		if v != "" {
+			return v
+		}
+		return fallback
+	}
+	var p Paths
+	var config string
+	switch goos {
+	case "darwin":
+		support := s.join(home, "Library", "Application Support")
+		config = support
+		p.Captures = s.join(support, "sonde", "captures")
+		p.Logs = s.join(home, "Library", "Logs", "sonde")
+	case "windows":
+		local := or(env("LOCALAPPDATA"), s.join(home, "AppData", "Local"))
+		config = or(env("APPDATA"), s.join(home, "AppData", "Roaming"))
+		p.Captures = s.join(local, "sonde", "captures")
+		p.Logs = s.join(local, "sonde", "logs")
+	default:
+		config = or(env("XDG_CONFIG_HOME"), s.join(home, ".config"))
+		p.Captures = s.join(or(env("XDG_DATA_HOME"), s.join(home, ".local", "share")), "sonde", "captures")
+		p.Logs = s.join(or(env("XDG_STATE_HOME"), s.join(home, ".local", "state")), "sonde", "logs")
+	}
+	vscode := s.join(config, "Code", "User")
+	p.Hosts = []HostConfig{
+		{ClaudeDesktop, User, s.join(config, "Claude", "claude_desktop_config.json")},
+		{ClaudeCode, User, s.join(home, ".claude.json")},
+		{ClaudeCode, Project, ".mcp.json"},
+		{Cursor, User, s.join(home, ".cursor", "mcp.json")},
+		{Cursor, Project, s.rel(".cursor", "mcp.json")},
+		{VSCode, User, s.join(vscode, "mcp.json")},
+		{VSCode, Project, s.rel(".vscode", "mcp.json")},
+		{Windsurf, User, s.join(home, ".codeium", "windsurf", "mcp_config.json")},
+		{Cline, User, s.join(vscode, "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")},
+	}
+	return p, nil
+}
+
+// Current returns the paths of the running process: For(runtime.GOOS,
+// os.UserHomeDir(), os.Getenv).
+func Current() (Paths, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Paths{}, fmt.Errorf("%w: %v", ErrNoHome, err)
+	}
+	return For(runtime.GOOS, home, os.Getenv)
+}
+
+// syntax is the path syntax of the target OS, which need not be the one
+// running (tests compute Windows paths on Linux).
+type syntax struct{ windows bool }
+
+// isAbs reports whether p is absolute: "/..." on Unix; "C:\...", "C:/..."
+// or a UNC path "\\server\share" (or "//server/share") on Windows.
+func (s syntax) isAbs(p string) bool {
+	if !s.windows {
+		return strings.HasPrefix(p, "/")
+	}
+	if strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, "//") {
+		return true
+	}
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+		('a' <= p[0]|0x20 && p[0]|0x20 <= 'z')
+}
+
+// join appends elems to the absolute base.
+func (s syntax) join(base string, elems ...string) string {
+	if !s.windows {
+		return path.Join(append([]string{base}, elems...)...)
+	}
+	// The base keeps its drive or UNC prefix, with Windows separators and
+	// without a trailing one.
+	b := strings.TrimRight(strings.ReplaceAll(base, "/", `\`), `\`)
+	if len(b) == 2 && b[1] == ':' {
+		b += `\`
+		return b + strings.Join(elems, `\`)
+	}
+	return b + `\` + strings.Join(elems, `\`)
+}
+
+// rel joins relative elements.
+func (s syntax) rel(elems ...string) string {
+	if s.windows {
+		return strings.Join(elems, `\`)
+	}
+	return path.Join(elems...)
+}

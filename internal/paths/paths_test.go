@@ -1,0 +1,228 @@
+package paths
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// env is a fixed environment for For.
+func env(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+func TestForEachOS(t *testing.T) {
+	tests := []struct {
+		name, goos, home string
+		env              map[string]string
+		want             Paths
+	}{
+		{
+			name: "linux defaults", goos: "linux", home: "/home/ada",
+			want: Paths{
+				Captures: "/home/ada/.local/share/sonde/captures",
+				Logs:     "/home/ada/.local/state/sonde/logs",
+				Hosts: []HostConfig{
+					{ClaudeDesktop, User, "/home/ada/.config/Claude/claude_desktop_config.json"},
+					{ClaudeCode, User, "/home/ada/.claude.json"},
+					{ClaudeCode, Project, ".mcp.json"},
+					{Cursor, User, "/home/ada/.cursor/mcp.json"},
+					{Cursor, Project, ".cursor/mcp.json"},
+					{VSCode, User, "/home/ada/.config/Code/User/mcp.json"},
+					{VSCode, Project, ".vscode/mcp.json"},
+					{Windsurf, User, "/home/ada/.codeium/windsurf/mcp_config.json"},
+					{Cline, User, "/home/ada/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+				},
+			},
+		},
+		{
+			name: "linux XDG", goos: "linux", home: "/home/ada/",
+			env: map[string]string{"XDG_DATA_HOME": "/data", "XDG_STATE_HOME": "/state/", "XDG_CONFIG_HOME": "/cfg"},
+			want: Paths{
+				Captures: "/data/sonde/captures",
+				Logs:     "/state/sonde/logs",
+				Hosts: []HostConfig{
+					{ClaudeDesktop, User, "/cfg/Claude/claude_desktop_config.json"},
+					{ClaudeCode, User, "/home/ada/.claude.json"},
+					{ClaudeCode, Project, ".mcp.json"},
+					{Cursor, User, "/home/ada/.cursor/mcp.json"},
+					{Cursor, Project, ".cursor/mcp.json"},
+					{VSCode, User, "/cfg/Code/User/mcp.json"},
+					{VSCode, Project, ".vscode/mcp.json"},
+					{Windsurf, User, "/home/ada/.codeium/windsurf/mcp_config.json"},
+					{Cline, User, "/cfg/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+				},
+			},
+		},
+		{
+			// macOS apps do not follow XDG: the variables change nothing.
+			name: "darwin", goos: "darwin", home: "/Users/ada",
+			env: map[string]string{"XDG_DATA_HOME": "/data", "XDG_CONFIG_HOME": "/cfg", "APPDATA": `C:\x`},
+			want: Paths{
+				Captures: "/Users/ada/Library/Application Support/sonde/captures",
+				Logs:     "/Users/ada/Library/Logs/sonde",
+				Hosts: []HostConfig{
+					{ClaudeDesktop, User, "/Users/ada/Library/Application Support/Claude/claude_desktop_config.json"},
+					{ClaudeCode, User, "/Users/ada/.claude.json"},
+					{ClaudeCode, Project, ".mcp.json"},
+					{Cursor, User, "/Users/ada/.cursor/mcp.json"},
+					{Cursor, Project, ".cursor/mcp.json"},
+					{VSCode, User, "/Users/ada/Library/Application Support/Code/User/mcp.json"},
+					{VSCode, Project, ".vscode/mcp.json"},
+					{Windsurf, User, "/Users/ada/.codeium/windsurf/mcp_config.json"},
+					{Cline, User, "/Users/ada/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+				},
+			},
+		},
+		{
+			name: "windows", goos: "windows", home: `C:\Users\ada`,
+			env: map[string]string{"APPDATA": `D:\Roam`, "LOCALAPPDATA": `D:\Local\`, "XDG_DATA_HOME": "/data"},
+			want: Paths{
+				Captures: `D:\Local\sonde\captures`,
+				Logs:     `D:\Local\sonde\logs`,
+				Hosts: []HostConfig{
+					{ClaudeDesktop, User, `D:\Roam\Claude\claude_desktop_config.json`},
+					{ClaudeCode, User, `C:\Users\ada\.claude.json`},
+					{ClaudeCode, Project, `.mcp.json`},
+					{Cursor, User, `C:\Users\ada\.cursor\mcp.json`},
+					{Cursor, Project, `.cursor\mcp.json`},
+					{VSCode, User, `D:\Roam\Code\User\mcp.json`},
+					{VSCode, Project, `.vscode\mcp.json`},
+					{Windsurf, User, `C:\Users\ada\.codeium\windsurf\mcp_config.json`},
+					{Cline, User, `D:\Roam\Code\User\globalStorage\saoudrizwan.claude-dev\settings\cline_mcp_settings.json`},
+				},
+			},
+		},
+		{
+			// Without APPDATA and LOCALAPPDATA, their usual places under the
+			// home folder.
+			name: "windows defaults", goos: "windows", home: `C:\Users\ada`,
+			want: Paths{
+				Captures: `C:\Users\ada\AppData\Local\sonde\captures`,
+				Logs:     `C:\Users\ada\AppData\Local\sonde\logs`,
+				Hosts: []HostConfig{
+					{ClaudeDesktop, User, `C:\Users\ada\AppData\Roaming\Claude\claude_desktop_config.json`},
+					{ClaudeCode, User, `C:\Users\ada\.claude.json`},
+					{ClaudeCode, Project, `.mcp.json`},
+					{Cursor, User, `C:\Users\ada\.cursor\mcp.json`},
+					{Cursor, Project, `.cursor\mcp.json`},
+					{VSCode, User, `C:\Users\ada\AppData\Roaming\Code\User\mcp.json`},
+					{VSCode, Project, `.vscode\mcp.json`},
+					{Windsurf, User, `C:\Users\ada\.codeium\windsurf\mcp_config.json`},
+					{Cline, User, `C:\Users\ada\AppData\Roaming\Code\User\globalStorage\saoudrizwan.claude-dev\settings\cline_mcp_settings.json`},
+				},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := For(tc.goos, tc.home, env(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Captures != tc.want.Captures || got.Logs != tc.want.Logs {
+				t.Errorf("captures %q, logs %q; want %q, %q", got.Captures, got.Logs, tc.want.Captures, tc.want.Logs)
+			}
+			if !reflect.DeepEqual(got.Hosts, tc.want.Hosts) {
+				for i := range max(len(got.Hosts), len(tc.want.Hosts)) {
+					var g, w HostConfig
+					if i < len(got.Hosts) {
+						g = got.Hosts[i]
+					}
+					if i < len(tc.want.Hosts) {
+						w = tc.want.Hosts[i]
+					}
+					if g != w {
+						t.Errorf("host %d: got %+v, want %+v", i, g, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRelativeOrEmptyVariablesAreIgnored: a variable that is empty or holds
+// a relative path is not used (the XDG spec asks for this).
+func TestRelativeOrEmptyVariablesAreIgnored(t *testing.T) {
+	linux, _ := For("linux", "/home/ada", env(nil))
+	for _, v := range []string{"", "data", "./data", "~/data"} {
+		got, err := For("linux", "/home/ada", env(map[string]string{"XDG_DATA_HOME": v, "XDG_STATE_HOME": v, "XDG_CONFIG_HOME": v}))
+		if err != nil || !reflect.DeepEqual(got, linux) {
+			t.Errorf("XDG_*=%q: %+v, %v; want the defaults", v, got, err)
+		}
+	}
+	win, _ := For("windows", `C:\Users\ada`, env(nil))
+	for _, v := range []string{"", `Roaming`, `\Roaming`, `C:Roaming`, "/x"} {
+		got, err := For("windows", `C:\Users\ada`, env(map[string]string{"APPDATA": v, "LOCALAPPDATA": v}))
+		if err != nil || !reflect.DeepEqual(got, win) {
+			t.Errorf("APPDATA=%q: %+v, %v; want the defaults", v, got, err)
+		}
+	}
+}
+
+func TestWindowsHomes(t *testing.T) {
+	for home, want := range map[string]string{
+		`\\srv\users\ada`: `\\srv\users\ada\.claude.json`,
+		`C:\`:             `C:\.claude.json`,
+		`c:/Users/ada/`:   `c:\Users\ada\.claude.json`,
+		`//srv/users/ada`: `\\srv\users\ada\.claude.json`,
+	} {
+		p, err := For("windows", home, env(nil))
+		if err != nil {
+			t.Errorf("home %q: %v", home, err)
+		} else if p.Hosts[1].Path != want {
+			t.Errorf("home %q: %q, want %q", home, p.Hosts[1].Path, want)
+		}
+	}
+}
+
+func TestNoHome(t *testing.T) {
+	for _, tc := range []struct{ goos, home string }{
+		{"linux", ""}, {"linux", "home/ada"}, {"darwin", "~"},
+		{"windows", ""}, {"windows", `Users\ada`}, {"windows", "/home/ada"}, {"windows", "C:"},
+	} {
+		if _, err := For(tc.goos, tc.home, env(nil)); !errors.Is(err, ErrNoHome) {
+			t.Errorf("For(%q, %q): %v, want ErrNoHome", tc.goos, tc.home, err)
+		}
+	}
+}
+
+// TestCurrent: the running process gets For of its own OS, with absolute
+// paths in its own syntax.
+func TestCurrent(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skipf("no home folder here: %v", err)
+	}
+	got, err := Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := For(runtime.GOOS, home, os.Getenv)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Current() = %+v, want %+v", got, want)
+	}
+	for _, p := range []string{got.Captures, got.Logs} {
+		if !filepath.IsAbs(p) {
+			t.Errorf("%q is not absolute", p)
+		}
+	}
+	for _, h := range got.Hosts {
+		if filepath.IsAbs(h.Path) != (h.Scope == User) {
+			t.Errorf("%s %s file %q: absolute %v", h.Host, h.Scope, h.Path, filepath.IsAbs(h.Path))
+		}
+	}
+}
+
+func TestScopeString(t *testing.T) {
+	if User.String() != "user" || Project.String() != "project" || Scope(0).String() != "?" {
+		t.Errorf("%s %s %s", User, Project, Scope(0))
+	}
+}

@@ -1,0 +1,70 @@
+package ui
+
+import (
+	"path/filepath"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/client"
+)
+
+// Recorder starts and stops recording the session to a capture file (the
+// R key). Its methods do I/O: the UI calls them from commands only, except
+// State, once, in New. capture.Switch implements it.
+type Recorder interface {
+	// Toggle starts recording the session of c to a new capture file, or
+	// stops the recording under way, and returns the new state.
+	Toggle(c *client.Client) (on bool, path, note string, err error)
+	// State says whether recording is on, the file of the current (or last)
+	// recording, and a one-line summary of the last one stopped.
+	State() (on bool, path, note string)
+}
+
+// RecordState is what the status bar shows about recording.
+type RecordState struct {
+	On   bool
+	Path string
+	Note string
+}
+
+// recordMsg is the result of a toggle.
+type recordMsg struct {
+	state RecordState
+	err   error
+}
+
+// toggleRecord runs the recorder's toggle in a command.
+func (m *Model) toggleRecord() tea.Cmd {
+	r, c := m.opts.Recorder, m.sess.Client
+	if r == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		on, path, note, err := r.Toggle(c)
+		return recordMsg{state: RecordState{On: on, Path: path, Note: note}, err: err}
+	}
+}
+
+func (m *Model) handleRecord(msg recordMsg) {
+	if msg.err != nil {
+		m.rec.Note = "recording: " + msg.err.Error()
+		return
+	}
+	m.rec = msg.state
+}
+
+// recordPart is the status bar's text about recording ("" when there is
+// nothing to say).
+func (m *Model) recordPart() (text string, on bool) {
+	switch {
+	case m.rec.On:
+		return "● REC " + filepath.Base(m.rec.Path), true
+	case m.rec.Note != "":
+		if m.rec.Path != "" {
+			return strings.ReplaceAll(m.rec.Note, m.rec.Path, filepath.Base(m.rec.Path)), false
+		}
+		return m.rec.Note, false
+	}
+	return "", false
+}

@@ -1,0 +1,93 @@
+package ui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/capture"
+)
+
+func withRecorder(r Recorder) opt { return func(o *Options) { o.Recorder = r } }
+
+// runCmd runs cmd and delivers its message, as the program would.
+func (hs *harness) runCmd(cmd tea.Cmd) {
+	hs.t.Helper()
+	if cmd == nil {
+		hs.t.Fatal("no command")
+	}
+	hs.send(cmd())
+}
+
+// TestRecordKey: R starts recording to a new file in the capture folder
+// (the status bar says so, with the file name), R again stops it (the status
+// bar gives the summary) and the file is a readable capture.
+func TestRecordKey(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "captures")
+	sw := capture.NewSwitch(capture.Options{Command: []string{"srv"}}, dir)
+	hs := newHarness(t, 140, 30, withRecorder(sw))
+	hs.connect()
+	if strings.Contains(hs.status(), "REC") {
+		t.Fatalf("recording before R: %q", hs.status())
+	}
+	hs.runCmd(hs.press("R"))
+	names, err := os.ReadDir(dir)
+	if err != nil || len(names) != 1 || !strings.HasPrefix(names[0].Name(), "sonde-") {
+		t.Fatalf("capture folder after R: %v %v", names, err)
+	}
+	if want := "● REC " + names[0].Name(); !strings.Contains(hs.status(), want) {
+		t.Fatalf("status %q, want %q", hs.status(), want)
+	}
+	// Too narrow for the name: the marker stays.
+	hs.send(tea.WindowSizeMsg{Width: 60, Height: 30})
+	if !strings.Contains(hs.status(), "● REC") {
+		t.Errorf("narrow status %q lost the recording marker", hs.status())
+	}
+	hs.send(tea.WindowSizeMsg{Width: 140, Height: 30})
+	hs.runCmd(hs.press("R"))
+	if st := hs.status(); strings.Contains(st, "REC") || !strings.Contains(st, "saved "+names[0].Name()+" (") {
+		t.Fatalf("status after stopping: %q", st)
+	}
+	f, err := os.Open(filepath.Join(dir, names[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := capture.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end bool
+	for rec, err := range rd.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		end = end || rec.Type == capture.TypeEnd
+	}
+	if !end || rd.Header().Command[0] != "srv" {
+		t.Errorf("capture: end record %v, header %+v", end, rd.Header())
+	}
+}
+
+// TestRecordKeyErrorAndAbsence: a folder that cannot be created is
+// reported in the status bar; without a recorder R does nothing.
+func TestRecordKeyErrorAndAbsence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hs := newHarness(t, 200, 30, withRecorder(capture.NewSwitch(capture.Options{}, filepath.Join(file, "sub"))))
+	hs.connect()
+	hs.runCmd(hs.press("R"))
+	if st := hs.status(); !strings.Contains(st, "recording: capture folder") {
+		t.Errorf("status %q, want the error", st)
+	}
+	plain := newHarness(t, 120, 30)
+	plain.connect()
+	if cmd := plain.press("R"); cmd != nil {
+		t.Errorf("R without a recorder returned a command")
+	}
+}
