@@ -51,7 +51,9 @@ const maxInputRounds = 16
 // InputFunc answers one input request of an input_required result (modern
 // era): method and params are what a legacy server would have sent as a
 // request (elicitation/create, sampling/createMessage, roots/list); the
-// returned JSON is that request's result. An error fails the call.
+// returned JSON is that request's result. An error fails the call. It must
+// return once ctx is done (the caller gave up, or the session ended): Close
+// waits for it.
 type InputFunc func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 // eraState is what the client knows about the era; fields other than wg

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
@@ -309,4 +312,69 @@ func TestModernServerRequest(t *testing.T) {
 	if strings.Contains(stderrText(s.snapshot()), "fixture: response id=") {
 		t.Error("the fixture logged an answer")
 	}
+}
+
+// serveFixtureHTTP runs the fixture's HTTP mode in-process on a real
+// loopback socket and returns its /mcp URL.
+func serveFixtureHTTP(t *testing.T, args ...string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fixtures.ServeHTTP(ctx, ln, args, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("ServeHTTP: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// TestModernOverHTTP: the modern era over Streamable HTTP, input_required
+// retry included, against the fixture's HTTP mode; and auto falling back to
+// initialize against its legacy HTTP mode.
+func TestModernOverHTTP(t *testing.T) {
+	accept := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"action":"accept","content":{"confirm":true}}`), nil
+	}
+	t.Run("modern", func(t *testing.T) {
+		url := serveFixtureHTTP(t, "--era", "modern")
+		s := dialSession(t, Options{Era: EraModern, Capabilities: elicitCaps, Inputs: accept}, HTTP(transport.HTTPConfig{URL: url}))
+		res, err := s.c.Initialize(context.Background())
+		if err != nil || res.ProtocolVersion != mcp.ModernVersion {
+			t.Fatalf("%+v %v", res, err)
+		}
+		r, raw, err := s.c.CallTool(context.Background(), "confirm", nil, CallOptions{})
+		if err != nil || len(r.Content) != 1 || r.Content[0].Text != "confirmed" {
+			t.Fatalf("confirm: %s %v", raw, err)
+		}
+		if s.sawHTTP(func(h *transport.HTTPEvent) bool { return h.Method == "GET" || h.Method == "DELETE" }) {
+			t.Error("a GET or DELETE in a modern session")
+		}
+		// The retry (id 3) went out with the headers of its own.
+		s.waitFor("the retry's POST", func(ev Event) bool {
+			if ev.Kind != EvHTTP || ev.HTTP.Method != "POST" || ev.HTTP.ReqID != jsonrpc.Int(3) {
+				return false
+			}
+			h := strings.Join(ev.HTTP.Header, "\n")
+			return ev.HTTP.Status == 200 && strings.Contains(h, "> Mcp-Name: confirm") && strings.Contains(h, "> MCP-Protocol-Version: "+mcp.ModernVersion)
+		})
+	})
+	t.Run("auto, legacy server", func(t *testing.T) {
+		s := dialSession(t, Options{Era: EraAuto}, HTTP(transport.HTTPConfig{URL: serveFixtureHTTP(t)}))
+		res, err := s.c.Initialize(context.Background())
+		if err != nil || s.c.Era() != EraLegacy || res.ProtocolVersion != mcp.LatestVersion {
+			t.Fatalf("%+v %v era %s", res, err, s.c.Era())
+		}
+		s.waitFor("the fallback note", func(ev Event) bool {
+			return ev.Kind == EvNote && strings.Contains(ev.Note, "MCP_HTTP") && strings.Contains(ev.Note, "falling back to initialize")
+		})
+		if _, err := s.c.ListTools(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
