@@ -544,7 +544,7 @@ func atoiT(t *testing.T, s string) int {
 func TestTUIHTTP(t *testing.T) {
 	base := fixtureHTTP(t, "--fault", "http-session-expiry", "--session-requests", "2")
 	tt := startTUI(t, 120, 40, []string{"--url", base + "/mcp"})
-	tt.waitFor("the handshake over HTTP", `sonde-fixture 0\.1\.0`, `─ 3 Tools 7 `, `│ http │`,
+	tt.waitFor("the handshake over HTTP", `sonde-fixture 0\.1\.0`, `─ 3 Tools 8 `, `│ http │`,
 		`~> 1\s+POST 200\s`, `<~ 1\s+sse\s`, `<- 2\s+response\s+\S+\s+resolved`,
 		`connected to `+regexp.QuoteMeta(base)+`/mcp over HTTP`)
 
@@ -574,7 +574,7 @@ func TestTUIHTTP(t *testing.T) {
 	tt.waitFor("the expired session", `session expired: ctrl\+r starts a new one`, `~> 4\s+POST 404\s`, `MCP_SESSION_EXPIRED`)
 
 	tt.keys("C-r")
-	s := tt.waitFor("a new session", `(?s)── connected to .*── connected to `, `─ 3 Tools 7 `, `│ http │ pending 0 `)
+	s := tt.waitFor("a new session", `(?s)── connected to .*── connected to `, `─ 3 Tools 8 `, `│ http │ pending 0 `)
 	if strings.Contains(s, "session expired: ctrl+r") {
 		t.Errorf("the status bar still says the session expired:\n%s", s)
 	}
