@@ -4,6 +4,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // TestEraFlag runs the commands in each era against the fixture in the
@@ -64,5 +69,20 @@ func TestEraHelp(t *testing.T) {
 	r := runSonde(t, "", "call", "--help")
 	if !strings.Contains(r.stdout, "--era ERA") || !strings.Contains(r.stdout, "legacy (initialize), modern (2026-07-28") {
 		t.Errorf("call --help lacks --era:\n%s", r.stdout)
+	}
+}
+
+// TestTraceRetryOf: --trace names the request a modern retry continues.
+func TestTraceRetryOf(t *testing.T) {
+	t0 := time.Now()
+	ev := client.Event{Time: t0, Kind: client.EvRequest, Req: &client.ReqInfo{
+		Dir: transport.Out, ID: jsonrpc.Int(3), Method: "tools/call", Tool: "confirm", State: client.StateResolved,
+		Latency: time.Millisecond, RetryOf: jsonrpc.Int(2)}}
+	if line := describeEvent(ev, t0); !strings.Contains(line, "tools/call confirm") || !strings.HasSuffix(line, "resolved after 1.0ms (retry of id 2)") {
+		t.Errorf("line %q", line)
+	}
+	ev.Req.RetryOf = jsonrpc.ID{}
+	if line := describeEvent(ev, t0); strings.Contains(line, "retry of") {
+		t.Errorf("line %q", line)
 	}
 }
