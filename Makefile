@@ -82,6 +82,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./jsonrpc/
 	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime 30s ./transport/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./capture/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./hostconfig/
 
 clean:
 	rm -rf sonde dist interop/node_modules interop/bin

@@ -37,7 +37,7 @@ Errors are printed on stderr as one line: sonde: CODE: message (see docs/errors.
 func newRootCmd(io streams) *cobra.Command {
 	var tf tuiFlags
 	root := &cobra.Command{
-		Use:   "sonde [flags] (-- COMMAND [ARG...] | --url URL)",
+		Use:   "sonde [flags] (-- COMMAND [ARG...] | --url URL | [--config FILE] --server NAME)",
 		Short: "Inspect and debug MCP servers from the terminal",
 		Long: `sonde launches an MCP server (a stdio subprocess) or connects to one over HTTP
 (Streamable HTTP or legacy HTTP+SSE, --url), and shows, live, what the client knows:
@@ -46,10 +46,16 @@ the server's stderr, and a tool picker to make calls.
 
   sonde -- npx -y @modelcontextprotocol/server-everything    the interactive UI
   sonde --url http://127.0.0.1:3001/mcp                       the same over HTTP
+  sonde --server NAME                                         a server of Claude Desktop,
+                                                              Claude Code, Cursor, VS Code,
+                                                              Windsurf or Cline (--config FILE)
+  sonde                                                       in a terminal: pick one of those
   sonde demo                                                  the out-of-order lesson
 
-The server command comes after "--" and is run directly (no shell). The subcommands
-below do the same work headless, for scripts:
+The server command comes after "--" and is run directly (no shell). Without one (and
+without --url or --server), sonde shows a picker over the servers of the hosts' config
+files when stdin is a terminal, and this help otherwise; sonde config list shows what it
+found. The subcommands below do the same work headless, for scripts:
   sonde tools -- ./my-server --flag
   sonde call echo --args '{"value":"hi"}' -- ./my-server
 
@@ -64,8 +70,8 @@ below do the same work headless, for scripts:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && tf.url == "" {
-				return cmd.Help()
+			if tf.server != "" || tf.config != "" || (len(args) == 0 && tf.url == "") {
+				return runRootFromConfig(cmd, io, &tf, args)
 			}
 			if tf.url != "" && len(args) > 0 {
 				return usagef("give either --url or a server command after --, not both")
@@ -80,8 +86,9 @@ below do the same work headless, for scripts:
 	})
 	root.AddCommand(
 		newCallCmd(io), newToolsCmd(io), newCheckCmd(io), newScriptCmd(io), newBenchCmd(io),
-		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io),
+		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io), newConfigCmd(io),
 	)
+	completeServerNames(root)
 	return root
 }
 
@@ -114,6 +121,12 @@ type serverFlags struct {
 	insecure    bool
 	reconnect   bool
 	connTimeout time.Duration
+
+	// A server from a host's config file (--config, --server): see
+	// hostflags.go. header holds the entry's headers.
+	config string
+	server string
+	header http.Header
 }
 
 func (f *serverFlags) register(fs *pflag.FlagSet) {
@@ -143,6 +156,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate (dangerous)")
 	fs.BoolVar(&f.reconnect, "reconnect", false, "with --url: when the server ends the session (MCP_SESSION_EXPIRED), initialize a new one and retry once")
 	fs.DurationVar(&f.connTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")
+	f.registerConfig(fs)
 }
 
 // serverArgv splits args at "--": the n arguments of the subcommand itself,
@@ -150,6 +164,9 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 // not exactly n arguments before "--". With --url there is no command: the
 // argv returned is nil.
 func (f *serverFlags) serverArgv(cmd *cobra.Command, args []string, n int, wrongCount string) ([]string, []string, error) {
+	if f.server != "" || f.config != "" {
+		return f.configArgv(cmd, args, n, wrongCount)
+	}
 	dash := cmd.ArgsLenAtDash()
 	if f.url != "" {
 		if dash >= 0 && dash < len(args) {
@@ -265,6 +282,12 @@ func (f *serverFlags) httpConfig() (transport.HTTPConfig, error) {
 			return transport.HTTPConfig{}, usagef(fmt.Sprintf("--header %q: want 'Name: value'", redactArg(kv)))
 		}
 		h.Add(name, strings.TrimSpace(value))
+	}
+	// Headers of a config entry (--server), unless --header sets the same.
+	for name, values := range f.header {
+		if h.Values(name) == nil {
+			h[name] = values
+		}
 	}
 	if f.bearerEnv != "" {
 		tok := strings.TrimSpace(os.Getenv(f.bearerEnv))

@@ -2,54 +2,14 @@ package main
 
 import (
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sonde-mcp/sonde/internal/peertest"
 )
 
-// everythingHTTP runs the reference server (installed by make peers) over
-// HTTP on a free loopback port: mode is "streamableHttp" or "sse". It
-// returns the base URL once the server accepts connections.
-func everythingHTTP(t *testing.T, mode string) string {
-	t.Helper()
-	bin, _ := filepath.Abs(filepath.Join("interop", "node_modules", ".bin", "mcp-server-everything"))
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("interop peer missing in CI (make peers): %v", err)
-		}
-		t.Skipf("interop peer not installed (run make peers): %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	cmd := exec.Command(bin, mode)
-	cmd.Env = append(os.Environ(), "PORT="+port)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		c, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err == nil {
-			c.Close()
-			return "http://127.0.0.1:" + port
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything %s did not listen: %v", mode, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// everythingHTTP runs the reference server over HTTP (see peertest).
+func everythingHTTP(t *testing.T, mode string) string { return peertest.EverythingHTTP(t, mode) }
 
 // The headless commands work over both HTTP transports, chosen explicitly
 // or detected (auto falls back to legacy SSE on the SSE endpoint).

@@ -38,6 +38,9 @@ done. After the lesson the session is yours.
 
 --text prints a short narrated version of the first step instead (no terminal UI).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.config != "" || f.server != "" {
+				return usagef("demo runs its own fixture server: --config and --server do not apply")
+			}
 			argv := args
 			if cmd.ArgsLenAtDash() < 0 {
 				if len(args) > 0 {
@@ -61,6 +64,8 @@ done. After the lesson the session is yours.
 		},
 	}
 	f.register(cmd)
+	_ = cmd.Flags().MarkHidden("config")
+	_ = cmd.Flags().MarkHidden("server")
 	cmd.Flags().BoolVar(&text, "text", false, "print a narrated walk-through instead of the interactive lesson")
 	cmd.Flags().DurationVar(&slow, "slow", 0, "delay of the slow call (default 3s in the lesson, 600ms with --text)")
 	return cmd

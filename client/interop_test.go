@@ -4,30 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
 // everythingServer is the TypeScript reference server, installed by
 // `make peers` (interop/package.json).
-func everythingServer(t *testing.T) string {
-	path, _ := filepath.Abs(filepath.Join("..", "interop", "node_modules", ".bin", "mcp-server-everything"))
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("interop peer missing in CI (make peers): %v", err)
-		}
-		t.Skipf("interop peer not installed (run make peers): %v", err)
-	}
-	return path
-}
+func everythingServer(t *testing.T) string { return peertest.Everything(t) }
 
 // startPeer connects to a real server and records its events.
 func startPeer(t *testing.T, opts Options, argv ...string) *session {
@@ -50,47 +38,13 @@ func TestInteropEverything(t *testing.T) {
 		{"auto-to-sse", "sse", "/sse", transport.ModeAuto},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := startHTTPPeer(t, bin, tc.arg)
+			base := peertest.EverythingHTTP(t, tc.arg)
 			s := dialSession(t, Options{Timeout: 20 * time.Second}, HTTP(transport.HTTPConfig{URL: base + tc.path, Mode: tc.mode}))
 			interopEverything(t, s)
 			if tc.mode == transport.ModeAuto && !s.sawHTTP(func(h *transport.HTTPEvent) bool { return strings.Contains(h.Note, "endpoint: messages go to") }) {
 				t.Fatal("auto mode did not fall back to the legacy transport")
 			}
 		})
-	}
-}
-
-// startHTTPPeer runs server-everything over HTTP on a free loopback port and
-// returns its base URL once it accepts connections.
-func startHTTPPeer(t *testing.T, bin, mode string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, mode)
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server-everything %s did not listen on %s: %v", mode, addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -1,0 +1,53 @@
+package hostconfig
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/paths"
+)
+
+// FuzzParse: whatever the bytes, Parse does not panic, every problem names
+// the file, every server has a name and a transport with what it needs,
+// and stripping JSONC keeps the length and the line breaks (so error
+// positions are those of the file).
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.json"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "*", ".*", "*.json"))
+	for _, p := range append(files, more...) {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"servers": {"a": {"url": "x", "type": "sse"}}, "inputs": [{"id": "i"}]} // c`))
+	hosts := []string{paths.ClaudeDesktop, paths.ClaudeCode, paths.Cursor, paths.VSCode, paths.Windsurf, paths.Cline, HostFile}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		stripped := stripJSONC(b)
+		if len(stripped) != len(b) || bytes.Count(stripped, []byte("\n")) != bytes.Count(b, []byte("\n")) {
+			t.Fatalf("stripJSONC changed the length or the lines of %q: %q", b, stripped)
+		}
+		for _, host := range hosts {
+			servers, problems := Parse(b, "f.json", host, paths.User, "/p")
+			for _, p := range problems {
+				if p.File != "f.json" || p.Err == nil {
+					t.Fatalf("%s: problem %+v", host, p)
+				}
+			}
+			for _, s := range servers {
+				if s.Name == "" || s.Transport == "" || (s.Transport == Stdio && s.Command == "") || (s.Transport != Stdio && s.URL == "") {
+					t.Fatalf("%s: server %+v", host, s)
+				}
+				if _, err := s.Resolve(Env{}); err != nil && !isProblem(err) {
+					t.Fatalf("%s: Resolve error %v is not a Problem", host, err)
+				}
+			}
+		}
+	})
+}
+
+func isProblem(err error) bool {
+	_, ok := err.(*Problem)
+	return ok
+}

@@ -1,0 +1,253 @@
+package hostconfig
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// dialect says which variable references a host expands.
+type dialect struct {
+	envColon bool // ${env:NAME}
+	bare     bool // ${NAME} and ${NAME:-default} (Claude Code)
+	editor   bool // ${userHome}, ${workspaceFolder}, ${workspaceFolderBasename}, ${pathSeparator}, ${/}
+	input    bool // ${input:ID} (VS Code)
+}
+
+// Prompter asks the user for the value of an input. Tests answer it.
+type Prompter interface {
+	Prompt(in Input) (string, error)
+}
+
+// Env is what variable references resolve against.
+type Env struct {
+	// Lookup reads an environment variable (os.LookupEnv).
+	Lookup func(name string) (string, bool)
+	// Home is ${userHome}.
+	Home string
+	// Workspace is ${workspaceFolder}, and the folder a relative envFile
+	// is read from: the project folder (sonde's working directory).
+	Workspace string
+	// Prompter answers ${input:ID}. When nil, inputs are only checked (the
+	// id must be in the file's "inputs"): their values are left empty.
+	Prompter Prompter
+}
+
+// Resolve returns s with its variable references expanded in the command,
+// args, env values, envFile, cwd, URL and header values, and with the
+// variables of its envFile added to Env (the entry's own env wins). Each
+// input is asked for once. A reference that cannot be resolved is a
+// *Problem wrapping ErrReference; references a host does not know are
+// left as written, as the host leaves them.
+func (s Server) Resolve(env Env) (Server, error) {
+	r := resolver{s: &s, env: env, answers: map[string]string{}}
+	out := s
+	out.Command = r.expand("command", s.Command)
+	out.Args = make([]string, len(s.Args))
+	for i, a := range s.Args {
+		out.Args[i] = r.expand(fmt.Sprintf("args[%d]", i), a)
+	}
+	out.EnvFile = r.expand("envFile", s.EnvFile)
+	out.Cwd = r.expand("cwd", s.Cwd)
+	out.URL = r.expand("url", s.URL)
+	out.Env = nil
+	if out.EnvFile != "" && r.err == nil {
+		vars, err := readEnvFile(out.EnvFile, env.Workspace)
+		if err != nil {
+			r.fail(fmt.Errorf("%w: envFile: %w", ErrReference, err))
+		}
+		out.Env = vars
+	}
+	for _, k := range s.EnvNames() {
+		if out.Env == nil {
+			out.Env = map[string]string{}
+		}
+		out.Env[k] = r.expand("env."+k, s.Env[k])
+	}
+	out.Headers = nil
+	for _, k := range s.HeaderNames() {
+		if out.Headers == nil {
+			out.Headers = map[string]string{}
+		}
+		out.Headers[k] = r.expand("headers."+k, s.Headers[k])
+	}
+	if r.err != nil {
+		return Server{}, &Problem{File: s.File, Server: s.Name, Err: r.err}
+	}
+	return out, nil
+}
+
+// resolver expands the references of one server; the first error is kept.
+type resolver struct {
+	s       *Server
+	env     Env
+	answers map[string]string // input id -> value
+	err     error
+}
+
+func (r *resolver) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// expand replaces the references in text (the value of field).
+func (r *resolver) expand(field, text string) string {
+	if !strings.Contains(text, "${") {
+		return text
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, "${")
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		j := strings.IndexByte(text[i:], '}')
+		if j < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(text[:i])
+		ref := text[i+2 : i+j]
+		v, ok, err := r.lookup(ref)
+		switch {
+		case err != nil:
+			r.fail(fmt.Errorf("%w: %s: ${%s}: %w", ErrReference, field, ref, err))
+		case ok:
+			b.WriteString(v)
+		default:
+			b.WriteString(text[i : i+j+1])
+		}
+		text = text[i+j+1:]
+	}
+}
+
+// lookup resolves one reference (the text between "${" and "}"); ok is
+// false for a reference the dialect does not know (left as written).
+func (r *resolver) lookup(ref string) (v string, ok bool, err error) {
+	d, env := r.s.dialect, r.env
+	getenv := func(name string) (string, bool) {
+		if env.Lookup == nil {
+			return "", false
+		}
+		return env.Lookup(name)
+	}
+	if name, found := strings.CutPrefix(ref, "env:"); found && d.envColon {
+		if v, set := getenv(name); set {
+			return v, true, nil
+		}
+		return "", false, fmt.Errorf("environment variable %s is not set", name)
+	}
+	if id, found := strings.CutPrefix(ref, "input:"); found && d.input {
+		v, err := r.input(id)
+		return v, err == nil, err
+	}
+	if d.editor {
+		switch ref {
+		case "userHome":
+			return env.Home, true, nil
+		case "workspaceFolder":
+			return env.Workspace, true, nil
+		case "workspaceFolderBasename":
+			return filepath.Base(env.Workspace), true, nil
+		case "pathSeparator", "/":
+			return string(filepath.Separator), true, nil
+		}
+	}
+	if d.bare {
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if !isName(name) {
+			return "", false, nil
+		}
+		if v, set := getenv(name); set {
+			return v, true, nil
+		}
+		if hasDef {
+			return def, true, nil
+		}
+		return "", false, fmt.Errorf("environment variable %s is not set and has no default (${%s:-default})", name, name)
+	}
+	return "", false, nil
+}
+
+// input returns the value of ${input:id}, asking the Prompter once; an
+// empty answer takes the input's default.
+func (r *resolver) input(id string) (string, error) {
+	if v, ok := r.answers[id]; ok {
+		return v, nil
+	}
+	var in *Input
+	for i := range r.s.inputs {
+		if r.s.inputs[i].ID == id {
+			in = &r.s.inputs[i]
+			break
+		}
+	}
+	if in == nil {
+		return "", fmt.Errorf("no input with id %q in the file's \"inputs\"", id)
+	}
+	if r.env.Prompter == nil {
+		return "", nil
+	}
+	v, err := r.env.Prompter.Prompt(*in)
+	if err != nil {
+		return "", fmt.Errorf("input %q: %w", id, err)
+	}
+	if v == "" {
+		v = in.Default
+	}
+	r.answers[id] = v
+	return v, nil
+}
+
+// isName reports whether s is an environment variable name.
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if c != '_' && !('a' <= c && c <= 'z') && !('A' <= c && c <= 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// readEnvFile reads a .env file (relative to dir): KEY=VALUE lines, blank
+// lines and # comments skipped, an optional "export " prefix, values in
+// single or double quotes taken as written inside them.
+func readEnvFile(file, dir string) (map[string]string, error) {
+	if !filepath.IsAbs(file) && dir != "" {
+		file = filepath.Join(dir, file)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !isName(k) {
+			return nil, fmt.Errorf("%s: line %d: want KEY=VALUE", file, n)
+		}
+		v = strings.TrimSpace(v)
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		} else if i := strings.Index(v, " #"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		vars[k] = v
+	}
+	return vars, sc.Err()
+}

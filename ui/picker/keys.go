@@ -1,0 +1,75 @@
+package picker
+
+import (
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+)
+
+// KeyMap are the picker's bindings. Those of the other mode (list or
+// filter) are disabled, so the help line shows what applies now.
+type KeyMap struct {
+	// Up, Down, PageUp, PageDown, Home and End move the selection.
+	Up, Down, PageUp, PageDown, Home, End key.Binding
+	// Start picks the selected server.
+	Start key.Binding
+	// Filter starts typing a filter; ClearFilter empties it and goes back
+	// to the list.
+	Filter, ClearFilter key.Binding
+	// QuitList quits from the list (esc, q); Quit quits from anywhere.
+	QuitList, Quit key.Binding
+}
+
+// DefaultKeyMap returns the default bindings.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:          key.NewBinding(key.WithKeys("up", "k", "ctrl+p"), key.WithHelp("↑/k", "up")),
+		Down:        key.NewBinding(key.WithKeys("down", "j", "ctrl+n"), key.WithHelp("↓/j", "down")),
+		PageUp:      key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown:    key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		Home:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
+		End:         key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Start:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "start")),
+		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		QuitList:    key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc/q", "quit")),
+		Quit:        key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+	}
+}
+
+// syncKeys enables the bindings of the current mode. In the filter, the
+// letters type: only the arrows (and ctrl+p/ctrl+n) move.
+func (m *Model) syncKeys() {
+	k := &m.keys
+	list := !m.filtering
+	d := DefaultKeyMap()
+	if m.filtering {
+		k.Up.SetKeys("up", "ctrl+p")
+		k.Down.SetKeys("down", "ctrl+n")
+	} else {
+		k.Up.SetKeys(d.Up.Keys()...)
+		k.Down.SetKeys(d.Down.Keys()...)
+	}
+	for _, b := range []*key.Binding{&k.Home, &k.End, &k.Filter, &k.QuitList} {
+		b.SetEnabled(list)
+	}
+	k.ClearFilter.SetEnabled(m.filtering)
+	k.Start.SetEnabled(len(m.visible) > 0)
+}
+
+// Keys returns the bindings for the help line.
+func (m *Model) Keys() help.KeyMap {
+	m.syncKeys()
+	return helpKeys(m.keys)
+}
+
+type helpKeys KeyMap
+
+// ShortHelp lists the main bindings; disabled ones are not shown.
+func (k helpKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Start, k.Up, k.Down, k.Filter, k.ClearFilter, k.QuitList, k.Quit}
+}
+
+// FullHelp lists every binding.
+func (k helpKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}, {k.Start, k.Filter, k.ClearFilter, k.QuitList, k.Quit}}
+}

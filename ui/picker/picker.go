@@ -1,0 +1,192 @@
+// Package picker is the server picker sonde shows when it is started with
+// no server: a fuzzy-filtered list of the servers found in the MCP hosts'
+// config files, with the problems found below it. It is its own small
+// tea.Model, run as a program before the main UI; the caller reads the
+// choice with Chosen once the program has ended.
+package picker
+
+import (
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/sahilm/fuzzy"
+
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+// Item is one server of the list.
+type Item struct {
+	Name     string // the server's name in its file
+	Where    string // host and scope, e.g. "VS Code · project"
+	What     string // its command line or URL
+	Source   string // where it is written: its file (shown for the selected row)
+	Disabled bool   // turned off in its host
+}
+
+// Options configure a picker.
+type Options struct {
+	Items []Item
+	// Problems are shown below the list, one line each.
+	Problems []string
+	// Files is how many config files were read (for the title).
+	Files  int
+	Styles *theme.Styles
+}
+
+// Model is the picker.
+type Model struct {
+	opts Options
+	st   *theme.Styles
+	keys KeyMap
+	help help.Model
+
+	filtering bool
+	query     string
+	visible   []int   // indexes into opts.Items, in display order
+	matched   [][]int // per visible row, the matched byte offsets of its name
+	sel, top  int
+
+	w, h   int
+	chosen int // index into opts.Items, or -1
+}
+
+// New returns a picker over o.Items with nothing chosen.
+func New(o Options) *Model {
+	if o.Styles == nil {
+		o.Styles = theme.New(theme.NoColor())
+	}
+	m := &Model{opts: o, st: o.Styles, keys: DefaultKeyMap(), help: help.New(), chosen: -1}
+	m.refilter()
+	return m
+}
+
+// Chosen returns the index in Options.Items of the server picked with
+// enter; ok is false when the user quit.
+func (m *Model) Chosen() (int, bool) { return m.chosen, m.chosen >= 0 }
+
+// Query returns the filter's text.
+func (m *Model) Query() string { return m.query }
+
+// Visible returns the indexes of the items shown, in order, and the
+// position of the selected one among them.
+func (m *Model) Visible() ([]int, int) { return m.visible, m.sel }
+
+// Init asks for nothing.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// source adapts the items to fuzzy.Source: a server matches on its name,
+// then its host and scope (a command line is too long to filter on: most
+// short queries would match it).
+type source []Item
+
+func (s source) String(i int) string { return s[i].Name + " " + s[i].Where }
+
+func (s source) Len() int { return len(s) }
+
+// refilter recomputes the visible rows for the query; it is called only
+// when the query changes. The selection goes back to the first row.
+func (m *Model) refilter() {
+	m.visible, m.matched = m.visible[:0], m.matched[:0]
+	if m.query == "" {
+		for i := range m.opts.Items {
+			m.visible = append(m.visible, i)
+			m.matched = append(m.matched, nil)
+		}
+	} else {
+		for _, mt := range fuzzy.FindFrom(m.query, source(m.opts.Items)) {
+			m.visible = append(m.visible, mt.Index)
+			var inName []int
+			for _, off := range mt.MatchedIndexes {
+				if off < len(m.opts.Items[mt.Index].Name) {
+					inName = append(inName, off)
+				}
+			}
+			m.matched = append(m.matched, inName)
+		}
+	}
+	m.sel, m.top = 0, 0
+}
+
+// Update handles keys and the window size.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+	case tea.KeyPressMsg:
+		cmd = m.key(msg)
+	case tea.PasteMsg:
+		if m.filtering {
+			m.setQuery(m.query + singleLine(msg.Content))
+		}
+	}
+	m.scroll()
+	return m, cmd
+}
+
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	m.syncKeys()
+	k := &m.keys
+	switch {
+	case key.Matches(msg, k.Quit), key.Matches(msg, k.QuitList):
+		return tea.Quit
+	case key.Matches(msg, k.Start):
+		if len(m.visible) > 0 {
+			m.chosen = m.visible[m.sel]
+			return tea.Quit
+		}
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+	case key.Matches(msg, k.ClearFilter):
+		m.filtering = false
+		m.setQuery("")
+	case key.Matches(msg, k.Up):
+		m.move(-1)
+	case key.Matches(msg, k.Down):
+		m.move(1)
+	case key.Matches(msg, k.PageUp):
+		m.move(-max(m.listHeight()-1, 1))
+	case key.Matches(msg, k.PageDown):
+		m.move(max(m.listHeight()-1, 1))
+	case key.Matches(msg, k.Home):
+		m.move(-len(m.visible))
+	case key.Matches(msg, k.End):
+		m.move(len(m.visible))
+	case m.filtering && msg.Code == tea.KeyBackspace:
+		if r := []rune(m.query); len(r) > 0 {
+			m.setQuery(string(r[:len(r)-1]))
+		}
+	case m.filtering && msg.Text != "":
+		m.setQuery(m.query + singleLine(msg.Text))
+	}
+	return nil
+}
+
+// setQuery changes the query and re-runs the filter if it changed.
+func (m *Model) setQuery(q string) {
+	if q == m.query {
+		return
+	}
+	m.query = q
+	m.refilter()
+}
+
+// move moves the selection by d rows, within the list.
+func (m *Model) move(d int) {
+	if len(m.visible) == 0 {
+		return
+	}
+	m.sel = min(max(m.sel+d, 0), len(m.visible)-1)
+}
+
+// singleLine drops line breaks and other control characters from typed or
+// pasted text.
+func singleLine(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r >= 0x20 && r != 0x7f {
+			out = append(out, r)
+		}
+	}
+	return string(out)
+}

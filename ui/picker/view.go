@@ -1,0 +1,200 @@
+package picker
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sonde-mcp/sonde/ui/format"
+)
+
+// layout is how the screen's rows are shared: a title, the filter line and
+// the column header above the list; the problems and the help line below.
+type layout struct {
+	list     int      // rows of the list
+	problems []string // the problem lines shown, heading included (none: no problems)
+}
+
+// fixedRows are the rows around the list: title, filter, header, the
+// selected server's source, help.
+const fixedRows = 5
+
+// layout gives the problems at most a third of the screen: each problem is
+// wrapped on as many lines as it needs, and those that do not fit are
+// counted on the last line.
+func (m *Model) layout() layout {
+	var l layout
+	if n := len(m.opts.Problems); n > 0 {
+		budget := max(2, m.h/3)
+		lines := []string{m.st.Warn.Render(fmt.Sprintf("Problems (%d)", n))}
+		for i, p := range m.opts.Problems {
+			wrapped := strings.Split(ansi.Wrap(format.Escape(p), max(m.w-2, 1), " /"), "\n")
+			room := budget - len(lines)
+			if i < n-1 {
+				room-- // keep a line for the count of the others
+			}
+			if len(wrapped) > room {
+				lines = append(lines, m.st.Subtle.Render(fmt.Sprintf("… %d more: sonde config list shows them all", n-i)))
+				break
+			}
+			for j, w := range wrapped {
+				prefix := "  "
+				if j == 0 {
+					prefix = m.st.Error.Render("! ")
+				}
+				lines = append(lines, prefix+w)
+			}
+		}
+		l.problems = lines
+	}
+	l.list = max(m.h-fixedRows-len(l.problems), 1)
+	return l
+}
+
+func (m *Model) listHeight() int { return m.layout().list }
+
+// scroll keeps the selected row inside the list's window.
+func (m *Model) scroll() {
+	n := m.listHeight()
+	if m.sel < m.top {
+		m.top = m.sel
+	}
+	if m.sel >= m.top+n {
+		m.top = m.sel - n + 1
+	}
+	m.top = max(min(m.top, len(m.visible)-n), 0)
+}
+
+// View draws the picker on the alternate screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "sonde: pick a server"
+	return v
+}
+
+// Render returns the picker's screen as text of exactly the window's size.
+func (m *Model) Render() string {
+	if m.w <= 0 || m.h <= 0 {
+		return ""
+	}
+	st, l := m.st, m.layout()
+	var rows []string
+
+	files := "files"
+	if m.opts.Files == 1 {
+		files = "file"
+	}
+	title := fmt.Sprintf("sonde · pick a server · %d found in %d %s", len(m.opts.Items), m.opts.Files, files)
+	rows = append(rows, st.Accent.Render(format.Fit(title, m.w)))
+
+	switch {
+	case m.filtering:
+		count := fmt.Sprintf(" %d/%d", len(m.visible), len(m.opts.Items))
+		input := "/ " + format.Escape(m.query) + "▏"
+		rows = append(rows, format.Fit(input, m.w-len(count))+st.Subtle.Render(count))
+	case len(m.opts.Items) == 0:
+		rows = append(rows, st.Warn.Render(format.Fit("No MCP servers were found in the host config files (sonde config list shows where sonde looked).", m.w)))
+	default:
+		rows = append(rows, st.Subtle.Render(format.Fit("/ filters · enter starts the selected server in the inspector", m.w)))
+	}
+
+	nameW, whereW := m.columns()
+	header := fmt.Sprintf("  %-*s  %-*s  %s", nameW, "NAME", whereW, "HOST · SCOPE", "COMMAND / URL")
+	rows = append(rows, st.Header.Render(format.Fit(header, m.w)))
+
+	for i := 0; i < l.list; i++ {
+		r := m.top + i
+		if r >= len(m.visible) {
+			switch {
+			case r == 0 && len(m.opts.Items) > 0:
+				rows = append(rows, st.Subtle.Render(format.Fit("  no server matches "+format.Escape(m.query), m.w)))
+				continue
+			case r == 0:
+				rows = append(rows, st.Subtle.Render(format.Fit("  start one with: sonde -- COMMAND [ARG...], or sonde --url URL (sonde --help)", m.w)))
+				continue
+			}
+			rows = append(rows, "")
+			continue
+		}
+		rows = append(rows, m.row(r, nameW, whereW))
+	}
+
+	source := ""
+	if m.sel < len(m.visible) {
+		if src := m.opts.Items[m.visible[m.sel]].Source; src != "" {
+			source = "  from " + format.Escape(src)
+		}
+	}
+	rows = append(rows, st.Subtle.Render(format.Fit(source, m.w)))
+	rows = append(rows, l.problems...)
+
+	m.help.SetWidth(m.w)
+	rows = append(rows, m.help.ShortHelpView(m.Keys().ShortHelp()))
+	return format.Lines(strings.Join(rows, "\n"), m.w, m.h)
+}
+
+// columns returns the widths of the name and where columns.
+func (m *Model) columns() (int, int) {
+	nameW, whereW := len("NAME"), len("HOST · SCOPE")
+	for _, it := range m.opts.Items {
+		nameW = max(nameW, lipgloss.Width(format.Escape(it.Name)))
+		whereW = max(whereW, lipgloss.Width(it.Where))
+	}
+	return min(nameW, max(m.w/4, 8)), min(whereW, max(m.w/4, 8))
+}
+
+// row draws visible row r.
+func (m *Model) row(r, nameW, whereW int) string {
+	st := m.st
+	it := m.opts.Items[m.visible[r]]
+	selected := r == m.sel
+	marker := "  "
+	if selected {
+		marker = "› "
+	}
+	base := st.Text
+	if it.Disabled {
+		base = st.Subtle
+	}
+	name := format.Fit(highlight(it.Name, m.matched[r], base, st.Match), nameW)
+	what := format.Escape(it.What)
+	if it.Disabled {
+		what = "(disabled) " + what
+	}
+	line := marker + name + "  " + st.Subtle.Render(format.Fit(it.Where, whereW)) + "  " + base.Render(what)
+	line = format.Fit(line, m.w)
+	if selected {
+		return st.Selected.Render(line)
+	}
+	return line
+}
+
+// highlight draws a name with its matched characters (byte offsets, as
+// sahilm/fuzzy reports them) in match style, rune by rune. A name with
+// control characters is drawn escaped, without highlights.
+func highlight(name string, matched []int, base, match lipgloss.Style) string {
+	if len(matched) == 0 || format.Escape(name) != name {
+		return base.Render(format.Escape(name))
+	}
+	var b strings.Builder
+	mi := 0
+	for off := 0; off < len(name); {
+		_, size := utf8.DecodeRuneInString(name[off:])
+		for mi < len(matched) && matched[mi] < off {
+			mi++
+		}
+		s := name[off : off+size]
+		if mi < len(matched) && matched[mi] == off {
+			b.WriteString(match.Render(s))
+		} else {
+			b.WriteString(base.Render(s))
+		}
+		off += size
+	}
+	return b.String()
+}
