@@ -113,6 +113,9 @@ type serverFlags struct {
 	redact          []string
 	rec             *capture.Recorder // the --record capture of this run, once started
 
+	// How the server's requests are answered (cli_answers.go).
+	answers answerFlags
+
 	// HTTP (--url instead of a command).
 	url         string
 	mode        string
@@ -155,6 +158,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.bearerEnv, "bearer-token-env", "", "with --url: send 'Authorization: Bearer <token>' with the token read from environment variable `NAME`")
 	fs.BoolVar(&f.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate (dangerous)")
 	fs.BoolVar(&f.reconnect, "reconnect", false, "with --url: when the server ends the session (MCP_SESSION_EXPIRED), initialize a new one and retry once")
+	f.answers.register(fs)
 	fs.DurationVar(&f.connTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")
 	f.registerConfig(fs)
 }
@@ -237,6 +241,9 @@ func (f *serverFlags) clientConfig(argv []string) (client.Options, transport.Std
 		Timeout: f.timeout, ResetOnProgress: f.resetOnProgress, MaxTotalTimeout: f.maxTotal,
 		MaxPending: f.maxPending, MaxLineBytes: int(f.maxLineBytes), Strict: f.strict,
 		ProtocolVersion: f.protocolVersion, ClientVersion: version, Era: era,
+	}
+	if opts.ServerRequests, err = f.answers.serverRequests(); err != nil {
+		return client.Options{}, transport.StdioConfig{}, err
 	}
 	cfg := transport.StdioConfig{
 		Argv: argv, Dir: f.cwd, Env: env, MaxLineBytes: int(f.maxLineBytes),

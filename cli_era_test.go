@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -84,5 +86,28 @@ func TestTraceRetryOf(t *testing.T) {
 	ev.Req.RetryOf = jsonrpc.ID{}
 	if line := describeEvent(ev, t0); strings.Contains(line, "retry of") {
 		t.Errorf("line %q", line)
+	}
+}
+
+// TestEraConfirmWithReply: --elicit-reply answers the confirm tool in both
+// eras: the legacy server's elicitation/create request, and the modern
+// server's input_required (retried under a new id, as --trace shows).
+func TestEraConfirmWithReply(t *testing.T) {
+	reply := filepath.Join(t.TempDir(), "accept.json")
+	if err := os.WriteFile(reply, []byte(`{"action":"accept","content":{"confirm":true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, era := range []string{"legacy", "modern"} {
+		t.Run(era, func(t *testing.T) {
+			f := newFixture(t)
+			r := runSonde(t, "", f.cmd([]string{"call", "confirm", "--era", era, "--elicit-reply", reply, "--trace"}, "--era", era)...)
+			if r.code != 0 || strings.TrimSpace(r.stdout) != "confirmed" {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			retried := strings.Contains(r.stderr, "(retry of id 2)")
+			if retried != (era == "modern") {
+				t.Errorf("retry shown: %v, stderr:\n%s", retried, r.stderr)
+			}
+		})
 	}
 }

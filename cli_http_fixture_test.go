@@ -92,7 +92,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 			stderr: []string{"stream ended inside an SSE event", "not dispatched", "sonde: MCP_HTTP: tools/call 2: "}},
 		{name: "endless event", fixture: []string{"--fault", "http-endless-event"}, sonde: append(echo, "--max-line-bytes", "1MiB"), code: exitProtocol,
 			stderr: []string{"sonde: MCP_PROTOCOL: tools/call 2: SSE event exceeds 1048576 bytes (--max-line-bytes); the stream was dropped"}},
-		{name: "slow headers time out", fixture: []string{"--fault", "http-slow-headers", "--late-ms", "3000"}, sonde: append(echo, "--timeout", slowTimeout), code: exitTimeout,
+		{name: "slow headers time out", fixture: []string{"--fault", "http-slow-headers", "--late-ms", "8000"}, sonde: append(echo, "--timeout", slowTimeout), code: exitTimeout,
 			stderr: []string{"sonde: MCP_TIMEOUT: "}},
 	}
 	for _, tc := range cases {

@@ -43,6 +43,11 @@ func TestConformance(t *testing.T) {
 		{"initialize", []string{"mcp-client-initialization"}},
 		{"tools_call", []string{"tool-add-numbers"}},
 		{"sse-retry", []string{"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"}},
+		{"elicitation-sep1034-client-defaults", []string{
+			"client-elicitation-sep1034-string-default", "client-elicitation-sep1034-integer-default",
+			"client-elicitation-sep1034-number-default", "client-elicitation-sep1034-enum-default",
+			"client-elicitation-sep1034-boolean-default",
+		}},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			out := t.TempDir()

@@ -26,7 +26,7 @@ const testMainEnv = "SONDE_TEST_MAIN"
 // out. --timeout also bounds initialize, which is sent as soon as the server
 // is started: a race-enabled test binary on a busy machine can take longer
 // than a few hundred milliseconds to answer it.
-const slowTimeout = "2s"
+const slowTimeout = "4s"
 
 // runBound bounds one in-process run of sonde: its context is cancelled
 // then, and the test fails if run has not returned shortly after. It only

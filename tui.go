@@ -36,6 +36,10 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	if err != nil {
 		return err
 	}
+	// The user answers the server's requests in the UI's dialogs, so the UI
+	// declares every client capability; reply files still answer first.
+	sr := &copts.ServerRequests
+	sr.Roots, sr.Sampling, sr.Elicitation = true, true, true
 	dial, transportName, what, err := f.dialer(argv)
 	if err != nil {
 		return err
@@ -112,7 +116,8 @@ func modernLesson(f *tuiFlags, argv []string, copts client.Options, all *liveCli
 	}
 	return func() (*client.Client, client.Dialer, error) {
 		o := copts
-		o.Era, o.Capabilities, o.Inputs = client.EraModern, lesson.ElicitCapabilities, lesson.Accept
+		o.Era, o.Inputs = client.EraModern, lesson.Accept
+		o.ServerRequests = client.ServerRequests{Elicitation: true} // answered by Accept
 		c := client.New(o)
 		if !all.add(c) {
 			c.Close()

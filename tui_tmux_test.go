@@ -379,11 +379,17 @@ func TestTUIDemo(t *testing.T) {
 	tt.keys("Space")
 	s = tt.waitFor("the eras step", `Lesson 7/9: a server request, then input_required`, `id \d+ called confirm`)
 	confirm := submatch(t, s, `id (\d+) called confirm`)
-	tt.waitFor("the legacy server request", `<- "con\S*\s+elicitation/cre\S*\s+\S+\s+server-request`,
+	// The legacy server's request opens the elicitation dialog; the lesson's
+	// user ticks confirm and accepts.
+	tt.waitFor("the elicitation dialog", `Elicitation request from the server · id "confirm-1"`, `Proceed\?`, `› confirm\*\s+\[ \] false`)
+	tt.keys("Space")
+	tt.waitFor("confirm ticked", `› confirm\*\s+\[x\] true`)
+	tt.keys("C-s")
+	tt.waitFor("the legacy answer", `!Elicitation request from the server`,
 		`fixture: confirm: sending elicitation/create id="confirm-1"`,
 		`<- `+confirm+`\s+response\s+\S+\s+resolved`)
 	tt.keys("z") // zoom the lesson: the whole narration and the modern transcript
-	tt.waitFor("the modern transcript", `the tool says: not\s+│`, `confirmed: the client answered elicitation/create with an error`,
+	tt.waitFor("the modern transcript", `The tool says: confirmed\s`,
 		`-> id 2 tools/call confirm\s+│`, `<- id 2 input required for id 2 \(confirm: elicitation/create\)`,
 		`-> id 3 tools/call confirm, retry of id 2 with inputResponses and requestState`, `<- id 3 resolved id 3 after \S+: "confirmed"`)
 	tt.keys("z")
@@ -578,5 +584,56 @@ func TestTUIHTTP(t *testing.T) {
 	if strings.Contains(s, "session expired: ctrl+r") {
 		t.Errorf("the status bar still says the session expired:\n%s", s)
 	}
+	tt.quit()
+}
+
+// TestTUIAnswerSampling: the fixture's server-ping fault sends ping and a
+// sampling/createMessage right after the handshake. The UI declares
+// sampling, so a dialog opens over the panes; the answer typed there
+// reaches the server (its stderr logs it), and the request waited in
+// Pending, marked srv, without a deadline.
+func TestTUIAnswerSampling(t *testing.T) {
+	f := newFixture(t)
+	tt := startTUI(t, 120, 40, f.cmd(nil, "--fault", "server-ping"))
+	tt.waitFor("the dialog", `Sampling request from the server · id 7`, `user: hello from sonde-fixture`,
+		`^ctrl\+s send • ctrl\+x refuse`, `srv 7 +sampling/\S* +received`)
+	tt.keys("q") // text in the dialog, not quit
+	tt.text("uiet answer from tmux")
+	tt.waitFor("the answer typed", `quiet answer from tmux`)
+	tt.keys("C-s")
+	s := tt.waitFor("the answer at the server",
+		`fixture: response id=7 result=\{"role":"assistant"`,
+		`!Sampling request from the server`, `srv 7 +sampling/\S* +answered`)
+	// The whole width of the zoomed stderr pane shows the text that went out.
+	tt.keys("4", "z")
+	s = tt.waitFor("the text at the server", `fixture: response id=7 result=\{"role":"assistant","content":\{"type":"text","text":"quiet answer from tmux"`)
+	tt.quit()
+	checkPIDs(t, f, s, 1)
+}
+
+// TestTUIAnswerElicitation calls server-everything's
+// trigger-elicitation-request from the Tools pane: the elicitation opens a
+// form built from its requestedSchema (defaults filled in, the required
+// name enforced), and what is accepted there is what the tool reports.
+func TestTUIAnswerElicitation(t *testing.T) {
+	argv := everythingStdio(t)
+	tt := startTUI(t, 120, 40, append([]string{"--kill-after", "500ms"}, argv...))
+	// 17 tools: those for roots, sampling and elicitation are there because
+	// the UI declares them (they are registered on initialized, before the
+	// UI's tools/list is read).
+	tt.waitFor("the handshake", `mcp-servers/everything`, `─ 3 Tools 17 `)
+	tt.keys("3", "/")
+	tt.text("trigger-elicitation-req")
+	tt.waitFor("the filtered list", `^│› trigger-elicitation-request\s`)
+	tt.keys("Enter", "Enter") // keep the filter; open the form
+	tt.waitFor("the tool's form", `call trigger-elicitation-request`)
+	tt.keys("Enter") // no arguments: call
+	tt.waitFor("the dialog", `Elicitation request from the server`, `answer elicitation · fields`,
+		`› name\*`, `firstLine\s+It was a dark and stormy night\.`, `ctrl\+s accept`)
+	tt.keys("C-s")
+	tt.waitFor("the required field refused", `✗ required`)
+	tt.text("Ada Lovelace")
+	tt.keys("C-s")
+	tt.waitFor("the result", `!Elicitation request from the server`, `Name: Ada Lovelace`)
 	tt.quit()
 }

@@ -16,7 +16,6 @@
 package client
 
 import (
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -61,14 +60,16 @@ type Options struct {
 	// RetiredIDs bounds how many settled ids are remembered to tell late and
 	// duplicate responses apart from unknown ones.
 	RetiredIDs int
+	// ServerRequests are the client capabilities declared and how the
+	// server's requests are answered (see respond.go).
+	ServerRequests ServerRequests
 	// Era is the protocol era: EraLegacy (default), EraModern or EraAuto
 	// (see era.go).
 	Era Era
-	// Capabilities are the client capabilities sonde declares (in each
-	// modern request's _meta); default {}.
-	Capabilities json.RawMessage
 	// Inputs answers the input requests of input_required results (modern
-	// era); nil: such a call fails with MCP_PROTOCOL.
+	// era) that ServerRequests does not answer (roots/list from its roots,
+	// sampling and elicitation by its Handler); nil: such a call fails with
+	// MCP_PROTOCOL.
 	Inputs InputFunc
 }
 
@@ -118,6 +119,7 @@ type Client struct {
 	// server exited, or the stream was corrupt); new calls fail with it.
 	dead  *Error
 	stats Stats
+	srv   srvState // the server's requests and sonde's roots
 
 	init initState
 	era  eraState
@@ -151,6 +153,9 @@ type Stats struct {
 	Invalid    uint64
 	Progress   uint64
 	ServerReqs uint64
+	// Undeclared counts the server's requests for a capability sonde did
+	// not declare.
+	Undeclared uint64
 	// Retried counts modern requests answered input_required and retried.
 	Retried uint64
 	// StderrBytes counts every byte the server wrote on stderr.
@@ -167,6 +172,7 @@ func New(opts Options) *Client {
 		readDone:  make(chan struct{}),
 		closeDone: make(chan struct{}),
 	}
+	c.srv.roots = append([]mcp.Root(nil), opts.ServerRequests.RootList...)
 	c.endRead = sync.OnceFunc(func() { close(c.readDone) })
 	c.out.init(opts.MaxPending*2 + 64)
 	return c

@@ -103,14 +103,6 @@ func (c *Client) Discovered() *mcp.DiscoverResult {
 
 func (c *Client) modernLocked() bool { return c.era.resolved == EraModern }
 
-// capabilities is what sonde declares it can do as a client.
-func (c *Client) capabilities() json.RawMessage {
-	if len(c.opts.Capabilities) > 0 {
-		return c.opts.Capabilities
-	}
-	return json.RawMessage("{}")
-}
-
 // modernMeta is the _meta every modern request carries.
 func (c *Client) modernMeta() map[string]json.RawMessage {
 	info, _ := json.Marshal(mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion})
@@ -326,8 +318,7 @@ func (c *Client) retry(b *retryBase, prev int64, call *Call, ir mcp.InputRequire
 	}()
 	answers := map[string]json.RawMessage{}
 	for _, k := range slices.Sorted(maps.Keys(ir.InputRequests)) {
-		req := ir.InputRequests[k]
-		ans, err := c.answerInput(ctx, req)
+		ans, err := c.answerInput(ctx, k, ir.InputRequests[k])
 		if err != nil {
 			c.endCall(call, prev, err)
 			return
@@ -346,10 +337,37 @@ func (c *Client) retry(b *retryBase, prev int64, call *Call, ir mcp.InputRequire
 	}
 }
 
-// answerInput answers one input request with Options.Inputs.
-func (c *Client) answerInput(ctx context.Context, req mcp.InputRequest) (json.RawMessage, error) {
+// answerInput answers one input request as a legacy server's request of the
+// same method would be: roots/list from the roots, sampling and elicitation
+// by ServerRequests.Handler; what that leaves (or every request, without a
+// Handler) goes to Options.Inputs. A request for a capability sonde did not
+// declare is the server's fault (MCP_PROTOCOL).
+func (c *Client) answerInput(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
+	m := jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: jsonrpc.String(key), Method: req.Method, Params: req.Params}
+	if ok, capability := c.declared(m); !ok {
+		return nil, newErr(CodeProtocol, "the server asked for %s, which needs the %s capability sonde did not declare", bounded(req.Method, 64), capability)
+	}
+	sr := c.opts.ServerRequests
+	switch req.Method {
+	case mcp.MethodRootsList:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.rootsResultLocked(), nil
+	case mcp.MethodCreateMessage, mcp.MethodElicit:
+		if sr.Handler != nil {
+			res, rpcErr, ok := sr.Handler(ServerRequest{ID: m.ID, Method: req.Method, Params: req.Params, Received: time.Now()})
+			switch {
+			case ok && rpcErr != nil:
+				return nil, newErr(CodeProtocol, "sonde's answer to the %s the server asked for is an error (%s), which an input_required retry cannot carry", req.Method, bounded(rpcErr.Message, 200))
+			case ok:
+				return res, nil
+			}
+		}
+	default:
+		return nil, newErr(CodeProtocol, "the server asked for %s, which is not an input request sonde knows", bounded(req.Method, 64))
+	}
 	if c.opts.Inputs == nil {
-		return nil, newErr(CodeProtocol, "the server asked for %s, which sonde cannot answer (declared client capabilities: %s)", bounded(req.Method, 64), c.capabilities())
+		return nil, newErr(CodeProtocol, "the server asked for %s, which sonde cannot answer (no reply configured)", bounded(req.Method, 64))
 	}
 	ans, err := c.opts.Inputs(ctx, req.Method, req.Params)
 	if err == nil && !json.Valid(ans) {

@@ -20,8 +20,8 @@ import (
 
 var modernFixture = fixtureArgs{extra: []string{"--era", "modern"}}
 
-// elicitCaps declares form elicitation.
-var elicitCaps = json.RawMessage(`{"elicitation":{}}`)
+// elicit declares elicitation (no Handler: Options.Inputs answers).
+var elicit = ServerRequests{Elicitation: true}
 
 // sentRequests returns the frames sonde wrote that are requests.
 func (s *session) sentRequests() []*FrameInfo {
@@ -132,7 +132,7 @@ func TestModernInputRequiredRetry(t *testing.T) {
 		mu.Unlock()
 		return json.RawMessage(`{"action":"accept","content":{"confirm":true}}`), nil
 	}
-	s := start(t, Options{Era: EraModern, Capabilities: elicitCaps, Inputs: inputs}, modernFixture)
+	s := start(t, Options{Era: EraModern, ServerRequests: elicit, Inputs: inputs}, modernFixture)
 	s.init()
 	call := s.c.GoTool(context.Background(), "confirm", json.RawMessage(`{"message":"Ship it?"}`), CallOptions{})
 	raw, err := call.Wait()
@@ -182,7 +182,7 @@ func TestModernInputRequiredFailures(t *testing.T) {
 		}
 	})
 	t.Run("no answer", func(t *testing.T) {
-		s := start(t, Options{Era: EraModern, Capabilities: elicitCaps}, modernFixture)
+		s := start(t, Options{Era: EraModern, ServerRequests: elicit}, modernFixture)
 		s.init()
 		_, _, err := s.c.CallTool(context.Background(), "confirm", nil, CallOptions{})
 		if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "sonde cannot answer") {
@@ -190,7 +190,7 @@ func TestModernInputRequiredFailures(t *testing.T) {
 		}
 	})
 	t.Run("unknown resultType", func(t *testing.T) {
-		s := start(t, Options{Era: EraModern, Capabilities: elicitCaps}, modernFixture)
+		s := start(t, Options{Era: EraModern, ServerRequests: elicit}, modernFixture)
 		s.init()
 		_, _, err := s.c.CallTool(context.Background(), "confirm", json.RawMessage(`{"result_type":"partial"}`), CallOptions{})
 		if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), `unknown resultType "partial"`) {
@@ -210,7 +210,7 @@ func TestModernInputRequiredFailures(t *testing.T) {
 				<-ctx.Done()
 				return nil, ctx.Err()
 			}
-			s := start(t, Options{Era: EraModern, Capabilities: elicitCaps, Inputs: inputs}, modernFixture)
+			s := start(t, Options{Era: EraModern, ServerRequests: elicit, Inputs: inputs}, modernFixture)
 			s.init()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -343,7 +343,7 @@ func TestModernOverHTTP(t *testing.T) {
 	}
 	t.Run("modern", func(t *testing.T) {
 		url := serveFixtureHTTP(t, "--era", "modern")
-		s := dialSession(t, Options{Era: EraModern, Capabilities: elicitCaps, Inputs: accept}, HTTP(transport.HTTPConfig{URL: url}))
+		s := dialSession(t, Options{Era: EraModern, ServerRequests: elicit, Inputs: accept}, HTTP(transport.HTTPConfig{URL: url}))
 		res, err := s.c.Initialize(context.Background())
 		if err != nil || res.ProtocolVersion != mcp.ModernVersion {
 			t.Fatalf("%+v %v", res, err)
@@ -377,4 +377,41 @@ func TestModernOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestModernInputFromHandler: input requests are answered as legacy server
+// requests are: by ServerRequests.Handler (the headless replies), roots
+// from the roots; a Handler's refusal cannot be carried and fails the call.
+func TestModernInputFromHandler(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler Handler
+		want    string
+		errWant string
+	}{
+		{"accept", func(r ServerRequest) (json.RawMessage, *jsonrpc.Error, bool) {
+			return json.RawMessage(`{"action":"accept","content":{"confirm":true}}`), nil, true
+		}, "confirmed", ""},
+		{"decline", func(r ServerRequest) (json.RawMessage, *jsonrpc.Error, bool) {
+			return json.RawMessage(`{"action":"decline"}`), nil, true
+		}, `not confirmed: the client answered {"action":"decline"}`, ""},
+		{"refuse", func(r ServerRequest) (json.RawMessage, *jsonrpc.Error, bool) {
+			return nil, &jsonrpc.Error{Code: -32600, Message: "no"}, true
+		}, "", "which an input_required retry cannot carry"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := start(t, Options{Era: EraModern, ServerRequests: ServerRequests{Elicitation: true, Handler: tc.handler}}, modernFixture)
+			s.init()
+			r, raw, err := s.c.CallTool(context.Background(), "confirm", nil, CallOptions{})
+			if tc.errWant != "" {
+				if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), tc.errWant) {
+					t.Fatalf("err = %v", err)
+				}
+				return
+			}
+			if err != nil || len(r.Content) != 1 || r.Content[0].Text != tc.want {
+				t.Fatalf("%s %v", raw, err)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"sync/atomic"
 	"time"
 
@@ -80,6 +81,10 @@ const (
 	VerdictServerRequest Verdict = "server-request" // in: a request from the server
 	VerdictNotification  Verdict = "notification"   // in: a notification from the server
 	VerdictProgress      Verdict = "progress"       // in: a progress notification for a pending request
+	// VerdictUndeclared: in: a request from the server for a client
+	// capability sonde did not declare (a protocol violation); it is
+	// answered with a JSON-RPC error.
+	VerdictUndeclared Verdict = "undeclared"
 )
 
 // FrameInfo is a frame and what it did.
@@ -145,6 +150,9 @@ type ReqInfo struct {
 	Latency  time.Duration
 	Progress *Progress
 	Err      error
+	// Params are the params of a request from the server (on its received
+	// transition), for a UI that answers it.
+	Params json.RawMessage
 	// RetryOf is, for a modern-era retry after input_required, the id of
 	// the request it continues.
 	RetryOf jsonrpc.ID

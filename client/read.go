@@ -173,34 +173,10 @@ func (c *Client) responseLocked(f transport.Frame) {
 	c.emitFrame(f, VerdictUnknown, fmt.Sprintf("%s was never sent; ignored", idText(n)))
 }
 
-// serverRequestLocked answers a request from the server: ping with {}, any
-// other method with -32601 (sonde declares no client capabilities yet).
-func (c *Client) serverRequestLocked(f transport.Frame) {
-	c.stats.ServerReqs++
-	if c.modernLocked() {
-		c.serverRequestModernLocked(f)
-		return
-	}
-	m := f.Msg
-	c.emitFrame(f, VerdictServerRequest, "request from the server: "+m.Method)
-	c.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: m.ID, Method: m.Method, State: StateReceived}})
-	var raw []byte
-	state, detail := StateAnswered, error(nil)
-	if m.Method == mcp.MethodPing {
-		raw, _ = jsonrpc.EncodeResult(m.ID, json.RawMessage("{}"))
-	} else {
-		e := &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: sonde does not handle " + m.Method}
-		raw, _ = jsonrpc.EncodeError(m.ID, e)
-		detail = e
-	}
-	if !c.out.push(outItem{raw: raw, id: m.ID, method: m.Method}) {
-		c.emit(Event{Kind: EvNote, Note: "answer to server request " + m.ID.String() + " not sent: write queue full"})
-		return
-	}
-	c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: m.ID, Method: m.Method, State: state, Latency: time.Since(f.Time), Err: detail}})
-}
-
 func (c *Client) notificationLocked(f transport.Frame) {
+	if f.Msg.Method == mcp.MethodCancelled && c.serverCancelLocked(f) {
+		return
+	}
 	if f.Msg.Method != mcp.MethodProgress {
 		c.emitFrame(f, VerdictNotification, f.Msg.Method)
 		return

@@ -20,6 +20,10 @@ sse-retry)
 	# The tool's response stream closes after a priming event with an id
 	# and retry: 500; sonde must resume it with GET and Last-Event-ID.
 	exec "$sonde" call test_reconnection --url "$url" ;;
+elicitation-sep1034-client-defaults)
+	# The tool sends elicitation/create on the standalone GET stream; sonde
+	# accepts it with the defaults of its requestedSchema.
+	exec "$sonde" call test_client_elicitation_defaults --elicit-defaults --url "$url" ;;
 *)
 	echo "conformance-client.sh: scenario '${MCP_CONFORMANCE_SCENARIO:-}' is not supported by sonde yet" >&2
 	exit 2 ;;

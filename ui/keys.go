@@ -6,7 +6,9 @@ import "charm.land/bubbles/v2/key"
 // (unless the pane is capturing text input).
 type keyMap struct {
 	Next, Prev, Zoom, Help, Restart, Quit, Focus, Record key.Binding
-	LessonNext, FIFO                                     key.Binding
+	// Roots opens the roots editor (ui/answer).
+	Roots            key.Binding
+	LessonNext, FIFO key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -17,6 +19,7 @@ func defaultKeyMap() keyMap {
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Restart:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "restart server")),
 		Record:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "record on/off")),
+		Roots:      key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "edit roots")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Focus:      key.NewBinding(key.WithKeys("1", "2", "3", "4", "5"), key.WithHelp("1-5", "focus pane")),
 		LessonNext: key.NewBinding(key.WithKeys("space", "n"), key.WithHelp("space", "next lesson step")),
@@ -31,5 +34,5 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp lists every global key.
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Quit}, {k.LessonNext, k.FIFO}}
+	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Roots, k.Quit}, {k.LessonNext, k.FIFO}}
 }

@@ -111,6 +111,12 @@ type Model struct {
 	now     time.Time
 	quitted bool
 	rec     RecordState
+
+	// The server's requests waiting for the user, and the dialog open over
+	// the panes (dialog.go).
+	asks      asks
+	dlg       dialog
+	answerErr error // the last answer or roots change that failed
 }
 
 // connState is what the status bar shows about the server.

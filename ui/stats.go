@@ -46,7 +46,7 @@ func (s *stats) apply(evs []client.Event) {
 			}
 		case client.EvFrame:
 			switch ev.Frame.Verdict {
-			case client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong, client.VerdictUnknown, client.VerdictDuplicate, client.VerdictLate:
+			case client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong, client.VerdictUnknown, client.VerdictDuplicate, client.VerdictLate, client.VerdictUndeclared:
 				s.errors++
 			}
 		}

@@ -18,6 +18,9 @@ import (
 // global keymap or the focused pane, mouse to the pane under the pointer,
 // client events to every pane, and pane requests to commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if cmd, ok := m.updateDialog(msg); ok {
+		return m, cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -117,6 +120,9 @@ func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
 			return cancelCmd(m.sess.Client, msg.ID)
 		}
 		return nil
+	case pending.AnswerMsg:
+		m.openAsk(msg.ID)
+		return nil
 	case pending.ShowFramesMsg:
 		m.frames.FilterID(msg.ID)
 		m.setFocus(paneFrames)
@@ -155,6 +161,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 	}
 	m.stats.apply(msg.evs)
+	m.trackAsks(msg.evs, msg.gen)
 	if msg.gen != m.gen {
 		return waitEvents(msg.gen, msg.sub)
 	}
@@ -222,6 +229,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.restart()
 		case key.Matches(msg, m.keys.Record):
 			return m.toggleRecord()
+		case key.Matches(msg, m.keys.Roots):
+			return m.openRootsCmd()
 		case key.Matches(msg, m.keys.Focus):
 			m.setFocus(int(msg.String()[0] - '1'))
 			return nil
@@ -289,6 +298,7 @@ func (m *Model) restart() tea.Cmd {
 	m.gen++
 	m.sess = Session{}
 	m.conn = connState{starting: true, restarting: true}
+	m.asks, m.dlg = asks{}, nil
 	// History is kept across a restart (the frames of the old process stay,
 	// and stderr shows where one process ended and the next began); panes
 	// forget only per-process state.
@@ -326,4 +336,5 @@ func (m *Model) relayout() {
 		}
 	}
 	m.help.SetWidth(m.width)
+	m.sizeDialog()
 }

@@ -40,6 +40,9 @@ func (m *Model) render() string {
 		box := m.frame(i, r)
 		layers = append(layers, lipgloss.NewLayer(box).X(r.X).Y(r.Y))
 	}
+	if d := m.dialogLayer(); d != nil {
+		layers = append(layers, d)
+	}
 	body := lipgloss.NewCanvas(m.width, m.height-2)
 	body.Compose(lipgloss.NewCompositor(layers...))
 	return body.Render() + "\n" + m.helpLine() + "\n" + m.statusBar()
@@ -71,6 +74,9 @@ func (m *Model) frame(i int, r rect) string {
 
 func (m *Model) helpLine() string {
 	var bindings []key.Binding
+	if m.dlg != nil {
+		return format.Fit(m.help.ShortHelpView(m.dlg.Keys().ShortHelp()), m.width)
+	}
 	p := m.panes[m.focus]
 	if p != nil {
 		bindings = append(bindings, p.Keys().ShortHelp()...)
@@ -136,6 +142,9 @@ func (m *Model) statusBar() string {
 	parts = append(parts, proc)
 	if m.conn.exited != "" {
 		parts = append(parts, part{text: st.Error.Render("exited: " + m.conn.exited)})
+	}
+	if m.answerErr != nil {
+		parts = append(parts, part{text: st.Error.Render("not sent: " + m.answerErr.Error())})
 	}
 	if m.conn.expired {
 		parts = append(parts, part{text: st.Error.Render("session expired: ctrl+r starts a new one")})

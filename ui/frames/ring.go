@@ -178,7 +178,7 @@ func violation(v client.Verdict) (bad, isErr bool) {
 	switch v {
 	case client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong:
 		return true, true
-	case client.VerdictUnknown, client.VerdictLate, client.VerdictDuplicate:
+	case client.VerdictUnknown, client.VerdictLate, client.VerdictDuplicate, client.VerdictUndeclared:
 		return true, false
 	}
 	return false, false

@@ -22,7 +22,7 @@ func modernFixture(t *testing.T) ModernFunc {
 	}
 	cfg := transport.StdioConfig{Argv: []string{os.Args[0], "--era", "modern"}, Env: env, KillAfter: 300 * time.Millisecond}
 	return func() (*client.Client, client.Dialer, error) {
-		c := client.New(client.Options{Era: client.EraModern, Capabilities: ElicitCapabilities, Inputs: Accept})
+		c := client.New(client.Options{Era: client.EraModern, ServerRequests: client.ServerRequests{Elicitation: true}, Inputs: Accept})
 		return c, client.Stdio(cfg), nil
 	}
 }
@@ -58,7 +58,7 @@ func TestErasStepText(t *testing.T) {
 	m.Update(resultMsg{"confirm", "not confirmed: the client answered elicitation/create with an error"})
 	m.Update(modernMsg{lines: []string{"-> id 1 server/discover", "<- id 3 resolved"}})
 	v := ansi.Strip(m.View())
-	for _, want := range []string{"the tool says: not confirmed", "-> id 1 server/discover", "<- id 3 resolved"} {
+	for _, want := range []string{"The tool says: not confirmed", "-> id 1 server/discover", "<- id 3 resolved"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}

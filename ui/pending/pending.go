@@ -10,6 +10,8 @@
 //
 //   - CancelMsg{ID}: the user pressed `c` on one of sonde's in-flight
 //     requests; the root cancels request ID.
+//   - AnswerMsg{ID}: the user pressed `a` on a request from the server that
+//     waits for an answer; the root opens its dialog.
 //   - ShowFramesMsg{ID, Dir}: the user pressed `enter` or `f` on a row; the
 //     root shows the frames of that request.
 package pending
@@ -26,6 +28,10 @@ import (
 
 // CancelMsg asks the root to cancel sonde's in-flight request ID.
 type CancelMsg struct{ ID int64 }
+
+// AnswerMsg asks the root to open the dialog that answers the server's
+// request ID (a sampling or elicitation request waiting for the user).
+type AnswerMsg struct{ ID jsonrpc.ID }
 
 // ShowFramesMsg asks the root to show the frames of request ID. Dir is
 // transport.Out for sonde's requests and transport.In for the server's.

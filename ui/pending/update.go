@@ -13,6 +13,8 @@ type KeyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// Cancel is disabled in the history view.
 	Cancel, Frames, History key.Binding
+	// Answer opens the dialog of a request from the server that waits.
+	Answer key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -27,6 +29,7 @@ func DefaultKeyMap() KeyMap {
 		Cancel:   key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel request")),
 		Frames:   key.NewBinding(key.WithKeys("enter", "f"), key.WithHelp("enter/f", "show frames")),
 		History:  key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "live/history")),
+		Answer:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer server request")),
 	}
 }
 
@@ -39,7 +42,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Cancel, k.Frames, k.History},
+		{k.Cancel, k.Answer, k.Frames, k.History},
 	}
 }
 
@@ -86,6 +89,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.History):
 		m.history = !m.history
 		k.Cancel.SetEnabled(!m.history)
+		k.Answer.SetEnabled(!m.history)
 	case key.Matches(msg, k.Cancel):
 		e := m.selected()
 		if e == nil || e.key.dir != transport.Out || e.state.Final() {
@@ -93,6 +97,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		if id, ok := e.key.id.Int64(); ok {
 			return func() tea.Msg { return CancelMsg{ID: id} }
+		}
+	case key.Matches(msg, k.Answer):
+		if e := m.selected(); e != nil && e.key.dir == transport.In && !e.state.Final() {
+			id := e.key.id
+			return func() tea.Msg { return AnswerMsg{ID: id} }
 		}
 	case key.Matches(msg, k.Frames):
 		if e := m.selected(); e != nil && e.key.id.IsValid() {

@@ -131,6 +131,10 @@ func (m *Model) liveCells(e *entry) []cell {
 		}
 	}
 	detail := progressText(e.progress)
+	if e.key.dir == transport.In && detail == "" {
+		// sonde sets no deadline on the server's requests: the server does.
+		detail = "awaits an answer (a) · the deadline is the server's"
+	}
 	if e.stream != "" {
 		detail = strings.TrimSpace("on " + e.stream + "  " + detail)
 	}

@@ -33,7 +33,7 @@ type field struct {
 func newField(st *theme.Styles, p Prop) field {
 	f := field{prop: p}
 	switch {
-	case p.Nested:
+	case p.Nested, len(p.Items) > 0:
 		f.kind = kindJSON
 	case len(p.Enum) > 0:
 		f.kind = kindChoice
@@ -190,4 +190,31 @@ func (f *field) unset() int {
 		return 1
 	}
 	return 0
+}
+
+// choiceLabel is the selected choice as shown: its title when the schema
+// gives one, else the value.
+func (f *field) choiceLabel() string {
+	c := f.choices[f.choice]
+	if t := f.prop.EnumTitles; len(t) == len(f.prop.Enum) {
+		for i, e := range f.prop.Enum {
+			if sameJSON(e, c) {
+				return t[i] + " (" + Label(c) + ")"
+			}
+		}
+	}
+	return Label(c)
+}
+
+// itemsHint lists the values a multi-select array may hold.
+func itemsHint(p Prop) string {
+	labels := make([]string, len(p.Items))
+	for i, v := range p.Items {
+		labels[i] = string(v)
+	}
+	s := "JSON array of " + strings.Join(labels, ", ")
+	if p.Description != "" {
+		s = p.Description + " · " + s
+	}
+	return s
 }

@@ -64,6 +64,7 @@ type Form struct {
 	issues     []Issue // problems not shown next to a field
 	args       json.RawMessage
 	w, h       int
+	verb       string // the heading's first word ("call")
 }
 
 // New builds the form for tool, pre-filled with prefill (the arguments of a
@@ -114,6 +115,10 @@ func newEditor(st *theme.Styles) textarea.Model {
 	ed.MaxHeight = 0
 	return ed
 }
+
+// SetVerb replaces "call" in the form's heading (an elicitation form is
+// "answer", not a call).
+func (f *Form) SetVerb(v string) { f.verb = v }
 
 // Tool returns the name of the tool the form calls.
 func (f *Form) Tool() string { return f.tool.Name }

@@ -18,14 +18,21 @@ type Prop struct {
 	// "object", "array"), several joined by "|", a combinator name ("oneOf",
 	// "anyOf", "allOf", "$ref"), or "any" when the schema says nothing.
 	Type string
-	// Enum holds the allowed values (from enum, or a single const).
+	// Enum holds the allowed values (from enum, a single const, or a oneOf
+	// or anyOf whose every branch is a const).
 	Enum []json.RawMessage
+	// EnumTitles are the titles of the Enum values, when the schema gives
+	// them (oneOf/anyOf branches with title, or enumNames); else nil.
+	EnumTitles []string
 	// Default is the schema's default value, if any.
 	Default  json.RawMessage
 	Required bool
 	// Nested is true when a simple field cannot edit the property and the
 	// raw JSON editor is needed.
 	Nested bool
+	// Items are the allowed values of the elements of an array property
+	// whose items are a choice (a multi-select, edited as a JSON array).
+	Items []json.RawMessage
 }
 
 // Schema is the part of an input schema the form and the list read.
@@ -89,6 +96,8 @@ func parseProp(name string, raw json.RawMessage) Prop {
 		AnyOf       json.RawMessage   `json:"anyOf"`
 		AllOf       json.RawMessage   `json:"allOf"`
 		Ref         string            `json:"$ref"`
+		EnumNames   []string          `json:"enumNames"`
+		Items       json.RawMessage   `json:"items"`
 	}
 	p := Prop{Name: name}
 	if err := json.Unmarshal(raw, &ps); err != nil {
@@ -103,6 +112,25 @@ func parseProp(name string, raw json.RawMessage) Prop {
 	}
 	if len(ps.Const) > 0 {
 		p.Enum = []json.RawMessage{compact(ps.Const)}
+	}
+	if len(ps.EnumNames) == len(p.Enum) && len(p.Enum) > 0 {
+		p.EnumTitles = ps.EnumNames
+	}
+	// A oneOf or anyOf of titled consts is a choice (elicitation schemas
+	// use it for enums with labels).
+	for _, branches := range []json.RawMessage{ps.OneOf, ps.AnyOf} {
+		if vals, titles, ok := constBranches(branches); ok {
+			p.Enum, p.EnumTitles = vals, titles
+			ps.OneOf, ps.AnyOf = nil, nil
+		}
+	}
+	// An array of such choices (a multi-select) is edited as a JSON array
+	// in a field of its own; the choices are listed under it.
+	if typeName(ps.Type) == "array" && len(ps.Items) > 0 {
+		if items := parseProp("", ps.Items); len(items.Enum) > 0 && !items.Nested {
+			p.Type, p.Items = "array", items.Enum
+			return p
+		}
 	}
 	switch {
 	case ps.OneOf != nil:
@@ -194,4 +222,34 @@ func Label(raw json.RawMessage) string {
 		return s
 	}
 	return string(compact(raw))
+}
+
+// constBranches reads a oneOf or anyOf list whose every branch is
+// {"const": v, "title"?: t}: the values and (when all have one) titles.
+func constBranches(raw json.RawMessage) ([]json.RawMessage, []string, bool) {
+	if len(raw) == 0 {
+		return nil, nil, false
+	}
+	var branches []struct {
+		Const json.RawMessage `json:"const"`
+		Title *string         `json:"title"`
+	}
+	if json.Unmarshal(raw, &branches) != nil || len(branches) == 0 {
+		return nil, nil, false
+	}
+	vals := make([]json.RawMessage, 0, len(branches))
+	titles := make([]string, 0, len(branches))
+	for _, b := range branches {
+		if len(b.Const) == 0 {
+			return nil, nil, false
+		}
+		vals = append(vals, compact(b.Const))
+		if b.Title != nil {
+			titles = append(titles, *b.Title)
+		}
+	}
+	if len(titles) != len(vals) {
+		titles = nil
+	}
+	return vals, titles, true
 }

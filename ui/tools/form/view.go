@@ -68,7 +68,11 @@ func (f *Form) View() string {
 	if f.mode == ModeJSON {
 		mode = "JSON"
 	}
-	lines := []string{st.Accent.Render("call "+Clean(f.tool.Name)) + st.Subtle.Render(" · "+mode)}
+	verb := "call"
+	if f.verb != "" {
+		verb = f.verb
+	}
+	lines := []string{st.Accent.Render(verb+" "+Clean(f.tool.Name)) + st.Subtle.Render(" · "+mode)}
 	if d := f.tool.Description; d != "" {
 		lines = append(lines, st.Subtle.Render(Clean(d)))
 	}
@@ -98,7 +102,7 @@ func (f *Form) View() string {
 			len(f.extraNames), Clean(strings.Join(f.extraNames, ", ")))))
 	}
 	if len(f.fields) == 0 {
-		lines = append(lines, st.Subtle.Render("no arguments · enter to call"))
+		lines = append(lines, st.Subtle.Render("no arguments · enter to "+verb))
 	}
 	lw := f.labelWidth()
 	for i := f.top; i < len(f.fields) && len(lines) < f.h; i++ {
@@ -135,7 +139,7 @@ func (f *Form) fieldView(i, lw int) []string {
 			widget = "[x] true"
 		}
 	default:
-		widget = "‹ " + Clean(Label(fl.choices[fl.choice])) + " ›" +
+		widget = "‹ " + Clean(fl.choiceLabel()) + " ›" +
 			st.Subtle.Render(fmt.Sprintf(" %d/%d", fl.choice+1-fl.unset(), len(fl.prop.Enum)))
 	}
 	line := marker + labelStyle.Render(format.Fit(label, lw)) + " " + widget
@@ -143,6 +147,8 @@ func (f *Form) fieldView(i, lw int) []string {
 	switch {
 	case fl.err != "":
 		under += st.Error.Render("✗ " + Clean(fl.err))
+	case len(fl.prop.Items) > 0:
+		under += st.Subtle.Render(Clean(itemsHint(fl.prop)))
 	case fl.prop.Description != "":
 		under += st.Subtle.Render(Clean(fl.prop.Description))
 	default:

@@ -1,0 +1,260 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// ServerRequests configures the client capabilities sonde declares in
+// initialize and how it answers the requests a server sends it.
+//
+// roots/list is answered at once from Roots. sampling/createMessage and
+// elicitation/create are handed to Handler when it is set; a request
+// Handler leaves alone (or every one, without a Handler) waits, shown in
+// the event stream as received, until Client.Respond answers it. sonde
+// never times such a request out: the server does. A request for a
+// capability that was not declared is answered with a JSON-RPC error and
+// its frame has the verdict VerdictUndeclared.
+type ServerRequests struct {
+	// Roots declares roots (with listChanged); roots/list is answered from
+	// RootList, which SetRoots replaces.
+	Roots    bool
+	RootList []mcp.Root
+	// Sampling declares sampling.
+	Sampling bool
+	// Elicitation declares elicitation (form and, from 2025-11-25, url).
+	Elicitation bool
+	// Handler, if set, is offered every sampling and elicitation request
+	// that was declared. It runs on the reader goroutine and must return
+	// quickly without calling the Client. Returning ok false leaves the
+	// request waiting for Respond.
+	Handler Handler
+	// Undeclared is added to the message of the error answering a request
+	// for a capability that was not declared (how to declare it).
+	Undeclared map[string]string
+}
+
+// Handler answers a request from the server with a result or a JSON-RPC
+// error, or reports ok false to leave it for Client.Respond.
+type Handler func(r ServerRequest) (result json.RawMessage, rpcErr *jsonrpc.Error, ok bool)
+
+// ServerRequest is a request from the server waiting for sonde's answer.
+type ServerRequest struct {
+	ID       jsonrpc.ID
+	Method   string
+	Params   json.RawMessage
+	Received time.Time
+}
+
+// srvState is the client's side of the server's requests.
+type srvState struct {
+	roots   []mcp.Root
+	waiting map[jsonrpc.ID]*ServerRequest
+}
+
+// capabilities is the client capabilities object sent in initialize.
+func (c *Client) capabilities() json.RawMessage {
+	o := c.opts.ServerRequests
+	caps := map[string]any{}
+	if o.Roots {
+		caps["roots"] = map[string]bool{"listChanged": true}
+	}
+	if o.Sampling {
+		caps["sampling"] = struct{}{}
+	}
+	if o.Elicitation {
+		caps["elicitation"] = c.elicitationCaps()
+	}
+	raw, _ := json.Marshal(caps)
+	return raw
+}
+
+// elicitationCaps is {form, url} from 2025-11-25 (URL mode), {} before
+// (an empty object means form only).
+func (c *Client) elicitationCaps() any {
+	if c.opts.ProtocolVersion < "2025-11-25" {
+		return struct{}{}
+	}
+	return map[string]struct{}{"form": {}, "url": {}}
+}
+
+// declared says whether the request m is for a capability sonde declared,
+// and if not, which one it needed.
+func (c *Client) declared(m jsonrpc.Message) (ok bool, capability string) {
+	o := c.opts.ServerRequests
+	switch m.Method {
+	case mcp.MethodRootsList:
+		return o.Roots, "roots"
+	case mcp.MethodCreateMessage:
+		return o.Sampling, "sampling"
+	case mcp.MethodElicit:
+		if !o.Elicitation {
+			return false, "elicitation"
+		}
+		var p mcp.ElicitParams
+		_ = json.Unmarshal(m.Params, &p)
+		if p.Mode == "url" && c.opts.ProtocolVersion < "2025-11-25" {
+			return false, "elicitation.url"
+		}
+		return true, ""
+	}
+	return true, ""
+}
+
+// serverRequestLocked handles a request from the server: ping is answered
+// {}, roots/list from the roots, sampling and elicitation by the Handler
+// or later by Respond; a request for an undeclared capability, or for a
+// method sonde does not know, gets a JSON-RPC error.
+func (c *Client) serverRequestLocked(f transport.Frame) {
+	c.stats.ServerReqs++
+	if c.modernLocked() {
+		c.serverRequestModernLocked(f) // era.go: not answered
+		return
+	}
+	m := f.Msg
+	ok, capability := c.declared(m)
+	_, dup := c.srv.waiting[m.ID]
+	switch {
+	case dup:
+		c.stats.Invalid++
+		c.emitFrame(f, VerdictInvalid, "request from the server reuses id "+m.ID.String()+", which is still waiting for sonde's answer; answered with an error")
+	case !ok:
+		c.stats.Undeclared++
+		c.emitFrame(f, VerdictUndeclared, fmt.Sprintf("%s needs the %s capability, which sonde did not declare (a protocol violation); answered with an error", m.Method, capability))
+	default:
+		c.emitFrame(f, VerdictServerRequest, "request from the server: "+m.Method)
+	}
+	c.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: m.ID, Method: m.Method, State: StateReceived, Params: m.Params}})
+	req := &ServerRequest{ID: m.ID, Method: m.Method, Params: m.Params, Received: f.Time}
+	switch {
+	case dup:
+		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "id " + m.ID.String() + " is already in use by a request sonde has not answered"})
+	case !ok:
+		msg := fmt.Sprintf("sonde did not declare the %s capability, so the server must not send %s", capability, m.Method)
+		if how := c.opts.ServerRequests.Undeclared[m.Method]; how != "" {
+			msg += "; " + how
+		}
+		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: msg})
+	case m.Method == mcp.MethodPing:
+		c.answerLocked(req, json.RawMessage("{}"), nil)
+	case m.Method == mcp.MethodRootsList:
+		c.answerLocked(req, c.rootsResultLocked(), nil)
+	case m.Method == mcp.MethodCreateMessage, m.Method == mcp.MethodElicit:
+		if h := c.opts.ServerRequests.Handler; h != nil {
+			if res, rpcErr, answered := h(*req); answered {
+				c.answerLocked(req, res, rpcErr)
+				return
+			}
+		}
+		if c.srv.waiting == nil {
+			c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
+		}
+		c.srv.waiting[m.ID] = req
+	default:
+		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: sonde does not handle " + m.Method})
+	}
+}
+
+// answerLocked queues the answer to req and emits its outcome.
+func (c *Client) answerLocked(req *ServerRequest, result json.RawMessage, rpcErr *jsonrpc.Error) error {
+	var raw []byte
+	var err error
+	if rpcErr != nil {
+		raw, err = jsonrpc.EncodeError(req.ID, rpcErr)
+	} else {
+		raw, err = jsonrpc.EncodeResult(req.ID, result)
+	}
+	if err != nil {
+		return newErr(CodeProtocol, "answer to %s %s: %v", req.Method, req.ID, err)
+	}
+	if !c.out.push(outItem{raw: compact(raw), id: req.ID, method: req.Method}) {
+		c.emit(Event{Kind: EvNote, Note: "answer to server request " + req.ID.String() + " not sent: write queue full"})
+		return newErr(CodeBusy, "answer to %s %s: write queue full", req.Method, req.ID)
+	}
+	var detail error
+	if rpcErr != nil {
+		detail = rpcErr
+	}
+	c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
+	return nil
+}
+
+// Waiting returns the server's requests that wait for Respond, oldest
+// first.
+func (c *Client) Waiting() []ServerRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]ServerRequest, 0, len(c.srv.waiting))
+	for _, r := range c.srv.waiting {
+		out = append(out, *r)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Received.Before(out[j-1].Received); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// Respond answers the server's request id, which is waiting (see
+// ServerRequests), with result (a JSON value; nil is {}) or, when rpcErr is
+// set, with that error. A request that is not waiting (never received,
+// already answered, cancelled by the server, or the session ended) is
+// MCP_PROTOCOL, and nothing is sent.
+func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.Error) error {
+	if rpcErr == nil && len(result) > 0 && !json.Valid(result) {
+		return newErr(CodeProtocol, "answer to %s: the result is not valid JSON", id)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	req := c.srv.waiting[id]
+	if req == nil {
+		return newErr(CodeProtocol, "no request from the server with id %s is waiting for an answer", id)
+	}
+	if c.closed || c.dead != nil {
+		return newErr(CodeClosed, "answer to %s %s: the session has ended", req.Method, id)
+	}
+	delete(c.srv.waiting, id)
+	return c.answerLocked(req, result, rpcErr)
+}
+
+// serverCancelLocked handles notifications/cancelled for one of the
+// server's own waiting requests: the request ends (cancelled) and Respond
+// no longer answers it. It reports whether f was such a notification.
+func (c *Client) serverCancelLocked(f transport.Frame) bool {
+	var p struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+		Reason    string     `json:"reason"`
+	}
+	if json.Unmarshal(f.Msg.Params, &p) != nil {
+		return false
+	}
+	req := c.srv.waiting[p.RequestID]
+	if req == nil {
+		return false
+	}
+	delete(c.srv.waiting, p.RequestID)
+	detail := "the server cancelled its request " + req.Method + " " + p.RequestID.String()
+	if p.Reason != "" {
+		detail += ": " + bounded(p.Reason, 200)
+	}
+	c.emitFrame(f, VerdictNotification, detail)
+	c.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateCancelled,
+		Latency: f.Time.Sub(req.Received), Err: newErr(CodeAborted, "%s", detail)}})
+	return true
+}
+
+// endWaitingLocked ends every server request still waiting when the
+// session ends: there is nobody left to answer.
+func (c *Client) endWaitingLocked(state State, err *Error) {
+	now := time.Now()
+	for id, req := range c.srv.waiting {
+		delete(c.srv.waiting, id)
+		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: state, Latency: now.Sub(req.Received), Err: err}})
+	}
+}

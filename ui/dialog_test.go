@@ -1,0 +1,181 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/answer"
+	"github.com/sonde-mcp/sonde/ui/pending"
+)
+
+func ctrl(c rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: c, Mod: tea.ModCtrl} }
+
+// serverReq is the event of a request from the server arriving.
+func serverReq(ms int, id jsonrpc.ID, method, params string) client.Event {
+	return client.Event{Time: at(ms), Kind: client.EvRequest, Req: &client.ReqInfo{
+		Dir: transport.In, ID: id, Method: method, State: client.StateReceived, Params: json.RawMessage(params)}}
+}
+
+// serverReqEnd is the event of a request from the server ending.
+func serverReqEnd(ms int, id jsonrpc.ID, method string, state client.State) client.Event {
+	return client.Event{Time: at(ms), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.In, ID: id, Method: method, State: state}}
+}
+
+const (
+	samplingParams = `{"messages":[{"role":"user","content":{"type":"text","text":"What is the capital of France?"}}],"maxTokens":100}`
+	elicitParams   = `{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string","default":"Ada"}},"required":["name"]}}`
+)
+
+// dialogID is the id of the request whose dialog is open, or "" for none.
+func (hs *harness) dialogID() string {
+	if d, ok := hs.m.dlg.(*answer.Dialog); ok {
+		return d.Request().ID.String()
+	}
+	return ""
+}
+
+func TestDialogOpensOnSamplingAndSends(t *testing.T) {
+	hs := newHarness(t, 100, 30)
+	hs.connect()
+	hs.feed(serverReq(100, jsonrpc.Int(0), mcp.MethodCreateMessage, samplingParams))
+	if hs.dialogID() != "0" {
+		t.Fatal("no dialog for the sampling request")
+	}
+	hs.tick(2600)
+	screen := hs.screen()
+	golden.Assert(t, "dialog_sampling_100x30", screen)
+	for _, r := range "Paris" {
+		hs.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	// Global keys do not apply while the dialog has the keyboard: q is text.
+	hs.press("q")
+	if hs.m.quitted {
+		t.Fatal("q quit with the dialog open")
+	}
+	cmd := hs.send(ctrl('s'))
+	if hs.m.dlg != nil || cmd == nil {
+		t.Fatalf("ctrl+s: dialog %v, cmd %v", hs.m.dlg, cmd)
+	}
+	// The harness's client never received the request: Respond refuses, and
+	// the status bar says the answer was not sent.
+	hs.send(cmd())
+	if !strings.Contains(hs.status(), "not sent: MCP_PROTOCOL") {
+		t.Fatalf("status: %s", hs.status())
+	}
+}
+
+func TestDialogQueueLaterAndPendingKey(t *testing.T) {
+	hs := newHarness(t, 120, 40)
+	hs.connect()
+	hs.feed(serverReq(100, jsonrpc.Int(0), mcp.MethodCreateMessage, samplingParams),
+		serverReq(120, jsonrpc.String("e1"), mcp.MethodElicit, elicitParams))
+	if hs.dialogID() != "0" {
+		t.Fatalf("open: %q", hs.dialogID())
+	}
+	hs.press("esc") // answer later: the next one opens
+	if hs.dialogID() != `"e1"` {
+		t.Fatalf("after esc: %q", hs.dialogID())
+	}
+	hs.tick(2600)
+	golden.Assert(t, "dialog_elicit_120x40", hs.screen())
+	hs.press("esc")
+	if hs.m.dlg != nil {
+		t.Fatal("a dialog reopened by itself")
+	}
+	// Both wait in Pending; a on the first row reopens its dialog.
+	hs.press("1")
+	cmd := hs.press("a")
+	if cmd == nil {
+		t.Fatal("a on a waiting request gave no command")
+	}
+	msg := cmd()
+	if am, ok := msg.(pending.AnswerMsg); !ok || am.ID != jsonrpc.Int(0) {
+		t.Fatalf("a: %#v", msg)
+	}
+	hs.send(msg)
+	if hs.dialogID() != "0" {
+		t.Fatalf("after a: %q", hs.dialogID())
+	}
+	// The server cancels it: the dialog closes, and the request is gone.
+	hs.feed(serverReqEnd(900, jsonrpc.Int(0), mcp.MethodCreateMessage, client.StateCancelled))
+	if hs.m.dlg != nil || len(hs.m.asks.waiting) != 1 {
+		t.Fatalf("after the server's cancel: dialog %v, waiting %d", hs.m.dlg, len(hs.m.asks.waiting))
+	}
+	// The elicitation accepted with its default.
+	hs.send(pending.AnswerMsg{ID: jsonrpc.String("e1")})
+	if cmd := hs.send(ctrl('s')); cmd == nil || hs.m.dlg != nil {
+		t.Fatal("accept did not send")
+	}
+	if len(hs.m.asks.waiting) != 0 {
+		t.Fatal("answered request still waiting")
+	}
+}
+
+func TestDialogIgnoresOldSessions(t *testing.T) {
+	hs := newHarness(t, 100, 30)
+	hs.connect()
+	hs.send(eventsMsg{gen: hs.m.gen - 1, sub: hs.sub, evs: []client.Event{serverReq(100, jsonrpc.Int(0), mcp.MethodCreateMessage, samplingParams)}})
+	if hs.m.dlg != nil {
+		t.Fatal("a request of an old session opened a dialog")
+	}
+	// The end of an old session's request 0 does not end the new session's
+	// request 0 (server-everything numbers from 0 in every session).
+	hs.feed(serverReq(100, jsonrpc.Int(0), mcp.MethodCreateMessage, samplingParams))
+	hs.send(pending.AnswerMsg{ID: jsonrpc.Int(0)})
+	hs.press("esc")
+	hs.send(eventsMsg{gen: hs.m.gen - 1, sub: hs.sub, evs: []client.Event{serverReqEnd(200, jsonrpc.Int(0), mcp.MethodCreateMessage, client.StateClosed)}})
+	if len(hs.m.asks.waiting) != 1 {
+		t.Fatal("an old session's outcome ended the new session's request")
+	}
+	hs.feed(serverReqEnd(300, jsonrpc.Int(0), mcp.MethodCreateMessage, client.StateAnswered))
+	// A request answered at once (a reply file) never opens one.
+	hs.feed(serverReq(100, jsonrpc.Int(1), mcp.MethodCreateMessage, samplingParams),
+		serverReqEnd(101, jsonrpc.Int(1), mcp.MethodCreateMessage, client.StateAnswered))
+	if hs.m.dlg != nil {
+		t.Fatal("an answered request opened a dialog")
+	}
+}
+
+func TestRootsEditorKey(t *testing.T) {
+	hs := newHarness(t, 100, 30)
+	hs.connect()
+	cmd := hs.press("O")
+	if cmd == nil {
+		t.Fatal("O gave no command")
+	}
+	hs.send(cmd())
+	if _, ok := hs.m.dlg.(*answer.Roots); !ok {
+		t.Fatalf("dialog %T", hs.m.dlg)
+	}
+	if !strings.Contains(hs.screen(), "Roots 0") {
+		t.Fatal(hs.screen())
+	}
+	hs.press("a")
+	for _, r := range "/" {
+		hs.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	add := hs.press("enter")
+	hs.send(add())
+	apply := hs.press("enter")
+	if hs.m.dlg != nil || apply == nil {
+		t.Fatal("enter did not apply the roots")
+	}
+	// The harness's client did not declare roots: SetRoots says so.
+	msg := apply()
+	hs.send(msg)
+	if rs, ok := msg.(rootsSetMsg); !ok || !errors.Is(rs.err, client.ErrProtocol) {
+		t.Fatalf("%#v", msg)
+	}
+	if hs.m.answerErr == nil || !strings.Contains(hs.status(), "not sent: MCP_PROTOCOL: roots") {
+		t.Fatal(hs.status())
+	}
+}
