@@ -83,6 +83,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime 30s ./transport/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./capture/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./hostconfig/
+	$(GO) test -run '^$$' -fuzz FuzzRewriteID -fuzztime 30s ./mock/
+	$(GO) test -run '^$$' -fuzz FuzzParsePath -fuzztime 30s ./redrive/
 
 clean:
 	rm -rf sonde dist interop/node_modules interop/bin

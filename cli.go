@@ -20,7 +20,7 @@ import (
 
 const exitCodesHelp = `Exit status:
   0    ok
-  1    a tool result with isError, or a failed line in script
+  1    a tool result with isError, a failed line in script, or replay --against differences
   2    usage error
   3    MCP_ERROR         the server answered with a JSON-RPC error
   4    MCP_TIMEOUT       no answer before the deadline
@@ -86,9 +86,10 @@ found. The subcommands below do the same work headless, for scripts:
 	})
 	root.AddCommand(
 		newCallCmd(io), newToolsCmd(io), newCheckCmd(io), newScriptCmd(io), newBenchCmd(io),
-		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io), newConfigCmd(io),
+		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io), newConfigCmd(io), newReplayCmd(io),
 	)
 	completeServerNames(root)
+	root.AddCommand(featureCommands(io)...)
 	return root
 }
 

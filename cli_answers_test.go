@@ -5,20 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/peertest"
 )
 
 // everythingStdio returns the argv of the reference server over stdio
 // (installed by make peers), or skips.
 func everythingStdio(t *testing.T) []string {
-	t.Helper()
-	bin, _ := filepath.Abs(filepath.Join("interop", "node_modules", ".bin", "mcp-server-everything"))
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("interop peer missing in CI (make peers): %v", err)
-		}
-		t.Skipf("interop peer not installed (run make peers): %v", err)
-	}
-	return []string{"--", bin}
+	return []string{peertest.Everything(t)}
 }
 
 func writeFile(t *testing.T, name, text string) string {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,8 +18,10 @@ import (
 func newCallCmd(io streams) *cobra.Command {
 	var f serverFlags
 	var argsText string
+	var task bool
+	var taskTTL time.Duration
 	cmd := &cobra.Command{
-		Use:   "call TOOL [--args JSON] (-- COMMAND [ARG...] | --url URL)",
+		Use:   "call TOOL [--args JSON] [--task] (-- COMMAND [ARG...] | --url URL)",
 		Short: "Call one tool and print its result",
 		Long: `Start the server, run the handshake, call TOOL once, print the result, stop the server.
 
@@ -27,6 +30,10 @@ printed as JSON when there is no text. --json prints the whole result object.
 A result with isError is printed too, and the exit status is 1.
 
 --args takes a JSON object, @FILE to read it from a file, or @- for stdin.
+
+--task runs the call as a task (2025-11-25, params.task): sonde polls tasks/get at the
+server's pollInterval, prints each status change on stderr, then fetches tasks/result;
+Ctrl-C sends tasks/cancel. --task-ttl asks the server to keep the task that long.
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,6 +53,10 @@ A result with isError is printed too, and the exit status is 1.
 			var res *mcp.CallToolResult
 			var raw json.RawMessage
 			err = s.retry(cmd.Context(), func(c *client.Client) (err error) {
+				if task {
+					res, raw, err = callTask(cmd.Context(), io, c, own[0], toolArgs, taskTTL)
+					return err
+				}
 				res, raw, err = c.CallTool(cmd.Context(), own[0], toolArgs, client.CallOptions{})
 				return err
 			})
@@ -65,6 +76,7 @@ A result with isError is printed too, and the exit status is 1.
 	}
 	f.register(cmd.Flags())
 	cmd.Flags().StringVar(&argsText, "args", "", "tool arguments: a JSON object, @FILE, or @- for stdin")
+	registerTaskFlags(cmd, &task, &taskTTL)
 	return cmd
 }
 

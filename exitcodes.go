@@ -10,7 +10,7 @@ import (
 // Exit statuses (docs/errors.md). They are part of sonde's interface.
 const (
 	exitOK          = 0
-	exitToolError   = 1 // a tool result with isError, or a failed line in script
+	exitToolError   = 1 // a tool result with isError, a failed line in script, replay --against differences
 	exitUsage       = 2
 	exitRemote      = 3  // MCP_ERROR
 	exitTimeout     = 4  // MCP_TIMEOUT

@@ -124,6 +124,8 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		}
 	case client.EvNote:
 		return at + " note: " + ev.Note
+	case client.EvTask:
+		return taskLine(at, ev.Task)
 	case client.EvHTTP:
 		line := at + " http " + ev.HTTP.Summary()
 		for _, h := range ev.HTTP.Header {

@@ -27,6 +27,9 @@ const (
 	// EvHTTP: an HTTP exchange, or a stream event that is not a message
 	// (HTTP).
 	EvHTTP
+	// EvTask: a task-augmented request's task changed status, or ended
+	// (Task).
+	EvTask
 )
 
 // String names the kind.
@@ -44,12 +47,14 @@ func (k EventKind) String() string {
 		return "note"
 	case EvHTTP:
 		return "http"
+	case EvTask:
+		return "task"
 	}
 	return "?"
 }
 
 // Event is one entry of the client's event stream. Exactly one of Frame,
-// Req, Stderr, Proc, Note or HTTP is set, according to Kind.
+// Req, Stderr, Proc, Note, HTTP or Task is set, according to Kind.
 type Event struct {
 	// Seq numbers events from 1 in the order they happened; a consumer that
 	// sees a gap missed events.
@@ -62,6 +67,7 @@ type Event struct {
 	Proc   *ProcInfo
 	Note   string
 	HTTP   *transport.HTTPEvent
+	Task   *TaskInfo
 }
 
 // Verdict is what a frame did, from the pending map's point of view.

@@ -66,6 +66,19 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	// Execution (2025-11-25) says whether the tool runs as a task.
+	Execution *ToolExecution `json:"execution,omitempty"`
+}
+
+// ToolExecution is a tool's execution object: TaskSupport is "required",
+// "optional" or "forbidden" (absent: forbidden).
+type ToolExecution struct {
+	TaskSupport string `json:"taskSupport,omitempty"`
+}
+
+// TaskRequired reports whether the tool may only be called as a task.
+func (t Tool) TaskRequired() bool {
+	return t.Execution != nil && t.Execution.TaskSupport == "required"
 }
 
 // ListToolsParams is the params object of tools/list.

@@ -14,6 +14,9 @@ const (
 	paneTools
 	paneStderr
 	paneLesson
+	// paneFeatures (resources, prompts, log) takes the place of Tools
+	// while it has the focus.
+	paneFeatures
 	paneCount
 )
 
@@ -27,6 +30,15 @@ const (
 // stderr on the right. Narrower: pending, then frames, then tools beside
 // stderr; when that is too short, the focused pane alone.
 func layout(w, h, focus int, zoom, lesson bool) map[int]rect {
+	out := baseLayout(w, h, focus, zoom, lesson)
+	if r, ok := out[paneTools]; ok && focus == paneFeatures {
+		delete(out, paneTools)
+		out[paneFeatures] = r
+	}
+	return out
+}
+
+func baseLayout(w, h, focus int, zoom, lesson bool) map[int]rect {
 	out := map[int]rect{}
 	avail := h - 2
 	if w < 20 || avail < 6 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/frames"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/stderr"
@@ -58,6 +59,9 @@ type Options struct {
 	// Recorder, if set, records the session to capture files (R starts and
 	// stops); nil disables the key.
 	Recorder Recorder
+	// SaveDir is where the Features pane saves resource contents (default:
+	// the working directory).
+	SaveDir string
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -91,12 +95,13 @@ type Model struct {
 	keys   keyMap
 	help   help.Model
 
-	pending *pending.Model
-	frames  *frames.Model
-	stderr  *stderr.Model
-	tools   *tools.Model
-	lesson  Lesson
-	panes   [paneCount]pane
+	pending  *pending.Model
+	frames   *frames.Model
+	stderr   *stderr.Model
+	tools    *tools.Model
+	features *features.Model
+	lesson   Lesson
+	panes    [paneCount]pane
 
 	width, height int
 	focus         int
@@ -140,10 +145,10 @@ func New(opts Options) *Model {
 	m := &Model{
 		opts: opts, styles: st, keys: defaultKeyMap(), help: help.New(),
 		pending: pending.New(st), frames: frames.New(st, frames.Options{Capacity: opts.FrameCapacity}),
-		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}),
+		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}), features: features.New(st),
 		now: opts.Now(), conn: connState{starting: true},
 	}
-	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil}
+	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features}
 	m.keys.Record.SetEnabled(opts.Recorder != nil)
 	if opts.Recorder != nil {
 		m.rec.On, m.rec.Path, m.rec.Note = opts.Recorder.State()

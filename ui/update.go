@@ -65,6 +65,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.handleSession(msg); ok {
 		return m, cmd
 	}
+	if cmd, ok := m.handleFeatureMsg(msg); ok {
+		return m, cmd
+	}
 	return m, m.handlePaneMsg(msg)
 }
 
@@ -93,7 +96,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion+" "+string(msg.era)
-		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client)}
+		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client), listFeaturesCmd(m.gen, m.sess.Client)}
 		if m.lesson != nil {
 			m.lesson.Attach(m.sess.Client)
 		}
@@ -131,7 +134,15 @@ func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
 		if m.sess.Client == nil {
 			return nil
 		}
+		if t, ok := m.tools.Tool(msg.Tool); ok && t.TaskRequired() {
+			return callToolTaskCmd(m.sess.Client, msg.Tool, msg.Args)
+		}
 		return callToolCmd(m.sess.Client, msg.Tool, msg.Args)
+	case pending.CancelTaskMsg:
+		if m.sess.Client != nil {
+			return cancelTaskCmd(m.sess.Client, msg.TaskID)
+		}
+		return nil
 	case lesson.RestartMsg:
 		return m.restart()
 	case tools.RefreshMsg:
@@ -185,7 +196,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 		}
 	}
-	return waitEvents(msg.gen, msg.sub)
+	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs))
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {

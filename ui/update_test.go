@@ -45,17 +45,17 @@ func TestFocus(t *testing.T) {
 		want   []int // focus after each key
 	}{
 		{"tab cycles and skips the missing lesson", false,
-			[]string{"tab", "tab", "tab", "tab", "tab"},
-			[]int{paneFrames, paneTools, paneStderr, panePending, paneFrames}},
+			[]string{"tab", "tab", "tab", "tab", "tab", "tab"},
+			[]int{paneFrames, paneTools, paneStderr, paneFeatures, panePending, paneFrames}},
 		{"shift+tab cycles backwards", false,
-			[]string{"shift+tab", "shift+tab", "shift+tab", "shift+tab"},
-			[]int{paneStderr, paneTools, paneFrames, panePending}},
+			[]string{"shift+tab", "shift+tab", "shift+tab", "shift+tab", "shift+tab"},
+			[]int{paneFeatures, paneStderr, paneTools, paneFrames, panePending}},
 		{"digits focus, 5 without a lesson is ignored", false,
-			[]string{"3", "5", "4", "1", "2", "9"},
-			[]int{paneTools, paneTools, paneStderr, panePending, paneFrames, paneFrames}},
+			[]string{"3", "5", "4", "1", "2", "9", "6"},
+			[]int{paneTools, paneTools, paneStderr, panePending, paneFrames, paneFrames, paneFeatures}},
 		{"the lesson starts focused and is in the cycle", true,
-			[]string{"tab", "shift+tab", "shift+tab", "5", "tab"},
-			[]int{panePending, paneLesson, paneStderr, paneLesson, panePending}},
+			[]string{"tab", "shift+tab", "shift+tab", "5", "tab", "tab"},
+			[]int{paneFeatures, paneLesson, paneStderr, paneLesson, paneFeatures, panePending}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,9 @@
 //     waits for an answer; the root opens its dialog.
 //   - ShowFramesMsg{ID, Dir}: the user pressed `enter` or `f` on a row; the
 //     root shows the frames of that request.
+//   - CancelTaskMsg{TaskID}: the user pressed `c` on the row of a task (a
+//     task-augmented tools/call, shown until the task ends); the root sends
+//     tasks/cancel.
 package pending
 
 import (
@@ -93,7 +96,8 @@ type entry struct {
 	err      string
 	stream   string // HTTP: the stream the answer is expected on
 	retryOf  jsonrpc.ID
-	dead     bool // retired: compacted out of live at the end of the batch
+	task     string // a task's row: its status and status message
+	dead     bool   // retired: compacted out of live at the end of the batch
 }
 
 // cursor is a selection and scroll offset in one view.
@@ -174,6 +178,8 @@ func (m *Model) Apply(evs []client.Event) {
 		switch {
 		case ev.Kind == client.EvRequest && ev.Req != nil:
 			m.apply(ev.Time, ev.Req)
+		case ev.Kind == client.EvTask && ev.Task != nil:
+			m.applyTask(ev.Time, ev.Task)
 		case ev.Kind == client.EvHTTP && ev.HTTP != nil && ev.HTTP.ReqID.IsValid() && ev.HTTP.Stream != "":
 			if e := m.byKey[reqKey{transport.Out, ev.HTTP.ReqID}]; e != nil && !e.state.Final() {
 				e.stream = clean(ev.HTTP.Stream, 60)

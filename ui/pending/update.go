@@ -98,6 +98,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if id, ok := e.key.id.Int64(); ok {
 			return func() tea.Msg { return CancelMsg{ID: id} }
 		}
+		return cancelTask(e)
 	case key.Matches(msg, k.Answer):
 		if e := m.selected(); e != nil && e.key.dir == transport.In && !e.state.Final() {
 			id := e.key.id

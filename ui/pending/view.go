@@ -131,6 +131,9 @@ func (m *Model) liveCells(e *entry) []cell {
 		}
 	}
 	detail := progressText(e.progress)
+	if e.task != "" {
+		detail = e.task
+	}
 	if e.key.dir == transport.In && detail == "" {
 		// sonde sets no deadline on the server's requests: the server does.
 		detail = "awaits an answer (a) · the deadline is the server's"

@@ -66,7 +66,8 @@ type Model struct {
 
 	loaded  bool // SetTools was called
 	tools   []entry
-	changed bool // notifications/tools/list_changed seen since SetTools
+	changed bool     // notifications/tools/list_changed seen since SetTools
+	diff    toolDiff // what the last list changed against the one before
 
 	filter  textinput.Model
 	query   string
@@ -130,9 +131,13 @@ func (m *Model) SetTools(tools []mcp.Tool) { m.SetToolsAsOf(tools, time.Time{}) 
 func (m *Model) SetToolsAsOf(tools []mcp.Tool, asOf time.Time) {
 	m.listedAsOf = asOf
 	prev := m.selectedName()
+	old := m.tools
 	m.tools = make([]entry, len(tools))
 	for i, t := range tools {
 		m.tools[i] = entry{tool: t, schema: form.Parse(t.InputSchema)}
+	}
+	if m.loaded {
+		m.diff = diffTools(old, m.tools)
 	}
 	m.loaded, m.changed = true, false
 	m.refilterKeeping(prev)
@@ -179,7 +184,7 @@ func (m *Model) Title() string {
 	if m.changed {
 		t += " · list changed"
 	}
-	return t
+	return t + m.diff.text()
 }
 
 // selected returns the selected tool, or nil.

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -115,8 +116,30 @@ func TestListChanged(t *testing.T) {
 		t.Fatalf("r produced %v", msgs)
 	}
 	m.SetTools(fixtureTools()[:2])
-	if m.changed || m.Title() != "Tools 2" {
-		t.Errorf("SetTools kept the hint: %q", m.Title())
+	if m.changed || m.Title() != "Tools 2 · +0 −7 ~0" {
+		t.Errorf("SetTools kept the hint, or did not count what changed: %q", m.Title())
+	}
+}
+
+// A new list is compared with the old: added tools and tools whose
+// definition changed (here the input schema) are marked, removed ones
+// counted.
+func TestListDiff(t *testing.T) {
+	m := newModel(t, 78, 20)
+	tools := fixtureTools()
+	tools[0].InputSchema = json.RawMessage(`{"type":"object","properties":{"other":{"type":"string"}}}`)
+	tools = append(tools[:len(tools)-1], mcp.Tool{Name: "brand-new", InputSchema: json.RawMessage(`{"type":"object"}`)})
+	m.SetTools(tools)
+	if got := m.Title(); got != "Tools 9 · +1 −1 ~1" {
+		t.Fatalf("title %q", got)
+	}
+	v := view(t, m)
+	if !regexp.MustCompile(`(?m)› `+regexp.QuoteMeta(tools[0].Name)+` +changed`).MatchString(v) || !regexp.MustCompile(`(?m)brand-new +new`).MatchString(v) {
+		t.Errorf("no marks:\n%s", v)
+	}
+	m.SetTools(tools)
+	if got := m.Title(); got != "Tools 9" {
+		t.Fatalf("the same list again changes nothing: %q", got)
 	}
 }
 

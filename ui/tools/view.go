@@ -150,6 +150,9 @@ func (m *Model) row(i, w int) string {
 	if n := m.calling[e.tool.Name]; n > 0 {
 		badge = st.Accent.Render(fmt.Sprintf(" %d calling…", n))
 	}
+	if mark := m.diff.marks[e.tool.Name]; mark != "" {
+		badge += st.Warn.Render(" " + mark)
+	}
 	var hl []int
 	if m.query != "" && i < len(m.matched) {
 		hl = m.matched[i]

@@ -1,0 +1,320 @@
+// Package mock turns a capture into a mock MCP server on stdio: it answers
+// each request by matching it to a recorded client request and playing back
+// what the server wrote after that request (its response with the id
+// rewritten to the caller's, and the notifications, server requests and
+// malformed lines around it) with their recorded timing. docs/replay.md
+// describes the matching rules.
+package mock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+)
+
+// LineKind says how a played-back line is adjusted before it is written.
+type LineKind uint8
+
+// The kinds of line.
+const (
+	// Plain lines are written exactly as recorded.
+	Plain LineKind = iota
+	// Response lines answer their anchor's request: the id is rewritten to
+	// the caller's.
+	Response
+	// Progress lines are notifications/progress for their anchor's request:
+	// the progressToken is rewritten to the caller's.
+	Progress
+	// Stderr lines are a chunk of the server's stderr, written to stderr.
+	Stderr
+	// Exit lines end the mock as the recorded server ended (Code).
+	Exit
+)
+
+// Line is one line the recorded server wrote, to be written again Offset
+// after its anchor is triggered.
+type Line struct {
+	Offset time.Duration
+	Raw    []byte
+	Kind   LineKind
+	// Code is the exit status of an Exit line.
+	Code int
+}
+
+// Anchor is a message the recorded client sent, with the lines the server
+// wrote after it (until the client's next message, or up to the response
+// they preceded).
+type Anchor struct {
+	Method string
+	t      int64
+	Lines  []Line
+}
+
+// Exchange is a recorded client request and what the server wrote for it.
+type Exchange struct {
+	Anchor
+	// ID is the recorded request's id.
+	ID jsonrpc.ID
+	// Params are the recorded params.
+	Params json.RawMessage
+	// Name is the loose-match key: the tool or prompt name, or the resource
+	// URI ("" for other methods).
+	Name  string
+	canon string          // params without _meta, canonical JSON
+	token json.RawMessage // the recorded progressToken, if any
+	used  int
+}
+
+// Script is everything a mock server plays, built from a capture by Build.
+type Script struct {
+	// Exchanges are the recorded client requests, in recorded order.
+	Exchanges []*Exchange
+	// Start holds the lines written before the client's first message.
+	Start Anchor
+	// notes are the client's notifications by method, in order;
+	// answers are the client's responses to server requests, by id.
+	notes   map[string][]*Anchor
+	answers map[string]*Anchor
+	// Session is the recorded handshake outcome (from the session record).
+	ProtocolVersion, ServerName, ServerVersion string
+	// Warnings lists what was skipped while building.
+	Warnings []string
+}
+
+// Build reads a capture and builds its script. Each line the server wrote
+// is given to one anchor: a response to the request with its id; a
+// notifications/progress to the request whose progressToken it carries;
+// any other line to the request or progress that directly follows it (no
+// client message in between), else to the client message it followed, else
+// to the start. Records after a restart record belong to a new client: ids
+// start again.
+func Build(r io.Reader) (*Script, error) {
+	rd, err := capture.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	s := &Script{notes: map[string][]*Anchor{}, answers: map[string]*Anchor{}}
+	var (
+		gen     int
+		byID    = map[string]*Exchange{}
+		byToken = map[string]*Exchange{}
+		last    *Anchor
+		buffer  []capture.Record
+		first   = true
+	)
+	key := func(id jsonrpc.ID) string { return strconv.Itoa(gen) + " " + id.String() }
+	flush := func(to *Anchor) {
+		for _, rec := range buffer {
+			s.add(to, rec, Plain)
+		}
+		buffer = buffer[:0]
+	}
+	for rec, err := range rd.All() {
+		if err != nil {
+			var fe *capture.FormatError
+			if !errors.As(err, &fe) {
+				return nil, err
+			}
+			s.Warnings = append(s.Warnings, err.Error())
+			continue
+		}
+		if first {
+			s.Start.t, first = rec.T, false
+		}
+		switch rec.Type {
+		case capture.TypeRestart:
+			gen++
+			continue
+		case capture.TypeSession:
+			s.ProtocolVersion, s.ServerName, s.ServerVersion = rec.ProtocolVersion, rec.ServerName, rec.ServerVersion
+			continue
+		case capture.TypeFrame:
+		case capture.TypeStderr:
+			buffer = append(buffer, rec)
+			continue
+		case capture.TypeProcess:
+			// An exit the server chose (not sonde's close) is played too.
+			if rec.What == "exit" && rec.Exit != nil && !rec.Exit.ByClose {
+				buffer = append(buffer, rec)
+			}
+			continue
+		default:
+			continue
+		}
+		if rec.Dir == "out" {
+			prev := last
+			if prev == nil {
+				prev = &s.Start
+			}
+			flush(prev)
+			switch {
+			case rec.Kind == "request" && rec.ID != nil:
+				ex, err := newExchange(rec)
+				if err != nil {
+					s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
+					continue
+				}
+				s.Exchanges = append(s.Exchanges, ex)
+				byID[key(*rec.ID)] = ex
+				if len(ex.token) > 0 {
+					byToken[strconv.Itoa(gen)+" "+string(ex.token)] = ex
+				}
+				last = &ex.Anchor
+			case rec.Kind == "notification":
+				a := &Anchor{Method: rec.Method, t: rec.T}
+				s.notes[rec.Method] = append(s.notes[rec.Method], a)
+				last = a
+			case rec.Kind == "response" && rec.ID != nil:
+				a := &Anchor{t: rec.T}
+				s.answers[rec.ID.String()] = a
+				last = a
+			}
+			continue
+		}
+		var owner *Exchange
+		kind := Plain
+		switch {
+		case rec.Kind == "response" && rec.ID != nil:
+			if owner = byID[key(*rec.ID)]; owner != nil {
+				kind = Response
+			}
+		case rec.Kind == "notification" && rec.Method == mcp.MethodProgress:
+			if tok := progressToken(rec); tok != nil {
+				if owner = byToken[strconv.Itoa(gen)+" "+string(tok)]; owner != nil {
+					kind = Progress
+				}
+			}
+		}
+		if owner == nil {
+			buffer = append(buffer, rec)
+			continue
+		}
+		flush(&owner.Anchor)
+		s.add(&owner.Anchor, rec, kind)
+	}
+	if last == nil {
+		last = &s.Start
+	}
+	flush(last)
+	s.Warnings = append(s.Warnings, rd.Warnings()...)
+	return s, nil
+}
+
+// add appends a recorded frame, stderr chunk or exit to anchor a.
+func (s *Script) add(a *Anchor, rec capture.Record, kind LineKind) {
+	at := time.Duration(max(rec.T-a.t, 0))
+	switch rec.Type {
+	case capture.TypeStderr:
+		kind = Stderr
+	case capture.TypeProcess:
+		code := rec.Exit.Code
+		if code < 0 {
+			code = 1 // ended by a signal
+		}
+		a.Lines = append(a.Lines, Line{Offset: at, Kind: Exit, Code: code})
+		return
+	}
+	raw, err := rec.Bytes()
+	if err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: frame bytes: %v (skipped)", rec.Line, err))
+		return
+	}
+	a.Lines = append(a.Lines, Line{Offset: at, Raw: raw, Kind: kind})
+}
+
+func newExchange(rec capture.Record) (*Exchange, error) {
+	raw, err := rec.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("request bytes: %v", err)
+	}
+	msg, _ := jsonrpc.Decode(raw)
+	ex := &Exchange{Anchor: Anchor{Method: rec.Method, t: rec.T}, ID: *rec.ID, Params: msg.Params}
+	ex.canon, ex.Name, ex.token = canonical(rec.Method, msg.Params)
+	return ex, nil
+}
+
+// canonical returns params without their top-level _meta as canonical JSON
+// (keys sorted, no spaces), the loose-match name, and the progress token.
+func canonical(method string, params json.RawMessage) (canon, name string, token json.RawMessage) {
+	if len(bytes.TrimSpace(params)) == 0 {
+		return "", "", nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return string(params), "", nil
+	}
+	if obj, ok := v.(map[string]any); ok {
+		if meta, ok := obj["_meta"].(map[string]any); ok {
+			if t, ok := meta["progressToken"]; ok {
+				token, _ = json.Marshal(t)
+			}
+		}
+		delete(obj, "_meta")
+		name = looseName(method, obj)
+		if len(obj) == 0 {
+			return "", name, token
+		}
+	}
+	b, _ := json.Marshal(v)
+	return string(b), name, token
+}
+
+// looseName is the part of the params the looser match compares: the name
+// of a tools/call or prompts/get, the uri of a resources request.
+func looseName(method string, obj map[string]any) string {
+	field := ""
+	switch method {
+	case mcp.MethodToolsCall, "prompts/get":
+		field = "name"
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		field = "uri"
+	}
+	if field == "" {
+		return ""
+	}
+	s, _ := obj[field].(string)
+	return s
+}
+
+// progressToken returns the progressToken of a recorded progress
+// notification, as JSON.
+func progressToken(rec capture.Record) json.RawMessage {
+	raw, err := rec.Bytes()
+	if err != nil {
+		return nil
+	}
+	msg, err := jsonrpc.Decode(raw)
+	if err != nil {
+		return nil
+	}
+	var p struct {
+		Token json.RawMessage `json:"progressToken"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil || len(p.Token) == 0 {
+		return nil
+	}
+	return canonicalToken(p.Token)
+}
+
+// canonicalToken re-encodes a token so 3 and 3.0 or spaced forms compare
+// equal as map keys.
+func canonicalToken(t json.RawMessage) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return t
+	}
+	b, _ := json.Marshal(v)
+	return b
+}

@@ -1,0 +1,340 @@
+package mock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// DefaultGrace is how long, after stdin's end, lines still scheduled may be
+// written before Serve returns.
+const DefaultGrace = 2 * time.Second
+
+// Options configure Serve.
+type Options struct {
+	// Speed divides the recorded delays: 2 plays twice as fast, 0.5 half as
+	// fast. 0 writes every line at once (no pacing).
+	Speed float64
+	// Log gets one line per message received: how it was answered (nil:
+	// nothing is logged).
+	Log io.Writer
+	// Grace bounds the wait for scheduled lines after stdin's end (default
+	// DefaultGrace).
+	Grace time.Duration
+	// MaxLineBytes caps one input line (default
+	// transport.DefaultMaxLineBytes); a longer line gets -32600.
+	MaxLineBytes int
+	// Stderr gets the recorded server's stderr, at its points (nil: it is
+	// not played).
+	Stderr io.Writer
+}
+
+// ExitError is what Serve returns when it played the recorded server's own
+// exit: the mock should end with Code.
+type ExitError struct{ Code int }
+
+// Error says where the mock stopped.
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("the recorded server exited here with status %d", e.Code)
+}
+
+// Serve plays s as an MCP server: it reads JSON-RPC messages from in (one
+// per line) and writes the recorded answers to out, until in ends (then it
+// lets what is scheduled finish, at most Options.Grace) or ctx is done. A
+// request is matched with Script.Match; its recorded lines are written
+// after their recorded delays (scaled by Options.Speed), its response with
+// the caller's id. A request nothing matches gets the error CodeUnmatched
+// (ping is answered {} and initialize from the session record when the
+// capture has none). A line that is not JSON gets -32700, one that is not a
+// valid request -32600, both with id null (or the request's id when it
+// could be read). The recorded server's stderr goes to Options.Stderr, and
+// its own exit, once reached, ends Serve with an *ExitError. Otherwise it
+// returns nil at the end of in, ctx's error when ctx ended first, or the
+// error of a write.
+func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Options) error {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &player{ctx: ctx, out: out, stderr: o.Stderr, speed: o.Speed, fail: cancel}
+	defer p.wg.Wait()
+
+	type item struct {
+		line []byte
+		err  error
+	}
+	lines := make(chan item)
+	readDone := make(chan struct{})
+	defer close(readDone)
+	go func() {
+		defer close(lines)
+		lr := transport.NewLineReader(in, o.MaxLineBytes)
+		for {
+			line, err := lr.ReadLine()
+			select {
+			case lines <- item{line, err}:
+			case <-readDone:
+				return
+			}
+			if err != nil && !errors.As(err, new(*transport.LineTooLongError)) {
+				return
+			}
+		}
+	}()
+
+	p.play(&s.Start, nil, nil)
+	for {
+		var it item
+		select {
+		case <-ctx.Done():
+			if err := p.writeErr(); err != nil {
+				return err
+			}
+			return ctx.Err()
+		case it = <-lines:
+		}
+		var tooLong *transport.LineTooLongError
+		switch {
+		case errors.As(it.err, &tooLong):
+			fmt.Fprintf(o.Log, "sonde replay: input line longer than %d bytes: answered -32600\n", tooLong.Limit)
+			p.reply(jsonrpc.ID{}, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("line longer than %d bytes", tooLong.Limit)})
+			continue
+		case it.err == nil, errors.Is(it.err, io.ErrUnexpectedEOF):
+			s.handle(p, it.line, o.Log)
+			if it.err == nil {
+				continue
+			}
+		}
+		if it.err != nil && !errors.Is(it.err, io.EOF) && !errors.Is(it.err, io.ErrUnexpectedEOF) {
+			fmt.Fprintf(o.Log, "sonde replay: reading stdin: %v\n", it.err)
+		}
+		// End of input: let what is scheduled finish, within the grace.
+		done := make(chan struct{})
+		go func() { p.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(o.Grace):
+			fmt.Fprintf(o.Log, "sonde replay: stdin ended; lines still scheduled after %v were dropped\n", o.Grace)
+			cancel()
+			<-done
+		case <-ctx.Done():
+			<-done
+		}
+		return p.writeErr()
+	}
+}
+
+// handle answers one input line.
+func (s *Script) handle(p *player, line []byte, log io.Writer) {
+	msg, err := jsonrpc.Decode(line)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		code := jsonrpc.CodeInvalidRequest
+		if errors.As(err, &de) && de.Class == jsonrpc.ClassNotJSON {
+			code = jsonrpc.CodeParseError
+		}
+		id := jsonrpc.ID{}
+		if msg.Kind == jsonrpc.KindRequest {
+			id = msg.ID
+		}
+		text := "invalid request: " + err.Error()
+		if code == jsonrpc.CodeParseError {
+			text = "parse error: the line is not JSON"
+		}
+		fmt.Fprintf(log, "sonde replay: bad input line (%s): answered %d\n", text, code)
+		p.reply(id, nil, &jsonrpc.Error{Code: int64(code), Message: "sonde replay: " + text})
+		return
+	}
+	switch msg.Kind {
+	case jsonrpc.KindRequest:
+		s.request(p, msg, log)
+	case jsonrpc.KindNotification:
+		if a := s.notification(msg.Method); a != nil {
+			p.play(a, nil, nil)
+		}
+	case jsonrpc.KindResponse:
+		if a := s.answer(msg.ID); a != nil {
+			p.play(a, nil, nil)
+		} else {
+			fmt.Fprintf(log, "sonde replay: response id %s answers no recorded server request (ignored)\n", msg.ID)
+		}
+	}
+}
+
+// request answers a request: the matched recorded exchange, or an error.
+func (s *Script) request(p *player, msg jsonrpc.Message, log io.Writer) {
+	idJSON, _ := msg.ID.MarshalJSON()
+	ex, how := s.Match(msg.Method, msg.Params)
+	if ex != nil {
+		_, _, token := canonical(msg.Method, msg.Params)
+		note := ""
+		if !ex.answered() {
+			note = " (the capture has no response to it: none is sent)"
+		}
+		fmt.Fprintf(log, "sonde replay: %s id %s: recorded id %s (%s match)%s\n", msg.Method, msg.ID, ex.ID, how, note)
+		p.play(&ex.Anchor, idJSON, token)
+		return
+	}
+	switch msg.Method {
+	case mcp.MethodPing:
+		fmt.Fprintf(log, "sonde replay: ping id %s: not recorded, answered {}\n", msg.ID)
+		p.reply(msg.ID, json.RawMessage("{}"), nil)
+	case mcp.MethodInitialize:
+		fmt.Fprintf(log, "sonde replay: initialize id %s: not recorded, answered from the session record\n", msg.ID)
+		p.reply(msg.ID, s.initResult(msg.Params), nil)
+	default:
+		e := s.unmatchedError(msg.Method, msg.Params)
+		fmt.Fprintf(log, "sonde replay: %s id %s: no match: answered %d\n", msg.Method, msg.ID, e.Code)
+		p.reply(msg.ID, nil, e)
+	}
+}
+
+// answered reports whether the recorded request got a response.
+func (ex *Exchange) answered() bool {
+	for _, l := range ex.Lines {
+		if l.Kind == Response {
+			return true
+		}
+	}
+	return false
+}
+
+// initResult is an initialize result for a capture that has no recorded
+// initialize (a recording started mid-session).
+func (s *Script) initResult(params json.RawMessage) json.RawMessage {
+	var p mcp.InitializeParams
+	_ = json.Unmarshal(params, &p)
+	version := s.ProtocolVersion
+	if version == "" {
+		version = p.ProtocolVersion
+	}
+	if version == "" {
+		version = mcp.LatestVersion
+	}
+	name, ver := s.ServerName, s.ServerVersion
+	if name == "" {
+		name, ver = "sonde-replay", "0"
+	}
+	b, _ := json.Marshal(map[string]any{
+		"protocolVersion": version,
+		"capabilities":    map[string]any{"tools": map[string]any{}},
+		"serverInfo":      map[string]string{"name": name, "version": ver},
+	})
+	return b
+}
+
+// player writes lines: one at a time, each in a single write.
+type player struct {
+	ctx    context.Context
+	out    io.Writer
+	stderr io.Writer
+	speed  float64
+	fail   context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu  sync.Mutex
+	err error // a write failed, or the recorded exit was played (*ExitError)
+}
+
+// write writes one line (a newline is added).
+func (p *player) write(raw []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return
+	}
+	buf := make([]byte, 0, len(raw)+1)
+	buf = append(append(buf, raw...), '\n')
+	if _, err := p.out.Write(buf); err != nil {
+		p.err = fmt.Errorf("sonde replay: write: %w", err)
+		p.fail()
+	}
+}
+
+// exitWith plays the recorded exit: nothing more is written, and Serve
+// returns an *ExitError.
+func (p *player) exitWith(code int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = &ExitError{Code: code}
+	}
+	p.fail()
+}
+
+func (p *player) writeErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// reply writes a response of the mock's own.
+func (p *player) reply(id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) {
+	var b []byte
+	if e != nil {
+		b, _ = jsonrpc.EncodeError(id, e)
+	} else {
+		b, _ = jsonrpc.EncodeResult(id, result)
+	}
+	p.write(b)
+}
+
+// play writes an anchor's lines after their delays, from now: responses
+// with id, progress notifications with token (when not nil).
+func (p *player) play(a *Anchor, id, token []byte) {
+	if len(a.Lines) == 0 {
+		return
+	}
+	start := time.Now()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for _, l := range a.Lines {
+			if p.speed > 0 {
+				if wait := time.Until(start.Add(time.Duration(float64(l.Offset) / p.speed))); wait > 0 {
+					t := time.NewTimer(wait)
+					select {
+					case <-t.C:
+					case <-p.ctx.Done():
+						t.Stop()
+						return
+					}
+				}
+			}
+			if p.ctx.Err() != nil {
+				return
+			}
+			raw := l.Raw
+			switch {
+			case l.Kind == Exit:
+				p.exitWith(l.Code)
+				return
+			case l.Kind == Stderr:
+				p.mu.Lock()
+				p.stderr.Write(raw)
+				p.mu.Unlock()
+				continue
+			case l.Kind == Response && id != nil:
+				raw, _ = RewriteID(raw, id)
+			case l.Kind == Progress && token != nil:
+				raw, _ = RewriteToken(raw, token)
+			}
+			p.write(raw)
+		}
+	}()
+}
