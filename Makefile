@@ -85,6 +85,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./hostconfig/
 	$(GO) test -run '^$$' -fuzz FuzzRewriteID -fuzztime 30s ./mock/
 	$(GO) test -run '^$$' -fuzz FuzzParsePath -fuzztime 30s ./redrive/
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./lint/
+	$(GO) test -run '^$$' -fuzz FuzzMermaidText -fuzztime 30s ./diagram/
+	$(GO) test -run '^$$' -fuzz FuzzParseBound -fuzztime 30s ./diagram/
 
 clean:
 	rm -rf sonde dist interop/node_modules interop/bin

@@ -20,8 +20,9 @@ import (
 
 const exitCodesHelp = `Exit status:
   0    ok
-  1    a tool result with isError, a failed line in script, or replay --against differences
-  2    usage error
+  1    a tool result with isError, a failed line in script, replay --against differences,
+       or lint found violations
+  2    usage error, or a capture file that cannot be read
   3    MCP_ERROR         the server answered with a JSON-RPC error
   4    MCP_TIMEOUT       no answer before the deadline
   5    MCP_PROCESS_EXIT  the server exited (or CLIENT_CLOSED)
@@ -87,6 +88,7 @@ found. The subcommands below do the same work headless, for scripts:
 	root.AddCommand(
 		newCallCmd(io), newToolsCmd(io), newCheckCmd(io), newScriptCmd(io), newBenchCmd(io),
 		newFixtureCmd(io), newDemoCmd(io), newVersionCmd(io), newConfigCmd(io), newReplayCmd(io),
+		newLintCmd(io), newStatsCmd(io), newExportCmd(io),
 	)
 	completeServerNames(root)
 	root.AddCommand(featureCommands(io)...)

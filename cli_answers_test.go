@@ -12,7 +12,7 @@ import (
 // everythingStdio returns the argv of the reference server over stdio
 // (installed by make peers), or skips.
 func everythingStdio(t *testing.T) []string {
-	return []string{peertest.Everything(t)}
+	return []string{"--", peertest.Everything(t)}
 }
 
 func writeFile(t *testing.T, name, text string) string {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,7 +139,12 @@ func TestTUIRecord(t *testing.T) {
 	tt := startTUI(t, 120, 40, f.cmd([]string{"--record", path}))
 	tt.waitFor("the handshake, recording", append([]string{`^sonde │ ● REC tui\.jsonl │ sonde-fixture`}, handshake...)...)
 	tt.keys("C-r")
-	s := tt.waitFor("the restart", `(?s)── pid \d+ started: .*── pid \d+ started: `, `<- 2\s+response\s+\S+\s+resolved`, `● REC tui\.jsonl`)
+	s := tt.waitFor("the restart", `(?s)── pid \d+ started: .*── pid \d+ started: `, `● REC tui\.jsonl`)
+	if pids := startedPIDs(s); len(pids) == 2 {
+		// The second server's handshake is done once the status bar names
+		// the server with the new pid.
+		s = tt.waitFor("the second handshake", `sonde-fixture 0\.1\.0 │ .*stdio pid `+strconv.Itoa(pids[1])+` │`)
+	}
 	tt.keys("q")
 	if code := tt.waitExit(); code != 0 {
 		t.Fatalf("sonde exited with status %d%s", code, tt.diag())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/lint"
 	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/format"
 )
@@ -103,6 +104,11 @@ func (m *Model) buildDetail() {
 		verdict = append(verdict, span{skText, "  " + format.Escape(detailAfterVerdict(f))})
 	}
 	add(verdict...)
+	for _, fd := range e.lint {
+		r, _ := lint.Lookup(fd.Rule)
+		add(span{pick(r.Level == lint.Must, skError, skWarn), "lint " + fd.Rule}, span{skText, "  " + format.Escape(fd.Detail)})
+		add(span{skSubtle, "  " + r.Summary + " (" + r.Spec + ")"})
+	}
 	if f.Err != nil {
 		add(span{skError, "decode error: "}, span{skText, format.Escape(f.Err.Error())})
 	}

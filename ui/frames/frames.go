@@ -5,7 +5,9 @@
 // default DefaultCapacity) and counts what it evicted. It shows one row per
 // frame: time since the first frame (format.Dur), arrow, id, method (or kind,
 // or verdict), size, the verdict coloured by state with its detail, and a
-// preview of the raw bytes. Protocol violations carry a "!" in the gutter.
+// preview of the raw bytes. Protocol violations carry a "!" in the gutter:
+// those of the client's verdicts, and those package lint finds in the
+// events applied (the same rules as sonde lint; the detail view names them).
 //
 // Modes: the list (follow mode on by default), the fuzzy filter being typed
 // (Capturing is true), and the detail view of one frame (InDetail is true;
@@ -22,6 +24,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/textinput"
 
+	"github.com/sonde-mcp/sonde/lint"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -51,7 +54,8 @@ type Model struct {
 	proc int // server processes started so far (restarts)
 
 	ring ring
-	t0   time.Time // time of the first frame since New or Reset
+	lint *lint.Linter // the protocol rules, run over every event applied
+	t0   time.Time    // time of the first frame since New or Reset
 
 	follow bool
 	sel    uint64 // absolute index of the selected frame
@@ -77,7 +81,7 @@ func New(st *theme.Styles, o Options) *Model {
 	s.Blurred = s.Focused
 	s.Cursor.Color, s.Cursor.Blink = st.Palette.Accent, false
 	in.SetStyles(s)
-	m := &Model{st: st, keys: DefaultKeyMap(), follow: true, input: in}
+	m := &Model{st: st, keys: DefaultKeyMap(), follow: true, input: in, lint: lint.New()}
 	m.ring.init(o.Capacity)
 	m.initPens()
 	m.syncKeys()
@@ -106,6 +110,7 @@ func (m *Model) SetNow(t time.Time) { m.now = t }
 // turns follow mode back on.
 func (m *Model) Reset() {
 	m.ring.init(m.ring.cap)
+	m.lint = lint.New()
 	m.t0, m.proc = time.Time{}, 0
 	m.flt = filter{}
 	m.input.SetValue("")

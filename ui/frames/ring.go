@@ -2,12 +2,14 @@ package frames
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/lint"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -18,6 +20,7 @@ type entry struct {
 	t      time.Time
 	f      *client.FrameInfo
 	h      *transport.HTTPEvent // set for an HTTP row (f is then its stand-in)
+	lint   []lint.Finding       // the protocol rules the frame breaks (package lint)
 	search string               // built on first use by the filter
 }
 
@@ -42,11 +45,11 @@ func (r *ring) oldest() uint64 { return r.total - uint64(len(r.buf)) }
 
 func (r *ring) at(abs uint64) *entry { return &r.buf[abs%uint64(r.cap)] }
 
-func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo, h *transport.HTTPEvent, proc int) {
+func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo, h *transport.HTTPEvent, proc int, found []lint.Finding) {
 	if len(r.buf) < r.cap {
 		r.buf = append(r.buf, entry{})
 	}
-	*r.at(r.total) = entry{proc: proc, seq: seq, t: t, f: f, h: h}
+	*r.at(r.total) = entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found}
 	r.total++
 }
 
@@ -106,6 +109,10 @@ func (m *Model) Apply(evs []client.Event) {
 	added := false
 	for i := range evs {
 		ev := &evs[i]
+		var found []lint.Finding
+		if fs := m.lint.Check(*ev); len(fs) > 0 {
+			found = slices.Clone(fs)
+		}
 		if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == "start" || ev.Proc.What == "connect") {
 			m.proc++ // a restart: ids start again, so frames remember their process
 			continue
@@ -114,7 +121,7 @@ func (m *Model) Apply(evs []client.Event) {
 			if m.t0.IsZero() {
 				m.t0 = ev.Time
 			}
-			m.ring.push(ev.Seq, ev.Time, httpFrame(ev.HTTP, ev.Time), ev.HTTP, max(m.proc, 1))
+			m.ring.push(ev.Seq, ev.Time, httpFrame(ev.HTTP, ev.Time), ev.HTTP, max(m.proc, 1), found)
 			added = true
 			continue
 		}
@@ -128,7 +135,7 @@ func (m *Model) Apply(evs []client.Event) {
 		if m.t0.IsZero() {
 			m.t0 = t
 		}
-		m.ring.push(ev.Seq, t, ev.Frame, nil, max(m.proc, 1))
+		m.ring.push(ev.Seq, t, ev.Frame, nil, max(m.proc, 1), found)
 		added = true
 	}
 	if !added {
@@ -171,6 +178,17 @@ func searchText(f *client.FrameInfo) (string, segs) {
 	return b.String(), sg
 }
 
+// lintMust reports whether a frame's findings include a rule the spec
+// words with MUST (an error mark) rather than only SHOULD (a warning).
+func lintMust(found []lint.Finding) bool {
+	for _, f := range found {
+		if r, ok := lint.Lookup(f.Rule); ok && r.Level == lint.Must {
+			return true
+		}
+	}
+	return false
+}
+
 // violation reports whether the frame breaks the protocol, and whether the
 // break is an error (the line itself is bad) rather than a warning (a
 // response that matches no live request).
@@ -184,9 +202,12 @@ func violation(v client.Verdict) (bad, isErr bool) {
 	return false, false
 }
 
-// problem reports whether n/N stops at the row: a violation, an error, or
-// a failed HTTP exchange.
+// problem reports whether n/N stops at the row: a violation (by verdict or
+// by a lint rule), an error, or a failed HTTP exchange.
 func problem(e *entry) bool {
+	if len(e.lint) > 0 {
+		return true
+	}
 	if e.h != nil {
 		return httpProblem(e.h)
 	}

@@ -194,6 +194,8 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 		mark, markPen = "!", r.pen(skError)
 	} else if bad, isErr := violation(f.Verdict); bad {
 		mark, markPen = "!", r.pen(pick(isErr, skError, skWarn))
+	} else if len(e.lint) > 0 {
+		mark, markPen = "!", r.pen(pick(lintMust(e.lint), skError, skWarn))
 	} else if e.proc > 1 && (abs == m.ring.oldest() || m.ring.at(abs-1).proc != e.proc) {
 		mark, markPen = "↻", r.pen(skAccent) // the first frame of a restarted server
 	}

@@ -1,0 +1,306 @@
+// Package diagram draws a session as a sequence diagram: sonde and the
+// server as two lanes, one arrow per frame (requests labelled with their
+// method and id, responses with the id they resolve), notes where a
+// response overtook an earlier request, where a request timed out or was
+// cancelled, and where the server started or exited. It writes Mermaid
+// (a sequenceDiagram) or a plain-text swimlane for the terminal.
+//
+// A Builder is fed the client's events in order (Add); a window (From, To)
+// keeps only the events inside it, while requests sent before the window
+// are still known, so their responses are labelled right.
+package diagram
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/format"
+)
+
+// style is how an arrow is drawn.
+type style uint8
+
+const (
+	styleRequest style = iota + 1 // a request
+	styleReply                    // a response
+	styleNotify                   // a notification
+	styleBad                      // a line that is not a valid message
+)
+
+// side is where a note goes.
+type side uint8
+
+const (
+	overBoth side = iota
+	leftOfClient
+	rightOfServer
+)
+
+// step is one arrow or note of the diagram.
+type step struct {
+	seq   uint64
+	at    time.Duration
+	note  bool
+	dir   transport.Direction // an arrow: Out is sonde to server
+	style style
+	side  side // a note
+	label string
+}
+
+// sent is a request of sonde's that was written.
+type sent struct {
+	seq uint64
+	at  time.Duration
+}
+
+type reqKey struct {
+	gen int
+	id  jsonrpc.ID
+}
+
+// Options configure a Builder.
+type Options struct {
+	// Start is time 0 of the window's times (a capture's start; the first
+	// event's time when zero).
+	Start time.Time
+	// From and To bound the window (both included); unset bounds are open.
+	From, To Bound
+}
+
+// Builder collects the steps of a diagram. Use New; it is not safe for
+// concurrent use.
+type Builder struct {
+	o      Options
+	gen    int
+	steps  []step
+	sent   map[reqKey]sent
+	server string
+	first  uint64 // first and last event seq in the window
+	last   uint64
+}
+
+// New returns an empty builder.
+func New(o Options) *Builder {
+	return &Builder{o: o, sent: map[reqKey]sent{}, server: "server"}
+}
+
+// Add folds one event in.
+func (b *Builder) Add(ev client.Event) {
+	if b.o.Start.IsZero() {
+		b.o.Start = ev.Time
+	}
+	at := ev.Time.Sub(b.o.Start)
+	in := b.o.From.before(ev.Seq, at) && b.o.To.after(ev.Seq, at)
+	if in {
+		if b.first == 0 {
+			b.first = ev.Seq
+		}
+		b.last = ev.Seq
+	}
+	add := func(s step) {
+		if in {
+			s.seq, s.at = ev.Seq, at
+			b.steps = append(b.steps, s)
+		}
+	}
+	switch ev.Kind {
+	case client.EvProcess:
+		b.process(ev.Proc, add)
+	case client.EvRequest:
+		b.request(ev.Req, add)
+	case client.EvFrame:
+		if ev.Frame != nil {
+			if f := ev.Frame; !f.Time.IsZero() {
+				at = f.Time.Sub(b.o.Start)
+			}
+			b.frame(ev.Seq, at, ev.Frame, add)
+		}
+	}
+}
+
+func (b *Builder) process(p *client.ProcInfo, add func(step)) {
+	if p == nil {
+		return
+	}
+	switch p.What {
+	case "start", "connect":
+		b.gen++
+		clear(b.sent)
+		if p.What == "start" {
+			add(step{note: true, side: rightOfServer, label: "server started (pid " + strconv.Itoa(p.Pid) + ")"})
+		} else {
+			add(step{note: true, side: rightOfServer, label: "connected"})
+		}
+	case "exit":
+		what := "server exited"
+		if x := p.Exit; x != nil {
+			what = x.What()
+			switch {
+			case x.Signal != "":
+				what += " (" + x.Signal + ")"
+			case x.Code >= 0:
+				what += " with code " + strconv.Itoa(x.Code)
+			}
+		}
+		add(step{note: true, side: rightOfServer, label: what})
+	}
+}
+
+func (b *Builder) request(q *client.ReqInfo, add func(step)) {
+	if q == nil || q.Dir != transport.Out || !q.State.Final() {
+		return
+	}
+	k := reqKey{b.gen, q.ID}
+	if _, ok := b.sent[k]; !ok {
+		return // answered (the response frame came first) or never written
+	}
+	delete(b.sent, k)
+	switch q.State {
+	case client.StateTimeout, client.StateCancelled, client.StateExited, client.StateClosed, client.StateProtocol, client.StateHTTP:
+		add(step{note: true, side: leftOfClient, label: fmt.Sprintf("id %s %s after %s", q.ID, q.State, format.Dur(q.Latency))})
+	}
+}
+
+func (b *Builder) frame(seq uint64, at time.Duration, f *client.FrameInfo, add func(step)) {
+	m := &f.Msg
+	if f.Err != nil && !(m.Kind == jsonrpc.KindResponse && m.ID.IsValid()) {
+		add(step{dir: f.Dir, style: styleBad, label: badLabel(f)})
+		return
+	}
+	switch m.Kind {
+	case jsonrpc.KindRequest:
+		add(step{dir: f.Dir, style: styleRequest, label: requestLabel(m)})
+		if f.Dir == transport.Out {
+			b.sent[reqKey{b.gen, m.ID}] = sent{seq: seq, at: at}
+		}
+	case jsonrpc.KindNotification:
+		add(step{dir: f.Dir, style: styleNotify, label: notificationLabel(m)})
+	case jsonrpc.KindResponse:
+		if f.Dir == transport.Out {
+			add(step{dir: f.Dir, style: styleReply, label: responseLabel(m, "")})
+			return
+		}
+		b.response(at, f, add)
+	}
+}
+
+// response draws an answer to one of sonde's requests, with a note when it
+// overtook a request sent before its own.
+func (b *Builder) response(at time.Duration, f *client.FrameInfo, add func(step)) {
+	m := &f.Msg
+	k := reqKey{b.gen, m.ID}
+	s, pending := b.sent[k]
+	extra := ""
+	switch f.Verdict {
+	case client.VerdictResolved, client.VerdictRemoteError:
+		if pending {
+			extra = format.Dur(at - s.at)
+		}
+	case client.VerdictInvalid:
+		extra = "invalid"
+	default:
+		extra = string(f.Verdict)
+	}
+	if f.Verdict == client.VerdictResolved && m.Result != nil && m.Error == nil && b.server == "server" {
+		var r mcp.InitializeResult
+		if json.Unmarshal(m.Result, &r) == nil && r.ServerInfo.Name != "" && r.ProtocolVersion != "" {
+			b.server = r.ServerInfo.Name
+		}
+	}
+	add(step{dir: transport.In, style: styleReply, label: responseLabel(m, extra)})
+	if !pending {
+		return
+	}
+	delete(b.sent, k)
+	var earliest jsonrpc.ID
+	earliestSeq, waiting := uint64(0), 0
+	for k2, o := range b.sent {
+		if k2.gen == b.gen && o.seq < s.seq {
+			waiting++
+			if earliestSeq == 0 || o.seq < earliestSeq {
+				earliest, earliestSeq = k2.id, o.seq
+			}
+		}
+	}
+	if waiting > 0 {
+		label := fmt.Sprintf("id %s answered before id %s, sent earlier", m.ID, earliest)
+		if waiting > 1 {
+			label += fmt.Sprintf(" (and %d more)", waiting-1)
+		}
+		add(step{note: true, side: overBoth, label: label})
+	}
+}
+
+func requestLabel(m *jsonrpc.Message) string {
+	name := m.Method
+	if m.Method == mcp.MethodToolsCall {
+		var p struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.Name != "" {
+			name += " " + p.Name
+		}
+	}
+	return name + " [id " + m.ID.String() + "]"
+}
+
+func notificationLabel(m *jsonrpc.Message) string {
+	switch m.Method {
+	case mcp.MethodCancelled:
+		var p struct {
+			ID jsonrpc.ID `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.ID.IsValid() {
+			return m.Method + " [id " + p.ID.String() + "]"
+		}
+	case mcp.MethodProgress:
+		var p mcp.ProgressParams
+		if json.Unmarshal(m.Params, &p) == nil {
+			s := m.Method + " " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
+			if p.Total != nil {
+				s += "/" + strconv.FormatFloat(*p.Total, 'f', -1, 64)
+			}
+			var tok jsonrpc.ID
+			if json.Unmarshal(p.ProgressToken, &tok) == nil && tok.IsValid() {
+				s += " [token " + tok.String() + "]"
+			}
+			return s
+		}
+	}
+	return m.Method
+}
+
+func responseLabel(m *jsonrpc.Message, extra string) string {
+	what := "result"
+	if m.Error != nil {
+		what = "error " + strconv.FormatInt(m.Error.Code, 10)
+	}
+	s := what + " [id " + m.ID.String() + "]"
+	if extra != "" {
+		s += " " + extra
+	}
+	return s
+}
+
+// badLabel names a line that is not a valid message, with its start.
+func badLabel(f *client.FrameInfo) string {
+	what := string(f.Verdict)
+	var de *jsonrpc.DecodeError
+	switch e := f.Err.(type) {
+	case *jsonrpc.DecodeError:
+		de = e
+	case *transport.LineTooLongError:
+		what = "too long"
+	}
+	if de != nil {
+		what = strings.ReplaceAll(de.Class.String(), "-", " ")
+	}
+	return what + ": " + format.Preview(f.Raw, 32)
+}

@@ -1,0 +1,150 @@
+// Package capturetest records real sessions against the fixture server to
+// capture files, for the tests of the packages that read captures (lint,
+// stats, diagram). The fixture is the test binary itself, re-executed: a
+// package using Record must call Main from its TestMain.
+package capturetest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/proctest"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// fixtureEnv makes the re-executed test binary act as the fixture server.
+const fixtureEnv = "SONDE_CAPTURETEST_FIXTURE"
+
+// Main is the body of TestMain: it runs the fixture when the test binary
+// was started as one, and otherwise the tests, checking for leaked
+// goroutines.
+func Main(m *testing.M) {
+	if fixtures.RunRole() {
+		os.Exit(0)
+	}
+	if os.Getenv(fixtureEnv) == "1" {
+		os.Exit(fixtures.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// Options shape a recorded session.
+type Options struct {
+	// Fixture are the fixture's arguments (faults and their settings).
+	Fixture []string
+	// Timeout is the client's default request timeout (5s if 0).
+	Timeout time.Duration
+	// HTTP serves the fixture over Streamable HTTP in-process instead of
+	// running it on stdio.
+	HTTP bool
+	// Path is where the capture goes, replacing what is there (default: a
+	// file in a temporary folder of the test).
+	Path string
+}
+
+// Record runs a session against the fixture while recording it, and
+// returns the capture's path. run drives the client (Initialize is not
+// called for it); the client is closed after run returns.
+func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Client)) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := o.Path
+	if path == "" {
+		path = filepath.Join(dir, "session.jsonl")
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 5 * time.Second
+	}
+	var dial client.Dialer
+	argv := []string{"fixture"}
+	if o.HTTP {
+		ctx, cancel := context.WithCancel(context.Background())
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		go func() { served <- fixtures.ServeHTTP(ctx, ln, o.Fixture, io.Discard) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-served; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("fixture over HTTP: %v", err)
+			}
+		})
+		url := "http://" + ln.Addr().String() + "/mcp"
+		argv = []string{url}
+		dial = client.HTTP(transport.HTTPConfig{URL: url, ConnectTimeout: 5 * time.Second})
+	} else {
+		pidFile := filepath.Join(dir, "pids")
+		t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
+		env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv = append([]string{os.Args[0], "--pid-file", pidFile}, o.Fixture...)
+		dial = client.Stdio(transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond})
+	}
+	f, err := capture.Create(path, o.Path != "") // a sample is recorded again over the old one
+	if err != nil {
+		t.Fatal(err)
+	}
+	copts := capture.Options{Sonde: "test", Command: argv}
+	if o.HTTP {
+		copts = capture.Options{Sonde: "test", Transport: "http", URL: argv[0]}
+	}
+	rec, err := capture.NewRecorder(f, copts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(client.Options{Timeout: timeout})
+	rec.Follow(c)
+	if err := c.Connect(dial); err != nil {
+		c.Close()
+		rec.Close()
+		t.Fatal(err)
+	}
+	run(context.Background(), c)
+	c.Close()
+	rec.Close()
+	return path
+}
+
+// Events reads a capture back as the client events it holds.
+func Events(t testing.TB, path string) []client.Event {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := capture.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []client.Event
+	for rec, err := range rd.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, ok, err := rd.Header().Event(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			evs = append(evs, ev)
+		}
+	}
+	return evs
+}

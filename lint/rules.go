@@ -1,0 +1,87 @@
+// Package lint finds MCP protocol violations in a stream of client events.
+//
+// A Linter is fed the events of one client in order (Check), from a capture
+// file or live, and returns the findings each event shows: the frame that
+// broke a rule, the rule's stable name and what was seen. The same code
+// serves `sonde lint FILE` and the marks in the UI's Frames pane.
+//
+// Rules that depend on what came before (the handshake, pending ids,
+// progress tokens, the negotiated version) stay silent when the stream did
+// not start at the beginning of the session (a recording started mid-way,
+// missed events): a linter that guesses reports violations that are not
+// there. The frame verdicts the client computed (late, duplicate, unknown)
+// are used as they are: the client knew every id it sent.
+package lint
+
+// Level says how strongly the specification words a rule.
+type Level string
+
+// The levels.
+const (
+	// Must: the specification says MUST or MUST NOT.
+	Must Level = "must"
+	// Should: the specification says SHOULD or SHOULD NOT.
+	Should Level = "should"
+)
+
+// Rule describes one check.
+type Rule struct {
+	// Name is stable: scripts and docs/lint.md use it.
+	Name  string `json:"name"`
+	Level Level  `json:"level"`
+	// Summary is the one-line explanation.
+	Summary string `json:"summary"`
+	// Spec is where the specification says it (docs/specification paths,
+	// shortened as in spec-digest: 2511 is 2025-11-25).
+	Spec string `json:"spec"`
+}
+
+// The rule names.
+const (
+	RuleNotJSON             = "not-json"
+	RuleNotObject           = "not-object"
+	RuleInvalidMessage      = "invalid-message"
+	RuleResultAndError      = "result-and-error"
+	RuleNullID              = "null-id"
+	RuleNotificationWithID  = "notification-with-id"
+	RuleUnknownID           = "unknown-id"
+	RuleLateResponse        = "late-response"
+	RuleDuplicateResponse   = "duplicate-response"
+	RuleIDReused            = "id-reused"
+	RuleProgressAfter       = "progress-after-response"
+	RuleBeforeInitialize    = "request-before-initialize"
+	RuleCallBeforeInit      = "call-before-initialized"
+	RuleUnnegotiatedVersion = "unnegotiated-version"
+	RuleUndeclared          = "undeclared-capability"
+)
+
+// Rules returns every rule, in the order of docs/lint.md.
+func Rules() []Rule {
+	return []Rule{
+		{RuleNotJSON, Must, "a line on the wire that is not JSON (a server logging on stdout): every line must be one JSON-RPC message", "2511/basic/transports.mdx §stdio: the server MUST NOT write anything to its stdout that is not a valid MCP message"},
+		{RuleNotObject, Must, "valid JSON that is not an object (an array, a string, a number): every message is a JSON-RPC object", "2511/basic/transports.mdx §stdio; 2511/basic/index.mdx (batches were only allowed in 2025-03-26)"},
+		{RuleInvalidMessage, Must, "a JSON object that breaks another JSON-RPC rule (no \"jsonrpc\":\"2.0\", a response with neither result nor error, a bad error object)", "2511/basic/index.mdx §Requests, §Responses; JSON-RPC 2.0"},
+		{RuleResultAndError, Must, "a response that sets both result and error", "2411/basic/messages.mdx, 2506/basic/index.mdx: either a result or an error MUST be set; a response MUST NOT set both"},
+		{RuleNullID, Must, "a request whose id is null", "2511/basic/index.mdx §Requests: the ID MUST NOT be null"},
+		{RuleNotificationWithID, Must, "a notification (a notifications/… method) sent with an id, which makes it a request that expects a response", "2511/basic/index.mdx §Notifications: notifications MUST NOT include an ID"},
+		{RuleUnknownID, Must, "a response whose id matches no request that was sent (ids keep their JSON type: 3 is not \"3\")", "2511/basic/index.mdx §Responses: a response carries the ID of the request it answers"},
+		{RuleLateResponse, Should, "a response for a request that had already timed out or been cancelled (notifications/cancelled was sent): the receiver should have stopped", "2511/basic/utilities/cancellation.mdx: receivers SHOULD not respond after a cancellation; 2511/basic/lifecycle.mdx §Timeouts"},
+		{RuleDuplicateResponse, Must, "a second response for a request that already had one", "JSON-RPC 2.0 §5: one response per request; 2511/basic/index.mdx §Responses"},
+		{RuleIDReused, Must, "a request whose id is already in use by a pending request from the same side", "2511/basic/index.mdx §Requests: the ID MUST NOT have been previously used by the requestor within the same session (2607: unique among in-flight requests)"},
+		{RuleProgressAfter, Must, "a progress notification for a request that has already received its response", "2511/basic/utilities/progress.mdx: progress notifications MUST stop after completion"},
+		{RuleBeforeInitialize, Should, "a request other than ping before the handshake allows it: from the client before the initialize result, from the server before notifications/initialized", "2511/basic/lifecycle.mdx §Initialization: the client SHOULD NOT send requests other than pings before the server has responded to initialize; the server SHOULD NOT send requests other than pings and logging before receiving initialized"},
+		{RuleCallBeforeInit, Must, "a tools/call sent after the initialize result but before the client's notifications/initialized", "2511/basic/lifecycle.mdx §Initialization: after successful initialization the client MUST send an initialized notification"},
+		{RuleUndeclared, Must, "a request from the server that needs a client capability the client did not declare in initialize (sampling, elicitation, roots)", "2506/basic/lifecycle.mdx §Operation: both parties MUST only use capabilities that were successfully negotiated"},
+		{RuleUnnegotiatedVersion, Must, "a protocol version in later traffic (an MCP-Protocol-Version header, a result, a request's _meta) that differs from the one the initialize result negotiated", "2511/basic/lifecycle.mdx §Version Negotiation; 2511/basic/transports.mdx §Protocol Version Header: MCP-Protocol-Version: <protocol-version> on all subsequent requests"},
+	}
+}
+
+// Lookup returns the rule named name.
+func Lookup(name string) (Rule, bool) {
+	for _, r := range Rules() {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}

@@ -1,0 +1,234 @@
+// Package stats summarises a session from its request lifecycle events:
+// per method, how many requests, how many failed and how they ended, and
+// latency percentiles; and how many of sonde's requests were in flight over
+// time. It is pure over a stream of client events (Collector.Add), so a
+// capture file and a live session are summarised the same way.
+package stats
+
+import (
+	"slices"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// MaxBuckets is the most buckets an automatic bucket size gives.
+const MaxBuckets = 40
+
+// key groups requests: by direction, method and (for tools/call) tool.
+type key struct {
+	dir          transport.Direction
+	method, tool string
+}
+
+// acc accumulates one group.
+type acc struct {
+	count, errors int
+	outcomes      map[client.State]int
+	lat           []time.Duration
+}
+
+// reqKey names a request across restarts (ids start again with each
+// server process).
+type reqKey struct {
+	gen int
+	id  jsonrpc.ID
+}
+
+// point is a change of the in-flight count.
+type point struct {
+	t time.Time
+	n int
+}
+
+// Collector accumulates events. Use New; it is not safe for concurrent use.
+type Collector struct {
+	start, last time.Time
+	gen         int
+	groups      map[key]*acc
+	order       []key
+
+	inflight map[reqKey]struct{}
+	points   []point
+}
+
+// New returns an empty collector whose times count from start (the
+// capture's start; the first event's time when zero).
+func New(start time.Time) *Collector {
+	return &Collector{start: start, groups: map[key]*acc{}, inflight: map[reqKey]struct{}{}}
+}
+
+// Add folds one event in. Only request lifecycle events count, and process
+// starts, which begin a new id space.
+func (c *Collector) Add(ev client.Event) {
+	if c.start.IsZero() {
+		c.start = ev.Time
+	}
+	if ev.Time.After(c.last) {
+		c.last = ev.Time
+	}
+	switch {
+	case ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == "start" || ev.Proc.What == "connect"):
+		c.gen++
+		if len(c.inflight) > 0 { // the old process's requests are gone with it
+			clear(c.inflight)
+			c.points = append(c.points, point{ev.Time, 0})
+		}
+	case ev.Kind == client.EvRequest && ev.Req != nil:
+		c.request(ev.Time, ev.Req)
+	}
+}
+
+func (c *Collector) request(t time.Time, q *client.ReqInfo) {
+	if q.Dir == transport.Out {
+		k := reqKey{c.gen, q.ID}
+		_, in := c.inflight[k]
+		switch {
+		case q.State == client.StateSent && !in && q.ID.IsValid():
+			c.inflight[k] = struct{}{}
+			c.points = append(c.points, point{t, len(c.inflight)})
+		case q.State.Final() && in:
+			delete(c.inflight, k)
+			c.points = append(c.points, point{t, len(c.inflight)})
+		}
+	}
+	if !q.State.Final() {
+		return
+	}
+	g := key{q.Dir, q.Method, q.Tool}
+	a := c.groups[g]
+	if a == nil {
+		a = &acc{outcomes: map[client.State]int{}}
+		c.groups[g] = a
+		c.order = append(c.order, g)
+	}
+	a.count++
+	a.outcomes[q.State]++
+	switch q.State {
+	case client.StateResolved, client.StateAnswered:
+	default:
+		a.errors++
+	}
+	if q.State == client.StateResolved || q.State == client.StateError || q.State == client.StateAnswered {
+		a.lat = append(a.lat, q.Latency)
+	}
+}
+
+// Method is the summary of one group of requests.
+type Method struct {
+	// Dir is "out" for sonde's requests, "in" for the server's.
+	Dir    string `json:"dir"`
+	Method string `json:"method"`
+	Tool   string `json:"tool,omitempty"`
+	// Count is the number of requests that ended; Errors those that did
+	// not end with a result (a JSON-RPC error, a timeout, a cancel, an
+	// exit…), by outcome in Outcomes.
+	Count    int            `json:"count"`
+	Errors   int            `json:"errors"`
+	Outcomes map[string]int `json:"outcomes"`
+	// Answered is the number of requests that got a response (a result or
+	// a JSON-RPC error); the latencies are theirs, from queued to answer.
+	Answered int           `json:"answered"`
+	P50      time.Duration `json:"p50"`
+	P95      time.Duration `json:"p95"`
+	P99      time.Duration `json:"p99"`
+	Max      time.Duration `json:"max"`
+}
+
+// Concurrency is how many of sonde's requests were in flight (sent, not
+// yet ended) over time.
+type Concurrency struct {
+	Max   int           `json:"max"`
+	MaxAt time.Duration `json:"max_at"` // when Max was first reached, from the start
+	// Bucket is the width of each entry of InFlight; InFlight[i] is the
+	// most requests in flight at any moment of [i*Bucket, (i+1)*Bucket).
+	Bucket   time.Duration `json:"bucket"`
+	InFlight []int         `json:"in_flight"`
+}
+
+// Report is the summary.
+type Report struct {
+	// Duration is from the start to the last event.
+	Duration    time.Duration `json:"duration"`
+	Requests    int           `json:"requests"`
+	Methods     []Method      `json:"methods"`
+	Concurrency Concurrency   `json:"concurrency"`
+}
+
+// Report summarises what was added. bucket is the width of the in-flight
+// series; 0 picks a round width that gives at most MaxBuckets buckets.
+func (c *Collector) Report(bucket time.Duration) Report {
+	r := Report{Methods: []Method{}}
+	if !c.last.IsZero() {
+		r.Duration = max(c.last.Sub(c.start), 0)
+	}
+	for _, k := range c.order {
+		a := c.groups[k]
+		m := Method{Dir: k.dir.String(), Method: k.method, Tool: k.tool, Count: a.count, Errors: a.errors, Outcomes: map[string]int{}, Answered: len(a.lat)}
+		for s, n := range a.outcomes {
+			m.Outcomes[string(s)] = n
+		}
+		lat := slices.Clone(a.lat)
+		slices.Sort(lat)
+		m.P50, m.P95, m.P99 = Percentile(lat, 50), Percentile(lat, 95), Percentile(lat, 99)
+		if len(lat) > 0 {
+			m.Max = lat[len(lat)-1]
+		}
+		r.Requests += a.count
+		r.Methods = append(r.Methods, m)
+	}
+	r.Concurrency = c.concurrency(bucket, r.Duration)
+	return r
+}
+
+// Percentile is the nearest-rank percentile p (0 < p <= 100) of sorted
+// durations: the smallest value with at least p% of the values at or below
+// it; 0 for none.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(float64(len(sorted))*p/100 + 0.999999999)
+	return sorted[max(0, min(rank, len(sorted))-1)]
+}
+
+// AutoBucket picks the smallest round width that covers d in at most
+// MaxBuckets buckets.
+func AutoBucket(d time.Duration) time.Duration {
+	for _, b := range [...]time.Duration{
+		time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond,
+		50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
+		time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second,
+		time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour,
+	} {
+		if d/b < MaxBuckets {
+			return b
+		}
+	}
+	return (d/MaxBuckets + time.Hour).Truncate(time.Hour)
+}
+
+func (c *Collector) concurrency(bucket, d time.Duration) Concurrency {
+	if bucket <= 0 {
+		bucket = AutoBucket(d)
+	}
+	pts := slices.Clone(c.points)
+	slices.SortStableFunc(pts, func(a, b point) int { return a.t.Compare(b.t) })
+	cc := Concurrency{Bucket: bucket, InFlight: make([]int, int(d/bucket)+1)}
+	cur, i := 0, 0
+	for b := range cc.InFlight {
+		end := time.Duration(b+1) * bucket
+		v := cur
+		for ; i < len(pts) && pts[i].t.Sub(c.start) < end; i++ {
+			cur = pts[i].n
+			v = max(v, cur)
+			if cur > cc.Max {
+				cc.Max, cc.MaxAt = cur, max(pts[i].t.Sub(c.start), 0)
+			}
+		}
+		cc.InFlight[b] = v
+	}
+	return cc
+}
