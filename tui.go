@@ -37,9 +37,11 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 		return err
 	}
 	// The user answers the server's requests in the UI's dialogs, so the UI
-	// declares every client capability; reply files still answer first.
+	// declares every client capability; reply files still answer first. In the
+	// modern era the input requests of input_required results open the same
+	// dialogs (Interactive).
 	sr := &copts.ServerRequests
-	sr.Roots, sr.Sampling, sr.Elicitation = true, true, true
+	sr.Roots, sr.Sampling, sr.Elicitation, sr.Interactive = true, true, true, true
 	dial, transportName, what, err := f.dialer(argv)
 	if err != nil {
 		return err

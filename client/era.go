@@ -62,6 +62,7 @@ type eraState struct {
 	resolved Era // EraLegacy or EraModern once decided
 	discover *mcp.DiscoverResult
 	wg       sync.WaitGroup // retry goroutines between two rounds
+	inputs   int            // input requests shown as waiting (numbers their ids)
 }
 
 // retryBase is what a modern request needs to be sent again after an
@@ -366,6 +367,9 @@ func (c *Client) answerInput(ctx context.Context, key string, req mcp.InputReque
 	default:
 		return nil, newErr(CodeProtocol, "the server asked for %s, which is not an input request sonde knows", bounded(req.Method, 64))
 	}
+	if sr.Interactive && c.opts.Inputs == nil {
+		return c.awaitInput(ctx, key, req)
+	}
 	if c.opts.Inputs == nil {
 		return nil, newErr(CodeProtocol, "the server asked for %s, which sonde cannot answer (no reply configured)", bounded(req.Method, 64))
 	}
@@ -429,4 +433,35 @@ func (o CallOptions) retryOfID() jsonrpc.ID {
 		return jsonrpc.ID{}
 	}
 	return jsonrpc.Int(o.cont.retryOf)
+}
+
+// awaitInput shows an input request as a request from the server waiting
+// for Respond (the UI's dialogs answer it like a legacy server's request)
+// and waits for the answer, or for ctx.
+func (c *Client) awaitInput(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
+	sr := &ServerRequest{Method: req.Method, Params: req.Params, Received: time.Now(), input: make(chan inputReply, 1)}
+	c.mu.Lock()
+	c.era.inputs++
+	sr.ID = jsonrpc.String(fmt.Sprintf("input:%d:%s", c.era.inputs, key))
+	if c.srv.waiting == nil {
+		c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
+	}
+	c.srv.waiting[sr.ID] = sr
+	c.emit(Event{Time: sr.Received, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateReceived, Params: sr.Params}})
+	c.mu.Unlock()
+	select {
+	case r := <-sr.input:
+		if r.rpcErr != nil {
+			return nil, newErr(CodeAborted, "the %s the server asked for (input %s) was refused: %s", req.Method, key, bounded(r.rpcErr.Message, 200))
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		if c.srv.waiting[sr.ID] == sr {
+			delete(c.srv.waiting, sr.ID)
+			c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateCancelled, Latency: time.Since(sr.Received), Err: newErr(CodeAborted, "no longer needed: the call ended")}})
+		}
+		c.mu.Unlock()
+		return nil, &Error{Code: CodeAborted, Message: "waiting for the answer to " + req.Method + ": " + ctx.Err().Error(), Err: ctx.Err()}
+	}
 }

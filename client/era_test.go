@@ -415,3 +415,65 @@ func TestModernInputFromHandler(t *testing.T) {
 		})
 	}
 }
+
+// With ServerRequests.Interactive (the UI), an input request of an
+// input_required result waits as a request from the server until Respond
+// answers it, as a legacy server's elicitation would; a refusal ends the
+// call with MCP_ABORTED.
+func TestModernInputRequiredInteractive(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(c *Client, id jsonrpc.ID) error
+		check  func(t *testing.T, raw json.RawMessage, err error)
+	}{
+		{"accepted", func(c *Client, id jsonrpc.ID) error {
+			return c.Respond(id, json.RawMessage(`{"action":"accept","content":{"confirm":true}}`), nil)
+		}, func(t *testing.T, raw json.RawMessage, err error) {
+			res, _ := ToolResult("confirm", raw)
+			if err != nil || res == nil || len(res.Content) != 1 || res.Content[0].Text != "confirmed" {
+				t.Fatalf("%s %v", raw, err)
+			}
+		}},
+		{"refused", func(c *Client, id jsonrpc.ID) error {
+			return c.Respond(id, nil, &jsonrpc.Error{Code: -1, Message: "user said no"})
+		}, func(t *testing.T, raw json.RawMessage, err error) {
+			if !errors.Is(err, ErrAborted) || !strings.Contains(err.Error(), "user said no") {
+				t.Fatalf("%s %v", raw, err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sr := elicit
+			sr.Interactive = true
+			s := start(t, Options{Era: EraModern, ServerRequests: sr}, modernFixture)
+			s.init()
+			call := s.c.GoTool(context.Background(), "confirm", json.RawMessage(`{"message":"Ship it?"}`), CallOptions{})
+			var asked *ReqInfo
+			s.waitFor("the input request, waiting", func(ev Event) bool {
+				if ev.Kind == EvRequest && ev.Req.Dir == transport.In && ev.Req.State == StateReceived {
+					asked = ev.Req
+					return true
+				}
+				return false
+			})
+			id, _ := asked.ID.Str()
+			if !strings.HasPrefix(id, "input:") || asked.Method != "elicitation/create" || !strings.Contains(string(asked.Params), "Ship it?") {
+				t.Fatalf("waiting request %+v", asked)
+			}
+			if w := s.c.Waiting(); len(w) != 1 || w[0].ID != asked.ID {
+				t.Fatalf("Waiting() = %+v", w)
+			}
+			if err := tc.answer(s.c, asked.ID); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := call.Wait()
+			tc.check(t, raw, err)
+			if err := s.c.Respond(asked.ID, nil, nil); !errors.Is(err, ErrProtocol) {
+				t.Errorf("a second answer: %v", err)
+			}
+			if n := len(s.c.Waiting()); n != 0 {
+				t.Errorf("%d requests still waiting", n)
+			}
+		})
+	}
+}
