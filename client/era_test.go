@@ -477,3 +477,24 @@ func TestModernInputRequiredInteractive(t *testing.T) {
 		})
 	}
 }
+
+// The modern era has no notifications/roots/list_changed: SetRoots keeps
+// the roots for the next input request and says so in a note.
+func TestModernSetRootsSendsNothing(t *testing.T) {
+	s := start(t, Options{Era: EraModern, ServerRequests: ServerRequests{Roots: true}}, modernFixture)
+	s.init()
+	if err := s.c.SetRoots([]mcp.Root{{URI: "file:///tmp", Name: "tmp"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("the note", func(ev Event) bool {
+		return ev.Kind == EvNote && strings.Contains(ev.Note, "no notifications/roots/list_changed")
+	})
+	for _, f := range s.frames(VerdictSent) {
+		if strings.Contains(string(f.Raw), "roots/list_changed") {
+			t.Fatalf("sent %s", f.Raw)
+		}
+	}
+	if got := s.c.Roots(); len(got) != 1 || got[0].URI != "file:///tmp" {
+		t.Fatalf("roots %+v", got)
+	}
+}
