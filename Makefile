@@ -19,8 +19,14 @@ test: tools fmt-check vet cross peers race
 tools:
 	command -v tmux >/dev/null || (apt-get update && apt-get install -y tmux)
 
-## peers: the real MCP servers of the interop tests (interop/package.json, pinned by its lock).
-peers: interop/node_modules/.installed
+## peers: the real MCP servers of the interop tests (interop/package.json, pinned by its lock),
+## and the official Go SDK's example server, a modern-era peer, built outside sonde's go.mod.
+peers: interop/node_modules/.installed interop/bin/everything
+
+GOSDK_VERSION := v1.8.0
+
+interop/bin/everything:
+	GOBIN=$(CURDIR)/interop/bin GOFLAGS=-buildvcs=false $(GO) install github.com/modelcontextprotocol/go-sdk/examples/server/everything@$(GOSDK_VERSION)
 
 interop/node_modules/.installed: interop/package.json interop/package-lock.json
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
@@ -84,4 +90,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseBound -fuzztime 30s ./diagram/
 
 clean:
-	rm -rf sonde dist interop/node_modules
+	rm -rf sonde dist interop/node_modules interop/bin

@@ -109,6 +109,7 @@ type serverFlags struct {
 	cwd             string
 	strict          bool
 	protocolVersion string
+	era             string
 	json            bool
 	trace           bool
 	record          string
@@ -149,6 +150,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.cwd, "cwd", "", "working directory of the server (default: sonde's)")
 	fs.BoolVar(&f.strict, "strict", false, "treat a malformed line on stdout as corruption: fail everything pending and close the server")
 	fs.StringVar(&f.protocolVersion, "protocol-version", "2025-11-25", "protocol version asked for in initialize")
+	fs.StringVar(&f.era, "era", string(client.EraLegacy), "protocol `ERA`: legacy (initialize), modern (2026-07-28: server/discover, version and capabilities in every request's _meta, input_required retries) or auto (server/discover, falling back to initialize on any error or timeout)")
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
 	fs.BoolVar(&f.trace, "trace", false, "print every frame, lifecycle event and stderr chunk on stderr as it happens")
 	fs.StringVar(&f.record, "record", "", "write the session to FILE as it happens, mode 0600 (a capture: docs/capture-format.md); FILE must not exist")
@@ -234,10 +236,14 @@ func (f *serverFlags) clientConfig(argv []string) (client.Options, transport.Std
 	if err != nil {
 		return client.Options{}, transport.StdioConfig{}, usagef(err.Error())
 	}
+	era, err := client.ParseEra(f.era)
+	if err != nil {
+		return client.Options{}, transport.StdioConfig{}, usagef("--era: " + err.Error())
+	}
 	opts := client.Options{
 		Timeout: f.timeout, ResetOnProgress: f.resetOnProgress, MaxTotalTimeout: f.maxTotal,
 		MaxPending: f.maxPending, MaxLineBytes: int(f.maxLineBytes), Strict: f.strict,
-		ProtocolVersion: f.protocolVersion, ClientVersion: version,
+		ProtocolVersion: f.protocolVersion, ClientVersion: version, Era: era,
 	}
 	if opts.ServerRequests, err = f.answers.serverRequests(); err != nil {
 		return client.Options{}, transport.StdioConfig{}, err

@@ -25,7 +25,7 @@ func TestCheckText(t *testing.T) {
 			sub:  []string{"check"},
 			lines: []string{
 				`^sonde check: ok$`,
-				`^  ok   start\+initialize +\S+  sonde-fixture 0\.1\.0, protocol 2025-11-25, capabilities: tools$`,
+				`^  ok   start\+initialize +\S+  sonde-fixture 0\.1\.0, protocol 2025-11-25 \(legacy era\), capabilities: tools$`,
 				`^  ok   tools/list +\S+  ` + nTools + ` tools$`,
 				`^  ok   ping +\S+  \{\}$`,
 				// initialize, notifications/initialized, tools/list, ping.
@@ -40,7 +40,7 @@ func TestCheckText(t *testing.T) {
 			fixture: []string{"--fault", "stdout-noise"},
 			lines: []string{
 				`^sonde check: ok$`,
-				`^  ok   start\+initialize +\S+  sonde-fixture 0\.1\.0, protocol 2024-11-05, capabilities: tools$`,
+				`^  ok   start\+initialize +\S+  sonde-fixture 0\.1\.0, protocol 2024-11-05 \(legacy era\), capabilities: tools$`,
 				`^  ok   tools/list +\S+  ` + nTools + ` tools$`,
 				`^  ok   ping +\S+  \{\}$`,
 				// One noise line before each of the three responses.
@@ -68,7 +68,7 @@ func TestCheckText(t *testing.T) {
 			errLine: "sonde: MCP_PROTOCOL: server wrote a line over 1024 bytes (--max-line-bytes)...",
 			lines: []string{
 				`^sonde check: FAILED$`,
-				`^  ok   start\+initialize +\S+  sonde-fixture 0\.1\.0, protocol 2025-11-25, capabilities: tools$`,
+				`^  ok   start\+initialize +\S+  sonde-fixture 0\.1\.0, protocol 2025-11-25 \(legacy era\), capabilities: tools$`,
 				`^  FAIL tools/list +\S+  MCP_PROTOCOL: server wrote a line over 1024 bytes \(--max-line-bytes\)`,
 				`^  FAIL ping +\S+  MCP_PROTOCOL: server wrote a line over 1024 bytes \(--max-line-bytes\)`,
 				`^  wire \d frames sent; 1 malformed, `,
@@ -193,7 +193,7 @@ func TestCheckJSON(t *testing.T) {
 				t.Errorf("error %+v, want code %s and the message on stderr %q", rep.Error, tc.failCode, r.stderr)
 			}
 			if tc.ok {
-				if rep.Steps[0].Detail != "sonde-fixture 0.1.0, protocol 2025-11-25, capabilities: tools" || rep.Steps[1].Detail != nTools+" tools" {
+				if rep.Steps[0].Detail != "sonde-fixture 0.1.0, protocol 2025-11-25 (legacy era), capabilities: tools" || rep.Steps[1].Detail != nTools+" tools" {
 					t.Errorf("details %q, %q", rep.Steps[0].Detail, rep.Steps[1].Detail)
 				}
 				if rep.Wire == nil || !regexp.MustCompile(`^[34] frames sent; 0 malformed, 0 invalid, 0 unknown, 0 late, 0 duplicate; `).MatchString(*rep.Wire) {

@@ -12,32 +12,14 @@ import (
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 )
 
 // readCapture reads every record of a capture written by sonde, failing on
 // any error or warning.
 func readCapture(t *testing.T, path string) (capture.Header, []capture.Record) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := capture.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []capture.Record
-	for rec, err := range rd.All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, rec)
-	}
-	if w := rd.Warnings(); len(w) > 0 {
-		t.Fatalf("warnings: %v", w)
-	}
-	return rd.Header(), recs
+	return capturetest.Records(t, path)
 }
 
 // TestRecordOnEveryCommand: --record writes a readable capture of the

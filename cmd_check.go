@@ -12,6 +12,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/ui/format"
 
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
 )
 
@@ -78,14 +79,20 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 	}
 	defer s.close()
 	steps[0].Detail = initDetail(s)
+	modern := s.c.Era() == client.EraModern
+	if modern {
+		steps[0].Name = "start+discover"
+	}
 
 	t1 := time.Now()
 	tools, err := s.c.ListTools(ctx)
 	step("tools/list", t1, fmt.Sprintf("%d tools", len(tools)), err)
 
-	t2 := time.Now()
-	err = s.c.Ping(ctx)
-	step("ping", t2, "{}", err)
+	if !modern { // the modern era has no ping
+		t2 := time.Now()
+		err = s.c.Ping(ctx)
+		step("ping", t2, "{}", err)
+	}
 
 	st := s.c.Stats()
 	wire := fmt.Sprintf("%d frames sent; %d malformed, %d invalid, %d unknown, %d late, %d duplicate; %s on stderr",
@@ -98,7 +105,7 @@ func initDetail(s *session) string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%s %s, protocol %s, capabilities: %s", res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion, capabilityNames(res))
+	return fmt.Sprintf("%s %s, protocol %s (%s era), capabilities: %s", res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion, s.c.Era(), capabilityNames(res))
 }
 
 func capabilityNames(res *mcp.InitializeResult) string {

@@ -30,8 +30,10 @@ func newDemoCmd(io streams) *cobra.Command {
 order. sonde starts its own fixture server (or the COMMAND after --, which must offer the
 fixture's echo and crash tools) and, one step per space key, sends a slow and a fast
 call (the fast answer arrives first and settles its own id), lets a call time out and
-shows its late answer matched to nothing, cancels a call, and crashes the server with
-requests in flight. o shows what a client matching answers in FIFO order would have
+shows its late answer matched to nothing, cancels a call, compares a legacy server
+request (elicitation/create) with a modern input_required result answered by a retry
+under a new id (a second fixture, started with --era modern), and crashes the server
+with requests in flight. o shows what a client matching answers in FIFO order would have
 done. After the lesson the session is yours.
 
 --text prints a short narrated version of the first step instead (no terminal UI).`,

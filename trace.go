@@ -98,6 +98,9 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		case r.State.Final() && r.Latency > 0:
 			line += " after " + format.Dur(r.Latency)
 		}
+		if r.RetryOf.IsValid() {
+			line += " (retry of id " + r.RetryOf.String() + ")"
+		}
 		if r.Err != nil {
 			line += ": " + r.Err.Error()
 		}

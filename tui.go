@@ -37,9 +37,11 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 		return err
 	}
 	// The user answers the server's requests in the UI's dialogs, so the UI
-	// declares every client capability; reply files still answer first.
+	// declares every client capability; reply files still answer first. In the
+	// modern era the input requests of input_required results open the same
+	// dialogs (Interactive).
 	sr := &copts.ServerRequests
-	sr.Roots, sr.Sampling, sr.Elicitation = true, true, true
+	sr.Roots, sr.Sampling, sr.Elicitation, sr.Interactive = true, true, true, true
 	dial, transportName, what, err := f.dialer(argv)
 	if err != nil {
 		return err
@@ -91,7 +93,9 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 		Recorder: rec,
 	}
 	if lessonOpts != nil {
-		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, *lessonOpts) }
+		lo := *lessonOpts
+		lo.Modern = modernLesson(f, argv, copts, all)
+		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
 	}
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(io.in), tea.WithOutput(io.out))
 	_, err = p.Run()
@@ -99,4 +103,28 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 		return &exitStatus{code: exitInterrupted, msg: "interrupted"}
 	}
 	return err
+}
+
+// modernLesson starts, for the lesson's eras step, the same server command
+// with --era modern (sonde's fixture), as a modern client that declares
+// elicitation and accepts what it is asked. Over --url there is none.
+func modernLesson(f *tuiFlags, argv []string, copts client.Options, all *liveClients) lesson.ModernFunc {
+	if f.url != "" {
+		return nil
+	}
+	_, cfg, err := f.clientConfig(append(append([]string(nil), argv...), "--era", "modern"))
+	if err != nil {
+		return nil
+	}
+	return func() (*client.Client, client.Dialer, error) {
+		o := copts
+		o.Era, o.Inputs = client.EraModern, lesson.Accept
+		o.ServerRequests = client.ServerRequests{Elicitation: true} // answered by Accept
+		c := client.New(o)
+		if !all.add(c) {
+			c.Close()
+			return nil, nil, errors.New("sonde is quitting")
+		}
+		return c, client.Stdio(cfg), nil
+	}
 }

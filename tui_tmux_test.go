@@ -300,7 +300,7 @@ func checkPIDs(t *testing.T, f *fixture, screen string, want int) {
 // handshake are the patterns of a finished handshake: the status bar names
 // the server (the lesson is attached to the client then), the tools are
 // listed, and tools/list (id 2) is resolved in Frames.
-var handshake = []string{`sonde-fixture 0\.1\.0`, `─ 3 Tools 7 `, `<- 2\s+response\s+\S+\s+resolved`}
+var handshake = []string{`sonde-fixture 0\.1\.0`, `─ 3 Tools 8 `, `<- 2\s+response\s+\S+\s+resolved`}
 
 // TestTUIDemo walks `sonde demo` in a 120x40 terminal: the out-of-order
 // answers, the FIFO comparison, the late answer, the cancel, the crash and
@@ -313,7 +313,7 @@ func TestTUIDemo(t *testing.T) {
 
 	tt.waitFor("the panes and the first lesson step", append([]string{
 		`─ 1 Pending `, `─ 2 Frames `, `─ 3 Tools `, `─ 4 stderr `,
-		`─ 5 Lesson 1/8: responses are matched by id `,
+		`─ 5 Lesson 1/9: responses are matched by id `,
 		`── pid \d+ started: `, `space next step`,
 	}, handshake...)...)
 	// NO_COLOR is unset and TERM is xterm-256color: the UI draws in colour.
@@ -325,7 +325,7 @@ func TestTUIDemo(t *testing.T) {
 	// answered first and settles its own id while the slow one stays
 	// pending.
 	tt.keys("Space")
-	s := tt.waitFor("the two calls", `Lesson 2/8: two calls in flight`, `Sent id \d+ \(echo "slow".* and id \d+ \(echo "fast"\)`)
+	s := tt.waitFor("the two calls", `Lesson 2/9: two calls in flight`, `Sent id \d+ \(echo "slow".* and id \d+ \(echo "fast"\)`)
 	slow := submatch(t, s, `Sent id (\d+) \(echo "slow"`)
 	fast := submatch(t, s, `and id (\d+) \(echo "fast"\)`)
 	if a, b := atoiT(t, slow), atoiT(t, fast); b <= a {
@@ -347,19 +347,19 @@ func TestTUIDemo(t *testing.T) {
 
 	// What a FIFO client would have done: both answers swapped.
 	tt.keys("o")
-	tt.waitFor("the FIFO view", `Lesson 2/8: two calls in flight · FIFO view`,
+	tt.waitFor("the FIFO view", `Lesson 2/9: two calls in flight · FIFO view`,
 		`id `+slow+` slow\s+answer of id `+fast+` "fast"\s+WRONG`,
 		`id `+fast+` fast\s+answer of id `+slow+` "slow"\s+WRONG`,
 		`2 wrong answers`)
 	tt.keys("o")
-	tt.waitFor("the narration again", `Lesson 2/8: two calls in flight ─`, `!WRONG`)
+	tt.waitFor("the narration again", `Lesson 2/9: two calls in flight ─`, `!WRONG`)
 
 	tt.keys("Space")
-	tt.waitFor("step 3", `Lesson 3/8: both resolved`)
+	tt.waitFor("step 3", `Lesson 3/9: both resolved`)
 
 	// A call that times out after 1s; the server answers it anyway at 2.5s.
 	tt.keys("Space")
-	s = tt.waitFor("the late call", `Lesson 4/8: a timeout, then a late answer`, `id \d+ has a 1s timeout`)
+	s = tt.waitFor("the late call", `Lesson 4/9: a timeout, then a late answer`, `id \d+ has a 1s timeout`)
 	late := submatch(t, s, `id (\d+) has a 1s timeout`)
 	tt.waitFor("the late answer", `late call: timeout after `,
 		`->\s+notifications/c`, `fixture: cancelled id=`+late+` `,
@@ -367,28 +367,56 @@ func TestTUIDemo(t *testing.T) {
 
 	// A long call, cancelled by the lesson.
 	tt.keys("Space")
-	s = tt.waitFor("the long call", `Lesson 5/8: a long call`, `id \d+ asks the server to wait`)
+	s = tt.waitFor("the long call", `Lesson 5/9: a long call`, `id \d+ asks the server to wait`)
 	long := submatch(t, s, `id (\d+) asks the server to wait`)
 	tt.waitFor("the long call pending", `^│\s+`+long+`\s+tools/\S+\s+sent\s`)
 	tt.keys("Space")
-	tt.waitFor("the cancel", `Lesson 6/8: cancelled`, `id `+long+`: cancelled after `,
+	tt.waitFor("the cancel", `Lesson 6/9: cancelled`, `id `+long+`: cancelled after `,
 		`fixture: cancelled id=`+long+` `)
+
+	// A server request (legacy, this session) beside an input_required
+	// retry (modern, a second fixture started with --era modern).
+	tt.keys("Space")
+	s = tt.waitFor("the eras step", `Lesson 7/9: a server request, then input_required`, `id \d+ called confirm`)
+	confirm := submatch(t, s, `id (\d+) called confirm`)
+	// The legacy server's request opens the elicitation dialog; the lesson's
+	// user ticks confirm and accepts.
+	tt.waitFor("the elicitation dialog", `Elicitation request from the server · id "confirm-1"`, `Proceed\?`, `› confirm\*\s+\[ \] false`)
+	tt.keys("Space")
+	tt.waitFor("confirm ticked", `› confirm\*\s+\[x\] true`)
+	tt.keys("C-s")
+	tt.waitFor("the legacy answer", `!Elicitation request from the server`,
+		`fixture: confirm: sending elicitation/create id="confirm-1"`,
+		`<- `+confirm+`\s+response\s+\S+\s+resolved`)
+	tt.keys("z") // zoom the lesson: the whole narration and the modern transcript
+	tt.waitFor("the modern transcript", `The tool says: confirmed\s`,
+		`-> id 2 tools/call confirm\s+│`, `<- id 2 input required for id 2 \(confirm: elicitation/create\)`,
+		`-> id 3 tools/call confirm, retry of id 2 with inputResponses and requestState`, `<- id 3 resolved id 3 after \S+: "confirmed"`)
+	tt.keys("z")
+	tt.waitFor("the panes again", `─ 1 Pending `)
 
 	// The crash: every pending call fails with the exit.
 	tt.keys("Space")
-	tt.waitFor("the crash", `Lesson 7/8: the server crashes`,
+	tt.waitFor("the crash", `Lesson 8/9: the server crashes`,
 		`a: exited after \S+\s+b: exited after \S+\s+c: exited after `,
 		`── pid \d+ exited: exit code 3 `, `─ 4 stderr \S+ · exit code 3 `,
 		`fixture: exit-mid-call`, `<-\s+malformed`)
 
 	// The last step restarts the server: a second process, a new handshake.
 	tt.keys("Space")
-	s = tt.waitFor("the restart", `Lesson 8/8: your turn`,
+	s = tt.waitFor("the restart", `Lesson 9/9: your turn`,
 		`(?s)── pid \d+ started: .*── pid \d+ exited: exit code 3 .*── pid \d+ started: `,
 		`stdio pid \d+ │`, `<-\s+malformed(?s:.*)-> 1\s+initialize(?s:.*)<- 2\s+response\s+\S+\s+resolved`)
 
 	tt.quit()
-	checkPIDs(t, f, s, 2)
+	// Three fixtures ran: the first, the modern one of the eras step (not in
+	// the stderr pane: its client is the lesson's), and the restarted one.
+	f.assertStarted(3)
+	shown, recorded := startedPIDs(s), f.pids()
+	if len(shown) != 2 || len(recorded) != 3 || shown[0] != recorded[0] || shown[1] != recorded[2] {
+		t.Errorf("stderr pane shows started pids %v, the fixture recorded %v", shown, recorded)
+	}
+	proctest.AssertGone(t, f.pidFile)
 }
 
 // TestTUIToolCall calls echo from the Tools pane in an 80x24 terminal:
@@ -413,9 +441,9 @@ func TestTUIToolCall(t *testing.T) {
 	tt.keys("/")
 	tt.waitFor("the filter input", `^│/ `, `^enter keep filter`)
 	tt.text("ech")
-	tt.waitFor("the filtered list", `─ 3 Tools 7 · filter: ech `, `^│/ ech\s+1/7`, tools("echo"), "!"+tools("add"))
+	tt.waitFor("the filtered list", `─ 3 Tools 8 · filter: ech `, `^│/ ech\s+1/8`, tools("echo"), "!"+tools("add"))
 	tt.keys("Enter") // keeps the filter
-	tt.waitFor("the filter kept", `─ 3 Tools 7 · filter: ech `, `^enter call`, "!"+tools("add"))
+	tt.waitFor("the filter kept", `─ 3 Tools 8 · filter: ech `, `^enter call`, "!"+tools("add"))
 
 	tt.keys("Enter") // the form of the selected tool
 	tt.waitFor("the form", `call echo · fields`, `^│› delay_ms `, `^ctrl\+s call`)
@@ -522,7 +550,7 @@ func atoiT(t *testing.T, s string) int {
 func TestTUIHTTP(t *testing.T) {
 	base := fixtureHTTP(t, "--fault", "http-session-expiry", "--session-requests", "2")
 	tt := startTUI(t, 120, 40, []string{"--url", base + "/mcp"})
-	tt.waitFor("the handshake over HTTP", `sonde-fixture 0\.1\.0`, `─ 3 Tools 7 `, `│ http │`,
+	tt.waitFor("the handshake over HTTP", `sonde-fixture 0\.1\.0`, `─ 3 Tools 8 `, `│ http │`,
 		`~> 1\s+POST 200\s`, `<~ 1\s+sse\s`, `<- 2\s+response\s+\S+\s+resolved`,
 		`connected to `+regexp.QuoteMeta(base)+`/mcp over HTTP`)
 
@@ -552,7 +580,7 @@ func TestTUIHTTP(t *testing.T) {
 	tt.waitFor("the expired session", `session expired: ctrl\+r starts a new one`, `~> 4\s+POST 404\s`, `MCP_SESSION_EXPIRED`)
 
 	tt.keys("C-r")
-	s := tt.waitFor("a new session", `(?s)── connected to .*── connected to `, `─ 3 Tools 7 `, `│ http │ pending 0 `)
+	s := tt.waitFor("a new session", `(?s)── connected to .*── connected to `, `─ 3 Tools 8 `, `│ http │ pending 0 `)
 	if strings.Contains(s, "session expired: ctrl+r") {
 		t.Errorf("the status bar still says the session expired:\n%s", s)
 	}

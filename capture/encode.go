@@ -75,6 +75,15 @@ func (e *encoder) record(ev client.Event) Record {
 			r.Progress = &ProgressRec{Progress: p.Progress, Total: p.Total, Message: msg}
 		}
 		r.Err = e.errRec(q.Err)
+		if q.RetryOf.IsValid() {
+			id := q.RetryOf
+			r.RetryOf = &id
+		}
+		if len(q.Params) > 0 {
+			var red bool
+			r.Params, red = e.redact.String(string(q.Params))
+			r.Redacted = r.Redacted || red
+		}
 	case client.EvStderr:
 		r.Type = TypeStderr
 		r.Size = len(ev.Stderr)

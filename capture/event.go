@@ -80,6 +80,12 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 			q.Progress = &client.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
 		}
 		q.Err = h.errOf(rec.Err)
+		if rec.RetryOf != nil {
+			q.RetryOf = *rec.RetryOf
+		}
+		if rec.Params != "" {
+			q.Params = json.RawMessage(rec.Params)
+		}
 		ev.Kind, ev.Req = client.EvRequest, q
 	case TypeStderr:
 		data, err := decodeBytes(rec.Data, rec.B64)

@@ -24,7 +24,7 @@ const Format = "sonde-capture"
 // older readers ignore or skip.
 const (
 	VersionMajor = 1
-	VersionMinor = 0
+	VersionMinor = 1
 )
 
 // Record types (the "type" field of each line).
@@ -90,8 +90,8 @@ type Record struct {
 	Detail   string     `json:"detail,omitempty"`
 	Decode   *DecodeErr `json:"decode_error,omitempty"`
 	Redacted bool       `json:"redacted,omitempty"` // secrets were replaced: the bytes differ from the wire
-	Stream   string     `json:"stream,omitempty"`   // HTTP (to come): which HTTP exchange carried the frame ("POST 7", "GET")
-	EventID  string     `json:"event_id,omitempty"` // HTTP (to come): the SSE event id
+	Stream   string     `json:"stream,omitempty"`   // HTTP: which HTTP exchange carried the frame ("POST 7", "GET")
+	EventID  string     `json:"event_id,omitempty"` // HTTP: the SSE event id
 
 	// Requests.
 	Tool     string       `json:"tool,omitempty"`
@@ -100,6 +100,11 @@ type Record struct {
 	Latency  int64        `json:"latency,omitempty"`  // ns
 	Progress *ProgressRec `json:"progress,omitempty"`
 	Err      *ErrorRec    `json:"error,omitempty"`
+	// RetryOf (1.1) is the request a modern input_required retry continues.
+	RetryOf *jsonrpc.ID `json:"retry_of,omitempty"`
+	// Params (1.1) are the params of a request from the server as it
+	// arrived (its received record), as text, redacted like frames.
+	Params string `json:"params,omitempty"`
 
 	// Stderr.
 	Data string `json:"data,omitempty"`

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // faultySession runs a session against the fixture with several faults:
@@ -311,5 +313,43 @@ func TestFramesBeforeExit(t *testing.T) {
 	}
 	if exitAt < 0 || !partial {
 		t.Errorf("exit at %d, partial frame %v", exitAt, partial)
+	}
+}
+
+// Format 1.1: a retry's RetryOf and a server request's params survive the
+// round trip through JSON (params redacted like frames).
+func TestRequestFieldsOneOne(t *testing.T) {
+	red, err := NewRedactor(nil, []string{"s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	enc := encoder{start: start, redact: red}
+	h := Header{Start: start}
+	for _, ev := range []client.Event{
+		{Seq: 1, Time: start, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(5), Method: "tools/call", State: client.StateQueued, RetryOf: jsonrpc.Int(4)}},
+		{Seq: 2, Time: start, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.In, ID: jsonrpc.String("input:1:confirm"), Method: "elicitation/create", State: client.StateReceived, Params: json.RawMessage(`{"message":"s3cret?"}`)}},
+	} {
+		line, err := json.Marshal(enc.record(ev))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(line, []byte("s3cret")) {
+			t.Fatalf("secret in the record: %s", line)
+		}
+		var rec Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatal(err)
+		}
+		back, ok, err := h.Event(rec)
+		if err != nil || !ok {
+			t.Fatalf("%s: %v %v", line, ok, err)
+		}
+		if back.Req.RetryOf != ev.Req.RetryOf || back.Req.ID != ev.Req.ID {
+			t.Errorf("%s read back as %+v", line, back.Req)
+		}
+		if ev.Req.Params != nil && string(back.Req.Params) != `{"message":"«redacted»?"}` {
+			t.Errorf("params read back as %s", back.Req.Params)
+		}
 	}
 }

@@ -21,6 +21,8 @@ type CallOptions struct {
 	// ProgressToken asks the server for progress (the token is the request
 	// id); sonde sets it on every tools/call.
 	ProgressToken bool
+
+	cont *continuation // a retry after input_required (era.go)
 }
 
 // Call sends a request and waits for its outcome.
@@ -62,16 +64,29 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	id := c.lastID
 	now := time.Now()
 	call := &Call{ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, done: make(chan struct{}), queued: now}
-	p := &pending{id: id, method: method, tool: o.Tool, call: call, queuedAt: now, timeout: timeout, deadline: now.Add(timeout)}
+	if o.cont != nil {
+		call = o.cont.call // a retry: the caller's Call goes on under the new id
+	}
+	p := &pending{id: id, method: method, tool: o.Tool, call: call, queuedAt: now, timeout: timeout, deadline: now.Add(timeout), retryOf: o.retryOfID()}
 	if c.opts.ResetOnProgress {
 		p.maxEnd = now.Add(max(c.opts.MaxTotalTimeout, timeout))
 	}
 	c.pending[id] = p
 	p.timer = time.AfterFunc(timeout, func() { c.expire(id) })
 	p.stopCtx = context.AfterFunc(ctx, func() { c.cancelByCaller(id, context.Cause(ctx)) })
-	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: call.ID, Method: method, Tool: o.Tool, State: StateQueued, Deadline: p.deadline}})
+	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, State: StateQueued, Deadline: p.deadline, RetryOf: p.retryOf}})
+	if c.modernLocked() {
+		p.base = &retryBase{ctx: ctx, method: method, params: rawParams, o: o}
+		if o.cont != nil {
+			p.base.round = o.cont.round
+		}
+		p.base.o.cont = nil
+	}
 	if o.ProgressToken {
 		rawParams = withProgressToken(rawParams, id)
+	}
+	if c.modernLocked() {
+		rawParams = withMeta(rawParams, c.modernMeta())
 	}
 	raw := encodeRequest(id, method, rawParams)
 	if !c.out.push(outItem{p: p, raw: raw, method: method}) {
@@ -92,6 +107,8 @@ func (c *Client) refuseLocked(method string, handshake bool) *Error {
 		return newErr(CodeClosed, "%s: not connected", method)
 	case !handshake && !c.initialized && method != "ping":
 		return newErr(CodeHandshake, "%s: the initialize handshake has not completed", method)
+	case c.refuseModernLocked(method) != nil:
+		return c.refuseModernLocked(method)
 	case len(c.pending) >= c.opts.MaxPending:
 		return newErr(CodeBusy, "%s: %d requests already in flight (--max-pending)", method, c.opts.MaxPending)
 	}

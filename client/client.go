@@ -63,6 +63,14 @@ type Options struct {
 	// ServerRequests are the client capabilities declared and how the
 	// server's requests are answered (see respond.go).
 	ServerRequests ServerRequests
+	// Era is the protocol era: EraLegacy (default), EraModern or EraAuto
+	// (see era.go).
+	Era Era
+	// Inputs answers the input requests of input_required results (modern
+	// era) that ServerRequests does not answer (roots/list from its roots,
+	// sampling and elicitation by its Handler); nil: such a call fails with
+	// MCP_PROTOCOL.
+	Inputs InputFunc
 }
 
 func (o *Options) fill() {
@@ -90,6 +98,9 @@ func (o *Options) fill() {
 	if o.RetiredIDs <= 0 {
 		o.RetiredIDs = DefaultRetiredIDs
 	}
+	if o.Era == "" {
+		o.Era = EraLegacy
+	}
 }
 
 // Client is a connection to one MCP server. Create it with New, subscribe to
@@ -111,6 +122,7 @@ type Client struct {
 	srv   srvState // the server's requests and sonde's roots
 
 	init initState
+	era  eraState
 
 	out writeQueue
 
@@ -144,6 +156,8 @@ type Stats struct {
 	// Undeclared counts the server's requests for a capability sonde did
 	// not declare.
 	Undeclared uint64
+	// Retried counts modern requests answered input_required and retried.
+	Retried uint64
 	// StderrBytes counts every byte the server wrote on stderr.
 	StderrBytes uint64
 }
@@ -282,6 +296,7 @@ func (c *Client) Close() error {
 			<-c.readDone
 			<-c.out.done
 		}
+		c.era.wg.Wait()
 		c.endRead()
 		c.closeSubscriptions()
 		close(c.closeDone)

@@ -122,6 +122,7 @@ const (
 	StateRejected  State = "rejected"  // outcome: refused before registration (busy, aborted, closed)
 	StateReceived  State = "received"  // a request from the server arrived
 	StateAnswered  State = "answered"  // sonde answered a request from the server
+	StateRetried   State = "retried"   // outcome (modern era): the result was input_required; a retry under a new id continues the call
 )
 
 // Final reports whether s is an outcome.
@@ -158,6 +159,9 @@ type ReqInfo struct {
 	// Params are the params of a request from the server (on its received
 	// transition), for a UI that answers it.
 	Params json.RawMessage
+	// RetryOf is, for a modern-era retry after input_required, the id of
+	// the request it continues.
+	RetryOf jsonrpc.ID
 }
 
 // ProcInfo is a process event.

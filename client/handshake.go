@@ -69,6 +69,9 @@ func (c *Client) runInitialize(ctx context.Context, ch chan struct{}) {
 }
 
 func (c *Client) initialize(ctx context.Context) (*mcp.InitializeResult, error) {
+	if res, err, done := c.startEra(ctx); done {
+		return res, err
+	}
 	params := mcp.InitializeParams{
 		ProtocolVersion: c.opts.ProtocolVersion,
 		Capabilities:    c.capabilities(),

@@ -31,6 +31,8 @@ type pending struct {
 	deadline time.Time
 	timeout  time.Duration
 	maxEnd   time.Time
+	retryOf  jsonrpc.ID // modern era: the request this one retries
+	base     *retryBase // modern era: how to retry it after input_required
 }
 
 // Call is one request. It is settled exactly once; Done is closed then.
@@ -91,9 +93,12 @@ func (c *Client) settleLocked(p *pending, o outcome) {
 	call.latency = now.Sub(p.queuedAt)
 	c.count(o.state)
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
-		Dir: transport.Out, ID: call.ID, Method: p.method, Tool: p.tool, State: o.state,
-		Deadline: p.deadline, Latency: call.latency, Err: o.err,
+		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: o.state,
+		Deadline: p.deadline, Latency: call.latency, Err: o.err, RetryOf: p.retryOf,
 	}})
+	if o.state == StateRetried {
+		return // the call goes on under a new id (era.go)
+	}
 	close(call.done)
 }
 
@@ -107,6 +112,8 @@ func (c *Client) count(s State) {
 		c.stats.Timeouts++
 	case StateCancelled:
 		c.stats.Cancelled++
+	case StateRetried:
+		c.stats.Retried++
 	default:
 		c.stats.Failed++
 	}

@@ -145,6 +145,9 @@ func (c *Client) responseLocked(f transport.Frame) {
 			c.settleLocked(p, outcome{state: StateError, err: remoteErr(f.Msg.Error)})
 			return
 		}
+		if c.modernLocked() && c.modernResultLocked(f, p) {
+			return
+		}
 		c.emitFrame(f, VerdictResolved, fmt.Sprintf("resolved %s after %s", idText(n), roundDur(lat)))
 		c.settleLocked(p, outcome{state: StateResolved, result: f.Msg.Result})
 		return
@@ -204,7 +207,7 @@ func (c *Client) notificationLocked(f transport.Frame) {
 	detail := fmt.Sprintf("progress %s for %s", progressText(pp), idText(n))
 	c.emitFrame(f, VerdictProgress, detail)
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
-		Dir: transport.Out, ID: p.call.ID, Method: p.method, Tool: p.tool, State: StateProgress, Deadline: p.deadline,
+		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: StateProgress, Deadline: p.deadline,
 		Latency: now.Sub(p.queuedAt), Progress: &Progress{Progress: pp.Progress, Total: pp.Total, Message: pp.Message},
 	}})
 }

@@ -37,6 +37,12 @@ type ServerRequests struct {
 	// Undeclared is added to the message of the error answering a request
 	// for a capability that was not declared (how to declare it).
 	Undeclared map[string]string
+	// Interactive says someone answers waiting requests with Respond (the
+	// UI). In the modern era an input request of an input_required result
+	// that the Handler left is then shown as a waiting request from the
+	// server, with the id "input:<request id>:<key>", until Respond answers
+	// it; without Interactive it goes to Options.Inputs.
+	Interactive bool
 }
 
 // Handler answers a request from the server with a result or a JSON-RPC
@@ -49,6 +55,15 @@ type ServerRequest struct {
 	Method   string
 	Params   json.RawMessage
 	Received time.Time
+	// input, for a modern input request, receives Respond's answer instead
+	// of the wire (an input_required retry carries it).
+	input chan inputReply
+}
+
+// inputReply is Respond's answer to a modern input request.
+type inputReply struct {
+	result json.RawMessage
+	rpcErr *jsonrpc.Error
 }
 
 // srvState is the client's side of the server's requests.
@@ -112,6 +127,10 @@ func (c *Client) declared(m jsonrpc.Message) (ok bool, capability string) {
 // method sonde does not know, gets a JSON-RPC error.
 func (c *Client) serverRequestLocked(f transport.Frame) {
 	c.stats.ServerReqs++
+	if c.modernLocked() {
+		c.serverRequestModernLocked(f) // era.go: not answered
+		return
+	}
 	m := f.Msg
 	ok, capability := c.declared(m)
 	_, dup := c.srv.waiting[m.ID]
@@ -216,6 +235,18 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 		return newErr(CodeClosed, "answer to %s %s: the session has ended", req.Method, id)
 	}
 	delete(c.srv.waiting, id)
+	if req.input != nil {
+		if rpcErr == nil && len(result) == 0 {
+			result = json.RawMessage("{}")
+		}
+		req.input <- inputReply{result: result, rpcErr: rpcErr}
+		var detail error
+		if rpcErr != nil {
+			detail = rpcErr
+		}
+		c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
+		return nil
+	}
 	return c.answerLocked(req, result, rpcErr)
 }
 

@@ -59,7 +59,8 @@ func (c *Client) Roots() []mcp.Root {
 }
 
 // SetRoots replaces the roots and, once the handshake is done, sends
-// notifications/roots/list_changed. It needs the roots capability
+// notifications/roots/list_changed (in the legacy era: the modern era has
+// no such notification, so a note says the roots changed). It needs the roots capability
 // (ServerRequests.Roots): without it the server was told sonde has no
 // roots, and SetRoots is MCP_PROTOCOL.
 func (c *Client) SetRoots(roots []mcp.Root) error {
@@ -70,6 +71,12 @@ func (c *Client) SetRoots(roots []mcp.Root) error {
 	}
 	c.srv.roots = append([]mcp.Root(nil), roots...)
 	if !c.initialized || c.closed || c.dead != nil {
+		return nil
+	}
+	if c.modernLocked() {
+		// The modern era has no roots/list_changed: the next input request
+		// for roots/list is answered with the new roots.
+		c.emit(Event{Kind: EvNote, Note: "roots changed; the modern era has no notifications/roots/list_changed: the next roots/list input request gets them"})
 		return nil
 	}
 	raw, _ := jsonrpc.EncodeNotification(mcp.MethodRootsChanged, nil)

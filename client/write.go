@@ -144,7 +144,7 @@ func (c *Client) beforeWrite(it outItem) bool {
 	f.Msg.Method = it.method
 	switch {
 	case it.p != nil:
-		f.Msg.Kind, f.Msg.ID = jsonrpc.KindRequest, it.p.call.ID
+		f.Msg.Kind, f.Msg.ID = jsonrpc.KindRequest, jsonrpc.Int(it.p.id)
 	case it.id.IsValid():
 		f.Msg.Kind, f.Msg.ID = jsonrpc.KindResponse, it.id
 	default:
@@ -152,7 +152,7 @@ func (c *Client) beforeWrite(it outItem) bool {
 	}
 	c.emit(Event{Time: now, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictSent}})
 	if it.p != nil {
-		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: it.p.call.ID, Method: it.p.method, Tool: it.p.tool, State: StateSent, Deadline: it.p.deadline}})
+		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(it.p.id), Method: it.p.method, Tool: it.p.tool, State: StateSent, Deadline: it.p.deadline, RetryOf: it.p.retryOf}})
 	}
 	return true
 }

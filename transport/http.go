@@ -415,6 +415,7 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }})
 	}
 	req, shown := h.newRequest(ctx, http.MethodPost, u, body, acceptBoth)
+	shown, _ = setModernHeaders(req, msg, shown) // http_modern.go
 	stream := streamName(msg)
 	start := time.Now()
 	resp, err := h.hc.Do(req)
@@ -708,9 +709,12 @@ func (h *HTTP) readResponseStream(body io.Reader, stream string, msg jsonrpc.Mes
 		if err != nil {
 			why = "the response stream broke (" + err.Error() + ")"
 		}
-		if st.lastID == "" || st.resumes >= MaxResumes {
+		if st.lastID == "" || st.resumes >= MaxResumes || modernVersion(msg) != "" {
 			reason := "it sent no event id to resume from"
-			if st.lastID != "" {
+			switch {
+			case modernVersion(msg) != "":
+				reason = "the modern era has no resumption (send the request again)"
+			case st.lastID != "":
 				reason = fmt.Sprintf("%d resumes did not bring it", MaxResumes)
 			}
 			h.fail(msg, &ExchangeError{Kind: ExchangeStreamEnded, ID: msg.ID, Method: msg.Method,

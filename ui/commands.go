@@ -22,6 +22,7 @@ type (
 	initializedMsg struct {
 		gen int
 		res *mcp.InitializeResult
+		era client.Era
 		err error
 	}
 	toolsListedMsg struct {
@@ -84,7 +85,7 @@ func (m *Model) startCmd(gen int) tea.Cmd {
 func initializeCmd(gen int, c *client.Client) tea.Cmd {
 	return func() tea.Msg {
 		res, err := c.Initialize(context.Background())
-		return initializedMsg{gen: gen, res: res, err: err}
+		return initializedMsg{gen: gen, res: res, era: c.Era(), err: err}
 	}
 }
 

@@ -120,7 +120,7 @@ func (hs *harness) connect() {
 	if cmd := hs.send(startedMsg{gen: hs.m.gen, sess: Session{Client: hs.c, Sub: hs.sub}}); cmd == nil {
 		hs.t.Fatal("startedMsg returned no command (pump and handshake)")
 	}
-	if cmd := hs.send(initializedMsg{gen: hs.m.gen, res: initResult()}); cmd == nil {
+	if cmd := hs.send(initializedMsg{gen: hs.m.gen, res: initResult(), era: client.EraLegacy}); cmd == nil {
 		hs.t.Fatal("initializedMsg returned no command (tools/list)")
 	}
 	hs.send(toolsListedMsg{gen: hs.m.gen, tools: fixtureTools()})

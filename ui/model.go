@@ -136,7 +136,7 @@ type connState struct {
 	pid        int
 	exited     string
 	server     mcp.Implementation
-	protocol   string
+	protocol   string // the version and the era ("2025-11-25 legacy")
 	err        error
 	restarting bool
 	expired    bool // a request failed with MCP_SESSION_EXPIRED

@@ -100,7 +100,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 			m.conn.err = msg.err
 			return nil, true
 		}
-		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion
+		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion+" "+string(msg.era)
 		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client), listFeaturesCmd(m.gen, m.sess.Client)}
 		if m.lesson != nil {
 			m.lesson.Attach(m.sess.Client)

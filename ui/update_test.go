@@ -405,16 +405,16 @@ func TestInitialized(t *testing.T) {
 		t.Fatalf("still starting after startedMsg: %q", st)
 	}
 	// A result of another generation is ignored.
-	if cmd := hs.send(initializedMsg{gen: hs.m.gen + 1, res: initResult()}); cmd != nil || hs.m.conn.server.Name != "" {
+	if cmd := hs.send(initializedMsg{gen: hs.m.gen + 1, res: initResult(), era: client.EraLegacy}); cmd != nil || hs.m.conn.server.Name != "" {
 		t.Fatal("an initializedMsg of another generation was applied")
 	}
-	if cmd := hs.send(initializedMsg{gen: hs.m.gen, res: initResult()}); cmd == nil {
+	if cmd := hs.send(initializedMsg{gen: hs.m.gen, res: initResult(), era: client.EraLegacy}); cmd == nil {
 		t.Fatal("initializedMsg did not list the tools")
 	}
-	if hs.m.conn.server.Name != "demo-server" || hs.m.conn.server.Version != "1.4.0" || hs.m.conn.protocol != "2025-06-18" {
+	if hs.m.conn.server.Name != "demo-server" || hs.m.conn.server.Version != "1.4.0" || hs.m.conn.protocol != "2025-06-18 legacy" {
 		t.Fatalf("conn %+v", hs.m.conn)
 	}
-	if st := hs.status(); !strings.Contains(st, "sonde │ demo-server 1.4.0 │ 2025-06-18 │ stdio") {
+	if st := hs.status(); !strings.Contains(st, "sonde │ demo-server 1.4.0 │ 2025-06-18 legacy │ stdio") {
 		t.Fatalf("status bar: %q", st)
 	}
 	// A failed handshake shows its error instead.

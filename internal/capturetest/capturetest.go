@@ -121,8 +121,9 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 	return path
 }
 
-// Events reads a capture back as the client events it holds.
-func Events(t testing.TB, path string) []client.Event {
+// Records reads every record of a capture, failing the test on any error
+// or reader warning (a truncated line, an unknown record type).
+func Records(t testing.TB, path string) (capture.Header, []capture.Record) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -133,12 +134,26 @@ func Events(t testing.TB, path string) []client.Event {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []client.Event
+	var recs []capture.Record
 	for rec, err := range rd.All() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, ok, err := rd.Header().Event(rec)
+		recs = append(recs, rec)
+	}
+	if w := rd.Warnings(); len(w) > 0 {
+		t.Fatalf("%s: warnings: %v", path, w)
+	}
+	return rd.Header(), recs
+}
+
+// Events reads a capture back as the client events it holds.
+func Events(t testing.TB, path string) []client.Event {
+	t.Helper()
+	h, recs := Records(t, path)
+	var evs []client.Event
+	for _, rec := range recs {
+		ev, ok, err := h.Event(rec)
 		if err != nil {
 			t.Fatal(err)
 		}

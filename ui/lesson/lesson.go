@@ -38,6 +38,9 @@ type Options struct {
 	LateAnswer  time.Duration // when the server answers that call anyway (default 2.5s)
 	CrashAfter  time.Duration // the crash tool's delay (default 600ms)
 	PendingLong time.Duration // calls that stay pending (default 60s)
+	// Modern starts the modern-era fixture of the eras step (nil: that
+	// half of the step is skipped, with a note).
+	Modern ModernFunc
 }
 
 func (o *Options) fill() {
@@ -66,12 +69,16 @@ type Model struct {
 	now   time.Time
 	ids   map[string]int64 // lesson call label -> request id
 	trail trail
+
+	results   map[string]string // lesson call label -> result text (eras step)
+	modern    []string          // the modern exchange, once it ran
+	modernErr error
 }
 
 // New returns the lesson at its first step.
 func New(st *theme.Styles, opts Options) *Model {
 	opts.fill()
-	return &Model{st: st, opts: opts, keys: defaultKeyMap(), ids: map[string]int64{},
+	return &Model{st: st, opts: opts, keys: defaultKeyMap(), ids: map[string]int64{}, results: map[string]string{},
 		trail: trail{outcomes: map[int64]outcome{}, labels: map[int64]string{}}}
 }
 
@@ -105,8 +112,12 @@ func (m *Model) SetNow(t time.Time) { m.now = t }
 // Apply records tools/call requests and every response, for the FIFO view.
 func (m *Model) Apply(evs []client.Event) { m.trail.apply(evs) }
 
-// Update handles the pane's own keys (none beyond the global ones).
-func (m *Model) Update(msg tea.Msg) tea.Cmd { return nil }
+// Update handles the results of the lesson's own commands (its keys are
+// the global ones).
+func (m *Model) Update(msg tea.Msg) tea.Cmd {
+	m.updateEras(msg)
+	return nil
+}
 
 // Capturing is always false: the lesson has no text input.
 func (m *Model) Capturing() bool { return false }

@@ -1,6 +1,7 @@
 package lesson
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -9,12 +10,21 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// fixtureEnv makes the re-executed test binary act as the fixture server.
+const fixtureEnv = "SONDE_LESSON_FIXTURE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fixtureEnv) == "1" {
+		os.Exit(fixtures.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func frame(dir transport.Direction, kind jsonrpc.Kind, id int64, method, raw string) client.Event {
 	f := transport.Frame{Dir: dir, Raw: []byte(raw)}

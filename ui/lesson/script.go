@@ -86,7 +86,7 @@ var script = []step{
 		text: func(m *Model) string {
 			return fmt.Sprintf("id %s: %s.\n\nThe caller got MCP_ABORTED at once; notifications/cancelled "+
 				"went out with the id and a reason (see Frames), and the server dropped the work without answering.\n\n"+
-				"Next: the server crashes with requests in flight. Press space.", m.id("long"), m.outcome("long"))
+				"Next: a server that needs an answer from the client, in both protocol eras. Press space.", m.id("long"), m.outcome("long"))
 		},
 		act: func(m *Model) tea.Cmd {
 			if id, ok := m.ids["long"]; ok {
@@ -94,6 +94,13 @@ var script = []step{
 				return func() tea.Msg { c.Cancel(id, "cancelled by the lesson"); return nil }
 			}
 			return nil
+		},
+	},
+	{
+		title: "a server request, then input_required",
+		text:  func(m *Model) string { return m.erasText() },
+		act: func(m *Model) tea.Cmd {
+			return tea.Batch(m.callWait("confirm", "confirm", map[string]any{"message": "Proceed?"}), m.modernCmd())
 		},
 	},
 	{

@@ -72,6 +72,9 @@ type Entry struct {
 	// Stream is the HTTP stream the request's answer is expected on ("POST
 	// 7", or "GET resume 7" after its stream dropped); "" on stdio.
 	Stream string
+	// RetryOf is, for a modern-era retry after input_required, the id of
+	// the request it continues.
+	RetryOf jsonrpc.ID
 }
 
 type reqKey struct {
@@ -92,6 +95,7 @@ type entry struct {
 	latency  time.Duration
 	err      string
 	stream   string // HTTP: the stream the answer is expected on
+	retryOf  jsonrpc.ID
 	task     string // a task's row: its status and status message
 	dead     bool   // retired: compacted out of live at the end of the batch
 }
@@ -152,7 +156,7 @@ func (m *Model) Entries() []Entry {
 	out := make([]Entry, 0, len(m.live))
 	for _, e := range m.live {
 		x := Entry{ID: e.key.id, Dir: e.key.dir, Method: e.method, Tool: e.tool, State: e.state,
-			Progress: e.progress, Latency: e.latency, Err: e.err, Stream: e.stream}
+			Progress: e.progress, Latency: e.latency, Err: e.err, Stream: e.stream, RetryOf: e.retryOf}
 		if e.state.Final() {
 			x.Age = e.latency
 		} else {
@@ -221,6 +225,9 @@ func (m *Model) apply(t time.Time, r *client.ReqInfo) {
 	}
 	if r.Progress != nil {
 		e.progress = r.Progress
+	}
+	if r.RetryOf.IsValid() {
+		e.retryOf = r.RetryOf
 	}
 	e.state = r.State
 	if !r.State.Final() {

@@ -304,3 +304,33 @@ func TestHTTPStream(t *testing.T) {
 		t.Fatalf("after the resume: %+v", m.Entries())
 	}
 }
+
+// TestRetryOf: a modern request answered input_required ends "retried", and
+// its retry under a new id shows which request it continues.
+func TestRetryOf(t *testing.T) {
+	m := newModel(Options{})
+	retry := queued(20, 8, "tools/call", "confirm", 30000)
+	retry.Req.RetryOf = jsonrpc.Int(7)
+	m.Apply([]client.Event{
+		queued(0, 7, "tools/call", "confirm", 30000), out(1, 7, "tools/call", client.StateSent),
+		settle(out(10, 7, "tools/call", client.StateRetried), 10*time.Millisecond, nil),
+		retry, out(21, 8, "tools/call", client.StateSent),
+	})
+	es := m.Entries()
+	// In-flight rows come first.
+	if len(es) != 2 || es[1].State != client.StateRetried || es[0].RetryOf != jsonrpc.Int(7) || es[0].ID != jsonrpc.Int(8) || m.InFlight() != 1 {
+		t.Fatalf("entries %+v", es)
+	}
+	v := ansi.Strip(m.View())
+	for _, want := range []string{"retried", "10.0ms  input required", "retry of id 7"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("view lacks %q:\n%s", want, v)
+		}
+	}
+	done := settle(out(40, 8, "tools/call", client.StateResolved), 20*time.Millisecond, nil)
+	done.Req.RetryOf = jsonrpc.Int(7)
+	m.Apply([]client.Event{done})
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "retry of id 7") || m.InFlight() != 0 {
+		t.Errorf("after the retry resolved:\n%s", v)
+	}
+}

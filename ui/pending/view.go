@@ -111,6 +111,12 @@ func (m *Model) liveCells(e *entry) []cell {
 		if e.state == client.StateRejected {
 			detail = "" // never registered: no latency to speak of
 		}
+		if e.state == client.StateRetried {
+			detail += "  input required"
+		}
+		if e.retryOf.IsValid() {
+			detail = "retry of id " + e.retryOf.String() + "  " + detail
+		}
 		if e.err != "" {
 			detail, style = strings.TrimLeft(detail+"  "+e.err, " "), st.State(string(e.state))
 		}
@@ -134,6 +140,9 @@ func (m *Model) liveCells(e *entry) []cell {
 	}
 	if e.stream != "" {
 		detail = strings.TrimSpace("on " + e.stream + "  " + detail)
+	}
+	if e.retryOf.IsValid() {
+		detail = strings.TrimSpace("retry of id " + e.retryOf.String() + "  " + detail)
 	}
 	return append(cells, cell{clock(m.now.Sub(e.queued)), st.Text, timeW}, cell{left, leftStyle, timeW},
 		cell{detail, st.Text, dw})

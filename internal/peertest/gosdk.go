@@ -1,0 +1,51 @@
+package peertest
+
+import (
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// GoSDK returns the path of the official Go SDK's example server (v1.8.0,
+// examples/server/everything), a modern-era peer that `make peers` builds
+// with go install into interop/bin, outside sonde's go.mod.
+func GoSDK(t testing.TB) string {
+	t.Helper()
+	return Need(t, filepath.Join("interop", "bin", "everything"))
+}
+
+// GoSDKHTTP runs the Go SDK's example server over Streamable HTTP on a free
+// loopback port (-http=ADDR; every path is its endpoint) and returns its
+// base URL once it accepts connections. It is killed when the test ends.
+func GoSDKHTTP(t testing.TB) string {
+	t.Helper()
+	bin := GoSDK(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cmd := exec.Command(bin, "-http="+addr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return "http://" + addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Go SDK's server did not listen on %s: %v", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
