@@ -85,6 +85,11 @@ func TestInteropGoSDKModern(t *testing.T) {
 // no session.
 func discoverHeaders(t *testing.T, s *session) {
 	t.Helper()
+	// Events reach the recorder after Initialize returns: wait for the
+	// exchange first.
+	s.waitFor("the discover POST", func(ev Event) bool {
+		return ev.Kind == EvHTTP && ev.HTTP.Method == "POST" && ev.HTTP.ReqID.String() == "1"
+	})
 	for _, ev := range s.snapshot() {
 		if ev.Kind == EvHTTP && ev.HTTP.Method == "POST" && ev.HTTP.ReqID.String() == "1" {
 			h := strings.Join(ev.HTTP.Header, "\n")
