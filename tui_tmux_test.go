@@ -601,12 +601,12 @@ func TestTUIAnswerSampling(t *testing.T) {
 	tt.text("uiet answer from tmux")
 	tt.waitFor("the answer typed", `quiet answer from tmux`)
 	tt.keys("C-s")
-	s := tt.waitFor("the answer at the server",
+	tt.waitFor("the answer at the server",
 		`fixture: response id=7 result=\{"role":"assistant"`,
 		`!Sampling request from the server`, `srv 7 +sampling/\S* +answered`)
 	// The whole width of the zoomed stderr pane shows the text that went out.
 	tt.keys("4", "z")
-	s = tt.waitFor("the text at the server", `fixture: response id=7 result=\{"role":"assistant","content":\{"type":"text","text":"quiet answer from tmux"`)
+	s := tt.waitFor("the text at the server", `fixture: response id=7 result=\{"role":"assistant","content":\{"type":"text","text":"quiet answer from tmux"`)
 	tt.quit()
 	checkPIDs(t, f, s, 1)
 }

@@ -2,7 +2,6 @@ package capture
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -92,7 +91,7 @@ func BenchmarkOpenMillion(b *testing.B) {
 			b.Fatal(err)
 		}
 		if len(f.Index.Entries) != million+1 { // the events and the end record
-			b.Fatal(fmt.Sprintf("%d entries", len(f.Index.Entries)))
+			b.Fatalf("%d entries", len(f.Index.Entries))
 		}
 		f.Close()
 	}

@@ -33,12 +33,11 @@ func TestMain(m *testing.M) {
 // recorder writing to path and a collector keeping every event the client
 // emitted, for comparison.
 type live struct {
-	c       *client.Client
-	cfg     transport.StdioConfig
-	rec     *Recorder
-	path    string
-	argv    []string
-	envVals []string
+	c    *client.Client
+	cfg  transport.StdioConfig
+	rec  *Recorder
+	path string
+	argv []string
 
 	mu     sync.Mutex
 	events []client.Event

@@ -12,6 +12,7 @@ import (
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/capturegen"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/replay"
 	"github.com/sonde-mcp/sonde/ui/pending"
@@ -37,32 +38,6 @@ func generate(t testing.TB, o capturegen.Options) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// readAll reads every event of the capture with the plain reader.
-func readAll(t *testing.T, path string) []client.Event {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := capture.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []client.Event
-	for rec, err := range rd.All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev, ok, err := rd.Header().Event(rec); err != nil {
-			t.Fatal(err)
-		} else if ok {
-			out = append(out, ev)
-		}
-	}
-	return out
 }
 
 func TestOpenErrors(t *testing.T) {
@@ -100,7 +75,7 @@ func TestTruncatedWarns(t *testing.T) {
 // TestReadMatchesReader: events read through the timeline (sequentially and
 // one by one) are those of the plain reader, in order.
 func TestReadMatchesReader(t *testing.T) {
-	all := readAll(t, sample)
+	all := capturetest.Events(t, sample)
 	tl := open(t, sample)
 	if tl.Len() != len(all) {
 		t.Fatalf("Len %d, reader %d", tl.Len(), len(all))
@@ -167,7 +142,7 @@ func rebuilt(t *testing.T, tl *replay.Timeline, k int) []pending.Entry {
 func TestRebuildEqualsFold(t *testing.T) {
 	path := generate(t, capturegen.Options{Events: 12000, Step: 5 * time.Millisecond, SlowEvery: 50, SlowFor: 6000, TimeoutEvery: 70})
 	tl := open(t, path)
-	all := readAll(t, path)
+	all := capturetest.Events(t, path)
 	if tl.Len() != len(all) {
 		t.Fatalf("Len %d, reader %d", tl.Len(), len(all))
 	}
@@ -224,7 +199,7 @@ func progressEqual(a, b *client.Progress) bool {
 func TestProblemsFramesTools(t *testing.T) {
 	path := generate(t, capturegen.Options{Events: 3000, TimeoutEvery: 70})
 	tl := open(t, path)
-	all := readAll(t, path)
+	all := capturetest.Events(t, path)
 	// Every problem is a late frame or a timeout, in order.
 	var want []int
 	for i, ev := range all {

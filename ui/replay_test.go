@@ -12,9 +12,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/capturegen"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/internal/golden"
 	"github.com/sonde-mcp/sonde/replay"
 	"github.com/sonde-mcp/sonde/ui/pending"
@@ -111,30 +111,6 @@ func (rh *replayHarness) screen() string {
 
 func (rh *replayHarness) status() string { return ansi.Strip(rh.m.statusBar()) }
 
-// allEvents reads every event of a capture with the plain reader.
-func allEvents(t testing.TB, path string) []client.Event {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := capture.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []client.Event
-	for rec, err := range rd.All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev, ok, err := rd.Header().Event(rec); err == nil && ok {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
 // foldPending is the pending map built by applying events [0, k) at once,
 // at time d, sorted by direction and id.
 func foldPending(tl *replay.Timeline, all []client.Event, k int, d time.Duration) []pending.Entry {
@@ -194,13 +170,13 @@ func TestReplayOpensAtEndPaused(t *testing.T) {
 			t.Errorf("status bar %q lacks %q", st, want)
 		}
 	}
-	rh.checkPendingAt(allEvents(t, sampleCapture), n)
+	rh.checkPendingAt(capturetest.Events(t, sampleCapture), n)
 	golden.Assert(t, "replay_end_120x40", rh.screen())
 }
 
 func TestReplayStepAndSeek(t *testing.T) {
 	rh := newReplayHarness(t, sampleCapture, 120, 40)
-	all := allEvents(t, sampleCapture)
+	all := capturetest.Events(t, sampleCapture)
 	n := rh.tl.Len()
 	rh.keys("left", ",", "left", "left", "left")
 	rh.checkPendingAt(all, n-5)
@@ -228,7 +204,7 @@ func TestReplayStepAndSeek(t *testing.T) {
 // fold of the events up to there.
 func TestReplayPendingAtEveryMoment(t *testing.T) {
 	rh := newReplayHarness(t, sampleCapture, 120, 40)
-	all := allEvents(t, sampleCapture)
+	all := capturetest.Events(t, sampleCapture)
 	n := rh.tl.Len()
 	order := make([]int, 0, 2*n+2)
 	for k := 0; k <= n; k++ {
@@ -258,7 +234,7 @@ func TestReplayLongCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	rh := newReplayHarness(t, path, 120, 40)
-	all := allEvents(t, path)
+	all := capturetest.Events(t, path)
 	n := rh.tl.Len()
 	rh.checkPendingAt(all, n)
 	rh.keys("left")
@@ -281,7 +257,7 @@ func TestReplayLongCapture(t *testing.T) {
 // cursor by the time elapsed times the speed.
 func TestReplayPlay(t *testing.T) {
 	rh := newReplayHarness(t, sampleCapture, 120, 40)
-	all := allEvents(t, sampleCapture)
+	all := capturetest.Events(t, sampleCapture)
 	rh.keys("<", "space")
 	rp := rh.m.rp
 	if !rp.playing || !strings.Contains(rh.status(), "▶ playing 1x") {
@@ -335,7 +311,7 @@ func TestReplayPlay(t *testing.T) {
 
 func TestReplayJumps(t *testing.T) {
 	rh := newReplayHarness(t, sampleCapture, 120, 40)
-	all := allEvents(t, sampleCapture)
+	all := capturetest.Events(t, sampleCapture)
 	rh.keys("<", "e")
 	first := rh.m.rp.pos - 1
 	if ev := all[first]; ev.Kind != client.EvFrame || ev.Frame.Verdict != client.VerdictMalformed {
@@ -403,7 +379,7 @@ func TestReplayPromptGolden(t *testing.T) {
 		t.Fatalf("cursor at %d, clock %v; want the events up to 0.2s, the clock at 0.2s", rh.m.rp.pos, rh.m.rp.now)
 	}
 	// The pending map is that of 0.2s: ages count to then.
-	rh.checkPendingAtTime(allEvents(t, sampleCapture), rh.m.rp.pos, 200*time.Millisecond)
+	rh.checkPendingAtTime(capturetest.Events(t, sampleCapture), rh.m.rp.pos, 200*time.Millisecond)
 }
 
 func TestReplayReadOnly(t *testing.T) {

@@ -68,7 +68,7 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 		timeout = 5 * time.Second
 	}
 	var dial client.Dialer
-	argv := []string{"fixture"}
+	var argv []string
 	if o.HTTP {
 		ctx, cancel := context.WithCancel(context.Background())
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
