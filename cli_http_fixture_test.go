@@ -92,6 +92,9 @@ func TestHTTPFixtureFaults(t *testing.T) {
 			stderr: []string{"stream ended inside an SSE event", "not dispatched", "sonde: MCP_HTTP: tools/call 2: "}},
 		{name: "endless event", fixture: []string{"--fault", "http-endless-event"}, sonde: append(echo, "--max-line-bytes", "1MiB"), code: exitProtocol,
 			stderr: []string{"sonde: MCP_PROTOCOL: tools/call 2: SSE event exceeds 1048576 bytes (--max-line-bytes); the stream was dropped"}},
+		// A cap smaller than the kept prefix of an oversized body (256 bytes).
+		{name: "json answer over the cap", fixture: []string{"--http-json"}, sonde: append(echo, "--max-line-bytes", "200"), code: exitProtocol,
+			stderr: []string{"sonde: MCP_PROTOCOL: initialize 1: JSON answer exceeds 200 bytes (--max-line-bytes)"}},
 		{name: "slow headers time out", fixture: []string{"--fault", "http-slow-headers", "--late-ms", "8000"}, sonde: append(echo, "--timeout", slowTimeout), code: exitTimeout,
 			stderr: []string{"sonde: MCP_TIMEOUT: "}},
 	}

@@ -407,7 +407,7 @@ const acceptBoth = "application/json, text/event-stream"
 func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 	u, mode := h.target()
 	if u == nil {
-		h.fail(msg, &ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: "no endpoint to POST to"})
+		h.fail(&ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: "no endpoint to POST to"})
 		return
 	}
 	ctx := h.ctx
@@ -426,7 +426,7 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 		}
 		ev.Note = err.Error()
 		h.note(ev)
-		h.fail(msg, &ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: fmt.Sprintf("%s: POST %s: %v", what(msg), u.Redacted(), unwrapURLError(err)), Err: err})
+		h.fail(&ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: fmt.Sprintf("%s: POST %s: %v", what(msg), u.Redacted(), unwrapURLError(err)), Err: err})
 		return
 	}
 	defer resp.Body.Close()
@@ -452,7 +452,7 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 				return
 			}
 		}
-		h.fail(msg, h.statusError(req, resp, msg))
+		h.fail(h.statusError(req, resp, msg))
 		return
 	}
 	if msg.Kind != jsonrpc.KindRequest || mode == ModeSSE {
@@ -469,7 +469,7 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 		h.readJSONBody(resp.Body, stream, msg)
 	default:
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyBytes))
-		h.fail(msg, &ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Status: resp.StatusCode, Body: b,
+		h.fail(&ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Status: resp.StatusCode, Body: b,
 			Msg: fmt.Sprintf("%s %s: the answer has Content-Type %q, neither application/json nor text/event-stream: %s", msg.Method, msg.ID, resp.Header.Get("Content-Type"), shownBody(b))})
 	}
 }
@@ -506,7 +506,7 @@ func unwrapURLError(err error) error {
 
 // fail reports a failed exchange to Read (for requests) or as a note (for
 // notifications and responses, which have no request to settle).
-func (h *HTTP) fail(msg jsonrpc.Message, e *ExchangeError) {
+func (h *HTTP) fail(e *ExchangeError) {
 	if h.ctx.Err() != nil {
 		return
 	}
@@ -580,12 +580,12 @@ func shownBody(b []byte) string {
 // readJSONBody delivers a single JSON answer.
 func (h *HTTP) readJSONBody(body io.Reader, stream string, msg jsonrpc.Message) {
 	b, err := io.ReadAll(io.LimitReader(body, int64(h.cfg.MaxEventBytes)+1))
-	if err != nil && h.ctx.Err() == nil {
-		h.fail(msg, &ExchangeError{Kind: ExchangeStreamEnded, ID: msg.ID, Method: msg.Method, Msg: fmt.Sprintf("%s %s: reading the JSON answer: %v", msg.Method, msg.ID, err), Err: err})
+	if err != nil {
+		h.fail(&ExchangeError{Kind: ExchangeStreamEnded, ID: msg.ID, Method: msg.Method, Msg: fmt.Sprintf("%s %s: reading the JSON answer: %v", msg.Method, msg.ID, err), Err: err})
 		return
 	}
 	if len(b) > h.cfg.MaxEventBytes {
-		h.fail(msg, &ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Body: b[:prefixBytes],
+		h.fail(&ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Body: b[:min(len(b), prefixBytes)],
 			Msg: fmt.Sprintf("%s %s: JSON answer exceeds %d bytes (--max-line-bytes)", msg.Method, msg.ID, h.cfg.MaxEventBytes)})
 		return
 	}
@@ -595,7 +595,7 @@ func (h *HTTP) readJSONBody(body io.Reader, stream string, msg jsonrpc.Message) 
 		return
 	}
 	if f.Err != nil || f.Msg.Kind != jsonrpc.KindResponse || f.Msg.ID != msg.ID {
-		h.fail(msg, &ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Body: b[:min(len(b), errorBodyBytes)],
+		h.fail(&ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Body: b[:min(len(b), errorBodyBytes)],
 			Msg: fmt.Sprintf("%s %s: the application/json answer is not its response: %s", msg.Method, msg.ID, shownBody(b))})
 	}
 }
@@ -701,7 +701,7 @@ func (h *HTTP) readResponseStream(body io.Reader, stream string, msg jsonrpc.Mes
 	for h.ctx.Err() == nil && !st.answered {
 		var tooLong *SSEEventTooLongError
 		if errors.As(err, &tooLong) {
-			h.fail(msg, &ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Body: tooLong.Prefix,
+			h.fail(&ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Body: tooLong.Prefix,
 				Msg: fmt.Sprintf("%s %s: %v; the stream was dropped", msg.Method, msg.ID, err), Err: err})
 			return
 		}
@@ -717,7 +717,7 @@ func (h *HTTP) readResponseStream(body io.Reader, stream string, msg jsonrpc.Mes
 			case st.lastID != "":
 				reason = fmt.Sprintf("%d resumes did not bring it", MaxResumes)
 			}
-			h.fail(msg, &ExchangeError{Kind: ExchangeStreamEnded, ID: msg.ID, Method: msg.Method,
+			h.fail(&ExchangeError{Kind: ExchangeStreamEnded, ID: msg.ID, Method: msg.Method,
 				Msg: fmt.Sprintf("%s %s: %s before the response, and %s", msg.Method, msg.ID, why, reason), Err: err})
 			return
 		}
@@ -734,7 +734,7 @@ func (h *HTTP) readResponseStream(body io.Reader, stream string, msg jsonrpc.Mes
 			if h.ctx.Err() == nil {
 				e.ID, e.Method = msg.ID, msg.Method
 				e.Msg = fmt.Sprintf("%s %s: resuming the response stream failed: %s", msg.Method, msg.ID, e.Msg)
-				h.fail(msg, e)
+				h.fail(e)
 			}
 			return
 		}
