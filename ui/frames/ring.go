@@ -1,7 +1,6 @@
 package frames
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,20 +64,13 @@ func httpFrame(h *transport.HTTPEvent, t time.Time) *client.FrameInfo {
 	f := &client.FrameInfo{Verdict: VerdictHTTP}
 	f.Time, f.Raw, f.Stream, f.EventID = t, h.Raw, h.Stream, h.EventID
 	f.Msg.ID = h.ReqID
-	f.Dir = transport.In
-	if h.Method != "" {
-		f.Dir = transport.Out
-		f.Msg.Method = h.Method
-		if h.Status != 0 {
-			f.Msg.Method += " " + strconv.Itoa(h.Status)
-		}
+	if h.Method == "" { // a stream event that is not a message
+		f.Dir, f.Msg.Method, f.Detail = transport.In, "sse", h.Note
+		return f
 	}
-	if h.Method == "" {
-		f.Msg.Method = "sse"
-	}
-	f.Detail = h.Note
-	if h.Method != "" {
-		f.Detail = strings.TrimSpace(fmt.Sprintf("%s %s", h.URL, h.Note))
+	f.Dir, f.Msg.Method, f.Detail = transport.Out, h.Method, strings.TrimSpace(h.URL+" "+h.Note)
+	if h.Status != 0 {
+		f.Msg.Method += " " + strconv.Itoa(h.Status)
 	}
 	return f
 }
