@@ -255,19 +255,15 @@ func (f *serverFlags) clientConfig(argv []string) (client.Options, transport.Std
 	return opts, cfg, nil
 }
 
-// dialer returns how to reach the server: the command argv as a subprocess,
-// or --url over HTTP. name is the transport's name and what the server is,
-// for display.
-func (f *serverFlags) dialer(argv []string) (d client.Dialer, name, what string, err error) {
-	_, cfg, err := f.clientConfig(argv)
-	if err != nil {
-		return nil, "", "", err
-	}
+// dialer returns how to reach the server: the process cfg (from
+// clientConfig) as a subprocess, or --url over HTTP. name is the
+// transport's name and what the server is, for display.
+func (f *serverFlags) dialer(cfg transport.StdioConfig) (d client.Dialer, name, what string, err error) {
 	if f.url == "" {
 		if len(f.headers) > 0 || f.bearerEnv != "" || f.insecure || f.reconnect {
 			return nil, "", "", usagef("--header, --bearer-token-env, --insecure and --reconnect need --url")
 		}
-		return client.Stdio(cfg), "stdio", strings.Join(argv, " "), nil
+		return client.Stdio(cfg), "stdio", strings.Join(cfg.Argv, " "), nil
 	}
 	hc, err := f.httpConfig()
 	if err != nil {
@@ -324,11 +320,11 @@ func redactArg(kv string) string {
 // connect starts the server, runs the handshake, and returns the session.
 // The caller must call close.
 func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*session, error) {
-	opts, _, err := f.clientConfig(argv)
+	opts, cfg, err := f.clientConfig(argv)
 	if err != nil {
 		return nil, err
 	}
-	dial, _, _, err := f.dialer(argv)
+	dial, _, _, err := f.dialer(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func (f *tuiFlags) register(cmd *cobra.Command) {
 // runTUI runs the interactive UI against the server argv; with lessonOpts,
 // the demo's lesson pane too.
 func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonOpts *lesson.Options) error {
-	copts, _, err := f.clientConfig(argv)
+	copts, cfg, err := f.clientConfig(argv)
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	// dialogs (Interactive).
 	sr := &copts.ServerRequests
 	sr.Roots, sr.Sampling, sr.Elicitation, sr.Interactive = true, true, true, true
-	dial, transportName, what, err := f.dialer(argv)
+	dial, transportName, what, err := f.dialer(cfg)
 	if err != nil {
 		return err
 	}
