@@ -15,6 +15,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -32,6 +33,8 @@ const exitCodesHelp = `Exit status:
   9    MCP_BUSY          too many requests in flight (--max-pending)
   10   MCP_HTTP          an HTTP exchange failed (status, network, dropped stream)
   11   MCP_SESSION_EXPIRED  the server ended the HTTP session (404)
+  12   MCP_URL_REQUIRED  the server needs the user to open a URL first (-32042); the URLs
+       are printed on stderr
   130  interrupted
 Errors are printed on stderr as one line: sonde: CODE: message (see docs/errors.md).`
 
@@ -353,12 +356,16 @@ func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*
 		s.trace = startTracer(c, io.err)
 	}
 	err = c.Connect(dial)
+	var res *mcp.InitializeResult
 	if err == nil {
-		_, err = c.Initialize(ctx)
+		res, err = c.Initialize(ctx)
 	}
 	if err != nil {
 		s.close()
 		return nil, err
+	}
+	if io.server != nil {
+		*io.server = strings.TrimSpace(res.ServerInfo.Name + " " + res.ServerInfo.Version)
 	}
 	return s, nil
 }

@@ -258,7 +258,8 @@ func TestExitStatusValues(t *testing.T) {
 		{"ok", exitOK, 0}, {"tool error", exitToolError, 1}, {"usage", exitUsage, 2},
 		{"MCP_ERROR", exitRemote, 3}, {"MCP_TIMEOUT", exitTimeout, 4}, {"MCP_PROCESS_EXIT", exitExited, 5},
 		{"MCP_PROTOCOL", exitProtocol, 6}, {"MCP_SPAWN", exitSpawn, 7}, {"MCP_HANDSHAKE", exitHandshake, 8},
-		{"MCP_BUSY", exitBusy, 9}, {"interrupted", exitInterrupted, 130},
+		{"MCP_BUSY", exitBusy, 9}, {"MCP_HTTP", exitHTTP, 10}, {"MCP_SESSION_EXPIRED", exitExpired, 11},
+		{"MCP_URL_REQUIRED", exitURLRequired, 12}, {"interrupted", exitInterrupted, 130},
 	}
 	for _, c := range consts {
 		if c.got != c.want {
@@ -268,7 +269,7 @@ func TestExitStatusValues(t *testing.T) {
 	codes := map[client.Code]int{
 		client.CodeRemote: 3, client.CodeTimeout: 4, client.CodeProcessExit: 5, client.CodeClosed: 5,
 		client.CodeProtocol: 6, client.CodeSpawn: 7, client.CodeHandshake: 8, client.CodeBusy: 9,
-		client.CodeAborted: 130,
+		client.CodeHTTP: 10, client.CodeExpired: 11, client.CodeURLRequired: 12, client.CodeAborted: 130,
 	}
 	for code, want := range codes {
 		if got := codeExit(code); got != want {
@@ -278,7 +279,7 @@ func TestExitStatusValues(t *testing.T) {
 	// The help lists them.
 	r := runSonde(t, "", "--help")
 	checkRun(t, r, exitOK, "")
-	for _, line := range []string{"  0    ok", "  2    usage error", "  9    MCP_BUSY ", "  130  interrupted"} {
+	for _, line := range []string{"  0    ok", "  2    usage error", "  9    MCP_BUSY ", "  12   MCP_URL_REQUIRED ", "  130  interrupted"} {
 		if !strings.Contains(r.stdout, "\n"+line) {
 			t.Errorf("help has no line %q", line)
 		}

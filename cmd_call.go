@@ -152,6 +152,9 @@ func errorJSON(err error) map[string]any {
 				e["data"] = ce.RPC.Data
 			}
 		}
+		if els := elicitationsJSON(err); els != nil {
+			e["elicitations"] = els
+		}
 	}
 	return e
 }

@@ -54,7 +54,8 @@ have their outcome:
   {"index":0,"id":2,"method":"tools/call","ok":true,"result":{...},"ms":1.2}
   {"index":1,"id":3,"method":"tools/call","ok":false,"error":{"code":"MCP_TIMEOUT","message":"..."},"ms":5000.3}
 
-(rpc_code is added to the error for MCP_ERROR.) The exit status is 1 when any line failed.
+(rpc_code is added to the error for MCP_ERROR, and for MCP_URL_REQUIRED the elicitations,
+whose URLs are also printed on stderr.) The exit status is 1 when any line failed.
 
 ` + exitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,7 +72,7 @@ have their outcome:
 				return err
 			}
 			defer s.close()
-			return runScript(cmd.Context(), io.out, s.c, lines)
+			return runScript(cmd.Context(), io, s.c, lines)
 		},
 	}
 	f.register(cmd.Flags())
@@ -121,7 +122,11 @@ func readScript(path string, stdin io.Reader) ([]scriptLine, error) {
 	return lines, nil
 }
 
-func runScript(ctx context.Context, w io.Writer, c *client.Client, lines []scriptLine) error {
+// runScript sends the lines and prints one output line per input line on
+// io.out; the URLs of a line that failed with MCP_URL_REQUIRED are printed
+// on io.err as it is.
+func runScript(ctx context.Context, io streams, c *client.Client, lines []scriptLine) error {
+	w := io.out
 	calls := make([]*client.Call, len(lines))
 	var cancels []context.CancelFunc
 	defer func() {
@@ -164,6 +169,7 @@ func runScript(ctx context.Context, w io.Writer, c *client.Client, lines []scrip
 			out.Result = nil
 			out.Error = errorJSON(err)
 		}
+		printURLElicitations(io.err, err, io.serverName())
 		writeJSON(w, out)
 	}
 	if ctx.Err() != nil {

@@ -21,6 +21,7 @@ const (
 	exitBusy        = 9  // MCP_BUSY
 	exitHTTP        = 10 // MCP_HTTP
 	exitExpired     = 11 // MCP_SESSION_EXPIRED
+	exitURLRequired = 12 // MCP_URL_REQUIRED
 	exitInterrupted = 130
 )
 
@@ -61,6 +62,8 @@ func codeExit(code client.Code) int {
 		return exitHTTP
 	case client.CodeExpired:
 		return exitExpired
+	case client.CodeURLRequired:
+		return exitURLRequired
 	case client.CodeAborted:
 		return exitInterrupted
 	}

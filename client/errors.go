@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -27,6 +28,9 @@ const (
 	CodeHandshake   Code = "MCP_HANDSHAKE"       // initialize failed or was skipped
 	CodeHTTP        Code = "MCP_HTTP"            // an HTTP exchange failed (status, network, stream)
 	CodeExpired     Code = "MCP_SESSION_EXPIRED" // the server ended the HTTP session (404)
+	// CodeURLRequired: the server answered -32042 (URLElicitationRequiredError)
+	// with URL elicitations the user must complete before a retry.
+	CodeURLRequired Code = "MCP_URL_REQUIRED"
 )
 
 // Error is every failure the client reports. It prints as "CODE: message" and
@@ -34,8 +38,9 @@ const (
 type Error struct {
 	Code    Code
 	Message string
-	// RPC is the server's JSON-RPC error (CodeRemote), with Data bounded to
-	// MaxErrorData bytes.
+	// RPC is the server's JSON-RPC error (CodeRemote, CodeURLRequired),
+	// with Data bounded to MaxErrorData bytes (MaxURLElicitationData for
+	// -32042).
 	RPC *jsonrpc.Error
 	// Exit describes how the server ended (CodeProcessExit).
 	Exit *transport.Exit
@@ -49,16 +54,26 @@ type Error struct {
 // MaxErrorData bounds the data of a remote error kept in an Error.
 const MaxErrorData = 4096
 
+// MaxURLElicitationData bounds the data of a -32042 error kept in an
+// Error: the URLs of its elicitations must survive whole (sign-in URLs
+// carry long query strings), so its bound is larger than MaxErrorData.
+const MaxURLElicitationData = 64 << 10
+
 // Error returns "CODE: message".
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is matches a sentinel (an *Error with only a Code) of the same code.
+// Is matches a sentinel (an *Error with only a Code) of the same code. An
+// MCP_URL_REQUIRED error is a JSON-RPC error of the server too: it also
+// matches ErrRemote.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Message == "" && t.Code == e.Code
+	if !ok || t.Message != "" {
+		return false
+	}
+	return t.Code == e.Code || (t.Code == CodeRemote && e.Code == CodeURLRequired)
 }
 
 // Sentinels for errors.Is.
@@ -74,6 +89,7 @@ var (
 	ErrHandshake   = &Error{Code: CodeHandshake}
 	ErrHTTP        = &Error{Code: CodeHTTP}
 	ErrExpired     = &Error{Code: CodeExpired}
+	ErrURLRequired = &Error{Code: CodeURLRequired}
 )
 
 // CodeOf returns the code of err, or "" when err is not an *Error.
@@ -89,13 +105,58 @@ func newErr(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// remoteErr is the Error of a JSON-RPC error answer. A -32042 whose data
+// holds URL elicitations is MCP_URL_REQUIRED; one whose data does not is
+// MCP_ERROR, with the reason in its message and as its cause (it wraps
+// mcp.ErrURLElicitationData).
 func remoteErr(e *jsonrpc.Error) *Error {
 	kept := *e
-	if len(kept.Data) > MaxErrorData {
+	limit := MaxErrorData
+	if e.Code == mcp.CodeURLElicitationRequired {
+		limit = MaxURLElicitationData
+	}
+	if len(kept.Data) > limit {
 		note, _ := json.Marshal(fmt.Sprintf("(%d bytes of error data, not kept)", len(kept.Data)))
 		kept.Data = note
 	}
-	return &Error{Code: CodeRemote, Message: fmt.Sprintf("server error %d: %s", e.Code, bounded(e.Message, 512)), RPC: &kept}
+	out := &Error{Code: CodeRemote, Message: fmt.Sprintf("server error %d: %s", e.Code, bounded(e.Message, 512)), RPC: &kept}
+	if e.Code != mcp.CodeURLElicitationRequired {
+		return out
+	}
+	var els []mcp.ElicitParams
+	var perr error
+	if len(e.Data) > limit {
+		perr = fmt.Errorf("%w: %d bytes of data, more than the %d sonde keeps", mcp.ErrURLElicitationData, len(e.Data), limit)
+	} else {
+		els, perr = mcp.ParseURLElicitations(e.Data)
+	}
+	if perr != nil {
+		out.Message += " (" + perr.Error() + ")"
+		out.Err = perr
+		return out
+	}
+	out.Code = CodeURLRequired
+	what := "1 URL"
+	if len(els) > 1 {
+		what = fmt.Sprintf("%d URLs", len(els))
+	}
+	out.Message += " (" + what + " to open before a retry)"
+	return out
+}
+
+// URLElicitations returns the URL elicitations of err when it is the
+// server's -32042 (URLElicitationRequiredError) answer to a request, an
+// MCP_URL_REQUIRED error: each is a URL the user must open (sonde never
+// opens one), and the request may be retried once they are done. ok is
+// false for any other error, and for a -32042 whose data holds no valid
+// elicitations (that error is MCP_ERROR and its message says why).
+func URLElicitations(err error) (els []mcp.ElicitParams, ok bool) {
+	var e *Error
+	if !errors.As(err, &e) || e.RPC == nil || e.RPC.Code != mcp.CodeURLElicitationRequired {
+		return nil, false
+	}
+	els, perr := mcp.ParseURLElicitations(e.RPC.Data)
+	return els, perr == nil
 }
 
 func exitErr(x transport.Exit, what string) *Error {
@@ -126,7 +187,7 @@ func exchangeErr(xe *transport.ExchangeError) *Error {
 		e.Code = CodeProtocol
 	case xe.RPC != nil:
 		r := remoteErr(xe.RPC)
-		e.Code, e.RPC = CodeRemote, r.RPC
+		e.Code, e.RPC = r.Code, r.RPC
 		e.Message = fmt.Sprintf("%s (HTTP %d)", r.Message, xe.Status)
 	}
 	return e
