@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
@@ -18,7 +19,8 @@ import (
 )
 
 // dialog is drawn over the panes and has the keyboard while it is open: a
-// request from the server to answer (answer.Dialog) or the roots editor
+// request from the server to answer (answer.Dialog), the URLs of a call the
+// server refused with -32042 (answer.URLRequired) or the roots editor
 // (answer.Roots).
 type dialog interface {
 	Update(msg tea.Msg) (answer.Action, tea.Cmd)
@@ -90,7 +92,9 @@ func (m *Model) dropAsk(id jsonrpc.ID) {
 	}
 }
 
-// openNextAsk opens the oldest waiting request not put off with esc.
+// openNextAsk opens the oldest waiting request not put off with esc, else
+// the oldest URL dialog waiting its turn (urlrequired.go): the server's
+// requests go first, since the server waits for their answers.
 func (m *Model) openNextAsk() {
 	if m.dlg != nil {
 		return
@@ -101,6 +105,7 @@ func (m *Model) openNextAsk() {
 			return
 		}
 	}
+	m.openNextURL()
 }
 
 // openAsk opens the dialog of waiting request id (from Pending).
@@ -137,7 +142,8 @@ func (m *Model) sizeDialog() {
 	m.dlg.SetSize(max(r.W-2, 1), max(r.H-2, 1))
 }
 
-// updateDialog gives the open dialog its keys (all but ctrl+c), pastes and
+// updateDialog gives the open dialog its keys (all but ctrl+c, and ? when
+// it takes no typing: the help screen with the dialog's keys), pastes and
 // results; it reports false for messages that are not the dialog's.
 func (m *Model) updateDialog(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
@@ -153,13 +159,17 @@ func (m *Model) updateDialog(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		return nil, true
 	}
-	if m.dlg == nil {
-		return nil, false
+	if m.dlg == nil || m.showHelp {
+		return nil, false // the help screen, over the dialog, takes the keys
 	}
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		if msg.String() == "ctrl+c" {
 			return nil, false
+		}
+		if key.Matches(msg, m.keys.Help) && !m.dlg.Capturing() {
+			m.showHelp = true
+			return nil, true
 		}
 	case tea.PasteMsg, answer.RootCheckedMsg:
 	default:
@@ -183,6 +193,8 @@ func (m *Model) updateDialog(msg tea.Msg) (tea.Cmd, bool) {
 			m.dlg = nil
 			m.openNextAsk()
 		}
+	case *answer.URLRequired:
+		return tea.Batch(cmd, m.urlDialogAction(d, act)), true
 	case *answer.Roots:
 		switch act {
 		case answer.Send:

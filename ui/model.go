@@ -125,6 +125,7 @@ type Model struct {
 	// The server's requests waiting for the user, and the dialog open over
 	// the panes (dialog.go).
 	asks      asks
+	urlReqs   []urlReq // calls refused with -32042, their dialogs oldest first (urlrequired.go)
 	dlg       dialog
 	answerErr error        // the last answer or roots change that failed
 	rp        *replayState // set in a replay

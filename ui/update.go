@@ -66,6 +66,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.replayLoaded(msg)
 	case replayTickMsg:
 		return m, m.replayTicked(msg)
+	case toolDoneMsg:
+		return m, m.toolDone(msg)
 	}
 	if cmd, ok := m.handleSession(msg); ok {
 		return m, cmd
@@ -145,13 +147,7 @@ func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
 		m.setFocus(paneFrames)
 		return nil
 	case tools.CallMsg:
-		if m.sess.Client == nil {
-			return nil
-		}
-		if t, ok := m.tools.Tool(msg.Tool); ok && t.TaskRequired() {
-			return callToolTaskCmd(m.sess.Client, msg.Tool, msg.Args)
-		}
-		return callToolCmd(m.sess.Client, msg.Tool, msg.Args)
+		return m.callTool(msg)
 	case pending.CancelTaskMsg:
 		if m.sess.Client != nil {
 			return cancelTaskCmd(m.sess.Client, msg.TaskID)
@@ -187,6 +183,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 	}
 	m.stats.apply(msg.evs)
 	m.trackAsks(msg.evs, msg.gen)
+	m.trackElicitComplete(msg.evs, msg.gen)
 	if msg.gen != m.gen {
 		return waitEvents(msg.gen, msg.sub)
 	}
@@ -331,7 +328,7 @@ func (m *Model) restart() tea.Cmd {
 	m.gen++
 	m.sess = Session{}
 	m.conn = connState{starting: true, restarting: true}
-	m.asks, m.dlg = asks{}, nil
+	m.asks, m.urlReqs, m.dlg = asks{}, nil, nil
 	// History is kept across a restart (the frames of the old process stay,
 	// and stderr shows where one process ended and the next began); panes
 	// forget only per-process state.

@@ -584,12 +584,12 @@ func TestPaneRequests(t *testing.T) {
 		if call == nil {
 			t.Fatal("CallMsg returned no command")
 		}
-		res, ok := call().(tools.ResultMsg)
-		if !ok || res.Tool != "echo" || res.Err == nil {
-			t.Fatalf("call command returned %#v", res)
+		done, ok := call().(toolDoneMsg)
+		if res := done.res; !ok || res.Tool != "echo" || res.Err == nil || done.call.Tool != "echo" || done.gen != hs.m.gen {
+			t.Fatalf("call command returned %#v", done)
 		}
 		// The result is routed to the tools pane whatever the focus.
-		hs.send(res)
+		hs.send(done)
 		if s := hs.screen(); !strings.Contains(s, "CLIENT_CLOSED: tools/call: not") {
 			t.Fatalf("tools pane does not show the failed call:\n%s", s)
 		}

@@ -101,12 +101,16 @@ func (m *Model) helpLine() string {
 	return format.Fit(m.help.ShortHelpView(bindings), m.width)
 }
 
-// renderHelp is the full help screen: the focused pane's keys, then the
-// global ones.
+// renderHelp is the full help screen: the open dialog's keys, or the
+// focused pane's, then the global ones.
 func (m *Model) renderHelp() string {
 	var groups [][]key.Binding
 	name := "sonde"
-	if p := m.panes[m.focus]; p != nil {
+	switch p := m.panes[m.focus]; {
+	case m.dlg != nil:
+		groups = append(groups, m.dlg.Keys().FullHelp()...)
+		name = "the dialog: " + m.dlg.Title()
+	case p != nil:
 		groups = append(groups, p.Keys().FullHelp()...)
 		name = p.Title()
 	}
@@ -116,6 +120,11 @@ func (m *Model) renderHelp() string {
 	var b strings.Builder
 	b.WriteString(m.styles.Accent.Render("Keys of "+name) + "\n\n")
 	b.WriteString(hm.FullHelpView(groups) + "\n\n")
+	if m.dlg != nil {
+		b.WriteString(m.styles.Subtle.Render("While a dialog is open it has the keyboard: only ctrl+c (quit) is global.") + "\n\n")
+		b.WriteString(m.styles.Subtle.Render("? or esc closes this help"))
+		return format.Lines(b.String(), m.width, m.height-1) + "\n" + m.statusBar()
+	}
 	b.WriteString(m.styles.Accent.Render("Everywhere") + "\n\n")
 	full := m.keys.FullHelp()
 	if m.opts.Lesson == nil {

@@ -3,7 +3,9 @@
 // assistant's answer, or refuses), an elicitation/create in form mode (a
 // form built from requestedSchema, with accept, decline and cancel) or in
 // URL mode (the URL shown, with accept, decline and cancel), and the roots
-// editor.
+// editor; and the dialog of a request the server refused with -32042
+// (URLElicitationRequiredError), which shows the URLs to open and offers a
+// retry (URLRequired).
 //
 // A dialog never does I/O: Update reports an Action, and the root sends
 // the answer (client.Respond) or the roots (client.SetRoots) in a command.
@@ -43,8 +45,12 @@ const (
 	None Action = iota
 	// Send: the answer is ready (Answer); send it and close the dialog.
 	Send
-	// Later: close the dialog; the request keeps waiting.
+	// Later: close the dialog; the request keeps waiting (URLRequired:
+	// close it).
 	Later
+	// Retry: close the dialog and send the request it is about again, with
+	// the same arguments (URLRequired).
+	Retry
 )
 
 // RefusedCode is the JSON-RPC error code of a sampling request the user
@@ -163,6 +169,8 @@ func (d *Dialog) Update(msg tea.Msg) (Action, tea.Cmd) {
 		case key.Matches(k, d.keys.Accept) && d.kind != Form:
 			d.decide(mcp.ElicitAccept)
 			return Send, nil
+		case key.Matches(k, d.keys.Copy):
+			return None, tea.SetClipboard(d.elicit.URL)
 		case key.Matches(k, d.keys.Switch) && d.kind == Sampling:
 			d.onModel = !d.onModel
 			if d.onModel {

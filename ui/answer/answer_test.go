@@ -2,6 +2,7 @@ package answer
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,6 +192,18 @@ func TestElicitURL(t *testing.T) {
 			t.Errorf("%s: %d %s", tc.key, act, res)
 		}
 	}
+	// y copies the URL (OSC 52) and answers nothing.
+	d := New(st(), req(mcp.MethodElicit, params))
+	act, cmd := d.Update(press("y"))
+	if act != None || cmd == nil || !isClipboard(cmd(), "https://example.com/login") {
+		t.Fatalf("y: action %d", act)
+	}
+}
+
+// isClipboard reports whether msg is what tea.SetClipboard(text) sends
+// (its type is unexported: it is recognised by name and value).
+func isClipboard(msg tea.Msg, text string) bool {
+	return fmt.Sprintf("%T", msg) == "tea.setClipboardMsg" && fmt.Sprint(msg) == text
 }
 
 func TestRootsEditor(t *testing.T) {

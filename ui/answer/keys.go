@@ -20,6 +20,8 @@ type KeyMap struct {
 	Later key.Binding
 	// Switch moves between the answer text and the model name (sampling).
 	Switch key.Binding
+	// Copy puts the URL on the clipboard (URL mode; OSC 52).
+	Copy key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -30,11 +32,13 @@ func DefaultKeyMap() KeyMap {
 		Cancel:  key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "cancel")),
 		Later:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "answer later")),
 		Switch:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "answer/model")),
+		Copy:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy URL")),
 	}
 }
 
 func (k *KeyMap) setKind(kind Kind) {
 	k.Switch.SetEnabled(kind == Sampling)
+	k.Copy.SetEnabled(kind == URL)
 	if kind == Sampling {
 		k.Accept.SetHelp("ctrl+s", "send")
 		k.Decline.SetHelp("ctrl+x", "refuse")
@@ -52,7 +56,7 @@ func (k *KeyMap) setKind(kind Kind) {
 
 // ShortHelp returns the bindings shown in the help bar.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Accept, k.Decline, k.Cancel, k.Switch, k.Later}
+	return []key.Binding{k.Accept, k.Decline, k.Cancel, k.Switch, k.Copy, k.Later}
 }
 
 // FullHelp returns every binding.

@@ -98,7 +98,7 @@ func (d *Dialog) urlLines() []string {
 		st.Subtle.Render("open in a browser:"),
 		st.Accent.Render(form.Clean(p.URL)),
 		"",
-		st.Subtle.Render("elicitation id " + form.Clean(p.ElicitationID)),
-		st.Subtle.Render("sonde does not open URLs: open it yourself, then accept"),
+		st.Subtle.Render("host " + form.Clean(hostOf(p.URL)) + " · elicitation id " + form.Clean(p.ElicitationID)),
+		st.Subtle.Render("sonde does not open URLs: open it yourself (y copies it), then accept"),
 	}
 }
