@@ -1,8 +1,12 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/peertest"
 )
 
 // urlBlock is what sonde prints on stderr for the fixture's url-required
@@ -97,5 +101,33 @@ func TestScriptURLRequiredThenRetry(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], `"ok":true`) || !strings.Contains(lines[1], "retried after the URL elicitation fixture-url-1") {
 		t.Errorf("line 2: %s", lines[1])
+	}
+}
+
+// TestURLRequiredEverything: server-everything's trigger-url-elicitation
+// with errorPath, through `sonde script` in one session: the first call
+// fails with MCP_URL_REQUIRED and its URL (https://modelcontextprotocol.io)
+// on stderr; the retry succeeds (the server then sends elicitation/create in
+// URL mode, which --elicit-reply accepts).
+func TestURLRequiredEverything(t *testing.T) {
+	bin := peertest.Everything(t)
+	reply := filepath.Join(t.TempDir(), "ok.txt")
+	if err := os.WriteFile(reply, []byte("accept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	call := `{"method":"tools/call","params":{"name":"trigger-url-elicitation","arguments":{"url":"https://example.com","errorPath":true}}`
+	r := runSonde(t, call+"}\n"+call+`,"delay_ms":200}`+"\n", "script", "-", "--elicit-reply", reply, "--", bin)
+	if r.code != exitToolError {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"asks you to open 1 URL before the request can go on", "\n      https://modelcontextprotocol.io\n", "host modelcontextprotocol.io · elicitation id "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"code":"MCP_URL_REQUIRED"`) || !strings.Contains(lines[0], `"url":"https://modelcontextprotocol.io"`) ||
+		!strings.Contains(lines[1], `"ok":true`) || !strings.Contains(lines[1], "User completed the URL elicitation flow") {
+		t.Fatalf("stdout:\n%s", r.stdout)
 	}
 }
