@@ -324,7 +324,7 @@ func outcomeOf(raw json.RawMessage, err error) Outcome {
 	var ce *client.Error
 	if errors.As(err, &ce) {
 		switch {
-		case ce.Code == client.CodeRemote && ce.RPC != nil:
+		case ce.RPC != nil && errors.Is(ce, client.ErrRemote): // MCP_ERROR, MCP_URL_REQUIRED
 			return Outcome{Kind: KindError, Error: ce.RPC}
 		case ce.Code == client.CodeTimeout:
 			return Outcome{Kind: KindTimeout, Code: string(ce.Code), Message: ce.Message}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
@@ -76,5 +77,20 @@ func TestCompareOutcomes(t *testing.T) {
 				t.Errorf("status %q change %q diffs %v", r.Status, r.Change, r.Diffs)
 			}
 		})
+	}
+}
+
+// TestOutcomeOfRemoteErrors: a JSON-RPC error answer is compared as an
+// error, whether it is MCP_ERROR or MCP_URL_REQUIRED (-32042); other
+// failures by their code.
+func TestOutcomeOfRemoteErrors(t *testing.T) {
+	rpc := &jsonrpc.Error{Code: -32042, Message: "auth", Data: json.RawMessage(`{"elicitations":[]}`)}
+	for _, code := range []client.Code{client.CodeRemote, client.CodeURLRequired} {
+		if o := outcomeOf(nil, &client.Error{Code: code, Message: "m", RPC: rpc}); o.Kind != KindError || o.Error != rpc {
+			t.Errorf("%s: %+v", code, o)
+		}
+	}
+	if o := outcomeOf(nil, &client.Error{Code: client.CodeTimeout, Message: "late"}); o.Kind != KindTimeout {
+		t.Errorf("timeout: %+v", o)
 	}
 }
