@@ -110,10 +110,10 @@ func TestToolsText(t *testing.T) {
 	if want := len(fixtureTools(t)); len(lines) != want {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), want, r.stdout)
 	}
-	if want := "echo        Returns value after delay_ms; concurrent calls with different delays answer out of order."; lines[0] != want {
+	if want := "echo          Returns value after delay_ms; concurrent calls with different delays answer out of order."; lines[0] != want {
 		t.Errorf("first line %q, want %q", lines[0], want)
 	}
-	if want := "fail        Answers with JSON-RPC error -32001."; lines[3] != want {
+	if want := "fail          Answers with JSON-RPC error -32001."; lines[3] != want {
 		t.Errorf("fourth line %q, want %q", lines[3], want)
 	}
 }

@@ -72,7 +72,7 @@ func TestModernSession(t *testing.T) {
 		t.Errorf("era %s, discovered %+v", s.c.Era(), s.c.Discovered())
 	}
 	tools, err := s.c.ListTools(context.Background())
-	if err != nil || len(tools) != 8 {
+	if err != nil || len(tools) != 9 {
 		t.Fatalf("tools/list: %d tools, %v", len(tools), err)
 	}
 	if _, _, err := s.c.CallTool(context.Background(), "echo", echoArgs("hi", 0), CallOptions{}); err != nil {

@@ -32,7 +32,7 @@ func TestHappyPath(t *testing.T) {
 	for _, tool := range tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "echo,add,progress,fail,tool-error,big,crash,confirm" {
+	if got := strings.Join(names, ","); got != "echo,add,progress,fail,tool-error,big,crash,confirm,url-required" {
 		t.Fatalf("tools %s", got)
 	}
 	r, _, err := s.c.CallTool(context.Background(), "echo", echoArgs("ok", 0), CallOptions{})
