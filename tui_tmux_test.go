@@ -300,7 +300,7 @@ func checkPIDs(t *testing.T, f *fixture, screen string, want int) {
 // handshake are the patterns of a finished handshake: the status bar names
 // the server (the lesson is attached to the client then), the tools are
 // listed, and tools/list (id 2) is resolved in Frames.
-var handshake = []string{`sonde-fixture 0\.1\.0`, `─ 3 Tools 8 `, `<- 2\s+response\s+\S+\s+resolved`}
+var handshake = []string{`sonde-fixture 0\.1\.0`, `─ 3 Tools 9 `, `<- 2\s+response\s+\S+\s+resolved`}
 
 // TestTUIDemo walks `sonde demo` in a 120x40 terminal: the out-of-order
 // answers, the FIFO comparison, the late answer, the cancel, the crash and
@@ -441,9 +441,9 @@ func TestTUIToolCall(t *testing.T) {
 	tt.keys("/")
 	tt.waitFor("the filter input", `^│/ `, `^enter keep filter`)
 	tt.text("ech")
-	tt.waitFor("the filtered list", `─ 3 Tools 8 · filter: ech `, `^│/ ech\s+1/8`, tools("echo"), "!"+tools("add"))
+	tt.waitFor("the filtered list", `─ 3 Tools 9 · filter: ech `, `^│/ ech\s+1/9`, tools("echo"), "!"+tools("add"))
 	tt.keys("Enter") // keeps the filter
-	tt.waitFor("the filter kept", `─ 3 Tools 8 · filter: ech `, `^enter call`, "!"+tools("add"))
+	tt.waitFor("the filter kept", `─ 3 Tools 9 · filter: ech `, `^enter call`, "!"+tools("add"))
 
 	tt.keys("Enter") // the form of the selected tool
 	tt.waitFor("the form", `call echo · fields`, `^│› delay_ms `, `^ctrl\+s call`)
@@ -550,7 +550,7 @@ func atoiT(t *testing.T, s string) int {
 func TestTUIHTTP(t *testing.T) {
 	base := fixtureHTTP(t, "--fault", "http-session-expiry", "--session-requests", "2")
 	tt := startTUI(t, 120, 40, []string{"--url", base + "/mcp"})
-	tt.waitFor("the handshake over HTTP", `sonde-fixture 0\.1\.0`, `─ 3 Tools 8 `, `│ http │`,
+	tt.waitFor("the handshake over HTTP", `sonde-fixture 0\.1\.0`, `─ 3 Tools 9 `, `│ http │`,
 		`~> 1\s+POST 200\s`, `<~ 1\s+sse\s`, `<- 2\s+response\s+\S+\s+resolved`,
 		`connected to `+regexp.QuoteMeta(base)+`/mcp over HTTP`)
 
@@ -580,7 +580,7 @@ func TestTUIHTTP(t *testing.T) {
 	tt.waitFor("the expired session", `session expired: ctrl\+r starts a new one`, `~> 4\s+POST 404\s`, `MCP_SESSION_EXPIRED`)
 
 	tt.keys("C-r")
-	s := tt.waitFor("a new session", `(?s)── connected to .*── connected to `, `─ 3 Tools 8 `, `│ http │ pending 0 `)
+	s := tt.waitFor("a new session", `(?s)── connected to .*── connected to `, `─ 3 Tools 9 `, `│ http │ pending 0 `)
 	if strings.Contains(s, "session expired: ctrl+r") {
 		t.Errorf("the status bar still says the session expired:\n%s", s)
 	}
@@ -618,10 +618,11 @@ func TestTUIAnswerSampling(t *testing.T) {
 func TestTUIAnswerElicitation(t *testing.T) {
 	argv := everythingStdio(t)
 	tt := startTUI(t, 120, 40, append([]string{"--kill-after", "500ms"}, argv...))
-	// 17 tools: those for roots, sampling and elicitation are there because
+	// 19 tools: those for roots, sampling and elicitation (and their async
+	// variants, for the tasks sonde declares with them) are there because
 	// the UI declares them (they are registered on initialized, before the
 	// UI's tools/list is read).
-	tt.waitFor("the handshake", `mcp-servers/everything`, `─ 3 Tools 17 `)
+	tt.waitFor("the handshake", `mcp-servers/everything`, `─ 3 Tools 19 `)
 	tt.keys("3", "/")
 	tt.text("trigger-elicitation-req")
 	tt.waitFor("the filtered list", `^│› trigger-elicitation-request\s`)
