@@ -81,7 +81,11 @@ func (m *Model) helpLine() string {
 	}
 	var bindings []key.Binding
 	if m.dlg != nil {
-		return format.Fit(m.help.ShortHelpView(m.dlg.Keys().ShortHelp()), m.width)
+		bindings = m.dlg.Keys().ShortHelp()
+		if !m.dlg.Capturing() {
+			bindings = append(bindings, m.keys.Help)
+		}
+		return format.Fit(m.help.ShortHelpView(bindings), m.width)
 	}
 	p := m.panes[m.focus]
 	if m.rp != nil && (p == nil || !p.Capturing()) {
