@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -236,4 +237,38 @@ func TestSetRoots(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+func TestServerRequestsWaitingBounded(t *testing.T) {
+	const extra = 10
+	s := start(t, Options{ServerRequests: ServerRequests{Sampling: true}},
+		fixtureArgs{faults: []string{"server-request-flood"}, extra: []string{"--flood-count", strconv.Itoa(maxWaiting + extra)}})
+	s.init()
+	s.waitUntil("every flood request received or refused", func(evs []Event) bool {
+		return countIn(evs, mcp.MethodCreateMessage, StateReceived) == maxWaiting+extra
+	})
+	if n := len(s.c.Waiting()); n != maxWaiting {
+		t.Fatalf("%d waiting, want %d", n, maxWaiting)
+	}
+	refused := 0
+	for _, ev := range s.snapshot() {
+		if ev.Kind == EvRequest && ev.Req.Dir == transport.In && ev.Req.State == StateAnswered {
+			var rpc *jsonrpc.Error
+			if !errors.As(ev.Req.Err, &rpc) || rpc.Code != jsonrpc.CodeInternalError || !strings.Contains(rpc.Message, "requests from this server waiting") {
+				t.Fatalf("refusal %+v", ev.Req)
+			}
+			refused++
+		}
+	}
+	if refused != extra {
+		t.Fatalf("%d refused, want %d", refused, extra)
+	}
+	// An answer frees a place.
+	w := s.c.Waiting()
+	if err := s.c.Respond(w[0].ID, json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.c.Waiting()); n != maxWaiting-1 {
+		t.Fatalf("%d waiting after an answer", n)
+	}
 }
