@@ -133,7 +133,7 @@ func listConfig(h hostEnv, file string) configList {
 		l.Files = append(l.Files, lf)
 		for _, s := range servers {
 			l.Servers = append(l.Servers, listedServer{Server: s, Env: s.EnvNames(), Headers: s.HeaderNames()})
-			if _, err := h.resolve(s, nil); err != nil {
+			if _, err := h.resolve(s, nil, nil); err != nil {
 				problems = append(problems, *asProblem(err, s))
 			}
 		}

@@ -43,16 +43,6 @@ const (
 // HostFile is the host of a --config file whose host is not recognised.
 const HostFile = "file"
 
-// Input is a value a VS Code file asks the user for (its "inputs" list),
-// referenced as ${input:ID}.
-type Input struct {
-	ID          string `json:"id"`
-	Type        string `json:"type"`
-	Description string `json:"description,omitempty"`
-	Default     string `json:"default,omitempty"`
-	Password    bool   `json:"password,omitempty"`
-}
-
 // Server is one server entry of a host config file, as written (variable
 // references not expanded).
 type Server struct {
@@ -80,6 +70,7 @@ type Server struct {
 
 	dialect dialect
 	inputs  []Input
+	secrets []string // a resolved server's password input values
 }
 
 // IsURL reports whether the server is reached over HTTP.
