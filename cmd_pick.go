@@ -82,7 +82,7 @@ func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found, in
 		if s.Project != "" {
 			source += " (project " + short(s.Project) + ")"
 		}
-		items[i] = picker.Item{Name: s.Name, Where: s.Where(), What: what(s), Source: source, Disabled: s.Disabled}
+		items[i] = picker.Item{Name: s.Name, Where: s.Where(), What: what(s), Source: source, Disabled: s.Disabled, Approval: pickerApproval(s.Approval)}
 		if _, err := h.resolve(s, inputs, nil); err != nil {
 			problems = append(problems, short(err.Error()))
 		}
@@ -104,4 +104,17 @@ func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found, in
 		return hostconfig.Server{}, false, nil
 	}
 	return found.Servers[i], true, nil
+}
+
+// pickerApproval is the picker's mark of a Claude Code approval.
+func pickerApproval(a hostconfig.Approval) picker.Approval {
+	switch a {
+	case hostconfig.ApprovalEnabled:
+		return picker.Approved
+	case hostconfig.ApprovalDisabled:
+		return picker.Rejected
+	case hostconfig.ApprovalPending:
+		return picker.Pending
+	}
+	return picker.NoApproval
 }

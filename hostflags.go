@@ -73,17 +73,22 @@ func currentHostEnv() (hostEnv, error) {
 	return hostEnv{paths: p, home: home, project: project}, nil
 }
 
-// load reads the servers of file (every known file when file is "").
+// load reads the servers of file (every known file when file is ""), with
+// the approvals of Claude Code's project servers (their settings files'
+// problems are among the problems).
 func (h hostEnv) load(file string) hostconfig.Found {
+	var f hostconfig.Found
 	if file == "" {
-		return hostconfig.Discover(h.paths.Hosts, h.project)
+		f = hostconfig.Discover(h.paths.Hosts, h.project)
+	} else {
+		host, scope := hostconfig.Detect(file, h.paths.Hosts, h.project)
+		servers, problems := hostconfig.ReadFile(file, host, scope, h.project)
+		f = hostconfig.Found{Servers: servers, Problems: problems}
+		if len(problems) != 1 || !errors.Is(problems[0].Err, hostconfig.ErrRead) {
+			f.Files = []string{file}
+		}
 	}
-	host, scope := hostconfig.Detect(file, h.paths.Hosts, h.project)
-	servers, problems := hostconfig.ReadFile(file, host, scope, h.project)
-	f := hostconfig.Found{Servers: servers, Problems: problems}
-	if len(problems) != 1 || !errors.Is(problems[0].Err, hostconfig.ErrRead) {
-		f.Files = []string{file}
-	}
+	f.Problems = append(f.Problems, hostconfig.SetApprovals(f.Servers, h.home)...)
 	return f
 }
 

@@ -128,3 +128,26 @@ func TestTUIPickerInterrupt(t *testing.T) {
 	}
 	f.assertStarted(0)
 }
+
+// TestTUIPickerApprovals: the picker marks each .mcp.json server with
+// Claude Code's approval, and a malformed settings file is one more
+// problem below the list: it does not stop the picker.
+func TestTUIPickerApprovals(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	hostHome(t, home, project)
+	writeTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"approved-one": {"command": "a-server"}, "new-one": {"command": "n-server"}}}`)
+	writeTestFile(t, filepath.Join(project, ".claude", "settings.json"), `{"enabledMcpjsonServers": ["approved-one"]}`)
+	writeTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": [`)
+	tt := startTUI(t, 100, 20, nil)
+	tt.waitFor("the picker",
+		`pick a server · 2 found in 1 file`,
+		`^› approved-one\s+Claude Code · project\s+\(enabled\) a-server`,
+		`^  new-one\s+Claude Code · project\s+\(not approved\) n-server`,
+		`^  from \S+\.mcp\.json · enabled in Claude Code`,
+		`^Problems \(1\)`,
+		`^! \S+settings\.local\.json: not valid JSON: `)
+	tt.keys("Escape")
+	if code := tt.waitExit(); code != 0 {
+		t.Errorf("exit status %d, want 0%s", code, tt.diag())
+	}
+}
