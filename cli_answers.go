@@ -22,6 +22,7 @@ type answerFlags struct {
 	samplingReply  string
 	elicitReply    string
 	elicitDefaults bool
+	noClientTasks  bool
 }
 
 func (a *answerFlags) register(fs *pflag.FlagSet) {
@@ -29,6 +30,7 @@ func (a *answerFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&a.samplingReply, "sampling-reply", "", "declare sampling and answer every sampling/createMessage with `FILE`: a CreateMessageResult in JSON, or plain text used as the answer")
 	fs.StringVar(&a.elicitReply, "elicit-reply", "", "declare elicitation and answer every elicitation/create with `FILE`: an ElicitResult in JSON, or one of the words accept, decline, cancel")
 	fs.BoolVar(&a.elicitDefaults, "elicit-defaults", false, "declare elicitation and accept every form elicitation with the defaults of its requestedSchema")
+	fs.BoolVar(&a.noClientTasks, "no-client-tasks", false, "do not declare tasks for sampling and elicitation (a request with params.task is then answered directly instead of as a task sonde runs)")
 }
 
 // undeclaredHelp is added to the error sonde answers a request it did not
@@ -44,7 +46,7 @@ func undeclaredHelp() map[string]string {
 // serverRequests turns the flags into the client's configuration. A bad
 // root or reply file is a usage error naming the flag.
 func (a *answerFlags) serverRequests() (client.ServerRequests, error) {
-	sr := client.ServerRequests{Undeclared: undeclaredHelp()}
+	sr := client.ServerRequests{Undeclared: undeclaredHelp(), Tasks: !a.noClientTasks}
 	for _, dir := range a.roots {
 		r, err := client.DirRoot(dir)
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,6 +56,11 @@ func TestAnswersEverything(t *testing.T) {
 				{"elicit accept", []string{"call", "trigger-elicitation-request", "--elicit-reply", accept}, exitOK, []string{"Name: Ada Lovelace", "Agreed to terms: true"}},
 				{"url elicit accept", []string{"call", "trigger-url-elicitation", "--args", `{"url":"https://example.com/x"}`, "--elicit-reply", accept}, exitOK,
 					[]string{"completed the URL elicitation", `"action": "accept"`}},
+				// Requests with params.task run as tasks sonde answers later.
+				{"sampling as a task", []string{"call", "trigger-sampling-request-async", "--args", `{"prompt":"hi"}`, "--sampling-reply", textReply}, exitOK,
+					[]string{"[COMPLETED] Async sampling completed", "plain answer from a file", "io.modelcontextprotocol/related-task"}},
+				{"elicitation as a task", []string{"call", "trigger-elicitation-request-async", "--elicit-reply", accept}, exitOK,
+					[]string{"[COMPLETED] User provided the requested information!", "Name: Ada Lovelace"}},
 				// name is required and has no default: the answer is an error
 				// the server turns into an isError result.
 				{"elicit defaults without a required default", []string{"call", "trigger-elicitation-request", "--elicit-defaults"}, exitToolError,
@@ -78,6 +84,12 @@ func TestAnswersEverything(t *testing.T) {
 	t.Run("without a reply the tools are not offered", func(t *testing.T) {
 		r := runSonde(t, "", append([]string{"tools", "--kill-after", "500ms"}, stdio...)...)
 		if r.code != exitOK || strings.Contains(r.stdout, "trigger-sampling-request") || !strings.Contains(r.stdout, "echo") {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("no-client-tasks hides the async tools", func(t *testing.T) {
+		r := runSonde(t, "", append([]string{"tools", "--sampling-reply", textReply, "--no-client-tasks", "--kill-after", "500ms"}, stdio...)...)
+		if r.code != exitOK || strings.Contains(r.stdout, "trigger-sampling-request-async") || !strings.Contains(r.stdout, "trigger-sampling-request") {
 			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	})
@@ -118,6 +130,32 @@ func TestAnswersUsage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"tools"}, tc.args...), "--", "no-such-server-is-started")
 			checkRun(t, runSonde(t, "", args...), exitUsage, tc.line+"\n")
+		})
+	}
+}
+
+// TestAnswersAsTasks runs the fixture's confirm tool with its elicitation
+// sent as a task (params.task): sonde runs it as a task answered from
+// --elicit-reply, unless --no-client-tasks, which answers it directly.
+func TestAnswersAsTasks(t *testing.T) {
+	yes := writeFile(t, "yes.json", `{"action":"accept","content":{"confirm":true}}`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		out  string
+	}{
+		{"polled", []string{"--args", `{"task":"poll"}`}, `^task sonde-1-[0-9a-f]{12}: created working, completed; confirmed\n$`},
+		// The reply file answered at once: the task had ended.
+		{"cancel too late", []string{"--args", `{"task":"cancel"}`}, `^task sonde-1-\w+: created working, tasks/cancel \{"code":-32602,"message":"task sonde-1-\w+ has already ended \(completed\): it cannot be cancelled"\}; confirmed\n$`},
+		{"not declared", []string{"--args", `{"task":"poll"}`, "--no-client-tasks"}, `^no task: the client answered directly; confirmed\n$`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			r := runSonde(t, "", f.cmd(append([]string{"call", "confirm", "--elicit-reply", yes}, tc.args...))...)
+			checkRun(t, r, exitOK, "")
+			if !regexp.MustCompile(tc.out).MatchString(r.stdout) {
+				t.Fatalf("stdout %q, want %s", r.stdout, tc.out)
+			}
 		})
 	}
 }

@@ -109,7 +109,7 @@ func (c *Client) modernMeta() map[string]json.RawMessage {
 	info, _ := json.Marshal(mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion})
 	return map[string]json.RawMessage{
 		mcp.MetaProtocolVersion:    json.RawMessage(`"` + mcp.ModernVersion + `"`),
-		mcp.MetaClientCapabilities: c.capabilities(),
+		mcp.MetaClientCapabilities: c.capabilities(true),
 		mcp.MetaClientInfo:         info,
 	}
 }

@@ -74,7 +74,7 @@ func (c *Client) initialize(ctx context.Context) (*mcp.InitializeResult, error) 
 	}
 	params := mcp.InitializeParams{
 		ProtocolVersion: c.opts.ProtocolVersion,
-		Capabilities:    c.capabilities(),
+		Capabilities:    c.capabilities(false),
 		ClientInfo:      mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion},
 	}
 	raw, err := c.start(ctx, mcp.MethodInitialize, params, CallOptions{}, true).Wait()

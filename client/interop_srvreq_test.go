@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestInteropServerRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 		return Options{Timeout: 20 * time.Second, ServerRequests: ServerRequests{
-			Roots: true, RootList: []mcp.Root{root}, Sampling: true, Elicitation: true,
+			Roots: true, RootList: []mcp.Root{root}, Sampling: true, Elicitation: true, Tasks: true,
 		}}
 	}
 	t.Run("stdio", func(t *testing.T) {
@@ -84,7 +85,8 @@ func interopServerRequests(t *testing.T, s *session, root mcp.Root) {
 	})
 	// The tools that need client capabilities are registered after
 	// initialized, each announced with list_changed.
-	wanted := []string{"get-roots-list", "trigger-sampling-request", "trigger-elicitation-request", "trigger-url-elicitation"}
+	wanted := []string{"get-roots-list", "trigger-sampling-request", "trigger-elicitation-request", "trigger-url-elicitation",
+		"trigger-sampling-request-async", "trigger-elicitation-request-async"}
 	var names map[string]bool
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -210,12 +212,119 @@ func interopServerRequests(t *testing.T, s *session, root mcp.Root) {
 			t.Fatalf("url elicitation: %s", got)
 		}
 	})
+	// The async tools send their request as a task for sonde to run
+	// (params.task): sonde answers with a CreateTaskResult, the request
+	// waits as "task:<taskId>", and the server polls tasks/get, then
+	// fetches the answer with tasks/result.
+	t.Run("sampling as a task", func(t *testing.T) {
+		c := call("trigger-sampling-request-async", `{"prompt":"task me"}`)
+		r := waitingFor(t, s, mcp.MethodCreateMessage)
+		if !isTaskAsk(r.ID) || !strings.Contains(string(r.Params), "task me") {
+			t.Fatalf("request %s %s", r.ID, r.Params)
+		}
+		// Long enough for a poll (the server polls every second) to see it
+		// working.
+		s.waitFor("a tasks/get", func(ev Event) bool {
+			return ev.Kind == EvRequest && ev.Req.Dir == transport.In && ev.Req.Method == mcp.MethodTasksGet && ev.Req.State == StateAnswered
+		})
+		if err := s.c.Respond(r.ID, json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi from a task"},"model":"sonde-test"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		str, _ := r.ID.Str()
+		got := text(c)
+		for _, want := range []string{"[COMPLETED] Async sampling completed", "Task created: " + strings.TrimPrefix(str, "task:"), "Poll 1: working", "hi from a task", "io.modelcontextprotocol/related-task"} {
+			if !strings.Contains(got, want) {
+				t.Fatalf("no %q in %s", want, got)
+			}
+		}
+	})
+	t.Run("elicitation as a task", func(t *testing.T) {
+		c := call("trigger-elicitation-request-async", `{}`)
+		r := waitingFor(t, s, mcp.MethodElicit)
+		if !isTaskAsk(r.ID) {
+			t.Fatalf("request %s %s", r.ID, r.Params)
+		}
+		if err := s.c.Respond(r.ID, json.RawMessage(`{"action":"accept","content":{"name":"Grace","favoriteColor":"Green"}}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := text(c); !strings.Contains(got, "[COMPLETED] User provided the requested information!") || !strings.Contains(got, "Name: Grace") {
+			t.Fatalf("elicitation task: %s", got)
+		}
+	})
 	if st := s.c.Stats(); st.Malformed != 0 || st.Invalid != 0 || st.Unknown != 0 {
 		t.Fatalf("protocol problems: %+v", st)
 	}
 	for _, f := range s.frames(VerdictUndeclared) {
 		t.Errorf("undeclared request: %s", f.Raw)
 	}
+}
+
+// TestInteropTaskInputRequired runs a task of server-everything's that
+// needs input (simulate-research-query with ambiguous): the task reaches
+// input_required, its elicitation arrives through tasks/result (sonde keeps
+// polling meanwhile), is answered, and the task goes on to completed. The
+// server keeps a timer for the task's ttl (5 minutes), so over stdio it does
+// not exit by itself on EOF: the session's close signals it.
+func TestInteropTaskInputRequired(t *testing.T) {
+	bin := everythingServer(t)
+	o := Options{Timeout: 20 * time.Second, ServerRequests: ServerRequests{Elicitation: true}}
+	run := func(t *testing.T, s *session) {
+		ctx := context.Background()
+		if _, err := s.c.Initialize(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// The tool is registered after initialized (it needs elicitation).
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			tools, err := s.c.ListTools(ctx)
+			if err == nil && slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == "simulate-research-query" }) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("simulate-research-query not listed within 10s (%v)", err)
+			}
+		}
+		tc := s.c.GoToolTask(ctx, "simulate-research-query", json.RawMessage(`{"topic":"python","ambiguous":true}`), TaskOptions{Timeout: 30 * time.Second})
+		r := waitingFor(t, s, mcp.MethodElicit)
+		if isTaskAsk(r.ID) || !strings.Contains(string(r.Params), "interpretation") {
+			t.Fatalf("request %s %s", r.ID, r.Params)
+		}
+		if got := tc.Task().Status; got != mcp.TaskInputRequired {
+			t.Fatalf("task status %s while its input is asked for", got)
+		}
+		if err := s.c.Respond(r.ID, json.RawMessage(`{"action":"accept","content":{"interpretation":"snakes"}}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := tc.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			b.WriteString(c.Text)
+		}
+		if !strings.Contains(b.String(), `After receiving clarification ("snakes")`) {
+			t.Fatalf("research: %s", b.String())
+		}
+		var statuses []string
+		for _, ev := range s.snapshot() {
+			if ev.Kind == EvTask && ev.Task.Call == tc.CallID() {
+				statuses = append(statuses, ev.Task.Task.Status)
+			}
+		}
+		seq := strings.Join(statuses, ",")
+		if !strings.Contains(seq, "working,input_required,") || !strings.HasSuffix(seq, ",completed") {
+			t.Fatalf("statuses %s", seq)
+		}
+	}
+	t.Run("stdio", func(t *testing.T) { run(t, startPeer(t, o, bin)) })
+	t.Run("streamable", func(t *testing.T) {
+		base := peertest.EverythingHTTP(t, "streamableHttp")
+		run(t, dialSession(t, o, HTTP(transport.HTTPConfig{URL: base + "/mcp", Mode: transport.ModeStreamable})))
+	})
+	t.Run("legacy sse", func(t *testing.T) {
+		base := peertest.EverythingHTTP(t, "sse")
+		run(t, dialSession(t, o, HTTP(transport.HTTPConfig{URL: base + "/sse", Mode: transport.ModeSSE})))
+	})
 }
 
 // countIn counts the server's requests of method that reached state.

@@ -37,6 +37,13 @@ type ServerRequests struct {
 	// Undeclared is added to the message of the error answering a request
 	// for a capability that was not declared (how to declare it).
 	Undeclared map[string]string
+	// Tasks declares tasks for the declared sampling and elicitation
+	// requests (2025-11-25, legacy era only: the modern era has no core
+	// tasks), with tasks/list and tasks/cancel. A task-augmented request
+	// (params.task) is then answered at once with a CreateTaskResult and
+	// its answer becomes the task's result; the server follows it with
+	// tasks/get, tasks/result, tasks/list and tasks/cancel (clienttasks.go).
+	Tasks bool
 	// Interactive says someone answers waiting requests with Respond (the
 	// UI). In the modern era an input request of an input_required result
 	// that the Handler left is then shown as a waiting request from the
@@ -58,6 +65,9 @@ type ServerRequest struct {
 	// input, for a modern input request, receives Respond's answer instead
 	// of the wire (an input_required retry carries it).
 	input chan inputReply
+	// task, for the request of a task sonde runs for the server, receives
+	// Respond's answer as the task's result.
+	task *clientTask
 }
 
 // inputReply is Respond's answer to a modern input request.
@@ -70,10 +80,12 @@ type inputReply struct {
 type srvState struct {
 	roots   []mcp.Root
 	waiting map[jsonrpc.ID]*ServerRequest
+	tasks   clientTasks
 }
 
-// capabilities is the client capabilities object sent in initialize.
-func (c *Client) capabilities() json.RawMessage {
+// capabilities is the client capabilities object sent in initialize (or,
+// modern, in each request's _meta).
+func (c *Client) capabilities(modern bool) json.RawMessage {
 	o := c.opts.ServerRequests
 	caps := map[string]any{}
 	if o.Roots {
@@ -84,6 +96,9 @@ func (c *Client) capabilities() json.RawMessage {
 	}
 	if o.Elicitation {
 		caps["elicitation"] = c.elicitationCaps()
+	}
+	if t := c.tasksCaps(modern); t != nil {
+		caps["tasks"] = t
 	}
 	raw, _ := json.Marshal(caps)
 	return raw
@@ -117,6 +132,8 @@ func (c *Client) declared(m jsonrpc.Message) (ok bool, capability string) {
 			return false, "elicitation.url"
 		}
 		return true, ""
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel:
+		return c.clientTasksDeclared(), "tasks"
 	}
 	return true, ""
 }
@@ -159,7 +176,13 @@ func (c *Client) serverRequestLocked(f transport.Frame) {
 		c.answerLocked(req, json.RawMessage("{}"), nil)
 	case m.Method == mcp.MethodRootsList:
 		c.answerLocked(req, c.rootsResultLocked(), nil)
+	case m.Method == mcp.MethodTasksGet, m.Method == mcp.MethodTasksResult, m.Method == mcp.MethodTasksList, m.Method == mcp.MethodTasksCancel:
+		c.serveTaskLocked(req)
 	case m.Method == mcp.MethodCreateMessage, m.Method == mcp.MethodElicit:
+		if ttl, ok := c.taskAugmentedLocked(req); ok {
+			c.startClientTaskLocked(req, ttl)
+			return
+		}
 		if h := c.opts.ServerRequests.Handler; h != nil {
 			if res, rpcErr, answered := h(*req); answered {
 				c.answerLocked(req, res, rpcErr)
@@ -247,6 +270,18 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 		c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
 		return nil
 	}
+	if req.task != nil {
+		if rpcErr == nil && len(result) == 0 {
+			result = json.RawMessage("{}")
+		}
+		var detail error
+		if rpcErr != nil {
+			detail = rpcErr
+		}
+		c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
+		c.finishClientTaskLocked(req.task, result, rpcErr)
+		return nil
+	}
 	return c.answerLocked(req, result, rpcErr)
 }
 
@@ -284,4 +319,5 @@ func (c *Client) endWaitingLocked(state State, err *Error) {
 		delete(c.srv.waiting, id)
 		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: state, Latency: now.Sub(req.Received), Err: err}})
 	}
+	c.endClientTasksLocked(now, state, err)
 }

@@ -20,11 +20,15 @@ const (
 )
 
 // TaskInfo is a task's state as sonde last saw it (EvTask). Call is the id
-// of the tools/call that created it.
+// of the request that created it: sonde's tools/call (Dir Out, or zero), or
+// the server's task-augmented request that sonde runs as a task (Dir In,
+// Method its method, Tool empty).
 type TaskInfo struct {
-	Call jsonrpc.ID
-	Tool string
-	Task mcp.Task
+	Call   jsonrpc.ID
+	Tool   string
+	Dir    transport.Direction
+	Method string
+	Task   mcp.Task
 	// Err is set on the last event of a task that ended without a result.
 	Err error
 	// End is set on the last event of the task.
@@ -205,23 +209,36 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 	close(t.created)
 
 	// Status notifications wake the poll early; a missed one only delays it.
+	// At input_required tasks/result starts (the server delivers its
+	// requests through it) and the poll goes on, so that the status shown
+	// stays live until the result arrives.
 	sub := t.c.Subscribe(64)
 	defer sub.Close()
 	events := sub.C
 	next := time.Now().Add(pollInterval(t.Task().PollInterval))
 	timer := time.NewTimer(time.Until(next))
 	defer timer.Stop()
+	var result *Call // tasks/result
+	var resultDone <-chan struct{}
 	for {
 		task := t.Task()
-		if TaskTerminalOrInput(task.Status) {
+		if mcp.TaskTerminal(task.Status) {
 			break
+		}
+		if task.Status == mcp.TaskInputRequired && result == nil {
+			result = t.c.goFeature(ctx, mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: task.TaskID}, o.Timeout)
+			resultDone = result.Done()
 		}
 		timer.Reset(time.Until(next))
 		select {
 		case <-ctx.Done():
 			t.cancelOnAbort(task.TaskID, o)
+			if result != nil {
+				<-resultDone // settled by ctx
+			}
 			finish(nil, nil, &Error{Code: CodeAborted, Message: "task " + task.TaskID + " of tools/call " + t.tool + ": cancelled by the caller (tasks/cancel sent)", Err: context.Cause(ctx)})
 			return
+		case <-resultDone:
 		case <-t.wake:
 			next = time.Now()
 			continue
@@ -237,28 +254,39 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 			}
 			continue
 		case <-timer.C:
-		}
-		raw, err := t.c.featureCallTimeout(ctx, mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: task.TaskID}, o.Timeout)
-		if err != nil {
-			if ctx.Err() != nil {
-				t.cancelOnAbort(task.TaskID, o)
+			raw, err := t.c.featureCallTimeout(ctx, mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: task.TaskID}, o.Timeout)
+			if err != nil {
+				if ctx.Err() != nil {
+					t.cancelOnAbort(task.TaskID, o)
+				}
+				if result != nil {
+					<-resultDone // settled by ctx, or by its own deadline
+				}
+				finish(nil, raw, err)
+				return
 			}
-			finish(nil, raw, err)
-			return
+			var st mcp.Task
+			if err := json.Unmarshal(raw, &st); err != nil || st.Status == "" {
+				if result != nil {
+					<-resultDone
+				}
+				finish(nil, raw, newErr(CodeProtocol, "tasks/get %s: result is not a Task: %s", task.TaskID, bounded(string(raw), 200)))
+				return
+			}
+			if st.TaskID == "" {
+				st.TaskID = task.TaskID
+			}
+			t.update(st)
+			next = time.Now().Add(pollInterval(t.Task().PollInterval))
+			continue
 		}
-		var st mcp.Task
-		if err := json.Unmarshal(raw, &st); err != nil || st.Status == "" {
-			finish(nil, raw, newErr(CodeProtocol, "tasks/get %s: result is not a Task: %s", task.TaskID, bounded(string(raw), 200)))
-			return
-		}
-		if st.TaskID == "" {
-			st.TaskID = task.TaskID
-		}
-		t.update(st)
-		next = time.Now().Add(pollInterval(t.Task().PollInterval))
+		break // tasks/result answered
 	}
 	task := t.Task()
 	if task.Status == mcp.TaskCancelled {
+		if result != nil {
+			<-resultDone // the server answers it once the task has ended
+		}
 		// A tasks/cancel sent by anyone (CancelTask) may still be queued.
 	drain:
 		for events != nil {
@@ -288,15 +316,20 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 	}
 	// tasks/result blocks until the task ends; it has the deadline of any
 	// request of the task.
-	raw, err = t.c.featureCallTimeout(ctx, mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: task.TaskID}, o.Timeout)
+	if result == nil {
+		result = t.c.goFeature(ctx, mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: task.TaskID}, o.Timeout)
+	}
+	raw, err = result.Wait()
 	if err != nil {
 		finish(nil, raw, err)
 		return
 	}
 	res, err := ToolResult(t.tool, raw)
 	if err == nil && !mcp.TaskTerminal(t.Task().Status) {
-		// The result arrived: the task has ended even if no status said so.
+		// The result arrived: the task has ended even if no status said so
+		// (the message of the last status no longer applies).
 		st := t.Task()
+		st.StatusMessage = ""
 		if res.IsError {
 			st.Status = mcp.TaskFailed
 		} else {
@@ -357,10 +390,16 @@ func (t *TaskCall) cancelOnAbort(taskID string, o TaskOptions) {
 // featureCallTimeout is featureCall with a deadline of its own (0: the
 // client's default).
 func (c *Client) featureCallTimeout(ctx context.Context, method string, params any, timeout time.Duration) (json.RawMessage, error) {
+	return c.goFeature(ctx, method, params, timeout).Wait()
+}
+
+// goFeature starts a feature request (see featureCall) with a deadline of
+// its own (0: the client's default) without waiting for it.
+func (c *Client) goFeature(ctx context.Context, method string, params any, timeout time.Duration) *Call {
 	if w := c.Undeclared(method); w != "" {
 		c.emit(Event{Kind: EvNote, Note: w})
 	}
-	return c.Call(ctx, method, params, CallOptions{Timeout: timeout})
+	return c.Go(ctx, method, params, CallOptions{Timeout: timeout})
 }
 
 // statusNotification decodes ev when it is notifications/tasks/status for

@@ -179,3 +179,58 @@ func TestRootsEditorKey(t *testing.T) {
 		t.Fatal(hs.status())
 	}
 }
+
+// TestDialogForClientTask follows a task sonde runs for the server: the
+// server's request is answered at once with a CreateTaskResult, the task
+// gets a row of its own in the server's direction, and its request waits
+// for the user as "task:<taskId>", in a dialog and from the task's row.
+func TestDialogForClientTask(t *testing.T) {
+	hs := newHarness(t, 120, 40)
+	hs.connect()
+	const taskID = "sonde-1-0a1b2c"
+	ask := jsonrpc.String("task:" + taskID)
+	task := func(ms int, status string, end bool) client.Event {
+		return client.Event{Time: at(ms), Kind: client.EvTask, Task: &client.TaskInfo{Call: jsonrpc.Int(0), Dir: transport.In, Method: mcp.MethodElicit,
+			Task: mcp.Task{TaskID: taskID, Status: status, StatusMessage: map[bool]string{false: "waiting for sonde's user to answer"}[end]}, End: end}}
+	}
+	hs.feed(serverReq(100, jsonrpc.Int(0), mcp.MethodElicit, elicitParams),
+		serverReqEnd(101, jsonrpc.Int(0), mcp.MethodElicit, client.StateAnswered),
+		task(101, mcp.TaskWorking, false),
+		serverReq(101, ask, mcp.MethodElicit, elicitParams))
+	if hs.dialogID() != ask.String() {
+		t.Fatalf("open: %q", hs.dialogID())
+	}
+	hs.press("esc")
+	hs.tick(2600)
+	hs.press("1", "z")
+	screen := hs.screen()
+	golden.Assert(t, "client_task_120x40", screen)
+	if !strings.Contains(screen, "task elicitation/create") || !strings.Contains(screen, "working: waiting for sonde's user to answer") {
+		t.Fatalf("no task row:\n%s", screen)
+	}
+	// a on the task's row opens its request; c does not cancel it (the
+	// server owns the task).
+	hs.press("g")
+	if e, ok := hs.m.pending.Selected(); !ok || e.Method != "task" || e.Dir != transport.In || e.Tool != mcp.MethodElicit {
+		t.Fatalf("selected %+v", e)
+	}
+	if hs.press("c") != nil {
+		t.Fatal("c on a task sonde runs gave a command")
+	}
+	cmd := hs.press("a")
+	if cmd == nil {
+		t.Fatal("a on the task's row gave no command")
+	}
+	if am, ok := cmd().(pending.AnswerMsg); !ok || am.ID != ask {
+		t.Fatalf("a: %#v", cmd())
+	}
+	hs.send(pending.AnswerMsg{ID: ask})
+	if hs.dialogID() != ask.String() {
+		t.Fatalf("after a: %q", hs.dialogID())
+	}
+	// The answer went (ended by the client), then the task completed.
+	hs.feed(serverReqEnd(3000, ask, mcp.MethodElicit, client.StateAnswered), task(3000, mcp.TaskCompleted, true))
+	if hs.m.dlg != nil || len(hs.m.asks.waiting) != 0 {
+		t.Fatalf("after the answer: dialog %v, waiting %d", hs.m.dlg, len(hs.m.asks.waiting))
+	}
+}

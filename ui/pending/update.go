@@ -5,6 +5,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -102,6 +103,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Answer):
 		if e := m.selected(); e != nil && e.key.dir == transport.In && !e.state.Final() {
 			id := e.key.id
+			if s, ok := id.Str(); ok && e.method == taskMethod {
+				// A task sonde runs for the server: its request waits as
+				// "task:<taskId>" (client.ServerRequests.Tasks).
+				id = jsonrpc.String("task:" + s)
+			}
 			return func() tea.Msg { return AnswerMsg{ID: id} }
 		}
 	case key.Matches(msg, k.Frames):
