@@ -140,6 +140,9 @@ type serverFlags struct {
 	inputs  []string
 	header  http.Header
 	secrets []string
+	// hide are the entry's password input values, hidden where the
+	// server's command line is shown.
+	hide []string
 }
 
 func (f *serverFlags) register(fs *pflag.FlagSet) {
@@ -260,7 +263,7 @@ func (f *serverFlags) clientConfig(argv []string) (client.Options, transport.Std
 	}
 	cfg := transport.StdioConfig{
 		Argv: argv, Dir: f.cwd, Env: env, MaxLineBytes: int(f.maxLineBytes),
-		StderrBytes: int(f.stderrBytes), KillAfter: f.killAfter,
+		StderrBytes: int(f.stderrBytes), KillAfter: f.killAfter, Hide: f.hide,
 	}
 	return opts, cfg, nil
 }

@@ -139,9 +139,25 @@ func TestConfigInputSecrets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			capFile := filepath.Join(t.TempDir(), "s.capture")
-			args := append([]string{"call", "echo", "--args", `{"value":"v"}`, "--server", "leaky", "--input", "pids=" + f.pidFile, "--record", capFile}, tc.args...)
+			args := append([]string{"call", "echo", "--args", `{"value":"v"}`, "--server", "leaky", "--input", "pids=" + f.pidFile, "--record", capFile, "--trace"}, tc.args...)
 			r := runSonde(t, "", args...)
-			checkRun(t, r, 0, "sonde: capture "+capFile+": ...")
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			// The command line the trace shows hides it too (the frames
+			// carry it, as the server echoes it back).
+			started := 0
+			for _, line := range strings.Split(r.stderr, "\n") {
+				if strings.Contains(line, "started") {
+					started++
+					if strings.Contains(line, tc.secret) || !strings.Contains(line, "--echo-prefix «redacted»") {
+						t.Errorf("the trace shows the command line with the password input's value: %s", line)
+					}
+				}
+			}
+			if started != 1 {
+				t.Errorf("%d start lines in the trace:\n%s", started, r.stderr)
+			}
 			if strings.TrimSpace(r.stdout) != tc.secret+"v" {
 				t.Fatalf("the server did not get the secret: %q", r.stdout)
 			}

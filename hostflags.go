@@ -189,6 +189,7 @@ func (f *serverFlags) useServer(cmd *cobra.Command, h hostEnv, s hostconfig.Serv
 	}
 	for i, v := range r.Secrets() {
 		f.secrets = append(f.secrets, fmt.Sprintf("input%d=%s", i, v))
+		f.hide = append(f.hide, v)
 	}
 	if r.Transport == hostconfig.Stdio {
 		var env []string
