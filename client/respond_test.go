@@ -53,6 +53,12 @@ func TestCapabilitiesFollowOptions(t *testing.T) {
 		{"all", ServerRequests{Roots: true, Sampling: true, Elicitation: true}, "",
 			`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`},
 		{"elicitation before url mode", ServerRequests{Elicitation: true}, "2025-06-18", `{"elicitation":{}}`},
+		{"tasks for sampling and elicitation", ServerRequests{Sampling: true, Elicitation: true, Tasks: true}, "",
+			`{"elicitation":{"form":{},"url":{}},"sampling":{},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}},"sampling":{"createMessage":{}}}}}`},
+		{"tasks for elicitation only", ServerRequests{Elicitation: true, Tasks: true}, "",
+			`{"elicitation":{"form":{},"url":{}},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}}}}}`},
+		{"tasks with nothing to run as one", ServerRequests{Roots: true, Tasks: true}, "", `{"roots":{"listChanged":true}}`},
+		{"tasks before they existed", ServerRequests{Sampling: true, Tasks: true}, "2025-06-18", `{"sampling":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := start(t, Options{ServerRequests: tc.opts, ProtocolVersion: tc.version}, fixtureArgs{})
