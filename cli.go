@@ -80,6 +80,9 @@ found. The subcommands below do the same work headless, for scripts:
 			if tf.url != "" && len(args) > 0 {
 				return usagef("give either --url or a server command after --, not both")
 			}
+			if err := tf.checkInputFlag(); err != nil {
+				return err
+			}
 			return runTUI(cmd.Context(), io, &tf, args, nil)
 		},
 	}
@@ -131,11 +134,18 @@ type serverFlags struct {
 	reconnect   bool
 	connTimeout time.Duration
 
-	// A server from a host's config file (--config, --server): see
-	// hostflags.go. header holds the entry's headers.
-	config string
-	server string
-	header http.Header
+	// A server from a host's config file (--config, --server, --input):
+	// see hostflags.go. header holds the entry's headers; secrets are
+	// KEY=VALUE pairs of the entry (header values, password inputs) that
+	// captures redact.
+	config  string
+	server  string
+	inputs  []string
+	header  http.Header
+	secrets []string
+	// hide are the entry's password input values, hidden where the
+	// server's command line is shown.
+	hide []string
 }
 
 func (f *serverFlags) register(fs *pflag.FlagSet) {
@@ -157,7 +167,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
 	fs.BoolVar(&f.trace, "trace", false, "print every frame, lifecycle event and stderr chunk on stderr as it happens")
 	fs.StringVar(&f.record, "record", "", "write the session to FILE as it happens, mode 0600 (a capture: docs/capture-format.md); FILE must not exist")
-	fs.StringArrayVar(&f.redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env, --pass-env and --header values always are")
+	fs.StringArrayVar(&f.redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env, --pass-env and --header values always are, and so are a --server entry's header and password input values")
 	fs.StringVar(&f.url, "url", "", "connect to the MCP server at `URL` over HTTP instead of starting a command")
 	fs.StringVar(&f.mode, "transport", string(transport.ModeAuto), "with --url: auto, streamable (Streamable HTTP) or sse (legacy HTTP+SSE); auto tries Streamable HTTP and falls back to SSE")
 	fs.StringArrayVar(&f.headers, "header", nil, "with --url: send header 'Name: value' on every request (repeatable; values are never shown or recorded)")
@@ -176,6 +186,9 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 func (f *serverFlags) serverArgv(cmd *cobra.Command, args []string, n int, wrongCount string) ([]string, []string, error) {
 	if f.server != "" || f.config != "" {
 		return f.configArgv(cmd, args, n, wrongCount)
+	}
+	if err := f.checkInputFlag(); err != nil {
+		return nil, nil, err
 	}
 	dash := cmd.ArgsLenAtDash()
 	if f.url != "" {
@@ -253,7 +266,7 @@ func (f *serverFlags) clientConfig(argv []string) (client.Options, transport.Std
 	}
 	cfg := transport.StdioConfig{
 		Argv: argv, Dir: f.cwd, Env: env, MaxLineBytes: int(f.maxLineBytes),
-		StderrBytes: int(f.stderrBytes), KillAfter: f.killAfter,
+		StderrBytes: int(f.stderrBytes), KillAfter: f.killAfter, Hide: f.hide,
 	}
 	return opts, cfg, nil
 }

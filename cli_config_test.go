@@ -185,7 +185,7 @@ func TestConfigServerErrors(t *testing.T) {
 	writeTestFile(t, bad, `{"mcpServers": {"fx": {"command": 3}}}`)
 	unsetenv(t, "TOKEN")
 	inputs := filepath.Join(project, "inputs.json")
-	writeTestFile(t, inputs, `{"inputs": [{"type": "promptString", "id": "key", "password": true}],
+	writeTestFile(t, inputs, `{"inputs": [{"type": "promptString", "id": "key", "description": "API key", "password": true}],
 		"servers": {"needs-input": {"command": "x", "env": {"KEY": "${input:key}"}}}}`)
 
 	for _, tc := range []struct {
@@ -206,7 +206,7 @@ func TestConfigServerErrors(t *testing.T) {
 		{"unset variable", []string{"tools", "--config", claude, "--server", "needs-token"},
 			`sonde: ` + claude + `: server "needs-token": unresolved reference: args[0]: ${TOKEN}: environment variable TOKEN is not set and has no default (${TOKEN:-default})` + "\n"},
 		{"an input without a terminal", []string{"tools", "--config", inputs, "--server", "needs-input"},
-			`sonde: ` + inputs + `: server "needs-input": unresolved reference: env.KEY: ${input:key}: input "key": sonde asks for inputs on a terminal, and stdin is not one` + "\n"},
+			`sonde: ` + inputs + `: server "needs-input": unresolved reference: env.KEY: ${input:key}: input "key" ("API key") needs a value and has no default, and sonde cannot ask: stdin is not a terminal; give its value with --input key=VALUE` + "\n"},
 		{"with a command", []string{"tools", "--config", vscode, "--server", "fx", "--", "x"},
 			"sonde: give either --server or a server command after --, not both\n"},
 		{"with --url", []string{"tools", "--server", "fx", "--url", "http://127.0.0.1:1/mcp"},
@@ -214,7 +214,7 @@ func TestConfigServerErrors(t *testing.T) {
 		{"root without a terminal", []string{"--config", vscode},
 			`sonde: --config ` + vscode + ` needs --server NAME; its servers are: fx` + "\n"},
 		{"demo", []string{"demo", "--server", "fx"},
-			"sonde: demo runs its own fixture server: --config and --server do not apply\n"},
+			"sonde: demo runs its own fixture server: --config, --server and --input do not apply\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runSonde(t, "", tc.args...)
@@ -255,7 +255,9 @@ func TestConfigURLServer(t *testing.T) {
 		case "initialize":
 			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"config-http","version":"1"}}`
 		case "tools/list":
-			result = `{"tools":[{"name":"remote-tool","inputSchema":{"type":"object"}}]}`
+			// The team header echoed back: a capture must redact it in the
+			// frames too.
+			result = `{"tools":[{"name":"remote-tool","description":"for ` + r.Header.Get("X-Team") + `","inputSchema":{"type":"object"}}]}`
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+result+`}`)
@@ -286,6 +288,16 @@ func TestConfigURLServer(t *testing.T) {
 	}
 	if strings.Contains(r.stdout+r.stderr, "tok-123") {
 		t.Errorf("the token is printed:\n%s%s", r.stdout, r.stderr)
+	}
+
+	// A capture has the entry's header values redacted, as --header's.
+	capFile := filepath.Join(t.TempDir(), "remote.capture")
+	r = runSonde(t, "", "tools", "--server", "remote", "--record", capFile)
+	if r.code != 0 {
+		t.Fatalf("--record: exit %d\n%s", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(capFile); err != nil || strings.Contains(string(b), "tok-123") || strings.Contains(string(b), "core") || !strings.Contains(string(b), "for «redacted»") {
+		t.Errorf("the capture does not redact the entry's headers (%v):\n%s", err, b)
 	}
 
 	// --trace shows the exchanges, with the entry's header values redacted.

@@ -39,11 +39,17 @@ user's ~/.claude.json with its entry for this folder, and ./.mcp.json), Cursor
 ./.vscode/mcp.json), Windsurf and Cline, or only those of --config FILE: its name, host,
 scope, transport and command or URL, then every file looked at, then the problems (a file
 that cannot be read or is not valid JSON, an entry of the wrong shape, a variable reference
-that cannot be resolved), each with its file and reason. Env and header values are never
-printed; control characters are shown escaped. The exit status is 0 even when there are
-problems.
+that cannot be resolved), each with its file and reason. Env and header values, and input
+values, are never printed; control characters are shown escaped. The exit status is 0 even
+when there are problems.
 
-Start one with: sonde --server NAME (or sonde call/tools/check ... --server NAME).
+A server of a project's .mcp.json is marked enabled, disabled or not yet approved in Claude
+Code, from Claude Code's settings (enabledMcpjsonServers, disabledMcpjsonServers and
+enableAllProjectMcpServers in ~/.claude/settings.json and the project's
+.claude/settings.json and .claude/settings.local.json); sonde starts it in every case.
+
+Start one with: sonde --server NAME (or sonde call/tools/check ... --server NAME), giving
+VS Code inputs with --input ID=VALUE when there is no terminal to ask on.
 See docs/config-import.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -131,9 +137,12 @@ func listConfig(h hostEnv, file string) configList {
 			}
 		}
 		l.Files = append(l.Files, lf)
+		// Claude Code's approvals of .mcp.json servers: the problems of
+		// its settings files are listed, but the server file stays "read".
+		problems = append(problems, hostconfig.SetApprovals(servers, h.home)...)
 		for _, s := range servers {
 			l.Servers = append(l.Servers, listedServer{Server: s, Env: s.EnvNames(), Headers: s.HeaderNames()})
-			if _, err := h.resolve(s, nil); err != nil {
+			if _, err := h.resolve(s, nil, nil); err != nil {
 				problems = append(problems, *asProblem(err, s))
 			}
 		}
@@ -170,6 +179,9 @@ func (l configList) print(w io.Writer) {
 			line := format.Escape(what(s.Server))
 			if s.Disabled {
 				line += "  (disabled in " + s.Host + ")"
+			}
+			if s.Approval != "" {
+				line += "  (" + s.Approval.Text() + ")"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", format.Escape(s.Name), s.Host, s.Scope, s.Transport, line)
 		}

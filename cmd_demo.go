@@ -38,8 +38,8 @@ done. After the lesson the session is yours.
 
 --text prints a short narrated version of the first step instead (no terminal UI).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.config != "" || f.server != "" {
-				return usagef("demo runs its own fixture server: --config and --server do not apply")
+			if f.config != "" || f.server != "" || len(f.inputs) > 0 {
+				return usagef("demo runs its own fixture server: --config, --server and --input do not apply")
 			}
 			argv := args
 			if cmd.ArgsLenAtDash() < 0 {

@@ -32,12 +32,16 @@ func runRootFromConfig(cmd *cobra.Command, io streams, tf *tuiFlags, args []stri
 		}
 		return runTUI(cmd.Context(), io, tf, argv, nil)
 	}
+	inputs, err := tf.inputValues()
+	if err != nil {
+		return err
+	}
 	h, err := currentHostEnv()
 	if err != nil {
 		return usagef(err.Error())
 	}
 	found := h.load(tf.config)
-	s, ok, err := pick(cmd.Context(), io, h, found)
+	s, ok, err := pick(cmd.Context(), io, h, found, inputs)
 	if err != nil || !ok {
 		return err
 	}
@@ -56,8 +60,9 @@ func isTerminal(r any) bool {
 
 // pick runs the server picker; ok is false when the user quit. The
 // problems shown are the files' and, for each server, a reference that
-// cannot be resolved (inputs are asked for only once a server is picked).
-func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found) (hostconfig.Server, bool, error) {
+// cannot be resolved with the --input values given (inputs are asked for
+// only once a server is picked).
+func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found, inputs map[string]string) (hostconfig.Server, bool, error) {
 	var problems []string
 	short := func(s string) string { // the home folder as ~, for room
 		if h.home != "" && h.home != "/" {
@@ -77,8 +82,8 @@ func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found) (h
 		if s.Project != "" {
 			source += " (project " + short(s.Project) + ")"
 		}
-		items[i] = picker.Item{Name: s.Name, Where: s.Where(), What: what(s), Source: source, Disabled: s.Disabled}
-		if _, err := h.resolve(s, nil); err != nil {
+		items[i] = picker.Item{Name: s.Name, Where: s.Where(), What: what(s), Source: source, Disabled: s.Disabled, Approval: pickerApproval(s.Approval)}
+		if _, err := h.resolve(s, inputs, nil); err != nil {
 			problems = append(problems, short(err.Error()))
 		}
 	}
@@ -99,4 +104,17 @@ func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found) (h
 		return hostconfig.Server{}, false, nil
 	}
 	return found.Servers[i], true, nil
+}
+
+// pickerApproval is the picker's mark of a Claude Code approval.
+func pickerApproval(a hostconfig.Approval) picker.Approval {
+	switch a {
+	case hostconfig.ApprovalEnabled:
+		return picker.Approved
+	case hostconfig.ApprovalDisabled:
+		return picker.Rejected
+	case hostconfig.ApprovalPending:
+		return picker.Pending
+	}
+	return picker.NoApproval
 }

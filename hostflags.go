@@ -16,12 +16,40 @@ import (
 	"github.com/sonde-mcp/sonde/hostconfig"
 	"github.com/sonde-mcp/sonde/internal/paths"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/format"
 )
 
-// registerConfig adds --config and --server.
+// registerConfig adds --config, --server and --input.
 func (f *serverFlags) registerConfig(fs *pflag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "read servers from this host config `FILE` (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline); with --server")
 	fs.StringVar(&f.server, "server", "", "start the server `NAME` from --config FILE, or from the known host config files (see sonde config list)")
+	fs.StringArrayVar(&f.inputs, "input", nil, "with --server (or the picker): the value of VS Code's ${input:ID}, given as `ID=VALUE` instead of asked for (repeatable; needed without a terminal when the input has no default)")
+}
+
+// inputValues returns the --input values by id (a later one for the same
+// id wins). A value is never part of an error: it may be a password.
+func (f *serverFlags) inputValues() (map[string]string, error) {
+	if len(f.inputs) == 0 {
+		return nil, nil
+	}
+	values := map[string]string{}
+	for _, kv := range f.inputs {
+		id, v, ok := strings.Cut(kv, "=")
+		if !ok || id == "" {
+			return nil, usagef(`--input: want ID=VALUE, e.g. --input region=eu-west-1 (the id of an entry of the file's "inputs")`)
+		}
+		values[id] = v
+	}
+	return values, nil
+}
+
+// checkInputFlag is the usage error of --input given to a server that does
+// not come from a config file (a command after --, or --url).
+func (f *serverFlags) checkInputFlag() error {
+	if len(f.inputs) > 0 && f.server == "" && f.config == "" {
+		return usagef("--input gives values to the inputs of a config file's server: use it with --server NAME (or the picker), not with a command or --url")
+	}
+	return nil
 }
 
 // hostEnv is where sonde looks for host config files: the known paths of
@@ -45,24 +73,29 @@ func currentHostEnv() (hostEnv, error) {
 	return hostEnv{paths: p, home: home, project: project}, nil
 }
 
-// load reads the servers of file (every known file when file is "").
+// load reads the servers of file (every known file when file is ""), with
+// the approvals of Claude Code's project servers (their settings files'
+// problems are among the problems).
 func (h hostEnv) load(file string) hostconfig.Found {
+	var f hostconfig.Found
 	if file == "" {
-		return hostconfig.Discover(h.paths.Hosts, h.project)
+		f = hostconfig.Discover(h.paths.Hosts, h.project)
+	} else {
+		host, scope := hostconfig.Detect(file, h.paths.Hosts, h.project)
+		servers, problems := hostconfig.ReadFile(file, host, scope, h.project)
+		f = hostconfig.Found{Servers: servers, Problems: problems}
+		if len(problems) != 1 || !errors.Is(problems[0].Err, hostconfig.ErrRead) {
+			f.Files = []string{file}
+		}
 	}
-	host, scope := hostconfig.Detect(file, h.paths.Hosts, h.project)
-	servers, problems := hostconfig.ReadFile(file, host, scope, h.project)
-	f := hostconfig.Found{Servers: servers, Problems: problems}
-	if len(problems) != 1 || !errors.Is(problems[0].Err, hostconfig.ErrRead) {
-		f.Files = []string{file}
-	}
+	f.Problems = append(f.Problems, hostconfig.SetApprovals(f.Servers, h.home)...)
 	return f
 }
 
-// resolve expands the references of s, asking for inputs with p (nil:
-// only check them).
-func (h hostEnv) resolve(s hostconfig.Server, p hostconfig.Prompter) (hostconfig.Server, error) {
-	return s.Resolve(hostconfig.Env{Lookup: os.LookupEnv, Home: h.home, Workspace: h.project, Prompter: p})
+// resolve expands the references of s, with the input values given
+// (--input) and asking for the others with p (nil: only check them).
+func (h hostEnv) resolve(s hostconfig.Server, inputs map[string]string, p hostconfig.Prompter) (hostconfig.Server, error) {
+	return s.Resolve(hostconfig.Env{Lookup: os.LookupEnv, Home: h.home, Workspace: h.project, Inputs: inputs, Prompter: p})
 }
 
 // configArgv is serverArgv with --config and --server: the server comes
@@ -136,14 +169,27 @@ func pickServer(found hostconfig.Found, name, file string) (hostconfig.Server, e
 	return hostconfig.Server{}, usagef(msg)
 }
 
-// useServer resolves s and sets the flags from it: a stdio entry gives the
-// argv returned, its env (before --env, which wins) and its cwd (unless
-// --cwd); a URL entry gives --url, --transport (unless given) and its
-// headers (unless --header sets the same name).
+// useServer resolves s (with the --input values, asking for the other
+// inputs with p) and sets the flags from it: a stdio entry gives the argv
+// returned, its env (before --env, which wins) and its cwd (unless --cwd);
+// a URL entry gives --url, --transport (unless given) and its headers
+// (unless --header sets the same name). The values of its headers and of
+// its password inputs are redacted from captures, as --header's are.
 func (f *serverFlags) useServer(cmd *cobra.Command, h hostEnv, s hostconfig.Server, p hostconfig.Prompter) ([]string, error) {
-	r, err := h.resolve(s, p)
+	inputs, err := f.inputValues()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.CheckInputValues(inputs); err != nil {
+		return nil, usagef(fmt.Sprintf("%s: server %q: %v", s.File, s.Name, err))
+	}
+	r, err := h.resolve(s, inputs, p)
 	if err != nil {
 		return nil, usagef(err.Error())
+	}
+	for i, v := range r.Secrets() {
+		f.secrets = append(f.secrets, fmt.Sprintf("input%d=%s", i, v))
+		f.hide = append(f.hide, v)
 	}
 	if r.Transport == hostconfig.Stdio {
 		var env []string
@@ -170,6 +216,7 @@ func (f *serverFlags) useServer(cmd *cobra.Command, h hostEnv, s hostconfig.Serv
 			return nil, usagef(fmt.Sprintf("%s: server %q: header %q: want a name without spaces or colons and a value on one line (value %s)", r.File, r.Name, k, transport.Redacted))
 		}
 		f.header.Set(k, v)
+		f.secrets = append(f.secrets, k+"="+v)
 	}
 	return nil, nil
 }
@@ -186,9 +233,10 @@ func transportMode(t hostconfig.Transport) transport.HTTPMode {
 }
 
 // termPrompter asks for VS Code inputs on the terminal: the prompt on out,
-// the answer read from in, which must be a terminal; a password is not
-// echoed. An interrupt (ctx ends) abandons the question and puts the
-// terminal back as it was.
+// the answer read from in, which must be a terminal (else it cannot ask:
+// hostconfig.ErrCannotAsk); a password is not echoed, and a pickString is
+// a numbered list of its options. An interrupt (ctx ends) abandons the
+// question and puts the terminal back as it was.
 type termPrompter struct {
 	ctx context.Context
 	in  io.Reader
@@ -199,16 +247,56 @@ type termPrompter struct {
 func (p termPrompter) Prompt(in hostconfig.Input) (string, error) {
 	f, ok := p.in.(*os.File)
 	if !ok || !term.IsTerminal(f.Fd()) {
-		return "", errors.New("sonde asks for inputs on a terminal, and stdin is not one")
+		return "", fmt.Errorf("%w: stdin is not a terminal", hostconfig.ErrCannotAsk)
 	}
-	label := in.Description
+	label := format.Escape(in.Description)
 	if label == "" {
-		label = in.ID
+		label = format.Escape(in.ID)
+	}
+	if in.IsChoice() {
+		return p.choose(f, in, label)
 	}
 	if in.Default != "" && !in.Password {
-		label += " [" + in.Default + "]"
+		label += " [" + format.Escape(in.Default) + "]"
 	}
-	fmt.Fprintf(p.out, "sonde: %s (input %s): ", label, in.ID)
+	fmt.Fprintf(p.out, "sonde: %s (input %s): ", label, format.Escape(in.ID))
+	text, err := p.read(f, in.Password)
+	if in.Password && err == nil {
+		fmt.Fprintln(p.out)
+	}
+	return text, err
+}
+
+// choose asks for a pickString: its options numbered from 1, the default
+// marked, until the answer is an option's number, value or label (or
+// empty, for the default).
+func (p termPrompter) choose(f *os.File, in hostconfig.Input, label string) (string, error) {
+	fmt.Fprintf(p.out, "sonde: %s (input %s):\n", label, format.Escape(in.ID))
+	def := ""
+	for i, o := range in.Options {
+		line := fmt.Sprintf("  %d. %s", i+1, format.Escape(o.Text()))
+		if o.Value == in.Default {
+			line += " (default)"
+			def = fmt.Sprintf(" [%d]", i+1)
+		}
+		fmt.Fprintln(p.out, line)
+	}
+	for {
+		fmt.Fprintf(p.out, "sonde: choose 1-%d%s: ", len(in.Options), def)
+		text, err := p.read(f, false)
+		if err != nil {
+			return "", err
+		}
+		if v, ok := in.Choice(text); ok {
+			return v, nil
+		}
+		fmt.Fprintf(p.out, "sonde: %q is not one of the choices: answer with a number from 1 to %d, or an option\n", text, len(in.Options))
+	}
+}
+
+// read reads one answer from the terminal f; an interrupt (ctx ends)
+// abandons it.
+func (p termPrompter) read(f *os.File, password bool) (string, error) {
 	state, _ := term.GetState(f.Fd())
 	type answer struct {
 		text string
@@ -216,14 +304,11 @@ func (p termPrompter) Prompt(in hostconfig.Input) (string, error) {
 	}
 	done := make(chan answer, 1)
 	go func() {
-		text, err := readAnswer(f, in.Password)
+		text, err := readAnswer(f, password)
 		done <- answer{text, err}
 	}()
 	select {
 	case a := <-done:
-		if in.Password {
-			fmt.Fprintln(p.out)
-		}
 		return a.text, a.err
 	case <-p.ctx.Done():
 		// The read goes on until sonde exits, which it is about to do.

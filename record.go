@@ -12,10 +12,11 @@ import (
 )
 
 // redactor builds the capture's redactor from the flags: the values of
-// --env entries and of the variables passed with --pass-env, and every
-// --redact pattern.
+// --env entries and of the variables passed with --pass-env, those of a
+// config entry's headers and password inputs, and every --redact pattern.
 func (f *serverFlags) redactor() (*capture.Redactor, error) {
 	secrets := append([]string(nil), f.env...)
+	secrets = append(secrets, f.secrets...) // a config entry's (hostflags.go)
 	for _, name := range f.passEnv {
 		if v, ok := os.LookupEnv(name); ok {
 			secrets = append(secrets, name+"="+v)

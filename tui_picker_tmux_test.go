@@ -23,7 +23,7 @@ func pickerSetup(t *testing.T) *fixture {
 	home, project := t.TempDir(), t.TempDir()
 	hostHome(t, home, project)
 	f := newFixture(t)
-	env := map[string]string{"SONDE_TEST_SECRET": "${input:secret}"}
+	env := map[string]string{"SONDE_TEST_SECRET": "${input:secret}", "SONDE_TEST_REGION": "${input:region}"}
 	for _, kv := range childEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
@@ -32,6 +32,8 @@ func pickerSetup(t *testing.T) *fixture {
 		"inputs": []map[string]any{
 			{"type": "promptString", "id": "secret", "description": "Secret of the fixture", "password": true},
 			{"type": "promptString", "id": "pids", "description": "Pid file", "default": f.pidFile},
+			{"type": "pickString", "id": "region", "description": "Region",
+				"options": []any{"eu-west-1", map[string]string{"label": "US East", "value": "us-east-1"}}},
 		},
 		"servers": map[string]any{"fx": map[string]any{
 			"type": "stdio", "command": os.Args[0], "args": []string{"fixture", "--pid-file", "${input:pids}"}, "env": env,
@@ -62,6 +64,13 @@ func TestTUIPicker(t *testing.T) {
 	// The args are resolved first: the pid file, whose default (taken by an
 	// empty answer) is where the fixture must record its pid.
 	tt.waitFor("the first input prompt", `^sonde: Pid file \[`)
+	tt.keys("Enter")
+	// The env, by name: the pickString, then the password.
+	tt.waitFor("the choice", `^sonde: Region \(input region\):$`, `^  1\. eu-west-1$`, `^  2\. US East \(us-east-1\)$`, `^sonde: choose 1-2:\s*$`)
+	tt.text("3")
+	tt.keys("Enter")
+	tt.waitFor("the choice asked again", `^sonde: "3" is not one of the choices: answer with a number from 1 to 2, or an option$`, `^sonde: choose 1-2:\s*$`)
+	tt.text("2")
 	tt.keys("Enter")
 	tt.waitFor("the password prompt", `^sonde: Secret of the fixture \(input secret\):`)
 	const secret = "hunter2-not-shown"
@@ -114,8 +123,31 @@ func TestTUIPickerInterrupt(t *testing.T) {
 		time.Sleep(40 * time.Millisecond)
 	}
 	b, _ := os.ReadFile(filepath.Join(tt.dir, "stderr"))
-	if !strings.HasSuffix(string(b), `: input "pids": interrupted`+"\n") {
+	if !strings.HasSuffix(string(b), `: input "pids" ("Pid file"): interrupted`+"\n") {
 		t.Errorf("stderr after ctrl+c at the prompt: %q", b)
 	}
 	f.assertStarted(0)
+}
+
+// TestTUIPickerApprovals: the picker marks each .mcp.json server with
+// Claude Code's approval, and a malformed settings file is one more
+// problem below the list: it does not stop the picker.
+func TestTUIPickerApprovals(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	hostHome(t, home, project)
+	writeTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"approved-one": {"command": "a-server"}, "new-one": {"command": "n-server"}}}`)
+	writeTestFile(t, filepath.Join(project, ".claude", "settings.json"), `{"enabledMcpjsonServers": ["approved-one"]}`)
+	writeTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": [`)
+	tt := startTUI(t, 100, 20, nil)
+	tt.waitFor("the picker",
+		`pick a server · 2 found in 1 file`,
+		`^› approved-one\s+Claude Code · project\s+\(enabled\) a-server`,
+		`^  new-one\s+Claude Code · project\s+\(not approved\) n-server`,
+		`^  from \S+\.mcp\.json · enabled in Claude Code`,
+		`^Problems \(1\)`,
+		`^! \S+settings\.local\.json: not valid JSON: `)
+	tt.keys("Escape")
+	if code := tt.waitExit(); code != 0 {
+		t.Errorf("exit status %d, want 0%s", code, tt.diag())
+	}
 }

@@ -618,10 +618,9 @@ func TestTUIAnswerSampling(t *testing.T) {
 func TestTUIAnswerElicitation(t *testing.T) {
 	argv := everythingStdio(t)
 	tt := startTUI(t, 120, 40, append([]string{"--kill-after", "500ms"}, argv...))
-	// 19 tools: those for roots, sampling and elicitation (and their async
-	// variants, for the tasks sonde declares with them) are there because
-	// the UI declares them (they are registered on initialized, before the
-	// UI's tools/list is read).
+	// 19 tools: those for roots, sampling, elicitation and tasks are there
+	// because the UI declares them (they are registered on initialized,
+	// before the UI's tools/list is read).
 	tt.waitFor("the handshake", `mcp-servers/everything`, `─ 3 Tools 19 `)
 	tt.keys("3", "/")
 	tt.text("trigger-elicitation-req")
@@ -636,5 +635,28 @@ func TestTUIAnswerElicitation(t *testing.T) {
 	tt.text("Ada Lovelace")
 	tt.keys("C-s")
 	tt.waitFor("the result", `!Elicitation request from the server`, `Name: Ada Lovelace`)
+	tt.quit()
+}
+
+// TestTUIAnswerElicitationTask calls server-everything's
+// trigger-elicitation-request-async: its elicitation comes as a task for
+// sonde to run (params.task), so the task gets a row in Pending, the
+// dialog answers the waiting "task:<taskId>" request, and the server, which
+// polls tasks/get, fetches the answer with tasks/result.
+func TestTUIAnswerElicitationTask(t *testing.T) {
+	argv := everythingStdio(t)
+	tt := startTUI(t, 140, 40, append([]string{"--kill-after", "500ms"}, argv...))
+	tt.waitFor("the handshake", `mcp-servers/everything`, `─ 3 Tools 19 `)
+	tt.keys("3", "/")
+	tt.text("elicitation-request-async")
+	tt.waitFor("the filtered list", `^│› trigger-elicitation-request-async\s`)
+	tt.keys("Enter", "Enter") // keep the filter; open the form
+	tt.waitFor("the tool's form", `call trigger-elicitation-request-async`)
+	tt.keys("Enter") // no arguments: call
+	tt.waitFor("the dialog", `Elicitation request from the server · id "task:sonde-1-`, `› name\*`,
+		`srv "sond… task elic… progress .* working: wai`)
+	tt.text("Grace Hopper")
+	tt.keys("C-s")
+	tt.waitFor("the result", `!Elicitation request from the server`, `\[COMPLETED\] User provided the requested`, `Name: Grace Hopper`)
 	tt.quit()
 }

@@ -26,6 +26,8 @@ const (
 	// clientTaskTTL is kept when the server asks for no ttl (or a longer
 	// one): an ended task is forgotten that long after it was created.
 	clientTaskTTL = 30 * time.Minute
+	// maxResultWaits bounds the tasks/result requests waiting for one task.
+	maxResultWaits = 16
 	// clientTaskPoll is the pollInterval sonde suggests.
 	clientTaskPoll = 1000
 	// relatedTaskMeta is the _meta key linking a result to its task.
@@ -133,11 +135,17 @@ func (c *Client) startClientTaskLocked(req *ServerRequest, ttl time.Duration) {
 			return
 		}
 	}
-	t.ask = &ServerRequest{ID: jsonrpc.String("task:" + t.task.TaskID), Method: req.Method, Params: req.Params, Received: now, task: t}
+	ask := &ServerRequest{ID: jsonrpc.String("task:" + t.task.TaskID), Method: req.Method, Params: req.Params, Received: now, task: t}
+	if len(c.srv.waiting) >= maxWaiting {
+		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("task %s fails: %d requests from the server already wait for an answer", t.task.TaskID, maxWaiting)})
+		c.finishClientTaskLocked(t, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("sonde has %d requests from this server waiting for an answer; %s refused", maxWaiting, req.Method)})
+		return
+	}
 	if c.srv.waiting == nil {
 		c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
 	}
-	c.srv.waiting[t.ask.ID] = t.ask
+	t.ask = ask
+	c.srv.waiting[ask.ID] = ask
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: t.ask.ID, Method: t.ask.Method, State: StateReceived, Params: t.ask.Params}})
 }
 
@@ -271,6 +279,10 @@ func (c *Client) serveTaskLocked(req *ServerRequest) {
 		if mcp.TaskTerminal(t.task.Status) {
 			res, rpcErr := t.outcome()
 			c.answerLocked(req, res, rpcErr)
+			return
+		}
+		if len(t.results) >= maxResultWaits {
+			c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%d tasks/result requests already wait for task %s", maxResultWaits, t.task.TaskID)})
 			return
 		}
 		t.results = append(t.results, req)

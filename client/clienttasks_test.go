@@ -55,30 +55,6 @@ func clientTaskEvents(s *session) (statuses []string, ended bool) {
 	return statuses, ended
 }
 
-func TestClientTaskCapability(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		opts    ServerRequests
-		version string
-		want    string
-	}{
-		{"sampling and elicitation", ServerRequests{Sampling: true, Elicitation: true, Tasks: true}, "",
-			`{"elicitation":{"form":{},"url":{}},"sampling":{},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}},"sampling":{"createMessage":{}}}}}`},
-		{"elicitation only", ServerRequests{Elicitation: true, Tasks: true}, "",
-			`{"elicitation":{"form":{},"url":{}},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}}}}}`},
-		{"nothing to run as a task", ServerRequests{Roots: true, Tasks: true}, "", `{"roots":{"listChanged":true}}`},
-		{"before tasks existed", ServerRequests{Sampling: true, Tasks: true}, "2025-06-18", `{"sampling":{}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := start(t, Options{ServerRequests: tc.opts, ProtocolVersion: tc.version}, fixtureArgs{})
-			s.init()
-			if got := string(sentInitialize(t, s).Capabilities); got != tc.want {
-				t.Fatalf("capabilities %s, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestClientTaskPolled(t *testing.T) {
 	s := start(t, Options{ServerRequests: ServerRequests{Elicitation: true, Tasks: true, Handler: acceptConfirm}}, fixtureArgs{})
 	s.init()

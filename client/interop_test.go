@@ -96,7 +96,8 @@ func interopEverything(t *testing.T, s *session) {
 			"toggle-subscriber-updates":      `{}`,
 			"trigger-long-running-operation": `{"duration":0.2,"steps":2}`,
 		}
-		// Task-augmented only (it needs params.task): issue #6.
+		// Task-augmented only (it needs params.task): TestInteropFeatures and
+		// TestInteropTaskInputRequired run it.
 		skip := map[string]bool{"simulate-research-query": true}
 		for _, tool := range tools {
 			if skip[tool.Name] {

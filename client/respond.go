@@ -189,13 +189,30 @@ func (c *Client) serverRequestLocked(f transport.Frame) {
 				return
 			}
 		}
-		if c.srv.waiting == nil {
-			c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
-		}
-		c.srv.waiting[m.ID] = req
+		c.waitLocked(req)
 	default:
 		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: sonde does not handle " + m.Method})
 	}
+}
+
+// maxWaiting bounds the server's requests waiting for Respond: beyond it a
+// new one is refused at once (a server flooding sonde with requests nobody
+// answers must not grow its memory without end).
+const maxWaiting = 1024
+
+// waitLocked leaves req waiting for Respond, or refuses it when too many
+// already wait. It reports whether req waits.
+func (c *Client) waitLocked(req *ServerRequest) bool {
+	if len(c.srv.waiting) >= maxWaiting {
+		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s %s refused: %d requests from the server already wait for an answer", req.Method, req.ID, maxWaiting)})
+		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("sonde has %d requests from this server waiting for an answer; %s refused", maxWaiting, req.Method)})
+		return false
+	}
+	if c.srv.waiting == nil {
+		c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
+	}
+	c.srv.waiting[req.ID] = req
+	return true
 }
 
 // answerLocked queues the answer to req and emits its outcome.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,12 @@ func TestCapabilitiesFollowOptions(t *testing.T) {
 		{"all", ServerRequests{Roots: true, Sampling: true, Elicitation: true}, "",
 			`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`},
 		{"elicitation before url mode", ServerRequests{Elicitation: true}, "2025-06-18", `{"elicitation":{}}`},
+		{"tasks for sampling and elicitation", ServerRequests{Sampling: true, Elicitation: true, Tasks: true}, "",
+			`{"elicitation":{"form":{},"url":{}},"sampling":{},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}},"sampling":{"createMessage":{}}}}}`},
+		{"tasks for elicitation only", ServerRequests{Elicitation: true, Tasks: true}, "",
+			`{"elicitation":{"form":{},"url":{}},"tasks":{"cancel":{},"list":{},"requests":{"elicitation":{"create":{}}}}}`},
+		{"tasks with nothing to run as one", ServerRequests{Roots: true, Tasks: true}, "", `{"roots":{"listChanged":true}}`},
+		{"tasks before they existed", ServerRequests{Sampling: true, Tasks: true}, "2025-06-18", `{"sampling":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := start(t, Options{ServerRequests: tc.opts, ProtocolVersion: tc.version}, fixtureArgs{})
@@ -236,4 +243,38 @@ func TestSetRoots(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+func TestServerRequestsWaitingBounded(t *testing.T) {
+	const extra = 10
+	s := start(t, Options{ServerRequests: ServerRequests{Sampling: true}},
+		fixtureArgs{faults: []string{"server-request-flood"}, extra: []string{"--flood-count", strconv.Itoa(maxWaiting + extra)}})
+	s.init()
+	s.waitUntil("every flood request received or refused", func(evs []Event) bool {
+		return countIn(evs, mcp.MethodCreateMessage, StateReceived) == maxWaiting+extra
+	})
+	if n := len(s.c.Waiting()); n != maxWaiting {
+		t.Fatalf("%d waiting, want %d", n, maxWaiting)
+	}
+	refused := 0
+	for _, ev := range s.snapshot() {
+		if ev.Kind == EvRequest && ev.Req.Dir == transport.In && ev.Req.State == StateAnswered {
+			var rpc *jsonrpc.Error
+			if !errors.As(ev.Req.Err, &rpc) || rpc.Code != jsonrpc.CodeInternalError || !strings.Contains(rpc.Message, "requests from this server waiting") {
+				t.Fatalf("refusal %+v", ev.Req)
+			}
+			refused++
+		}
+	}
+	if refused != extra {
+		t.Fatalf("%d refused, want %d", refused, extra)
+	}
+	// An answer frees a place.
+	w := s.c.Waiting()
+	if err := s.c.Respond(w[0].ID, json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.c.Waiting()); n != maxWaiting-1 {
+		t.Fatalf("%d waiting after an answer", n)
+	}
 }

@@ -301,24 +301,3 @@ func (e *fieldErrors) boolean(m map[string]json.RawMessage, key string) bool {
 	}
 	return b
 }
-
-// parseInputs reads VS Code's "inputs" list.
-func parseInputs(raw json.RawMessage) ([]Input, error) {
-	var in []Input
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, fmt.Errorf("%w: \"inputs\" is not a list of inputs (%s, want an array of objects with string \"id\", \"type\", \"description\", \"default\" and boolean \"password\")", ErrShape, kindOf(raw))
-	}
-	out := in[:0]
-	var bad []string
-	for i, x := range in {
-		if x.ID == "" {
-			bad = append(bad, fmt.Sprintf("input %d has no \"id\"", i+1))
-			continue
-		}
-		out = append(out, x)
-	}
-	if bad != nil {
-		return out, fmt.Errorf("%w: %s", ErrShape, strings.Join(bad, "; "))
-	}
-	return out, nil
-}

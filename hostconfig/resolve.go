@@ -3,6 +3,7 @@ package hostconfig
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,11 @@ type dialect struct {
 }
 
 // Prompter asks the user for the value of an input. Tests answer it.
+//
+// For a pickString with options (Input.IsChoice), the answer is one of
+// the option values, or "" for the default. A Prompter that has no way
+// to ask returns an error wrapping ErrCannotAsk: the input's default is
+// then taken, and without one the input fails with ErrNoValue.
 type Prompter interface {
 	Prompt(in Input) (string, error)
 }
@@ -31,8 +37,14 @@ type Env struct {
 	// Workspace is ${workspaceFolder}, and the folder a relative envFile
 	// is read from: the project folder (sonde's working directory).
 	Workspace string
-	// Prompter answers ${input:ID}. When nil, inputs are only checked (the
-	// id must be in the file's "inputs"): their values are left empty.
+	// Inputs are values given for ${input:ID} (sonde's --input ID=VALUE),
+	// used without asking. A pickString's value must be one of its
+	// options.
+	Inputs map[string]string
+	// Prompter answers the other ${input:ID}. When nil, inputs are only
+	// checked (the id must be in the file's "inputs", a given value must
+	// fit, and an input sonde cannot ask for must have a given value):
+	// their values are left empty.
 	Prompter Prompter
 }
 
@@ -41,7 +53,9 @@ type Env struct {
 // variables of its envFile added to Env (the entry's own env wins). Each
 // input is asked for once. A reference that cannot be resolved is a
 // *Problem wrapping ErrReference; references a host does not know are
-// left as written, as the host leaves them.
+// left as written, as the host leaves them. An input that gets no usable
+// value is an *InputError inside that Problem. The values of password
+// inputs are kept for Secrets.
 func (s Server) Resolve(env Env) (Server, error) {
 	r := resolver{s: &s, env: env, answers: map[string]string{}}
 	out := s
@@ -77,6 +91,7 @@ func (s Server) Resolve(env Env) (Server, error) {
 	if r.err != nil {
 		return Server{}, &Problem{File: s.File, Server: s.Name, Err: r.err}
 	}
+	out.secrets = r.secrets
 	return out, nil
 }
 
@@ -85,6 +100,7 @@ type resolver struct {
 	s       *Server
 	env     Env
 	answers map[string]string // input id -> value
+	secrets []string          // values of password inputs
 	err     error
 }
 
@@ -174,33 +190,67 @@ func (r *resolver) lookup(ref string) (v string, ok bool, err error) {
 	return "", false, nil
 }
 
-// input returns the value of ${input:id}, asking the Prompter once; an
-// empty answer takes the input's default.
+// input returns the value of ${input:id}, found once per Resolve: the
+// value given in Env.Inputs, else the Prompter's answer (an empty answer,
+// or no way to ask, takes the input's default).
 func (r *resolver) input(id string) (string, error) {
 	if v, ok := r.answers[id]; ok {
 		return v, nil
 	}
-	var in *Input
-	for i := range r.s.inputs {
-		if r.s.inputs[i].ID == id {
-			in = &r.s.inputs[i]
-			break
-		}
-	}
-	if in == nil {
+	in, ok := r.s.input(id)
+	if !ok {
 		return "", fmt.Errorf("no input with id %q in the file's \"inputs\"", id)
+	}
+	v, err := r.value(in)
+	if err != nil {
+		return "", err
+	}
+	if r.env.Prompter == nil && !r.given(id) {
+		return "", nil // only checked
+	}
+	r.answers[id] = v
+	if in.Password && v != "" {
+		r.secrets = append(r.secrets, v)
+	}
+	return v, nil
+}
+
+// given reports whether Env.Inputs has a value for id.
+func (r *resolver) given(id string) bool {
+	_, ok := r.env.Inputs[id]
+	return ok
+}
+
+// value finds the value of one input.
+func (r *resolver) value(in Input) (string, error) {
+	if v, ok := r.env.Inputs[in.ID]; ok {
+		if !in.allows(v) {
+			return "", &InputError{Input: in, Err: ErrNotAnOption, Value: v, Given: true}
+		}
+		return v, nil
+	}
+	if !in.CanAsk() {
+		return "", &InputError{Input: in, Err: ErrInputType}
 	}
 	if r.env.Prompter == nil {
 		return "", nil
 	}
-	v, err := r.env.Prompter.Prompt(*in)
-	if err != nil {
-		return "", fmt.Errorf("input %q: %w", id, err)
+	v, err := r.env.Prompter.Prompt(in)
+	switch {
+	case errors.Is(err, ErrCannotAsk):
+		if in.Default == "" {
+			return "", &InputError{Input: in, Err: ErrNoValue, Cause: err}
+		}
+		return in.Default, nil
+	case err != nil:
+		return "", &InputError{Input: in, Err: err}
 	}
 	if v == "" {
 		v = in.Default
 	}
-	r.answers[id] = v
+	if !in.allows(v) {
+		return "", &InputError{Input: in, Err: ErrNotAnOption, Value: v}
+	}
 	return v, nil
 }
 

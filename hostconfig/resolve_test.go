@@ -171,7 +171,7 @@ func TestResolveProblems(t *testing.T) {
 	}
 	// A Prompter's failure is the server's error.
 	_, err := fine.Resolve(Env{Prompter: &answers{}})
-	if err == nil || !strings.HasSuffix(err.Error(), `${input:token}: input "token": no answer`) {
+	if err == nil || !strings.HasSuffix(err.Error(), `${input:token}: input "token" ("API token"): no answer`) {
 		t.Errorf("prompter failure: %v", err)
 	}
 }

@@ -7,7 +7,9 @@
 // reason, and so does a single bad server entry (the file's other servers
 // are still listed). Values are kept as written; Resolve expands the
 // variable references of one server (${env:NAME}, ${NAME:-default},
-// ${workspaceFolder}, ${input:ID}, …) when it is about to be started.
+// ${workspaceFolder}, ${input:ID}, …) when it is about to be started, and
+// SetApprovals marks Claude Code's .mcp.json servers with the approval
+// Claude Code's settings files give them.
 package hostconfig
 
 import (
@@ -43,16 +45,6 @@ const (
 // HostFile is the host of a --config file whose host is not recognised.
 const HostFile = "file"
 
-// Input is a value a VS Code file asks the user for (its "inputs" list),
-// referenced as ${input:ID}.
-type Input struct {
-	ID          string `json:"id"`
-	Type        string `json:"type"`
-	Description string `json:"description,omitempty"`
-	Default     string `json:"default,omitempty"`
-	Password    bool   `json:"password,omitempty"`
-}
-
 // Server is one server entry of a host config file, as written (variable
 // references not expanded).
 type Server struct {
@@ -64,7 +56,11 @@ type Server struct {
 	Project string `json:"project,omitempty"`
 	// Disabled is set when the host has the entry turned off ("disabled":
 	// true); sonde can still start it.
-	Disabled  bool      `json:"disabled,omitempty"`
+	Disabled bool `json:"disabled,omitempty"`
+	// Approval is, for a Claude Code project server (.mcp.json), whether
+	// Claude Code's settings enable it (SetApprovals); sonde can start it
+	// in every case.
+	Approval  Approval  `json:"approval,omitempty"`
 	Transport Transport `json:"transport"`
 
 	// A stdio entry.
@@ -80,6 +76,7 @@ type Server struct {
 
 	dialect dialect
 	inputs  []Input
+	secrets []string // a resolved server's password input values
 }
 
 // IsURL reports whether the server is reached over HTTP.

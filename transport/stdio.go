@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,23 @@ type StdioConfig struct {
 	// KillAfter is each grace period of Close: after closing stdin, and
 	// after SIGTERM (CTRL_BREAK_EVENT on Windows).
 	KillAfter time.Duration
+	// Hide lists secret values (a host config's password inputs) that the
+	// start event's Argv shows as Redacted wherever they occur.
+	Hide []string
+}
+
+// shownArgv is argv with every value of hide replaced by Redacted.
+func shownArgv(argv, hide []string) []string {
+	out := append([]string(nil), argv...)
+	for _, h := range hide {
+		if h == "" {
+			continue
+		}
+		for i := range out {
+			out[i] = strings.ReplaceAll(out[i], h, Redacted)
+		}
+	}
+	return out
 }
 
 // Exit describes how a server process ended.
@@ -143,7 +161,7 @@ func StartStdio(cfg StdioConfig, obs Observer) (*Stdio, error) {
 	if err := s.start(); err != nil {
 		return nil, err
 	}
-	obs(Event{Kind: EventStart, Time: time.Now(), Pid: s.pid, Argv: append([]string(nil), cfg.Argv...)})
+	obs(Event{Kind: EventStart, Time: time.Now(), Pid: s.pid, Argv: shownArgv(cfg.Argv, cfg.Hide)})
 	go s.readStderr()
 	go s.wait()
 	return s, nil

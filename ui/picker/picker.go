@@ -21,6 +21,52 @@ type Item struct {
 	What     string // its command line or URL
 	Source   string // where it is written: its file (shown for the selected row)
 	Disabled bool   // turned off in its host
+	// Approval is, for a Claude Code project server, whether Claude Code
+	// uses it; it is shown before the command line, and in words after
+	// the source of the selected row.
+	Approval Approval
+}
+
+// Approval is whether Claude Code uses a project server (.mcp.json).
+type Approval int
+
+// The approvals of an item.
+const (
+	// NoApproval: not a Claude Code project server.
+	NoApproval Approval = iota
+	// Approved: enabled in Claude Code's settings.
+	Approved
+	// Rejected: disabled in Claude Code's settings; the row is dimmed, as
+	// a disabled one.
+	Rejected
+	// Pending: in none of Claude Code's lists: not yet approved.
+	Pending
+)
+
+// marker is the approval's mark before the command line.
+func (a Approval) marker() string {
+	switch a {
+	case Approved:
+		return "(enabled)"
+	case Rejected:
+		return "(disabled)"
+	case Pending:
+		return "(not approved)"
+	}
+	return ""
+}
+
+// words is the approval in words, after the selected row's source.
+func (a Approval) words() string {
+	switch a {
+	case Approved:
+		return "enabled in Claude Code"
+	case Rejected:
+		return "disabled in Claude Code (sonde starts it anyway)"
+	case Pending:
+		return "not yet approved in Claude Code (sonde starts it anyway)"
+	}
+	return ""
 }
 
 // Options configure a picker.

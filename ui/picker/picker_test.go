@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -35,7 +36,7 @@ func typeText(m *Model, s string) {
 var items = []Item{
 	{Name: "filesystem", Where: "Claude Desktop · user", What: "npx -y @modelcontextprotocol/server-filesystem /home/ada", Source: "~/.config/Claude/claude_desktop_config.json"},
 	{Name: "github", Where: "Claude Desktop · user", What: "docker run -i --rm ghcr.io/github/github-mcp-server"},
-	{Name: "sentry", Where: "Claude Code · project", What: "https://mcp.sentry.dev/mcp", Source: "/srv/shop/.mcp.json"},
+	{Name: "sentry", Where: "Claude Code · project", What: "https://mcp.sentry.dev/mcp", Source: "/srv/shop/.mcp.json", Approval: Pending},
 	{Name: "db", Where: "VS Code · project", What: "./bin/db-server --region eu-west-1"},
 	{Name: "puppeteer", Where: "Windsurf · user", What: "npx -y @modelcontextprotocol/server-puppeteer", Disabled: true},
 }
@@ -232,4 +233,65 @@ func TestGolden(t *testing.T) {
 	m.Update(press('/'))
 	typeText(m, "ude")
 	golden.Assert(t, "picker_filter_100x16", screen(t, m))
+}
+
+// TestApprovals: a Claude Code project server shows whether Claude Code
+// enables it, before its command line (a rejected one dimmed, as a
+// disabled one), and in words after the selected row's source.
+func TestApprovals(t *testing.T) {
+	st := theme.New(theme.Dark())
+	m := New(Options{Styles: st, Files: 1, Items: []Item{
+		{Name: "docs", Where: "Claude Code · project", What: "docs-server", Source: "/p/.mcp.json", Approval: Approved},
+		{Name: "fresh", Where: "Claude Code · project", What: "fresh-server", Source: "/p/.mcp.json", Approval: Pending},
+		{Name: "db", Where: "Claude Code · project", What: "db-server", Source: "/p/.mcp.json", Approval: Rejected},
+		{Name: "mem", Where: "Claude Code · user", What: "mem-server", Source: "~/.claude.json"},
+	}})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 12})
+	s := screen(t, m)
+	for _, want := range []string{
+		"› docs   Claude Code · project  (enabled) docs-server",
+		"  fresh  Claude Code · project  (not approved) fresh-server",
+		"  db     Claude Code · project  (disabled) db-server",
+		"  mem    Claude Code · user     mem-server",
+		"  from /p/.mcp.json · enabled in Claude Code",
+	} {
+		if !hasLine(s, want) {
+			t.Errorf("screen lacks the line %q:\n%s", want, s)
+		}
+	}
+	styled := m.Render()
+	for _, want := range []string{st.OK.Render("(enabled)"), st.Warn.Render("(not approved)"), st.Subtle.Render("(disabled) ")} {
+		if !strings.Contains(styled, want) {
+			t.Errorf("the marks are not styled: no %q", want)
+		}
+	}
+	m.Update(keyDown)
+	if s := screen(t, m); !hasLine(s, "  from /p/.mcp.json · not yet approved in Claude Code (sonde starts it anyway)") {
+		t.Errorf("pending source line:\n%s", s)
+	}
+	m.Update(keyDown)
+	if s := screen(t, m); !hasLine(s, "  from /p/.mcp.json · disabled in Claude Code (sonde starts it anyway)") {
+		t.Errorf("rejected source line:\n%s", s)
+	}
+	m.Update(keyDown)
+	if s := screen(t, m); !hasLine(s, "  from ~/.claude.json") {
+		t.Errorf("a server without approval has words:\n%s", s)
+	}
+	// enter starts a rejected or pending server as any other.
+	m.Update(keyUp)
+	m.Update(keyEnter)
+	if i, ok := m.Chosen(); !ok || i != 2 {
+		t.Errorf("chosen %d %v, want db (2)", i, ok)
+	}
+}
+
+// hasLine reports whether a line of screen s is want, trailing spaces
+// aside.
+func hasLine(s, want string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimRight(l, " ") == want {
+			return true
+		}
+	}
+	return false
 }

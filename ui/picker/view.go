@@ -126,8 +126,12 @@ func (m *Model) Render() string {
 
 	source := ""
 	if m.sel < len(m.visible) {
-		if src := m.opts.Items[m.visible[m.sel]].Source; src != "" {
-			source = "  from " + format.Escape(src)
+		it := m.opts.Items[m.visible[m.sel]]
+		if it.Source != "" {
+			source = "  from " + format.Escape(it.Source)
+		}
+		if w := it.Approval.words(); w != "" {
+			source += " · " + w
 		}
 	}
 	rows = append(rows, st.Subtle.Render(format.Fit(source, m.w)))
@@ -158,15 +162,22 @@ func (m *Model) row(r, nameW, whereW int) string {
 		marker = "› "
 	}
 	base := st.Text
-	if it.Disabled {
+	if it.Disabled || it.Approval == Rejected {
 		base = st.Subtle
 	}
 	name := format.Fit(highlight(it.Name, m.matched[r], base, st.Match), nameW)
-	what := format.Escape(it.What)
-	if it.Disabled {
-		what = "(disabled) " + what
+	what := base.Render(format.Escape(it.What))
+	switch {
+	case it.Disabled:
+		what = base.Render("(disabled) ") + what
+	case it.Approval == Approved:
+		what = st.OK.Render(it.Approval.marker()) + " " + what
+	case it.Approval == Pending:
+		what = st.Warn.Render(it.Approval.marker()) + " " + what
+	case it.Approval == Rejected:
+		what = base.Render(it.Approval.marker()+" ") + what
 	}
-	line := marker + name + "  " + st.Subtle.Render(format.Fit(it.Where, whereW)) + "  " + base.Render(what)
+	line := marker + name + "  " + st.Subtle.Render(format.Fit(it.Where, whereW)) + "  " + what
 	line = format.Fit(line, m.w)
 	if selected {
 		return st.Selected.Render(line)
