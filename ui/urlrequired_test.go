@@ -125,7 +125,7 @@ func TestURLRequiredDialogRetry(t *testing.T) {
 		"URL required by sonde-fixture 0.1.0 · tools/call url-required",
 		"sonde-fixture 0.1.0 asks you to open 1 URL before tools/call url-required can go on.",
 		"https://auth.example/login?state=abc", "host auth.example · elicitation id fixture-url-1", "1/1 waiting",
-		"c copy URL", "r retry the call",
+		"y copy URL", "r retry the call",
 	} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("screen lacks %q:\n%s", want, screen)

@@ -53,7 +53,7 @@ func DefaultURLRequiredKeyMap() URLRequiredKeyMap {
 	return URLRequiredKeyMap{
 		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous URL")),
 		Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next URL")),
-		Copy:  key.NewBinding(key.WithKeys("c", "y"), key.WithHelp("c", "copy URL")),
+		Copy:  key.NewBinding(key.WithKeys("y", "c"), key.WithHelp("y", "copy URL")),
 		Retry: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry the call")),
 		Close: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
 	}
