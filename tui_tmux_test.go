@@ -660,3 +660,24 @@ func TestTUIAnswerElicitationTask(t *testing.T) {
 	tt.waitFor("the result", `!Elicitation request from the server`, `\[COMPLETED\] User provided the requested`, `Name: Grace Hopper`)
 	tt.quit()
 }
+
+// TestTUIURLRequired calls the fixture's url-required tool: its -32042
+// answer opens the URL-required dialog (the URL in full, sonde never opens
+// it), r sends the same call again, and the retry succeeds.
+func TestTUIURLRequired(t *testing.T) {
+	f := newFixture(t)
+	tt := startTUI(t, 120, 40, f.cmd(nil))
+	tt.waitFor("the handshake", handshake...)
+	tt.keys("3", "/")
+	tt.text("url-req")
+	tt.waitFor("the filtered list", `^│› url-required\s`)
+	tt.keys("Enter", "Enter") // keep the filter; open the form
+	tt.waitFor("the tool's form", `call url-required`)
+	tt.keys("C-s")
+	tt.waitFor("the dialog", `URL required by sonde-fixture`, `https://example\.com/sonde-fixture/authorize`,
+		`sonde does not open URLs`, `^y copy URL • r retry the call • esc close`)
+	tt.keys("r")
+	s := tt.waitFor("the retry's result", `!URL required by`, `url-required: done; retried after the URL`, `"fixture-url-1"`, `pending 0 `)
+	tt.quit()
+	checkPIDs(t, f, s, 1)
+}
