@@ -41,15 +41,26 @@ func runRootFromConfig(cmd *cobra.Command, io streams, tf *tuiFlags, args []stri
 		return usagef(err.Error())
 	}
 	found := h.load(tf.config)
-	s, ok, err := pick(cmd.Context(), io, h, found, inputs)
-	if err != nil || !ok {
-		return err
+	// A picked server that cannot be used (an input sonde cannot ask for,
+	// a bad value) brings the picker back with the reason first among its
+	// problems; interrupting a question ends sonde.
+	var failed []string
+	for {
+		s, ok, err := pick(cmd.Context(), io, h, found, inputs, failed)
+		if err != nil || !ok {
+			return err
+		}
+		argv, err := tf.useServer(cmd, h, s, termPrompter{ctx: cmd.Context(), in: io.in, out: io.out})
+		var ue *usageError
+		if errors.As(err, &ue) && cmd.Context().Err() == nil {
+			failed = append([]string{"cannot start " + s.Name + ": " + ue.msg}, failed...)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		return runTUI(cmd.Context(), io, tf, argv, nil)
 	}
-	argv, err := tf.useServer(cmd, h, s, termPrompter{ctx: cmd.Context(), in: io.in, out: io.out})
-	if err != nil {
-		return err
-	}
-	return runTUI(cmd.Context(), io, tf, argv, nil)
 }
 
 // isTerminal reports whether r is a terminal.
@@ -59,11 +70,12 @@ func isTerminal(r any) bool {
 }
 
 // pick runs the server picker; ok is false when the user quit. The
-// problems shown are the files' and, for each server, a reference that
-// cannot be resolved with the --input values given (inputs are asked for
-// only once a server is picked).
-func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found, inputs map[string]string) (hostconfig.Server, bool, error) {
-	var problems []string
+// problems shown are failed (the servers picked before that could not be
+// started), the files', and, for each server, a reference that cannot be
+// resolved with the --input values given (inputs are asked for only once a
+// server is picked).
+func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found, inputs map[string]string, failed []string) (hostconfig.Server, bool, error) {
+	problems := append([]string(nil), failed...)
 	short := func(s string) string { // the home folder as ~, for room
 		if h.home != "" && h.home != "/" {
 			s = strings.ReplaceAll(s, h.home+string(os.PathSeparator), "~"+string(os.PathSeparator))
