@@ -74,7 +74,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		{name: "no GET stream", fixture: []string{"--fault", "http-no-get"}, sonde: append(echo, "--trace"), stdout: "hi",
 			stderr: []string{"the server offers no GET stream (405)"}},
 		{name: "unauthorized", fixture: []string{"--fault", "http-unauthorized"}, sonde: echo, code: exitHTTP,
-			stderr: []string{"sonde: MCP_HTTP: initialize 1: HTTP 401: ", `WWW-Authenticate: Bearer resource_metadata="http://127.0.0.1:`, "(resource metadata: http://127.0.0.1:", "/.well-known/oauth-protected-resource)", "--bearer-token-env"}},
+			stderr: []string{"sonde: MCP_HTTP: initialize 1: HTTP 401: ", `WWW-Authenticate: Bearer resource_metadata="http://127.0.0.1:`, "(resource metadata: http://127.0.0.1:", "/.well-known/oauth-protected-resource/mcp)", "--bearer-token-env"}},
 		{name: "authorized", fixture: []string{"--fault", "http-unauthorized", "--http-token", "tok-123"}, sonde: append(echo, "--header", "Authorization: Bearer tok-123"), stdout: "hi"},
 		{name: "session expiry", fixture: []string{"--fault", "http-session-expiry", "--session-requests", "0"}, sonde: echo, code: exitExpired,
 			stderr: []string{"sonde: MCP_SESSION_EXPIRED: tools/call 2: HTTP 404 for session ", "re-initialize (ctrl+r in the UI, or --reconnect)"}},

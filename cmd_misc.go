@@ -67,6 +67,10 @@ func newFixtureCmd(io streams) *cobra.Command {
 	for _, f := range fixtures.Faults() {
 		fmt.Fprintf(&faults, "  %-24s %s\n", f.Name, f.Summary)
 	}
+	var variants strings.Builder
+	for _, v := range fixtures.AuthVariants() {
+		fmt.Fprintf(&variants, "  %-24s %s\n", v.Name, v.Summary)
+	}
 	return &cobra.Command{
 		Use:   "fixture [--fault NAME]... [flags]",
 		Short: "Run sonde's fault-injecting MCP server on stdio (or HTTP)",
@@ -83,7 +87,14 @@ Faults (docs/fixtures.md says what a correct client reports for each):
 ` + faults.String() + `
 Flags: --fault NAME (repeatable), --pid-file PATH, --late-ms N, --page-size N,
 --protocol-version V, --flood-count N, --stderr-flood-bytes N, --crlf (end lines
-with "\r\n"), --http ADDR, --http-json, --http-token TOKEN, --session-requests N.`,
+with "\r\n"), --echo-prefix TEXT, --era ERA, --http ADDR, --http-json, --http-token TOKEN,
+--http-auth VARIANT (repeatable), --session-requests N.
+
+Over HTTP the fixture also serves, without authorization, protected resource metadata
+(/.well-known/oauth-protected-resource/mcp) naming the authorization server http://ADDR/as,
+and that server's metadata (/.well-known/oauth-authorization-server/as); the 401s of
+http-unauthorized point to them. With http-unauthorized, --http-auth VARIANT changes them:
+` + variants.String(),
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
