@@ -31,7 +31,9 @@ const exitCodesHelp = `Exit status:
   7    MCP_SPAWN         the server could not be started
   8    MCP_HANDSHAKE     initialize failed or the protocol version is unsupported
   9    MCP_BUSY          too many requests in flight (--max-pending)
-  10   MCP_HTTP          an HTTP exchange failed (status, network, dropped stream)
+  10   MCP_HTTP          an HTTP exchange failed (status, network, dropped stream); after a
+       401 the message also says what authorization discovery found (the resource, its
+       authorization server, S256, registration, scopes) and what went wrong on the way
   11   MCP_SESSION_EXPIRED  the server ended the HTTP session (404)
   12   MCP_URL_REQUIRED  the server needs the user to open a URL first (-32042); the URLs
        are printed on stderr

@@ -67,6 +67,10 @@ type HTTPConfig struct {
 	ConnectTimeout time.Duration
 	// Client, if set, replaces the HTTP client built from Insecure (tests).
 	Client *http.Client
+	// AuthTimeout bounds the authorization discovery that follows a 401
+	// (or a 403 with error="insufficient_scope") to a request: zero means
+	// DefaultAuthTimeout, a negative value turns discovery off.
+	AuthTimeout time.Duration
 }
 
 // HTTPEvent describes one HTTP exchange, or one thing that happened on a
@@ -123,6 +127,11 @@ type ExchangeError struct {
 	Body []byte
 	// WWWAuthenticate is the header of a 401 or 403.
 	WWWAuthenticate string
+	// Auth is what authorization discovery found after a 401 (or a 403
+	// with error="insufficient_scope") to a request: the challenge, the
+	// protected resource metadata, the authorization server's metadata and
+	// the problems met (auth.go). Nil when discovery did not run.
+	Auth *AuthDiscovery
 	// RPC is the JSON-RPC error the body held, if it held one.
 	RPC *jsonrpc.Error
 	// Msg says what failed, in words.
@@ -175,6 +184,7 @@ type HTTP struct {
 	session    string
 	version    string // negotiated protocol version, sent after initialize
 	initID     jsonrpc.ID
+	authRuns   map[string]*authRun // discoveries by resource_metadata URL (auth.go)
 	getStarted bool
 	closed     bool
 	endOnce    sync.Once
@@ -205,6 +215,9 @@ func DialHTTP(cfg HTTPConfig, obs Observer) (*HTTP, error) {
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
+	if cfg.AuthTimeout == 0 {
+		cfg.AuthTimeout = DefaultAuthTimeout
+	}
 	hc := cfg.Client
 	if hc == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -230,7 +243,7 @@ func DialHTTP(cfg HTTPConfig, obs Observer) (*HTTP, error) {
 	obs(Event{Kind: EventConnect, Time: time.Now(), Argv: []string{u.Redacted()}})
 	h.note(HTTPEvent{URL: u.Redacted(), Note: note})
 	if cfg.Mode == ModeSSE {
-		if err := h.openLegacy(); err != nil {
+		if err := h.openLegacy(true); err != nil {
 			h.Close()
 			return nil, err
 		}
@@ -452,7 +465,7 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 				return
 			}
 		}
-		h.fail(h.statusError(req, resp, msg))
+		h.fail(h.statusError(req, resp, msg, msg.Kind == jsonrpc.KindRequest))
 		return
 	}
 	if msg.Kind != jsonrpc.KindRequest || mode == ModeSSE {
@@ -513,8 +526,10 @@ func (h *HTTP) fail(e *ExchangeError) {
 	h.deliver(inItem{err: e})
 }
 
-// statusError turns a non-2xx answer into an ExchangeError.
-func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.Message) *ExchangeError {
+// statusError turns a non-2xx answer into an ExchangeError. With
+// discover, a 401 (or a 403 with error="insufficient_scope") is followed by
+// authorization discovery (auth.go), whose summary joins the message.
+func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.Message, discover bool) *ExchangeError {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyBytes))
 	e := &ExchangeError{Kind: ExchangeStatus, ID: reqID(msg), Method: msg.Method, Status: resp.StatusCode, Body: b}
 	what := what(msg)
@@ -523,9 +538,13 @@ func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.M
 		e.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
 		if e.WWWAuthenticate != "" {
 			e.Msg += "; WWW-Authenticate: " + e.WWWAuthenticate
-			if rm := authParam(e.WWWAuthenticate, "resource_metadata"); rm != "" {
+			if rm := bearerChallenge(e.WWWAuthenticate).Params["resource_metadata"]; rm != "" {
 				e.Msg += " (resource metadata: " + rm + ")"
 			}
+		}
+		if discover && h.cfg.AuthTimeout > 0 && needsDiscovery(resp.StatusCode, e.WWWAuthenticate) {
+			e.Auth = h.discoverAuth(resp.StatusCode, e.WWWAuthenticate, reqID(msg))
+			e.Msg += "; authorization: " + e.Auth.Summary()
 		}
 		e.Msg += "; pass credentials with --header 'Authorization: Bearer …' or --bearer-token-env NAME"
 	}
@@ -540,25 +559,6 @@ func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.M
 		e.RPC = body.Error
 	}
 	return e
-}
-
-// authParam returns the value of param in a WWW-Authenticate challenge.
-func authParam(challenge, param string) string {
-	i := strings.Index(challenge, param+"=")
-	if i < 0 {
-		return ""
-	}
-	v := challenge[i+len(param)+1:]
-	if strings.HasPrefix(v, `"`) {
-		if j := strings.IndexByte(v[1:], '"'); j >= 0 {
-			return v[1 : j+1]
-		}
-		return v[1:]
-	}
-	if j := strings.IndexAny(v, ", "); j >= 0 {
-		return v[:j]
-	}
-	return v
 }
 
 // shownBody is a body as shown in an error message: trimmed, escaped, cut.
@@ -769,7 +769,7 @@ func (h *HTTP) get(stream, lastID string, id jsonrpc.ID) (*http.Response, *Excha
 	ev.Status = resp.StatusCode
 	ev.Header = append(ev.Header, responseHeaders(resp)...)
 	if resp.StatusCode/100 != 2 {
-		e := h.statusError(req, resp, jsonrpc.Message{Method: "GET stream"})
+		e := h.statusError(req, resp, jsonrpc.Message{Method: "GET stream"}, id.IsValid())
 		resp.Body.Close()
 		ev.Note = e.Msg
 		h.note(ev)
@@ -856,7 +856,7 @@ func (h *HTTP) getLoop(opened func()) {
 // (auto mode). It reports whether the legacy endpoint answered.
 func (h *HTTP) fallBack(resp *http.Response) bool {
 	h.note(HTTPEvent{URL: h.url.Redacted(), Note: fmt.Sprintf("initialize POST got HTTP %d: trying the legacy HTTP+SSE transport (GET, waiting for an endpoint event)", resp.StatusCode)})
-	if err := h.openLegacy(); err != nil {
+	if err := h.openLegacy(false); err != nil {
 		h.note(HTTPEvent{URL: h.url.Redacted(), Note: "legacy HTTP+SSE did not answer either: " + err.Error()})
 		h.mu.Lock()
 		h.mode = ModeStreamable
@@ -869,7 +869,8 @@ func (h *HTTP) fallBack(resp *http.Response) bool {
 // openLegacy opens the legacy SSE stream and waits for its endpoint event;
 // the stream is then read in the background until it ends, which ends the
 // connection. ConnectTimeout bounds the wait for the headers and the event.
-func (h *HTTP) openLegacy() error {
+// With discover, a 401 is followed by authorization discovery.
+func (h *HTTP) openLegacy(discover bool) error {
 	ctx, cancel := context.WithCancel(h.ctx)
 	timer := time.AfterFunc(h.cfg.ConnectTimeout, cancel)
 	fail := func(err error) error {
@@ -894,7 +895,7 @@ func (h *HTTP) openLegacy() error {
 	h.note(ev)
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		return fail(h.statusError(req, resp, jsonrpc.Message{Method: "GET (legacy SSE)"}))
+		return fail(h.statusError(req, resp, jsonrpc.Message{Method: "GET (legacy SSE)"}, discover))
 	}
 	r := NewSSEReader(resp.Body, h.cfg.MaxEventBytes)
 	for {

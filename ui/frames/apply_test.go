@@ -185,3 +185,44 @@ func TestHTTPRows(t *testing.T) {
 		}
 	}
 }
+
+// Authorization discovery's GETs are HTTP rows like the others: a 404 to a
+// well-known URI is a problem n stops at, and the detail shows the note and
+// the start of the metadata body.
+func TestAuthDiscoveryRows(t *testing.T) {
+	m := newModel(t, 120, 30)
+	m.Reset()
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	m.Apply([]client.Event{
+		{Seq: 1, Time: at(1), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 401, Stream: "POST 1", ReqID: jsonrpc.Int(1),
+			Header: []string{`< Www-Authenticate: Bearer scope="s"`}}},
+		{Seq: 2, Time: at(2), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "GET", URL: "http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp", Status: 404, Stream: "auth", ReqID: jsonrpc.Int(1),
+			Note: "protected resource metadata (well-known URI 1 of 2): GET …: HTTP 404"}},
+		{Seq: 3, Time: at(3), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "GET", URL: "http://127.0.0.1:1/.well-known/oauth-protected-resource", Status: 200, Stream: "auth", ReqID: jsonrpc.Int(1),
+			Header: []string{"> Accept: application/json", "< Content-Type: application/json"}, Raw: []byte(`{"resource":"http://127.0.0.1:1"}`),
+			Note: "protected resource metadata (well-known URI 2 of 2): resource http://127.0.0.1:1; authorization servers (none)"}},
+	})
+	view := ansi.Strip(m.View())
+	for _, want := range []string{"GET 404", "GET 200", "[auth]"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("view lacks %q:\n%s", want, view)
+		}
+	}
+	press(m, "g")
+	press(m, "n")
+	press(m, "n")
+	if selSeq(m) != 2 {
+		t.Errorf("n selected seq %d, want the 404 (2)", selSeq(m))
+	}
+	if !selectSeq(m, 3) {
+		t.Fatal("no row 3")
+	}
+	press(m, "enter")
+	detail := ansi.Strip(m.View())
+	for _, want := range []string{"GET http://127.0.0.1:1/.well-known/oauth-protected-resource", "well-known URI 2 of 2", "> Accept: application/json",
+		"bytes of the body", `"resource":"http://127.0.0.1:1"`} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail lacks %q:\n%s", want, detail)
+		}
+	}
+}

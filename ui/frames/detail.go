@@ -186,7 +186,8 @@ func (m *Model) detailView() string {
 }
 
 // httpDetail lays out an HTTP row: the exchange, its headers (secret values
-// already redacted by the transport), and the raw bytes of a stream event.
+// already redacted by the transport), and the raw bytes of a stream event
+// or of an exchange's body.
 func (m *Model) httpDetail(add func(...span), h *transport.HTTPEvent) {
 	add()
 	add(span{skHeader, "http"})
@@ -209,7 +210,11 @@ func (m *Model) httpDetail(add func(...span), h *transport.HTTPEvent) {
 	}
 	if len(h.Raw) > 0 {
 		add()
-		add(span{skHeader, "raw bytes"}, span{skSubtle, " · "}, span{skText, strconv.Itoa(len(h.Raw)) + " bytes of the SSE event"})
+		of := " bytes of the SSE event"
+		if h.Method != "" { // an exchange: the start of its body (authorization discovery's metadata)
+			of = " bytes of the body"
+		}
+		add(span{skHeader, "raw bytes"}, span{skSubtle, " · "}, span{skText, strconv.Itoa(len(h.Raw)) + of})
 		add(span{skText, rawText(h.Raw)})
 	}
 }
