@@ -205,3 +205,66 @@ func TestCheckJSON(t *testing.T) {
 		})
 	}
 }
+
+// check --url against a server that wants a token: the handshake fails with
+// MCP_HTTP (exit 10), an auth line says what discovery found, and --json
+// has it in the error object.
+func TestCheckAuth(t *testing.T) {
+	t.Parallel()
+	base := fixtureHTTP(t, "--fault", "http-unauthorized", "--http-auth", "no-registration")
+	r := runSonde(t, "", "check", "--url", base+"/mcp")
+	if r.code != exitHTTP || !strings.HasPrefix(r.stderr, "sonde: MCP_HTTP: initialize 1: HTTP 401: ") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	lines := []string{
+		`^sonde check: FAILED$`,
+		`^  FAIL start\+initialize +\S+  ` + regexp.QuoteMeta(base) + `/mcp$`,
+		`^  auth resource ` + regexp.QuoteMeta(base) + `/mcp, authorization server ` + regexp.QuoteMeta(base) + `/as \(S256 ok, no dynamic registration\), scope fixture:tools$`,
+	}
+	got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(got) != len(lines) {
+		t.Fatalf("%d report lines, want %d:\n%s", len(got), len(lines), r.stdout)
+	}
+	for i, re := range lines {
+		if !regexp.MustCompile(re).MatchString(got[i]) {
+			t.Errorf("line %d = %q, want match of %s", i+1, got[i], re)
+		}
+	}
+
+	r = runSonde(t, "", "check", "--json", "--url", base+"/mcp")
+	var rep struct {
+		OK    bool `json:"ok"`
+		Error struct {
+			Code string `json:"code"`
+			Auth struct {
+				Status int    `json:"status"`
+				Scope  string `json:"scope"`
+				PRM    struct {
+					Resource string `json:"resource"`
+				} `json:"prm"`
+				AS struct {
+					Issuer        string   `json:"issuer"`
+					TokenEndpoint string   `json:"token_endpoint"`
+					PKCE          []string `json:"code_challenge_methods_supported"`
+				} `json:"as"`
+			} `json:"auth"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != exitHTTP {
+		t.Fatalf("exit %d, %v:\n%s", r.code, err, r.stdout)
+	}
+	a := rep.Error.Auth
+	if rep.OK || rep.Error.Code != "MCP_HTTP" || a.Status != 401 || a.Scope != "fixture:tools" || a.PRM.Resource != base+"/mcp" ||
+		a.AS.Issuer != base+"/as" || a.AS.TokenEndpoint != base+"/as/token" || len(a.AS.PKCE) != 1 {
+		t.Errorf("%+v", rep)
+	}
+	if strings.Contains(r.stdout, `"auth"`) && strings.Count(r.stdout, `"auth"`) != 2 { // the error, and its step's
+		t.Errorf("auth %d times:\n%s", strings.Count(r.stdout, `"auth"`), r.stdout)
+	}
+
+	// With the token the check passes, and has no auth line.
+	r = runSonde(t, "", "check", "--url", base+"/mcp", "--header", "Authorization: Bearer sonde-test-token")
+	if r.code != 0 || strings.Contains(r.stdout, "  auth ") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

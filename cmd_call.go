@@ -155,6 +155,9 @@ func errorJSON(err error) map[string]any {
 		if els := elicitationsJSON(err); els != nil {
 			e["elicitations"] = els
 		}
+		if a := client.Authorization(err); a != nil {
+			e["auth"] = a // what discovery found after a 401 (transport.AuthDiscovery)
+		}
 	}
 	return e
 }

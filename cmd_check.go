@@ -14,6 +14,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // checkStep is one line of the health report.
@@ -33,7 +34,10 @@ func newCheckCmd(io streams) *cobra.Command {
 		Long: `Start the server and check that it speaks MCP: initialize (and its protocol version),
 tools/list over all pages, ping; then report what went wrong on the wire on the way
 (lines on stdout that are not JSON-RPC, responses for unknown or retired ids) and how
-much the server wrote on stderr. Nothing with side effects is called.
+much the server wrote on stderr. Nothing with side effects is called. Over HTTP, when the
+server refuses sonde with 401 (or 403 insufficient_scope), an auth line says what
+authorization discovery found: the resource, its authorization server (S256, dynamic
+registration), the scopes, and what went wrong on the way.
 
 The exit status is the one of the first failing step (0 when all pass).
 
@@ -53,6 +57,7 @@ The exit status is the one of the first failing step (0 when all pass).
 func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) error {
 	var steps []checkStep
 	var firstErr error
+	var auth *transport.AuthDiscovery
 	step := func(name string, start time.Time, detail string, err error) bool {
 		st := checkStep{Name: name, OK: err == nil, MS: ms(time.Since(start)), Detail: detail}
 		if err != nil {
@@ -62,6 +67,9 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 			st.Error = errorJSON(err)
 			if firstErr == nil {
 				firstErr = err
+			}
+			if auth == nil {
+				auth = client.Authorization(err)
 			}
 		}
 		steps = append(steps, st)
@@ -75,7 +83,7 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 		target = f.url
 	}
 	if !step("start+initialize", t0, target, err) {
-		return reportCheck(io, f.json, steps, nil, firstErr)
+		return reportCheck(io, f.json, steps, nil, auth, firstErr)
 	}
 	defer s.close()
 	steps[0].Detail = initDetail(s)
@@ -97,7 +105,7 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 	st := s.c.Stats()
 	wire := fmt.Sprintf("%d frames sent; %d malformed, %d invalid, %d unknown, %d late, %d duplicate; %s on stderr",
 		st.Sent, st.Malformed, st.Invalid, st.Unknown, st.Late, st.Duplicate, format.Size(int(st.StderrBytes)))
-	return reportCheck(io, f.json, steps, &wire, firstErr)
+	return reportCheck(io, f.json, steps, &wire, auth, firstErr)
 }
 
 func initDetail(s *session) string {
@@ -122,7 +130,10 @@ func capabilityNames(res *mcp.InitializeResult) string {
 	return strings.Join(names, ", ")
 }
 
-func reportCheck(io streams, asJSON bool, steps []checkStep, wire *string, firstErr error) error {
+// reportCheck prints the steps, the wire counts and, when the server asked
+// for authorization, what discovery found (auth; with --json it is in the
+// error object already).
+func reportCheck(io streams, asJSON bool, steps []checkStep, wire *string, auth *transport.AuthDiscovery, firstErr error) error {
 	if asJSON {
 		out := map[string]any{"ok": firstErr == nil, "steps": steps}
 		if wire != nil {
@@ -145,6 +156,9 @@ func reportCheck(io streams, asJSON bool, steps []checkStep, wire *string, first
 			mark = "FAIL"
 		}
 		fmt.Fprintf(io.out, "  %s %-17s %9s  %s\n", mark, st.Name, format.Dur(time.Duration(st.MS*float64(time.Millisecond))), st.Detail)
+	}
+	if auth != nil {
+		fmt.Fprintf(io.out, "  auth %s\n", auth.Summary())
 	}
 	if wire != nil {
 		fmt.Fprintf(io.out, "  wire %s\n", *wire)

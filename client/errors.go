@@ -189,8 +189,24 @@ func exchangeErr(xe *transport.ExchangeError) *Error {
 		r := remoteErr(xe.RPC)
 		e.Code, e.RPC = r.Code, r.RPC
 		e.Message = fmt.Sprintf("%s (HTTP %d)", r.Message, xe.Status)
+		if xe.Auth != nil { // a 401 with a JSON-RPC body: what discovery found is kept
+			e.Message += "; authorization: " + xe.Auth.Summary()
+		}
 	}
 	return e
+}
+
+// Authorization returns what authorization discovery found when err is a
+// request refused over HTTP with 401 (or 403 with
+// error="insufficient_scope"): the challenge, the protected resource and
+// authorization server metadata, and the problems met on the way. It is nil
+// for any other error.
+func Authorization(err error) *transport.AuthDiscovery {
+	var xe *transport.ExchangeError
+	if errors.As(err, &xe) {
+		return xe.Auth
+	}
+	return nil
 }
 
 // lastLines returns up to n final non-empty lines of b, at most max bytes,
