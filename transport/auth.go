@@ -54,6 +54,10 @@ type AuthDiscovery struct {
 	// PRM was found; AS is nil when it was not.
 	ASURL string              `json:"as_url,omitempty"`
 	AS    *AuthServerMetadata `json:"as,omitempty"`
+	// LegacyAS says the PRM was not found and AS came from the root of the
+	// server's own origin, where a 2025-03-26 server (its own authorization
+	// server) serves it.
+	LegacyAS bool `json:"legacy_as,omitempty"`
 	// Problems lists what discovery could not do or found wrong, in order.
 	Problems []*AuthProblem `json:"problems,omitempty"`
 }
@@ -187,6 +191,9 @@ func (a *AuthDiscovery) Summary() string {
 			as = "authorization server metadata at " + a.ASURL
 		}
 		var notes []string
+		if a.LegacyAS {
+			notes = append(notes, "the server itself, as in 2025-03-26")
+		}
 		switch {
 		case a.AS.S256():
 			notes = append(notes, "S256 ok")
@@ -439,7 +446,7 @@ func (h *HTTP) discoverAuth(status int, challenge string, id jsonrpc.ID) *AuthDi
 		}
 	}
 	m := run.res.clone()
-	a.PRMURL, a.PRM, a.ASURL, a.AS, a.Problems = m.PRMURL, m.PRM, m.ASURL, m.AS, m.Problems
+	a.PRMURL, a.PRM, a.ASURL, a.AS, a.LegacyAS, a.Problems = m.PRMURL, m.PRM, m.ASURL, m.AS, m.LegacyAS, m.Problems
 	return a
 }
 
@@ -469,19 +476,28 @@ func (d *discovery) run(rmURL string, out *AuthDiscovery) {
 		p := d.fetch(u, what, &prm, func() string {
 			return fmt.Sprintf("%s: resource %s; authorization servers %s", what, orNone(prm.Resource), orNone(strings.Join(prm.AuthorizationServers, ", ")))
 		})
-		if p != nil {
-			tried = append(tried, p)
-			if d.ctx.Err() != nil {
-				break
-			}
-			continue
+		if p == nil {
+			out.PRMURL, out.PRM = u, &prm
+			break
 		}
-		out.PRMURL, out.PRM = u, &prm
-		break
+		tried = append(tried, p)
+		if d.ctx.Err() != nil {
+			break
+		}
 	}
 	if out.PRM == nil {
-		for _, p := range tried {
-			out.Problems = append(out.Problems, p)
+		out.Problems = append(out.Problems, tried...)
+		if d.ctx.Err() == nil {
+			// A 2025-03-26 server is its own authorization server, with its
+			// metadata at the root of its origin. Only what is found there
+			// counts: its absence is no problem of its own.
+			origin := &url.URL{Scheme: server.Scheme, Host: server.Host}
+			var legacy AuthDiscovery
+			if d.authServer(origin.String(), []string{origin.String() + "/.well-known/oauth-authorization-server"},
+				"authorization server metadata of the server itself (2025-03-26)", &legacy) {
+				out.ASURL, out.AS, out.LegacyAS = legacy.ASURL, legacy.AS, true
+				out.Problems = append(out.Problems, legacy.Problems...)
+			}
 		}
 		return
 	}
@@ -503,10 +519,19 @@ func (d *discovery) run(rmURL string, out *AuthDiscovery) {
 		out.Problems = append(out.Problems, &AuthProblem{Kind: AuthMalformed, URL: out.PRMURL, Msg: fmt.Sprintf("authorization server %q is not an absolute http(s) URL", issuer), Err: err})
 		return
 	}
-	candidates = wellKnownAS(iu)
-	tried = tried[:0]
+	d.authServer(issuer, wellKnownAS(iu), "authorization server metadata", out)
+}
+
+// authServer looks for the metadata of issuer at candidates, in order, and
+// checks what it finds; out gets the metadata and the problems. It reports
+// whether metadata was found (the failed attempts are then no problem).
+func (d *discovery) authServer(issuer string, candidates []string, what string, out *AuthDiscovery) bool {
+	var tried []*AuthProblem
 	for i, u := range candidates {
-		what := fmt.Sprintf("authorization server metadata (URI %d of %d)", i+1, len(candidates))
+		what := what
+		if len(candidates) > 1 {
+			what = fmt.Sprintf("%s (URI %d of %d)", what, i+1, len(candidates))
+		}
 		var as AuthServerMetadata
 		p := d.fetch(u, what, &as, func() string {
 			s := "S256 ok"
@@ -515,21 +540,18 @@ func (d *discovery) run(rmURL string, out *AuthDiscovery) {
 			}
 			return fmt.Sprintf("%s: issuer %s; %s; registration %s", what, orNone(as.Issuer), s, orNone(as.RegistrationEndpoint))
 		})
-		if p != nil {
-			tried = append(tried, p)
-			if d.ctx.Err() != nil {
-				break
-			}
-			continue
+		if p == nil {
+			out.ASURL, out.AS = u, &as
+			break
 		}
-		out.ASURL, out.AS = u, &as
-		break
+		tried = append(tried, p)
+		if d.ctx.Err() != nil {
+			break
+		}
 	}
 	if out.AS == nil {
-		for _, p := range tried {
-			out.Problems = append(out.Problems, p)
-		}
-		return
+		out.Problems = append(out.Problems, tried...)
+		return false
 	}
 	as := out.AS
 	switch {
@@ -549,6 +571,7 @@ func (d *discovery) run(rmURL string, out *AuthDiscovery) {
 	case !as.S256():
 		out.Problems = append(out.Problems, &AuthProblem{Kind: AuthNoS256, URL: out.ASURL, Msg: fmt.Sprintf("the authorization server supports PKCE methods %s, not S256: an MCP client must refuse to proceed", strings.Join(as.CodeChallengeMethods, ", "))})
 	}
+	return true
 }
 
 func orNone(s string) string {

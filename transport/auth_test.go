@@ -530,3 +530,33 @@ func TestAuthDiscoveryJSON(t *testing.T) {
 		t.Errorf("%s %v", b, err)
 	}
 }
+
+// A 2025-03-26 server has no PRM and is its own authorization server: its
+// metadata at the root of its origin is found and marked so; the missing
+// PRM stays a problem.
+func TestAuthDiscovery_Legacy2503(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/mcp":
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		case wkAS:
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"issuer":"http://` + r.Host + `","authorization_endpoint":"http://` + r.Host + `/authorize","token_endpoint":"http://` + r.Host + `/token","code_challenge_methods_supported":["S256"]}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	h, rec := dialRec(t, HTTPConfig{URL: srv.URL + "/mcp"})
+	a := refusal(t, h, initLine).Auth
+	if a == nil || a.PRM != nil || a.AS == nil || !a.LegacyAS || a.ASURL != srv.URL+wkAS || !slices.Equal(problemKinds(a), []AuthProblemKind{AuthStatus, AuthStatus}) {
+		t.Fatalf("%+v", a)
+	}
+	if got := rec.gets(); !slices.Equal(got, []string{wkPRM + "/mcp", wkPRM, wkAS}) {
+		t.Errorf("GETs %q", got)
+	}
+	if s := a.Summary(); !strings.HasPrefix(s, "error invalid_token, no protected resource metadata, authorization server "+srv.URL+" (the server itself, as in 2025-03-26, S256 ok, no dynamic registration); problems: ") {
+		t.Errorf("summary %q", s)
+	}
+}
