@@ -75,6 +75,9 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	p.timer = time.AfterFunc(timeout, func() { c.expire(id) })
 	p.stopCtx = context.AfterFunc(ctx, func() { c.cancelByCaller(id, context.Cause(ctx)) })
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, State: StateQueued, Deadline: p.deadline, RetryOf: p.retryOf}})
+	if !c.heldSince.IsZero() {
+		c.holdLocked(p, now)
+	}
 	if c.modernLocked() {
 		p.base = &retryBase{ctx: ctx, method: method, params: rawParams, o: o}
 		if o.cont != nil {

@@ -146,6 +146,7 @@ func (c *Client) startClientTaskLocked(req *ServerRequest, ttl time.Duration) {
 	}
 	t.ask = ask
 	c.srv.waiting[ask.ID] = ask
+	c.holdCheckLocked()
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: t.ask.ID, Method: t.ask.Method, State: StateReceived, Params: t.ask.Params}})
 }
 
@@ -293,6 +294,7 @@ func (c *Client) serveTaskLocked(req *ServerRequest) {
 		}
 		if a := t.ask; a != nil && c.srv.waiting[a.ID] == a {
 			delete(c.srv.waiting, a.ID)
+			c.holdCheckLocked()
 			c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: a.ID, Method: a.Method, State: StateCancelled,
 				Latency: time.Since(a.Received), Err: newErr(CodeAborted, "the server cancelled task %s (tasks/cancel)", t.task.TaskID)}})
 		}

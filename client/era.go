@@ -447,6 +447,7 @@ func (c *Client) awaitInput(ctx context.Context, key string, req mcp.InputReques
 		c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
 	}
 	c.srv.waiting[sr.ID] = sr
+	c.holdCheckLocked()
 	c.emit(Event{Time: sr.Received, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateReceived, Params: sr.Params}})
 	c.mu.Unlock()
 	select {
@@ -459,6 +460,7 @@ func (c *Client) awaitInput(ctx context.Context, key string, req mcp.InputReques
 		c.mu.Lock()
 		if c.srv.waiting[sr.ID] == sr {
 			delete(c.srv.waiting, sr.ID)
+			c.holdCheckLocked()
 			c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateCancelled, Latency: time.Since(sr.Received), Err: newErr(CodeAborted, "no longer needed: the call ended")}})
 		}
 		c.mu.Unlock()

@@ -33,6 +33,10 @@ type pending struct {
 	maxEnd   time.Time
 	retryOf  jsonrpc.ID // modern era: the request this one retries
 	base     *retryBase // modern era: how to retry it after input_required
+	// held: the clock stands still (Options.HoldWhileAsked) with left to
+	// go; the timer is stopped.
+	held bool
+	left time.Duration
 }
 
 // Call is one request. It is settled exactly once; Done is closed then.
@@ -132,7 +136,7 @@ func (c *Client) expire(id int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pending[id]
-	if p == nil {
+	if p == nil || p.held {
 		return
 	}
 	if now := time.Now(); now.Before(p.deadline) {

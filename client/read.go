@@ -197,17 +197,31 @@ func (c *Client) notificationLocked(f transport.Frame) {
 	}
 	c.stats.Progress++
 	now := f.Time
-	if c.opts.ResetOnProgress {
+	state, deadline := StateProgress, p.deadline
+	switch {
+	case p.held:
+		// The clock stands still: progress refills the time left, and the
+		// request stays held.
+		if c.opts.ResetOnProgress {
+			p.left = p.timeout
+			if !p.maxEnd.IsZero() {
+				// The end moves by the time held when the clock runs again.
+				p.left = min(p.left, p.maxEnd.Sub(c.heldSince))
+			}
+		}
+		state, deadline = StateHeld, time.Time{}
+	case c.opts.ResetOnProgress:
 		p.deadline = now.Add(p.timeout)
 		if !p.maxEnd.IsZero() && p.deadline.After(p.maxEnd) {
 			p.deadline = p.maxEnd
 		}
 		p.timer.Reset(time.Until(p.deadline))
+		deadline = p.deadline
 	}
 	detail := fmt.Sprintf("progress %s for %s", progressText(pp), idText(n))
 	c.emitFrame(f, VerdictProgress, detail)
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
-		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: StateProgress, Deadline: p.deadline,
+		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: state, Deadline: deadline,
 		Latency: now.Sub(p.queuedAt), Progress: &Progress{Progress: pp.Progress, Total: pp.Total, Message: pp.Message},
 	}})
 }

@@ -212,6 +212,7 @@ func (c *Client) waitLocked(req *ServerRequest) bool {
 		c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
 	}
 	c.srv.waiting[req.ID] = req
+	c.holdCheckLocked()
 	return true
 }
 
@@ -275,6 +276,7 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 		return newErr(CodeClosed, "answer to %s %s: the session has ended", req.Method, id)
 	}
 	delete(c.srv.waiting, id)
+	c.holdCheckLocked()
 	if req.input != nil {
 		if rpcErr == nil && len(result) == 0 {
 			result = json.RawMessage("{}")
@@ -318,6 +320,7 @@ func (c *Client) serverCancelLocked(f transport.Frame) bool {
 		return false
 	}
 	delete(c.srv.waiting, p.RequestID)
+	c.holdCheckLocked()
 	detail := "the server cancelled its request " + req.Method + " " + p.RequestID.String()
 	if p.Reason != "" {
 		detail += ": " + bounded(p.Reason, 200)
@@ -336,5 +339,6 @@ func (c *Client) endWaitingLocked(state State, err *Error) {
 		delete(c.srv.waiting, id)
 		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: state, Latency: now.Sub(req.Received), Err: err}})
 	}
+	c.holdCheckLocked()
 	c.endClientTasksLocked(now, state, err)
 }

@@ -151,7 +151,10 @@ func (c *Client) beforeWrite(it outItem) bool {
 		f.Msg.Kind = jsonrpc.KindNotification
 	}
 	c.emit(Event{Time: now, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictSent}})
-	if it.p != nil {
+	if it.p != nil && it.p.held {
+		// Written while its clock stands still: it stays held.
+		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(it.p.id), Method: it.p.method, Tool: it.p.tool, State: StateHeld, RetryOf: it.p.retryOf}})
+	} else if it.p != nil {
 		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(it.p.id), Method: it.p.method, Tool: it.p.tool, State: StateSent, Deadline: it.p.deadline, RetryOf: it.p.retryOf}})
 	}
 	return true

@@ -334,3 +334,29 @@ func TestRetryOf(t *testing.T) {
 		t.Errorf("after the retry resolved:\n%s", v)
 	}
 }
+
+// TestHeldRowHasNoCountdown: a held request (its clock stands still while
+// the user answers the server) shows no time left, says why, and gets its
+// countdown back with the new deadline.
+func TestHeldRowHasNoCountdown(t *testing.T) {
+	m := newModel(Options{})
+	m.SetSize(120, 5)
+	m.Apply([]client.Event{queued(0, 1, "tools/call", "confirm", 1000), out(1, 1, "tools/call", client.StateSent)})
+	m.SetNow(at(500))
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "500.0ms 500.0ms") {
+		t.Fatalf("no countdown before the hold:\n%s", v)
+	}
+	m.Apply([]client.Event{out(600, 1, "tools/call", client.StateHeld)})
+	m.SetNow(at(5000)) // well past the old deadline
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "held") || !strings.Contains(v, "held while you answer the server") || strings.Contains(v, "-4") {
+		t.Fatalf("held row:\n%s", v)
+	}
+	release := out(5000, 1, "tools/call", client.StateSent)
+	release.Req.Deadline = at(5400)
+	m.Apply([]client.Event{release})
+	m.SetNow(at(5100))
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "300.0ms") || strings.Contains(v, "held while") {
+		t.Fatalf("after the hold:\n%s", v)
+	}
+}

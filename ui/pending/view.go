@@ -123,7 +123,7 @@ func (m *Model) liveCells(e *entry) []cell {
 		return append(cells, cell{"", st.Subtle, timeW}, cell{"", st.Subtle, timeW}, cell{detail, style, dw})
 	}
 	left, leftStyle := "", st.Text
-	if !e.deadline.IsZero() {
+	if !e.deadline.IsZero() && e.state != client.StateHeld {
 		rem := e.deadline.Sub(m.now)
 		left = clock(rem)
 		if rem <= 0 || rem*5 < e.deadline.Sub(e.queued) {
@@ -133,6 +133,10 @@ func (m *Model) liveCells(e *entry) []cell {
 	detail := progressText(e.progress)
 	if e.task != "" {
 		detail = e.task
+	}
+	if e.state == client.StateHeld {
+		// The clock stands still (client.Options.HoldWhileAsked).
+		detail = strings.TrimSpace("held while you answer the server  " + detail)
 	}
 	if e.key.dir == transport.In && detail == "" {
 		// sonde sets no deadline on the server's requests: the server does.

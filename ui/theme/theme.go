@@ -101,7 +101,7 @@ func (s *Styles) State(name string) lipgloss.Style {
 		return s.Error
 	case "late", "duplicate", "unknown", "cancelled", "closed", "busy":
 		return s.Warn
-	case "queued", "progress", "received", "server-request", "retried":
+	case "queued", "progress", "received", "server-request", "retried", "held":
 		return s.Accent
 	case "notification":
 		return s.Info

@@ -1,0 +1,131 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// outStates lists the states of sonde's request id, in order.
+func outStates(evs []Event, id string) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Kind == EvRequest && ev.Req.Dir == transport.Out && ev.Req.ID.String() == id {
+			out = append(out, string(ev.Req.State))
+		}
+	}
+	return out
+}
+
+// TestHoldWhileAsked: while the fixture's confirm waits for the user's
+// answer to its elicitation, sonde's tools/call (and a call started
+// meanwhile) do not time out; once answered, the clock runs again.
+func TestHoldWhileAsked(t *testing.T) {
+	const timeout = 400 * time.Millisecond
+	s := start(t, Options{Timeout: timeout, HoldWhileAsked: true, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	s.init()
+	ctx := context.Background()
+	confirm := s.c.GoTool(ctx, "confirm", nil, CallOptions{})
+	r := waitingFor(t, s, mcp.MethodElicit)
+	s.waitFor("the call held", func(ev Event) bool {
+		return ev.Kind == EvRequest && ev.Req.ID == confirm.ID && ev.Req.State == StateHeld
+	})
+	// Started while held: it answers after longer than the timeout.
+	slow := s.c.GoTool(ctx, "echo", json.RawMessage(`{"value":"late","delay_ms":700}`), CallOptions{})
+	time.Sleep(3 * timeout)
+	select {
+	case <-confirm.Done():
+		t.Fatalf("confirm settled while held: %v", confirm.err)
+	default:
+	}
+	if _, err := slow.Wait(); err != nil {
+		t.Fatalf("the call started while held: %v", err)
+	}
+	if err := s.c.Respond(r.ID, json.RawMessage(`{"action":"accept","content":{"confirm":true}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := confirm.Wait()
+	if err != nil || !strings.Contains(string(raw), `"confirmed"`) {
+		t.Fatalf("confirm: %s %v", raw, err)
+	}
+	s.waitFor("confirm's resolved event", func(ev Event) bool {
+		return ev.Kind == EvRequest && ev.Req.ID == confirm.ID && ev.Req.State == StateResolved
+	})
+	evs := s.snapshot()
+	if got := strings.Join(outStates(evs, confirm.ID.String()), ","); got != "queued,sent,held,sent,resolved" {
+		t.Fatalf("confirm's states %s", got)
+	}
+	if got := strings.Join(outStates(evs, slow.ID.String()), ","); got != "queued,held,held,resolved" {
+		t.Fatalf("echo's states %s", got)
+	}
+	var notes []string
+	for _, ev := range evs {
+		if ev.Kind == EvNote && strings.Contains(ev.Note, "deadline") {
+			notes = append(notes, ev.Note)
+		}
+	}
+	if len(notes) != 2 || !strings.Contains(notes[0], "held: a request of the server's waits") || !strings.Contains(notes[1], "run again after") {
+		t.Fatalf("notes %q", notes)
+	}
+	// The clock runs again: a call that outlives its timeout now times out.
+	hang := s.c.GoTool(ctx, "echo", json.RawMessage(`{"value":"x","delay_ms":2000}`), CallOptions{})
+	if _, err := hang.Wait(); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("after the answer: %v", err)
+	}
+}
+
+// TestNoHoldByDefault: without HoldWhileAsked the call that made the
+// server ask times out as any other.
+func TestNoHoldByDefault(t *testing.T) {
+	s := start(t, Options{Timeout: 400 * time.Millisecond, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	s.init()
+	confirm := s.c.GoTool(context.Background(), "confirm", nil, CallOptions{})
+	waitingFor(t, s, mcp.MethodElicit)
+	if _, err := confirm.Wait(); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("confirm: %v", err)
+	}
+	for _, st := range outStates(s.snapshot(), confirm.ID.String()) {
+		if st == string(StateHeld) {
+			t.Fatal("held without HoldWhileAsked")
+		}
+	}
+}
+
+// TestHoldKeepsProgressHeld: progress for a held request is shown with it
+// held (no deadline), and with ResetOnProgress it refills the time left.
+func TestHoldKeepsProgressHeld(t *testing.T) {
+	const timeout = 400 * time.Millisecond
+	s := start(t, Options{Timeout: timeout, HoldWhileAsked: true, ResetOnProgress: true, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	s.init()
+	ctx := context.Background()
+	confirm := s.c.GoTool(ctx, "confirm", nil, CallOptions{})
+	r := waitingFor(t, s, mcp.MethodElicit)
+	prog := s.c.GoTool(ctx, "progress", json.RawMessage(`{"steps":3,"interval_ms":250}`), CallOptions{ProgressToken: true})
+	if _, err := prog.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, ev := range s.snapshot() {
+		if ev.Kind == EvRequest && ev.Req.ID == prog.ID && ev.Req.Progress != nil {
+			if ev.Req.State != StateHeld || !ev.Req.Deadline.IsZero() {
+				t.Fatalf("progress while held: %+v", ev.Req)
+			}
+			held++
+		}
+	}
+	if held == 0 {
+		t.Fatal("no progress event")
+	}
+	if err := s.c.Respond(r.ID, json.RawMessage(`{"action":"decline"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := confirm.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
