@@ -60,12 +60,12 @@ func TestLintCommand(t *testing.T) {
 
 func TestLintRules(t *testing.T) {
 	r := runSonde(t, "", "lint", "--rules")
-	if r.code != 0 || strings.Count(r.stdout, "\n  spec: ") != 15 || !strings.Contains(r.stdout, "late-response (should): ") {
+	if r.code != 0 || strings.Count(r.stdout, "\n  spec: ") != 16 || !strings.Contains(r.stdout, "late-response (should): ") {
 		t.Errorf("lint --rules: %d\n%s", r.code, r.stdout)
 	}
 	r = runSonde(t, "", "lint", "--rules", "--json")
 	var rules []struct{ Name, Level, Summary, Spec string }
-	if err := json.Unmarshal([]byte(r.stdout), &rules); err != nil || len(rules) != 15 || rules[0].Name != "not-json" {
+	if err := json.Unmarshal([]byte(r.stdout), &rules); err != nil || len(rules) != 16 || rules[0].Name != "not-json" {
 		t.Errorf("lint --rules --json: %v %s", err, r.stdout)
 	}
 	if r := runSonde(t, "", "lint", "--rules", "x.jsonl"); r.code != 2 {

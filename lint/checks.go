@@ -275,3 +275,53 @@ func metaVersion(params json.RawMessage) (string, bool) {
 	}
 	return v, true
 }
+
+// taskTerminal: task-terminal-changed. The status of a task of the
+// server's, as the server reports it: a CreateTaskResult or Task answering
+// sonde's tools/call, tasks/get or tasks/cancel, or
+// notifications/tasks/status. Once terminal, it must not change.
+func (l *Linter) taskTerminal(ev client.Event) {
+	m := &ev.Frame.Msg
+	var raw json.RawMessage
+	switch m.Kind {
+	case jsonrpc.KindNotification:
+		if m.Method != mcp.MethodTaskStatus {
+			return
+		}
+		raw = m.Params
+	case jsonrpc.KindResponse:
+		p, ok := l.pending[0][m.ID]
+		if !ok || m.Error != nil {
+			return
+		}
+		switch p.method {
+		case mcp.MethodTasksGet, mcp.MethodTasksCancel:
+			raw = m.Result
+		case mcp.MethodToolsCall:
+			var ct struct {
+				Task json.RawMessage `json:"task"`
+			}
+			if json.Unmarshal(m.Result, &ct) != nil || ct.Task == nil {
+				return
+			}
+			raw = ct.Task
+		default:
+			return
+		}
+	default:
+		return
+	}
+	var t mcp.Task
+	if json.Unmarshal(raw, &t) != nil || t.TaskID == "" || t.Status == "" {
+		return
+	}
+	before, seen := l.tasks[t.TaskID]
+	if seen && mcp.TaskTerminal(before) && t.Status != before {
+		l.add(ev, RuleTaskTerminal, fmt.Sprintf("task %s was %s, now %s", t.TaskID, before, t.Status))
+		return // the terminal status stands
+	}
+	if !seen && len(l.tasks) >= maxTasks {
+		clear(l.tasks)
+	}
+	l.tasks[t.TaskID] = t.Status
+}

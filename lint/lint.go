@@ -13,6 +13,10 @@ import (
 // remembers (for progress-after-response).
 const doneTokens = 4096
 
+// maxTasks bounds the task statuses a Linter remembers (for
+// task-terminal-changed).
+const maxTasks = 4096
+
 // Finding is one violation and the event that shows it.
 type Finding struct {
 	Rule string
@@ -65,6 +69,10 @@ type Linter struct {
 	pending [2]map[jsonrpc.ID]pend
 	tokens  [2]map[jsonrpc.ID]jsonrpc.ID // progress token -> request id
 	done    [2]recent                    // tokens of answered requests
+	// tasks is the last status the server reported for each of its tasks
+	// (at most maxTasks: beyond, it starts over and the rule is silent for
+	// the tasks it forgot).
+	tasks map[string]string
 
 	out []Finding
 }
@@ -78,8 +86,12 @@ func New() *Linter {
 }
 
 func (l *Linter) reset(started bool) {
-	pending, tokens, done, out := l.pending, l.tokens, l.done, l.out[:0]
-	*l = Linter{seen: true, started: started, out: out}
+	pending, tokens, done, out, tasks := l.pending, l.tokens, l.done, l.out[:0], l.tasks
+	*l = Linter{seen: true, started: started, out: out, tasks: tasks}
+	if l.tasks == nil {
+		l.tasks = map[string]string{}
+	}
+	clear(l.tasks)
 	for i := range pending { // the maps are kept, emptied: a restart costs no allocation
 		if pending[i] == nil {
 			pending[i], tokens[i] = map[jsonrpc.ID]pend{}, map[jsonrpc.ID]jsonrpc.ID{}
@@ -157,6 +169,9 @@ func (l *Linter) checkFrame(ev client.Event) {
 	}
 	if f.Err == nil && m.Kind == jsonrpc.KindNotification && m.Method == mcp.MethodProgress {
 		l.progressAfterResponse(ev)
+	}
+	if f.Err == nil && f.Dir == transport.In {
+		l.taskTerminal(ev)
 	}
 	l.versionInFrame(ev)
 	l.track(ev.Seq, f)

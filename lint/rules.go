@@ -53,6 +53,7 @@ const (
 	RuleCallBeforeInit      = "call-before-initialized"
 	RuleUnnegotiatedVersion = "unnegotiated-version"
 	RuleUndeclared          = "undeclared-capability"
+	RuleTaskTerminal        = "task-terminal-changed"
 )
 
 // Rules returns every rule, in the order of docs/lint.md.
@@ -72,6 +73,7 @@ func Rules() []Rule {
 		{RuleBeforeInitialize, Should, "a request other than ping before the handshake allows it: from the client before the initialize result, from the server before notifications/initialized", "2511/basic/lifecycle.mdx §Initialization: the client SHOULD NOT send requests other than pings before the server has responded to initialize; the server SHOULD NOT send requests other than pings and logging before receiving initialized"},
 		{RuleCallBeforeInit, Must, "a tools/call sent after the initialize result but before the client's notifications/initialized", "2511/basic/lifecycle.mdx §Initialization: after successful initialization the client MUST send an initialized notification"},
 		{RuleUndeclared, Must, "a request from the server that needs a client capability the client did not declare in initialize (sampling, elicitation, roots, tasks)", "2506/basic/lifecycle.mdx §Operation: both parties MUST only use capabilities that were successfully negotiated"},
+		{RuleTaskTerminal, Must, "a task the server reported in a terminal status (completed, failed, cancelled) reported later in another status (tasks/get, tasks/cancel, notifications/tasks/status)", "2511/basic/utilities/tasks.mdx: tasks in a terminal status MUST NOT transition to any other status"},
 		{RuleUnnegotiatedVersion, Must, "a protocol version in later traffic (an MCP-Protocol-Version header, a result, a request's _meta) that differs from the one the initialize result negotiated", "2511/basic/lifecycle.mdx §Version Negotiation; 2511/basic/transports.mdx §Protocol Version Header: MCP-Protocol-Version: <protocol-version> on all subsequent requests"},
 	}
 }
