@@ -298,6 +298,10 @@ func (l *Linter) taskTerminal(ev client.Event) {
 		case mcp.MethodTasksGet, mcp.MethodTasksCancel:
 			raw = m.Result
 		case mcp.MethodToolsCall:
+			// Most answers are plain results: scan before decoding.
+			if !bytes.Contains(m.Result, []byte(`"task"`)) {
+				return
+			}
 			var ct struct {
 				Task json.RawMessage `json:"task"`
 			}
