@@ -159,3 +159,25 @@ func TestAnswersAsTasks(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswersAsTasksTrace: --trace names a task sonde runs for the server
+// by the server's request, not as a tools/call.
+func TestAnswersAsTasksTrace(t *testing.T) {
+	yes := writeFile(t, "yes.json", `{"action":"accept","content":{"confirm":true}}`)
+	f := newFixture(t)
+	r := runSonde(t, "", f.cmd([]string{"call", "confirm", "--elicit-reply", yes, "--args", `{"task":"poll"}`, "--trace"})...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, re := range []string{
+		`task sonde-1-\w+ \(sonde runs elicitation/create id "confirm-1" for the server\) working: waiting for sonde's user to answer`,
+		`task sonde-1-\w+ \(sonde runs elicitation/create id "confirm-1" for the server\) completed \(end\)`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stderr) {
+			t.Errorf("trace lacks %s:\n%s", re, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "sonde: task sonde-1-") {
+		t.Errorf("the task sonde runs is printed as the call's own task:\n%s", r.stderr)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // registerTaskFlags adds call's --task and --task-ttl.
@@ -31,7 +32,7 @@ func callTask(ctx context.Context, io streams, c *client.Client, name string, ar
 			if !ok {
 				return tc.Wait()
 			}
-			if ev.Kind == client.EvTask && ev.Task.Call == tc.CallID() && !ev.Task.End {
+			if ev.Kind == client.EvTask && ev.Task.Dir != transport.In && ev.Task.Call == tc.CallID() && !ev.Task.End {
 				line := "sonde: task " + ev.Task.Task.TaskID + " " + ev.Task.Task.Status
 				if m := ev.Task.Task.StatusMessage; m != "" {
 					line += ": " + m
