@@ -260,9 +260,15 @@ func (c *Client) modernResultLocked(f transport.Frame, p *pending) bool {
 	}
 	rt := *probe.ResultType
 	if rt != mcp.ResultInputRequired {
+		why := "the spec says it is invalid"
+		if rt == mcp.ResultTask {
+			// The tasks extension's answer: the server may use it only when
+			// the client declared the extension, and sonde does not.
+			why = "it belongs to the tasks extension (" + mcp.ExtensionTasks + "), which sonde does not declare, so the server must not use it"
+		}
 		c.stats.Invalid++
-		c.emitFrame(f, VerdictInvalid, fmt.Sprintf("resultType %q is neither complete nor input_required; settles %s with MCP_PROTOCOL", bounded(rt, 64), idText(p.id)))
-		c.settleLocked(p, outcome{state: StateProtocol, err: newErr(CodeProtocol, "%s %s: unknown resultType %q (the spec says it is invalid)", p.method, idText(p.id), bounded(rt, 64))})
+		c.emitFrame(f, VerdictInvalid, fmt.Sprintf("resultType %q is neither complete nor input_required (%s); settles %s with MCP_PROTOCOL", bounded(rt, 64), why, idText(p.id)))
+		c.settleLocked(p, outcome{state: StateProtocol, err: newErr(CodeProtocol, "%s %s: unknown resultType %q (%s)", p.method, idText(p.id), bounded(rt, 64), why)})
 		return true
 	}
 	var ir mcp.InputRequiredResult

@@ -198,6 +198,14 @@ func TestModernInputRequiredFailures(t *testing.T) {
 		}
 		s.waitFor("an invalid frame", isFrame(VerdictInvalid, `resultType "partial" is neither complete nor input_required`))
 	})
+	t.Run("resultType task without the tasks extension", func(t *testing.T) {
+		s := start(t, Options{Era: EraModern, ServerRequests: elicit}, modernFixture)
+		s.init()
+		_, _, err := s.c.CallTool(context.Background(), "confirm", json.RawMessage(`{"result_type":"task"}`), CallOptions{})
+		if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), `unknown resultType "task" (it belongs to the tasks extension (io.modelcontextprotocol/tasks), which sonde does not declare`) {
+			t.Errorf("err = %v", err)
+		}
+	})
 	for _, tc := range []struct {
 		name  string
 		close bool

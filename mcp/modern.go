@@ -21,7 +21,14 @@ const (
 const (
 	ResultComplete      = "complete"
 	ResultInputRequired = "input_required"
+	// ResultTask is the answer of the tasks extension (ExtensionTasks): a
+	// task was created instead of a result.
+	ResultTask = "task"
 )
+
+// ExtensionTasks names the modern era's tasks extension, declared in
+// capabilities.extensions.
+const ExtensionTasks = "io.modelcontextprotocol/tasks"
 
 // Modern-era JSON-RPC error codes (-32020…-32099 are reserved by the spec).
 const (
