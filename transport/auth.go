@@ -82,6 +82,8 @@ type AuthServerMetadata struct {
 	// the field is absent.
 	CodeChallengeMethods []string `json:"code_challenge_methods_supported,omitempty"`
 	ScopesSupported      []string `json:"scopes_supported,omitempty"`
+	// TokenAuthMethods is token_endpoint_auth_methods_supported.
+	TokenAuthMethods []string `json:"token_endpoint_auth_methods_supported,omitempty"`
 	// ClientIDMetadataDocument is client_id_metadata_document_supported
 	// (2025-11-25: a client may use a URL as its client id).
 	ClientIDMetadataDocument bool `json:"client_id_metadata_document_supported,omitempty"`

@@ -162,7 +162,8 @@ func TestAuthDiscovery_HeaderURL(t *testing.T) {
 			ScopesSupported: []string{"fixture:tools"}, BearerMethodsSupported: []string{"header"}},
 		ASURL: base + wkAS + "/as",
 		AS: &AuthServerMetadata{Issuer: base + "/as", AuthorizationEndpoint: base + "/as/authorize", TokenEndpoint: base + "/as/token",
-			RegistrationEndpoint: base + "/as/register", CodeChallengeMethods: []string{"S256"}, ScopesSupported: []string{"fixture:tools", "fixture:admin"}},
+			RegistrationEndpoint: base + "/as/register", CodeChallengeMethods: []string{"S256"}, ScopesSupported: []string{"fixture:tools", "fixture:admin"},
+			TokenAuthMethods: []string{"none"}},
 	}
 	if !reflect.DeepEqual(a, want) {
 		t.Errorf("discovery\n got %+v\nwant %+v", *a, *want)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,6 +72,9 @@ type HTTPConfig struct {
 	// (or a 403 with error="insufficient_scope") to a request: zero means
 	// DefaultAuthTimeout, a negative value turns discovery off.
 	AuthTimeout time.Duration
+	// OAuth, when set, runs the OAuth authorization code flow on a 401
+	// (oauth.go) and then sends the access token on every request.
+	OAuth *OAuthConfig
 }
 
 // HTTPEvent describes one HTTP exchange, or one thing that happened on a
@@ -178,17 +182,22 @@ type HTTP struct {
 	done   chan struct{} // closed when Read must return end (after inbox drains)
 	end    error
 
-	mu         sync.Mutex
-	mode       HTTPMode // resolved: ModeStreamable or ModeSSE (ModeAuto until decided)
-	endpoint   *url.URL // legacy: where to POST
-	session    string
-	version    string // negotiated protocol version, sent after initialize
-	initID     jsonrpc.ID
-	authRuns   map[string]*authRun // discoveries by resource_metadata URL (auth.go)
-	getStarted bool
-	closed     bool
-	endOnce    sync.Once
-	closeOnce  sync.Once
+	mu       sync.Mutex
+	mode     HTTPMode // resolved: ModeStreamable or ModeSSE (ModeAuto until decided)
+	endpoint *url.URL // legacy: where to POST
+	session  string
+	version  string // negotiated protocol version, sent after initialize
+	initID   jsonrpc.ID
+	authRuns map[string]*authRun // discoveries by resource_metadata URL (auth.go)
+	// accessToken is the OAuth access token (oauth.go), sent as
+	// Authorization: Bearer and never shown.
+	accessToken string
+	getStarted  bool
+	closed      bool
+	endOnce     sync.Once
+	closeOnce   sync.Once
+
+	oauth oauthTokens // the OAuth flow's state (oauth.go); its own lock
 }
 
 // DialHTTP prepares a connection to cfg.URL. In ModeSSE it opens the SSE
@@ -371,8 +380,13 @@ func (h *HTTP) newRequest(ctx context.Context, method string, u *url.URL, body [
 		req.Header.Set("Content-Type", "application/json")
 	}
 	h.mu.Lock()
-	session, version, mode := h.session, h.version, h.mode
+	session, version, mode, token := h.session, h.version, h.mode, h.accessToken
 	h.mu.Unlock()
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+		shown = slices.DeleteFunc(shown, func(s string) bool { return strings.HasPrefix(s, "> Authorization:") })
+		shown = append(shown, "> Authorization: Bearer "+Redacted)
+	}
 	if mode != ModeSSE {
 		if session != "" {
 			req.Header.Set("Mcp-Session-Id", session)
@@ -418,6 +432,12 @@ const acceptBoth = "application/json, text/event-stream"
 // post sends one message and handles the answer. wrote, when not nil, is
 // called once the request is on the wire (or failed to get there).
 func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
+	h.postTry(body, msg, wrote, false)
+}
+
+// postTry is post; authorized says the message was already sent again
+// after an OAuth authorization, so that a second 401 stands.
+func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), authorized bool) {
 	u, mode := h.target()
 	if u == nil {
 		h.fail(&ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: "no endpoint to POST to"})
@@ -428,6 +448,7 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }})
 	}
 	req, shown := h.newRequest(ctx, http.MethodPost, u, body, acceptBoth)
+	sentToken := h.bearer()
 	shown, _ = setModernHeaders(req, msg, shown) // http_modern.go
 	stream := streamName(msg)
 	start := time.Now()
@@ -465,7 +486,19 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 				return
 			}
 		}
-		h.fail(h.statusError(req, resp, msg, msg.Kind == jsonrpc.KindRequest))
+		oauth := h.cfg.OAuth != nil && resp.StatusCode == http.StatusUnauthorized
+		e := h.statusError(req, resp, msg, msg.Kind == jsonrpc.KindRequest || oauth)
+		if oauth && !authorized {
+			err := h.authorizeAfter401(sentToken, e.Auth)
+			if err == nil {
+				h.note(HTTPEvent{Stream: oauthStream, ReqID: reqID(msg), Note: "authorized: sending " + what(msg) + " again with the access token"})
+				h.postTry(body, msg, nil, true)
+				return
+			}
+			e.Msg += "; " + err.Error()
+			e.Err = err
+		}
+		h.fail(e)
 		return
 	}
 	if msg.Kind != jsonrpc.KindRequest || mode == ModeSSE {

@@ -1,0 +1,220 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// initOK writes initialize and waits for its response; it fails the test
+// with the ExchangeError that came instead.
+func initOK(t *testing.T, h *HTTP) {
+	t.Helper()
+	if err := h.Write([]byte(initLine)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := h.Read()
+		if err != nil {
+			t.Fatalf("initialize: %v", err)
+		}
+		if f.Msg.Kind == jsonrpc.KindResponse {
+			return
+		}
+	}
+}
+
+// tokenRequests lists the grant_type of each POST to /as/token, and
+// whether a registration was sent.
+func (r *recorder) oauthPaths() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, q := range r.sent {
+		if strings.HasPrefix(q.URL.Path, "/as/") {
+			out = append(out, q.Method+" "+q.URL.Path)
+		}
+	}
+	return out
+}
+
+// bearers lists the Authorization values sent to /mcp.
+func (r *recorder) bearers() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, q := range r.sent {
+		if q.URL.Path == "/mcp" {
+			out = append(out, q.Header.Get("Authorization"))
+		}
+	}
+	return out
+}
+
+// The whole flow against the fixture: 401, discovery, dynamic
+// registration, authorization (fetched), token exchange; initialize then
+// succeeds with the access token, which no event shows.
+func TestOAuth_FullFlowWithRegistration(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized")
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	initOK(t, h)
+	want := []string{"POST /as/register", "GET /as/authorize", "POST /as/token"}
+	if got := rec.oauthPaths(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("AS requests %v, want %v", got, want)
+	}
+	var token string
+	for _, q := range rec.sent {
+		if q.URL.Path == "/as/authorize" {
+			p := q.URL.Query()
+			if p.Get("code_challenge_method") != "S256" || p.Get("resource") != base+"/mcp" || p.Get("scope") != "fixture:tools" ||
+				p.Get("state") == "" || !strings.HasPrefix(p.Get("redirect_uri"), "http://127.0.0.1:") || !strings.HasSuffix(p.Get("redirect_uri"), "/callback") {
+				t.Errorf("authorization request %s", q.URL)
+			}
+		}
+	}
+	bs := rec.bearers()
+	if len(bs) < 2 || bs[0] != "" || !strings.HasPrefix(bs[len(bs)-1], "Bearer fixture-access-") {
+		t.Fatalf("Authorization sent to /mcp: %q", bs)
+	}
+	token = strings.TrimPrefix(bs[len(bs)-1], "Bearer ")
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	shown := false
+	for _, ev := range rec.events {
+		s := fmt.Sprintf("%+v %s", ev, ev.Raw)
+		if strings.Contains(s, token) || strings.Contains(s, "fixture-refresh-") || strings.Contains(s, "fixture-code-") {
+			t.Errorf("a secret in event %s", s)
+		}
+		for _, hd := range ev.Header {
+			if hd == "> Authorization: Bearer "+Redacted {
+				shown = true
+			}
+		}
+	}
+	if !shown {
+		t.Error("no event shows the redacted Authorization header")
+	}
+}
+
+// A client id given beforehand: no registration; the fixture accepts an
+// unregistered client id.
+func TestOAuth_GivenClientID(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized")
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{ClientID: "my-client", Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	initOK(t, h)
+	want := []string{"GET /as/authorize", "POST /as/token"}
+	if got := rec.oauthPaths(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("AS requests %v, want %v", got, want)
+	}
+}
+
+// oauthRefusal runs initialize against base and returns the OAuthError in
+// the ExchangeError it fails with.
+func oauthRefusal(t *testing.T, base string, cfg *OAuthConfig) (*ExchangeError, *OAuthError) {
+	t.Helper()
+	h, _ := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: cfg})
+	xe := refusal(t, h, initLine)
+	var oe *OAuthError
+	if xe.Status != http.StatusUnauthorized || !errors.As(xe, &oe) {
+		t.Fatalf("refusal %v (status %d)", xe, xe.Status)
+	}
+	return xe, oe
+}
+
+// No S256 (or no code_challenge_methods_supported): sonde refuses before
+// any request to the authorization server.
+func TestOAuth_NoS256Refused(t *testing.T) {
+	for _, variant := range []string{"no-s256", "no-pkce"} {
+		t.Run(variant, func(t *testing.T) {
+			base := serveFixture(t, "--fault", "http-unauthorized", "--http-auth", variant)
+			xe, oe := oauthRefusal(t, base, &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second})
+			if oe.Step != "pkce" || !errors.Is(xe, ErrNoS256) || !strings.Contains(xe.Msg, "refusing to proceed") {
+				t.Errorf("error %v", xe)
+			}
+		})
+	}
+}
+
+// An authorization response whose state is not the request's is refused.
+func TestOAuth_StateMismatch(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized")
+	// The user's "browser" comes back with another state.
+	prompt := func(authURL string) {
+		u, _ := url.Parse(authURL)
+		q := u.Query()
+		cb, _ := url.Parse(q.Get("redirect_uri"))
+		cb.RawQuery = url.Values{"code": {"c"}, "state": {"forged"}}.Encode()
+		go func() {
+			if resp, err := http.Get(cb.String()); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	xe, oe := oauthRefusal(t, base, &OAuthConfig{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
+	if oe.Step != "authorization" || !strings.Contains(xe.Msg, "state does not match") {
+		t.Errorf("error %v", xe)
+	}
+}
+
+// A wrong PKCE verifier is rejected by the fixture's token endpoint (the
+// authorization request's challenge is replaced on its way).
+func TestOAuth_WrongVerifierRejected(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized")
+	prompt := func(authURL string) {
+		u, _ := url.Parse(authURL)
+		q := u.Query()
+		q.Set("code_challenge", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+		u.RawQuery = q.Encode()
+		go func() {
+			if resp, err := http.Get(u.String()); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	xe, oe := oauthRefusal(t, base, &OAuthConfig{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
+	if oe.Step != "token" || !strings.Contains(xe.Msg, "PKCE verification failed") {
+		t.Errorf("error %v", xe)
+	}
+}
+
+// No answer in time: the flow gives up, the listener closed (goleak).
+func TestOAuth_Timeout(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized")
+	xe, oe := oauthRefusal(t, base, &OAuthConfig{ClientID: "c", Timeout: 300 * time.Millisecond})
+	if oe.Step != "authorization" || !strings.Contains(xe.Msg, "in time") {
+		t.Errorf("error %v", xe)
+	}
+}
+
+// A token the server later refuses is refreshed once (token-once: the
+// first access token works for one request).
+func TestOAuth_RefreshAfter401(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized", "--http-auth", "token-once")
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	initOK(t, h)
+	if err := h.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := h.Read()
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		if f.Msg.Kind == jsonrpc.KindResponse && f.Msg.ID == jsonrpc.Int(2) {
+			break
+		}
+	}
+	want := []string{"POST /as/register", "GET /as/authorize", "POST /as/token", "POST /as/token"}
+	if got := rec.oauthPaths(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("AS requests %v, want %v", got, want)
+	}
+}
