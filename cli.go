@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -136,6 +137,16 @@ type serverFlags struct {
 	reconnect   bool
 	connTimeout time.Duration
 
+	// OAuth (--oauth): the flow runs in the transport on a 401.
+	oauth          bool
+	oauthClientID  string
+	oauthSecretEnv string
+	oauthBrowser   string
+	oauthTimeout   time.Duration
+	// promptTo receives the authorization URL to open (the command's
+	// stderr; nil: os.Stderr).
+	promptTo io.Writer
+
 	// A server from a host's config file (--config, --server, --input):
 	// see hostflags.go. header holds the entry's headers; secrets are
 	// KEY=VALUE pairs of the entry (header values, password inputs) that
@@ -175,6 +186,11 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.headers, "header", nil, "with --url: send header 'Name: value' on every request (repeatable; values are never shown or recorded)")
 	fs.StringVar(&f.bearerEnv, "bearer-token-env", "", "with --url: send 'Authorization: Bearer <token>' with the token read from environment variable `NAME`")
 	fs.BoolVar(&f.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate (dangerous)")
+	fs.BoolVar(&f.oauth, "oauth", false, "with --url: on a 401, run the OAuth 2.1 authorization code flow with PKCE (discovery, dynamic registration unless --oauth-client-id, a loopback redirect on 127.0.0.1) and send the access token on every request; the authorization URL is printed on stderr, sonde never opens a browser")
+	fs.StringVar(&f.oauthClientID, "oauth-client-id", "", "with --oauth: use this registered client `ID` instead of dynamic client registration")
+	fs.StringVar(&f.oauthSecretEnv, "oauth-client-secret-env", "", "with --oauth-client-id: read the client secret from environment variable `NAME` (never shown)")
+	fs.StringVar(&f.oauthBrowser, "oauth-browser", string(transport.BrowserPrint), "with --oauth: print (print the authorization URL and wait for the redirect) or fetch (GET the URL and follow its redirects: for authorization servers without a login page, in tests and automation)")
+	fs.DurationVar(&f.oauthTimeout, "oauth-timeout", transport.DefaultOAuthTimeout, "with --oauth: how long one authorization may take, the visit to the authorization URL included")
 	fs.BoolVar(&f.reconnect, "reconnect", false, "with --url: when the server ends the session (MCP_SESSION_EXPIRED), initialize a new one and retry once")
 	f.answers.register(fs)
 	fs.DurationVar(&f.connTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")
@@ -281,6 +297,9 @@ func (f *serverFlags) dialer(cfg transport.StdioConfig) (d client.Dialer, name, 
 		if len(f.headers) > 0 || f.bearerEnv != "" || f.insecure || f.reconnect {
 			return nil, "", "", usagef("--header, --bearer-token-env, --insecure and --reconnect need --url")
 		}
+		if f.oauth {
+			return nil, "", "", usagef("--oauth needs --url")
+		}
 		return client.Stdio(cfg), "stdio", strings.Join(cfg.Argv, " "), nil
 	}
 	hc, err := f.httpConfig()
@@ -320,10 +339,50 @@ func (f *serverFlags) httpConfig() (transport.HTTPConfig, error) {
 		}
 		h.Set("Authorization", "Bearer "+tok)
 	}
+	oauth, err := f.oauthConfig()
+	if err != nil {
+		return transport.HTTPConfig{}, err
+	}
 	return transport.HTTPConfig{
 		URL: f.url, Mode: mode, Header: h, Insecure: f.insecure,
-		MaxEventBytes: int(f.maxLineBytes), ConnectTimeout: f.connTimeout,
+		MaxEventBytes: int(f.maxLineBytes), ConnectTimeout: f.connTimeout, OAuth: oauth,
 	}, nil
+}
+
+// oauthConfig turns the --oauth flags into the transport's OAuth
+// configuration (nil without --oauth).
+func (f *serverFlags) oauthConfig() (*transport.OAuthConfig, error) {
+	if !f.oauth {
+		if f.oauthClientID != "" || f.oauthSecretEnv != "" {
+			return nil, usagef("--oauth-client-id and --oauth-client-secret-env need --oauth")
+		}
+		return nil, nil
+	}
+	browser := transport.OAuthBrowser(f.oauthBrowser)
+	if browser != transport.BrowserPrint && browser != transport.BrowserFetch {
+		return nil, usagef(fmt.Sprintf("--oauth-browser %q: want print or fetch", f.oauthBrowser))
+	}
+	if f.oauthTimeout <= 0 {
+		return nil, usagef("--oauth-timeout must be positive")
+	}
+	cfg := &transport.OAuthConfig{ClientID: f.oauthClientID, Browser: browser, Timeout: f.oauthTimeout}
+	if f.oauthSecretEnv != "" {
+		if f.oauthClientID == "" {
+			return nil, usagef("--oauth-client-secret-env needs --oauth-client-id")
+		}
+		cfg.ClientSecret = strings.TrimSpace(os.Getenv(f.oauthSecretEnv))
+		if cfg.ClientSecret == "" {
+			return nil, usagef("--oauth-client-secret-env " + f.oauthSecretEnv + ": the variable is unset or empty")
+		}
+	}
+	w := f.promptTo
+	if w == nil {
+		w = os.Stderr
+	}
+	cfg.Prompt = func(authURL string) {
+		fmt.Fprintf(w, "sonde: open this URL to authorize sonde (waiting up to %v for the redirect):\n%s\n", f.oauthTimeout, authURL)
+	}
+	return cfg, nil
 }
 
 // redactArg shows a header flag with its value hidden.
@@ -342,6 +401,7 @@ func (f *serverFlags) connect(ctx context.Context, io streams, argv []string) (*
 	if err != nil {
 		return nil, err
 	}
+	f.promptTo = io.err
 	dial, _, _, err := f.dialer(cfg)
 	if err != nil {
 		return nil, err

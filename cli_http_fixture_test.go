@@ -88,6 +88,14 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		{name: "insufficient scope", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "insufficient-scope"}, sonde: append(echo, "--header", "Authorization: Bearer sonde-test-token"), code: exitHTTP,
 			stderr: []string{"sonde: MCP_HTTP: tools/call 2: HTTP 403: ", `error="insufficient_scope"`, "; authorization: error insufficient_scope, resource http://127.0.0.1:", ", scope fixture:tools fixture:admin; pass credentials"}},
 		{name: "authorized", fixture: []string{"--fault", "http-unauthorized", "--http-token", "tok-123"}, sonde: append(echo, "--header", "Authorization: Bearer tok-123"), stdout: "hi"},
+		{name: "oauth, no S256", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "no-s256"}, sonde: append(echo, "--oauth", "--oauth-browser", "fetch"), code: exitHTTP,
+			stderr: []string{"sonde: MCP_HTTP: initialize 1: HTTP 401: ", "; OAuth pkce: the authorization server metadata lacks S256 in code_challenge_methods_supported: refusing to proceed"}},
+		{name: "oauth, no registration", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "no-registration"}, sonde: append(echo, "--oauth", "--oauth-browser", "fetch"), code: exitHTTP,
+			stderr: []string{"; OAuth registration: the authorization server offers no dynamic registration (no registration_endpoint): register a client there and pass --oauth-client-id"}},
+		{name: "oauth, given client id", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "no-registration"}, sonde: append(echo, "--oauth", "--oauth-browser", "fetch", "--oauth-client-id", "my-client"), stdout: "hi"},
+		{name: "oauth, URL printed, nobody comes", fixture: []string{"--fault", "http-unauthorized"}, sonde: append(echo, "--oauth", "--oauth-timeout", "500ms"), code: exitHTTP,
+			stderr: []string{"sonde: open this URL to authorize sonde (waiting up to 500ms for the redirect):\nhttp://127.0.0.1:", "/as/authorize?client_id=fixture-client-", "code_challenge_method=S256",
+				"; OAuth authorization: no authorization response came back to http://127.0.0.1:"}},
 		{name: "session expiry", fixture: []string{"--fault", "http-session-expiry", "--session-requests", "0"}, sonde: echo, code: exitExpired,
 			stderr: []string{"sonde: MCP_SESSION_EXPIRED: tools/call 2: HTTP 404 for session ", "re-initialize (ctrl+r in the UI, or --reconnect)"}},
 		// Every session of this fixture expires at once: --reconnect starts
@@ -130,6 +138,48 @@ func TestHTTPFixtureFaults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// --oauth --oauth-browser fetch against the fixture's authorization
+// server: the call succeeds, the trace shows the flow and the Authorization
+// header redacted, and no token, code or secret appears anywhere.
+func TestHTTPOAuth(t *testing.T) {
+	base := fixtureHTTP(t, "--fault", "http-unauthorized")
+	t.Setenv("SONDE_TEST_SECRET", "s3cr3t-value")
+	r := runSonde(t, "", "call", "echo", "--args", `{"value":"hi"}`, "--url", base+"/mcp", "--oauth", "--oauth-browser", "fetch", "--trace")
+	if r.code != 0 || !strings.Contains(r.stdout, "hi") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"POST http://127.0.0.1:", "/as/register", "registration: ok", "token: ok", "authorized: sending initialize 1 again with the access token", "> Authorization: Bearer «redacted»"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	for _, secret := range []string{"fixture-access-", "fixture-refresh-", "fixture-code-"} {
+		if strings.Contains(r.stderr+r.stdout, secret) {
+			t.Errorf("output shows %s…:\n%s", secret, r.stderr)
+		}
+	}
+	// Without --oauth: MCP_HTTP, exit 10, with the hint.
+	r = runSonde(t, "", "call", "echo", "--url", base+"/mcp")
+	if r.code != exitHTTP || !strings.Contains(r.stderr, "or authorize with --oauth") {
+		t.Errorf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	// Flag errors.
+	for _, args := range [][]string{
+		{"--oauth", "--oauth-browser", "open"},
+		{"--oauth-client-id", "x"},
+		{"--oauth", "--oauth-client-secret-env", "SONDE_TEST_SECRET"},
+	} {
+		r = runSonde(t, "", append([]string{"call", "echo", "--url", base + "/mcp"}, args...)...)
+		if r.code != exitUsage {
+			t.Errorf("%v: exit %d, want usage\n%s", args, r.code, r.stderr)
+		}
+	}
+	r = runSonde(t, "", "call", "echo", "--oauth", "--", "true")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--oauth needs --url") {
+		t.Errorf("--oauth without --url: exit %d\n%s", r.code, r.stderr)
 	}
 }
 

@@ -579,7 +579,9 @@ func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.M
 			e.Auth = h.discoverAuth(resp.StatusCode, e.WWWAuthenticate, reqID(msg))
 			e.Msg += "; authorization: " + e.Auth.Summary()
 		}
-		e.Msg += "; pass credentials with --header 'Authorization: Bearer …' or --bearer-token-env NAME"
+		if h.cfg.OAuth == nil {
+			e.Msg += "; pass credentials with --header 'Authorization: Bearer …' or --bearer-token-env NAME, or authorize with --oauth"
+		}
 	}
 	if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
 		e.Kind = ExchangeSessionExpired
