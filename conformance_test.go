@@ -35,6 +35,11 @@ type conformanceCheck struct {
 // time: sse-retry measures timing.
 func TestConformance(t *testing.T) {
 	suite, nodeDir := conformanceSuite(t)
+	// The checks of a whole OAuth flow with dynamic registration.
+	authFlow := []string{"prm-pathbased-requested", "authorization-server-metadata", "client-registration", "authorization-request",
+		"pkce-code-challenge-sent", "pkce-s256-method-used", "pkce-code-verifier-sent", "pkce-verifier-matches-challenge",
+		"token-request", "valid-bearer-token"}
+	authFlow = authFlow[:len(authFlow):len(authFlow)] // appends copy
 	adapter, _ := filepath.Abs(filepath.Join("interop", "conformance-client.sh"))
 	for _, sc := range []struct {
 		name string
@@ -48,8 +53,26 @@ func TestConformance(t *testing.T) {
 			"client-elicitation-sep1034-number-default", "client-elicitation-sep1034-enum-default",
 			"client-elicitation-sep1034-boolean-default",
 		}},
+		// OAuth (--oauth --oauth-browser fetch): discovery, registration,
+		// PKCE, resource, the token on every request.
+		{"auth/metadata-default", authFlow},
+		{"auth/metadata-var1", authFlow},
+		{"auth/metadata-var2", authFlow},
+		{"auth/metadata-var3", authFlow},
+		{"auth/scope-from-www-authenticate", append(authFlow, "scope-from-www-authenticate")},
+		{"auth/scope-from-scopes-supported", append(authFlow, "scope-from-scopes-supported")},
+		{"auth/scope-omitted-when-undefined", append(authFlow, "scope-omitted-when-undefined")},
+		{"auth/scope-retry-limit", []string{"authorization-request", "token-request", "scope-retry-limit"}},
+		{"auth/token-endpoint-auth-basic", append(authFlow, "token-endpoint-auth-method", "resource-parameter-in-authorization", "resource-parameter-in-token", "resource-parameter-consistency")},
+		{"auth/token-endpoint-auth-post", append(authFlow, "token-endpoint-auth-method")},
+		{"auth/token-endpoint-auth-none", append(authFlow, "token-endpoint-auth-method")},
+		{"auth/pre-registration", []string{"authorization-request", "pkce-verifier-matches-challenge", "pre-registration-auth", "token-request", "valid-bearer-token"}},
+		{"auth/2025-03-26-oauth-metadata-backcompat", authFlow[1:]},
+		{"auth/resource-mismatch", []string{"prm-pathbased-requested", "resource-mismatch-rejected"}},
+		{"auth/offline-access-scope", append(authFlow, "sep-2207-client-metadata-grant-types")},
+		{"auth/offline-access-not-supported", append(authFlow, "sep-2207-offline-access-not-requested")},
 	} {
-		t.Run(sc.name, func(t *testing.T) {
+		t.Run(strings.ReplaceAll(sc.name, "/", "_"), func(t *testing.T) {
 			out := t.TempDir()
 			cmd := exec.Command(suite, "client", "--command", "sh "+adapter, "--scenario", sc.name, "-o", out, "--timeout", "30000")
 			cmd.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"), "SONDE_BIN="+os.Args[0])
@@ -88,10 +111,13 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// readChecks reads DIR/<scenario>-<time>/checks.json.
+// readChecks reads DIR/<scenario>-<time>/checks.json (a scenario named
+// auth/NAME writes DIR/auth/NAME-<time>/checks.json).
 func readChecks(t *testing.T, dir string) []conformanceCheck {
 	t.Helper()
 	paths, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	nested, _ := filepath.Glob(filepath.Join(dir, "*", "*", "checks.json")) // auth/NAME-TIME
+	paths = append(paths, nested...)
 	if len(paths) != 1 {
 		entries, _ := os.ReadDir(dir)
 		var names []string

@@ -24,6 +24,19 @@ elicitation-sep1034-client-defaults)
 	# The tool sends elicitation/create on the standalone GET stream; sonde
 	# accepts it with the defaults of its requestedSchema.
 	exec "$sonde" call test_client_elicitation_defaults --elicit-defaults --url "$url" ;;
+auth/pre-registration)
+	# A client registered beforehand: its id and secret come in the
+	# scenario's context (JSON), read with the suite's own node.
+	id=$(node -e 'process.stdout.write(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT).client_id)')
+	SONDE_OAUTH_SECRET=$(node -e 'process.stdout.write(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT).client_secret)')
+	export SONDE_OAUTH_SECRET
+	exec "$sonde" tools --oauth --oauth-browser fetch --oauth-timeout 20s \
+		--oauth-client-id "$id" --oauth-client-secret-env SONDE_OAUTH_SECRET --url "$url" ;;
+auth/*)
+	# The server wants OAuth: sonde runs the flow on the 401, GETting the
+	# authorization URL itself (the suite's authorization server grants
+	# without a login page), then lists the tools with the token.
+	exec "$sonde" tools --oauth --oauth-browser fetch --oauth-timeout 20s --url "$url" ;;
 *)
 	echo "conformance-client.sh: scenario '${MCP_CONFORMANCE_SCENARIO:-}' is not supported by sonde yet" >&2
 	exit 2 ;;

@@ -95,6 +95,9 @@ type oauthTokens struct {
 	// How to refresh: the token endpoint, client and resource of the flow.
 	tokenURL, clientID, resource string
 	as                           *AuthServerMetadata
+	// secret and method authenticate the client at the token endpoint:
+	// OAuthConfig.ClientSecret, or what registration returned.
+	secret, method string
 }
 
 // bearer returns the access token (empty before the flow).
@@ -150,6 +153,9 @@ func (h *HTTP) runFlow(ctx context.Context, a *AuthDiscovery) error {
 	}
 	resource := h.url.Scheme + "://" + h.url.Host + h.url.EscapedPath()
 	if a.PRM != nil && a.PRM.Resource != "" {
+		if !resourceMatches(a.PRM.Resource, h.url) {
+			return &OAuthError{Step: "discovery", Msg: fmt.Sprintf("the protected resource metadata names resource %s, not this server (%s): refusing to authorize for it", a.PRM.Resource, h.url.Redacted())}
+		}
 		resource = a.PRM.Resource
 	}
 	scope := a.Scope
@@ -187,7 +193,9 @@ func (h *HTTP) runFlow(ctx context.Context, a *AuthDiscovery) error {
 		<-served
 	}()
 
+	t := &h.oauth
 	clientID := h.cfg.OAuth.ClientID
+	t.secret, t.method = h.cfg.OAuth.ClientSecret, ""
 	if clientID == "" {
 		if clientID, err = h.registerClient(ctx, as, redirect); err != nil {
 			return err
@@ -250,7 +258,6 @@ func (h *HTTP) runFlow(ctx context.Context, a *AuthDiscovery) error {
 	case cb.Get("code") == "":
 		return &OAuthError{Step: "authorization", Msg: "the authorization response has no code"}
 	}
-	t := &h.oauth
 	t.tokenURL, t.clientID, t.resource, t.as = as.TokenEndpoint, clientID, resource, as
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {cb.Get("code")}, "redirect_uri": {redirect},
 		"client_id": {clientID}, "code_verifier": {verifier}, "resource": {resource}}
@@ -285,9 +292,17 @@ func (h *HTTP) registerClient(ctx context.Context, as *AuthServerMetadata, redir
 	if as.RegistrationEndpoint == "" {
 		return "", &OAuthError{Step: "registration", Msg: "the authorization server offers no dynamic registration (no registration_endpoint): register a client there and pass --oauth-client-id"}
 	}
+	// A public client ("none") unless the server takes only secrets.
+	method := "none"
+	if len(as.TokenAuthMethods) > 0 && !slices.Contains(as.TokenAuthMethods, "none") {
+		method = "client_secret_basic"
+		if !slices.Contains(as.TokenAuthMethods, method) && slices.Contains(as.TokenAuthMethods, "client_secret_post") {
+			method = "client_secret_post"
+		}
+	}
 	body, _ := json.Marshal(map[string]any{
 		"redirect_uris": []string{redirect}, "grant_types": []string{"authorization_code", "refresh_token"},
-		"response_types": []string{"code"}, "token_endpoint_auth_method": "none", "client_name": "sonde",
+		"response_types": []string{"code"}, "token_endpoint_auth_method": method, "client_name": "sonde",
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, as.RegistrationEndpoint, strings.NewReader(string(body)))
 	if err != nil {
@@ -296,11 +311,14 @@ func (h *HTTP) registerClient(ctx context.Context, as *AuthServerMetadata, redir
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	var out struct {
-		ClientID string `json:"client_id"`
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		Method       string `json:"token_endpoint_auth_method"`
 	}
 	if err := h.oauthExchange(req, "registration", &out); err != nil {
 		return "", err
 	}
+	h.oauth.secret, h.oauth.method = out.ClientSecret, out.Method
 	if out.ClientID == "" {
 		return "", &OAuthError{Step: "registration", Msg: "the registration response has no client_id"}
 	}
@@ -310,10 +328,16 @@ func (h *HTTP) registerClient(ctx context.Context, as *AuthServerMetadata, redir
 // tokenRequest POSTs form to the token endpoint (with the client secret
 // when there is one) and keeps the tokens it returns.
 func (h *HTTP) tokenRequest(ctx context.Context, step string, as *AuthServerMetadata, tokenURL string, form url.Values) error {
-	secret := h.cfg.OAuth.ClientSecret
-	basic := secret != "" && h.cfg.OAuth.ClientID != "" &&
-		(len(as.TokenAuthMethods) == 0 || slices.Contains(as.TokenAuthMethods, "client_secret_basic") || !slices.Contains(as.TokenAuthMethods, "client_secret_post"))
-	if secret != "" && h.cfg.OAuth.ClientID != "" && !basic {
+	secret, method := h.oauth.secret, h.oauth.method
+	if method == "" || method == "none" && secret != "" {
+		// A given secret: basic, unless the metadata lists only post.
+		method = "client_secret_basic"
+		if len(as.TokenAuthMethods) > 0 && !slices.Contains(as.TokenAuthMethods, method) && slices.Contains(as.TokenAuthMethods, "client_secret_post") {
+			method = "client_secret_post"
+		}
+	}
+	basic := secret != "" && method == "client_secret_basic"
+	if secret != "" && method == "client_secret_post" {
 		form.Set("client_secret", secret)
 	}
 	clientID := form.Get("client_id")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -217,4 +218,58 @@ func TestOAuth_RefreshAfter401(t *testing.T) {
 	if got := rec.oauthPaths(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("AS requests %v, want %v", got, want)
 	}
+}
+
+// Protected resource metadata that names another resource: sonde refuses
+// to authorize for it.
+func TestOAuth_ResourceMismatchRefused(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized", "--http-auth", "prm-mismatch")
+	xe, oe := oauthRefusal(t, base, &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second})
+	if oe.Step != "discovery" || !strings.Contains(xe.Msg, "names resource "+base+"/other, not this server") {
+		t.Errorf("error %v", xe)
+	}
+}
+
+// A given client secret goes by client_secret_basic, or by
+// client_secret_post when the metadata lists only that; it is in no event.
+func TestOAuth_ClientSecret(t *testing.T) {
+	for _, tc := range []struct {
+		methods   []string
+		wantBasic bool
+	}{{nil, true}, {[]string{"client_secret_basic", "client_secret_post"}, true}, {[]string{"client_secret_post"}, false}} {
+		var got *http.Request
+		var form url.Values
+		srv := newTokenServer(t, func(r *http.Request) { got = r; _ = r.ParseForm(); form = r.PostForm })
+		h, rec := dialRec(t, HTTPConfig{URL: srv + "/mcp", OAuth: &OAuthConfig{ClientID: "cid", ClientSecret: "s3cr3t-x"}})
+		h.oauth.secret = "s3cr3t-x"
+		if err := h.tokenRequest(t.Context(), "token", &AuthServerMetadata{TokenAuthMethods: tc.methods}, srv+"/token",
+			url.Values{"grant_type": {"authorization_code"}, "client_id": {"cid"}}); err != nil {
+			t.Fatal(err)
+		}
+		user, pass, basic := got.BasicAuth()
+		if basic != tc.wantBasic || (basic && (user != "cid" || pass != "s3cr3t-x" || form.Has("client_id"))) ||
+			(!basic && (form.Get("client_secret") != "s3cr3t-x" || form.Get("client_id") != "cid")) {
+			t.Errorf("methods %v: basic %v (%s:%s), form %v", tc.methods, basic, user, pass, form)
+		}
+		if h.bearer() != "tok" {
+			t.Errorf("token %q", h.bearer())
+		}
+		for _, ev := range rec.events {
+			if s := fmt.Sprintf("%+v", ev); strings.Contains(s, "s3cr3t-x") || strings.Contains(s, "tok\"") {
+				t.Errorf("a secret in %s", s)
+			}
+		}
+	}
+}
+
+// newTokenServer serves a token endpoint at /token that hands each request
+// to seen and answers access token "tok".
+func newTokenServer(t *testing.T, seen func(*http.Request)) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen(r)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token":"tok","token_type":"bearer"}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
