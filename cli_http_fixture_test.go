@@ -93,6 +93,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 		{name: "oauth, no registration", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "no-registration"}, sonde: append(echo, "--oauth", "--oauth-browser", "fetch"), code: exitHTTP,
 			stderr: []string{"; OAuth registration: the authorization server offers no dynamic registration (no registration_endpoint): register a client there and pass --oauth-client-id"}},
 		{name: "oauth, given client id", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "no-registration"}, sonde: append(echo, "--oauth", "--oauth-browser", "fetch", "--oauth-client-id", "my-client"), stdout: "hi"},
+		{name: "oauth, step-up", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "insufficient-scope"}, sonde: append(echo, "--oauth", "--oauth-browser", "fetch"), stdout: "hi"},
 		{name: "oauth, URL printed, nobody comes", fixture: []string{"--fault", "http-unauthorized"}, sonde: append(echo, "--oauth", "--oauth-timeout", "500ms"), code: exitHTTP,
 			stderr: []string{"sonde: open this URL to authorize sonde (waiting up to 500ms for the redirect):\nhttp://127.0.0.1:", "/as/authorize?client_id=fixture-client-", "code_challenge_method=S256",
 				"; OAuth authorization: no authorization response came back to http://127.0.0.1:"}},

@@ -62,6 +62,7 @@ func TestConformance(t *testing.T) {
 		{"auth/scope-from-www-authenticate", append(authFlow, "scope-from-www-authenticate")},
 		{"auth/scope-from-scopes-supported", append(authFlow, "scope-from-scopes-supported")},
 		{"auth/scope-omitted-when-undefined", append(authFlow, "scope-omitted-when-undefined")},
+		{"auth/scope-step-up", append(authFlow, "scope-step-up-initial", "scope-step-up-escalation")},
 		{"auth/scope-retry-limit", []string{"authorization-request", "token-request", "scope-retry-limit"}},
 		{"auth/token-endpoint-auth-basic", append(authFlow, "token-endpoint-auth-method", "resource-parameter-in-authorization", "resource-parameter-in-token", "resource-parameter-consistency")},
 		{"auth/token-endpoint-auth-post", append(authFlow, "token-endpoint-auth-method")},

@@ -32,6 +32,10 @@ auth/pre-registration)
 	export SONDE_OAUTH_SECRET
 	exec "$sonde" tools --oauth --oauth-browser fetch --oauth-timeout 20s \
 		--oauth-client-id "$id" --oauth-client-secret-env SONDE_OAUTH_SECRET --url "$url" ;;
+auth/scope-step-up)
+	# tools/call needs more scope than tools/list: a 403 with
+	# error="insufficient_scope" makes sonde authorize again.
+	exec "$sonde" call test-tool --oauth --oauth-browser fetch --oauth-timeout 20s --url "$url" ;;
 auth/*)
 	# The server wants OAuth: sonde runs the flow on the 401, GETting the
 	# authorization URL itself (the suite's authorization server grants

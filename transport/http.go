@@ -432,12 +432,18 @@ const acceptBoth = "application/json, text/event-stream"
 // post sends one message and handles the answer. wrote, when not nil, is
 // called once the request is on the wire (or failed to get there).
 func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
-	h.postTry(body, msg, wrote, false)
+	h.postTry(body, msg, wrote, 0)
 }
 
-// postTry is post; authorized says the message was already sent again
-// after an OAuth authorization, so that a second 401 stands.
-func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), authorized bool) {
+// The OAuth retries a message already had (postTry): one after a 401, one
+// after a step-up 403; a second refusal of the same kind stands.
+const (
+	triedAuth   = 1 << iota // after a 401
+	triedStepUp             // after a 403 with error="insufficient_scope"
+)
+
+// postTry is post; tried says which OAuth retries the message already had.
+func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int) {
 	u, mode := h.target()
 	if u == nil {
 		h.fail(&ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: "no endpoint to POST to"})
@@ -486,13 +492,17 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), authorize
 				return
 			}
 		}
-		oauth := h.cfg.OAuth != nil && resp.StatusCode == http.StatusUnauthorized
+		oauth := h.cfg.OAuth != nil && needsDiscovery(resp.StatusCode, resp.Header.Get("Www-Authenticate"))
 		e := h.statusError(req, resp, msg, msg.Kind == jsonrpc.KindRequest || oauth)
-		if oauth && !authorized {
-			err := h.authorizeAfter401(sentToken, e.Auth)
+		kind := triedAuth
+		if resp.StatusCode == http.StatusForbidden {
+			kind = triedStepUp
+		}
+		if oauth && tried&kind == 0 {
+			err := h.authorizeAfter(sentToken, e.Auth, kind == triedStepUp)
 			if err == nil {
 				h.note(HTTPEvent{Stream: oauthStream, ReqID: reqID(msg), Note: "authorized: sending " + what(msg) + " again with the access token"})
-				h.postTry(body, msg, nil, true)
+				h.postTry(body, msg, nil, tried|kind)
 				return
 			}
 			e.Msg += "; " + err.Error()

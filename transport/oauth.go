@@ -98,6 +98,19 @@ type oauthTokens struct {
 	// secret and method authenticate the client at the token endpoint:
 	// OAuthConfig.ClientSecret, or what registration returned.
 	secret, method string
+	// scope is the scope asked for by the last flow.
+	scope string
+}
+
+// unionScopes joins two space-separated scope lists, without repeats.
+func unionScopes(a, b string) string {
+	out := strings.Fields(a)
+	for _, s := range strings.Fields(b) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // bearer returns the access token (empty before the flow).
@@ -107,11 +120,13 @@ func (h *HTTP) bearer() string {
 	return h.accessToken
 }
 
-// authorizeAfter401 runs after a 401 to a request that carried access
-// token sent (empty when it carried none). It reports nil when a new
-// token is in place and the request should be sent again: another
-// request's flow got one, a refresh worked, or a full flow ran.
-func (h *HTTP) authorizeAfter401(sent string, a *AuthDiscovery) error {
+// authorizeAfter runs after a 401 (or, with stepUp, a 403 with
+// error="insufficient_scope") to a request that carried access token sent
+// (empty when it carried none). It reports nil when a new token is in place
+// and the request should be sent again: another request's flow got one, a
+// refresh worked, or a full flow ran (for a step-up, with the challenge's
+// scope added to the one granted before).
+func (h *HTTP) authorizeAfter(sent string, a *AuthDiscovery, stepUp bool) error {
 	t := &h.oauth
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -124,6 +139,14 @@ func (h *HTTP) authorizeAfter401(sent string, a *AuthDiscovery) error {
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, timeout)
 	defer cancel()
+	if stepUp {
+		if a != nil && t.scope != "" {
+			b := *a
+			b.Scope = unionScopes(t.scope, a.Scope)
+			a = &b
+		}
+		return h.runFlow(ctx, a)
+	}
 	if sent != "" {
 		if t.refresh == "" {
 			return &OAuthError{Step: "refresh", Msg: "the server refused the access token and there is no refresh token"}
@@ -258,7 +281,7 @@ func (h *HTTP) runFlow(ctx context.Context, a *AuthDiscovery) error {
 	case cb.Get("code") == "":
 		return &OAuthError{Step: "authorization", Msg: "the authorization response has no code"}
 	}
-	t.tokenURL, t.clientID, t.resource, t.as = as.TokenEndpoint, clientID, resource, as
+	t.tokenURL, t.clientID, t.resource, t.as, t.scope = as.TokenEndpoint, clientID, resource, as, scope
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {cb.Get("code")}, "redirect_uri": {redirect},
 		"client_id": {clientID}, "code_verifier": {verifier}, "resource": {resource}}
 	return h.tokenRequest(ctx, "token", as, as.TokenEndpoint, form)

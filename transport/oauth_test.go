@@ -273,3 +273,38 @@ func newTokenServer(t *testing.T, seen func(*http.Request)) string {
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
+
+// A 403 with error="insufficient_scope" (step-up): sonde authorizes again
+// with the challenge's scope added, and the call goes through; a client
+// id was registered once.
+func TestOAuth_StepUp(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized", "--http-auth", "insufficient-scope")
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	initOK(t, h)
+	if err := h.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"value":"hi"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := h.Read()
+		if err != nil {
+			t.Fatalf("tools/call: %v", err)
+		}
+		if f.Msg.Kind == jsonrpc.KindResponse && f.Msg.ID == jsonrpc.Int(2) {
+			break
+		}
+	}
+	var scopes []string
+	rec.mu.Lock()
+	for _, q := range rec.sent {
+		if q.URL.Path == "/as/authorize" {
+			scopes = append(scopes, q.URL.Query().Get("scope"))
+		}
+	}
+	rec.mu.Unlock()
+	if fmt.Sprint(scopes) != "[fixture:tools fixture:tools fixture:admin]" {
+		t.Errorf("scopes asked for: %q", scopes)
+	}
+}
