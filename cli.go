@@ -146,6 +146,8 @@ type serverFlags struct {
 	// promptTo receives the authorization URL to open (the command's
 	// stderr; nil: os.Stderr).
 	promptTo io.Writer
+	// oauthSecrets are the tokens the flow learnt, redacted in captures.
+	oauthSecrets secretSink
 
 	// A server from a host's config file (--config, --server, --input):
 	// see hostflags.go. header holds the entry's headers; secrets are
@@ -379,6 +381,7 @@ func (f *serverFlags) oauthConfig() (*transport.OAuthConfig, error) {
 	if w == nil {
 		w = os.Stderr
 	}
+	cfg.OnSecret = f.oauthSecrets.add
 	cfg.Prompt = func(authURL string) {
 		fmt.Fprintf(w, "sonde: open this URL to authorize sonde (waiting up to %v for the redirect):\n%s\n", f.oauthTimeout, authURL)
 	}

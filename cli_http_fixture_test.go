@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/fixtures"
 )
 
@@ -162,6 +163,18 @@ func TestHTTPOAuth(t *testing.T) {
 			t.Errorf("output shows %s…:\n%s", secret, r.stderr)
 		}
 	}
+	// A capture of the same: no token in it.
+	capFile := t.TempDir() + "/oauth.capture"
+	r = runSonde(t, "", "call", "echo", "--args", `{"value":"hi"}`, "--url", base+"/mcp", "--oauth", "--oauth-browser", "fetch", "--record", capFile)
+	b, err := os.ReadFile(capFile)
+	if r.code != 0 || err != nil || !strings.Contains(string(b), "> Authorization: «redacted»") {
+		t.Fatalf("--record: exit %d, %v\n%s\n%s", r.code, err, r.stderr, b)
+	}
+	for _, secret := range []string{"fixture-access-", "fixture-refresh-", "fixture-code-"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the capture shows %s…", secret)
+		}
+	}
 	// Without --oauth: MCP_HTTP, exit 10, with the hint.
 	r = runSonde(t, "", "call", "echo", "--url", base+"/mcp")
 	if r.code != exitHTTP || !strings.Contains(r.stderr, "or authorize with --oauth") {
@@ -213,5 +226,22 @@ func TestHTTPTLS(t *testing.T) {
 	r = runSonde(t, "", "tools", "--url", url, "--insecure")
 	if r.code != 0 || !strings.Contains(r.stdout, "echo") || !strings.Contains(r.stderr, "sonde: warning: --insecure: the server's TLS certificate is not verified") {
 		t.Fatalf("--insecure: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The OAuth tokens sonde learns are redacted in every capture redactor,
+// those made before and after.
+func TestOAuthSecretSink(t *testing.T) {
+	f := &serverFlags{}
+	before, err := f.redactor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.oauthSecrets.add("fixture-access-abc")
+	after, _ := f.redactor()
+	for _, r := range []*capture.Redactor{before, after} {
+		if s, changed := r.String("echo fixture-access-abc back"); !changed || strings.Contains(s, "abc") {
+			t.Errorf("not redacted: %s", s)
+		}
 	}
 }

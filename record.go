@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/sonde-mcp/sonde/capture"
 )
@@ -35,7 +36,36 @@ func (f *serverFlags) redactor() (*capture.Redactor, error) {
 	if err != nil {
 		return nil, usagef(err.Error())
 	}
+	f.oauthSecrets.track(r)
 	return r, nil
+}
+
+// secretSink collects the secrets learnt while sonde runs (--oauth tokens)
+// and hands each to every capture redactor, those made later included.
+type secretSink struct {
+	mu   sync.Mutex
+	vals []string
+	reds []*capture.Redactor
+}
+
+// add records v and redacts it in every capture from now on.
+func (s *secretSink) add(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.vals = append(s.vals, v)
+	for _, r := range s.reds {
+		r.AddSecret(v)
+	}
+}
+
+// track makes r redact every secret, past and future.
+func (s *secretSink) track(r *capture.Redactor) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range s.vals {
+		r.AddSecret(v)
+	}
+	s.reds = append(s.reds, r)
 }
 
 // captureOptions describe the server in a capture's header.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // MinSecretLen is the shortest --env value treated as a secret. Shorter
@@ -15,11 +16,31 @@ import (
 const MinSecretLen = 4
 
 // Redactor replaces secrets with the Redacted marker. The zero value (and
-// nil) redacts nothing. It is safe for concurrent use once built.
+// nil) redacts nothing. It is safe for concurrent use.
 type Redactor struct {
 	literals [][]byte
 	regexps  []*regexp.Regexp
 	kinds    []string
+
+	// late are secrets learnt while recording (AddSecret: OAuth tokens).
+	mu   sync.RWMutex
+	late [][]byte
+}
+
+// AddSecret adds a secret learnt after the redactor was built (an OAuth
+// access or refresh token): from now on it is replaced like an --env value
+// (values shorter than MinSecretLen are skipped). Safe for concurrent use.
+func (r *Redactor) AddSecret(v string) {
+	if r == nil || len(v) < MinSecretLen {
+		return
+	}
+	b, _ := json.Marshal(v)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.late = append(r.late, []byte(v))
+	if esc := b[1 : len(b)-1]; !bytes.Equal(esc, []byte(v)) {
+		r.late = append(r.late, esc)
+	}
 }
 
 // NewRedactor returns a redactor for the values of env entries (KEY=VALUE,
@@ -79,7 +100,13 @@ func (r *Redactor) Bytes(b []byte) ([]byte, bool) {
 		return b, false
 	}
 	changed := false
-	for _, lit := range r.literals {
+	r.mu.RLock()
+	lits := r.literals
+	if len(r.late) > 0 {
+		lits = append(append([][]byte(nil), r.literals...), r.late...)
+	}
+	r.mu.RUnlock()
+	for _, lit := range lits {
 		if bytes.Contains(b, lit) {
 			b = bytes.ReplaceAll(b, lit, []byte(Redacted))
 			changed = true

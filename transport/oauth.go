@@ -65,6 +65,17 @@ type OAuthConfig struct {
 	// Prompt receives the authorization URL to visit (BrowserPrint). Nil
 	// means nobody can visit it: the flow waits for the timeout.
 	Prompt func(authURL string)
+	// OnSecret, if set, is told every secret the flow learns (access and
+	// refresh tokens, a registered client secret) before it is used, so
+	// that captures can redact it.
+	OnSecret func(secret string)
+}
+
+// secret hands v to OnSecret.
+func (c *OAuthConfig) secret(v string) {
+	if c.OnSecret != nil && v != "" {
+		c.OnSecret(v)
+	}
 }
 
 // OAuthError is a failed authorization: the step that failed and why.
@@ -341,6 +352,7 @@ func (h *HTTP) registerClient(ctx context.Context, as *AuthServerMetadata, redir
 	if err := h.oauthExchange(req, "registration", &out); err != nil {
 		return "", err
 	}
+	h.cfg.OAuth.secret(out.ClientSecret)
 	h.oauth.secret, h.oauth.method = out.ClientSecret, out.Method
 	if out.ClientID == "" {
 		return "", &OAuthError{Step: "registration", Msg: "the registration response has no client_id"}
@@ -387,6 +399,8 @@ func (h *HTTP) tokenRequest(ctx context.Context, step string, as *AuthServerMeta
 	if out.AccessToken == "" {
 		return &OAuthError{Step: step, Msg: "the token response has no access_token"}
 	}
+	h.cfg.OAuth.secret(out.AccessToken)
+	h.cfg.OAuth.secret(out.RefreshToken)
 	if out.TokenType != "" && !strings.EqualFold(out.TokenType, "Bearer") {
 		return &OAuthError{Step: step, Msg: fmt.Sprintf("the token response has token_type %q, not Bearer", out.TokenType)}
 	}

@@ -63,7 +63,9 @@ func (r *recorder) bearers() []string {
 // succeeds with the access token, which no event shows.
 func TestOAuth_FullFlowWithRegistration(t *testing.T) {
 	base := serveFixture(t, "--fault", "http-unauthorized")
-	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	var secrets []string // OnSecret runs in the flow, before Read has the response
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second,
+		OnSecret: func(s string) { secrets = append(secrets, s) }}})
 	initOK(t, h)
 	want := []string{"POST /as/register", "GET /as/authorize", "POST /as/token"}
 	if got := rec.oauthPaths(); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -84,6 +86,9 @@ func TestOAuth_FullFlowWithRegistration(t *testing.T) {
 		t.Fatalf("Authorization sent to /mcp: %q", bs)
 	}
 	token = strings.TrimPrefix(bs[len(bs)-1], "Bearer ")
+	if len(secrets) != 2 || secrets[0] != token || !strings.HasPrefix(secrets[1], "fixture-refresh-") {
+		t.Errorf("OnSecret got %q, want the access token %q and the refresh token", secrets, token)
+	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	shown := false
