@@ -857,8 +857,21 @@ func (h *HTTP) getLoop(opened func()) {
 	defer opened()
 	st := &streamState{name: "GET", retry: DefaultRetry}
 	idle := 0
+	authorized := false
 	for h.ctx.Err() == nil {
+		sent := h.bearer()
 		resp, e := h.get("GET", st.lastID, jsonrpc.ID{})
+		if e != nil && e.Status == http.StatusUnauthorized && h.cfg.OAuth != nil && !authorized && h.ctx.Err() == nil {
+			// A token that expired: refresh it (once) and open the stream
+			// again.
+			authorized = true
+			if err := h.authorizeAfter(sent, e.Auth, false); err == nil {
+				h.note(HTTPEvent{Stream: oauthStream, Note: "authorized: opening the GET stream again with the access token"})
+				resp, e = h.get("GET", st.lastID, jsonrpc.ID{})
+			} else {
+				e.Msg += "; " + err.Error()
+			}
+		}
 		opened()
 		if e != nil {
 			if h.ctx.Err() != nil {
@@ -916,6 +929,12 @@ func (h *HTTP) fallBack(resp *http.Response) bool {
 // connection. ConnectTimeout bounds the wait for the headers and the event.
 // With discover, a 401 is followed by authorization discovery.
 func (h *HTTP) openLegacy(discover bool) error {
+	return h.openLegacyTry(discover, false)
+}
+
+// openLegacyTry is openLegacy; authorized says the GET was already sent
+// again after an OAuth authorization, so that a second 401 stands.
+func (h *HTTP) openLegacyTry(discover, authorized bool) error {
 	ctx, cancel := context.WithCancel(h.ctx)
 	timer := time.AfterFunc(h.cfg.ConnectTimeout, cancel)
 	fail := func(err error) error {
@@ -924,6 +943,7 @@ func (h *HTTP) openLegacy(discover bool) error {
 		return err
 	}
 	req, shown := h.newRequest(ctx, http.MethodGet, h.url, nil, "text/event-stream")
+	sentToken := h.bearer()
 	start := time.Now()
 	resp, err := h.hc.Do(req)
 	ev := HTTPEvent{Method: http.MethodGet, URL: h.url.Redacted(), Header: shown, Duration: time.Since(start), Stream: "SSE"}
@@ -940,7 +960,20 @@ func (h *HTTP) openLegacy(discover bool) error {
 	h.note(ev)
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		return fail(h.statusError(req, resp, jsonrpc.Message{Method: "GET (legacy SSE)"}, discover))
+		oauth := discover && !authorized && h.cfg.OAuth != nil && resp.StatusCode == http.StatusUnauthorized
+		e := h.statusError(req, resp, jsonrpc.Message{Method: "GET (legacy SSE)"}, discover)
+		if oauth {
+			timer.Stop() // the flow has its own deadline
+			err := h.authorizeAfter(sentToken, e.Auth, false)
+			if err == nil {
+				fail(nil)
+				h.note(HTTPEvent{Stream: oauthStream, Note: "authorized: opening the legacy SSE stream again with the access token"})
+				return h.openLegacyTry(discover, true)
+			}
+			e.Msg += "; " + err.Error()
+			e.Err = err
+		}
+		return fail(e)
 	}
 	r := NewSSEReader(resp.Body, h.cfg.MaxEventBytes)
 	for {

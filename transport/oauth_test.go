@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -311,5 +312,81 @@ func TestOAuth_StepUp(t *testing.T) {
 	rec.mu.Unlock()
 	if fmt.Sprint(scopes) != "[fixture:tools fixture:tools fixture:admin]" {
 		t.Errorf("scopes asked for: %q", scopes)
+	}
+}
+
+// The legacy HTTP+SSE transport: the GET that opens the session gets the
+// 401; sonde authorizes and opens it again with the token.
+func TestOAuth_LegacySSE(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized")
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/sse", Mode: ModeSSE, OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	initOK(t, h)
+	var resource string
+	rec.mu.Lock()
+	for _, q := range rec.sent {
+		if q.URL.Path == "/as/authorize" {
+			resource = q.URL.Query().Get("resource")
+		}
+	}
+	rec.mu.Unlock()
+	if resource != base+"/sse" {
+		t.Errorf("resource %q", resource)
+	}
+}
+
+// The standalone GET stream refused with 401 (the token expired): sonde
+// refreshes once and opens it again with the new token.
+func TestOAuth_GetStreamRefresh(t *testing.T) {
+	gotNew := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/token":
+			_ = r.ParseForm()
+			if r.PostForm.Get("grant_type") != "refresh_token" || r.PostForm.Get("refresh_token") != "r1" || r.PostForm.Get("resource") != "res" {
+				http.Error(w, "bad refresh", http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"access_token":"new-token","token_type":"Bearer"}`)
+		case r.Header.Get("Authorization") == "Bearer new-token":
+			once.Do(func() { close(gotNew) })
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	h, _ := dialRec(t, HTTPConfig{URL: srv.URL + "/mcp", OAuth: &OAuthConfig{Timeout: 5 * time.Second}})
+	h.mu.Lock()
+	h.accessToken, h.mode = "old-token", ModeStreamable
+	h.mu.Unlock()
+	h.oauth.refresh, h.oauth.tokenURL, h.oauth.clientID, h.oauth.resource, h.oauth.as = "r1", srv.URL+"/token", "c", "res", &AuthServerMetadata{}
+	<-h.startGet()
+	select {
+	case <-gotNew:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no GET with the refreshed token")
+	}
+}
+
+// An authorization response whose iss is not the issuer (RFC 9207) is
+// refused, even with the right state.
+func TestOAuth_IssuerMismatch(t *testing.T) {
+	base := serveFixture(t, "--fault", "http-unauthorized")
+	prompt := func(authURL string) {
+		u, _ := url.Parse(authURL)
+		q := u.Query()
+		cb, _ := url.Parse(q.Get("redirect_uri"))
+		cb.RawQuery = url.Values{"code": {"c"}, "state": {q.Get("state")}, "iss": {"http://evil.example"}}.Encode()
+		go func() {
+			if resp, err := http.Get(cb.String()); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	xe, oe := oauthRefusal(t, base, &OAuthConfig{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
+	if oe.Step != "authorization" || !strings.Contains(xe.Msg, `iss "http://evil.example" is not the issuer "`+base+`/as" (RFC 9207)`) {
+		t.Errorf("error %v", xe)
 	}
 }
