@@ -69,6 +69,7 @@ func TestConformance(t *testing.T) {
 		{"auth/token-endpoint-auth-none", append(authFlow, "token-endpoint-auth-method")},
 		{"auth/pre-registration", []string{"authorization-request", "pkce-verifier-matches-challenge", "pre-registration-auth", "token-request", "valid-bearer-token"}},
 		{"auth/2025-03-26-oauth-metadata-backcompat", authFlow[1:]},
+		{"auth/2025-03-26-oauth-endpoint-fallback", []string{"client-registration", "authorization-request", "token-request", "valid-bearer-token"}},
 		{"auth/resource-mismatch", []string{"prm-pathbased-requested", "resource-mismatch-rejected"}},
 		{"auth/offline-access-scope", append(authFlow, "sep-2207-client-metadata-grant-types")},
 		{"auth/offline-access-not-supported", append(authFlow, "sep-2207-offline-access-not-requested")},

@@ -171,6 +171,17 @@ func (h *HTTP) authorizeAfter(sent string, a *AuthDiscovery, stepUp bool) error 
 
 // runFlow runs the authorization code flow with PKCE.
 func (h *HTTP) runFlow(ctx context.Context, a *AuthDiscovery) error {
+	if a != nil && a.PRM == nil && a.AS == nil && ctx.Err() == nil {
+		// No metadata anywhere: a 2025-03-26 server, its own authorization
+		// server, has the default endpoints at the root of its origin
+		// (that revision's fallback), and PKCE was required there.
+		origin := h.url.Scheme + "://" + h.url.Host
+		b := *a
+		b.AS = &AuthServerMetadata{Issuer: origin, AuthorizationEndpoint: origin + "/authorize", TokenEndpoint: origin + "/token",
+			RegistrationEndpoint: origin + "/register", CodeChallengeMethods: []string{"S256"}}
+		a = &b
+		h.note(HTTPEvent{Stream: oauthStream, URL: origin, Note: "no protected resource or authorization server metadata: using the 2025-03-26 default endpoints /authorize, /token and /register of " + origin})
+	}
 	if a == nil || a.AS == nil {
 		msg := "no authorization server metadata was found"
 		if a != nil {

@@ -390,3 +390,52 @@ func TestOAuth_IssuerMismatch(t *testing.T) {
 		t.Errorf("error %v", xe)
 	}
 }
+
+// No metadata at all (a 2025-03-26 server): the default endpoints at the
+// root of the server's origin.
+func TestOAuth_Legacy2503Endpoints(t *testing.T) {
+	var paths []string
+	var mu sync.Mutex
+	var srvURL string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/register":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprint(w, `{"client_id":"c1"}`)
+		case "/authorize":
+			q := r.URL.Query()
+			http.Redirect(w, r, q.Get("redirect_uri")+"?code=k&state="+url.QueryEscape(q.Get("state")), http.StatusFound)
+		case "/token":
+			_ = r.ParseForm()
+			if r.PostForm.Get("resource") != srvURL+"/mcp" {
+				http.Error(w, "resource", http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"access_token":"tok-2503","token_type":"Bearer"}`)
+		case "/mcp":
+			if r.Header.Get("Authorization") != "Bearer tok-2503" {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	srvURL = srv.URL
+	h, _ := dialRec(t, HTTPConfig{URL: srv.URL + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 5 * time.Second}})
+	initOK(t, h)
+	mu.Lock()
+	defer mu.Unlock()
+	got := strings.Join(paths, ", ")
+	if !strings.Contains(got, "POST /register, GET /authorize, POST /token, POST /mcp") {
+		t.Errorf("requests: %s", got)
+	}
+}
