@@ -42,9 +42,6 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	// dialogs (Interactive).
 	sr := &copts.ServerRequests
 	sr.Roots, sr.Sampling, sr.Elicitation, sr.Interactive = true, true, true, true
-	// The user answers at their pace: sonde's deadlines stand still
-	// meanwhile (a tools/call that made the server ask does not time out).
-	copts.HoldWhileAsked = true
 	dial, transportName, what, err := f.dialer(cfg)
 	if err != nil {
 		return err
