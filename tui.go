@@ -42,9 +42,6 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	// dialogs (Interactive).
 	sr := &copts.ServerRequests
 	sr.Roots, sr.Sampling, sr.Elicitation, sr.Interactive = true, true, true, true
-	// The user answers at their pace: sonde's deadlines stand still
-	// meanwhile (a tools/call that made the server ask does not time out).
-	copts.HoldWhileAsked = true
 	if f.oauth && f.oauthBrowser != "fetch" {
 		// The UI owns the terminal: the authorization URL could not be shown.
 		return usagef("in the UI, --oauth needs --oauth-browser fetch (or use a headless command such as sonde tools)")

@@ -40,12 +40,6 @@ type Options struct {
 	// ResetOnProgress restarts a request's deadline when the server reports
 	// progress for it, up to MaxTotalTimeout after it was queued.
 	ResetOnProgress bool
-	// HoldWhileAsked stops the clock of sonde's requests while a request of
-	// the server's waits for Respond (someone is being asked: the UI): each
-	// keeps the time it had left and gets it back once nothing waits. A
-	// tools/call that made the server ask the user then does not time out
-	// while the user answers.
-	HoldWhileAsked bool
 	// MaxTotalTimeout caps a request's life when ResetOnProgress is on
 	// (default 10 × Timeout).
 	MaxTotalTimeout time.Duration
@@ -126,9 +120,10 @@ type Client struct {
 	dead  *Error
 	stats Stats
 	srv   srvState // the server's requests and sonde's roots
-	// heldSince is when sonde's deadlines were held (zero: they run); see
-	// Options.HoldWhileAsked and hold.go.
-	heldSince time.Time
+	// holdWanted: HoldDeadlines(true) was called; heldSince is when
+	// sonde's deadlines were held (zero: they run). See hold.go.
+	holdWanted bool
+	heldSince  time.Time
 
 	init initState
 	era  eraState

@@ -123,7 +123,7 @@ const (
 	StateReceived  State = "received"  // a request from the server arrived
 	StateAnswered  State = "answered"  // sonde answered a request from the server
 	StateRetried   State = "retried"   // outcome (modern era): the result was input_required; a retry under a new id continues the call
-	StateHeld      State = "held"      // the deadline stands still: a request of the server's waits for the user (Options.HoldWhileAsked)
+	StateHeld      State = "held"      // the deadline stands still: a request of the server's is being answered (HoldDeadlines)
 )
 
 // Final reports whether s is an outcome.

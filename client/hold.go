@@ -8,14 +8,28 @@ import (
 	"github.com/sonde-mcp/sonde/transport"
 )
 
-// holdCheckLocked starts or ends the hold of sonde's deadlines
-// (Options.HoldWhileAsked) after the set of the server's requests waiting
-// for Respond changed: they are held while one waits.
+// HoldDeadlines stops (on) or restarts the clock of sonde's requests
+// while someone is answering a request of the server's: the UI calls it
+// when the dialog of such a request opens and closes. While on, and while
+// a request of the server's waits for Respond, every pending request of
+// sonde's (and every new one) is held: its timer stops with the time it
+// had left (state held); when the hold ends, or nothing waits any more,
+// each gets that time back (a new deadline in its event). A tools/call
+// that made the server ask then does not time out while the user writes
+// the answer. Progress for a held request keeps it held; with
+// ResetOnProgress it refills the time left.
+func (c *Client) HoldDeadlines(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holdWanted = on
+	c.holdCheckLocked()
+}
+
+// holdCheckLocked starts or ends the hold of sonde's deadlines after the
+// wish (HoldDeadlines) or the set of the server's requests waiting for
+// Respond changed: they are held while both say so.
 func (c *Client) holdCheckLocked() {
-	if !c.opts.HoldWhileAsked {
-		return
-	}
-	asked := len(c.srv.waiting) > 0 && !c.closed && c.dead == nil
+	asked := c.holdWanted && len(c.srv.waiting) > 0 && !c.closed && c.dead == nil
 	switch {
 	case asked && c.heldSince.IsZero():
 		c.heldSince = time.Now()
@@ -23,7 +37,7 @@ func (c *Client) holdCheckLocked() {
 			c.holdLocked(p, c.heldSince)
 		}
 		if len(c.pending) > 0 {
-			c.emit(Event{Time: c.heldSince, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) held: a request of the server's waits for your answer", len(c.pending))})
+			c.emit(Event{Time: c.heldSince, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) held while you answer a request of the server's", len(c.pending))})
 		}
 	case !asked && !c.heldSince.IsZero():
 		now := time.Now()

@@ -23,13 +23,15 @@ func outStates(evs []Event, id string) []string {
 	return out
 }
 
-// TestHoldWhileAsked: while the fixture's confirm waits for the user's
-// answer to its elicitation, sonde's tools/call (and a call started
-// meanwhile) do not time out; once answered, the clock runs again.
-func TestHoldWhileAsked(t *testing.T) {
+// TestHoldDeadlines: while the fixture's confirm waits for the user's
+// answer to its elicitation and the UI holds the deadlines (its dialog is
+// open), sonde's tools/call (and a call started meanwhile) do not time
+// out; once answered, the clock runs again.
+func TestHoldDeadlines(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	s := start(t, Options{Timeout: timeout, HoldWhileAsked: true, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	s := start(t, Options{Timeout: timeout, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
 	s.init()
+	s.c.HoldDeadlines(true) // nothing waits yet: nothing is held
 	ctx := context.Background()
 	confirm := s.c.GoTool(ctx, "confirm", nil, CallOptions{})
 	r := waitingFor(t, s, mcp.MethodElicit)
@@ -70,7 +72,7 @@ func TestHoldWhileAsked(t *testing.T) {
 			notes = append(notes, ev.Note)
 		}
 	}
-	if len(notes) != 2 || !strings.Contains(notes[0], "held: a request of the server's waits") || !strings.Contains(notes[1], "run again after") {
+	if len(notes) != 2 || !strings.Contains(notes[0], "held while you answer a request of the server's") || !strings.Contains(notes[1], "run again after") {
 		t.Fatalf("notes %q", notes)
 	}
 	// The clock runs again: a call that outlives its timeout now times out.
@@ -80,7 +82,7 @@ func TestHoldWhileAsked(t *testing.T) {
 	}
 }
 
-// TestNoHoldByDefault: without HoldWhileAsked the call that made the
+// TestNoHoldByDefault: without HoldDeadlines the call that made the
 // server ask times out as any other.
 func TestNoHoldByDefault(t *testing.T) {
 	s := start(t, Options{Timeout: 400 * time.Millisecond, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
@@ -92,7 +94,7 @@ func TestNoHoldByDefault(t *testing.T) {
 	}
 	for _, st := range outStates(s.snapshot(), confirm.ID.String()) {
 		if st == string(StateHeld) {
-			t.Fatal("held without HoldWhileAsked")
+			t.Fatal("held without HoldDeadlines")
 		}
 	}
 }
@@ -101,11 +103,12 @@ func TestNoHoldByDefault(t *testing.T) {
 // held (no deadline), and with ResetOnProgress it refills the time left.
 func TestHoldKeepsProgressHeld(t *testing.T) {
 	const timeout = 400 * time.Millisecond
-	s := start(t, Options{Timeout: timeout, HoldWhileAsked: true, ResetOnProgress: true, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	s := start(t, Options{Timeout: timeout, ResetOnProgress: true, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
 	s.init()
 	ctx := context.Background()
 	confirm := s.c.GoTool(ctx, "confirm", nil, CallOptions{})
 	r := waitingFor(t, s, mcp.MethodElicit)
+	s.c.HoldDeadlines(true)
 	prog := s.c.GoTool(ctx, "progress", json.RawMessage(`{"steps":3,"interval_ms":250}`), CallOptions{ProgressToken: true})
 	if _, err := prog.Wait(); err != nil {
 		t.Fatal(err)
@@ -127,5 +130,33 @@ func TestHoldKeepsProgressHeld(t *testing.T) {
 	}
 	if _, err := confirm.Wait(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHoldEndsWhenPutOff: the hold ends when the UI stops it (the user put
+// the question off), though the request still waits: the call then times
+// out as usual.
+func TestHoldEndsWhenPutOff(t *testing.T) {
+	const timeout = 400 * time.Millisecond
+	s := start(t, Options{Timeout: timeout, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	s.init()
+	confirm := s.c.GoTool(context.Background(), "confirm", nil, CallOptions{})
+	waitingFor(t, s, mcp.MethodElicit)
+	s.c.HoldDeadlines(true)
+	s.waitFor("the call held", func(ev Event) bool {
+		return ev.Kind == EvRequest && ev.Req.ID == confirm.ID && ev.Req.State == StateHeld
+	})
+	time.Sleep(2 * timeout)
+	select {
+	case <-confirm.Done():
+		t.Fatal("settled while held")
+	default:
+	}
+	s.c.HoldDeadlines(false)
+	if _, err := confirm.Wait(); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("after the hold: %v", err)
+	}
+	if len(s.c.Waiting()) != 1 {
+		t.Fatal("the question left with the hold")
 	}
 }

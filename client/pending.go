@@ -33,7 +33,7 @@ type pending struct {
 	maxEnd   time.Time
 	retryOf  jsonrpc.ID // modern era: the request this one retries
 	base     *retryBase // modern era: how to retry it after input_required
-	// held: the clock stands still (Options.HoldWhileAsked) with left to
+	// held: the clock stands still (HoldDeadlines) with left to
 	// go; the timer is stopped.
 	held bool
 	left time.Duration

@@ -200,8 +200,8 @@ func (c *Client) notificationLocked(f transport.Frame) {
 	state, deadline := StateProgress, p.deadline
 	switch {
 	case p.held:
-		// The clock stands still: progress refills the time left, and the
-		// request stays held.
+		// The clock stands still (HoldDeadlines): progress refills the
+		// time left, and the request stays held.
 		if c.opts.ResetOnProgress {
 			p.left = p.timeout
 			if !p.maxEnd.IsZero() {

@@ -254,3 +254,24 @@ func (m *Model) dialogLayer() *lipgloss.Layer {
 	lines = append(lines, st.FocusBorder.Render(b.BottomLeft+strings.Repeat(b.Bottom, innerW)+b.BottomRight))
 	return lipgloss.NewLayer(strings.Join(lines, "\n")).X(r.X).Y(r.Y).Z(1)
 }
+
+// syncHold tells the session's client to hold its deadlines while the
+// dialog of one of the server's requests is open (client.HoldDeadlines:
+// the call that made the server ask does not time out while the user
+// answers), and to let them run again once it closed (answered, put off
+// with esc, cancelled by the server). A new session's client starts
+// without a hold. It is called in Update, not in a command: commands run
+// concurrently, and a hold and its release must not swap; HoldDeadlines
+// only takes the client's lock (its events go to buffered subscriptions).
+func (m *Model) syncHold() {
+	c := m.sess.Client
+	_, asking := m.dlg.(*answer.Dialog)
+	if m.held != nil && (!asking || m.held != c) {
+		m.held.HoldDeadlines(false)
+		m.held = nil
+	}
+	if asking && c != nil && m.held == nil {
+		c.HoldDeadlines(true)
+		m.held = c
+	}
+}

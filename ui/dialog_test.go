@@ -234,3 +234,36 @@ func TestDialogForClientTask(t *testing.T) {
 		t.Fatalf("after the answer: dialog %v, waiting %d", hs.m.dlg, len(hs.m.asks.waiting))
 	}
 }
+
+// TestDialogHoldsDeadlines: while the dialog of a request of the server's
+// is open, the session's client is told to hold its deadlines; putting the
+// question off (esc), or its end, lets them run again, and a reopened
+// dialog holds them again.
+func TestDialogHoldsDeadlines(t *testing.T) {
+	hs := newHarness(t, 100, 30)
+	hs.connect()
+	if hs.m.held != nil {
+		t.Fatal("held before any question")
+	}
+	hs.feed(serverReq(100, jsonrpc.Int(0), mcp.MethodCreateMessage, samplingParams))
+	if hs.m.held != hs.c {
+		t.Fatalf("dialog open: held %v", hs.m.held)
+	}
+	hs.press("esc")
+	if hs.m.held != nil {
+		t.Fatal("still held after esc")
+	}
+	hs.send(pending.AnswerMsg{ID: jsonrpc.Int(0)})
+	if hs.m.held != hs.c {
+		t.Fatal("not held after reopening")
+	}
+	hs.feed(serverReqEnd(900, jsonrpc.Int(0), mcp.MethodCreateMessage, client.StateCancelled))
+	if hs.m.dlg != nil || hs.m.held != nil {
+		t.Fatalf("after the server's cancel: dialog %v, held %v", hs.m.dlg, hs.m.held)
+	}
+	// The roots editor is not a question of the server's: no hold.
+	hs.send(rootsLoadedMsg{gen: hs.m.gen})
+	if hs.m.dlg == nil || hs.m.held != nil {
+		t.Fatalf("roots editor: dialog %v, held %v", hs.m.dlg, hs.m.held)
+	}
+}

@@ -127,8 +127,9 @@ type Model struct {
 	asks      asks
 	urlReqs   []urlReq // calls refused with -32042, their dialogs oldest first (urlrequired.go)
 	dlg       dialog
-	answerErr error        // the last answer or roots change that failed
-	rp        *replayState // set in a replay
+	held      *client.Client // the client told to hold its deadlines (dialog.go syncHold), or nil
+	answerErr error          // the last answer or roots change that failed
+	rp        *replayState   // set in a replay
 }
 
 // connState is what the status bar shows about the server.

@@ -19,6 +19,13 @@ import (
 // global keymap or the focused pane, mouse to the pane under the pointer,
 // client events to every pane, and pane requests to commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.update(msg)
+	m.syncHold()
+	return m, cmd
+}
+
+// update is Update before the hold of the deadlines follows the dialogs.
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if cmd, ok := m.updateDialog(msg); ok {
 		return m, cmd
 	}

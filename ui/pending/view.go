@@ -135,7 +135,7 @@ func (m *Model) liveCells(e *entry) []cell {
 		detail = e.task
 	}
 	if e.state == client.StateHeld {
-		// The clock stands still (client.Options.HoldWhileAsked).
+		// The clock stands still (client.HoldDeadlines).
 		detail = strings.TrimSpace("held while you answer the server  " + detail)
 	}
 	if e.key.dir == transport.In && detail == "" {
