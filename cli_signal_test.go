@@ -295,3 +295,40 @@ func TestFixtureDiesOnSIGTERM(t *testing.T) {
 		t.Fatal("the fixture outlived SIGTERM by 10s")
 	}
 }
+
+// SIGINT while --oauth waits for the redirect: sonde stops waiting at
+// once (exit 130), far before --oauth-timeout.
+func TestInterruptOAuthWait(t *testing.T) {
+	base := fixtureHTTP(t, "--fault", "http-unauthorized")
+	cmd := exec.Command(os.Args[0], "call", "echo", "--url", base+"/mcp", "--oauth", "--oauth-timeout", "2m")
+	cmd.Env = append(os.Environ(), childEnv()...)
+	stderr := watchBuffer("open this URL to authorize sonde")
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-waited
+		}
+	}()
+	select {
+	case <-stderr.hit:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no authorization URL within 20s; stderr:\n%s", stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("sonde still waits after SIGINT; stderr:\n%s", stderr.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit status %d, want %d\n%s", code, exitInterrupted, stderr.String())
+	}
+}
