@@ -146,6 +146,9 @@ type serverFlags struct {
 	// promptTo receives the authorization URL to open (the command's
 	// stderr; nil: os.Stderr).
 	promptTo io.Writer
+	// promptURL, when set (the UI), receives the authorization URL instead
+	// of promptTo.
+	promptURL func(authURL string)
 	// oauthSecrets are the tokens the flow learnt, redacted in captures.
 	oauthSecrets secretSink
 
@@ -188,7 +191,7 @@ func (f *serverFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.headers, "header", nil, "with --url: send header 'Name: value' on every request (repeatable; values are never shown or recorded)")
 	fs.StringVar(&f.bearerEnv, "bearer-token-env", "", "with --url: send 'Authorization: Bearer <token>' with the token read from environment variable `NAME`")
 	fs.BoolVar(&f.insecure, "insecure", false, "with --url: do not verify the server's TLS certificate (dangerous)")
-	fs.BoolVar(&f.oauth, "oauth", false, "with --url: on a 401 (or a 403 insufficient_scope: step-up), run the OAuth 2.1 authorization code flow with PKCE (discovery, dynamic registration unless --oauth-client-id, a loopback redirect on 127.0.0.1) and send the access token on every request; the authorization URL is printed on stderr, sonde never opens a browser (in the UI: only with --oauth-browser fetch)")
+	fs.BoolVar(&f.oauth, "oauth", false, "with --url: on a 401 (or a 403 insufficient_scope: step-up), run the OAuth 2.1 authorization code flow with PKCE (discovery, dynamic registration unless --oauth-client-id, a loopback redirect on 127.0.0.1) and send the access token on every request; the authorization URL is printed on stderr (in the UI, in a dialog); sonde never opens a browser")
 	fs.StringVar(&f.oauthClientID, "oauth-client-id", "", "with --oauth: use this registered client `ID` instead of dynamic client registration")
 	fs.StringVar(&f.oauthSecretEnv, "oauth-client-secret-env", "", "with --oauth-client-id: read the client secret from environment variable `NAME` (never shown)")
 	fs.StringVar(&f.oauthBrowser, "oauth-browser", string(transport.BrowserPrint), "with --oauth: print (print the authorization URL and wait for the redirect) or fetch (GET the URL and follow its redirects: for authorization servers without a login page, in tests and automation)")
@@ -383,6 +386,10 @@ func (f *serverFlags) oauthConfig() (*transport.OAuthConfig, error) {
 	}
 	cfg.OnSecret = f.oauthSecrets.add
 	cfg.Prompt = func(authURL string) {
+		if f.promptURL != nil {
+			f.promptURL(authURL)
+			return
+		}
 		fmt.Fprintf(w, "sonde: open this URL to authorize sonde (waiting up to %v for the redirect):\n%s\n", f.oauthTimeout, authURL)
 	}
 	return cfg, nil

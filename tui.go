@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -42,9 +43,13 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	// dialogs (Interactive).
 	sr := &copts.ServerRequests
 	sr.Roots, sr.Sampling, sr.Elicitation, sr.Interactive = true, true, true, true
-	if f.oauth && f.oauthBrowser != "fetch" {
-		// The UI owns the terminal: the authorization URL could not be shown.
-		return usagef("in the UI, --oauth needs --oauth-browser fetch (or use a headless command such as sonde tools)")
+	// The UI owns the terminal: the OAuth flow's authorization URL goes to
+	// a dialog (the program exists by the time a server answers 401).
+	var prog atomic.Pointer[tea.Program]
+	f.promptURL = func(authURL string) {
+		if p := prog.Load(); p != nil {
+			p.Send(ui.AuthorizeMsg{URL: authURL, Wait: f.oauthTimeout})
+		}
 	}
 	dial, transportName, what, err := f.dialer(cfg)
 	if err != nil {
@@ -102,6 +107,7 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
 	}
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(io.in), tea.WithOutput(io.out))
+	prog.Store(p)
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
 		return &exitStatus{code: exitInterrupted, msg: "interrupted"}

@@ -13,6 +13,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -680,4 +681,49 @@ func TestTUIURLRequired(t *testing.T) {
 	s := tt.waitFor("the retry's result", `!URL required by`, `url-required: done; retried after the URL`, `"fixture-url-1"`, `pending 0 `)
 	tt.quit()
 	checkPIDs(t, f, s, 1)
+}
+
+// TestTUIOAuth: a server that answers 401 with --oauth: the authorization
+// URL opens in a dialog; visiting it (the test plays the browser: the
+// fixture's authorization server grants at once and redirects to sonde's
+// loopback listener) lets the flow finish, the dialog closes and the UI
+// connects with the token.
+func TestTUIOAuth(t *testing.T) {
+	base := fixtureHTTP(t, "--fault", "http-unauthorized")
+	tt := startTUI(t, 200, 40, []string{"--url", base + "/mcp", "--oauth"})
+	s := tt.waitFor("the authorization dialog", `Authorize sonde \(OAuth\)`, `waits up to 5m0s`, `&state=`)
+	// The URL wraps in full rows of the dialog: read it column-wise.
+	var authURL string
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		r := []rune(line)
+		col := strings.Index(string(r), "│http://127.0.0.1:")
+		if col < 0 {
+			continue
+		}
+		col = len([]rune(string(r)[:col])) + 1
+		end := col + strings.IndexRune(string(r[col:]), '│')
+		for _, next := range lines[i:] {
+			nr := []rune(next)
+			if len(nr) < end {
+				break
+			}
+			row := strings.TrimSpace(string(nr[col:end]))
+			if row == "" {
+				break
+			}
+			authURL += row
+		}
+		break
+	}
+	if !strings.Contains(authURL, "/as/authorize?") || !strings.Contains(authURL, "&state=") {
+		t.Fatalf("no authorization URL read from the dialog: %q\n%s", authURL, s)
+	}
+	resp, err := http.Get(authURL) // follows the redirect to the loopback listener
+	if err != nil {
+		t.Fatalf("visiting %s: %v", authURL, err)
+	}
+	resp.Body.Close()
+	tt.waitFor("connected with the token", `!Authorize sonde`, `sonde-fixture 0\.1\.0`, `─ 3 Tools 9 `)
+	tt.quit()
 }

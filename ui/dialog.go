@@ -92,11 +92,17 @@ func (m *Model) dropAsk(id jsonrpc.ID) {
 	}
 }
 
-// openNextAsk opens the oldest waiting request not put off with esc, else
-// the oldest URL dialog waiting its turn (urlrequired.go): the server's
-// requests go first, since the server waits for their answers.
+// openNextAsk opens the OAuth flow's authorization dialog while the flow
+// waits (authorize.go; unless put off), else the oldest waiting request not
+// put off with esc, else the oldest URL dialog waiting its turn
+// (urlrequired.go): the server's requests go first, since the server waits
+// for their answers.
 func (m *Model) openNextAsk() {
 	if m.dlg != nil {
+		return
+	}
+	if m.auth != nil && !m.authHidden {
+		m.openDialog(m.auth)
 		return
 	}
 	for _, a := range m.asks.waiting {
@@ -195,6 +201,11 @@ func (m *Model) updateDialog(msg tea.Msg) (tea.Cmd, bool) {
 		}
 	case *answer.URLRequired:
 		return tea.Batch(cmd, m.urlDialogAction(d, act)), true
+	case *answer.Authorize:
+		if act == answer.Later {
+			m.dlg, m.authHidden = nil, true
+			m.openNextAsk()
+		}
 	case *answer.Roots:
 		switch act {
 		case answer.Send:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -265,5 +266,50 @@ func TestDialogHoldsDeadlines(t *testing.T) {
 	hs.send(rootsLoadedMsg{gen: hs.m.gen})
 	if hs.m.dlg == nil || hs.m.held != nil {
 		t.Fatalf("roots editor: dialog %v, held %v", hs.m.dlg, hs.m.held)
+	}
+}
+
+// TestAuthorizeDialog: the OAuth flow's URL opens a dialog (before the
+// server's requests), y copies it, esc hides it, and the end of the
+// handshake closes it.
+func TestAuthorizeDialog(t *testing.T) {
+	hs := newHarness(t, 100, 30)
+	const u = "http://127.0.0.1:9/as/authorize?client_id=c&state=s"
+	hs.send(AuthorizeMsg{URL: u, Wait: 5 * time.Minute})
+	d, ok := hs.m.dlg.(*answer.Authorize)
+	if !ok || d.URL() != u {
+		t.Fatalf("dialog %T", hs.m.dlg)
+	}
+	hs.tick(100)
+	screen := hs.screen()
+	golden.Assert(t, "dialog_authorize_100x30", screen)
+	if !strings.Contains(screen, "Authorize sonde (OAuth)") || !strings.Contains(screen, u) || !strings.Contains(screen, "sonde waits up to 5m0s") {
+		t.Fatalf("screen:\n%s", screen)
+	}
+	if cmd := hs.press("y"); cmd == nil {
+		t.Fatal("y gave no clipboard command")
+	}
+	hs.press("esc")
+	if hs.m.dlg != nil {
+		t.Fatal("esc did not hide it")
+	}
+	// A request of the server's opens; the hidden dialog does not come back.
+	hs.feed(serverReq(200, jsonrpc.Int(0), mcp.MethodCreateMessage, samplingParams))
+	if hs.dialogID() != "0" {
+		t.Fatalf("after esc: %q", hs.dialogID())
+	}
+	// A new URL (step-up) shows again, once the open dialog closes.
+	hs.send(AuthorizeMsg{URL: u + "2", Wait: time.Minute})
+	if hs.dialogID() != "0" {
+		t.Fatal("the authorization took the place of an open dialog")
+	}
+	hs.press("esc")
+	if d, ok := hs.m.dlg.(*answer.Authorize); !ok || d.URL() != u+"2" {
+		t.Fatalf("after the request's dialog: %T", hs.m.dlg)
+	}
+	// The handshake ends: the dialog closes.
+	hs.connect()
+	if _, ok := hs.m.dlg.(*answer.Authorize); ok || hs.m.auth != nil {
+		t.Fatalf("after the handshake: %T", hs.m.dlg)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/replay"
+	"github.com/sonde-mcp/sonde/ui/answer"
 	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/frames"
 	"github.com/sonde-mcp/sonde/ui/pending"
@@ -124,12 +125,16 @@ type Model struct {
 
 	// The server's requests waiting for the user, and the dialog open over
 	// the panes (dialog.go).
-	asks      asks
-	urlReqs   []urlReq // calls refused with -32042, their dialogs oldest first (urlrequired.go)
-	dlg       dialog
-	held      *client.Client // the client told to hold its deadlines (dialog.go syncHold), or nil
-	answerErr error          // the last answer or roots change that failed
-	rp        *replayState   // set in a replay
+	asks    asks
+	urlReqs []urlReq // calls refused with -32042, their dialogs oldest first (urlrequired.go)
+	dlg     dialog
+	held    *client.Client // the client told to hold its deadlines (dialog.go syncHold), or nil
+	// auth is the OAuth flow's authorization dialog while the flow waits
+	// (authorize.go); authHidden: put off with esc, not reopened.
+	auth       *answer.Authorize
+	authHidden bool
+	answerErr  error        // the last answer or roots change that failed
+	rp         *replayState // set in a replay
 }
 
 // connState is what the status bar shows about the server.

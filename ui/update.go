@@ -96,15 +96,20 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 		m.conn.starting, m.conn.restarting = false, false
 		if msg.err != nil {
 			m.conn.err = msg.err
+			m.endAuthorize()
 			return nil, true
 		}
 		m.sess = msg.sess
 		m.conn.err, m.conn.exited = nil, ""
 		return tea.Batch(waitEvents(m.gen, msg.sess.Sub), initializeCmd(m.gen, msg.sess.Client)), true
+	case AuthorizeMsg:
+		m.showAuthorize(msg)
+		return nil, true
 	case initializedMsg:
 		if msg.gen != m.gen {
 			return nil, true
 		}
+		m.endAuthorize() // the handshake it waited for has ended
 		if msg.err != nil {
 			m.conn.err = msg.err
 			return nil, true
@@ -335,7 +340,7 @@ func (m *Model) restart() tea.Cmd {
 	m.gen++
 	m.sess = Session{}
 	m.conn = connState{starting: true, restarting: true}
-	m.asks, m.urlReqs, m.dlg = asks{}, nil, nil
+	m.asks, m.urlReqs, m.dlg, m.auth = asks{}, nil, nil, nil
 	// History is kept across a restart (the frames of the old process stay,
 	// and stderr shows where one process ended and the next began); panes
 	// forget only per-process state.
