@@ -135,59 +135,28 @@ func TestSignal(t *testing.T) {
 				fixtureArgs = append(fixtureArgs, "--fault", fault)
 			}
 			sub := append([]string{"call", "echo", "--args", `{"value":"x"}`, "--trace"}, tc.flags...)
-			cmd := exec.Command(os.Args[0], f.cmd(sub, fixtureArgs...)...)
-			cmd.Env = append(os.Environ(), childEnv()...)
-			var stdout syncBuffer
-			stderr := watchBuffer(inFlight)
-			cmd.Stdout, cmd.Stderr = &stdout, stderr
-			if err := cmd.Start(); err != nil {
+			p := startSonde(t, inFlight, f.cmd(sub, fixtureArgs...)...)
+			p.waitWatch(t, "the call sent")
+			if err := p.cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
-			waited := make(chan error, 1)
-			go func() { waited <- cmd.Wait() }()
-			stopped := false
-			defer func() {
-				if !stopped {
-					_ = cmd.Process.Kill()
-					<-waited
-				}
-			}()
-
-			select {
-			case <-stderr.hit:
-			case err := <-waited:
-				stopped = true
-				t.Fatalf("sonde ended before the call was sent: %v\nstderr:\n%s", err, stderr.String())
-			case <-time.After(20 * time.Second):
-				t.Fatalf("the call was not sent within 20s; stderr:\n%s", stderr.String())
-			}
-			if err := cmd.Process.Signal(tc.sig); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case err := <-waited:
-				stopped = true
-				var xe *exec.ExitError
-				if err != nil && !errors.As(err, &xe) {
-					t.Fatal(err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatalf("sonde did not exit within 20s of %v; stderr:\n%s", tc.sig, stderr.String())
+			if !p.exited(t, 20*time.Second) {
+				t.Fatalf("sonde did not exit within 20s of %v; stderr:\n%s", tc.sig, p.stderr.String())
 			}
 
-			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-				t.Errorf("exit status %d (%v), want %d", code, cmd.ProcessState, exitInterrupted)
+			if code := p.cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit status %d (%v), want %d", code, p.cmd.ProcessState, exitInterrupted)
 			}
-			line := sondeLine(stderr.String())
+			line := sondeLine(p.stderr.String())
 			if line != "sonde: MCP_ABORTED: tools/call id 2: cancelled by caller" {
-				t.Errorf("stderr line %q, want the aborted call\nstderr:\n%s", line, stderr.String())
+				t.Errorf("stderr line %q, want the aborted call\nstderr:\n%s", line, p.stderr.String())
 			}
-			if stdout.String() != "" {
-				t.Errorf("stdout = %q", stdout.String())
+			if p.stdout.String() != "" {
+				t.Errorf("stdout = %q", p.stdout.String())
 			}
 			for _, re := range tc.trace {
-				if !regexp.MustCompile(re).MatchString(stderr.String()) {
-					t.Errorf("trace does not match %s:\n%s", re, stderr.String())
+				if !regexp.MustCompile(re).MatchString(p.stderr.String()) {
+					t.Errorf("trace does not match %s:\n%s", re, p.stderr.String())
 				}
 			}
 			want := 1
@@ -205,27 +174,9 @@ func TestSignal(t *testing.T) {
 func TestSecondInterruptKills(t *testing.T) {
 	f := newFixture(t)
 	sub := []string{"call", "echo", "--args", `{"value":"x"}`, "--trace", "--kill-after", "30s"}
-	cmd := exec.Command(os.Args[0], f.cmd(sub, "--fault", "never-respond", "--fault", "ignore-sigterm")...)
-	cmd.Env = append(os.Environ(), childEnv()...)
-	var stdout syncBuffer
-	stderr := watchBuffer(inFlight)
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-waited
-		}
-	}()
-	select {
-	case <-stderr.hit:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("the call was not sent within 20s; stderr:\n%s", stderr.String())
-	}
+	p := startSonde(t, inFlight, f.cmd(sub, "--fault", "never-respond", "--fault", "ignore-sigterm")...)
+	p.waitWatch(t, "the call sent")
+	cmd, stderr := p.cmd, p.stderr
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -241,9 +192,7 @@ func TestSecondInterruptKills(t *testing.T) {
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-waited:
-	case <-time.After(20 * time.Second): // far below the 60s of grace periods
+	if !p.exited(t, 20*time.Second) { // far below the 60s of grace periods
 		t.Fatalf("sonde did not exit after the second interrupt; stderr:\n%s", stderr.String())
 	}
 	out := stderr.String()
@@ -300,35 +249,77 @@ func TestFixtureDiesOnSIGTERM(t *testing.T) {
 // once (exit 130), far before --oauth-timeout.
 func TestInterruptOAuthWait(t *testing.T) {
 	base := fixtureHTTP(t, "--fault", "http-unauthorized")
-	cmd := exec.Command(os.Args[0], "call", "echo", "--url", base+"/mcp", "--oauth", "--oauth-timeout", "2m")
-	cmd.Env = append(os.Environ(), childEnv()...)
-	stderr := watchBuffer("open this URL to authorize sonde")
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	defer func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-waited
-		}
-	}()
-	select {
-	case <-stderr.hit:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("no authorization URL within 20s; stderr:\n%s", stderr.String())
-	}
+	p := startSonde(t, "open this URL to authorize sonde", "call", "echo", "--url", base+"/mcp", "--oauth", "--oauth-timeout", "2m")
+	p.waitWatch(t, "the authorization URL")
+	cmd, stderr := p.cmd, p.stderr
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-waited:
-	case <-time.After(10 * time.Second):
+	if !p.exited(t, 10*time.Second) {
 		t.Fatalf("sonde still waits after SIGINT; stderr:\n%s", stderr.String())
 	}
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 		t.Errorf("exit status %d, want %d\n%s", code, exitInterrupted, stderr.String())
+	}
+}
+
+// sondeProc is sonde running as a real process (the test binary with
+// childEnv), its stderr watched for a pattern; the test's cleanup kills it
+// if it is still running.
+type sondeProc struct {
+	cmd    *exec.Cmd
+	stdout syncBuffer
+	stderr *syncBuffer
+	waited chan error
+	done   bool
+}
+
+// startSonde starts sonde with args, watching its stderr for watch.
+func startSonde(t *testing.T, watch string, args ...string) *sondeProc {
+	t.Helper()
+	p := &sondeProc{cmd: exec.Command(os.Args[0], args...), stderr: watchBuffer(watch), waited: make(chan error, 1)}
+	p.cmd.Env = append(os.Environ(), childEnv()...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.waited <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if !p.done {
+			_ = p.cmd.Process.Kill()
+			<-p.waited
+		}
+	})
+	return p
+}
+
+// waitWatch waits up to 20s for the watched pattern on stderr; what names
+// it in the failure.
+func (p *sondeProc) waitWatch(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-p.stderr.hit:
+	case err := <-p.waited:
+		p.done = true
+		t.Fatalf("sonde ended before %s: %v\nstderr:\n%s", what, err, p.stderr.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no %s within 20s; stderr:\n%s", what, p.stderr.String())
+	}
+}
+
+// exited reports whether sonde exited within d; an error of Wait other
+// than an exit status fails the test.
+func (p *sondeProc) exited(t *testing.T, d time.Duration) bool {
+	t.Helper()
+	select {
+	case err := <-p.waited:
+		p.done = true
+		var xe *exec.ExitError
+		if err != nil && !errors.As(err, &xe) {
+			t.Fatal(err)
+		}
+		return true
+	case <-time.After(d):
+		return false
 	}
 }
