@@ -136,18 +136,13 @@ func (c *Client) startClientTaskLocked(req *ServerRequest, ttl time.Duration) {
 		}
 	}
 	ask := &ServerRequest{ID: jsonrpc.String("task:" + t.task.TaskID), Method: req.Method, Params: req.Params, Received: now, task: t}
-	if len(c.srv.waiting) >= maxWaiting {
+	if !c.addWaitingLocked(ask) {
 		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("task %s fails: %d requests from the server already wait for an answer", t.task.TaskID, maxWaiting)})
-		c.finishClientTaskLocked(t, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("sonde has %d requests from this server waiting for an answer; %s refused", maxWaiting, req.Method)})
+		c.finishClientTaskLocked(t, nil, tooManyWaiting(req.Method))
 		return
 	}
-	if c.srv.waiting == nil {
-		c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
-	}
 	t.ask = ask
-	c.srv.waiting[ask.ID] = ask
-	c.holdCheckLocked()
-	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: t.ask.ID, Method: t.ask.Method, State: StateReceived, Params: t.ask.Params}})
+	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: ask.ID, Method: ask.Method, State: StateReceived, Params: ask.Params}})
 }
 
 // makeRoom forgets expired tasks and, when the table is full, the oldest

@@ -449,11 +449,10 @@ func (c *Client) awaitInput(ctx context.Context, key string, req mcp.InputReques
 	c.mu.Lock()
 	c.era.inputs++
 	sr.ID = jsonrpc.String(fmt.Sprintf("input:%d:%s", c.era.inputs, key))
-	if c.srv.waiting == nil {
-		c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
+	if !c.addWaitingLocked(sr) {
+		c.mu.Unlock()
+		return nil, newErr(CodeBusy, "the %s the server asked for (input %s): %d requests from the server already wait for an answer", req.Method, key, maxWaiting)
 	}
-	c.srv.waiting[sr.ID] = sr
-	c.holdCheckLocked()
 	c.emit(Event{Time: sr.Received, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateReceived, Params: sr.Params}})
 	c.mu.Unlock()
 	select {

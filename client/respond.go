@@ -203,9 +203,18 @@ const maxWaiting = 1024
 // waitLocked leaves req waiting for Respond, or refuses it when too many
 // already wait. It reports whether req waits.
 func (c *Client) waitLocked(req *ServerRequest) bool {
-	if len(c.srv.waiting) >= maxWaiting {
+	if !c.addWaitingLocked(req) {
 		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s %s refused: %d requests from the server already wait for an answer", req.Method, req.ID, maxWaiting)})
-		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("sonde has %d requests from this server waiting for an answer; %s refused", maxWaiting, req.Method)})
+		c.answerLocked(req, nil, tooManyWaiting(req.Method))
+		return false
+	}
+	return true
+}
+
+// addWaitingLocked adds req to the requests waiting for Respond, unless
+// maxWaiting already wait; it reports whether it did.
+func (c *Client) addWaitingLocked(req *ServerRequest) bool {
+	if len(c.srv.waiting) >= maxWaiting {
 		return false
 	}
 	if c.srv.waiting == nil {
@@ -214,6 +223,12 @@ func (c *Client) waitLocked(req *ServerRequest) bool {
 	c.srv.waiting[req.ID] = req
 	c.holdCheckLocked()
 	return true
+}
+
+// tooManyWaiting is the JSON-RPC error refusing a request of method when
+// maxWaiting requests of the server's already wait.
+func tooManyWaiting(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("sonde has %d requests from this server waiting for an answer; %s refused", maxWaiting, method)}
 }
 
 // answerLocked queues the answer to req and emits its outcome.
@@ -277,31 +292,25 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 	}
 	delete(c.srv.waiting, id)
 	c.holdCheckLocked()
+	if req.input == nil && req.task == nil {
+		return c.answerLocked(req, result, rpcErr)
+	}
+	// Answered off the wire: a modern input request's answer goes to the
+	// retry that waits for it, a task's to the task (clienttasks.go).
+	if rpcErr == nil && len(result) == 0 {
+		result = json.RawMessage("{}")
+	}
+	var detail error
+	if rpcErr != nil {
+		detail = rpcErr
+	}
+	c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
 	if req.input != nil {
-		if rpcErr == nil && len(result) == 0 {
-			result = json.RawMessage("{}")
-		}
 		req.input <- inputReply{result: result, rpcErr: rpcErr}
-		var detail error
-		if rpcErr != nil {
-			detail = rpcErr
-		}
-		c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
-		return nil
-	}
-	if req.task != nil {
-		if rpcErr == nil && len(result) == 0 {
-			result = json.RawMessage("{}")
-		}
-		var detail error
-		if rpcErr != nil {
-			detail = rpcErr
-		}
-		c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
+	} else {
 		c.finishClientTaskLocked(req.task, result, rpcErr)
-		return nil
 	}
-	return c.answerLocked(req, result, rpcErr)
+	return nil
 }
 
 // serverCancelLocked handles notifications/cancelled for one of the
