@@ -220,6 +220,14 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 	defer timer.Stop()
 	var result *Call // tasks/result
 	var resultDone <-chan struct{}
+	// settled waits for a tasks/result under way to settle (by ctx, its own
+	// deadline, or the server's answer once the task ended): the task call
+	// ends after every request it made.
+	settled := func() {
+		if result != nil {
+			<-resultDone
+		}
+	}
 	for {
 		task := t.Task()
 		if mcp.TaskTerminal(task.Status) {
@@ -233,9 +241,7 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 		select {
 		case <-ctx.Done():
 			t.cancelOnAbort(task.TaskID, o)
-			if result != nil {
-				<-resultDone // settled by ctx
-			}
+			settled()
 			finish(nil, nil, &Error{Code: CodeAborted, Message: "task " + task.TaskID + " of tools/call " + t.tool + ": cancelled by the caller (tasks/cancel sent)", Err: context.Cause(ctx)})
 			return
 		case <-resultDone:
@@ -259,17 +265,13 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 				if ctx.Err() != nil {
 					t.cancelOnAbort(task.TaskID, o)
 				}
-				if result != nil {
-					<-resultDone // settled by ctx, or by its own deadline
-				}
+				settled()
 				finish(nil, raw, err)
 				return
 			}
 			var st mcp.Task
 			if err := json.Unmarshal(raw, &st); err != nil || st.Status == "" {
-				if result != nil {
-					<-resultDone
-				}
+				settled()
 				finish(nil, raw, newErr(CodeProtocol, "tasks/get %s: result is not a Task: %s", task.TaskID, bounded(string(raw), 200)))
 				return
 			}
@@ -284,9 +286,7 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 	}
 	task := t.Task()
 	if task.Status == mcp.TaskCancelled {
-		if result != nil {
-			<-resultDone // the server answers it once the task has ended
-		}
+		settled()
 		// A tasks/cancel sent by anyone (CancelTask) may still be queued.
 	drain:
 		for events != nil {
