@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -72,6 +73,9 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 		p.maxEnd = now.Add(max(c.opts.MaxTotalTimeout, timeout))
 	}
 	c.pending[id] = p
+	if method == mcp.MethodTasksCancel {
+		c.noteTaskCancelLocked(rawParams)
+	}
 	p.timer = time.AfterFunc(timeout, func() { c.expire(id) })
 	p.stopCtx = context.AfterFunc(ctx, func() { c.cancelByCaller(id, context.Cause(ctx)) })
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, State: StateQueued, Deadline: p.deadline, RetryOf: p.retryOf}})

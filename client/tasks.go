@@ -54,11 +54,10 @@ type TaskCall struct {
 	done chan struct{}
 	wake chan struct{}
 
-	mu        sync.Mutex
-	call      jsonrpc.ID
-	task      mcp.Task
-	created   chan struct{} // closed once the taskId is known, or the call failed
-	cancelled bool
+	mu      sync.Mutex
+	call    jsonrpc.ID
+	task    mcp.Task
+	created chan struct{} // closed once the taskId is known, or the call failed
 
 	started, ended time.Time
 
@@ -114,9 +113,6 @@ func (t *TaskCall) Cancel(ctx context.Context) (*mcp.Task, error) {
 	if id == "" {
 		return nil, newErr(CodeProtocol, "tasks/cancel: the tools/call of %s created no task", t.tool)
 	}
-	t.mu.Lock()
-	t.cancelled = true
-	t.mu.Unlock()
 	task, err := t.c.CancelTask(ctx, id)
 	if err != nil {
 		return nil, err
@@ -253,10 +249,6 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 				events = nil
 			} else if st, ok := statusNotification(ev, task.TaskID); ok {
 				t.update(st)
-			} else if cancelFrame(ev, task.TaskID) {
-				t.mu.Lock()
-				t.cancelled = true
-				t.mu.Unlock()
 			}
 			continue
 		case <-timer.C:
@@ -287,26 +279,9 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 	task := t.Task()
 	if task.Status == mcp.TaskCancelled {
 		settled()
-		// A tasks/cancel sent by anyone (CancelTask) may still be queued.
-	drain:
-		for events != nil {
-			select {
-			case ev, ok := <-events:
-				if !ok {
-					break drain
-				}
-				if cancelFrame(ev, task.TaskID) {
-					t.mu.Lock()
-					t.cancelled = true
-					t.mu.Unlock()
-				}
-			default:
-				break drain
-			}
-		}
-		t.mu.Lock()
-		byUs := t.cancelled
-		t.mu.Unlock()
+		// A tasks/cancel of sonde's (TaskCall.Cancel, CancelTask, or any
+		// request sent with that method) makes it an abort.
+		byUs := t.c.sentTaskCancel(task.TaskID)
 		e := newErr(CodeRemote, "task %s of tools/call %s was cancelled by the server%s", task.TaskID, t.tool, statusSuffix(task))
 		if byUs {
 			e = newErr(CodeAborted, "task %s of tools/call %s was cancelled (tasks/cancel)%s", task.TaskID, t.tool, statusSuffix(task))
@@ -373,9 +348,6 @@ func (t *TaskCall) update(st mcp.Task) {
 // context of its own (the caller's is done), bounded by the request
 // timeout. Its failure is a note.
 func (t *TaskCall) cancelOnAbort(taskID string, o TaskOptions) {
-	t.mu.Lock()
-	t.cancelled = true
-	t.mu.Unlock()
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = t.c.opts.Timeout
@@ -429,14 +401,26 @@ func statusSuffix(t mcp.Task) string {
 	return " (" + bounded(t.StatusMessage, 200) + ")"
 }
 
-// cancelFrame reports whether ev is sonde's tasks/cancel for taskID.
-func cancelFrame(ev Event, taskID string) bool {
-	if ev.Kind != EvFrame || ev.Frame == nil || ev.Frame.Dir != transport.Out || ev.Frame.Msg.Method != mcp.MethodTasksCancel {
-		return false
+// maxTaskCancels bounds the task ids Client remembers cancelling.
+const maxTaskCancels = 1024
+
+// noteTaskCancelLocked remembers the task id of a tasks/cancel request
+// sonde sends (params as encoded).
+func (c *Client) noteTaskCancelLocked(params json.RawMessage) {
+	var p mcp.TaskIDParams
+	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+		return
 	}
-	// Frames sonde sent carry their raw bytes, not decoded params.
-	var m struct {
-		Params mcp.TaskIDParams `json:"params"`
+	if c.taskCancels == nil || len(c.taskCancels) >= maxTaskCancels {
+		c.taskCancels = map[string]struct{}{}
 	}
-	return json.Unmarshal(ev.Frame.Raw, &m) == nil && m.Params.TaskID == taskID
+	c.taskCancels[p.TaskID] = struct{}{}
+}
+
+// sentTaskCancel reports whether sonde sent tasks/cancel for taskID.
+func (c *Client) sentTaskCancel(taskID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.taskCancels[taskID]
+	return ok
 }
