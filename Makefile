@@ -83,8 +83,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime 30s ./transport/
 	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./capture/
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./hostconfig/
-	$(GO) test -run '^$$' -fuzz FuzzRewriteID -fuzztime 30s ./mock/
-	$(GO) test -run '^$$' -fuzz FuzzParsePath -fuzztime 30s ./redrive/
+	$(GO) test -run '^$$' -fuzz FuzzRewriteID -fuzztime 30s ./replay/serve/
+	$(GO) test -run '^$$' -fuzz FuzzParsePath -fuzztime 30s ./replay/against/
 	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./lint/
 	$(GO) test -run '^$$' -fuzz FuzzMermaidText -fuzztime 30s ./diagram/
 	$(GO) test -run '^$$' -fuzz FuzzParseBound -fuzztime 30s ./diagram/

@@ -15,7 +15,7 @@ import (
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
-	"github.com/sonde-mcp/sonde/mock"
+	"github.com/sonde-mcp/sonde/replay/serve"
 )
 
 // replayScript is a session of a few calls, spaced so the order of the
@@ -218,10 +218,10 @@ func TestReplayServeStringIDs(t *testing.T) {
 	rewrite := func(raw, id, token string) string {
 		b := []byte(raw)
 		if id != "" {
-			b, _ = mock.RewriteID(b, []byte(id))
+			b, _ = serve.RewriteID(b, []byte(id))
 		}
 		if token != "" {
-			b, _ = mock.RewriteToken(b, []byte(token))
+			b, _ = serve.RewriteToken(b, []byte(token))
 		}
 		return string(b)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
+	"github.com/sonde-mcp/sonde/ui/form"
 )
 
 // printURLElicitations writes on w the URLs that an MCP_URL_REQUIRED error

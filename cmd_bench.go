@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 
 	"github.com/sonde-mcp/sonde/client"
 )
@@ -157,7 +157,7 @@ func printBench(io streams, asJSON bool, r benchReport) {
 		failed += k
 	}
 	fmt.Fprintf(io.out, "bench %s: %d calls, concurrency %d: %d ok, %d isError, %d failed in %s\n",
-		r.Tool, r.Calls, r.Concurrency, r.Succeeded, r.ToolErrors, failed, format.Dur(time.Duration(r.Seconds*float64(time.Second))))
+		r.Tool, r.Calls, r.Concurrency, r.Succeeded, r.ToolErrors, failed, textfmt.Dur(time.Duration(r.Seconds*float64(time.Second))))
 	fmt.Fprintf(io.out, "  calls/s  %.1f\n", r.CallsPerSec)
 	fmt.Fprintf(io.out, "  latency  p50 %.3fms  p95 %.3fms  p99 %.3fms  max %.3fms\n", r.P50MS, r.P95MS, r.P99MS, r.MaxMS)
 	codes := make([]string, 0, len(r.Errors))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
@@ -104,7 +104,7 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 
 	st := s.c.Stats()
 	wire := fmt.Sprintf("%d frames sent; %d malformed, %d invalid, %d unknown, %d late, %d duplicate; %s on stderr",
-		st.Sent, st.Malformed, st.Invalid, st.Unknown, st.Late, st.Duplicate, format.Size(int(st.StderrBytes)))
+		st.Sent, st.Malformed, st.Invalid, st.Unknown, st.Late, st.Duplicate, textfmt.Size(int(st.StderrBytes)))
 	return reportCheck(io, f.json, steps, &wire, auth, firstErr)
 }
 
@@ -155,7 +155,7 @@ func reportCheck(io streams, asJSON bool, steps []checkStep, wire *string, auth 
 		if !st.OK {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(io.out, "  %s %-17s %9s  %s\n", mark, st.Name, format.Dur(time.Duration(st.MS*float64(time.Millisecond))), st.Detail)
+		fmt.Fprintf(io.out, "  %s %-17s %9s  %s\n", mark, st.Name, textfmt.Dur(time.Duration(st.MS*float64(time.Millisecond))), st.Detail)
 	}
 	if auth != nil {
 		fmt.Fprintf(io.out, "  auth %s\n", auth.Summary())

@@ -13,7 +13,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/hostconfig"
 	"github.com/sonde-mcp/sonde/internal/paths"
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 func newConfigCmd(io streams) *cobra.Command {
@@ -176,14 +176,14 @@ func (l configList) print(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tHOST\tSCOPE\tTRANSPORT\tCOMMAND / URL")
 		for _, s := range l.Servers {
-			line := format.Escape(what(s.Server))
+			line := textfmt.Escape(what(s.Server))
 			if s.Disabled {
 				line += "  (disabled in " + s.Host + ")"
 			}
 			if s.Approval != "" {
 				line += "  (" + s.Approval.Text() + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", format.Escape(s.Name), s.Host, s.Scope, s.Transport, line)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textfmt.Escape(s.Name), s.Host, s.Scope, s.Transport, line)
 		}
 		_ = tw.Flush()
 	}
@@ -205,7 +205,7 @@ func (l configList) print(w io.Writer) {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "Problems (%d):\n", len(l.Problems))
 		for _, p := range l.Problems {
-			fmt.Fprintln(w, "  "+format.Escape(p.Message))
+			fmt.Fprintln(w, "  "+textfmt.Escape(p.Message))
 		}
 	}
 }

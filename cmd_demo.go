@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
@@ -138,7 +138,7 @@ func narrate(w io.Writer, sub *client.Subscription) {
 		if t0.IsZero() {
 			t0 = ev.Time
 		}
-		at := fmt.Sprintf("%8s", "+"+format.Dur(ev.Time.Sub(t0)))
+		at := fmt.Sprintf("%8s", "+"+textfmt.Dur(ev.Time.Sub(t0)))
 		switch {
 		case f.Dir == transport.Out && f.Msg.Method == mcp.MethodToolsCall:
 			var p struct {

@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // previewRunes bounds the raw bytes shown for a finding.
@@ -102,14 +102,14 @@ func writeLint(io streams, start time.Time, found []lint.Finding) {
 		return
 	}
 	for _, f := range found {
-		fmt.Fprintf(io.out, "+%s  event %d  %s", format.Dur(f.Time.Sub(start)), f.Seq, f.Dir.Arrow())
+		fmt.Fprintf(io.out, "+%s  event %d  %s", textfmt.Dur(f.Time.Sub(start)), f.Seq, f.Dir.Arrow())
 		if f.ID.IsValid() {
-			fmt.Fprintf(io.out, "  id %s", format.Escape(f.ID.String()))
+			fmt.Fprintf(io.out, "  id %s", textfmt.Escape(f.ID.String()))
 		}
 		if f.Method != "" {
-			fmt.Fprintf(io.out, "  %s", format.Escape(f.Method))
+			fmt.Fprintf(io.out, "  %s", textfmt.Escape(f.Method))
 		}
-		fmt.Fprintf(io.out, "  %s\n  %s\n  %s\n\n", f.Rule, format.Escape(f.Detail), format.Preview(f.Raw, previewRunes))
+		fmt.Fprintf(io.out, "  %s\n  %s\n  %s\n\n", f.Rule, textfmt.Escape(f.Detail), textfmt.Preview(f.Raw, previewRunes))
 	}
 	order, counts := lintCounts(found)
 	parts := make([]string, len(order))
@@ -160,7 +160,7 @@ func lintJSON(path string, start time.Time, found []lint.Finding, warnings []str
 		r, _ := lint.Lookup(f.Rule)
 		fj := findingJSON{
 			Rule: f.Rule, Level: r.Level, Seq: f.Seq, T: int64(f.Time.Sub(start)), Dir: f.Dir.String(),
-			Method: f.Method, Size: len(f.Raw), Preview: format.Preview(f.Raw, previewRunes), Detail: f.Detail,
+			Method: f.Method, Size: len(f.Raw), Preview: textfmt.Preview(f.Raw, previewRunes), Detail: f.Detail,
 		}
 		if f.ID.IsValid() {
 			id := f.ID

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/mock"
-	"github.com/sonde-mcp/sonde/redrive"
+	"github.com/sonde-mcp/sonde/replay/against"
+	"github.com/sonde-mcp/sonde/replay/serve"
 )
 
 // replayFlags are the flags of `sonde replay --serve` and `--against`.
@@ -118,7 +118,7 @@ func runServe(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags, a
 	if err != nil {
 		return err
 	}
-	script, err := mock.Build(fh)
+	script, err := serve.Build(fh)
 	fh.Close()
 	if err != nil {
 		return usagef("--serve " + path + ": " + err.Error())
@@ -126,8 +126,8 @@ func runServe(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags, a
 	for _, w := range script.Warnings {
 		fmt.Fprintln(io.err, "sonde replay: warning: "+w)
 	}
-	err = mock.Serve(cmd.Context(), script, io.in, io.out, mock.Options{Speed: speed, Log: io.err, Stderr: io.err, MaxLineBytes: int(f.maxLineBytes)})
-	var exit *mock.ExitError
+	err = serve.Serve(cmd.Context(), script, io.in, io.out, serve.Options{Speed: speed, Log: io.err, Stderr: io.err, MaxLineBytes: int(f.maxLineBytes)})
+	var exit *serve.ExitError
 	if errors.As(err, &exit) {
 		return &exitStatus{code: exit.Code, msg: "replay: " + exit.Error()}
 	}
@@ -143,9 +143,9 @@ func runAgainst(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags,
 	if err != nil {
 		return err
 	}
-	var ignore []redrive.Path
+	var ignore []against.Path
 	for _, s := range rf.ignore {
-		p, err := redrive.ParsePath(s)
+		p, err := against.ParsePath(s)
 		if err != nil {
 			return usagef(err.Error())
 		}
@@ -155,7 +155,7 @@ func runAgainst(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags,
 	if err != nil {
 		return err
 	}
-	sess, err := redrive.Load(fh)
+	sess, err := against.Load(fh)
 	fh.Close()
 	if err != nil {
 		return usagef("--against " + rf.against + ": " + err.Error())
@@ -175,7 +175,7 @@ func runAgainst(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags,
 		return jsonFailure(io.out, f.json, err)
 	}
 	defer s.close()
-	rep, err := redrive.Run(cmd.Context(), s.c, sess, redrive.Options{Speed: speed, Timeout: timeout, Ignore: ignore})
+	rep, err := against.Run(cmd.Context(), s.c, sess, against.Options{Speed: speed, Timeout: timeout, Ignore: ignore})
 	if err != nil {
 		return &exitStatus{code: exitInterrupted, msg: "replay interrupted"}
 	}

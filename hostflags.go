@@ -15,8 +15,8 @@ import (
 
 	"github.com/sonde-mcp/sonde/hostconfig"
 	"github.com/sonde-mcp/sonde/internal/paths"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/transport"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // registerConfig adds --config, --server and --input.
@@ -249,17 +249,17 @@ func (p termPrompter) Prompt(in hostconfig.Input) (string, error) {
 	if !ok || !term.IsTerminal(f.Fd()) {
 		return "", fmt.Errorf("%w: stdin is not a terminal", hostconfig.ErrCannotAsk)
 	}
-	label := format.Escape(in.Description)
+	label := textfmt.Escape(in.Description)
 	if label == "" {
-		label = format.Escape(in.ID)
+		label = textfmt.Escape(in.ID)
 	}
 	if in.IsChoice() {
 		return p.choose(f, in, label)
 	}
 	if in.Default != "" && !in.Password {
-		label += " [" + format.Escape(in.Default) + "]"
+		label += " [" + textfmt.Escape(in.Default) + "]"
 	}
-	fmt.Fprintf(p.out, "sonde: %s (input %s): ", label, format.Escape(in.ID))
+	fmt.Fprintf(p.out, "sonde: %s (input %s): ", label, textfmt.Escape(in.ID))
 	text, err := p.read(f, in.Password)
 	if in.Password && err == nil {
 		fmt.Fprintln(p.out)
@@ -271,10 +271,10 @@ func (p termPrompter) Prompt(in hostconfig.Input) (string, error) {
 // marked, until the answer is an option's number, value or label (or
 // empty, for the default).
 func (p termPrompter) choose(f *os.File, in hostconfig.Input, label string) (string, error) {
-	fmt.Fprintf(p.out, "sonde: %s (input %s):\n", label, format.Escape(in.ID))
+	fmt.Fprintf(p.out, "sonde: %s (input %s):\n", label, textfmt.Escape(in.ID))
 	def := ""
 	for i, o := range in.Options {
-		line := fmt.Sprintf("  %d. %s", i+1, format.Escape(o.Text()))
+		line := fmt.Sprintf("  %d. %s", i+1, textfmt.Escape(o.Text()))
 		if o.Value == in.Default {
 			line += " (default)"
 			def = fmt.Sprintf(" [%d]", i+1)

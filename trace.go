@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/transport"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // tracer prints the client's events on a writer as they happen (--trace).
@@ -44,7 +44,7 @@ func (t *tracer) wait() { <-t.done }
 // describeEvent renders one event as a line: time since t0, arrow, id,
 // method, and what happened.
 func describeEvent(ev client.Event, t0 time.Time) string {
-	at := fmt.Sprintf("%9s", "+"+format.Dur(ev.Time.Sub(t0)))
+	at := fmt.Sprintf("%9s", "+"+textfmt.Dur(ev.Time.Sub(t0)))
 	switch ev.Kind {
 	case client.EvFrame:
 		f := ev.Frame
@@ -71,7 +71,7 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 			}
 			detail += "]"
 		}
-		return fmt.Sprintf("%s %s %-8s %-28s %7s  %s  %s", at, f.Dir.Arrow(), id, what, format.Size(len(f.Raw)), detail, format.Preview(f.Raw, 60))
+		return fmt.Sprintf("%s %s %-8s %-28s %7s  %s  %s", at, f.Dir.Arrow(), id, what, textfmt.Size(len(f.Raw)), detail, textfmt.Preview(f.Raw, 60))
 	case client.EvRequest:
 		r := ev.Req
 		if r.State == client.StateQueued || r.State == client.StateSent {
@@ -96,7 +96,7 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 				line += " " + r.Progress.Message
 			}
 		case r.State.Final() && r.Latency > 0:
-			line += " after " + format.Dur(r.Latency)
+			line += " after " + textfmt.Dur(r.Latency)
 		}
 		if r.RetryOf.IsValid() {
 			line += " (retry of id " + r.RetryOf.String() + ")"
@@ -106,7 +106,7 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		}
 		return line
 	case client.EvStderr:
-		return at + " stderr " + strings.TrimRight(format.Preview(ev.Stderr, 200), "\n")
+		return at + " stderr " + strings.TrimRight(textfmt.Preview(ev.Stderr, 200), "\n")
 	case client.EvProcess:
 		p := ev.Proc
 		switch p.What {
@@ -132,7 +132,7 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 			line += "\n" + strings.Repeat(" ", 15) + h
 		}
 		if len(ev.HTTP.Raw) > 0 {
-			line += "\n" + strings.Repeat(" ", 15) + format.Preview(ev.HTTP.Raw, 120)
+			line += "\n" + strings.Repeat(" ", 15) + textfmt.Preview(ev.HTTP.Raw, 120)
 		}
 		return line
 	}

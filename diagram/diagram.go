@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // style is how an arrow is drawn.
@@ -164,7 +164,7 @@ func (b *Builder) request(q *client.ReqInfo, add func(step)) {
 	delete(b.sent, k)
 	switch q.State {
 	case client.StateTimeout, client.StateCancelled, client.StateExited, client.StateClosed, client.StateProtocol, client.StateHTTP:
-		add(step{note: true, side: leftOfClient, label: fmt.Sprintf("id %s %s after %s", q.ID, q.State, format.Dur(q.Latency))})
+		add(step{note: true, side: leftOfClient, label: fmt.Sprintf("id %s %s after %s", q.ID, q.State, textfmt.Dur(q.Latency))})
 	}
 }
 
@@ -201,7 +201,7 @@ func (b *Builder) response(at time.Duration, f *client.FrameInfo, add func(step)
 	switch f.Verdict {
 	case client.VerdictResolved, client.VerdictRemoteError:
 		if pending {
-			extra = format.Dur(at - s.at)
+			extra = textfmt.Dur(at - s.at)
 		}
 	case client.VerdictInvalid:
 		extra = "invalid"
@@ -302,5 +302,5 @@ func badLabel(f *client.FrameInfo) string {
 	if de != nil {
 		what = strings.ReplaceAll(de.Class.String(), "-", " ")
 	}
-	return what + ": " + format.Preview(f.Raw, 32)
+	return what + ": " + textfmt.Preview(f.Raw, 32)
 }

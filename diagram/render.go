@@ -8,8 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/transport"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // maxLabel bounds an arrow's label in runes.
@@ -101,15 +101,15 @@ func (b *Builder) Text(w io.Writer, width int) error {
 	inner := width - timeCol - 2 // between the two lane bars
 	var sb strings.Builder
 	// sonde's name over its lane, the server's ending over its own.
-	name := format.Escape(b.server)
+	name := textfmt.Escape(b.server)
 	gap := max(inner+2-len("sonde")-utf8.RuneCountInString(name), 1)
-	head := format.Fit("time", timeCol-1) + " " + "sonde" + strings.Repeat(" ", gap) + name
+	head := textfmt.Fit("time", timeCol-1) + " " + "sonde" + strings.Repeat(" ", gap) + name
 	sb.WriteString(head + "\n")
 	if b.o.From.Set || b.o.To.Set {
-		sb.WriteString(strings.Repeat(" ", timeCol) + "│" + format.Fit(" · "+b.windowText(), inner) + "│\n")
+		sb.WriteString(strings.Repeat(" ", timeCol) + "│" + textfmt.Fit(" · "+b.windowText(), inner) + "│\n")
 	}
 	for _, s := range b.steps {
-		at := "+" + format.Dur(s.at)
+		at := "+" + textfmt.Dur(s.at)
 		if s.at == 0 {
 			at = "+0"
 		}
@@ -121,24 +121,24 @@ func (b *Builder) Text(w io.Writer, width int) error {
 
 // textLane draws one step between the lanes, exactly inner cells wide.
 func textLane(s step, inner int) string {
-	label := format.Escape(cut(s.label))
+	label := textfmt.Escape(cut(s.label))
 	if s.note {
 		prefix := [...]string{overBoth: " ⋯ ", leftOfClient: " ◆ ", rightOfServer: " ◆ "}[s.side]
 		if s.side == rightOfServer {
-			return format.Fit(strings.Repeat(" ", max(inner-utf8.RuneCountInString(label)-3, 0))+label+prefix, inner)
+			return textfmt.Fit(strings.Repeat(" ", max(inner-utf8.RuneCountInString(label)-3, 0))+label+prefix, inner)
 		}
-		return format.Fit(prefix+label, inner)
+		return textfmt.Fit(prefix+label, inner)
 	}
 	line := [...]string{styleRequest: "─", styleReply: "╌", styleNotify: "─", styleBad: "─"}[s.style]
 	head := [...]string{styleRequest: "▶", styleReply: "▶", styleNotify: "▷", styleBad: "✕"}[s.style]
 	tail := [...]string{styleRequest: "◀", styleReply: "◀", styleNotify: "◁", styleBad: "✕"}[s.style]
 	room := inner - 6
-	if w := format.Fit(label, room); utf8.RuneCountInString(label) > room {
+	if w := textfmt.Fit(label, room); utf8.RuneCountInString(label) > room {
 		label = strings.TrimRight(w, " ")
 	}
 	fill := max(inner-3-utf8.RuneCountInString(label), 1)
 	if s.dir == transport.Out {
-		return format.Fit(line+" "+label+" "+strings.Repeat(line, fill-1)+head, inner)
+		return textfmt.Fit(line+" "+label+" "+strings.Repeat(line, fill-1)+head, inner)
 	}
-	return format.Fit(tail+strings.Repeat(line, fill-1)+" "+label+" "+line, inner)
+	return textfmt.Fit(tail+strings.Repeat(line, fill-1)+" "+label+" "+line, inner)
 }

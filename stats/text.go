@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // barWidth is the longest bar of the in-flight histogram.
@@ -44,13 +44,13 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 	}
 	c := r.Concurrency
-	fmt.Fprintf(&b, "\n%d %s in %s; at most %d in flight", r.Requests, plural(r.Requests, "request", "requests"), format.Dur(r.Duration), c.Max)
+	fmt.Fprintf(&b, "\n%d %s in %s; at most %d in flight", r.Requests, plural(r.Requests, "request", "requests"), textfmt.Dur(r.Duration), c.Max)
 	if c.Max > 0 {
 		fmt.Fprintf(&b, " (first at %s)", offset(c.MaxAt))
 	}
 	b.WriteString("\n")
 	if c.Max > 0 {
-		fmt.Fprintf(&b, "\nin flight (most at once, per %s):\n", format.Dur(c.Bucket))
+		fmt.Fprintf(&b, "\nin flight (most at once, per %s):\n", textfmt.Dur(c.Bucket))
 		scale := 1.0
 		if c.Max > barWidth {
 			scale = float64(barWidth) / float64(c.Max)
@@ -70,9 +70,9 @@ func (r Report) WriteText(w io.Writer) error {
 // name is the method as shown: the tool of a tools/call after it, and a
 // server's request marked.
 func (m Method) name() string {
-	s := format.Escape(m.Method)
+	s := textfmt.Escape(m.Method)
 	if m.Tool != "" {
-		s += " " + format.Escape(m.Tool)
+		s += " " + textfmt.Escape(m.Tool)
 	}
 	if m.Dir == "in" {
 		s = "(server) " + s
@@ -100,7 +100,7 @@ func dur(m Method, d time.Duration) string {
 	if m.Answered == 0 {
 		return "-"
 	}
-	return format.Dur(d)
+	return textfmt.Dur(d)
 }
 
 func plural(n int, one, many string) string {
@@ -115,5 +115,5 @@ func offset(d time.Duration) string {
 	if d == 0 {
 		return "+0"
 	}
-	return "+" + format.Dur(d)
+	return "+" + textfmt.Dur(d)
 }

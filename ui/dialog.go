@@ -11,11 +11,11 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/answer"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // dialog is drawn over the panes and has the keyboard while it is open: a
@@ -256,10 +256,10 @@ func (m *Model) dialogLayer() *lipgloss.Layer {
 	if _, ok := m.dlg.(*answer.Dialog); ok && len(m.asks.waiting) > 1 {
 		title = fmt.Sprintf(" %s · %d more waiting ", m.dlg.Title(), len(m.asks.waiting)-1)
 	}
-	title = format.Fit(st.FocusedTitle.Render(title), min(lipgloss.Width(title), max(innerW-2, 0)))
+	title = textfmt.Fit(st.FocusedTitle.Render(title), min(lipgloss.Width(title), max(innerW-2, 0)))
 	fill := max(innerW-1-lipgloss.Width(title), 0)
 	lines := []string{st.FocusBorder.Render(b.TopLeft+b.Top) + title + st.FocusBorder.Render(strings.Repeat(b.Top, fill)+b.TopRight)}
-	for _, l := range strings.Split(format.Lines(m.dlg.View(), innerW, innerH), "\n") {
+	for _, l := range strings.Split(textfmt.Lines(m.dlg.View(), innerW, innerH), "\n") {
 		lines = append(lines, st.FocusBorder.Render(b.Left)+l+st.FocusBorder.Render(b.Right))
 	}
 	lines = append(lines, st.FocusBorder.Render(b.BottomLeft+strings.Repeat(b.Bottom, innerW)+b.BottomRight))

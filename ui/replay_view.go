@@ -7,7 +7,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // speedText is "1x", "0.25x" or "instant".
@@ -42,7 +42,7 @@ func (m *Model) replayStatus() string {
 	}
 	parts = append(parts,
 		part{text: fmt.Sprintf("%s %s", state, speedText(rp.speed))},
-		part{text: fmt.Sprintf("+%s / %s", format.Dur(rp.now), format.Dur(rp.tl.End()))},
+		part{text: fmt.Sprintf("+%s / %s", textfmt.Dur(rp.now), textfmt.Dur(rp.tl.End()))},
 		part{text: fmt.Sprintf("event %s/%s", commas(rp.pos), commas(rp.tl.Len()))},
 	)
 	for _, w := range rp.warnings {
@@ -71,12 +71,12 @@ func (m *Model) replayStatus() string {
 	for level := 5; level >= 1 && lipgloss.Width(line) > m.width; level-- {
 		line = join(level)
 	}
-	return format.Fit(line, m.width)
+	return textfmt.Fit(line, m.width)
 }
 
 // replayPrompt is the prompt line shown instead of the help line.
 func (m *Model) replayPrompt() string {
-	return format.Fit(m.rp.prompt.View()+m.styles.Subtle.Render("  enter jumps · esc closes"), m.width)
+	return textfmt.Fit(m.rp.prompt.View()+m.styles.Subtle.Render("  enter jumps · esc closes"), m.width)
 }
 
 // commas formats n with thousands separators.

@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // View draws the panes in their rectangles, then the help line and the
@@ -30,7 +30,7 @@ func (m *Model) render() string {
 		return "starting…"
 	}
 	if len(m.rects) == 0 {
-		return format.Lines("sonde needs a larger terminal (at least 20×8)", m.width, m.height)
+		return textfmt.Lines("sonde needs a larger terminal (at least 20×8)", m.width, m.height)
 	}
 	if m.showHelp {
 		return m.renderHelp()
@@ -62,10 +62,10 @@ func (m *Model) frame(i int, r rect) string {
 	b := lipgloss.RoundedBorder()
 	innerW := max(r.W-2, 0)
 	title := fmt.Sprintf(" %d %s ", i+1, p.Title())
-	title = format.Fit(titleStyle.Render(title), min(lipgloss.Width(title), max(innerW-2, 0)))
+	title = textfmt.Fit(titleStyle.Render(title), min(lipgloss.Width(title), max(innerW-2, 0)))
 	fill := max(innerW-1-lipgloss.Width(title), 0)
 	top := edge.Render(b.TopLeft+b.Top) + title + edge.Render(strings.Repeat(b.Top, fill)+b.TopRight)
-	body := strings.Split(format.Lines(p.View(), innerW, max(r.H-2, 0)), "\n")
+	body := strings.Split(textfmt.Lines(p.View(), innerW, max(r.H-2, 0)), "\n")
 	lines := make([]string, 0, r.H)
 	lines = append(lines, top)
 	for _, l := range body {
@@ -85,7 +85,7 @@ func (m *Model) helpLine() string {
 		if !m.dlg.Capturing() {
 			bindings = append(bindings, m.keys.Help)
 		}
-		return format.Fit(m.help.ShortHelpView(bindings), m.width)
+		return textfmt.Fit(m.help.ShortHelpView(bindings), m.width)
 	}
 	p := m.panes[m.focus]
 	if m.rp != nil && (p == nil || !p.Capturing()) {
@@ -102,7 +102,7 @@ func (m *Model) helpLine() string {
 	default:
 		bindings = append(bindings, m.keys.ShortHelp()...)
 	}
-	return format.Fit(m.help.ShortHelpView(bindings), m.width)
+	return textfmt.Fit(m.help.ShortHelpView(bindings), m.width)
 }
 
 // renderHelp is the full help screen: the open dialog's keys, or the
@@ -127,7 +127,7 @@ func (m *Model) renderHelp() string {
 	if m.dlg != nil {
 		b.WriteString(m.styles.Subtle.Render("While a dialog is open it has the keyboard: only ctrl+c (quit) is global.") + "\n\n")
 		b.WriteString(m.styles.Subtle.Render("? or esc closes this help"))
-		return format.Lines(b.String(), m.width, m.height-1) + "\n" + m.statusBar()
+		return textfmt.Lines(b.String(), m.width, m.height-1) + "\n" + m.statusBar()
 	}
 	b.WriteString(m.styles.Accent.Render("Everywhere") + "\n\n")
 	full := m.keys.FullHelp()
@@ -140,7 +140,7 @@ func (m *Model) renderHelp() string {
 		b.WriteString(hm.FullHelpView(m.rp.keys.FullHelp()) + "\n\n")
 	}
 	b.WriteString(m.styles.Subtle.Render("? or esc closes this help"))
-	return format.Lines(b.String(), m.width, m.height-1) + "\n" + m.statusBar()
+	return textfmt.Lines(b.String(), m.width, m.height-1) + "\n" + m.statusBar()
 }
 
 // statusBar: server, protocol, transport, pid, pending, calls/s, errors,
@@ -215,5 +215,5 @@ func (m *Model) statusBar() string {
 	for level := 3; level >= 2 && lipgloss.Width(line) > m.width; level-- {
 		line = join(level)
 	}
-	return format.Fit(line, m.width)
+	return textfmt.Fit(line, m.width)
 }

@@ -22,8 +22,8 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/form"
 	"github.com/sonde-mcp/sonde/ui/theme"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
 )
 
 // Kind is what a dialog answers.

@@ -10,9 +10,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/form"
 	"github.com/sonde-mcp/sonde/ui/theme"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
 )
 
 // Authorize shows the authorization URL of sonde's OAuth flow (--oauth):
@@ -100,5 +100,5 @@ func (d *Authorize) View() string {
 		note = "copied to the clipboard (where the terminal allows it)"
 	}
 	l.add(wrap(note, w, st.Subtle, ""))
-	return format.Lines(strings.Join(l, "\n"), d.w, d.h)
+	return textfmt.Lines(strings.Join(l, "\n"), d.w, d.h)
 }

@@ -10,10 +10,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/ui/form"
 	"github.com/sonde-mcp/sonde/ui/theme"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
 )
 
 // RootCheckedMsg is the result of checking a directory typed into the
@@ -201,5 +201,5 @@ func (r *Roots) View() string {
 	if r.changed {
 		lines = append(lines, "", st.Warn.Render("changed: enter applies, esc discards"))
 	}
-	return format.Lines(strings.Join(lines, "\n"), r.w, r.h)
+	return textfmt.Lines(strings.Join(lines, "\n"), r.w, r.h)
 }

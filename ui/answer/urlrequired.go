@@ -11,10 +11,10 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/ui/form"
 	"github.com/sonde-mcp/sonde/ui/theme"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
 )
 
 // URLRequired shows the URL elicitations of a request the server answered
@@ -203,7 +203,7 @@ func (d *URLRequired) View() string {
 		body = body[top:min(top+room, len(body))]
 	}
 	out := append(append(append(head, body...), ""), foot...)
-	return format.Lines(strings.Join(out, "\n"), d.w, d.h)
+	return textfmt.Lines(strings.Join(out, "\n"), d.w, d.h)
 }
 
 // lines are the rows of a view being built.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sonde-mcp/sonde/ui/format"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/form"
 )
 
 // Title names the dialog for its border: what is asked and the request id.
@@ -36,7 +36,7 @@ func (d *Dialog) View() string {
 	case URL:
 		lines = append(lines, d.urlLines()...)
 	}
-	return format.Lines(strings.Join(lines, "\n"), d.w, d.h)
+	return textfmt.Lines(strings.Join(lines, "\n"), d.w, d.h)
 }
 
 // samplingHeader counts the lines above the answer.

@@ -7,8 +7,8 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/form"
 	"github.com/sonde-mcp/sonde/ui/theme"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
 )
 
 // View is one of the pane's three views.

@@ -9,9 +9,9 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/format"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
+	"github.com/sonde-mcp/sonde/ui/form"
 )
 
 // Update handles keys, the mouse wheel, and the results of what the pane
@@ -257,7 +257,7 @@ func (m *Model) showRead(msg ReadResultMsg) {
 		if mime == "" {
 			mime = "no MIME type"
 		}
-		m.detail = append(m.detail, fmt.Sprintf("── %s · %s · %s · %s", format.Escape(c.URI), kind, mime, format.Size(len(data))))
+		m.detail = append(m.detail, fmt.Sprintf("── %s · %s · %s · %s", textfmt.Escape(c.URI), kind, mime, textfmt.Size(len(data))))
 		if m.blob == nil {
 			m.blob = &SaveMsg{URI: c.URI, Data: data}
 		}
@@ -280,7 +280,7 @@ func (m *Model) showPrompt(msg PromptResultMsg) {
 		m.detail = append(m.detail, textLines(d)...)
 	}
 	for _, pm := range msg.Result.Messages {
-		m.detail = append(m.detail, "── "+format.Escape(pm.Role))
+		m.detail = append(m.detail, "── "+textfmt.Escape(pm.Role))
 		c := pm.Content
 		switch {
 		case c.Type == "text":
@@ -288,15 +288,15 @@ func (m *Model) showPrompt(msg PromptResultMsg) {
 		case c.Type == "resource" && c.Resource != nil:
 			r := c.Resource
 			if r.Text != nil {
-				m.detail = append(m.detail, "[resource "+format.Escape(r.URI)+"]")
+				m.detail = append(m.detail, "[resource "+textfmt.Escape(r.URI)+"]")
 				m.detail = append(m.detail, textLines(*r.Text)...)
 			} else {
-				m.detail = append(m.detail, "[resource "+format.Escape(r.URI)+", binary]")
+				m.detail = append(m.detail, "[resource "+textfmt.Escape(r.URI)+", binary]")
 			}
 		case c.Type == "image" || c.Type == "audio":
-			m.detail = append(m.detail, fmt.Sprintf("[%s %s, %d bytes base64]", c.Type, format.Escape(c.MimeType), len(c.Data)))
+			m.detail = append(m.detail, fmt.Sprintf("[%s %s, %d bytes base64]", c.Type, textfmt.Escape(c.MimeType), len(c.Data)))
 		default:
-			m.detail = append(m.detail, "["+format.Escape(c.Type)+" content]")
+			m.detail = append(m.detail, "["+textfmt.Escape(c.Type)+" content]")
 		}
 	}
 }
@@ -305,7 +305,7 @@ func (m *Model) showPrompt(msg PromptResultMsg) {
 func textLines(s string) []string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = format.Escape(strings.TrimSuffix(l, "\r"))
+		lines[i] = textfmt.Escape(strings.TrimSuffix(l, "\r"))
 	}
 	return lines
 }

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // Title counts what each view holds, with what the last list_changed
@@ -33,11 +33,11 @@ func (m *Model) View() string {
 		return ""
 	}
 	if m.form != nil {
-		head := m.st.Header.Render("values for " + format.Escape(m.formTarget.key()[2:]))
+		head := m.st.Header.Render("values for " + textfmt.Escape(m.formTarget.key()[2:]))
 		if m.status != "" {
-			head += "  " + m.st.Info.Render(format.Escape(m.status))
+			head += "  " + m.st.Info.Render(textfmt.Escape(m.status))
 		}
-		return format.Fit(head, m.w) + "\n" + m.form.View()
+		return textfmt.Fit(head, m.w) + "\n" + m.form.View()
 	}
 	lines := []string{m.tabs()}
 	switch m.view {
@@ -46,7 +46,7 @@ func (m *Model) View() string {
 	default:
 		lines = append(lines, m.listLines(m.h-1)...)
 	}
-	return format.Lines(strings.Join(lines, "\n"), m.w, m.h)
+	return textfmt.Lines(strings.Join(lines, "\n"), m.w, m.h)
 }
 
 // tabs is the first line: the views, the current one marked, then the
@@ -63,7 +63,7 @@ func (m *Model) tabs() string {
 		b.WriteByte(' ')
 	}
 	if m.status != "" {
-		b.WriteString(m.st.Info.Render(format.Escape(m.status)))
+		b.WriteString(m.st.Info.Render(textfmt.Escape(m.status)))
 	}
 	return b.String()
 }
@@ -77,7 +77,7 @@ func (m *Model) listLines(h int) []string {
 	case !m.loaded:
 		return []string{m.st.Subtle.Render("waiting for the lists…")}
 	case m.listErr != "":
-		out = append(out, m.st.Error.Render(format.Escape(m.listErr)))
+		out = append(out, m.st.Error.Render(textfmt.Escape(m.listErr)))
 	}
 	if len(its) == 0 {
 		what := "the server declared no resources capability"
@@ -104,7 +104,7 @@ func (m *Model) listLines(h int) []string {
 		out = append(out, m.row(its[i], i == sel))
 	}
 	if len(m.detail) > 0 && len(out) < h {
-		out = append(out, m.st.Header.Render("── "+format.Escape(m.detailTitle)+" "+strings.Repeat("─", max(m.w-len(m.detailTitle)-4, 0))))
+		out = append(out, m.st.Header.Render("── "+textfmt.Escape(m.detailTitle)+" "+strings.Repeat("─", max(m.w-len(m.detailTitle)-4, 0))))
 		rest := h - len(out)
 		end := min(m.scroll+rest, len(m.detail))
 		out = append(out, m.detail[min(m.scroll, end):end]...)
@@ -122,7 +122,7 @@ func (m *Model) row(it item, selected bool) string {
 	switch {
 	case it.resource != nil:
 		r := it.resource
-		text = format.Escape(r.URI) + "  " + m.st.Subtle.Render(format.Escape(r.Name)+" "+format.Escape(r.MimeType))
+		text = textfmt.Escape(r.URI) + "  " + m.st.Subtle.Render(textfmt.Escape(r.Name)+" "+textfmt.Escape(r.MimeType))
 		if m.subscribed[r.URI] {
 			tag += " subscribed"
 		}
@@ -131,18 +131,18 @@ func (m *Model) row(it item, selected bool) string {
 		}
 	case it.template != nil:
 		t := it.template
-		text = format.Escape(t.URITemplate) + "  " + m.st.Subtle.Render("template "+format.Escape(t.Name))
+		text = textfmt.Escape(t.URITemplate) + "  " + m.st.Subtle.Render("template "+textfmt.Escape(t.Name))
 	case it.prompt != nil:
 		p := it.prompt
 		var args []string
 		for _, a := range p.Arguments {
-			n := format.Escape(a.Name)
+			n := textfmt.Escape(a.Name)
 			if a.Required {
 				n += "*"
 			}
 			args = append(args, n)
 		}
-		text = format.Escape(p.Name) + "  " + m.st.Subtle.Render(strings.Join(args, " "))
+		text = textfmt.Escape(p.Name) + "  " + m.st.Subtle.Render(strings.Join(args, " "))
 	}
 	switch it.change {
 	case added:
@@ -152,7 +152,7 @@ func (m *Model) row(it item, selected bool) string {
 	}
 	line := mark + text + m.st.Warn.Render(tag)
 	if selected {
-		return m.st.Selected.Render(format.Fit(line, m.w))
+		return m.st.Selected.Render(textfmt.Fit(line, m.w))
 	}
 	return line
 }
@@ -161,7 +161,7 @@ func (m *Model) row(it item, selected bool) string {
 func (m *Model) logLines(h int) []string {
 	logger := "all"
 	if m.logger != "" {
-		logger = format.Escape(m.logger)
+		logger = textfmt.Escape(m.logger)
 	}
 	server := "not set"
 	if m.serverLvl != "" {
@@ -189,9 +189,9 @@ func (m *Model) logLines(h int) []string {
 		}
 		lg := ""
 		if e.logger != "" {
-			lg = "[" + format.Escape(e.logger) + "] "
+			lg = "[" + textfmt.Escape(e.logger) + "] "
 		}
-		out = append(out, m.st.Subtle.Render(e.at.Format("15:04:05.000"))+" "+style.Render(format.Fit(format.Escape(e.level), 9))+" "+lg+format.Escape(e.data))
+		out = append(out, m.st.Subtle.Render(e.at.Format("15:04:05.000"))+" "+style.Render(textfmt.Fit(textfmt.Escape(e.level), 9))+" "+lg+textfmt.Escape(e.data))
 	}
 	return out
 }

@@ -10,10 +10,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
 	"github.com/sonde-mcp/sonde/transport"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // prettyMax is the largest message the detail view pretty-prints; larger
@@ -79,16 +79,16 @@ func (m *Model) buildDetail() {
 		dirSt = skAccent
 	}
 	add(span{dirSt, f.Dir.Arrow() + " " + f.Dir.String()}, sep,
-		span{skText, "+" + format.Dur(e.t.Sub(m.t0))}, sep,
+		span{skText, "+" + textfmt.Dur(e.t.Sub(m.t0))}, sep,
 		span{skText, e.t.Format("15:04:05.000")}, sep,
-		span{skText, format.Size(len(f.Raw))}, sep,
+		span{skText, textfmt.Size(len(f.Raw))}, sep,
 		span{skSubtle, "event " + strconv.FormatUint(e.seq, 10)})
 	var who []span
 	if f.Msg.ID.IsValid() {
 		who = append(who, span{skSubtle, "id "}, span{skText, f.Msg.ID.String()})
 	}
 	if f.Msg.Method != "" {
-		who = append(who, sep, span{skText, format.Escape(f.Msg.Method)})
+		who = append(who, sep, span{skText, textfmt.Escape(f.Msg.Method)})
 	}
 	if f.Msg.Kind != jsonrpc.KindInvalid {
 		who = append(who, sep, span{skSubtle, f.Msg.Kind.String()})
@@ -101,21 +101,21 @@ func (m *Model) buildDetail() {
 	}
 	verdict := []span{{skVerdict, string(f.Verdict)}}
 	if f.Detail != "" {
-		verdict = append(verdict, span{skText, "  " + format.Escape(detailAfterVerdict(f))})
+		verdict = append(verdict, span{skText, "  " + textfmt.Escape(detailAfterVerdict(f))})
 	}
 	add(verdict...)
 	for _, fd := range e.lint {
 		r, _ := lint.Lookup(fd.Rule)
-		add(span{pick(r.Level == lint.Must, skError, skWarn), "lint " + fd.Rule}, span{skText, "  " + format.Escape(fd.Detail)})
+		add(span{pick(r.Level == lint.Must, skError, skWarn), "lint " + fd.Rule}, span{skText, "  " + textfmt.Escape(fd.Detail)})
 		add(span{skSubtle, "  " + r.Summary + " (" + r.Spec + ")"})
 	}
 	if f.Err != nil {
-		add(span{skError, "decode error: "}, span{skText, format.Escape(f.Err.Error())})
+		add(span{skError, "decode error: "}, span{skText, textfmt.Escape(f.Err.Error())})
 	}
 	if f.Stream != "" {
-		st := []span{{skSubtle, "stream "}, {skText, format.Escape(f.Stream)}}
+		st := []span{{skSubtle, "stream "}, {skText, textfmt.Escape(f.Stream)}}
 		if f.EventID != "" {
-			st = append(st, sep, span{skSubtle, "event id "}, span{skText, format.Escape(f.EventID)})
+			st = append(st, sep, span{skSubtle, "event id "}, span{skText, textfmt.Escape(f.EventID)})
 		}
 		add(st...)
 	}
@@ -161,7 +161,7 @@ func (m *Model) buildDetail() {
 }
 
 // rawText is the exact bytes on one line, escaped.
-func rawText(b []byte) string { return format.Preview(b, -1) }
+func rawText(b []byte) string { return textfmt.Preview(b, -1) }
 
 // detailView draws the visible lines of the detail view and a footer.
 func (m *Model) detailView() string {
@@ -182,7 +182,7 @@ func (m *Model) detailView() string {
 	foot := "lines " + strconv.Itoa(min(d.off+1, end)) + "-" + strconv.Itoa(end) + " of " +
 		strconv.Itoa(len(d.lines)) + " · esc/q back"
 	lines = append(lines, m.pen(skSubtle, false).render(foot))
-	return format.Lines(strings.Join(lines, "\n"), m.w, m.h)
+	return textfmt.Lines(strings.Join(lines, "\n"), m.w, m.h)
 }
 
 // httpDetail lays out an HTTP row: the exchange, its headers (secret values
@@ -194,18 +194,18 @@ func (m *Model) httpDetail(add func(...span), h *transport.HTTPEvent) {
 	if h.Method != "" {
 		status := "no answer"
 		if h.Status != 0 {
-			status = strconv.Itoa(h.Status) + " after " + format.Dur(h.Duration)
+			status = strconv.Itoa(h.Status) + " after " + textfmt.Dur(h.Duration)
 		}
-		add(span{skText, h.Method + " " + format.Escape(h.URL)}, span{skSubtle, " → "}, span{pick(httpProblem(h), skError, skText), status})
+		add(span{skText, h.Method + " " + textfmt.Escape(h.URL)}, span{skSubtle, " → "}, span{pick(httpProblem(h), skError, skText), status})
 	}
 	if h.Note != "" {
-		add(span{pick(httpProblem(h), skWarn, skText), format.Escape(h.Note)})
+		add(span{pick(httpProblem(h), skWarn, skText), textfmt.Escape(h.Note)})
 	}
 	if len(h.Header) > 0 {
 		add()
 		add(span{skHeader, "headers"}, span{skSubtle, "  > sent, < received"})
 		for _, l := range h.Header {
-			add(span{skText, format.Escape(l)})
+			add(span{skText, textfmt.Escape(l)})
 		}
 	}
 	if len(h.Raw) > 0 {

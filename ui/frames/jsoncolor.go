@@ -6,7 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // sk names the style of a span; spans are styled only when drawn, so the
@@ -90,9 +90,9 @@ func colorJSON(b []byte) [][]span {
 		case k == tPunct && t == ":":
 			cur = append(cur, span{skPunct, ": "})
 		case k == tString && next < len(b) && b[next] == ':':
-			cur = append(cur, span{skKey, format.Escape(t)})
+			cur = append(cur, span{skKey, textfmt.Escape(t)})
 		case k == tString:
-			cur = append(cur, span{skString, format.Escape(t)})
+			cur = append(cur, span{skString, textfmt.Escape(t)})
 		case k == tNumber:
 			cur = append(cur, span{skNumber, t})
 		case k == tBool:
@@ -100,7 +100,7 @@ func colorJSON(b []byte) [][]span {
 		case k == tNull:
 			cur = append(cur, span{skNull, t})
 		default:
-			cur = append(cur, span{skError, format.Escape(t)})
+			cur = append(cur, span{skError, textfmt.Escape(t)})
 		}
 		i = next
 	}

@@ -7,9 +7,9 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // cols are the widths of the list columns. A row is: gutter (2: selection
@@ -32,7 +32,7 @@ func layout(w int) cols {
 // It touches only the visible rows.
 func (m *Model) View() string {
 	if m.w <= 0 || m.h <= 0 {
-		return format.Lines("", m.w, m.h)
+		return textfmt.Lines("", m.w, m.h)
 	}
 	if m.mode == modeDetail {
 		return m.detailView()
@@ -85,7 +85,7 @@ func spaces(n int) string {
 }
 
 // pad fits plain text to exactly w cells, aligned right when right is set,
-// cut with an ellipsis like format.Fit. Text made of one-cell runes (the
+// cut with an ellipsis like textfmt.Fit. Text made of one-cell runes (the
 // usual case) is measured without grapheme segmentation.
 func pad(s string, w int, right bool) string {
 	if w <= 0 {
@@ -119,10 +119,10 @@ func pad(s string, w int, right bool) string {
 	return s
 }
 
-// fit is format.Fit made exact: a cut before a wide character can leave
+// fit is textfmt.Fit made exact: a cut before a wide character can leave
 // the text one cell short, which is padded here.
 func fit(s string, w int) string {
-	s = format.Fit(s, w)
+	s = textfmt.Fit(s, w)
 	if d := w - lipgloss.Width(s); d > 0 {
 		s += spaces(d)
 	}
@@ -201,7 +201,7 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	}
 	r.cell(r.pen(skAccent), pick(selected, ">", " "), 1, false, -1)
 	r.cell(markPen, mark, 1, false, -1)
-	r.cell(r.pen(skSubtle), format.Dur(e.t.Sub(m.t0)), c.time, true, -1)
+	r.cell(r.pen(skSubtle), textfmt.Dur(e.t.Sub(m.t0)), c.time, true, -1)
 	r.space()
 	arrow := f.Dir.Arrow()
 	if e.h != nil {
@@ -215,7 +215,7 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	}
 	r.cell(r.pen(skText), id, c.id, false, idOff)
 	r.space()
-	method, mOff, mPen := format.Escape(f.Msg.Method), sg.method, r.pen(skText)
+	method, mOff, mPen := textfmt.Escape(f.Msg.Method), sg.method, r.pen(skText)
 	switch {
 	case method != "":
 	case f.Msg.Kind != jsonrpc.KindInvalid:
@@ -225,14 +225,14 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	}
 	r.cell(mPen, method, c.method, false, mOff)
 	r.space()
-	r.cell(r.pen(skSubtle), format.Size(len(f.Raw)), c.size, true, -1)
+	r.cell(r.pen(skSubtle), textfmt.Size(len(f.Raw)), c.size, true, -1)
 	r.space()
 	m.status(r, f, sg, c.status)
 	r.space()
 	if e.h != nil && len(f.Raw) == 0 && f.Stream != "" {
-		r.cell(r.pen(skSubtle), "["+format.Escape(f.Stream)+"]", c.preview, false, -1)
+		r.cell(r.pen(skSubtle), "["+textfmt.Escape(f.Stream)+"]", c.preview, false, -1)
 	} else {
-		r.cell(r.pen(skSubtle), format.Preview(f.Raw, c.preview), c.preview, false, -1)
+		r.cell(r.pen(skSubtle), textfmt.Preview(f.Raw, c.preview), c.preview, false, -1)
 	}
 	if r.width != m.w {
 		return fit(r.sb.String(), m.w)
@@ -247,7 +247,7 @@ func (m *Model) status(r *rowWriter, f *client.FrameInfo, sg segs, w int) {
 	r.cell(m.statePen(v, r.sel), v, vw, false, sg.verdict)
 	if dw := w - vw - 1; dw >= 0 {
 		r.space()
-		r.cell(r.pen(skText), format.Escape(detailAfterVerdict(f)), dw, false, -1)
+		r.cell(r.pen(skText), textfmt.Escape(detailAfterVerdict(f)), dw, false, -1)
 	}
 }
 
@@ -262,7 +262,7 @@ func (m *Model) bar() string {
 	case m.mode == modeFilter:
 		left.WriteString(m.input.View())
 	case m.flt.query != "":
-		left.WriteString(m.pen(skAccent, false).render("/ ") + m.pen(skText, false).render(format.Escape(m.flt.query)))
+		left.WriteString(m.pen(skAccent, false).render("/ ") + m.pen(skText, false).render(textfmt.Escape(m.flt.query)))
 	}
 	right := m.pen(skSubtle, false).render(commas(uint64(m.count())) + " of " + commas(uint64(m.ring.len())) + " · esc clears")
 	lw := max(m.w-lipgloss.Width(right)-1, 0)

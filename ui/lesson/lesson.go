@@ -23,8 +23,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/ui/format"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -140,7 +140,7 @@ func (m *Model) Keys() help.KeyMap { return m.keys }
 // View shows the narration, or the FIFO comparison.
 func (m *Model) View() string {
 	if m.fifo {
-		return format.Lines(m.fifoView(), m.w, m.h)
+		return textfmt.Lines(m.fifoView(), m.w, m.h)
 	}
 	text := script[m.step].text(m)
 	body := lipgloss.NewStyle().Width(max(m.w, 1)).Render(text)
@@ -157,7 +157,7 @@ func (m *Model) View() string {
 	for len(lines) < m.h-1 {
 		lines = append(lines, "")
 	}
-	return format.Lines(strings.Join(append(lines, footer), "\n"), m.w, m.h)
+	return textfmt.Lines(strings.Join(append(lines, footer), "\n"), m.w, m.h)
 }
 
 // call starts a lesson call in the background and remembers its id.
@@ -190,7 +190,7 @@ func (m *Model) outcome(label string) string {
 	}
 	s := m.st.State(string(o.state)).Render(string(o.state))
 	if o.latency > 0 {
-		s += " after " + format.Dur(o.latency)
+		s += " after " + textfmt.Dur(o.latency)
 	}
 	return s
 }

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // trail keeps what the FIFO comparison needs: sonde's requests in the order
@@ -80,7 +80,7 @@ func resultPreview(f *client.FrameInfo) string {
 			return fmt.Sprintf("%q", rest[:j])
 		}
 	}
-	return format.Preview(f.Msg.Result, 24)
+	return textfmt.Preview(f.Msg.Result, 24)
 }
 
 // fifoView pairs the n-th tools/call request with the n-th response, as a
@@ -116,7 +116,7 @@ func (m *Model) fifoView() string {
 		if o, ok := t.outcomes[id]; ok {
 			real = st.State(string(o.state)).Render(string(o.state))
 		}
-		b.WriteString(format.Fit(req, 26) + " " + format.Fit(got, 30) + " " + real + "\n")
+		b.WriteString(textfmt.Fit(req, 26) + " " + textfmt.Fit(got, 30) + " " + real + "\n")
 	}
 	if wrong > 0 {
 		b.WriteString(st.Error.Render(fmt.Sprintf("%d wrong answers", wrong)) + st.Subtle.Render(": sonde matched every one by id."))

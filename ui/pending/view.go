@@ -8,8 +8,8 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/transport"
-	"github.com/sonde-mcp/sonde/ui/format"
 )
 
 // Fixed column widths; the method and detail columns share the rest.
@@ -32,7 +32,7 @@ type cell struct {
 // one line per request. Only the rows on screen are formatted.
 func (m *Model) View() string {
 	if m.w <= 0 || m.h <= 0 {
-		return format.Lines("", m.w, m.h)
+		return textfmt.Lines("", m.w, m.h)
 	}
 	st := m.st
 	lines := make([]string, 0, m.h)
@@ -43,7 +43,7 @@ func (m *Model) View() string {
 		if m.history {
 			msg = "no settled requests yet"
 		}
-		lines = append(lines, format.Fit(st.Subtle.Render(msg), m.w))
+		lines = append(lines, textfmt.Fit(st.Subtle.Render(msg), m.w))
 	}
 	for i := c.off; i < n && len(lines) < m.h; i++ {
 		if m.history {
@@ -52,7 +52,7 @@ func (m *Model) View() string {
 			lines = append(lines, m.row(m.liveCells(m.live[i]), i == c.sel))
 		}
 	}
-	return format.Lines(strings.Join(lines, "\n"), m.w, m.h)
+	return textfmt.Lines(strings.Join(lines, "\n"), m.w, m.h)
 }
 
 // widths returns the widths of the method and detail columns.
@@ -107,7 +107,7 @@ func (m *Model) liveCells(e *entry) []cell {
 	mw, dw := m.widths()
 	cells := m.common(e, mw)
 	if e.state.Final() {
-		detail, style := format.Dur(e.latency), st.Subtle
+		detail, style := textfmt.Dur(e.latency), st.Subtle
 		if e.state == client.StateRejected {
 			detail = "" // never registered: no latency to speak of
 		}
@@ -155,7 +155,7 @@ func (m *Model) liveCells(e *entry) []cell {
 func (m *Model) histCells(e *entry) []cell {
 	st := m.st
 	mw, dw := m.widths()
-	latency := format.Dur(e.latency)
+	latency := textfmt.Dur(e.latency)
 	if e.state == client.StateRejected {
 		latency = ""
 	}
@@ -180,9 +180,9 @@ func (m *Model) row(cells []cell, selected bool) string {
 				b.WriteByte(' ')
 			}
 		}
-		b.WriteString(style.Render(format.Fit(c.text, c.width)))
+		b.WriteString(style.Render(textfmt.Fit(c.text, c.width)))
 	}
-	line := format.Fit(b.String(), m.w)
+	line := textfmt.Fit(b.String(), m.w)
 	if pad := m.w - lipgloss.Width(b.String()); selected && pad > 0 {
 		line = b.String() + sel.Render(strings.Repeat(" ", pad))
 	}
@@ -213,9 +213,9 @@ func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 // does not flicker at every tick.
 func clock(d time.Duration) string {
 	if d >= time.Second || d <= -time.Second {
-		return format.Dur(d.Truncate(100 * time.Millisecond))
+		return textfmt.Dur(d.Truncate(100 * time.Millisecond))
 	}
-	return format.Dur(d.Truncate(time.Millisecond))
+	return textfmt.Dur(d.Truncate(time.Millisecond))
 }
 
 // itoa formats a count with thousands separators: 1,234.
@@ -235,7 +235,7 @@ func itoa(n int) string {
 func clean(s string, max int) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == 0x7f || c >= 0x80 {
-			return format.Preview([]byte(s), max)
+			return textfmt.Preview([]byte(s), max)
 		}
 	}
 	if len(s) > max {

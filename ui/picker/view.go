@@ -9,7 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // layout is how the screen's rows are shared: a title, the filter line and
@@ -32,7 +32,7 @@ func (m *Model) layout() layout {
 		budget := max(2, m.h/3)
 		lines := []string{m.st.Warn.Render(fmt.Sprintf("Problems (%d)", n))}
 		for i, p := range m.opts.Problems {
-			wrapped := strings.Split(ansi.Wrap(format.Escape(p), max(m.w-2, 1), " /"), "\n")
+			wrapped := strings.Split(ansi.Wrap(textfmt.Escape(p), max(m.w-2, 1), " /"), "\n")
 			room := budget - len(lines)
 			if i < n-1 {
 				room-- // keep a line for the count of the others
@@ -90,32 +90,32 @@ func (m *Model) Render() string {
 		files = "file"
 	}
 	title := fmt.Sprintf("sonde · pick a server · %d found in %d %s", len(m.opts.Items), m.opts.Files, files)
-	rows = append(rows, st.Accent.Render(format.Fit(title, m.w)))
+	rows = append(rows, st.Accent.Render(textfmt.Fit(title, m.w)))
 
 	switch {
 	case m.filtering:
 		count := fmt.Sprintf(" %d/%d", len(m.visible), len(m.opts.Items))
-		input := "/ " + format.Escape(m.query) + "▏"
-		rows = append(rows, format.Fit(input, m.w-len(count))+st.Subtle.Render(count))
+		input := "/ " + textfmt.Escape(m.query) + "▏"
+		rows = append(rows, textfmt.Fit(input, m.w-len(count))+st.Subtle.Render(count))
 	case len(m.opts.Items) == 0:
-		rows = append(rows, st.Warn.Render(format.Fit("No MCP servers were found in the host config files (sonde config list shows where sonde looked).", m.w)))
+		rows = append(rows, st.Warn.Render(textfmt.Fit("No MCP servers were found in the host config files (sonde config list shows where sonde looked).", m.w)))
 	default:
-		rows = append(rows, st.Subtle.Render(format.Fit("/ filters · enter starts the selected server in the inspector", m.w)))
+		rows = append(rows, st.Subtle.Render(textfmt.Fit("/ filters · enter starts the selected server in the inspector", m.w)))
 	}
 
 	nameW, whereW := m.columns()
 	header := fmt.Sprintf("  %-*s  %-*s  %s", nameW, "NAME", whereW, "HOST · SCOPE", "COMMAND / URL")
-	rows = append(rows, st.Header.Render(format.Fit(header, m.w)))
+	rows = append(rows, st.Header.Render(textfmt.Fit(header, m.w)))
 
 	for i := 0; i < l.list; i++ {
 		r := m.top + i
 		if r >= len(m.visible) {
 			switch {
 			case r == 0 && len(m.opts.Items) > 0:
-				rows = append(rows, st.Subtle.Render(format.Fit("  no server matches "+format.Escape(m.query), m.w)))
+				rows = append(rows, st.Subtle.Render(textfmt.Fit("  no server matches "+textfmt.Escape(m.query), m.w)))
 				continue
 			case r == 0:
-				rows = append(rows, st.Subtle.Render(format.Fit("  start one with: sonde -- COMMAND [ARG...], or sonde --url URL (sonde --help)", m.w)))
+				rows = append(rows, st.Subtle.Render(textfmt.Fit("  start one with: sonde -- COMMAND [ARG...], or sonde --url URL (sonde --help)", m.w)))
 				continue
 			}
 			rows = append(rows, "")
@@ -128,25 +128,25 @@ func (m *Model) Render() string {
 	if m.sel < len(m.visible) {
 		it := m.opts.Items[m.visible[m.sel]]
 		if it.Source != "" {
-			source = "  from " + format.Escape(it.Source)
+			source = "  from " + textfmt.Escape(it.Source)
 		}
 		if w := it.Approval.words(); w != "" {
 			source += " · " + w
 		}
 	}
-	rows = append(rows, st.Subtle.Render(format.Fit(source, m.w)))
+	rows = append(rows, st.Subtle.Render(textfmt.Fit(source, m.w)))
 	rows = append(rows, l.problems...)
 
 	m.help.SetWidth(m.w)
 	rows = append(rows, m.help.ShortHelpView(m.Keys().ShortHelp()))
-	return format.Lines(strings.Join(rows, "\n"), m.w, m.h)
+	return textfmt.Lines(strings.Join(rows, "\n"), m.w, m.h)
 }
 
 // columns returns the widths of the name and where columns.
 func (m *Model) columns() (int, int) {
 	nameW, whereW := len("NAME"), len("HOST · SCOPE")
 	for _, it := range m.opts.Items {
-		nameW = max(nameW, lipgloss.Width(format.Escape(it.Name)))
+		nameW = max(nameW, lipgloss.Width(textfmt.Escape(it.Name)))
 		whereW = max(whereW, lipgloss.Width(it.Where))
 	}
 	return min(nameW, max(m.w/4, 8)), min(whereW, max(m.w/4, 8))
@@ -165,8 +165,8 @@ func (m *Model) row(r, nameW, whereW int) string {
 	if it.Disabled || it.Approval == Rejected {
 		base = st.Subtle
 	}
-	name := format.Fit(highlight(it.Name, m.matched[r], base, st.Match), nameW)
-	what := base.Render(format.Escape(it.What))
+	name := textfmt.Fit(highlight(it.Name, m.matched[r], base, st.Match), nameW)
+	what := base.Render(textfmt.Escape(it.What))
 	switch {
 	case it.Disabled:
 		what = base.Render("(disabled) ") + what
@@ -177,8 +177,8 @@ func (m *Model) row(r, nameW, whereW int) string {
 	case it.Approval == Rejected:
 		what = base.Render(it.Approval.marker()+" ") + what
 	}
-	line := marker + name + "  " + st.Subtle.Render(format.Fit(it.Where, whereW)) + "  " + what
-	line = format.Fit(line, m.w)
+	line := marker + name + "  " + st.Subtle.Render(textfmt.Fit(it.Where, whereW)) + "  " + what
+	line = textfmt.Fit(line, m.w)
 	if selected {
 		return st.Selected.Render(line)
 	}
@@ -189,8 +189,8 @@ func (m *Model) row(r, nameW, whereW int) string {
 // sahilm/fuzzy reports them) in match style, rune by rune. A name with
 // control characters is drawn escaped, without highlights.
 func highlight(name string, matched []int, base, match lipgloss.Style) string {
-	if len(matched) == 0 || format.Escape(name) != name {
-		return base.Render(format.Escape(name))
+	if len(matched) == 0 || textfmt.Escape(name) != name {
+		return base.Render(textfmt.Escape(name))
 	}
 	var b strings.Builder
 	mi := 0

@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -101,9 +101,9 @@ func (m *Model) Reset() {}
 // Title is "stderr" and the size held, plus " · N dropped" once bytes were
 // dropped and " · exit code 3" (or " · signal SIGKILL") after an exit.
 func (m *Model) Title() string {
-	s := "stderr " + format.Size(m.held-m.sepHeld)
+	s := "stderr " + textfmt.Size(m.held-m.sepHeld)
 	if m.dropped > 0 {
-		s += " · " + format.Size(int(m.dropped)) + " dropped"
+		s += " · " + textfmt.Size(int(m.dropped)) + " dropped"
 	}
 	if m.exit != "" {
 		s += " · " + m.exit

@@ -5,7 +5,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // partialNote ends the incomplete last line.
@@ -32,7 +32,7 @@ func (m *Model) rowsOf(n uint64) []string {
 	st, w := m.st, max(m.w, 1)
 	switch {
 	case n < m.first:
-		return []string{st.Warn.Render("… " + format.Size(int(m.dropped)) + " dropped …")}
+		return []string{st.Warn.Render("… " + textfmt.Size(int(m.dropped)) + " dropped …")}
 	case n-m.first == uint64(m.lines.len()):
 		return m.partialRows(w)
 	}
@@ -88,7 +88,7 @@ func (m *Model) partialRows(w int) []string {
 // the scroll position. Only the lines on screen are rendered.
 func (m *Model) View() string {
 	if m.w <= 0 || m.h <= 0 {
-		return format.Lines("", m.w, m.h)
+		return textfmt.Lines("", m.w, m.h)
 	}
 	lo, hi := m.bounds()
 	var rows []string
@@ -107,7 +107,7 @@ func (m *Model) View() string {
 	if lo == hi {
 		rows = []string{m.st.Subtle.Render("nothing on stderr yet")}
 	}
-	return format.Lines(strings.Join(rows[:min(len(rows), m.h)], "\n"), m.w, m.h)
+	return textfmt.Lines(strings.Join(rows[:min(len(rows), m.h)], "\n"), m.w, m.h)
 }
 
 // tail returns the last h rows of the items before hi.

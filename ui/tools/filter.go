@@ -7,7 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/sahilm/fuzzy"
 
-	"github.com/sonde-mcp/sonde/ui/tools/form"
+	"github.com/sonde-mcp/sonde/ui/form"
 )
 
 // toolSource adapts the tool list to fuzzy.Source (matching on names).

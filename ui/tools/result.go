@@ -10,9 +10,9 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/format"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
+	"github.com/sonde-mcp/sonde/ui/form"
 )
 
 // bodyCache holds the drawn body of the result shown, for one width: a
@@ -34,7 +34,7 @@ func (m *Model) header(r *result, bodyLen int) []string {
 		id = r.ID.String()
 	}
 	left := st.Accent.Render(form.Clean(r.Tool)) + st.Subtle.Render(" · id ") + st.Text.Render(id) +
-		st.Subtle.Render(" · ") + st.Text.Render(format.Dur(r.Latency))
+		st.Subtle.Render(" · ") + st.Text.Render(textfmt.Dur(r.Latency))
 	if r.Err == nil && r.Result != nil && r.Result.IsError {
 		left += st.Subtle.Render(" · ") + st.Error.Render("isError")
 	}
@@ -44,7 +44,7 @@ func (m *Model) header(r *result, bodyLen int) []string {
 	}
 	if !r.at.IsZero() && !m.now.IsZero() {
 		if d := m.now.Sub(r.at); d >= time.Second {
-			right += " · " + format.Dur(d.Truncate(time.Second)) + " ago"
+			right += " · " + textfmt.Dur(d.Truncate(time.Second)) + " ago"
 		} else {
 			right += " · just now"
 		}
@@ -54,7 +54,7 @@ func (m *Model) header(r *result, bodyLen int) []string {
 	}
 	right = st.Subtle.Render(right)
 	rw := lipgloss.Width(right)
-	out := []string{format.Fit(left, max(m.w-rw-1, 0)) + " " + right}
+	out := []string{textfmt.Fit(left, max(m.w-rw-1, 0)) + " " + right}
 	if r.Err != nil {
 		lines := wrapText(r.Err.Error(), m.w)
 		if len(lines) > maxErrLines {
@@ -105,7 +105,7 @@ func (m *Model) resultView() string {
 	m.scroll = min(max(m.scroll, 0), max(len(body)-h, 0))
 	out := m.header(r, len(body))
 	out = append(out, body[m.scroll:min(m.scroll+h, len(body))]...)
-	return format.Lines(strings.Join(out, "\n"), m.w, m.h)
+	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
 }
 
 // drawBody lays out a result: error data, content blocks, structuredContent.
@@ -155,7 +155,7 @@ func (m *Model) block(c mcp.Content, w int) []string {
 		}
 		return out
 	case "image", "audio":
-		return []string{st.Info.Render(fmt.Sprintf("[%s %s, %s]", c.Type, form.Clean(c.MimeType), format.Size(decodedLen(c.Data))))}
+		return []string{st.Info.Render(fmt.Sprintf("[%s %s, %s]", c.Type, form.Clean(c.MimeType), textfmt.Size(decodedLen(c.Data))))}
 	case "resource_link":
 		return []string{st.Info.Render("[resource_link " + form.Clean(c.URI) + "]")}
 	}

@@ -10,7 +10,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -59,7 +59,7 @@ func cut(s string) (string, string) {
 	for n > 0 && !utf8Start(s[n]) {
 		n--
 	}
-	return s[:n], fmt.Sprintf("… %s more not shown", format.Size(len(s)-n))
+	return s[:n], fmt.Sprintf("… %s more not shown", textfmt.Size(len(s)-n))
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -8,8 +8,8 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/sonde-mcp/sonde/ui/format"
-	"github.com/sonde-mcp/sonde/ui/tools/form"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/form"
 )
 
 // sideBySide is the width from which the detail goes beside the list.
@@ -48,7 +48,7 @@ func (m *Model) listHeight() int { return m.layout().listH }
 // View draws the pane: exactly h lines of w cells.
 func (m *Model) View() string {
 	if m.w <= 0 || m.h <= 0 {
-		return format.Lines("", m.w, m.h)
+		return textfmt.Lines("", m.w, m.h)
 	}
 	switch m.mode {
 	case modeForm:
@@ -66,14 +66,14 @@ func (m *Model) View() string {
 	if l.side {
 		sep := m.st.Subtle.Render(" │ ")
 		for i := 0; i < l.listH; i++ {
-			out = append(out, format.Fit(at(list, i), l.listW)+sep+format.Fit(at(detail, i), l.detW))
+			out = append(out, textfmt.Fit(at(list, i), l.listW)+sep+textfmt.Fit(at(detail, i), l.detW))
 		}
 	} else {
 		out = append(out, list...)
 		out = append(out, m.st.Subtle.Render(strings.Repeat("─", m.w)))
 		out = append(out, detail...)
 	}
-	return format.Lines(strings.Join(out, "\n"), m.w, m.h)
+	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
 }
 
 func at(lines []string, i int) string {
@@ -105,12 +105,12 @@ func (m *Model) statusLine() string {
 	}
 	rw := lipgloss.Width(right)
 	if rw == 0 {
-		return format.Fit(left, m.w)
+		return textfmt.Fit(left, m.w)
 	}
 	if rw >= m.w {
-		return format.Fit(right, m.w)
+		return textfmt.Fit(right, m.w)
 	}
-	return format.Fit(left, m.w-rw-1) + " " + right
+	return textfmt.Fit(left, m.w-rw-1) + " " + right
 }
 
 // listLines draws the visible rows of the list (only those).
@@ -229,7 +229,7 @@ func (m *Model) propLines(e *entry) []string {
 		out = append(out, st.Subtle.Render("has an outputSchema (structured result)"))
 	}
 	if a := e.tool.Annotations; len(a) > 0 && string(a) != "null" {
-		out = append(out, st.Subtle.Render("annotations "+format.Preview(a, 200)))
+		out = append(out, st.Subtle.Render("annotations "+textfmt.Preview(a, 200)))
 	}
 	return out
 }

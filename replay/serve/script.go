@@ -4,7 +4,7 @@
 // rewritten to the caller's, and the notifications, server requests and
 // malformed lines around it) with their recorded timing. docs/replay.md
 // describes the matching rules.
-package mock
+package serve
 
 import (
 	"bytes"

@@ -1,7 +1,7 @@
 // Package format renders durations, sizes, raw bytes and fixed-width cells
 // for the panes: small pure functions, shared so every pane shows the same
 // thing the same way.
-package format
+package textfmt
 
 import (
 	"fmt"

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/sonde-mcp/sonde/ui/format"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // maxIssueLines bounds the problems listed above the fields or under the
@@ -94,7 +94,7 @@ func (f *Form) View() string {
 	if f.mode == ModeJSON {
 		lines = append(lines, f.editor.View())
 		lines = append(lines, issues...)
-		return format.Lines(strings.Join(lines, "\n"), f.w, f.h)
+		return textfmt.Lines(strings.Join(lines, "\n"), f.w, f.h)
 	}
 	lines = append(lines, issues...)
 	if len(f.extraNames) > 0 {
@@ -108,7 +108,7 @@ func (f *Form) View() string {
 	for i := f.top; i < len(f.fields) && len(lines) < f.h; i++ {
 		lines = append(lines, f.fieldView(i, lw)...)
 	}
-	return format.Lines(strings.Join(lines, "\n"), f.w, f.h)
+	return textfmt.Lines(strings.Join(lines, "\n"), f.w, f.h)
 }
 
 // fieldView draws a field on two lines: marker, label and widget; then its
@@ -142,7 +142,7 @@ func (f *Form) fieldView(i, lw int) []string {
 		widget = "‹ " + Clean(fl.choiceLabel()) + " ›" +
 			st.Subtle.Render(fmt.Sprintf(" %d/%d", fl.choice+1-fl.unset(), len(fl.prop.Enum)))
 	}
-	line := marker + labelStyle.Render(format.Fit(label, lw)) + " " + widget
+	line := marker + labelStyle.Render(textfmt.Fit(label, lw)) + " " + widget
 	under := strings.Repeat(" ", 2+lw+1)
 	switch {
 	case fl.err != "":

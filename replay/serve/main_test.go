@@ -1,4 +1,4 @@
-package redrive
+package serve
 
 import (
 	"testing"

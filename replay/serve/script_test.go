@@ -1,4 +1,4 @@
-package mock
+package serve
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // sample is a real session against the fixture (docs/capture-format.md):
 // noise before every response, two calls answered out of order, a late
 // answer after a timeout, a crash that cuts the last answer.
-const sample = "../testdata/captures/out-of-order-late-crash.jsonl"
+const sample = "../../testdata/captures/out-of-order-late-crash.jsonl"
 
 func buildSample(t *testing.T) *Script {
 	t.Helper()

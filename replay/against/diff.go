@@ -1,4 +1,4 @@
-package redrive
+package against
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package redrive
+package against
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // requests after initialize, their params without the progress token,
 // their deadlines, and their recorded outcomes (a timeout, a crash).
 func TestLoadSample(t *testing.T) {
-	f, err := os.Open("../testdata/captures/out-of-order-late-crash.jsonl")
+	f, err := os.Open("../../testdata/captures/out-of-order-late-crash.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

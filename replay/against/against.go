@@ -3,7 +3,7 @@
 // structural JSON diff that ignores volatile fields, and changes of kind (a
 // result that is now an error, a timeout, a failure). docs/replay.md
 // describes the rules.
-package redrive
+package against
 
 import (
 	"bytes"
