@@ -1,11 +1,14 @@
 package transport
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -113,6 +116,7 @@ type Stdio struct {
 	stderr *os.File
 	lines  *LineReader
 	tail   *Tail
+	mark   string // MarkEnv's value in the server's environment
 
 	writeMu sync.Mutex
 
@@ -127,6 +131,19 @@ type Stdio struct {
 	stdoutFirst atomic.Bool
 	closeOnce   sync.Once
 	closeDone   chan struct{}
+}
+
+// MarkEnv names the variable sonde adds to every server's environment: a
+// random value per server, inherited by whatever the server starts, by
+// which sonde finds (on Linux) the processes a server left behind outside
+// its process group when it ends.
+const MarkEnv = "SONDE_SERVER_MARK"
+
+// newMark returns a fresh random MarkEnv value.
+func newMark() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // StartStdio starts the server and returns its connection. Failures to start
@@ -188,8 +205,9 @@ func (s *Stdio) start() error {
 		closeAll()
 		return &SpawnError{Argv0: s.cfg.Argv[0], Err: err}
 	}
+	s.mark = newMark()
 	cmd := exec.Command(s.cfg.Argv[0], s.cfg.Argv[1:]...)
-	cmd.Dir, cmd.Env = s.cfg.Dir, s.cfg.Env
+	cmd.Dir, cmd.Env = s.cfg.Dir, append(slices.Clip(s.cfg.Env), MarkEnv+"="+s.mark)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	group, err := startGroup(cmd)
 	if err != nil {
@@ -236,6 +254,7 @@ func (s *Stdio) wait() {
 	code, sig := exitStatus(s.cmd.ProcessState)
 	_ = s.group.kill() // orphans left by the server; none is the normal case
 	s.group.release()
+	sweep(s.mark, []*os.File{s.stdout, s.stderr}) // and those that left the group
 	grace := s.cfg.KillAfter
 	if !waitFor(s.stderrDone, grace) {
 		s.stderr.Close()

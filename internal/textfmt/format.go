@@ -5,6 +5,7 @@ package textfmt
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,6 +17,9 @@ import (
 // Dur renders a duration compactly: 740µs, 12.3ms, 1.204s, 12.5s, 3m4s.
 func Dur(d time.Duration) string {
 	if d < 0 {
+		if d == math.MinInt64 { // -d overflows to itself
+			d++
+		}
 		return "-" + Dur(-d)
 	}
 	switch {

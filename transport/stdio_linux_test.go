@@ -1,0 +1,34 @@
+package transport
+
+import (
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
+)
+
+// TestStdioDaemonLeftBehind: a server whose child leaves the process group
+// and the session (setsid), holding stdout, is still stopped with the
+// server on Linux, found by its mark and its pipe.
+func TestStdioDaemonLeftBehind(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	s, _ := startRole(t, "fixture", nil, "--fault", "daemon-holds-stdout", "--pid-file", pidFile)
+	awaitStartup(t, s)
+	pids := proctest.ReadPIDs(t, pidFile)
+	if len(pids) != 2 {
+		t.Fatalf("pid file %v, want the fixture's pid then the daemon's", pids)
+	}
+	if sid, err := unix.Getsid(pids[1]); err != nil || sid != pids[1] {
+		t.Fatalf("daemon %d did not start its own session (sid %d, %v)", pids[1], sid, err)
+	}
+	done := make(chan *ExitError)
+	go func() { _, xe := readUntilExit(t, s); done <- xe }()
+	s.Close()
+	if xe := <-done; xe.Exit.Code != 0 {
+		t.Fatalf("exit %+v", xe.Exit)
+	}
+	proctest.AssertGone(t, pidFile)
+}

@@ -1,0 +1,84 @@
+//go:build linux
+
+package transport
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// sweep finds and kills, with SIGKILL, the processes a server left behind
+// outside its process group: a daemon that called setsid is no longer
+// reached by a signal to the group. A process is the server's when its
+// environment still carries the server's mark (MarkEnv, given to the
+// server at start and inherited by everything it starts), or when it holds
+// one of the server's pipes (an open copy of its stdin, stdout or stderr).
+// It reads /proc, and only this user's processes are readable. A process
+// that both cleared its environment and closed the server's pipes is not
+// found; neither is one that runs as another user.
+//
+// A subreaper (PR_SET_CHILD_SUBREAPER) was the other way: sonde would adopt
+// such orphans, but also every daemon any of its children starts (a tmux
+// server started by a test, a browser opened for OAuth), and telling them
+// apart needs these same marks. So sonde does not adopt; it searches.
+func sweep(mark string, pipes []*os.File) []int {
+	inodes := make(map[string]bool, len(pipes))
+	for _, f := range pipes {
+		var st syscall.Stat_t
+		if f != nil && syscall.Fstat(int(f.Fd()), &st) == nil {
+			inodes["pipe:["+strconv.FormatUint(st.Ino, 10)+"]"] = true
+		}
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	needle := []byte(MarkEnv + "=" + mark + "\x00")
+	var killed []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self || pid <= 1 {
+			continue
+		}
+		dir := "/proc/" + e.Name()
+		if !marked(dir, needle) && !holdsPipe(dir, inodes) {
+			continue
+		}
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			killed = append(killed, pid)
+		}
+	}
+	return killed
+}
+
+// marked reports whether the process's initial environment holds needle
+// (NAME=value followed by NUL; the first entry has no NUL before it).
+func marked(dir string, needle []byte) bool {
+	env, err := os.ReadFile(dir + "/environ")
+	if err != nil {
+		return false
+	}
+	return bytes.HasPrefix(env, needle) || bytes.Contains(env, append([]byte{0}, needle...))
+}
+
+// holdsPipe reports whether one of the process's open files is one of the
+// pipes named in inodes ("pipe:[N]").
+func holdsPipe(dir string, inodes map[string]bool) bool {
+	if len(inodes) == 0 {
+		return false
+	}
+	fds, err := os.ReadDir(dir + "/fd")
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, "pipe:") && inodes[target] {
+			return true
+		}
+	}
+	return false
+}
