@@ -118,7 +118,80 @@ func (r *Redactor) Bytes(b []byte) ([]byte, bool) {
 			changed = true
 		}
 	}
+	if (len(lits) > 0 || len(r.regexps) > 0) && bytes.IndexByte(b, '\\') >= 0 {
+		if out, ok := r.escapedStrings(b, lits); ok {
+			b, changed = out, true
+		}
+	}
 	return b, changed
+}
+
+// escapedStrings redacts secrets that a JSON string in b spells with
+// escapes ("\u0073ecret", "a\/b"), which the byte search above cannot see: each
+// quoted string holding a backslash is decoded, redacted, and written
+// back in JSON's own spelling when a secret was in it. The rest of b is
+// kept byte for byte. It reports whether anything changed.
+func (r *Redactor) escapedStrings(b []byte, lits [][]byte) ([]byte, bool) {
+	var out []byte
+	last := 0
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		end, escaped := stringEnd(b, i)
+		if end < 0 {
+			break
+		}
+		if escaped {
+			var v string
+			if json.Unmarshal(b[i:end+1], &v) == nil {
+				if red, ok := r.plain([]byte(v), lits); ok {
+					enc, _ := json.Marshal(string(red))
+					out = append(append(out, b[last:i]...), enc...)
+					last = end + 1
+				}
+			}
+		}
+		i = end
+	}
+	if out == nil {
+		return b, false
+	}
+	return append(out, b[last:]...), true
+}
+
+// stringEnd returns the index of the quote closing the JSON string opened
+// at b[start] (or -1), and whether the string holds a backslash.
+func stringEnd(b []byte, start int) (int, bool) {
+	escaped := false
+	for j := start + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j, escaped
+		}
+	}
+	return -1, escaped
+}
+
+// plain replaces the literals and pattern matches in a decoded string.
+func (r *Redactor) plain(v []byte, lits [][]byte) ([]byte, bool) {
+	changed := false
+	for _, lit := range lits {
+		if bytes.Contains(v, lit) {
+			v = bytes.ReplaceAll(v, lit, []byte(Redacted))
+			changed = true
+		}
+	}
+	for _, re := range r.regexps {
+		if re.Match(v) {
+			v = re.ReplaceAllLiteral(v, []byte(Redacted))
+			changed = true
+		}
+	}
+	return v, changed
 }
 
 // String is Bytes for a string.
