@@ -1,0 +1,27 @@
+package transport
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+)
+
+// TestLineReaderAllocatesTwiceTheLine: reading one huge line allocates
+// about twice its length in all (the blocks and the line), not the
+// doubling growth of an appended buffer plus a copy. TotalAlloc counts
+// bytes, not time, so the bound holds on a busy machine; it bounds the peak.
+func TestLineReaderAllocatesTwiceTheLine(t *testing.T) {
+	const n = 32 << 20
+	src := bytes.NewReader(append(bytes.Repeat([]byte{'x'}, n), '\n'))
+	r := NewLineReader(src, 64<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	line, err := r.ReadLine()
+	runtime.ReadMemStats(&after)
+	if err != nil || len(line) != n {
+		t.Fatalf("read %d bytes, %v", len(line), err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > n*9/4 {
+		t.Fatalf("allocated %d bytes for a %d-byte line (%.2f×), want at most 2.25×", got, n, float64(got)/n)
+	}
+}
