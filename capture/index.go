@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -152,6 +153,11 @@ func buildIndex(r io.Reader, hint int) (*Index, error) {
 		line, off, complete, err := rd.readLine()
 		if err == io.EOF {
 			break
+		}
+		var fe *FormatError
+		if errors.As(err, &fe) {
+			ix.Bad++ // a line over the cap, read past
+			continue
 		}
 		if err != nil {
 			return nil, err

@@ -10,6 +10,8 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+
+	"github.com/sonde-mcp/sonde/internal/lines"
 )
 
 // MaxLineBytes bounds one line of a capture (a frame of up to 64 MiB,
@@ -57,7 +59,7 @@ type Reader struct {
 	line      int   // number of the last line read
 	truncated bool
 	skipped   map[string]int
-	long      []byte
+	long      lines.Blocks
 }
 
 // NewReader reads and checks the header. A first line that is not a
@@ -149,19 +151,33 @@ func (r *Reader) Warnings() []string {
 
 // readLine returns the next line without its newline, its offset, and
 // whether it ended with a newline. The slice is valid until the next call.
+// A line over MaxLineBytes is refused as soon as the cap is passed: the
+// rest of it is read past without being kept, and the next call returns
+// the line after it.
 func (r *Reader) readLine() ([]byte, int64, bool, error) {
 	off := r.off
 	line, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
-		r.long = append(r.long[:0], line...)
+		r.long.Reset()
 		for err == bufio.ErrBufferFull {
-			if len(r.long) > MaxLineBytes {
-				return nil, off, false, &FormatError{Line: r.line + 1, Offset: off, Kind: ErrBadRecord, Reason: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
-			}
+			r.long.Add(line)
 			line, err = r.br.ReadSlice('\n')
-			r.long = append(r.long, line...)
+			if r.long.Len()+len(line) > MaxLineBytes+1 {
+				n := int64(r.long.Len() + len(line))
+				for err == bufio.ErrBufferFull {
+					line, err = r.br.ReadSlice('\n')
+					n += int64(len(line))
+				}
+				r.off += n
+				r.line++
+				r.long.Reset()
+				if err != nil && err != io.EOF {
+					return nil, off, false, fmt.Errorf("capture: read: %w", err)
+				}
+				return nil, off, false, &FormatError{Line: r.line, Offset: off, Kind: ErrBadRecord, Reason: fmt.Sprintf("line longer than %d bytes (the cap of a capture line)", MaxLineBytes)}
+			}
 		}
-		line = r.long
+		line = r.long.Join(line)
 	}
 	r.off += int64(len(line))
 	if len(line) > 0 {
@@ -240,19 +256,21 @@ func knownType(t string) bool {
 // Offset) from a capture file.
 func ReadRecordAt(ra io.ReaderAt, off int64) (Record, error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(ra, off, 1<<62), 4<<10)
+	var long lines.Blocks
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
+		if long.Len()+len(chunk) > MaxLineBytes+1 {
+			return Record{}, &FormatError{Offset: off, Kind: ErrBadRecord, Reason: fmt.Sprintf("line longer than %d bytes (the cap of a capture line)", MaxLineBytes)}
+		}
 		if err == bufio.ErrBufferFull {
-			if len(line) > MaxLineBytes {
-				return Record{}, &FormatError{Offset: off, Kind: ErrBadRecord, Reason: fmt.Sprintf("line longer than %d bytes", MaxLineBytes)}
-			}
+			long.Add(chunk)
 			continue
 		}
 		if err != nil && err != io.EOF {
 			return Record{}, fmt.Errorf("capture: read: %w", err)
 		}
+		line = long.Join(chunk)
 		break
 	}
 	var rec Record

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sonde-mcp/sonde/internal/lines"
 )
 
 // DefaultMaxLineBytes is the default cap on one line from the server (8 MiB).
@@ -33,17 +35,14 @@ const prefixBytes = 256
 
 // LineReader splits a stream into newline-terminated lines with a hard cap on
 // line length, enforced before the line is buffered whole: memory stays
-// bounded by the cap whatever the peer writes.
-//
-// A line longer than the read buffer is gathered in blocks and copied once
-// into a slice of exactly its length, so reading a line of n bytes
-// allocates about 2n at the peak (the blocks and the line) and keeps n.
+// bounded by the cap whatever the peer writes. A line longer than the read
+// buffer is gathered in blocks (lines.Blocks): reading a line of n bytes
+// allocates about 2n and keeps n.
 type LineReader struct {
 	br       *bufio.Reader
 	max      int
-	blocks   [][]byte // the line so far, when it spans several reads
-	n        int      // its length
-	skipping bool     // discarding the rest of an oversized line
+	long     lines.Blocks // the line so far, when it spans several reads
+	skipping bool         // discarding the rest of an oversized line
 }
 
 // NewLineReader returns a reader of lines of at most max bytes (without the
@@ -61,7 +60,7 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 // end of the stream it returns io.EOF, after returning any final unterminated
 // line (with io.ErrUnexpectedEOF, so a half-written message is visible).
 func (r *LineReader) ReadLine() ([]byte, error) {
-	r.reset()
+	r.long.Reset()
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if r.skipping {
@@ -74,51 +73,24 @@ func (r *LineReader) ReadLine() ([]byte, error) {
 			}
 			return nil, err
 		}
-		if r.n+len(chunk) > r.max+1 || (err != nil && r.n+len(chunk) > r.max) {
-			e := &LineTooLongError{Limit: r.max, Prefix: r.prefix(chunk)}
-			r.reset()
+		n := r.long.Len() + len(chunk)
+		if n > r.max+1 || (err != nil && n > r.max) {
+			e := &LineTooLongError{Limit: r.max, Prefix: r.long.Prefix(chunk, prefixBytes)}
+			r.long.Reset()
 			r.skipping = err != nil
 			return nil, e
 		}
 		switch {
 		case err == nil:
-			return r.join(chunk[:len(chunk)-1]), nil
+			return r.long.Join(chunk[:len(chunk)-1]), nil
 		case errors.Is(err, bufio.ErrBufferFull):
-			r.blocks = append(r.blocks, append([]byte(nil), chunk...))
-			r.n += len(chunk)
-		case errors.Is(err, io.EOF) && r.n+len(chunk) > 0:
-			return r.join(chunk), io.ErrUnexpectedEOF
+			r.long.Add(chunk)
+		case errors.Is(err, io.EOF) && n > 0:
+			return r.long.Join(chunk), io.ErrUnexpectedEOF
 		default:
 			return nil, err
 		}
 	}
-}
-
-// join returns the blocks gathered so far followed by last, in one slice of
-// exactly that length, and forgets the blocks.
-func (r *LineReader) join(last []byte) []byte {
-	out := make([]byte, 0, r.n+len(last))
-	for _, b := range r.blocks {
-		out = append(out, b...)
-	}
-	out = append(out, last...)
-	r.reset()
-	return out
-}
-
-func (r *LineReader) reset() {
-	clear(r.blocks)
-	r.blocks, r.n = r.blocks[:0], 0
-}
-
-// prefix is the first prefixBytes of the line so far followed by chunk,
-// for display.
-func (r *LineReader) prefix(chunk []byte) []byte {
-	out := make([]byte, 0, prefixBytes)
-	for _, b := range append(r.blocks, chunk) {
-		out = append(out, b[:min(len(b), prefixBytes-len(out))]...)
-	}
-	return out
 }
 
 func firstN(a, b []byte, n int) []byte {

@@ -1,0 +1,52 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestReaderRefusesOverCapLineWhileReading: a line over MaxLineBytes is
+// refused once the cap is passed, not after it was buffered whole; what
+// was allocated stays near the cap, whatever the line's length; and the
+// record after it is read.
+func TestReaderRefusesOverCapLineWhileReading(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(`{"type":"header","format":"sonde-capture","version":"1.0","start":"2026-01-01T00:00:00Z"}` + "\n")
+	b.WriteString(`{"type":"note","seq":1,"t":0,"note":"`)
+	b.WriteString(strings.Repeat("x", 2*MaxLineBytes))
+	b.WriteString("\"}\n")
+	b.WriteString(`{"type":"note","seq":2,"t":5,"note":"after"}` + "\n")
+	data := b.Bytes()
+
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = r.Next()
+	runtime.ReadMemStats(&after)
+	var fe *FormatError
+	if !errors.As(err, &fe) || !errors.Is(err, ErrBadRecord) || fe.Line != 2 || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("Next = %v, want a FormatError on line 2 naming the cap", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 5*MaxLineBytes/2 {
+		t.Errorf("allocated %d bytes refusing a %d-byte line (cap %d): %.2f× the cap", got, 2*MaxLineBytes, MaxLineBytes, float64(got)/MaxLineBytes)
+	}
+	rec, err := r.Next()
+	if err != nil || rec.Seq != 2 {
+		t.Fatalf("after the long line: %+v, %v", rec, err)
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("end: %v", err)
+	}
+
+	ix, err := BuildIndex(bytes.NewReader(data))
+	if err != nil || ix.Bad != 1 || len(ix.Entries) != 1 || ix.Entries[0].Seq != 2 {
+		t.Fatalf("index: %+v, %v; want the long line counted bad and seq 2 indexed", ix, err)
+	}
+}
