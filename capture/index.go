@@ -185,6 +185,10 @@ func buildIndex(r io.Reader, hint int) (*Index, error) {
 			ix.Truncated = true
 			break
 		}
+		if e.Type == TypeHeader || e.T < 0 || e.T > int64(MaxSpan) {
+			ix.Bad++ // a second header, a time out of range
+			continue
+		}
 		if !knownType(e.Type) {
 			ix.Skipped++
 			continue

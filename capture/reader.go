@@ -10,6 +10,7 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sonde-mcp/sonde/internal/lines"
 )
@@ -216,12 +217,58 @@ func (r *Reader) Next() (Record, error) {
 			return Record{}, &FormatError{Line: r.line, Offset: off, Kind: ErrBadRecord, Reason: err.Error()}
 		}
 		rec.Offset, rec.Line = off, r.line
+		if rec.Type == TypeHeader {
+			return Record{}, &FormatError{Line: r.line, Offset: off, Kind: ErrBadRecord, Reason: "a second header line (were two captures joined into one file?)"}
+		}
 		if !knownType(rec.Type) {
 			r.skipped[rec.Type]++
 			continue
 		}
+		if reason := rec.check(); reason != "" {
+			return Record{}, &FormatError{Line: r.line, Offset: off, Kind: ErrBadRecord, Reason: reason}
+		}
 		return rec, nil
 	}
+}
+
+// MaxSpan is the longest time a capture may describe: every time, latency,
+// deadline and duration in it lies within [0, MaxSpan] (ten years). A value
+// outside is damage (or a hostile file), refused like a line that is not
+// JSON, before it can reach arithmetic that overflows or a timer set
+// centuries ahead.
+const MaxSpan = 10 * 365 * 24 * time.Hour
+
+// check returns why a decoded record's times are out of range, or "".
+func (rec *Record) check() string {
+	type field struct {
+		name string
+		v    int64
+	}
+	fields := []field{{"t", rec.T}, {"latency", rec.Latency}}
+	if rec.Deadline != nil {
+		fields = append(fields, field{"deadline", *rec.Deadline})
+	}
+	if rec.HTTP != nil {
+		fields = append(fields, field{"http.duration", rec.HTTP.Duration})
+	}
+	for _, ex := range []*ExitRec{rec.Exit, errExit(rec.Err)} {
+		if ex != nil {
+			fields = append(fields, field{"exit.t", ex.T})
+		}
+	}
+	for _, f := range fields {
+		if f.v < 0 || f.v > int64(MaxSpan) {
+			return fmt.Sprintf("%s %d ns is out of range (0 to %d)", f.name, f.v, int64(MaxSpan))
+		}
+	}
+	return ""
+}
+
+func errExit(e *ErrorRec) *ExitRec {
+	if e == nil {
+		return nil
+	}
+	return e.Exit
 }
 
 // All iterates over the records; a bad record is yielded as an error and
@@ -276,6 +323,9 @@ func ReadRecordAt(ra io.ReaderAt, off int64) (Record, error) {
 	var rec Record
 	if err := json.Unmarshal(bytes.TrimRight(line, "\n"), &rec); err != nil {
 		return Record{}, &FormatError{Offset: off, Kind: ErrBadRecord, Reason: err.Error()}
+	}
+	if reason := rec.check(); reason != "" {
+		return Record{}, &FormatError{Offset: off, Kind: ErrBadRecord, Reason: reason}
 	}
 	rec.Offset = off
 	return rec, nil

@@ -50,3 +50,36 @@ func TestReaderRefusesOverCapLineWhileReading(t *testing.T) {
 		t.Fatalf("index: %+v, %v; want the long line counted bad and seq 2 indexed", ix, err)
 	}
 }
+
+// TestReaderRefusesTimesOutOfRange: a hostile or damaged capture's times
+// (here the most negative latency, which once sent a formatter into endless
+// recursion) are a FormatError naming the line and the field; a second
+// header line is named as such, not as a record of a newer sonde.
+func TestReaderRefusesTimesOutOfRange(t *testing.T) {
+	head := `{"type":"header","format":"sonde-capture","version":"1.0","start":"2026-01-01T00:00:00Z"}` + "\n"
+	for _, c := range []struct{ line, want string }{
+		{`{"type":"request","seq":1,"t":5,"latency":-9223372036854775808}`, "latency -9223372036854775808 ns is out of range"},
+		{`{"type":"request","seq":1,"t":5,"deadline":9223372036854775807}`, "deadline"},
+		{`{"type":"note","seq":1,"t":-1}`, "t -1 ns"},
+		{`{"type":"process","seq":1,"t":1,"exit":{"pid":1,"code":0,"t":-5}}`, "exit.t"},
+		{`{"type":"http","seq":1,"t":1,"http":{"duration":-1}}`, "http.duration"},
+		{head[:len(head)-1], "a second header line"},
+	} {
+		data := head + c.line + "\n" + `{"type":"note","seq":2,"t":5,"note":"after"}` + "\n"
+		r, err := NewReader(strings.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Next()
+		var fe *FormatError
+		if !errors.As(err, &fe) || fe.Line != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Next = %v, want line 2: %q", c.line, err, c.want)
+		}
+		if rec, err := r.Next(); err != nil || rec.Seq != 2 {
+			t.Errorf("%s: then %+v, %v", c.line, rec, err)
+		}
+		if len(r.Warnings()) != 0 {
+			t.Errorf("%s: warnings %q", c.line, r.Warnings())
+		}
+	}
+}

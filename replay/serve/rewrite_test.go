@@ -3,7 +3,11 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/capture"
 )
 
 func TestRewriteID(t *testing.T) {
@@ -77,4 +81,23 @@ func FuzzRewriteID(f *testing.F) {
 			t.Fatalf("other members changed: %s → %s", b1, b2)
 		}
 	})
+}
+
+// TestScaledDelayStaysInRange: whatever the speed, a recorded delay maps to
+// a wait within [0, capture.MaxSpan], never an overflowed negative one.
+func TestScaledDelayStaysInRange(t *testing.T) {
+	for _, c := range []struct {
+		d     time.Duration
+		speed float64
+		want  time.Duration
+	}{
+		{time.Second, 2, 500 * time.Millisecond},
+		{capture.MaxSpan, 1e-9, capture.MaxSpan},
+		{time.Hour, math.SmallestNonzeroFloat64, capture.MaxSpan},
+		{0, 1, 0},
+	} {
+		if got := scaled(c.d, c.speed); got != c.want {
+			t.Errorf("scaled(%v, %g) = %v, want %v", c.d, c.speed, got, c.want)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
@@ -306,7 +307,7 @@ func (p *player) play(a *Anchor, id, token []byte) {
 		defer p.wg.Done()
 		for _, l := range a.Lines {
 			if p.speed > 0 {
-				if wait := time.Until(start.Add(time.Duration(float64(l.Offset) / p.speed))); wait > 0 {
+				if wait := time.Until(start.Add(scaled(l.Offset, p.speed))); wait > 0 {
 					t := time.NewTimer(wait)
 					select {
 					case <-t.C:
@@ -337,4 +338,14 @@ func (p *player) play(a *Anchor, id, token []byte) {
 			p.write(raw)
 		}
 	}()
+}
+
+// scaled is a recorded delay divided by speed, at most capture.MaxSpan (a
+// slow speed cannot overflow a Duration into a negative wait).
+func scaled(d time.Duration, speed float64) time.Duration {
+	f := float64(d) / speed
+	if f >= float64(capture.MaxSpan) || f != f {
+		return capture.MaxSpan
+	}
+	return time.Duration(max(f, 0))
 }
