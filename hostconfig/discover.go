@@ -100,6 +100,9 @@ func Find(servers []Server, name string) (Server, error) {
 		}
 	}
 	if s, ok := claudeCodeFirst(hits); ok {
+		if err := unapprovedShadow(s, hits); err != nil {
+			return Server{}, err
+		}
 		return s, nil
 	}
 	switch len(hits) {
@@ -128,6 +131,29 @@ func Find(servers []Server, name string) (Server, error) {
 		where = append(where, w)
 	}
 	return Server{}, fmt.Errorf("%w %q: it is in %s; choose one with --config FILE", ErrAmbiguous, name, strings.Join(where, "; "))
+}
+
+// unapprovedShadow refuses a project server (.mcp.json, from a checkout
+// that may not be trusted) that Claude Code has not approved and that
+// would take the place of the user's server of the same name: Claude Code
+// asks before it uses such an entry, so starting it silently would run an
+// untrusted command under a name the user trusts. An approved project
+// server is used, as Claude Code does.
+func unapprovedShadow(chosen Server, hits []Server) error {
+	if chosen.Scope != "project" || chosen.Approval == ApprovalEnabled {
+		return nil
+	}
+	why := chosen.Approval.Text()
+	if why == "" {
+		why = ApprovalPending.Text()
+	}
+	for _, s := range hits {
+		if s.Scope == "user" {
+			return fmt.Errorf("%w %q: the project's server in %s (%s) would shadow yours in %s; approve it in Claude Code, or choose one with --config FILE",
+				ErrAmbiguous, chosen.Name, chosen.File, why, s.File)
+		}
+	}
+	return nil
 }
 
 // claudeCodeFirst returns, when every hit is a Claude Code entry, the one

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -303,8 +304,20 @@ func TestFind(t *testing.T) {
 	if s, err := Find(cc, "x"); err != nil || s.Scope != "local" {
 		t.Errorf("Claude Code x: %+v, %v; want the local one", s, err)
 	}
-	if s, err := Find(cc[:2], "x"); err != nil || s.Scope != "project" {
-		t.Errorf("Claude Code x: %+v, %v; want the project one", s, err)
+	// A project server (an untrusted checkout's .mcp.json) shadows the
+	// user's only once Claude Code approved it; otherwise Find refuses,
+	// naming both files.
+	_, err = Find(cc[:2], "x")
+	if !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), "/p/.mcp.json (not yet approved in Claude Code) would shadow yours in /h/.claude.json") {
+		t.Errorf("unapproved project x over the user's: %v", err)
+	}
+	approved := slices.Clone(cc[:2])
+	approved[1].Approval = ApprovalEnabled
+	if s, err := Find(approved, "x"); err != nil || s.Scope != "project" {
+		t.Errorf("approved project x: %+v, %v; want the project one", s, err)
+	}
+	if s, err := Find(cc[1:2], "x"); err != nil || s.Scope != "project" {
+		t.Errorf("project x alone: %+v, %v; want it (nothing is shadowed)", s, err)
 	}
 	if _, err := Find(append(cc, Server{Name: "x", Host: paths.Cursor, Scope: "user"}), "x"); !errors.Is(err, ErrAmbiguous) {
 		t.Errorf("Claude Code and Cursor x: %v, want ambiguous", err)
