@@ -51,3 +51,34 @@ func isProblem(err error) bool {
 	_, ok := err.(*Problem)
 	return ok
 }
+
+// FuzzResolve: a config file's entry with any text in its command, args,
+// env, cwd and envFile (references of every syntax, broken ones too) and
+// any .env file content resolves or fails with an error; never a panic,
+// and a resolved entry keeps its name and transport.
+func FuzzResolve(f *testing.F) {
+	f.Add("${env:HOME}/bin", "${input:x}", "${workspaceFolder}", "A=1\nexport B='q'\n")
+	f.Add("${", "$${env:", "${userHome", "=\n#\nX=\"")
+	f.Add("${input:}", "${env:A}${env:A}", "${pathSeparator}", "K=v # c\n")
+	dir := f.TempDir()
+	envFile := filepath.Join(dir, "x.env")
+	f.Fuzz(func(t *testing.T, command, arg, cwd, envText string) {
+		if err := os.WriteFile(envFile, []byte(envText), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, host := range []string{paths.VSCode, paths.ClaudeCode, paths.Cursor, HostFile} {
+			s := Server{Name: "s", Host: host, Transport: Stdio, Command: command, Args: []string{arg, command},
+				Env: map[string]string{"E": arg}, Cwd: cwd, EnvFile: envFile}
+			r, err := s.Resolve(Env{Lookup: func(n string) (string, bool) { return "v" + n, n != "" }, Home: "/h", Workspace: dir})
+			if err == nil && (r.Name != "s" || r.Transport != Stdio) {
+				t.Fatalf("%s: resolved %+v", host, r)
+			}
+		}
+		vars, err := readEnvFile(envFile, "")
+		for k := range vars {
+			if err != nil || !isName(k) {
+				t.Fatalf("readEnvFile: key %q (err %v)", k, err)
+			}
+		}
+	})
+}

@@ -194,6 +194,11 @@ func Percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[max(0, min(rank, len(sorted))-1)]
 }
 
+// MaxGivenBuckets bounds the in-flight series whatever bucket width is
+// asked for: a narrower width is widened to fit (Concurrency.Bucket says
+// the width used).
+const MaxGivenBuckets = 100_000
+
 // AutoBucket picks the smallest round width that covers d in at most
 // MaxBuckets buckets.
 func AutoBucket(d time.Duration) time.Duration {
@@ -213,6 +218,9 @@ func AutoBucket(d time.Duration) time.Duration {
 func (c *Collector) concurrency(bucket, d time.Duration) Concurrency {
 	if bucket <= 0 {
 		bucket = AutoBucket(d)
+	}
+	if d/bucket >= MaxGivenBuckets {
+		bucket = d/(MaxGivenBuckets-1) + 1 // a width given too small for d: memory stays bounded
 	}
 	pts := slices.Clone(c.points)
 	slices.SortStableFunc(pts, func(a, b point) int { return a.t.Compare(b.t) })
