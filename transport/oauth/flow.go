@@ -24,7 +24,7 @@ type flow struct {
 // run runs the authorization code flow with PKCE, step by step, and keeps
 // the tokens it gets.
 func (f *flow) run(d *Discovery) error {
-	as, g, err := f.discover(d)
+	g, err := f.discover(d)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (f *flow) run(d *Discovery) error {
 	}
 	defer lb.close()
 	g.redirect = lb.redirect
-	if err := f.register(as, &g); err != nil {
+	if err := f.register(&g); err != nil {
 		return err
 	}
 	verifier, state := oauth2.GenerateVerifier(), rand.Text()
@@ -49,7 +49,7 @@ func (f *flow) run(d *Discovery) error {
 // to use (or the 2025-03-26 default endpoints when nothing was found), and
 // the resource and scope to ask for. It refuses a server without PKCE S256
 // and metadata that names another resource.
-func (f *flow) discover(d *Discovery) (*ServerMetadata, grant, error) {
+func (f *flow) discover(d *Discovery) (grant, error) {
 	server := f.a.server
 	if d != nil && d.PRM == nil && d.AS == nil && f.ctx.Err() == nil {
 		// No metadata anywhere: a 2025-03-26 server, its own authorization
@@ -67,26 +67,26 @@ func (f *flow) discover(d *Discovery) (*ServerMetadata, grant, error) {
 		if d != nil {
 			msg += " (" + d.Summary() + ")"
 		}
-		return nil, grant{}, &Error{Step: "discovery", Msg: msg}
+		return grant{}, &Error{Step: "discovery", Msg: msg}
 	}
 	as := d.AS
 	if !as.S256() {
-		return nil, grant{}, &Error{Step: "pkce", Msg: "the authorization server metadata lacks S256 in code_challenge_methods_supported: refusing to proceed (MCP requires PKCE with S256)", Err: ErrNoS256}
+		return grant{}, &Error{Step: "pkce", Msg: "the authorization server metadata lacks S256 in code_challenge_methods_supported: refusing to proceed (MCP requires PKCE with S256)", Err: ErrNoS256}
 	}
 	if as.AuthorizationEndpoint == "" || as.TokenEndpoint == "" {
-		return nil, grant{}, &Error{Step: "discovery", Msg: "the authorization server metadata lacks authorization_endpoint or token_endpoint"}
+		return grant{}, &Error{Step: "discovery", Msg: "the authorization server metadata lacks authorization_endpoint or token_endpoint"}
 	}
 	g := grant{as: as, resource: server.Scheme + "://" + server.Host + server.EscapedPath(), scope: d.Scope}
 	if d.PRM != nil && d.PRM.Resource != "" {
 		if !resourceMatches(d.PRM.Resource, server) {
-			return nil, grant{}, &Error{Step: "discovery", Msg: fmt.Sprintf("the protected resource metadata names resource %s, not this server (%s): refusing to authorize for it", d.PRM.Resource, server.Redacted())}
+			return grant{}, &Error{Step: "discovery", Msg: fmt.Sprintf("the protected resource metadata names resource %s, not this server (%s): refusing to authorize for it", d.PRM.Resource, server.Redacted())}
 		}
 		g.resource = d.PRM.Resource
 	}
 	if g.scope == "" && d.PRM != nil {
 		g.scope = strings.Join(d.PRM.ScopesSupported, " ")
 	}
-	return as, g, nil
+	return g, nil
 }
 
 // authorize sends the user (or, with BrowserFetch, a GET) to the

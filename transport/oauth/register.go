@@ -14,9 +14,9 @@ import (
 
 // register fills g's client: Config.ClientID (and ClientSecret) when
 // given, else a client registered at the registration endpoint (RFC 7591)
-// for g's redirect URI.
-func (f *flow) register(as *ServerMetadata, g *grant) error {
-	cfg := f.a.cfg
+// of g's authorization server for g's redirect URI.
+func (f *flow) register(g *grant) error {
+	cfg, as := f.a.cfg, g.as
 	g.clientID, g.secret, g.method = cfg.ClientID, cfg.ClientSecret, ""
 	if g.clientID != "" {
 		return nil
