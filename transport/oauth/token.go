@@ -76,7 +76,7 @@ func (f *flow) refresh() error {
 	if rt == "" {
 		return &Error{Step: "refresh", Msg: "the server refused the access token and there is no refresh token"}
 	}
-	// x/oauth2's refresh takes no extra parameters: the transport adds
+	// x/oauth2's refresh takes no extra parameters: tokenTransport adds
 	// the resource (RFC 8707) to its form.
 	tr := f.tokenTransport(url.Values{"resource": {g.resource}})
 	tok, err := g.config().TokenSource(tr.context(f.ctx), &oauth2.Token{RefreshToken: rt}).Token()

@@ -1,3 +1,7 @@
+// The HTTP transport's side of authorization (authz.go) against real
+// servers: discovery after a refusal, and the OAuth flow it asks for
+// (transport/oauth, whose own tests cover its parts).
+
 package transport
 
 import (
