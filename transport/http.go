@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport/internal/httpshow"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // HTTPMode chooses the HTTP transport.
@@ -43,13 +45,13 @@ const (
 	// MaxResumes bounds how many times one response stream is resumed.
 	MaxResumes = 5
 	// errorBodyBytes bounds the body of a failed exchange kept for display.
-	errorBodyBytes = 2048
+	errorBodyBytes = httpshow.ErrorBodyBytes
 	// inboxSize is how many frames wait for Read before streams pause.
 	inboxSize = 64
 )
 
 // Redacted replaces a secret value wherever sonde shows or records it.
-const Redacted = "«redacted»"
+const Redacted = httpshow.Redacted
 
 // HTTPConfig says how to reach a server over HTTP.
 type HTTPConfig struct {
@@ -73,7 +75,7 @@ type HTTPConfig struct {
 	// DefaultAuthTimeout, a negative value turns discovery off.
 	AuthTimeout time.Duration
 	// OAuth, when set, runs the OAuth authorization code flow on a 401
-	// (oauth.go) and then sends the access token on every request.
+	// (transport/oauth) and then sends the access token on every request.
 	OAuth *OAuthConfig
 }
 
@@ -134,7 +136,7 @@ type ExchangeError struct {
 	// Auth is what authorization discovery found after a 401 (or a 403
 	// with error="insufficient_scope") to a request: the challenge, the
 	// protected resource metadata, the authorization server's metadata and
-	// the problems met (auth.go). Nil when discovery did not run.
+	// the problems met (transport/oauth). Nil when discovery did not run.
 	Auth *AuthDiscovery
 	// RPC is the JSON-RPC error the body held, if it held one.
 	RPC *jsonrpc.Error
@@ -182,22 +184,22 @@ type HTTP struct {
 	done   chan struct{} // closed when Read must return end (after inbox drains)
 	end    error
 
-	mu       sync.Mutex
-	mode     HTTPMode // resolved: ModeStreamable or ModeSSE (ModeAuto until decided)
-	endpoint *url.URL // legacy: where to POST
-	session  string
-	version  string // negotiated protocol version, sent after initialize
-	initID   jsonrpc.ID
-	authRuns map[string]*authRun // discoveries by resource_metadata URL (auth.go)
-	// accessToken is the OAuth access token (oauth.go), sent as
-	// Authorization: Bearer and never shown.
-	accessToken string
-	getStarted  bool
-	closed      bool
-	endOnce     sync.Once
-	closeOnce   sync.Once
+	mu         sync.Mutex
+	mode       HTTPMode // resolved: ModeStreamable or ModeSSE (ModeAuto until decided)
+	endpoint   *url.URL // legacy: where to POST
+	session    string
+	version    string // negotiated protocol version, sent after initialize
+	initID     jsonrpc.ID
+	getStarted bool
+	closed     bool
+	endOnce    sync.Once
+	closeOnce  sync.Once
 
-	oauth oauthTokens // the OAuth flow's state (oauth.go); its own lock
+	// disc runs discovery after a refusal (nil when AuthTimeout < 0);
+	// auth, with HTTPConfig.OAuth, holds the token sent as Authorization:
+	// Bearer (never shown) and gets a new one after a refusal (authz.go).
+	disc *oauth.Discoverer
+	auth authorizer
 }
 
 // DialHTTP prepares a connection to cfg.URL. In ModeSSE it opens the SSE
@@ -244,6 +246,12 @@ func DialHTTP(cfg HTTPConfig, obs Observer) (*HTTP, error) {
 	h := &HTTP{
 		cfg: cfg, obs: obs, hc: hc, url: u, ctx: ctx, cancel: cancel,
 		in: make(chan inItem, inboxSize), done: make(chan struct{}), mode: cfg.Mode,
+	}
+	if cfg.AuthTimeout > 0 {
+		h.disc = oauth.NewDiscoverer(u, hc, cfg.AuthTimeout)
+	}
+	if cfg.OAuth != nil {
+		h.auth = oauth.NewAuthorizer(cfg.OAuth, u, hc, func(ev oauth.Event) { h.noteAuth(ev, jsonrpc.ID{}) })
 	}
 	note := "connecting over " + string(cfg.Mode) + " HTTP"
 	if cfg.Insecure {
@@ -380,8 +388,9 @@ func (h *HTTP) newRequest(ctx context.Context, method string, u *url.URL, body [
 		req.Header.Set("Content-Type", "application/json")
 	}
 	h.mu.Lock()
-	session, version, mode, token := h.session, h.version, h.mode, h.accessToken
+	session, version, mode := h.session, h.version, h.mode
 	h.mu.Unlock()
+	token := h.token()
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 		shown = slices.DeleteFunc(shown, func(s string) bool { return strings.HasPrefix(s, "> Authorization:") })
@@ -411,22 +420,6 @@ func redactHeader(name, value string) string {
 	return Redacted
 }
 
-// responseHeaders lists the response headers worth showing.
-func responseHeaders(resp *http.Response) []string {
-	var out []string
-	for _, name := range []string{"Content-Type", "Mcp-Session-Id", "Www-Authenticate", "Retry-After", "Location", "Allow"} {
-		if v := resp.Header.Get(name); v != "" {
-			out = append(out, "< "+name+": "+v)
-		}
-	}
-	for _, name := range []string{"Set-Cookie"} {
-		if resp.Header.Get(name) != "" {
-			out = append(out, "< "+name+": "+Redacted)
-		}
-	}
-	return out
-}
-
 const acceptBoth = "application/json, text/event-stream"
 
 // post sends one message and handles the answer. wrote, when not nil, is
@@ -454,7 +447,7 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote() }})
 	}
 	req, shown := h.newRequest(ctx, http.MethodPost, u, body, acceptBoth)
-	sentToken := h.bearer()
+	sentToken := h.token()
 	shown, _ = setModernHeaders(req, msg, shown) // http_modern.go
 	stream := streamName(msg)
 	start := time.Now()
@@ -466,12 +459,12 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int
 		}
 		ev.Note = err.Error()
 		h.note(ev)
-		h.fail(&ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: fmt.Sprintf("%s: POST %s: %v", what(msg), u.Redacted(), unwrapURLError(err)), Err: err})
+		h.fail(&ExchangeError{Kind: ExchangeNetwork, ID: reqID(msg), Method: msg.Method, Msg: fmt.Sprintf("%s: POST %s: %v", what(msg), u.Redacted(), httpshow.URLError(err)), Err: err})
 		return
 	}
 	defer resp.Body.Close()
 	ev.Status = resp.StatusCode
-	ev.Header = append(ev.Header, responseHeaders(resp)...)
+	ev.Header = append(ev.Header, httpshow.ResponseHeaders(resp)...)
 	h.note(ev)
 	if mode != ModeSSE && msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" && resp.StatusCode/100 == 2 {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
@@ -492,14 +485,14 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int
 				return
 			}
 		}
-		oauth := h.cfg.OAuth != nil && needsDiscovery(resp.StatusCode, resp.Header.Get("Www-Authenticate"))
-		e := h.statusError(req, resp, msg, msg.Kind == jsonrpc.KindRequest || oauth)
+		authz := h.auth != nil && oauth.NeedsDiscovery(resp.StatusCode, resp.Header.Get("Www-Authenticate"))
+		e := h.statusError(req, resp, msg, msg.Kind == jsonrpc.KindRequest || authz)
 		kind := triedAuth
 		if resp.StatusCode == http.StatusForbidden {
 			kind = triedStepUp
 		}
-		if oauth && tried&kind == 0 {
-			err := h.authorizeAfter(sentToken, e.Auth, kind == triedStepUp)
+		if authz && tried&kind == 0 {
+			err := h.authorize(sentToken, e.Auth, kind == triedStepUp)
 			if err == nil {
 				h.note(HTTPEvent{Stream: oauthStream, ReqID: reqID(msg), Note: "authorized: sending " + what(msg) + " again with the access token"})
 				h.postTry(body, msg, nil, tried|kind)
@@ -526,7 +519,7 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int
 	default:
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyBytes))
 		h.fail(&ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Status: resp.StatusCode, Body: b,
-			Msg: fmt.Sprintf("%s %s: the answer has Content-Type %q, neither application/json nor text/event-stream: %s", msg.Method, msg.ID, resp.Header.Get("Content-Type"), shownBody(b))})
+			Msg: fmt.Sprintf("%s %s: the answer has Content-Type %q, neither application/json nor text/event-stream: %s", msg.Method, msg.ID, resp.Header.Get("Content-Type"), httpshow.Body(b))})
 	}
 }
 
@@ -552,14 +545,6 @@ func streamName(msg jsonrpc.Message) string {
 	return "POST"
 }
 
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
 // fail reports a failed exchange to Read (for requests) or as a note (for
 // notifications and responses, which have no request to settle).
 func (h *HTTP) fail(e *ExchangeError) {
@@ -571,25 +556,25 @@ func (h *HTTP) fail(e *ExchangeError) {
 
 // statusError turns a non-2xx answer into an ExchangeError. With
 // discover, a 401 (or a 403 with error="insufficient_scope") is followed by
-// authorization discovery (auth.go), whose summary joins the message.
+// authorization discovery (transport/oauth), whose summary joins the message.
 func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.Message, discover bool) *ExchangeError {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyBytes))
 	e := &ExchangeError{Kind: ExchangeStatus, ID: reqID(msg), Method: msg.Method, Status: resp.StatusCode, Body: b}
 	what := what(msg)
-	e.Msg = fmt.Sprintf("%s: HTTP %d: %s", what, resp.StatusCode, shownBody(b))
+	e.Msg = fmt.Sprintf("%s: HTTP %d: %s", what, resp.StatusCode, httpshow.Body(b))
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		e.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
 		if e.WWWAuthenticate != "" {
 			e.Msg += "; WWW-Authenticate: " + e.WWWAuthenticate
-			if rm := bearerChallenge(e.WWWAuthenticate).Params["resource_metadata"]; rm != "" {
+			if rm := oauth.BearerChallenge(e.WWWAuthenticate).Params["resource_metadata"]; rm != "" {
 				e.Msg += " (resource metadata: " + rm + ")"
 			}
 		}
-		if discover && h.cfg.AuthTimeout > 0 && needsDiscovery(resp.StatusCode, e.WWWAuthenticate) {
+		if discover && h.disc != nil && oauth.NeedsDiscovery(resp.StatusCode, e.WWWAuthenticate) {
 			e.Auth = h.discoverAuth(resp.StatusCode, e.WWWAuthenticate, reqID(msg))
 			e.Msg += "; authorization: " + e.Auth.Summary()
 		}
-		if h.cfg.OAuth == nil {
+		if h.auth == nil {
 			e.Msg += "; pass credentials with --header 'Authorization: Bearer …' or --bearer-token-env NAME, or authorize with --oauth"
 		}
 	}
@@ -604,22 +589,6 @@ func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.M
 		e.RPC = body.Error
 	}
 	return e
-}
-
-// shownBody is a body as shown in an error message: trimmed, escaped, cut.
-func shownBody(b []byte) string {
-	s := strings.TrimSpace(string(bytes.ToValidUTF8(b, []byte("\uFFFD"))))
-	if s == "" {
-		return "(empty body)"
-	}
-	if len(s) > 300 {
-		cut := 300
-		for cut > 0 && s[cut]&0xC0 == 0x80 {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return fmt.Sprintf("%q", s)
 }
 
 // readJSONBody delivers a single JSON answer.
@@ -641,7 +610,7 @@ func (h *HTTP) readJSONBody(body io.Reader, stream string, msg jsonrpc.Message) 
 	}
 	if f.Err != nil || f.Msg.Kind != jsonrpc.KindResponse || f.Msg.ID != msg.ID {
 		h.fail(&ExchangeError{Kind: ExchangeProtocol, ID: msg.ID, Method: msg.Method, Body: b[:min(len(b), errorBodyBytes)],
-			Msg: fmt.Sprintf("%s %s: the application/json answer is not its response: %s", msg.Method, msg.ID, shownBody(b))})
+			Msg: fmt.Sprintf("%s %s: the application/json answer is not its response: %s", msg.Method, msg.ID, httpshow.Body(b))})
 	}
 }
 
@@ -809,10 +778,10 @@ func (h *HTTP) get(stream, lastID string, id jsonrpc.ID) (*http.Response, *Excha
 			ev.Note = err.Error()
 			h.note(ev)
 		}
-		return nil, &ExchangeError{Kind: ExchangeNetwork, Msg: fmt.Sprintf("GET %s: %v", h.url.Redacted(), unwrapURLError(err)), Err: err}
+		return nil, &ExchangeError{Kind: ExchangeNetwork, Msg: fmt.Sprintf("GET %s: %v", h.url.Redacted(), httpshow.URLError(err)), Err: err}
 	}
 	ev.Status = resp.StatusCode
-	ev.Header = append(ev.Header, responseHeaders(resp)...)
+	ev.Header = append(ev.Header, httpshow.ResponseHeaders(resp)...)
 	if resp.StatusCode/100 != 2 {
 		e := h.statusError(req, resp, jsonrpc.Message{Method: "GET stream"}, id.IsValid())
 		resp.Body.Close()
@@ -825,7 +794,7 @@ func (h *HTTP) get(stream, lastID string, id jsonrpc.ID) (*http.Response, *Excha
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyBytes))
 		resp.Body.Close()
 		return nil, &ExchangeError{Kind: ExchangeProtocol, Status: resp.StatusCode, Body: b,
-			Msg: fmt.Sprintf("GET %s answered Content-Type %q, not text/event-stream: %s", h.url.Redacted(), resp.Header.Get("Content-Type"), shownBody(b))}
+			Msg: fmt.Sprintf("GET %s answered Content-Type %q, not text/event-stream: %s", h.url.Redacted(), resp.Header.Get("Content-Type"), httpshow.Body(b))}
 	}
 	return resp, nil
 }
@@ -859,13 +828,13 @@ func (h *HTTP) getLoop(opened func()) {
 	idle := 0
 	authorized := false
 	for h.ctx.Err() == nil {
-		sent := h.bearer()
+		sent := h.token()
 		resp, e := h.get("GET", st.lastID, jsonrpc.ID{})
-		if e != nil && e.Status == http.StatusUnauthorized && h.cfg.OAuth != nil && !authorized && h.ctx.Err() == nil {
+		if e != nil && e.Status == http.StatusUnauthorized && h.auth != nil && !authorized && h.ctx.Err() == nil {
 			// A token that expired: refresh it (once) and open the stream
 			// again.
 			authorized = true
-			if err := h.authorizeAfter(sent, e.Auth, false); err == nil {
+			if err := h.authorize(sent, e.Auth, false); err == nil {
 				h.note(HTTPEvent{Stream: oauthStream, Note: "authorized: opening the GET stream again with the access token"})
 				resp, e = h.get("GET", st.lastID, jsonrpc.ID{})
 			} else {
@@ -943,7 +912,7 @@ func (h *HTTP) openLegacyTry(discover, authorized bool) error {
 		return err
 	}
 	req, shown := h.newRequest(ctx, http.MethodGet, h.url, nil, "text/event-stream")
-	sentToken := h.bearer()
+	sentToken := h.token()
 	start := time.Now()
 	resp, err := h.hc.Do(req)
 	ev := HTTPEvent{Method: http.MethodGet, URL: h.url.Redacted(), Header: shown, Duration: time.Since(start), Stream: "SSE"}
@@ -953,18 +922,18 @@ func (h *HTTP) openLegacyTry(discover, authorized bool) error {
 		if !timer.Stop() {
 			return fail(&ExchangeError{Kind: ExchangeNetwork, Msg: fmt.Sprintf("GET %s: no answer within %v", h.url.Redacted(), h.cfg.ConnectTimeout), Err: err})
 		}
-		return fail(&ExchangeError{Kind: ExchangeNetwork, Msg: fmt.Sprintf("GET %s: %v", h.url.Redacted(), unwrapURLError(err)), Err: err})
+		return fail(&ExchangeError{Kind: ExchangeNetwork, Msg: fmt.Sprintf("GET %s: %v", h.url.Redacted(), httpshow.URLError(err)), Err: err})
 	}
 	ev.Status = resp.StatusCode
-	ev.Header = append(ev.Header, responseHeaders(resp)...)
+	ev.Header = append(ev.Header, httpshow.ResponseHeaders(resp)...)
 	h.note(ev)
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		oauth := discover && !authorized && h.cfg.OAuth != nil && resp.StatusCode == http.StatusUnauthorized
+		authz := discover && !authorized && h.auth != nil && resp.StatusCode == http.StatusUnauthorized
 		e := h.statusError(req, resp, jsonrpc.Message{Method: "GET (legacy SSE)"}, discover)
-		if oauth {
+		if authz {
 			timer.Stop() // the flow has its own deadline
-			err := h.authorizeAfter(sentToken, e.Auth, false)
+			err := h.authorize(sentToken, e.Auth, false)
 			if err == nil {
 				fail(nil)
 				h.note(HTTPEvent{Stream: oauthStream, Note: "authorized: opening the legacy SSE stream again with the access token"})
@@ -1066,7 +1035,7 @@ func (h *HTTP) deleteSession() {
 	resp, err := h.hc.Do(req)
 	ev := HTTPEvent{Method: http.MethodDelete, URL: h.url.Redacted(), Header: shown, Duration: time.Since(start), Stream: "DELETE"}
 	if err != nil {
-		ev.Note = "ending the session failed: " + unwrapURLError(err).Error()
+		ev.Note = "ending the session failed: " + httpshow.URLError(err).Error()
 		h.note(ev)
 		return
 	}

@@ -1,8 +1,11 @@
+// The HTTP transport's side of authorization (authz.go) against real
+// servers: discovery after a refusal, and the OAuth flow it asks for
+// (transport/oauth, whose own tests cover its parts).
+
 package transport
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
@@ -90,7 +94,7 @@ func (r *recorder) authEvents() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, ev := range r.events {
-		if ev.Stream == authStream {
+		if ev.Stream == oauth.StreamDiscovery {
 			u, _ := url.Parse(ev.URL)
 			out = append(out, ev.Method+" "+u.Path+" "+http.StatusText(ev.Status))
 		}
@@ -136,8 +140,8 @@ func refusal(t *testing.T, h *HTTP, line string) *ExchangeError {
 	}
 }
 
-func problemKinds(a *AuthDiscovery) []AuthProblemKind {
-	var out []AuthProblemKind
+func problemKinds(a *AuthDiscovery) []oauth.ProblemKind {
+	var out []oauth.ProblemKind
 	for _, p := range a.Problems {
 		out = append(out, p.Kind)
 	}
@@ -158,10 +162,10 @@ func TestAuthDiscovery_HeaderURL(t *testing.T) {
 	a := xe.Auth
 	want := &AuthDiscovery{Status: 401, ResourceMetadataURL: base + wkPRM + "/mcp", Scope: "fixture:tools",
 		PRMURL: base + wkPRM + "/mcp",
-		PRM: &ProtectedResourceMetadata{Resource: base + "/mcp", AuthorizationServers: []string{base + "/as"},
+		PRM: &oauth.ProtectedResourceMetadata{Resource: base + "/mcp", AuthorizationServers: []string{base + "/as"},
 			ScopesSupported: []string{"fixture:tools"}, BearerMethodsSupported: []string{"header"}},
 		ASURL: base + wkAS + "/as",
-		AS: &AuthServerMetadata{Issuer: base + "/as", AuthorizationEndpoint: base + "/as/authorize", TokenEndpoint: base + "/as/token",
+		AS: &oauth.ServerMetadata{Issuer: base + "/as", AuthorizationEndpoint: base + "/as/authorize", TokenEndpoint: base + "/as/token",
 			RegistrationEndpoint: base + "/as/register", CodeChallengeMethods: []string{"S256"}, ScopesSupported: []string{"fixture:tools", "fixture:admin"},
 			TokenAuthMethods: []string{"none"}},
 	}
@@ -191,7 +195,7 @@ func TestAuthDiscovery_HeaderURL(t *testing.T) {
 		}
 	}
 	for _, ev := range rec.events {
-		if ev.Stream != authStream {
+		if ev.Stream != oauth.StreamDiscovery {
 			continue
 		}
 		if ev.ReqID != jsonrpc.Int(1) || !strings.Contains(strings.Join(ev.Header, "\n"), "< Content-Type: application/json") || len(ev.Raw) == 0 {
@@ -233,7 +237,7 @@ func TestAuthDiscovery_WellKnownFallback(t *testing.T) {
 		base := serveFixture(t, "--fault", "http-unauthorized", "--http-auth", "no-resource-metadata,prm-404")
 		h, _ := dialRec(t, HTTPConfig{URL: base + "/mcp"})
 		a := refusal(t, h, initLine).Auth
-		if a == nil || a.PRM != nil || a.AS != nil || !slices.Equal(problemKinds(a), []AuthProblemKind{AuthStatus, AuthStatus}) ||
+		if a == nil || a.PRM != nil || a.AS != nil || !slices.Equal(problemKinds(a), []oauth.ProblemKind{oauth.ProblemStatus, oauth.ProblemStatus}) ||
 			a.Problems[0].URL != base+wkPRM+"/mcp" || a.Problems[1].URL != base+wkPRM || a.Problems[1].Status != 404 {
 			t.Fatalf("%+v", a)
 		}
@@ -250,16 +254,16 @@ func TestAuthDiscovery_AuthServer(t *testing.T) {
 		variant string
 		gets    []string // after the PRM
 		found   bool
-		kinds   []AuthProblemKind
+		kinds   []oauth.ProblemKind
 		summary string // substring
 	}{
 		{"as-openid", []string{wkAS + "/as", "/.well-known/openid-configuration/as"}, true, nil, "(S256 ok, dynamic registration at "},
 		{"as-openid-after", []string{wkAS + "/as", "/.well-known/openid-configuration/as", "/as/.well-known/openid-configuration"}, true, nil, "(S256 ok, "},
 		{"as-404", []string{wkAS + "/as", "/.well-known/openid-configuration/as", "/as/.well-known/openid-configuration"}, false,
-			[]AuthProblemKind{AuthStatus, AuthStatus, AuthStatus}, "/as (no metadata), scope fixture:tools; problems: authorization server metadata (URI 1 of 3): GET "},
-		{"no-s256", []string{wkAS + "/as"}, true, []AuthProblemKind{AuthNoS256},
+			[]oauth.ProblemKind{oauth.ProblemStatus, oauth.ProblemStatus, oauth.ProblemStatus}, "/as (no metadata), scope fixture:tools; problems: authorization server metadata (URI 1 of 3): GET "},
+		{"no-s256", []string{wkAS + "/as"}, true, []oauth.ProblemKind{oauth.ProblemNoS256},
 			"(no S256 in code_challenge_methods_supported: clients must refuse, dynamic registration at "},
-		{"no-pkce", []string{wkAS + "/as"}, true, []AuthProblemKind{AuthNoS256},
+		{"no-pkce", []string{wkAS + "/as"}, true, []oauth.ProblemKind{oauth.ProblemNoS256},
 			"problems: the authorization server metadata has no code_challenge_methods_supported: an MCP client must refuse to proceed"},
 		{"no-registration", []string{wkAS + "/as"}, true, nil, "(S256 ok, no dynamic registration), scope fixture:tools"},
 	}
@@ -293,13 +297,13 @@ func TestAuthDiscovery_AuthServer(t *testing.T) {
 func TestAuthDiscovery_PRMFailure(t *testing.T) {
 	cases := []struct {
 		variant string
-		kind    AuthProblemKind
+		kind    oauth.ProblemKind
 		msg     string
 		as      bool
 	}{
-		{"prm-404", AuthStatus, "protected resource metadata: GET %s/.well-known/oauth-protected-resource/mcp: HTTP 404", false},
-		{"prm-not-json", AuthNotJSON, `protected resource metadata: GET %s/.well-known/oauth-protected-resource/mcp: not a JSON object (Content-Type "text/html; charset=utf-8"): "<!doctype html>`, false},
-		{"prm-mismatch", AuthMismatch, "the protected resource metadata names resource %s/other, not this server (%[1]s/mcp)", true},
+		{"prm-404", oauth.ProblemStatus, "protected resource metadata: GET %s/.well-known/oauth-protected-resource/mcp: HTTP 404", false},
+		{"prm-not-json", oauth.ProblemNotJSON, `protected resource metadata: GET %s/.well-known/oauth-protected-resource/mcp: not a JSON object (Content-Type "text/html; charset=utf-8"): "<!doctype html>`, false},
+		{"prm-mismatch", oauth.ProblemMismatch, "the protected resource metadata names resource %s/other, not this server (%[1]s/mcp)", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.variant, func(t *testing.T) {
@@ -420,7 +424,7 @@ func TestAuthDiscovery_Bounds(t *testing.T) {
 			}
 		case "/big":
 			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"resource":"` + strings.Repeat("x", MaxAuthBodyBytes) + `"}`))
+			w.Write([]byte(`{"resource":"` + strings.Repeat("x", oauth.MaxBodyBytes) + `"}`))
 		case "/odd":
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"resource":"http://` + r.Host + `/mcp","authorization_servers":"not a list"}`))
@@ -433,13 +437,13 @@ func TestAuthDiscovery_Bounds(t *testing.T) {
 	defer close(release)
 	cases := []struct {
 		prm  string
-		kind AuthProblemKind
+		kind oauth.ProblemKind
 		msg  string
 	}{
-		{"slow", AuthNetwork, "protected resource metadata: GET " + srv.URL + "/slow: no answer within the discovery deadline (50ms)"},
-		{"big", AuthNotJSON, "protected resource metadata: GET " + srv.URL + "/big: the body is over 64 KiB"},
-		{"odd", AuthMalformed, "protected resource metadata: GET " + srv.URL + "/odd: json: cannot unmarshal string"},
-		{"noas", AuthMissing, "the protected resource metadata at " + srv.URL + "/noas names no authorization server"},
+		{"slow", oauth.ProblemNetwork, "protected resource metadata: GET " + srv.URL + "/slow: no answer within the discovery deadline (50ms)"},
+		{"big", oauth.ProblemNotJSON, "protected resource metadata: GET " + srv.URL + "/big: the body is over 64 KiB"},
+		{"odd", oauth.ProblemMalformed, "protected resource metadata: GET " + srv.URL + "/odd: json: cannot unmarshal string"},
+		{"noas", oauth.ProblemMissing, "the protected resource metadata at " + srv.URL + "/noas names no authorization server"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.prm, func(t *testing.T) {
@@ -450,85 +454,6 @@ func TestAuthDiscovery_Bounds(t *testing.T) {
 				t.Fatalf("%+v %+v", xe, a)
 			}
 		})
-	}
-}
-
-func TestParseChallenges(t *testing.T) {
-	cases := map[string][]Challenge{
-		`Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="files:read"`: {
-			{Scheme: "Bearer", Params: map[string]string{"resource_metadata": "https://mcp.example.com/.well-known/oauth-protected-resource", "scope": "files:read"}}},
-		`Basic realm="x, y", Bearer error=invalid_token,error_description="a \"quoted\" word"`: {
-			{Scheme: "Basic", Params: map[string]string{"realm": "x, y"}},
-			{Scheme: "Bearer", Params: map[string]string{"error": "invalid_token", "error_description": `a "quoted" word`}}},
-		`Negotiate abc+/==, Bearer`: {
-			{Scheme: "Negotiate", Params: map[string]string{}, Token68: "abc+/=="},
-			{Scheme: "Bearer", Params: map[string]string{}}},
-		`Bearer Scope = "a b" , SCOPE="c"`: {{Scheme: "Bearer", Params: map[string]string{"scope": "a b"}}},
-		`Bearer error_description="scope=x", scope="real"`: {
-			{Scheme: "Bearer", Params: map[string]string{"error_description": "scope=x", "scope": "real"}}},
-		``:             nil,
-		`"junk`:        {{Scheme: "junk", Params: map[string]string{}}},
-		`Bearer a="un`: {{Scheme: "Bearer", Params: map[string]string{"a": "un"}}},
-	}
-	for in, want := range cases {
-		if got := ParseChallenges(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("ParseChallenges(%q)\n got %+v\nwant %+v", in, got, want)
-		}
-	}
-	if c := bearerChallenge(`Basic realm="r", Bearer scope="s"`); c.Params["scope"] != "s" {
-		t.Errorf("bearerChallenge: %+v", c)
-	}
-}
-
-func TestWellKnownURIs(t *testing.T) {
-	u := func(s string) *url.URL { v, _ := url.Parse(s); return v }
-	for in, want := range map[string][]string{
-		"https://mcp.example.com/public/mcp": {"https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp", "https://mcp.example.com/.well-known/oauth-protected-resource"},
-		"https://mcp.example.com/mcp/?x=1":   {"https://mcp.example.com/.well-known/oauth-protected-resource/mcp", "https://mcp.example.com/.well-known/oauth-protected-resource"},
-		"http://127.0.0.1:8080/":             {"http://127.0.0.1:8080/.well-known/oauth-protected-resource"},
-		"http://127.0.0.1:8080":              {"http://127.0.0.1:8080/.well-known/oauth-protected-resource"},
-	} {
-		if got := wellKnownPRM(u(in)); !slices.Equal(got, want) {
-			t.Errorf("wellKnownPRM(%s) = %q, want %q", in, got, want)
-		}
-	}
-	for in, want := range map[string][]string{
-		"https://auth.example.com/tenant1": {"https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
-			"https://auth.example.com/.well-known/openid-configuration/tenant1", "https://auth.example.com/tenant1/.well-known/openid-configuration"},
-		"https://auth.example.com/": {"https://auth.example.com/.well-known/oauth-authorization-server", "https://auth.example.com/.well-known/openid-configuration"},
-		"https://auth.example.com":  {"https://auth.example.com/.well-known/oauth-authorization-server", "https://auth.example.com/.well-known/openid-configuration"},
-	} {
-		if got := wellKnownAS(u(in)); !slices.Equal(got, want) {
-			t.Errorf("wellKnownAS(%s) = %q, want %q", in, got, want)
-		}
-	}
-	for _, tc := range []struct {
-		resource, server string
-		ok               bool
-	}{
-		{"https://mcp.example.com/mcp", "https://mcp.example.com/mcp", true},
-		{"https://MCP.example.com:443/mcp/", "https://mcp.example.com/mcp", true},
-		{"https://mcp.example.com", "https://mcp.example.com/mcp", true},
-		{"https://mcp.example.com/", "https://mcp.example.com/mcp", true},
-		{"https://mcp.example.com/m", "https://mcp.example.com/mcp", false},
-		{"https://mcp.example.com/mcp/x", "https://mcp.example.com/mcp", false},
-		{"http://mcp.example.com/mcp", "https://mcp.example.com/mcp", false},
-		{"https://mcp.example.com:8443/mcp", "https://mcp.example.com/mcp", false},
-		{"https://other.example.com/mcp", "https://mcp.example.com/mcp", false},
-		{"/mcp", "https://mcp.example.com/mcp", false},
-	} {
-		if got := resourceMatches(tc.resource, u(tc.server)); got != tc.ok {
-			t.Errorf("resourceMatches(%s, %s) = %v", tc.resource, tc.server, got)
-		}
-	}
-}
-
-// The diagnosis marshals with named kinds (for --json).
-func TestAuthDiscoveryJSON(t *testing.T) {
-	a := &AuthDiscovery{Status: 401, Problems: []*AuthProblem{{Kind: AuthNoS256, Msg: "m", Err: errors.New("hidden")}}}
-	b, err := json.Marshal(a)
-	if err != nil || string(b) != `{"status":401,"problems":[{"kind":"no-s256","message":"m"}]}` {
-		t.Errorf("%s %v", b, err)
 	}
 }
 
@@ -551,7 +476,7 @@ func TestAuthDiscovery_Legacy2503(t *testing.T) {
 	defer srv.Close()
 	h, rec := dialRec(t, HTTPConfig{URL: srv.URL + "/mcp"})
 	a := refusal(t, h, initLine).Auth
-	if a == nil || a.PRM != nil || a.AS == nil || !a.LegacyAS || a.ASURL != srv.URL+wkAS || !slices.Equal(problemKinds(a), []AuthProblemKind{AuthStatus, AuthStatus}) {
+	if a == nil || a.PRM != nil || a.AS == nil || !a.LegacyAS || a.ASURL != srv.URL+wkAS || !slices.Equal(problemKinds(a), []oauth.ProblemKind{oauth.ProblemStatus, oauth.ProblemStatus}) {
 		t.Fatalf("%+v", a)
 	}
 	if got := rec.gets(); !slices.Equal(got, []string{wkPRM + "/mcp", wkPRM, wkAS}) {

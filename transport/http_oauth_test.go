@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // initOK writes initialize and waits for its response; it fails the test
@@ -236,50 +238,6 @@ func TestOAuth_ResourceMismatchRefused(t *testing.T) {
 	}
 }
 
-// A given client secret goes by client_secret_basic, or by
-// client_secret_post when the metadata lists only that; it is in no event.
-func TestOAuth_ClientSecret(t *testing.T) {
-	for _, tc := range []struct {
-		methods   []string
-		wantBasic bool
-	}{{nil, true}, {[]string{"client_secret_basic", "client_secret_post"}, true}, {[]string{"client_secret_post"}, false}} {
-		var got *http.Request
-		var form url.Values
-		srv := newTokenServer(t, func(r *http.Request) { got = r; _ = r.ParseForm(); form = r.PostForm })
-		h, rec := dialRec(t, HTTPConfig{URL: srv + "/mcp", OAuth: &OAuthConfig{ClientID: "cid", ClientSecret: "s3cr3t-x"}})
-		h.oauth.secret = "s3cr3t-x"
-		if err := h.tokenRequest(t.Context(), "token", &AuthServerMetadata{TokenAuthMethods: tc.methods}, srv+"/token",
-			url.Values{"grant_type": {"authorization_code"}, "client_id": {"cid"}}); err != nil {
-			t.Fatal(err)
-		}
-		user, pass, basic := got.BasicAuth()
-		if basic != tc.wantBasic || (basic && (user != "cid" || pass != "s3cr3t-x" || form.Has("client_id"))) ||
-			(!basic && (form.Get("client_secret") != "s3cr3t-x" || form.Get("client_id") != "cid")) {
-			t.Errorf("methods %v: basic %v (%s:%s), form %v", tc.methods, basic, user, pass, form)
-		}
-		if h.bearer() != "tok" {
-			t.Errorf("token %q", h.bearer())
-		}
-		for _, ev := range rec.events {
-			if s := fmt.Sprintf("%+v", ev); strings.Contains(s, "s3cr3t-x") || strings.Contains(s, "tok\"") {
-				t.Errorf("a secret in %s", s)
-			}
-		}
-	}
-}
-
-// newTokenServer serves a token endpoint at /token that hands each request
-// to seen and answers access token "tok".
-func newTokenServer(t *testing.T, seen func(*http.Request)) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen(r)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"access_token":"tok","token_type":"bearer"}`)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 // A 403 with error="insufficient_scope" (step-up): sonde authorizes again
 // with the challenge's scope added, and the call goes through; a client
 // id was registered once.
@@ -334,22 +292,36 @@ func TestOAuth_LegacySSE(t *testing.T) {
 	}
 }
 
+// fakeAuthorizer hands out token until Authorize replaces it with next.
+type fakeAuthorizer struct {
+	mu          sync.Mutex
+	token, next string
+	calls       []string // "sent stepUp" of each Authorize
+}
+
+func (f *fakeAuthorizer) Token() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.token
+}
+
+func (f *fakeAuthorizer) Authorize(_ context.Context, sent string, _ *oauth.Discovery, stepUp bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprint(sent, " ", stepUp))
+	f.token = f.next
+	return nil
+}
+
 // The standalone GET stream refused with 401 (the token expired): sonde
-// refreshes once and opens it again with the new token.
+// asks the authorizer for a new token (a refresh: not a step-up) once and
+// opens the stream again with it. (The refresh itself: transport/oauth.)
 func TestOAuth_GetStreamRefresh(t *testing.T) {
 	gotNew := make(chan struct{})
 	var once sync.Once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path == "/token":
-			_ = r.ParseForm()
-			if r.PostForm.Get("grant_type") != "refresh_token" || r.PostForm.Get("refresh_token") != "r1" || r.PostForm.Get("resource") != "res" {
-				http.Error(w, "bad refresh", http.StatusBadRequest)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"access_token":"new-token","token_type":"Bearer"}`)
-		case r.Header.Get("Authorization") == "Bearer new-token":
+		switch r.Header.Get("Authorization") {
+		case "Bearer new-token":
 			once.Do(func() { close(gotNew) })
 			w.WriteHeader(http.StatusMethodNotAllowed)
 		default:
@@ -357,16 +329,50 @@ func TestOAuth_GetStreamRefresh(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	h, _ := dialRec(t, HTTPConfig{URL: srv.URL + "/mcp", OAuth: &OAuthConfig{Timeout: 5 * time.Second}})
+	h, _ := dialRec(t, HTTPConfig{URL: srv.URL + "/mcp"})
+	fake := &fakeAuthorizer{token: "old-token", next: "new-token"}
 	h.mu.Lock()
-	h.accessToken, h.mode = "old-token", ModeStreamable
+	h.auth, h.mode = fake, ModeStreamable
 	h.mu.Unlock()
-	h.oauth.refresh, h.oauth.tokenURL, h.oauth.clientID, h.oauth.resource, h.oauth.as = "r1", srv.URL+"/token", "c", "res", &AuthServerMetadata{}
 	<-h.startGet()
 	select {
 	case <-gotNew:
 	case <-time.After(5 * time.Second):
-		t.Fatal("no GET with the refreshed token")
+		t.Fatal("no GET with the new token")
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if fmt.Sprint(fake.calls) != "[old-token false]" {
+		t.Errorf("Authorize calls %q", fake.calls)
+	}
+}
+
+// A request refused with 401 is sent again once with the authorizer's new
+// token; a second 401 stands.
+func TestOAuth_RetryOnce(t *testing.T) {
+	var seen []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	t.Cleanup(srv.Close)
+	h, _ := dialRec(t, HTTPConfig{URL: srv.URL + "/mcp", AuthTimeout: -1})
+	fake := &fakeAuthorizer{next: "t1"}
+	h.auth = fake
+	xe := refusal(t, h, initLine)
+	if xe.Status != http.StatusUnauthorized {
+		t.Fatalf("%v", xe)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if fmt.Sprint(seen) != "[ Bearer t1]" || fmt.Sprint(fake.calls) != "[ false]" {
+		t.Errorf("Authorization sent %q, Authorize calls %q", seen, fake.calls)
 	}
 }
 
