@@ -8,7 +8,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // encoder turns events into records relative to a start time.
@@ -119,7 +118,7 @@ func decodeErr(err error, red *Redactor) *DecodeErr {
 		reason, _ := red.String(de.Reason)
 		return &DecodeErr{Class: de.Class.String(), Reason: reason}
 	}
-	var tl *transport.LineTooLongError
+	var tl *client.LineTooLongError
 	if errors.As(err, &tl) {
 		return &DecodeErr{Class: classTooLong, Reason: tl.Error(), Limit: tl.Limit}
 	}
@@ -173,7 +172,7 @@ func (e *encoder) rpcRec(re *jsonrpc.Error) *jsonrpc.Error {
 	return &out
 }
 
-func (e *encoder) exitRec(x *transport.Exit) *ExitRec {
+func (e *encoder) exitRec(x *client.Exit) *ExitRec {
 	out := &ExitRec{
 		Pid: x.Pid, Code: x.Code, Signal: x.Signal, StderrDropped: x.StderrDropped,
 		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, T: e.off(x.Time),
@@ -182,7 +181,7 @@ func (e *encoder) exitRec(x *transport.Exit) *ExitRec {
 	return out
 }
 
-func (e *encoder) httpRec(h *transport.HTTPEvent) (*HTTPRec, bool) {
+func (e *encoder) httpRec(h *client.HTTPEvent) (*HTTPRec, bool) {
 	if h == nil {
 		return &HTTPRec{}, false
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // jsonString returns s as a JSON string value.
@@ -42,7 +41,7 @@ func decodeBytes(s string, b64 bool) ([]byte, error) {
 // and for a record whose bytes are not valid base64 (err says why). Times
 // are absolute again (Header.Start plus the offset); errors are rebuilt as
 // *client.Error (matching the same sentinels), *jsonrpc.Error,
-// *jsonrpc.DecodeError or *transport.LineTooLongError as they were; a frame's
+// *jsonrpc.DecodeError or *client.LineTooLongError as they were; a frame's
 // Msg is decoded from its bytes, with the recorded kind, id and method (which
 // hold even when redaction changed the bytes).
 func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
@@ -53,7 +52,7 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		if err != nil {
 			return client.Event{}, false, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "raw: " + err.Error()}
 		}
-		f := transport.Frame{Dir: parseDir(rec.Dir), Time: ev.Time, Raw: raw}
+		f := client.Frame{Dir: parseDir(rec.Dir), Time: ev.Time, Raw: raw}
 		f.Msg, _ = jsonrpc.Decode(raw)
 		f.Msg.Kind = parseKind(rec.Kind)
 		f.Msg.ID = jsonrpc.ID{}
@@ -111,7 +110,7 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		if len(raw) == 0 {
 			raw = nil
 		}
-		he := &transport.HTTPEvent{
+		he := &client.HTTPEvent{
 			Method: h.Method, URL: h.URL, Status: h.Status, Header: h.Header, Duration: time.Duration(h.Duration),
 			Stream: h.Stream, EventID: h.EventID, Raw: raw, Note: h.Note,
 		}
@@ -125,12 +124,12 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 	return ev, true, nil
 }
 
-func parseDir(s string) transport.Direction {
+func parseDir(s string) client.Direction {
 	switch s {
 	case "in":
-		return transport.In
+		return client.In
 	case "out":
-		return transport.Out
+		return client.Out
 	}
 	return 0
 }
@@ -161,7 +160,7 @@ func (d *DecodeErr) err(raw []byte) error {
 		return nil
 	}
 	if d.Class == classTooLong {
-		return &transport.LineTooLongError{Limit: d.Limit, Prefix: raw}
+		return &client.LineTooLongError{Limit: d.Limit, Prefix: raw}
 	}
 	if c := parseClass(d.Class); c != 0 {
 		return &jsonrpc.DecodeError{Class: c, Reason: d.Reason}
@@ -182,7 +181,7 @@ func (h Header) errOf(e *ErrorRec) error {
 	return errors.New(e.Message)
 }
 
-func (h Header) exitOf(x *ExitRec) *transport.Exit {
+func (h Header) exitOf(x *ExitRec) *client.Exit {
 	if x == nil {
 		return nil
 	}
@@ -193,7 +192,7 @@ func (h Header) exitOf(x *ExitRec) *transport.Exit {
 	if len(stderr) == 0 {
 		stderr = nil
 	}
-	return &transport.Exit{
+	return &client.Exit{
 		Pid: x.Pid, Code: x.Code, Signal: x.Signal, Stderr: stderr, StderrDropped: x.StderrDropped,
 		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, Time: h.Time(x.T),
 	}

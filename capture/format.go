@@ -180,7 +180,7 @@ type ExitRec struct {
 }
 
 // HTTPRec is one HTTP exchange, or something that happened on an HTTP
-// stream that is not a message (client.EvHTTP, transport.HTTPEvent).
+// stream that is not a message (client.EvHTTP, client.HTTPEvent).
 type HTTPRec struct {
 	Method string `json:"method,omitempty"` // GET, POST, DELETE ("" for stream notes)
 	URL    string `json:"url,omitempty"`

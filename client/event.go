@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // EventKind says what an Event reports.
@@ -66,7 +65,7 @@ type Event struct {
 	Stderr []byte
 	Proc   *ProcInfo
 	Note   string
-	HTTP   *transport.HTTPEvent
+	HTTP   *HTTPEvent
 	Task   *TaskInfo
 }
 
@@ -95,7 +94,7 @@ const (
 
 // FrameInfo is a frame and what it did.
 type FrameInfo struct {
-	transport.Frame
+	Frame
 	Verdict Verdict
 	// Detail explains the verdict in one line ("resolved id 3 after 812ms",
 	// "line on stdout is not JSON: servers must log to stderr").
@@ -144,9 +143,9 @@ type Progress struct {
 
 // ReqInfo is a lifecycle transition of a request.
 type ReqInfo struct {
-	// Dir is transport.Out for sonde's requests and transport.In for the
-	// server's requests (a separate id space).
-	Dir    transport.Direction
+	// Dir is Out for sonde's requests and In for the server's requests (a
+	// separate id space).
+	Dir    Direction
 	ID     jsonrpc.ID
 	Method string
 	// Tool is the tool name of a tools/call.
@@ -173,7 +172,7 @@ type ProcInfo struct {
 	Pid    int
 	Argv   []string
 	Signal string
-	Exit   *transport.Exit
+	Exit   *Exit
 	Err    error
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // MaxBuckets is the most buckets an automatic bucket size gives.
@@ -19,7 +18,7 @@ const MaxBuckets = 40
 
 // key groups requests: by direction, method and (for tools/call) tool.
 type key struct {
-	dir          transport.Direction
+	dir          client.Direction
 	method, tool string
 }
 
@@ -82,7 +81,7 @@ func (c *Collector) Add(ev client.Event) {
 }
 
 func (c *Collector) request(t time.Time, q *client.ReqInfo) {
-	if q.Dir == transport.Out {
+	if q.Dir == client.Out {
 		k := reqKey{c.gen, q.ID}
 		_, in := c.inflight[k]
 		switch {

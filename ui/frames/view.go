@@ -9,7 +9,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // cols are the widths of the list columns. A row is: gutter (2: selection
@@ -205,9 +204,9 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	r.space()
 	arrow := f.Dir.Arrow()
 	if e.h != nil {
-		arrow = pick(f.Dir == transport.Out, "~>", "<~") // an HTTP exchange or stream event, not a message
+		arrow = pick(f.Dir == client.Out, "~>", "<~") // an HTTP exchange or stream event, not a message
 	}
-	r.cell(r.pen(pick(f.Dir == transport.Out, skAccent, skInfo)), arrow, 2, false, -1)
+	r.cell(r.pen(pick(f.Dir == client.Out, skAccent, skInfo)), arrow, 2, false, -1)
 	r.space()
 	id, idOff := "", -1
 	if f.Msg.ID.IsValid() {

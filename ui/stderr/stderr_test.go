@@ -11,7 +11,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -32,7 +31,7 @@ func start(pid int, argv ...string) client.Event {
 }
 
 func exit(pid, code int, signal string, byClose bool) client.Event {
-	return proc(client.ProcInfo{What: "exit", Pid: pid, Exit: &transport.Exit{Pid: pid, Code: code, Signal: signal, ByClose: byClose}})
+	return proc(client.ProcInfo{What: "exit", Pid: pid, Exit: &client.Exit{Pid: pid, Code: code, Signal: signal, ByClose: byClose}})
 }
 
 func press(s string) tea.KeyPressMsg {
