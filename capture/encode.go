@@ -90,7 +90,7 @@ func (e *encoder) record(ev client.Event) Record {
 	case client.EvProcess:
 		p := ev.Proc
 		r.Type = TypeProcess
-		r.What, r.Pid, r.Signal = p.What, p.Pid, p.Signal
+		r.What, r.Pid, r.Signal = string(p.What), p.Pid, p.Signal
 		r.Argv, r.Redacted = e.redact.Strings(p.Argv)
 		if p.Exit != nil {
 			r.Exit = e.exitRec(p.Exit)

@@ -93,7 +93,7 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		}
 		ev.Kind, ev.Stderr = client.EvStderr, data
 	case TypeProcess:
-		p := &client.ProcInfo{What: rec.What, Pid: rec.Pid, Argv: rec.Argv, Signal: rec.Signal, Err: h.errOf(rec.Err)}
+		p := &client.ProcInfo{What: client.ProcKind(rec.What), Pid: rec.Pid, Argv: rec.Argv, Signal: rec.Signal, Err: h.errOf(rec.Err)}
 		p.Exit = h.exitOf(rec.Exit)
 		ev.Kind, ev.Proc = client.EvProcess, p
 	case TypeNote:

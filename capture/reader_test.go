@@ -393,7 +393,7 @@ func FuzzReader(f *testing.F) {
 		frameEvent(1, client.Out, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), client.VerdictSent),
 		frameEvent(2, client.In, []byte("\xff noise"), client.VerdictMalformed),
 		client.Event{Seq: 3, Time: t0, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(1), Method: "ping", State: client.StateTimeout, Deadline: t0, Err: client.ErrTimeout}},
-		client.Event{Seq: 4, Time: t0, Kind: client.EvProcess, Proc: &client.ProcInfo{What: "exit", Pid: 7, Exit: &client.Exit{Pid: 7, Code: 3, Stderr: []byte("bye\xff")}}},
+		client.Event{Seq: 4, Time: t0, Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcExit, Pid: 7, Exit: &client.Exit{Pid: 7, Code: 3, Stderr: []byte("bye\xff")}}},
 	))
 	f.Add([]byte(`{"type":"header","format":"sonde-capture","version":"1.0","start":"2026-01-01T00:00:00Z"}` + "\n" + `{"type":"frame","seq":1,"t":1,"raw":"!!","b64":true}`))
 	f.Add([]byte(`{"type":"header","format":"sonde-capture","version":"9.0","start":"2026-01-01T00:00:00Z"}`))
@@ -492,7 +492,7 @@ func TestRestartAndStopMidSession(t *testing.T) {
 			}
 			lastSeq = r.Seq
 		}
-		if r.Type == TypeSession || r.Type == TypeRestart || r.Type == TypeEnd || (r.Type == TypeProcess && r.What != "signal") {
+		if r.Type == TypeSession || r.Type == TypeRestart || r.Type == TypeEnd || (r.Type == TypeProcess && r.What != string(client.ProcSignal)) {
 			types = append(types, r.Type+":"+r.What)
 		}
 	}

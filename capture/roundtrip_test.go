@@ -292,7 +292,7 @@ func TestFramesBeforeExit(t *testing.T) {
 	rd, recs := readAll(t, l.path)
 	exitAt := -1
 	for i, r := range recs {
-		if r.Type == TypeProcess && r.What == "exit" {
+		if r.Type == TypeProcess && r.What == string(client.ProcExit) {
 			exitAt = i
 			if r.Exit == nil || r.Exit.Code != 3 || !strings.Contains(r.Exit.Stderr, "exit-mid-call") {
 				t.Errorf("exit record %+v", r.Exit)

@@ -164,11 +164,33 @@ type ReqInfo struct {
 	RetryOf jsonrpc.ID
 }
 
+// ProcKind says what a process event (ProcInfo) reports. It is a string
+// type: its values are the words a capture file records (docs/capture-format.md).
+type ProcKind string
+
+// The kinds of process event.
+const (
+	// ProcStart: the server process started (Pid, Argv).
+	ProcStart ProcKind = "start"
+	// ProcSignal: sonde took a step to stop the server's processes (Pid,
+	// Signal names it: SIGTERM, SIGKILL, CTRL_BREAK_EVENT, ...).
+	ProcSignal ProcKind = "signal"
+	// ProcExit: the server process ended (Pid, Exit).
+	ProcExit ProcKind = "exit"
+	// ProcConnect: an HTTP connection was set up (Argv holds the URL, Pid
+	// is 0); it plays the part of ProcStart for a server sonde does not run.
+	ProcConnect ProcKind = "connect"
+	// ProcSpawnFailed: Connect could not start the server (or, over HTTP,
+	// the first exchange failed): no process runs (Pid is 0), and Err is the
+	// *Error Connect returned (MCP_SPAWN, or the exchange's code over HTTP).
+	// No other process event follows for that connection.
+	ProcSpawnFailed ProcKind = "spawn-failed"
+)
+
 // ProcInfo is a process event.
 type ProcInfo struct {
-	// What is "start", "signal" or "exit" for a server process, or
-	// "connect" for an HTTP connection (Argv holds the URL, Pid is 0).
-	What   string
+	// What says what happened (see ProcKind for the fields each sets).
+	What   ProcKind
 	Pid    int
 	Argv   []string
 	Signal string

@@ -246,7 +246,7 @@ func (c *Client) connEnded(err error) {
 	var e *Error
 	if errors.As(err, &xe) {
 		x := xe.Exit
-		c.emit(Event{Time: x.Time, Kind: EvProcess, Proc: &ProcInfo{What: "exit", Pid: x.Pid, Exit: &x}})
+		c.emit(Event{Time: x.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcExit, Pid: x.Pid, Exit: &x}})
 		e = exitErr(x, x.What())
 	} else if ce := (*transport.ClosedError)(nil); errors.As(err, &ce) && !ce.BySonde {
 		e = &Error{Code: CodeHTTP, Message: "connection to the server ended: " + ce.Reason, Err: err}

@@ -129,15 +129,15 @@ func (b *Builder) process(p *client.ProcInfo, add func(step)) {
 		return
 	}
 	switch p.What {
-	case "start", "connect":
+	case client.ProcStart, client.ProcConnect:
 		b.gen++
 		clear(b.sent)
-		if p.What == "start" {
+		if p.What == client.ProcStart {
 			add(step{note: true, side: rightOfServer, label: "server started (pid " + strconv.Itoa(p.Pid) + ")"})
 		} else {
 			add(step{note: true, side: rightOfServer, label: "connected"})
 		}
-	case "exit":
+	case client.ProcExit:
 		what := "server exited"
 		if x := p.Exit; x != nil {
 			what = x.What()

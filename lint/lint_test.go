@@ -343,7 +343,7 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte, in bool) {
 		l := New()
-		start := client.Event{Seq: 1, Kind: client.EvProcess, Proc: &client.ProcInfo{What: "start"}}
+		start := client.Event{Seq: 1, Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcStart}}
 		l.Check(start)
 		dir := client.Out
 		if in {

@@ -69,7 +69,7 @@ func (c *Collector) Add(ev client.Event) {
 		c.last = ev.Time
 	}
 	switch {
-	case ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == "start" || ev.Proc.What == "connect"):
+	case ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect):
 		c.gen++
 		if len(c.inflight) > 0 { // the old process's requests are gone with it
 			clear(c.inflight)

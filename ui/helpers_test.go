@@ -280,7 +280,7 @@ func scenario() [][]client.Event {
 	var e events
 	var batches [][]client.Event
 
-	e.proc(0, client.ProcInfo{What: "start", Pid: 4242, Argv: []string{"srv", "--stdio"}})
+	e.proc(0, client.ProcInfo{What: client.ProcStart, Pid: 4242, Argv: []string{"srv", "--stdio"}})
 	e.stderr(2, "srv 1.4.0: listening on stdio\n")
 	e.call(5, 1, "initialize", "", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sonde","version":"0.1.0"}}`, 30_000)
 	e.frame(8, client.In, "Starting demo server on stdio...", client.VerdictMalformed, "line on stdout is not JSON: servers must log to stderr")

@@ -359,7 +359,7 @@ func TestEventsReachEveryPane(t *testing.T) {
 
 	// The process exit shows in the status bar, with its status.
 	var e events
-	e.proc(6000, client.ProcInfo{What: "exit", Pid: 4242, Exit: &client.Exit{Pid: 4242, Code: 3}})
+	e.proc(6000, client.ProcInfo{What: client.ProcExit, Pid: 4242, Exit: &client.Exit{Pid: 4242, Code: 3}})
 	hs.feed(e.take()...)
 	if st := hs.status(); !strings.Contains(st, "exited: exit code 3") {
 		t.Errorf("status bar lacks the exit: %q", st)
@@ -369,8 +369,8 @@ func TestEventsReachEveryPane(t *testing.T) {
 func TestProcessExitWithoutStatus(t *testing.T) {
 	hs := newHarness(t, 80, 24)
 	var e events
-	e.proc(0, client.ProcInfo{What: "start", Pid: 7})
-	e.proc(10, client.ProcInfo{What: "exit", Pid: 7}) // no Exit: must not crash the UI
+	e.proc(0, client.ProcInfo{What: client.ProcStart, Pid: 7})
+	e.proc(10, client.ProcInfo{What: client.ProcExit, Pid: 7}) // no Exit: must not crash the UI
 	hs.feed(e.take()...)
 	if st := hs.status(); !strings.Contains(st, "pid 7") || !strings.Contains(st, "exited") {
 		t.Fatalf("status bar: %q", st)
@@ -499,7 +499,7 @@ func TestRestart(t *testing.T) {
 	var e events
 	e.seq = 100
 	e.req(6000, 6, "tools/call", "slow", client.StateExited).Err = errors.New("MCP_PROCESS_EXIT: server exited")
-	e.proc(6001, client.ProcInfo{What: "exit", Pid: 4242, Exit: &client.Exit{Pid: 4242, Signal: "SIGTERM", Code: -1}})
+	e.proc(6001, client.ProcInfo{What: client.ProcExit, Pid: 4242, Exit: &client.Exit{Pid: 4242, Signal: "SIGTERM", Code: -1}})
 	if c := hs.send(eventsMsg{gen: 0, sub: hs.sub, evs: e.take()}); c == nil {
 		t.Fatal("old session's events did not re-arm its pump")
 	}

@@ -104,7 +104,7 @@ func (m *Model) Apply(evs []client.Event) {
 		if fs := m.lint.Check(*ev); len(fs) > 0 {
 			found = slices.Clone(fs)
 		}
-		if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == "start" || ev.Proc.What == "connect") {
+		if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect) {
 			m.proc++ // a restart: ids start again, so frames remember their process
 			continue
 		}

@@ -338,7 +338,7 @@ func TestRestyleFollowsTheSharedStyles(t *testing.T) {
 func TestRestartedProcessFrames(t *testing.T) {
 	m := New(theme.New(theme.NoColor()), Options{})
 	m.SetSize(90, 10)
-	start := client.Event{Kind: client.EvProcess, Proc: &client.ProcInfo{What: "start", Pid: 1}}
+	start := client.Event{Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcStart, Pid: 1}}
 	req := func(seq uint64) client.Event {
 		f := client.Frame{Dir: client.Out, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)}
 		f.Msg.Kind, f.Msg.ID, f.Msg.Method = jsonrpc.KindRequest, jsonrpc.Int(1), "initialize"
