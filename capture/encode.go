@@ -185,7 +185,7 @@ func (e *encoder) httpRec(h *client.HTTPEvent) (*HTTPRec, bool) {
 	if h == nil {
 		return &HTTPRec{}, false
 	}
-	out := &HTTPRec{Method: h.Method, Status: h.Status, Duration: int64(h.Duration), Stream: h.Stream, EventID: h.EventID}
+	out := &HTTPRec{Method: h.Method, Status: h.Status, Duration: int64(h.Duration), Stream: h.Stream, EventID: h.EventID, Problem: h.Problem}
 	var changed, c bool
 	out.URL, changed = e.redact.String(h.URL)
 	out.Header, c = e.redact.HeaderLines(h.Header)

@@ -4,10 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // jsonString returns s as a JSON string value.
@@ -64,6 +66,7 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		f.Stream, f.EventID = rec.Stream, rec.EventID
 		ev.Kind = client.EvFrame
 		ev.Frame = &client.FrameInfo{Frame: f, Verdict: client.Verdict(rec.Verdict), Detail: rec.Detail}
+		ev.Frame.VerdictInDetail, ev.Frame.InputRequired = frameFlags(ev.Frame)
 	case TypeRequest:
 		q := &client.ReqInfo{
 			Dir: parseDir(rec.Dir), Method: rec.Method, Tool: rec.Tool, State: client.State(rec.State),
@@ -99,6 +102,7 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 	case TypeNote:
 		ev.Kind, ev.Note = client.EvNote, rec.Note
 	case TypeHTTP:
+		noFlag := h.before(1, 2)
 		h := rec.HTTP
 		if h == nil {
 			h = &HTTPRec{}
@@ -112,7 +116,10 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		}
 		he := &client.HTTPEvent{
 			Method: h.Method, URL: h.URL, Status: h.Status, Header: h.Header, Duration: time.Duration(h.Duration),
-			Stream: h.Stream, EventID: h.EventID, Raw: raw, Note: h.Note,
+			Stream: h.Stream, EventID: h.EventID, Raw: raw, Note: h.Note, Problem: h.Problem,
+		}
+		if noFlag && h.Method == "" {
+			he.Problem = legacyProblem(h.Note)
 		}
 		if h.ReqID != nil {
 			he.ReqID = *h.ReqID
@@ -122,6 +129,41 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		return client.Event{}, false, nil
 	}
 	return ev, true, nil
+}
+
+// frameFlags gives a recorded frame the typed fields a capture does not
+// store because its other fields hold them: a detail that starts with the
+// verdict's word and a space is the client's sentence form
+// (client.FrameInfo.VerdictInDetail: the client writes it for resolved,
+// error and progress frames only, and no other detail starts that way); a
+// resolved response whose result's resultType is input_required, without
+// that sentence (a legacy-era client settles it as any result), is one the
+// client retried (client.FrameInfo.InputRequired).
+func frameFlags(f *client.FrameInfo) (verdictInDetail, inputRequired bool) {
+	verdictInDetail = f.Verdict != "" && strings.HasPrefix(f.Detail, string(f.Verdict)+" ")
+	if f.Verdict == client.VerdictResolved && !verdictInDetail && len(f.Msg.Result) > 0 {
+		var probe struct {
+			ResultType string `json:"resultType"`
+		}
+		inputRequired = json.Unmarshal(f.Msg.Result, &probe) == nil && probe.ResultType == mcp.ResultInputRequired
+	}
+	return verdictInDetail, inputRequired
+}
+
+// before reports whether the file's format version is older than
+// major.minor (a header that does not parse counts as current).
+func (h Header) before(major, minor int) bool {
+	ma, mi, ok := parseVersion(h.Version)
+	return ok && (ma < major || ma == major && mi < minor)
+}
+
+// legacyProblem tells, for a file older than 1.2 (which has no "problem"
+// field), whether a stream note was a failure, by the words sonde 1.1 and
+// earlier wrote for those notes (a stream that broke or ended before its
+// response, an event not dispatched).
+func legacyProblem(note string) bool {
+	return strings.Contains(note, "before the response") || strings.Contains(note, "broke") ||
+		strings.Contains(note, "not dispatched")
 }
 
 func parseDir(s string) client.Direction {

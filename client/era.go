@@ -287,7 +287,8 @@ func (c *Client) modernResultLocked(f transport.Frame, p *pending) bool {
 		c.settleLocked(p, outcome{state: StateProtocol, err: err})
 		return true
 	}
-	c.emitFrame(f, VerdictResolved, fmt.Sprintf("input required for %s (%s); sonde answers and retries under a new id", idText(p.id), inputSummary(ir.InputRequests)))
+	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictResolved, InputRequired: true,
+		Detail: fmt.Sprintf("input required for %s (%s); sonde answers and retries under a new id", idText(p.id), inputSummary(ir.InputRequests))}})
 	call, base, prev := p.call, p.base, p.id
 	c.settleLocked(p, outcome{state: StateRetried})
 	c.era.wg.Add(1)

@@ -99,6 +99,26 @@ type FrameInfo struct {
 	// Detail explains the verdict in one line ("resolved id 3 after 812ms",
 	// "line on stdout is not JSON: servers must log to stderr").
 	Detail string
+	// VerdictInDetail is true when Detail is a sentence that starts with
+	// the verdict's own word and a space ("resolved id 3 after 812ms" for
+	// VerdictResolved, "error for id 4 after 2s", "progress 1/2 for id 5"):
+	// a consumer that shows one text shows Detail alone, and one that shows
+	// the verdict beside it shows DetailAfterVerdict.
+	VerdictInDetail bool
+	// InputRequired is true for a response of VerdictResolved that is a
+	// modern input_required result: it settled the request with
+	// StateRetried, and sonde answers the input requests and retries under
+	// a new id (ReqInfo.RetryOf).
+	InputRequired bool
+}
+
+// DetailAfterVerdict is Detail without its leading repeat of the verdict
+// (VerdictInDetail): "id 3 after 812ms" for "resolved id 3 after 812ms".
+func (f *FrameInfo) DetailAfterVerdict() string {
+	if f.VerdictInDetail && len(f.Detail) > len(f.Verdict) {
+		return f.Detail[len(f.Verdict)+1:]
+	}
+	return f.Detail
 }
 
 // State is a lifecycle state of a request.

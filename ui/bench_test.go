@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ var benchFrames = func() []*client.FrameInfo {
 	mk := func(dir client.Direction, raw string, v client.Verdict, detail string) *client.FrameInfo {
 		f := client.NewInFrame([]byte(raw), time.Time{})
 		f.Dir = dir
-		return &client.FrameInfo{Frame: f, Verdict: v, Detail: detail}
+		return &client.FrameInfo{Frame: f, Verdict: v, Detail: detail, VerdictInDetail: strings.HasPrefix(detail, string(v)+" ")}
 	}
 	return []*client.FrameInfo{
 		mk(client.Out, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"_meta":{"progressToken":7}}}`, client.VerdictSent, ""),

@@ -226,7 +226,7 @@ func (e *events) take() []client.Event {
 func (e *events) frame(ms int, dir client.Direction, raw string, v client.Verdict, detail string) {
 	f := client.NewInFrame([]byte(raw), at(ms))
 	f.Dir = dir
-	e.add(client.Event{Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: v, Detail: detail}})
+	e.add(client.Event{Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: v, Detail: detail, VerdictInDetail: strings.HasPrefix(detail, string(v)+" ")}})
 }
 
 // req adds a lifecycle transition of sonde's request id.

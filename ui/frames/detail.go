@@ -100,7 +100,7 @@ func (m *Model) buildDetail() {
 	}
 	verdict := []span{{skVerdict, string(f.Verdict)}}
 	if f.Detail != "" {
-		verdict = append(verdict, span{skText, "  " + textfmt.Escape(detailAfterVerdict(f))})
+		verdict = append(verdict, span{skText, "  " + textfmt.Escape(f.DetailAfterVerdict())})
 	}
 	add(verdict...)
 	for _, fd := range e.lint {

@@ -1,6 +1,7 @@
 package frames
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -16,11 +17,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // start is the time of the first synthetic frame.
 var start = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 
-// frameEv builds a frame event from raw bytes, decoded as the transport does.
+// frameEv builds a frame event from raw bytes, decoded as the transport does;
+// a detail led by the verdict is marked VerdictInDetail, as the client does.
 func frameEv(seq uint64, at time.Duration, dir client.Direction, raw string, v client.Verdict, detail string) client.Event {
 	f := client.NewInFrame([]byte(raw), start.Add(at))
 	f.Dir = dir
-	return client.Event{Seq: seq, Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: v, Detail: detail}}
+	return client.Event{Seq: seq, Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: v, Detail: detail, VerdictInDetail: strings.HasPrefix(detail, string(v)+" ")}}
 }
 
 // session is a small exchange with one of each kind of frame.

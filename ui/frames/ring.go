@@ -75,13 +75,13 @@ func httpFrame(h *client.HTTPEvent, t time.Time) *client.FrameInfo {
 }
 
 // httpProblem reports whether an HTTP row is a failure worth n/N: a status
-// that is not 2xx, an exchange with no answer, or a dropped stream.
+// that is not 2xx, an exchange with no answer, or a stream event the
+// transport marked as a problem (a dropped stream, an event cut off).
 func httpProblem(h *client.HTTPEvent) bool {
 	if h.Method != "" {
 		return h.Status == 0 || h.Status/100 != 2
 	}
-	return strings.Contains(h.Note, "before the response") || strings.Contains(h.Note, "broke") ||
-		strings.Contains(h.Note, "not dispatched")
+	return h.Problem
 }
 
 // search returns the text the fuzzy filter matches for frame abs.

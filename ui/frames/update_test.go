@@ -362,7 +362,7 @@ func TestVerdictShownOnce(t *testing.T) {
 	m := New(theme.New(theme.NoColor()), Options{})
 	m.SetSize(140, 4)
 	f := func(v client.Verdict, detail string) client.Event {
-		return client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.In, Raw: []byte("{}")}, Verdict: v, Detail: detail}}
+		return client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.In, Raw: []byte("{}")}, Verdict: v, Detail: detail, VerdictInDetail: strings.HasPrefix(detail, string(v)+" ")}}
 	}
 	m.Apply([]client.Event{f(client.VerdictResolved, "resolved id 3 after 2ms"), f(client.VerdictNotification, "notifications/tools/list_changed")})
 	v := ansi.Strip(m.View())

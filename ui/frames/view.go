@@ -246,7 +246,7 @@ func (m *Model) status(r *rowWriter, f *client.FrameInfo, sg segs, w int) {
 	r.cell(m.statePen(v, r.sel), v, vw, false, sg.verdict)
 	if dw := w - vw - 1; dw >= 0 {
 		r.space()
-		r.cell(r.pen(skText), textfmt.Escape(detailAfterVerdict(f)), dw, false, -1)
+		r.cell(r.pen(skText), textfmt.Escape(f.DetailAfterVerdict()), dw, false, -1)
 	}
 }
 
@@ -266,14 +266,4 @@ func (m *Model) bar() string {
 	right := m.pen(skSubtle, false).render(commas(uint64(m.count())) + " of " + commas(uint64(m.ring.len())) + " · esc clears")
 	lw := max(m.w-lipgloss.Width(right)-1, 0)
 	return fit(fit(left.String(), lw)+" "+right, m.w)
-}
-
-// detailAfterVerdict is the frame's detail without a leading repeat of the
-// verdict: "resolved id 3 after 2ms" shown after "resolved" reads
-// "id 3 after 2ms".
-func detailAfterVerdict(f *client.FrameInfo) string {
-	if v := string(f.Verdict) + " "; strings.HasPrefix(f.Detail, v) {
-		return f.Detail[len(v):]
-	}
-	return f.Detail
 }

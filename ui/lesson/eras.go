@@ -127,7 +127,7 @@ func transcript(evs []client.Event) []string {
 			continue
 		}
 		detail := f.Detail
-		if f.Verdict == client.VerdictResolved && !strings.HasPrefix(detail, "input required") && f.Msg.Method == "" {
+		if f.Verdict == client.VerdictResolved && !f.InputRequired && f.Msg.Method == "" {
 			if t := firstText(f.Msg.Result); t != string(f.Msg.Result) {
 				detail += ": " + fmt.Sprintf("%q", t)
 			}
