@@ -122,7 +122,7 @@ type Client struct {
 	srv   srvState // the server's requests and sonde's roots
 	// taskCancels are the task ids sonde sent tasks/cancel for (at most
 	// maxTaskCancels: beyond, it starts over), so that a task call tells a
-	// cancel of sonde's from the server's (tasks.go).
+	// cancel of sonde's from the server's (taskcall.go).
 	taskCancels map[string]struct{}
 	// holdWanted: HoldDeadlines(true) was called; heldSince is when
 	// sonde's deadlines were held (zero: they run). See hold.go.

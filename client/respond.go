@@ -42,7 +42,7 @@ type ServerRequests struct {
 	// tasks), with tasks/list and tasks/cancel. A task-augmented request
 	// (params.task) is then answered at once with a CreateTaskResult and
 	// its answer becomes the task's result; the server follows it with
-	// tasks/get, tasks/result, tasks/list and tasks/cancel (clienttasks.go).
+	// tasks/get, tasks/result, tasks/list and tasks/cancel (taskrunner.go).
 	Tasks bool
 	// Interactive says someone answers waiting requests with Respond (the
 	// UI). In the modern era an input request of an input_required result
@@ -296,7 +296,7 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 		return c.answerLocked(req, result, rpcErr)
 	}
 	// Answered off the wire: a modern input request's answer goes to the
-	// retry that waits for it, a task's to the task (clienttasks.go).
+	// retry that waits for it, a task's to the task (taskrunner.go).
 	if rpcErr == nil && len(result) == 0 {
 		result = json.RawMessage("{}")
 	}
