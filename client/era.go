@@ -352,7 +352,7 @@ func (c *Client) retry(b *retryBase, prev int64, call *Call, ir mcp.InputRequire
 // declare is the server's fault (MCP_PROTOCOL).
 func (c *Client) answerInput(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
 	m := jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: jsonrpc.String(key), Method: req.Method, Params: req.Params}
-	if ok, capability := c.declared(m); !ok {
+	if ok, capability := c.declared(m, true); !ok { // input requests come only in the modern era
 		return nil, newErr(CodeProtocol, "the server asked for %s, which needs the %s capability sonde did not declare", bounded(req.Method, 64), capability)
 	}
 	sr := c.opts.ServerRequests

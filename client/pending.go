@@ -95,7 +95,7 @@ func (c *Client) settleLocked(p *pending, o outcome) {
 	call := p.call
 	call.result, call.err = o.result, o.err
 	call.latency = now.Sub(p.queuedAt)
-	c.count(o.state)
+	c.countLocked(o.state)
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
 		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: o.state,
 		Deadline: p.deadline, Latency: call.latency, Err: o.err, RetryOf: p.retryOf,
@@ -106,7 +106,8 @@ func (c *Client) settleLocked(p *pending, o outcome) {
 	close(call.done)
 }
 
-func (c *Client) count(s State) {
+// countLocked counts an outcome in the client's stats.
+func (c *Client) countLocked(s State) {
 	switch s {
 	case StateResolved:
 		c.stats.Resolved++

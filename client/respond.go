@@ -113,9 +113,10 @@ func (c *Client) elicitationCaps() any {
 	return map[string]struct{}{"form": {}, "url": {}}
 }
 
-// declared says whether the request m is for a capability sonde declared,
-// and if not, which one it needed.
-func (c *Client) declared(m jsonrpc.Message) (ok bool, capability string) {
+// declared says whether the request m is for a capability sonde declared
+// (in the modern era when modern is set), and if not, which one it needed.
+// Like clientTasksDeclared, it reads only the options.
+func (c *Client) declared(m jsonrpc.Message, modern bool) (ok bool, capability string) {
 	o := c.opts.ServerRequests
 	switch m.Method {
 	case mcp.MethodRootsList:
@@ -133,7 +134,7 @@ func (c *Client) declared(m jsonrpc.Message) (ok bool, capability string) {
 		}
 		return true, ""
 	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel:
-		return c.clientTasksDeclared(), "tasks"
+		return c.clientTasksDeclared(modern), "tasks"
 	}
 	return true, ""
 }
@@ -149,7 +150,7 @@ func (c *Client) serverRequestLocked(f transport.Frame) {
 		return
 	}
 	m := f.Msg
-	ok, capability := c.declared(m)
+	ok, capability := c.declared(m, false) // legacy: modern requests went to serverRequestModernLocked
 	_, dup := c.srv.waiting[m.ID]
 	switch {
 	case dup:
