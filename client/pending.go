@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -179,10 +181,10 @@ func (c *Client) sendCancelLocked(p *pending, reason string) {
 	if p.wstate == notWritten || p.method == "initialize" || c.closed {
 		return
 	}
-	params, _ := json.Marshal(map[string]any{"requestId": p.id, "reason": reason})
-	raw, _ := jsonrpc.EncodeNotification("notifications/cancelled", params)
-	if !c.out.push(outItem{raw: raw, method: "notifications/cancelled"}) {
-		c.emit(Event{Kind: EvNote, Note: "cancel notification for id " + idText(p.id) + " not sent: write queue full"})
+	params, _ := json.Marshal(mcp.CancelledParams{RequestID: json.RawMessage(strconv.FormatInt(p.id, 10)), Reason: reason})
+	raw, _ := jsonrpc.EncodeNotification(mcp.MethodCancelled, params)
+	if !c.out.push(outItem{raw: raw, method: mcp.MethodCancelled}) {
+		c.emit(Event{Kind: EvNote, Note: "cancel notification for " + idText(p.id) + " not sent: write queue full"})
 	}
 }
 

@@ -318,20 +318,18 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 // server's own waiting requests: the request ends (cancelled) and Respond
 // no longer answers it. It reports whether f was such a notification.
 func (c *Client) serverCancelLocked(f transport.Frame) bool {
-	var p struct {
-		RequestID jsonrpc.ID `json:"requestId"`
-		Reason    string     `json:"reason"`
-	}
-	if json.Unmarshal(f.Msg.Params, &p) != nil {
+	var p mcp.CancelledParams
+	var id jsonrpc.ID
+	if json.Unmarshal(f.Msg.Params, &p) != nil || json.Unmarshal(p.RequestID, &id) != nil {
 		return false
 	}
-	req := c.srv.waiting[p.RequestID]
+	req := c.srv.waiting[id]
 	if req == nil {
 		return false
 	}
-	delete(c.srv.waiting, p.RequestID)
+	delete(c.srv.waiting, id)
 	c.holdCheckLocked()
-	detail := "the server cancelled its request " + req.Method + " " + p.RequestID.String()
+	detail := "the server cancelled its request " + req.Method + " " + id.String()
 	if p.Reason != "" {
 		detail += ": " + bounded(p.Reason, 200)
 	}

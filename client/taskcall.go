@@ -400,12 +400,6 @@ func (p *taskPoll) fetchResult() {
 	t.finish(res, raw, err)
 }
 
-// TaskTerminalOrInput reports whether the poll of a task in status s stops:
-// the task ended, or needs input that only tasks/result delivers.
-func TaskTerminalOrInput(s string) bool {
-	return mcp.TaskTerminal(s) || s == mcp.TaskInputRequired
-}
-
 // update records a new state of the task and emits it when it changed.
 func (t *TaskCall) update(st mcp.Task) {
 	t.mu.Lock()
