@@ -26,7 +26,7 @@ const (
 type TaskInfo struct {
 	Call   jsonrpc.ID
 	Tool   string
-	Dir    transport.Direction
+	Dir    Direction
 	Method string
 	Task   mcp.Task
 	// Err is set on the last event of a task that ended without a result.

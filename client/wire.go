@@ -37,6 +37,9 @@ type HTTPEvent = transport.HTTPEvent
 // server over the size cap; Prefix holds its first bytes.
 type LineTooLongError = transport.LineTooLongError
 
+// ExchangeError is a failed HTTP exchange (Error.HTTP).
+type ExchangeError = transport.ExchangeError
+
 // StdioConfig configures a server started as a subprocess (Stdio).
 type StdioConfig = transport.StdioConfig
 
