@@ -10,19 +10,18 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // benchEvents are a typical mix: a request frame, its lifecycle, the
 // response frame, a stderr line.
 func benchEvents() []client.Event {
-	out := frameEvent(1, transport.Out, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"progressToken":7},"arguments":{"value":"hello"},"name":"echo"}}`), client.VerdictSent)
+	out := frameEvent(1, client.Out, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"progressToken":7},"arguments":{"value":"hello"},"name":"echo"}}`), client.VerdictSent)
 	out.Frame.Msg = jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: jsonrpc.Int(7), Method: "tools/call"}
-	in := frameEvent(3, transport.In, []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}],"structuredContent":{"value":"hello"}}}`), client.VerdictResolved)
+	in := frameEvent(3, client.In, []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}],"structuredContent":{"value":"hello"}}}`), client.VerdictResolved)
 	in.Frame.Detail = "resolved id 7 after 1.2ms"
 	return []client.Event{
 		out,
-		{Seq: 2, Time: t0, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(7), Method: "tools/call", Tool: "echo", State: client.StateSent, Deadline: t0.Add(30 * time.Second)}},
+		{Seq: 2, Time: t0, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(7), Method: "tools/call", Tool: "echo", State: client.StateSent, Deadline: t0.Add(30 * time.Second)}},
 		in,
 		{Seq: 4, Time: t0, Kind: client.EvStderr, Stderr: []byte("server: handled tools/call echo in 1.1ms\n")},
 	}

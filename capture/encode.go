@@ -8,7 +8,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // encoder turns events into records relative to a start time.
@@ -91,7 +90,7 @@ func (e *encoder) record(ev client.Event) Record {
 	case client.EvProcess:
 		p := ev.Proc
 		r.Type = TypeProcess
-		r.What, r.Pid, r.Signal = p.What, p.Pid, p.Signal
+		r.What, r.Pid, r.Signal = string(p.What), p.Pid, p.Signal
 		r.Argv, r.Redacted = e.redact.Strings(p.Argv)
 		if p.Exit != nil {
 			r.Exit = e.exitRec(p.Exit)
@@ -119,7 +118,7 @@ func decodeErr(err error, red *Redactor) *DecodeErr {
 		reason, _ := red.String(de.Reason)
 		return &DecodeErr{Class: de.Class.String(), Reason: reason}
 	}
-	var tl *transport.LineTooLongError
+	var tl *client.LineTooLongError
 	if errors.As(err, &tl) {
 		return &DecodeErr{Class: classTooLong, Reason: tl.Error(), Limit: tl.Limit}
 	}
@@ -173,7 +172,7 @@ func (e *encoder) rpcRec(re *jsonrpc.Error) *jsonrpc.Error {
 	return &out
 }
 
-func (e *encoder) exitRec(x *transport.Exit) *ExitRec {
+func (e *encoder) exitRec(x *client.Exit) *ExitRec {
 	out := &ExitRec{
 		Pid: x.Pid, Code: x.Code, Signal: x.Signal, StderrDropped: x.StderrDropped,
 		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, T: e.off(x.Time),
@@ -182,11 +181,11 @@ func (e *encoder) exitRec(x *transport.Exit) *ExitRec {
 	return out
 }
 
-func (e *encoder) httpRec(h *transport.HTTPEvent) (*HTTPRec, bool) {
+func (e *encoder) httpRec(h *client.HTTPEvent) (*HTTPRec, bool) {
 	if h == nil {
 		return &HTTPRec{}, false
 	}
-	out := &HTTPRec{Method: h.Method, Status: h.Status, Duration: int64(h.Duration), Stream: h.Stream, EventID: h.EventID}
+	out := &HTTPRec{Method: h.Method, Status: h.Status, Duration: int64(h.Duration), Stream: h.Stream, EventID: h.EventID, Problem: h.Problem}
 	var changed, c bool
 	out.URL, changed = e.redact.String(h.URL)
 	out.Header, c = e.redact.HeaderLines(h.Header)

@@ -4,11 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // jsonString returns s as a JSON string value.
@@ -42,7 +43,7 @@ func decodeBytes(s string, b64 bool) ([]byte, error) {
 // and for a record whose bytes are not valid base64 (err says why). Times
 // are absolute again (Header.Start plus the offset); errors are rebuilt as
 // *client.Error (matching the same sentinels), *jsonrpc.Error,
-// *jsonrpc.DecodeError or *transport.LineTooLongError as they were; a frame's
+// *jsonrpc.DecodeError or *client.LineTooLongError as they were; a frame's
 // Msg is decoded from its bytes, with the recorded kind, id and method (which
 // hold even when redaction changed the bytes).
 func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
@@ -53,7 +54,7 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		if err != nil {
 			return client.Event{}, false, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "raw: " + err.Error()}
 		}
-		f := transport.Frame{Dir: parseDir(rec.Dir), Time: ev.Time, Raw: raw}
+		f := client.Frame{Dir: parseDir(rec.Dir), Time: ev.Time, Raw: raw}
 		f.Msg, _ = jsonrpc.Decode(raw)
 		f.Msg.Kind = parseKind(rec.Kind)
 		f.Msg.ID = jsonrpc.ID{}
@@ -65,6 +66,7 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		f.Stream, f.EventID = rec.Stream, rec.EventID
 		ev.Kind = client.EvFrame
 		ev.Frame = &client.FrameInfo{Frame: f, Verdict: client.Verdict(rec.Verdict), Detail: rec.Detail}
+		ev.Frame.VerdictInDetail, ev.Frame.InputRequired = frameFlags(ev.Frame)
 	case TypeRequest:
 		q := &client.ReqInfo{
 			Dir: parseDir(rec.Dir), Method: rec.Method, Tool: rec.Tool, State: client.State(rec.State),
@@ -94,12 +96,13 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		}
 		ev.Kind, ev.Stderr = client.EvStderr, data
 	case TypeProcess:
-		p := &client.ProcInfo{What: rec.What, Pid: rec.Pid, Argv: rec.Argv, Signal: rec.Signal, Err: h.errOf(rec.Err)}
+		p := &client.ProcInfo{What: client.ProcKind(rec.What), Pid: rec.Pid, Argv: rec.Argv, Signal: rec.Signal, Err: h.errOf(rec.Err)}
 		p.Exit = h.exitOf(rec.Exit)
 		ev.Kind, ev.Proc = client.EvProcess, p
 	case TypeNote:
 		ev.Kind, ev.Note = client.EvNote, rec.Note
 	case TypeHTTP:
+		noFlag := h.before(1, 2)
 		h := rec.HTTP
 		if h == nil {
 			h = &HTTPRec{}
@@ -111,9 +114,12 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		if len(raw) == 0 {
 			raw = nil
 		}
-		he := &transport.HTTPEvent{
+		he := &client.HTTPEvent{
 			Method: h.Method, URL: h.URL, Status: h.Status, Header: h.Header, Duration: time.Duration(h.Duration),
-			Stream: h.Stream, EventID: h.EventID, Raw: raw, Note: h.Note,
+			Stream: h.Stream, EventID: h.EventID, Raw: raw, Note: h.Note, Problem: h.Problem,
+		}
+		if noFlag && h.Method == "" {
+			he.Problem = legacyProblem(h.Note)
 		}
 		if h.ReqID != nil {
 			he.ReqID = *h.ReqID
@@ -125,12 +131,47 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 	return ev, true, nil
 }
 
-func parseDir(s string) transport.Direction {
+// frameFlags gives a recorded frame the typed fields a capture does not
+// store because its other fields hold them: a detail that starts with the
+// verdict's word and a space is the client's sentence form
+// (client.FrameInfo.VerdictInDetail: the client writes it for resolved,
+// error and progress frames only, and no other detail starts that way); a
+// resolved response whose result's resultType is input_required, without
+// that sentence (a legacy-era client settles it as any result), is one the
+// client retried (client.FrameInfo.InputRequired).
+func frameFlags(f *client.FrameInfo) (verdictInDetail, inputRequired bool) {
+	verdictInDetail = f.Verdict != "" && strings.HasPrefix(f.Detail, string(f.Verdict)+" ")
+	if f.Verdict == client.VerdictResolved && !verdictInDetail && len(f.Msg.Result) > 0 {
+		var probe struct {
+			ResultType string `json:"resultType"`
+		}
+		inputRequired = json.Unmarshal(f.Msg.Result, &probe) == nil && probe.ResultType == mcp.ResultInputRequired
+	}
+	return verdictInDetail, inputRequired
+}
+
+// before reports whether the file's format version is older than
+// major.minor (a header that does not parse counts as current).
+func (h Header) before(major, minor int) bool {
+	ma, mi, ok := parseVersion(h.Version)
+	return ok && (ma < major || ma == major && mi < minor)
+}
+
+// legacyProblem tells, for a file older than 1.2 (which has no "problem"
+// field), whether a stream note was a failure, by the words sonde 1.1 and
+// earlier wrote for those notes (a stream that broke or ended before its
+// response, an event not dispatched).
+func legacyProblem(note string) bool {
+	return strings.Contains(note, "before the response") || strings.Contains(note, "broke") ||
+		strings.Contains(note, "not dispatched")
+}
+
+func parseDir(s string) client.Direction {
 	switch s {
 	case "in":
-		return transport.In
+		return client.In
 	case "out":
-		return transport.Out
+		return client.Out
 	}
 	return 0
 }
@@ -161,7 +202,7 @@ func (d *DecodeErr) err(raw []byte) error {
 		return nil
 	}
 	if d.Class == classTooLong {
-		return &transport.LineTooLongError{Limit: d.Limit, Prefix: raw}
+		return &client.LineTooLongError{Limit: d.Limit, Prefix: raw}
 	}
 	if c := parseClass(d.Class); c != 0 {
 		return &jsonrpc.DecodeError{Class: c, Reason: d.Reason}
@@ -182,7 +223,7 @@ func (h Header) errOf(e *ErrorRec) error {
 	return errors.New(e.Message)
 }
 
-func (h Header) exitOf(x *ExitRec) *transport.Exit {
+func (h Header) exitOf(x *ExitRec) *client.Exit {
 	if x == nil {
 		return nil
 	}
@@ -193,7 +234,7 @@ func (h Header) exitOf(x *ExitRec) *transport.Exit {
 	if len(stderr) == 0 {
 		stderr = nil
 	}
-	return &transport.Exit{
+	return &client.Exit{
 		Pid: x.Pid, Code: x.Code, Signal: x.Signal, Stderr: stderr, StderrDropped: x.StderrDropped,
 		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, Time: h.Time(x.T),
 	}

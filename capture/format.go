@@ -24,7 +24,7 @@ const Format = "sonde-capture"
 // older readers ignore or skip.
 const (
 	VersionMajor = 1
-	VersionMinor = 1
+	VersionMinor = 2
 )
 
 // Record types (the "type" field of each line).
@@ -180,7 +180,7 @@ type ExitRec struct {
 }
 
 // HTTPRec is one HTTP exchange, or something that happened on an HTTP
-// stream that is not a message (client.EvHTTP, transport.HTTPEvent).
+// stream that is not a message (client.EvHTTP, client.HTTPEvent).
 type HTTPRec struct {
 	Method string `json:"method,omitempty"` // GET, POST, DELETE ("" for stream notes)
 	URL    string `json:"url,omitempty"`
@@ -196,4 +196,7 @@ type HTTPRec struct {
 	Raw      string      `json:"raw,omitempty"`      // and its bytes (base64 with B64)
 	B64      bool        `json:"b64,omitempty"`
 	Note     string      `json:"note,omitempty"`
+	// Problem (1.2) marks a stream note that is a failure (a dropped
+	// stream, an event cut off): client.HTTPEvent.Problem.
+	Problem bool `json:"problem,omitempty"`
 }

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 // emitted, for comparison.
 type live struct {
 	c    *client.Client
-	cfg  transport.StdioConfig
+	cfg  client.StdioConfig
 	rec  *Recorder
 	path string
 	argv []string
@@ -98,7 +98,7 @@ func startLive(t *testing.T, o liveOpts) *live {
 			l.mu.Unlock()
 		}
 	}()
-	cfg := transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond}
+	cfg := client.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond}
 	l.cfg = cfg
 	if err := l.c.Connect(client.Stdio(cfg)); err != nil {
 		l.c.Close()

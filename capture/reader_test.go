@@ -16,7 +16,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
@@ -42,8 +41,8 @@ func encodeEvents(t testing.TB, red *Redactor, evs ...client.Event) []byte {
 	return buf.Bytes()
 }
 
-func frameEvent(seq uint64, dir transport.Direction, raw []byte, v client.Verdict) client.Event {
-	f := transport.NewInFrame(raw, t0.Add(time.Duration(seq)*time.Millisecond))
+func frameEvent(seq uint64, dir client.Direction, raw []byte, v client.Verdict) client.Event {
+	f := client.NewInFrame(raw, t0.Add(time.Duration(seq)*time.Millisecond))
 	f.Dir = dir
 	return client.Event{Seq: seq, Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: v}}
 }
@@ -74,9 +73,9 @@ func TestNonUTF8FrameRoundTrips(t *testing.T) {
 	raw := []byte("\xff\xfe not utf-8 \x00\x80 {\"id\":1}\r")
 	stderr := []byte("log \xc3\x28 line\n")
 	data := encodeEvents(t, nil,
-		frameEvent(1, transport.In, raw, client.VerdictMalformed),
+		frameEvent(1, client.In, raw, client.VerdictMalformed),
 		client.Event{Seq: 2, Time: t0, Kind: client.EvStderr, Stderr: stderr},
-		frameEvent(3, transport.In, []byte(`{"jsonrpc":"2.0","method":"x","params":{"s":"é✓"}}`), client.VerdictNotification),
+		frameEvent(3, client.In, []byte(`{"jsonrpc":"2.0","method":"x","params":{"s":"é✓"}}`), client.VerdictNotification),
 	)
 	if !bytes.Contains(data, []byte(`"b64":true`)) || !bytes.Contains(data, []byte(`é✓`)) {
 		t.Fatalf("want base64 for invalid UTF-8 and text for valid UTF-8:\n%s", data)
@@ -94,10 +93,10 @@ func TestNonUTF8FrameRoundTrips(t *testing.T) {
 }
 
 func TestTooLongFrameKeepsItsError(t *testing.T) {
-	f := transport.Frame{Dir: transport.In, Time: t0, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":"xxxx`), Err: &transport.LineTooLongError{Limit: 1024, Prefix: []byte("x")}}
+	f := client.Frame{Dir: client.In, Time: t0, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":"xxxx`), Err: &client.LineTooLongError{Limit: 1024, Prefix: []byte("x")}}
 	data := encodeEvents(t, nil, client.Event{Seq: 1, Time: t0, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: client.VerdictTooLong}})
 	_, evs := readEvents(t, data)
-	var tl *transport.LineTooLongError
+	var tl *client.LineTooLongError
 	if !errors.As(evs[0].Frame.Err, &tl) || tl.Limit != 1024 || !bytes.Equal(tl.Prefix, f.Raw) {
 		t.Fatalf("too-long error read back as %#v", evs[0].Frame.Err)
 	}
@@ -105,8 +104,8 @@ func TestTooLongFrameKeepsItsError(t *testing.T) {
 
 func TestTruncatedLastLine(t *testing.T) {
 	data := encodeEvents(t, nil,
-		frameEvent(1, transport.Out, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), client.VerdictSent),
-		frameEvent(2, transport.In, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), client.VerdictResolved),
+		frameEvent(1, client.Out, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), client.VerdictSent),
+		frameEvent(2, client.In, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), client.VerdictResolved),
 	)
 	// Drop the end record and cut the last frame in the middle, as a kill -9
 	// mid-write would.
@@ -391,10 +390,10 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 
 func FuzzReader(f *testing.F) {
 	f.Add(encodeEvents(f, nil,
-		frameEvent(1, transport.Out, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), client.VerdictSent),
-		frameEvent(2, transport.In, []byte("\xff noise"), client.VerdictMalformed),
-		client.Event{Seq: 3, Time: t0, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(1), Method: "ping", State: client.StateTimeout, Deadline: t0, Err: client.ErrTimeout}},
-		client.Event{Seq: 4, Time: t0, Kind: client.EvProcess, Proc: &client.ProcInfo{What: "exit", Pid: 7, Exit: &transport.Exit{Pid: 7, Code: 3, Stderr: []byte("bye\xff")}}},
+		frameEvent(1, client.Out, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), client.VerdictSent),
+		frameEvent(2, client.In, []byte("\xff noise"), client.VerdictMalformed),
+		client.Event{Seq: 3, Time: t0, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(1), Method: "ping", State: client.StateTimeout, Deadline: t0, Err: client.ErrTimeout}},
+		client.Event{Seq: 4, Time: t0, Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcExit, Pid: 7, Exit: &client.Exit{Pid: 7, Code: 3, Stderr: []byte("bye\xff")}}},
 	))
 	f.Add([]byte(`{"type":"header","format":"sonde-capture","version":"1.0","start":"2026-01-01T00:00:00Z"}` + "\n" + `{"type":"frame","seq":1,"t":1,"raw":"!!","b64":true}`))
 	f.Add([]byte(`{"type":"header","format":"sonde-capture","version":"9.0","start":"2026-01-01T00:00:00Z"}`))
@@ -493,7 +492,7 @@ func TestRestartAndStopMidSession(t *testing.T) {
 			}
 			lastSeq = r.Seq
 		}
-		if r.Type == TypeSession || r.Type == TypeRestart || r.Type == TypeEnd || (r.Type == TypeProcess && r.What != "signal") {
+		if r.Type == TypeSession || r.Type == TypeRestart || r.Type == TypeEnd || (r.Type == TypeProcess && r.What != string(client.ProcSignal)) {
 			types = append(types, r.Type+":"+r.What)
 		}
 	}
@@ -505,12 +504,12 @@ func TestRestartAndStopMidSession(t *testing.T) {
 // TestHTTPEventRoundTrips: an HTTP exchange and a frame's stream and SSE
 // event id come back as they were, with authorization values redacted.
 func TestHTTPEventRoundTrips(t *testing.T) {
-	he := &transport.HTTPEvent{
+	he := &client.HTTPEvent{
 		Method: "POST", URL: "http://127.0.0.1:9/mcp", Status: 200, Duration: 3 * time.Millisecond, Stream: "POST 7",
 		Header: []string{"> Authorization: Bearer abc", "< Content-Type: text/event-stream"}, ReqID: jsonrpc.Int(7),
 		EventID: "e-1", Raw: []byte("id: e-1\ndata:\n"), Note: "priming event",
 	}
-	fr := frameEvent(2, transport.In, []byte(`{"jsonrpc":"2.0","id":7,"result":{}}`), client.VerdictResolved)
+	fr := frameEvent(2, client.In, []byte(`{"jsonrpc":"2.0","id":7,"result":{}}`), client.VerdictResolved)
 	fr.Frame.Stream, fr.Frame.EventID = "POST 7", "e-2"
 	data := encodeEvents(t, nil, client.Event{Seq: 1, Time: t0, Kind: client.EvHTTP, HTTP: he}, fr)
 	if bytes.Contains(data, []byte("Bearer abc")) {

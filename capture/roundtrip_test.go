@@ -15,7 +15,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // faultySession runs a session against the fixture with several faults:
@@ -293,7 +292,7 @@ func TestFramesBeforeExit(t *testing.T) {
 	rd, recs := readAll(t, l.path)
 	exitAt := -1
 	for i, r := range recs {
-		if r.Type == TypeProcess && r.What == "exit" {
+		if r.Type == TypeProcess && r.What == string(client.ProcExit) {
 			exitAt = i
 			if r.Exit == nil || r.Exit.Code != 3 || !strings.Contains(r.Exit.Stderr, "exit-mid-call") {
 				t.Errorf("exit record %+v", r.Exit)
@@ -327,8 +326,8 @@ func TestRequestFieldsOneOne(t *testing.T) {
 	enc := encoder{start: start, redact: red}
 	h := Header{Start: start}
 	for _, ev := range []client.Event{
-		{Seq: 1, Time: start, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(5), Method: "tools/call", State: client.StateQueued, RetryOf: jsonrpc.Int(4)}},
-		{Seq: 2, Time: start, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.In, ID: jsonrpc.String("input:1:confirm"), Method: "elicitation/create", State: client.StateReceived, Params: json.RawMessage(`{"message":"s3cret?"}`)}},
+		{Seq: 1, Time: start, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(5), Method: "tools/call", State: client.StateQueued, RetryOf: jsonrpc.Int(4)}},
+		{Seq: 2, Time: start, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.In, ID: jsonrpc.String("input:1:confirm"), Method: "elicitation/create", State: client.StateReceived, Params: json.RawMessage(`{"message":"s3cret?"}`)}},
 	} {
 		line, err := json.Marshal(enc.record(ev))
 		if err != nil {

@@ -41,7 +41,7 @@ func TestSampleCapture(t *testing.T) {
 		if ok && ev.Kind == client.EvFrame {
 			seen["frame "+string(ev.Frame.Verdict)] = true
 		}
-		if r.Type == TypeProcess && r.What == "exit" && r.Exit.Code == 3 {
+		if r.Type == TypeProcess && r.What == string(client.ProcExit) && r.Exit.Code == 3 {
 			seen["crash"] = true
 		}
 	}

@@ -122,7 +122,7 @@ type Client struct {
 	srv   srvState // the server's requests and sonde's roots
 	// taskCancels are the task ids sonde sent tasks/cancel for (at most
 	// maxTaskCancels: beyond, it starts over), so that a task call tells a
-	// cancel of sonde's from the server's (tasks.go).
+	// cancel of sonde's from the server's (taskcall.go).
 	taskCancels map[string]struct{}
 	// holdWanted: HoldDeadlines(true) was called; heldSince is when
 	// sonde's deadlines were held (zero: they run). See hold.go.
@@ -229,7 +229,7 @@ func (c *Client) Connect(dial Dialer) error {
 	conn, err := dial(c.observe)
 	if err != nil {
 		e := spawnErr(err)
-		c.emit(Event{Kind: EvProcess, Proc: &ProcInfo{What: "spawn-failed", Err: e}})
+		c.emit(Event{Kind: EvProcess, Proc: &ProcInfo{What: ProcSpawnFailed, Err: e}})
 		c.mu.Lock()
 		c.dead = e
 		c.mu.Unlock()
@@ -247,16 +247,16 @@ func (c *Client) Connect(dial Dialer) error {
 func (c *Client) observe(ev transport.Event) {
 	switch ev.Kind {
 	case transport.EventStart:
-		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "start", Pid: ev.Pid, Argv: ev.Argv}})
+		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcStart, Pid: ev.Pid, Argv: ev.Argv}})
 	case transport.EventStderr:
 		c.mu.Lock()
 		c.stats.StderrBytes += uint64(len(ev.Data))
 		c.mu.Unlock()
 		c.emit(Event{Time: ev.Time, Kind: EvStderr, Stderr: ev.Data})
 	case transport.EventSignal:
-		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "signal", Pid: ev.Pid, Signal: ev.Signal}})
+		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcSignal, Pid: ev.Pid, Signal: ev.Signal}})
 	case transport.EventConnect:
-		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: "connect", Argv: ev.Argv}})
+		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcConnect, Argv: ev.Argv}})
 	case transport.EventHTTP:
 		c.emit(Event{Time: ev.Time, Kind: EvHTTP, HTTP: ev.HTTP})
 	}

@@ -287,7 +287,8 @@ func (c *Client) modernResultLocked(f transport.Frame, p *pending) bool {
 		c.settleLocked(p, outcome{state: StateProtocol, err: err})
 		return true
 	}
-	c.emitFrame(f, VerdictResolved, fmt.Sprintf("input required for %s (%s); sonde answers and retries under a new id", idText(p.id), inputSummary(ir.InputRequests)))
+	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictResolved, InputRequired: true,
+		Detail: fmt.Sprintf("input required for %s (%s); sonde answers and retries under a new id", idText(p.id), inputSummary(ir.InputRequests))}})
 	call, base, prev := p.call, p.base, p.id
 	c.settleLocked(p, outcome{state: StateRetried})
 	c.era.wg.Add(1)
@@ -351,7 +352,7 @@ func (c *Client) retry(b *retryBase, prev int64, call *Call, ir mcp.InputRequire
 // declare is the server's fault (MCP_PROTOCOL).
 func (c *Client) answerInput(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
 	m := jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: jsonrpc.String(key), Method: req.Method, Params: req.Params}
-	if ok, capability := c.declared(m); !ok {
+	if ok, capability := c.declared(m, true); !ok { // input requests come only in the modern era
 		return nil, newErr(CodeProtocol, "the server asked for %s, which needs the %s capability sonde did not declare", bounded(req.Method, 64), capability)
 	}
 	sr := c.opts.ServerRequests

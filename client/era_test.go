@@ -165,7 +165,14 @@ func TestModernInputRequiredRetry(t *testing.T) {
 			t.Errorf("retry %s lacks %s", last, want)
 		}
 	}
-	s.waitFor("the input_required frame", isFrame(VerdictResolved, "input required for id"))
+	ir := s.waitFor("the input_required frame", isFrame(VerdictResolved, "input required for id"))
+	if !ir.Frame.InputRequired || ir.Frame.VerdictInDetail {
+		t.Errorf("input_required frame: InputRequired %v VerdictInDetail %v, want true false", ir.Frame.InputRequired, ir.Frame.VerdictInDetail)
+	}
+	done := s.waitFor("the retry's frame", isFrame(VerdictResolved, "resolved "+idText(first+1)+" after"))
+	if done.Frame.InputRequired || !done.Frame.VerdictInDetail || !strings.HasPrefix(done.Frame.DetailAfterVerdict(), idText(first+1)+" after ") {
+		t.Errorf("retry's frame: InputRequired %v VerdictInDetail %v, after the verdict %q", done.Frame.InputRequired, done.Frame.VerdictInDetail, done.Frame.DetailAfterVerdict())
+	}
 	if st := s.c.Stats(); st.Retried != 1 || st.Resolved != 2 {
 		t.Errorf("stats %+v", st)
 	}

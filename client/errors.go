@@ -43,10 +43,10 @@ type Error struct {
 	// -32042).
 	RPC *jsonrpc.Error
 	// Exit describes how the server ended (CodeProcessExit).
-	Exit *transport.Exit
+	Exit *Exit
 	// HTTP is the failed exchange (CodeHTTP, CodeExpired, and the HTTP
 	// failures reported as CodeProtocol or CodeRemote).
-	HTTP *transport.ExchangeError
+	HTTP *ExchangeError
 	// Err is the underlying cause, if any.
 	Err error
 }

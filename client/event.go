@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // EventKind says what an Event reports.
@@ -66,7 +65,7 @@ type Event struct {
 	Stderr []byte
 	Proc   *ProcInfo
 	Note   string
-	HTTP   *transport.HTTPEvent
+	HTTP   *HTTPEvent
 	Task   *TaskInfo
 }
 
@@ -95,11 +94,31 @@ const (
 
 // FrameInfo is a frame and what it did.
 type FrameInfo struct {
-	transport.Frame
+	Frame
 	Verdict Verdict
 	// Detail explains the verdict in one line ("resolved id 3 after 812ms",
 	// "line on stdout is not JSON: servers must log to stderr").
 	Detail string
+	// VerdictInDetail is true when Detail is a sentence that starts with
+	// the verdict's own word and a space ("resolved id 3 after 812ms" for
+	// VerdictResolved, "error for id 4 after 2s", "progress 1/2 for id 5"):
+	// a consumer that shows one text shows Detail alone, and one that shows
+	// the verdict beside it shows DetailAfterVerdict.
+	VerdictInDetail bool
+	// InputRequired is true for a response of VerdictResolved that is a
+	// modern input_required result: it settled the request with
+	// StateRetried, and sonde answers the input requests and retries under
+	// a new id (ReqInfo.RetryOf).
+	InputRequired bool
+}
+
+// DetailAfterVerdict is Detail without its leading repeat of the verdict
+// (VerdictInDetail): "id 3 after 812ms" for "resolved id 3 after 812ms".
+func (f *FrameInfo) DetailAfterVerdict() string {
+	if f.VerdictInDetail && len(f.Detail) > len(f.Verdict) {
+		return f.Detail[len(f.Verdict)+1:]
+	}
+	return f.Detail
 }
 
 // State is a lifecycle state of a request.
@@ -144,9 +163,9 @@ type Progress struct {
 
 // ReqInfo is a lifecycle transition of a request.
 type ReqInfo struct {
-	// Dir is transport.Out for sonde's requests and transport.In for the
-	// server's requests (a separate id space).
-	Dir    transport.Direction
+	// Dir is Out for sonde's requests and In for the server's requests (a
+	// separate id space).
+	Dir    Direction
 	ID     jsonrpc.ID
 	Method string
 	// Tool is the tool name of a tools/call.
@@ -165,15 +184,37 @@ type ReqInfo struct {
 	RetryOf jsonrpc.ID
 }
 
+// ProcKind says what a process event (ProcInfo) reports. It is a string
+// type: its values are the words a capture file records (docs/capture-format.md).
+type ProcKind string
+
+// The kinds of process event.
+const (
+	// ProcStart: the server process started (Pid, Argv).
+	ProcStart ProcKind = "start"
+	// ProcSignal: sonde took a step to stop the server's processes (Pid,
+	// Signal names it: SIGTERM, SIGKILL, CTRL_BREAK_EVENT, ...).
+	ProcSignal ProcKind = "signal"
+	// ProcExit: the server process ended (Pid, Exit).
+	ProcExit ProcKind = "exit"
+	// ProcConnect: an HTTP connection was set up (Argv holds the URL, Pid
+	// is 0); it plays the part of ProcStart for a server sonde does not run.
+	ProcConnect ProcKind = "connect"
+	// ProcSpawnFailed: Connect could not start the server (or, over HTTP,
+	// the first exchange failed): no process runs (Pid is 0), and Err is the
+	// *Error Connect returned (MCP_SPAWN, or the exchange's code over HTTP).
+	// No other process event follows for that connection.
+	ProcSpawnFailed ProcKind = "spawn-failed"
+)
+
 // ProcInfo is a process event.
 type ProcInfo struct {
-	// What is "start", "signal" or "exit" for a server process, or
-	// "connect" for an HTTP connection (Argv holds the URL, Pid is 0).
-	What   string
+	// What says what happened (see ProcKind for the fields each sets).
+	What   ProcKind
 	Pid    int
 	Argv   []string
 	Signal string
-	Exit   *transport.Exit
+	Exit   *Exit
 	Err    error
 }
 

@@ -38,7 +38,7 @@ func TestFault_ExitMidCall(t *testing.T) {
 	if !errors.Is(err, ErrProcessExit) {
 		t.Fatalf("got %v", err)
 	}
-	ev := s.waitFor("exit event", func(ev Event) bool { return ev.Kind == EvProcess && ev.Proc.What == "exit" })
+	ev := s.waitFor("exit event", func(ev Event) bool { return ev.Kind == EvProcess && ev.Proc.What == ProcExit })
 	if ev.Proc.Exit.Code != 3 || ev.Proc.Exit.ByClose {
 		t.Fatalf("exit %+v", ev.Proc.Exit)
 	}
@@ -161,13 +161,13 @@ func TestFault_IgnoreSigterm(t *testing.T) {
 	s := start(t, Options{}, fixtureArgs{faults: []string{"ignore-sigterm"}})
 	s.init()
 	s.c.Close() // must escalate to SIGKILL; the cleanup proves the pid is gone
-	ev := s.waitFor("exit", func(ev Event) bool { return ev.Kind == EvProcess && ev.Proc.What == "exit" })
+	ev := s.waitFor("exit", func(ev Event) bool { return ev.Kind == EvProcess && ev.Proc.What == ProcExit })
 	if ev.Proc.Exit.Signal != "SIGKILL" || !ev.Proc.Exit.ByClose {
 		t.Fatalf("exit %+v", ev.Proc.Exit)
 	}
 	var sigs []string
 	for _, ev := range s.snapshot() {
-		if ev.Kind == EvProcess && ev.Proc.What == "signal" {
+		if ev.Kind == EvProcess && ev.Proc.What == ProcSignal {
 			sigs = append(sigs, ev.Proc.Signal)
 		}
 	}
@@ -196,7 +196,7 @@ func TestFault_StderrFlood(t *testing.T) {
 	}
 	s.waitUntil("a megabyte of stderr", func(evs []Event) bool { return len(stderrText(evs)) > 1000000 })
 	s.c.Close()
-	ev := s.waitFor("exit", func(ev Event) bool { return ev.Kind == EvProcess && ev.Proc.What == "exit" })
+	ev := s.waitFor("exit", func(ev Event) bool { return ev.Kind == EvProcess && ev.Proc.What == ProcExit })
 	x := ev.Proc.Exit
 	if len(x.Stderr) > 4096 || len(x.Stderr) < 4090 || !utf8.Valid(x.Stderr) {
 		t.Fatalf("tail of %d bytes (valid UTF-8: %v)", len(x.Stderr), utf8.Valid(x.Stderr))

@@ -101,7 +101,7 @@ func dialSession(t *testing.T, opts Options, dial Dialer) *session {
 			t.Errorf("%d requests still pending after Close", n)
 		}
 		for _, ev := range s.snapshot() {
-			if ev.Kind == EvProcess && ev.Proc.What == "start" && proctest.Alive(ev.Proc.Pid) {
+			if ev.Kind == EvProcess && ev.Proc.What == ProcStart && proctest.Alive(ev.Proc.Pid) {
 				t.Errorf("server pid %d still running", ev.Proc.Pid)
 			}
 		}

@@ -37,11 +37,11 @@ func TestInteropServerRequests(t *testing.T) {
 		s.c.Close()
 		<-s.done
 		for _, ev := range s.snapshot() {
-			if ev.Kind == EvProcess && ev.Proc.What == "signal" {
+			if ev.Kind == EvProcess && ev.Proc.What == ProcSignal {
 				t.Errorf("the server had to be signalled (%s): a request of its was left unanswered", ev.Proc.Signal)
 			}
 		}
-		s.waitFor("the exit", func(ev Event) bool { return ev.Kind == EvProcess && ev.Proc.What == "exit" })
+		s.waitFor("the exit", func(ev Event) bool { return ev.Kind == EvProcess && ev.Proc.What == ProcExit })
 	})
 	t.Run("streamable", func(t *testing.T) {
 		o := opts(t)

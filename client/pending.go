@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -95,7 +97,7 @@ func (c *Client) settleLocked(p *pending, o outcome) {
 	call := p.call
 	call.result, call.err = o.result, o.err
 	call.latency = now.Sub(p.queuedAt)
-	c.count(o.state)
+	c.countLocked(o.state)
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
 		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: o.state,
 		Deadline: p.deadline, Latency: call.latency, Err: o.err, RetryOf: p.retryOf,
@@ -106,7 +108,8 @@ func (c *Client) settleLocked(p *pending, o outcome) {
 	close(call.done)
 }
 
-func (c *Client) count(s State) {
+// countLocked counts an outcome in the client's stats.
+func (c *Client) countLocked(s State) {
 	switch s {
 	case StateResolved:
 		c.stats.Resolved++
@@ -178,10 +181,10 @@ func (c *Client) sendCancelLocked(p *pending, reason string) {
 	if p.wstate == notWritten || p.method == "initialize" || c.closed {
 		return
 	}
-	params, _ := json.Marshal(map[string]any{"requestId": p.id, "reason": reason})
-	raw, _ := jsonrpc.EncodeNotification("notifications/cancelled", params)
-	if !c.out.push(outItem{raw: raw, method: "notifications/cancelled"}) {
-		c.emit(Event{Kind: EvNote, Note: "cancel notification for id " + idText(p.id) + " not sent: write queue full"})
+	params, _ := json.Marshal(mcp.CancelledParams{RequestID: json.RawMessage(strconv.FormatInt(p.id, 10)), Reason: reason})
+	raw, _ := jsonrpc.EncodeNotification(mcp.MethodCancelled, params)
+	if !c.out.push(outItem{raw: raw, method: mcp.MethodCancelled}) {
+		c.emit(Event{Kind: EvNote, Note: "cancel notification for " + idText(p.id) + " not sent: write queue full"})
 	}
 }
 

@@ -58,6 +58,12 @@ func (c *Client) emitFrame(f transport.Frame, v Verdict, detail string) {
 	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: v, Detail: detail}})
 }
 
+// emitFrameSentence emits a frame whose detail is a sentence led by the
+// verdict's word: v, a space, then rest (FrameInfo.VerdictInDetail).
+func (c *Client) emitFrameSentence(f transport.Frame, v Verdict, rest string) {
+	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: v, Detail: string(v) + " " + rest, VerdictInDetail: true}})
+}
+
 // badFrameLocked handles a line that is not a valid message. A response that
 // breaks the rules (both result and error, or neither) still settles its own
 // request, with MCP_PROTOCOL.
@@ -141,14 +147,14 @@ func (c *Client) responseLocked(f transport.Frame) {
 	if p := c.pending[n]; p != nil {
 		lat := f.Time.Sub(p.queuedAt)
 		if f.Msg.Error != nil {
-			c.emitFrame(f, VerdictRemoteError, fmt.Sprintf("error for %s after %s", idText(n), roundDur(lat)))
+			c.emitFrameSentence(f, VerdictRemoteError, fmt.Sprintf("for %s after %s", idText(n), roundDur(lat)))
 			c.settleLocked(p, outcome{state: StateError, err: remoteErr(f.Msg.Error)})
 			return
 		}
 		if c.modernLocked() && c.modernResultLocked(f, p) {
 			return
 		}
-		c.emitFrame(f, VerdictResolved, fmt.Sprintf("resolved %s after %s", idText(n), roundDur(lat)))
+		c.emitFrameSentence(f, VerdictResolved, fmt.Sprintf("%s after %s", idText(n), roundDur(lat)))
 		c.settleLocked(p, outcome{state: StateResolved, result: f.Msg.Result})
 		return
 	}
@@ -218,8 +224,7 @@ func (c *Client) notificationLocked(f transport.Frame) {
 		p.timer.Reset(time.Until(p.deadline))
 		deadline = p.deadline
 	}
-	detail := fmt.Sprintf("progress %s for %s", progressText(pp), idText(n))
-	c.emitFrame(f, VerdictProgress, detail)
+	c.emitFrameSentence(f, VerdictProgress, fmt.Sprintf("%s for %s", progressText(pp), idText(n)))
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
 		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: state, Deadline: deadline,
 		Latency: now.Sub(p.queuedAt), Progress: &Progress{Progress: pp.Progress, Total: pp.Total, Message: pp.Message},
@@ -246,7 +251,7 @@ func (c *Client) connEnded(err error) {
 	var e *Error
 	if errors.As(err, &xe) {
 		x := xe.Exit
-		c.emit(Event{Time: x.Time, Kind: EvProcess, Proc: &ProcInfo{What: "exit", Pid: x.Pid, Exit: &x}})
+		c.emit(Event{Time: x.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcExit, Pid: x.Pid, Exit: &x}})
 		e = exitErr(x, x.What())
 	} else if ce := (*transport.ClosedError)(nil); errors.As(err, &ce) && !ce.BySonde {
 		e = &Error{Code: CodeHTTP, Message: "connection to the server ended: " + ce.Reason, Err: err}

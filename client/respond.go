@@ -42,7 +42,7 @@ type ServerRequests struct {
 	// tasks), with tasks/list and tasks/cancel. A task-augmented request
 	// (params.task) is then answered at once with a CreateTaskResult and
 	// its answer becomes the task's result; the server follows it with
-	// tasks/get, tasks/result, tasks/list and tasks/cancel (clienttasks.go).
+	// tasks/get, tasks/result, tasks/list and tasks/cancel (taskrunner.go).
 	Tasks bool
 	// Interactive says someone answers waiting requests with Respond (the
 	// UI). In the modern era an input request of an input_required result
@@ -113,9 +113,10 @@ func (c *Client) elicitationCaps() any {
 	return map[string]struct{}{"form": {}, "url": {}}
 }
 
-// declared says whether the request m is for a capability sonde declared,
-// and if not, which one it needed.
-func (c *Client) declared(m jsonrpc.Message) (ok bool, capability string) {
+// declared says whether the request m is for a capability sonde declared
+// (in the modern era when modern is set), and if not, which one it needed.
+// Like clientTasksDeclared, it reads only the options.
+func (c *Client) declared(m jsonrpc.Message, modern bool) (ok bool, capability string) {
 	o := c.opts.ServerRequests
 	switch m.Method {
 	case mcp.MethodRootsList:
@@ -133,7 +134,7 @@ func (c *Client) declared(m jsonrpc.Message) (ok bool, capability string) {
 		}
 		return true, ""
 	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel:
-		return c.clientTasksDeclared(), "tasks"
+		return c.clientTasksDeclared(modern), "tasks"
 	}
 	return true, ""
 }
@@ -149,7 +150,7 @@ func (c *Client) serverRequestLocked(f transport.Frame) {
 		return
 	}
 	m := f.Msg
-	ok, capability := c.declared(m)
+	ok, capability := c.declared(m, false) // legacy: modern requests went to serverRequestModernLocked
 	_, dup := c.srv.waiting[m.ID]
 	switch {
 	case dup:
@@ -296,7 +297,7 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 		return c.answerLocked(req, result, rpcErr)
 	}
 	// Answered off the wire: a modern input request's answer goes to the
-	// retry that waits for it, a task's to the task (clienttasks.go).
+	// retry that waits for it, a task's to the task (taskrunner.go).
 	if rpcErr == nil && len(result) == 0 {
 		result = json.RawMessage("{}")
 	}
@@ -317,20 +318,18 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 // server's own waiting requests: the request ends (cancelled) and Respond
 // no longer answers it. It reports whether f was such a notification.
 func (c *Client) serverCancelLocked(f transport.Frame) bool {
-	var p struct {
-		RequestID jsonrpc.ID `json:"requestId"`
-		Reason    string     `json:"reason"`
-	}
-	if json.Unmarshal(f.Msg.Params, &p) != nil {
+	var p mcp.CancelledParams
+	var id jsonrpc.ID
+	if json.Unmarshal(f.Msg.Params, &p) != nil || json.Unmarshal(p.RequestID, &id) != nil {
 		return false
 	}
-	req := c.srv.waiting[p.RequestID]
+	req := c.srv.waiting[id]
 	if req == nil {
 		return false
 	}
-	delete(c.srv.waiting, p.RequestID)
+	delete(c.srv.waiting, id)
 	c.holdCheckLocked()
-	detail := "the server cancelled its request " + req.Method + " " + p.RequestID.String()
+	detail := "the server cancelled its request " + req.Method + " " + id.String()
 	if p.Reason != "" {
 		detail += ": " + bounded(p.Reason, 200)
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // style is how an arrow is drawn.
@@ -48,7 +47,7 @@ type step struct {
 	seq   uint64
 	at    time.Duration
 	note  bool
-	dir   transport.Direction // an arrow: Out is sonde to server
+	dir   client.Direction // an arrow: Out is sonde to server
 	style style
 	side  side // a note
 	label string
@@ -130,15 +129,15 @@ func (b *Builder) process(p *client.ProcInfo, add func(step)) {
 		return
 	}
 	switch p.What {
-	case "start", "connect":
+	case client.ProcStart, client.ProcConnect:
 		b.gen++
 		clear(b.sent)
-		if p.What == "start" {
+		if p.What == client.ProcStart {
 			add(step{note: true, side: rightOfServer, label: "server started (pid " + strconv.Itoa(p.Pid) + ")"})
 		} else {
 			add(step{note: true, side: rightOfServer, label: "connected"})
 		}
-	case "exit":
+	case client.ProcExit:
 		what := "server exited"
 		if x := p.Exit; x != nil {
 			what = x.What()
@@ -154,7 +153,7 @@ func (b *Builder) process(p *client.ProcInfo, add func(step)) {
 }
 
 func (b *Builder) request(q *client.ReqInfo, add func(step)) {
-	if q == nil || q.Dir != transport.Out || !q.State.Final() {
+	if q == nil || q.Dir != client.Out || !q.State.Final() {
 		return
 	}
 	k := reqKey{b.gen, q.ID}
@@ -177,13 +176,13 @@ func (b *Builder) frame(seq uint64, at time.Duration, f *client.FrameInfo, add f
 	switch m.Kind {
 	case jsonrpc.KindRequest:
 		add(step{dir: f.Dir, style: styleRequest, label: requestLabel(m)})
-		if f.Dir == transport.Out {
+		if f.Dir == client.Out {
 			b.sent[reqKey{b.gen, m.ID}] = sent{seq: seq, at: at}
 		}
 	case jsonrpc.KindNotification:
 		add(step{dir: f.Dir, style: styleNotify, label: notificationLabel(m)})
 	case jsonrpc.KindResponse:
-		if f.Dir == transport.Out {
+		if f.Dir == client.Out {
 			add(step{dir: f.Dir, style: styleReply, label: responseLabel(m, "")})
 			return
 		}
@@ -214,7 +213,7 @@ func (b *Builder) response(at time.Duration, f *client.FrameInfo, add func(step)
 			b.server = r.ServerInfo.Name
 		}
 	}
-	add(step{dir: transport.In, style: styleReply, label: responseLabel(m, extra)})
+	add(step{dir: client.In, style: styleReply, label: responseLabel(m, extra)})
 	if !pending {
 		return
 	}
@@ -296,7 +295,7 @@ func badLabel(f *client.FrameInfo) string {
 	switch e := f.Err.(type) {
 	case *jsonrpc.DecodeError:
 		de = e
-	case *transport.LineTooLongError:
+	case *client.LineTooLongError:
 		what = "too long"
 	}
 	if de != nil {

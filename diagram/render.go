@@ -8,8 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // maxLabel bounds an arrow's label in runes.
@@ -33,7 +33,7 @@ func (b *Builder) Mermaid(w io.Writer) error {
 			continue
 		}
 		from, to := "C", "S"
-		if s.dir == transport.In {
+		if s.dir == client.In {
 			from, to = "S", "C"
 		}
 		arrow := [...]string{styleRequest: "->>", styleReply: "-->>", styleNotify: "-)", styleBad: "--x"}[s.style]
@@ -137,7 +137,7 @@ func textLane(s step, inner int) string {
 		label = strings.TrimRight(w, " ")
 	}
 	fill := max(inner-3-utf8.RuneCountInString(label), 1)
-	if s.dir == transport.Out {
+	if s.dir == client.Out {
 		return textfmt.Fit(line+" "+label+" "+strings.Repeat(line, fill-1)+head, inner)
 	}
 	return textfmt.Fit(tail+strings.Repeat(line, fill-1)+" "+label+" "+line, inner)

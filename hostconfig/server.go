@@ -79,9 +79,6 @@ type Server struct {
 	secrets []string // a resolved server's password input values
 }
 
-// IsURL reports whether the server is reached over HTTP.
-func (s Server) IsURL() bool { return s.Transport != Stdio }
-
 // Where is the host and scope, e.g. "VS Code · project".
 func (s Server) Where() string { return s.Host + " · " + s.Scope }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // One function per rule (or per family of rules decided by the same test).
@@ -52,7 +51,7 @@ func (l *Linter) malformed(ev client.Event) {
 // sent, which had ended, and what it declared).
 func (l *Linter) verdicts(ev client.Event) {
 	f := ev.Frame
-	if f.Dir != transport.In {
+	if f.Dir != client.In {
 		return
 	}
 	switch f.Verdict {
@@ -80,7 +79,7 @@ func (l *Linter) idReused(ev client.Event) {
 	f := ev.Frame
 	if p, ok := l.pending[sideOf(f.Dir)][f.Msg.ID]; ok {
 		who := "sonde"
-		if f.Dir == transport.In {
+		if f.Dir == client.In {
 			who = "the server"
 		}
 		l.add(ev, RuleIDReused, fmt.Sprintf("id %s is still pending (%s, sent by %s at event %d)", f.Msg.ID, p.method, who, p.seq))
@@ -94,11 +93,11 @@ func (l *Linter) beforeInitialize(ev client.Event) {
 		return
 	}
 	switch ev.Frame.Dir {
-	case transport.Out:
+	case client.Out:
 		if !l.initDone && m.Method != mcp.MethodInitialize {
 			l.add(ev, RuleBeforeInitialize, m.Method+" sent before the initialize result arrived")
 		}
-	case transport.In:
+	case client.In:
 		if !l.initialized {
 			l.add(ev, RuleBeforeInitialize, "the server sent "+m.Method+" before the client's notifications/initialized")
 		}
@@ -109,7 +108,7 @@ func (l *Linter) beforeInitialize(ev client.Event) {
 // notifications/initialized.
 func (l *Linter) callBeforeInitialized(ev client.Event) {
 	m := &ev.Frame.Msg
-	if ev.Frame.Dir != transport.Out || m.Method != mcp.MethodToolsCall || !l.started || l.modern {
+	if ev.Frame.Dir != client.Out || m.Method != mcp.MethodToolsCall || !l.started || l.modern {
 		return
 	}
 	if l.initDone && !l.initialized {
@@ -124,9 +123,9 @@ func (l *Linter) progressAfterResponse(ev client.Event) {
 	if !ok {
 		return
 	}
-	requester := transport.Out
-	if f.Dir == transport.Out {
-		requester = transport.In
+	requester := client.Out
+	if f.Dir == client.Out {
+		requester = client.In
 	}
 	s := sideOf(requester)
 	if _, active := l.tokens[s][tok]; active || !l.done[s].has(tok) {
@@ -146,7 +145,7 @@ func (l *Linter) versionInFrame(ev client.Event) {
 	}
 	m := &f.Msg
 	if m.Kind == jsonrpc.KindResponse {
-		if f.Dir != transport.In || l.pending[0][m.ID].method != mcp.MethodInitialize {
+		if f.Dir != client.In || l.pending[0][m.ID].method != mcp.MethodInitialize {
 			return
 		}
 		if v, ok := resultVersion(m.Result); ok && v != l.version {
@@ -170,11 +169,11 @@ func (l *Linter) checkHTTP(ev client.Event) {
 		return
 	}
 	for _, line := range h.Header {
-		dir := transport.Out
+		dir := client.Out
 		rest, ok := strings.CutPrefix(line, "> ")
 		if !ok {
 			rest, ok = strings.CutPrefix(line, "< ")
-			dir = transport.In
+			dir = client.In
 		}
 		name, value, found := strings.Cut(rest, ":")
 		if !ok || !found || !strings.EqualFold(strings.TrimSpace(name), "MCP-Protocol-Version") {

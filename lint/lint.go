@@ -6,7 +6,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // doneTokens bounds the progress tokens of answered requests a Linter
@@ -23,7 +22,7 @@ type Finding struct {
 	// Seq and Time are those of the event (a frame, or an HTTP exchange).
 	Seq  uint64
 	Time time.Time
-	Dir  transport.Direction
+	Dir  client.Direction
 	// ID and Method are the message's (for an HTTP exchange, the request it
 	// carried and the HTTP method).
 	ID     jsonrpc.ID
@@ -46,8 +45,8 @@ type pend struct {
 // server's (in).
 type side uint8
 
-func sideOf(requester transport.Direction) side {
-	if requester == transport.In {
+func sideOf(requester client.Direction) side {
+	if requester == client.In {
 		return 1
 	}
 	return 0
@@ -119,11 +118,11 @@ func (l *Linter) Check(ev client.Event) []Finding {
 	l.lastSeq = ev.Seq
 	switch ev.Kind {
 	case client.EvProcess:
-		if p := ev.Proc; p != nil && (p.What == "start" || p.What == "connect") {
+		if p := ev.Proc; p != nil && (p.What == client.ProcStart || p.What == client.ProcConnect) {
 			l.reset(true)
 		}
 	case client.EvRequest:
-		if q := ev.Req; q != nil && q.Dir == transport.Out && q.State.Final() {
+		if q := ev.Req; q != nil && q.Dir == client.Out && q.State.Final() {
 			l.forget(q.ID) // the client gave up on it (timeout, cancel, exit…)
 		}
 	case client.EvHTTP:
@@ -170,7 +169,7 @@ func (l *Linter) checkFrame(ev client.Event) {
 	if f.Err == nil && m.Kind == jsonrpc.KindNotification && m.Method == mcp.MethodProgress {
 		l.progressAfterResponse(ev)
 	}
-	if f.Err == nil && f.Dir == transport.In {
+	if f.Err == nil && f.Dir == client.In {
 		l.taskTerminal(ev)
 	}
 	l.versionInFrame(ev)
@@ -190,22 +189,22 @@ func (l *Linter) track(seq uint64, f *client.FrameInfo) {
 		}
 		l.pending[s][m.ID] = p
 		switch {
-		case f.Dir == transport.Out && m.Method == mcp.MethodInitialize:
+		case f.Dir == client.Out && m.Method == mcp.MethodInitialize:
 			l.initID = m.ID
-		case f.Dir == transport.Out && isModern(m):
+		case f.Dir == client.Out && isModern(m):
 			l.modern = true
 		}
 	case jsonrpc.KindNotification:
-		if f.Dir == transport.Out && m.Method == mcp.MethodInitialized {
+		if f.Dir == client.Out && m.Method == mcp.MethodInitialized {
 			l.initialized = true
 		}
 	case jsonrpc.KindResponse:
 		if !m.ID.IsValid() {
 			return
 		}
-		requester := transport.Out
-		if f.Dir == transport.Out {
-			requester = transport.In
+		requester := client.Out
+		if f.Dir == client.Out {
+			requester = client.In
 		}
 		s := sideOf(requester)
 		p, ok := l.pending[s][m.ID]
@@ -217,7 +216,7 @@ func (l *Linter) track(seq uint64, f *client.FrameInfo) {
 			delete(l.tokens[s], p.token)
 			l.done[s].add(p.token)
 		}
-		if requester == transport.Out && p.method == mcp.MethodInitialize && m.ID == l.initID {
+		if requester == client.Out && p.method == mcp.MethodInitialize && m.ID == l.initID {
 			if v, ok := resultVersion(m.Result); ok && m.Error == nil {
 				l.initDone, l.version = true, v
 			}

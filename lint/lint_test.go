@@ -14,7 +14,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 func TestMain(m *testing.M) { capturetest.Main(m) }
@@ -185,7 +184,7 @@ func TestFixtureFaults(t *testing.T) {
 			}
 			for _, f := range fs {
 				ev := bySeq[f.Seq]
-				if ev.Frame == nil || string(ev.Frame.Raw) != string(f.Raw) || f.Dir != transport.In || f.Time.IsZero() {
+				if ev.Frame == nil || string(ev.Frame.Raw) != string(f.Raw) || f.Dir != client.In || f.Time.IsZero() {
 					t.Errorf("%s: finding at seq %d does not point at its frame", f.Rule, f.Seq)
 					continue
 				}
@@ -344,16 +343,16 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte, in bool) {
 		l := New()
-		start := client.Event{Seq: 1, Kind: client.EvProcess, Proc: &client.ProcInfo{What: "start"}}
+		start := client.Event{Seq: 1, Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcStart}}
 		l.Check(start)
-		dir := transport.Out
+		dir := client.Out
 		if in {
-			dir = transport.In
+			dir = client.In
 		}
-		for i, d := range []transport.Direction{dir, transport.In, transport.Out} {
+		for i, d := range []client.Direction{dir, client.In, client.Out} {
 			msg, err := jsonrpc.Decode(line)
 			ev := client.Event{Seq: uint64(i + 2), Kind: client.EvFrame, Frame: &client.FrameInfo{
-				Frame: transport.Frame{Dir: d, Raw: line, Msg: msg, Err: err}, Verdict: client.VerdictUnknown,
+				Frame: client.Frame{Dir: d, Raw: line, Msg: msg, Err: err}, Verdict: client.VerdictUnknown,
 			}}
 			for _, fd := range l.Check(ev) {
 				if _, ok := Lookup(fd.Rule); !ok || fd.Seq != ev.Seq || string(fd.Raw) != string(line) {

@@ -36,12 +36,6 @@ type Resource struct {
 	Annotations json.RawMessage `json:"annotations,omitempty"`
 }
 
-// ListResourcesResult is one page of resources/list.
-type ListResourcesResult struct {
-	Resources  []Resource `json:"resources"`
-	NextCursor string     `json:"nextCursor,omitempty"`
-}
-
 // ResourceTemplate is one entry of resources/templates/list; URITemplate is
 // an RFC 6570 URI template.
 type ResourceTemplate struct {
@@ -51,12 +45,6 @@ type ResourceTemplate struct {
 	Description string          `json:"description,omitempty"`
 	MimeType    string          `json:"mimeType,omitempty"`
 	Annotations json.RawMessage `json:"annotations,omitempty"`
-}
-
-// ListResourceTemplatesResult is one page of resources/templates/list.
-type ListResourceTemplatesResult struct {
-	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
-	NextCursor        string             `json:"nextCursor,omitempty"`
 }
 
 // URIParams is the params object of resources/read, resources/subscribe,
@@ -95,12 +83,6 @@ type Prompt struct {
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
-}
-
-// ListPromptsResult is one page of prompts/list.
-type ListPromptsResult struct {
-	Prompts    []Prompt `json:"prompts"`
-	NextCursor string   `json:"nextCursor,omitempty"`
 }
 
 // GetPromptParams is the params object of prompts/get.
@@ -166,11 +148,6 @@ type Completion struct {
 	Values  []string `json:"values"`
 	Total   *int     `json:"total,omitempty"`
 	HasMore bool     `json:"hasMore,omitempty"`
-}
-
-// CompleteResult is the result of completion/complete.
-type CompleteResult struct {
-	Completion Completion `json:"completion"`
 }
 
 // LogLevels are the levels of logging/setLevel and notifications/message,

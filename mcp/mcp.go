@@ -124,9 +124,12 @@ type CallToolResult struct {
 }
 
 // CancelledParams is the params object of notifications/cancelled.
+// RequestID is the id of the request, as JSON (an integer or a string).
+// Reason comes first so that the encoding is the one sonde always sent
+// (the keys in sorted order).
 type CancelledParams struct {
-	RequestID json.RawMessage `json:"requestId"`
 	Reason    string          `json:"reason,omitempty"`
+	RequestID json.RawMessage `json:"requestId"`
 }
 
 // ProgressParams is the params object of notifications/progress.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // MaxBuckets is the most buckets an automatic bucket size gives.
@@ -19,7 +18,7 @@ const MaxBuckets = 40
 
 // key groups requests: by direction, method and (for tools/call) tool.
 type key struct {
-	dir          transport.Direction
+	dir          client.Direction
 	method, tool string
 }
 
@@ -70,7 +69,7 @@ func (c *Collector) Add(ev client.Event) {
 		c.last = ev.Time
 	}
 	switch {
-	case ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == "start" || ev.Proc.What == "connect"):
+	case ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect):
 		c.gen++
 		if len(c.inflight) > 0 { // the old process's requests are gone with it
 			clear(c.inflight)
@@ -82,7 +81,7 @@ func (c *Collector) Add(ev client.Event) {
 }
 
 func (c *Collector) request(t time.Time, q *client.ReqInfo) {
-	if q.Dir == transport.Out {
+	if q.Dir == client.Out {
 		k := reqKey{c.gen, q.ID}
 		_, in := c.inflight[k]
 		switch {

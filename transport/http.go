@@ -100,6 +100,11 @@ type HTTPEvent struct {
 	Raw     []byte
 	// Note says what happened in words.
 	Note string
+	// Problem is true for a stream event that is a failure: a stream that
+	// broke or ended before its response (a resume follows), or an event
+	// cut off by the end of its stream (not dispatched). An exchange's
+	// failure shows in its Status instead (0, or not 2xx).
+	Problem bool
 }
 
 // ExchangeKind classifies a failed HTTP exchange.
@@ -652,7 +657,7 @@ func (h *HTTP) readEvents(r *SSEReader, st *streamState, msg jsonrpc.Message) er
 		if err != nil {
 			var inc *SSEIncompleteError
 			if errors.As(err, &inc) {
-				h.note(HTTPEvent{Stream: st.name, ReqID: reqID(msg), Raw: inc.Raw, Note: inc.Error()})
+				h.note(HTTPEvent{Stream: st.name, ReqID: reqID(msg), Raw: inc.Raw, Note: inc.Error(), Problem: true})
 				return nil
 			}
 			if errors.Is(err, io.EOF) {
@@ -736,7 +741,7 @@ func (h *HTTP) readResponseStream(body io.Reader, stream string, msg jsonrpc.Mes
 			return
 		}
 		st.resumes++
-		h.note(HTTPEvent{Stream: st.name, ReqID: msg.ID, Note: fmt.Sprintf("%s before the response; resuming in %v with Last-Event-ID %s (attempt %d of %d)", why, st.retry, st.lastID, st.resumes, MaxResumes)})
+		h.note(HTTPEvent{Stream: st.name, ReqID: msg.ID, Problem: true, Note: fmt.Sprintf("%s before the response; resuming in %v with Last-Event-ID %s (attempt %d of %d)", why, st.retry, st.lastID, st.resumes, MaxResumes)})
 		select {
 		case <-time.After(st.retry):
 		case <-h.ctx.Done():
@@ -859,7 +864,7 @@ func (h *HTTP) getLoop(opened func()) {
 			return
 		}
 		if err != nil {
-			h.note(HTTPEvent{Stream: "GET", Note: "the GET stream broke: " + err.Error()})
+			h.note(HTTPEvent{Stream: "GET", Note: "the GET stream broke: " + err.Error(), Problem: true})
 		}
 		if st.lastID == before {
 			idle++
@@ -988,7 +993,7 @@ func (h *HTTP) openLegacyTry(discover, authorized bool) error {
 		if err != nil {
 			reason = "the SSE stream broke: " + err.Error()
 		}
-		h.note(HTTPEvent{Stream: "SSE", Note: reason})
+		h.note(HTTPEvent{Stream: "SSE", Note: reason, Problem: err != nil})
 		h.finish(&ClosedError{Reason: reason, Err: err})
 	}()
 	return nil

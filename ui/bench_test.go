@@ -3,28 +3,28 @@ package ui
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // benchFrames are the frames the benchmarks cycle through, shared by the
 // events (the panes keep the pointer). Their Time is zero, so each frame
 // takes its event's time.
 var benchFrames = func() []*client.FrameInfo {
-	mk := func(dir transport.Direction, raw string, v client.Verdict, detail string) *client.FrameInfo {
-		f := transport.NewInFrame([]byte(raw), time.Time{})
+	mk := func(dir client.Direction, raw string, v client.Verdict, detail string) *client.FrameInfo {
+		f := client.NewInFrame([]byte(raw), time.Time{})
 		f.Dir = dir
-		return &client.FrameInfo{Frame: f, Verdict: v, Detail: detail}
+		return &client.FrameInfo{Frame: f, Verdict: v, Detail: detail, VerdictInDetail: strings.HasPrefix(detail, string(v)+" ")}
 	}
 	return []*client.FrameInfo{
-		mk(transport.Out, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"_meta":{"progressToken":7}}}`, client.VerdictSent, ""),
-		mk(transport.In, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"total":2}}`, client.VerdictProgress, "progress 1/2 for id 7"),
-		mk(transport.In, `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}`, client.VerdictResolved, "resolved id 7 after 2ms"),
-		mk(transport.In, "debug: cache warm", client.VerdictMalformed, "line on stdout is not JSON: servers must log to stderr"),
+		mk(client.Out, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},"_meta":{"progressToken":7}}}`, client.VerdictSent, ""),
+		mk(client.In, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"total":2}}`, client.VerdictProgress, "progress 1/2 for id 7"),
+		mk(client.In, `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}`, client.VerdictResolved, "resolved id 7 after 2ms"),
+		mk(client.In, "debug: cache warm", client.VerdictMalformed, "line on stdout is not JSON: servers must log to stderr"),
 	}
 }()
 
@@ -42,7 +42,7 @@ func benchEvents(n int) []client.Event {
 		}
 	}
 	req := func(id int64, st client.State) *client.ReqInfo {
-		r := &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: "tools/call", Tool: "echo", State: st}
+		r := &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(id), Method: "tools/call", Tool: "echo", State: st}
 		add(client.Event{Kind: client.EvRequest, Req: r})
 		return r
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/answer"
 )
 
@@ -64,7 +63,7 @@ func (m *Model) trackAsks(evs []client.Event, gen int) {
 	}
 	for _, ev := range evs {
 		r := ev.Req
-		if ev.Kind != client.EvRequest || r == nil || r.Dir != transport.In {
+		if ev.Kind != client.EvRequest || r == nil || r.Dir != client.In {
 			continue
 		}
 		if r.State == client.StateReceived && (r.Method == mcp.MethodCreateMessage || r.Method == mcp.MethodElicit) {

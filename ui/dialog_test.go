@@ -13,7 +13,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/golden"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/answer"
 	"github.com/sonde-mcp/sonde/ui/pending"
 )
@@ -23,12 +22,12 @@ func ctrl(c rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: c, Mod: tea.Mod
 // serverReq is the event of a request from the server arriving.
 func serverReq(ms int, id jsonrpc.ID, method, params string) client.Event {
 	return client.Event{Time: at(ms), Kind: client.EvRequest, Req: &client.ReqInfo{
-		Dir: transport.In, ID: id, Method: method, State: client.StateReceived, Params: json.RawMessage(params)}}
+		Dir: client.In, ID: id, Method: method, State: client.StateReceived, Params: json.RawMessage(params)}}
 }
 
 // serverReqEnd is the event of a request from the server ending.
 func serverReqEnd(ms int, id jsonrpc.ID, method string, state client.State) client.Event {
-	return client.Event{Time: at(ms), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.In, ID: id, Method: method, State: state}}
+	return client.Event{Time: at(ms), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.In, ID: id, Method: method, State: state}}
 }
 
 const (
@@ -191,7 +190,7 @@ func TestDialogForClientTask(t *testing.T) {
 	const taskID = "sonde-1-0a1b2c"
 	ask := jsonrpc.String("task:" + taskID)
 	task := func(ms int, status string, end bool) client.Event {
-		return client.Event{Time: at(ms), Kind: client.EvTask, Task: &client.TaskInfo{Call: jsonrpc.Int(0), Dir: transport.In, Method: mcp.MethodElicit,
+		return client.Event{Time: at(ms), Kind: client.EvTask, Task: &client.TaskInfo{Call: jsonrpc.Int(0), Dir: client.In, Method: mcp.MethodElicit,
 			Task: mcp.Task{TaskID: taskID, Status: status, StatusMessage: map[bool]string{false: "waiting for sonde's user to answer"}[end]}, End: end}}
 	}
 	hs.feed(serverReq(100, jsonrpc.Int(0), mcp.MethodElicit, elicitParams),
@@ -212,7 +211,7 @@ func TestDialogForClientTask(t *testing.T) {
 	// a on the task's row opens its request; c does not cancel it (the
 	// server owns the task).
 	hs.press("g")
-	if e, ok := hs.m.pending.Selected(); !ok || e.Method != "task" || e.Dir != transport.In || e.Tool != mcp.MethodElicit {
+	if e, ok := hs.m.pending.Selected(); !ok || e.Method != "task" || e.Dir != client.In || e.Tool != mcp.MethodElicit {
 		t.Fatalf("selected %+v", e)
 	}
 	if hs.press("c") != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/lesson"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -224,15 +223,15 @@ func (e *events) take() []client.Event {
 }
 
 // frame adds a frame decoded as the transport does.
-func (e *events) frame(ms int, dir transport.Direction, raw string, v client.Verdict, detail string) {
-	f := transport.NewInFrame([]byte(raw), at(ms))
+func (e *events) frame(ms int, dir client.Direction, raw string, v client.Verdict, detail string) {
+	f := client.NewInFrame([]byte(raw), at(ms))
 	f.Dir = dir
-	e.add(client.Event{Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: v, Detail: detail}})
+	e.add(client.Event{Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: v, Detail: detail, VerdictInDetail: strings.HasPrefix(detail, string(v)+" ")}})
 }
 
 // req adds a lifecycle transition of sonde's request id.
 func (e *events) req(ms int, id int64, method, tool string, state client.State) *client.ReqInfo {
-	r := &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: method, Tool: tool, State: state}
+	r := &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(id), Method: method, Tool: tool, State: state}
 	e.add(client.Event{Time: at(ms), Kind: client.EvRequest, Req: r})
 	return r
 }
@@ -244,14 +243,14 @@ func (e *events) call(ms int, id int64, method, tool, params string, timeoutMS i
 	if params != "" {
 		raw += `,"params":` + params
 	}
-	e.frame(ms, transport.Out, raw+"}", client.VerdictSent, "")
+	e.frame(ms, client.Out, raw+"}", client.VerdictSent, "")
 	e.req(ms, id, method, tool, client.StateSent)
 }
 
 // answer adds the result frame of id and its "resolved" transition.
 func (e *events) answer(ms, sentMS int, id int64, method, tool, result string) {
 	lat := time.Duration(ms-sentMS) * time.Millisecond
-	e.frame(ms, transport.In, `{"jsonrpc":"2.0","id":`+strconv.FormatInt(id, 10)+`,"result":`+result+`}`,
+	e.frame(ms, client.In, `{"jsonrpc":"2.0","id":`+strconv.FormatInt(id, 10)+`,"result":`+result+`}`,
 		client.VerdictResolved, "resolved id "+strconv.FormatInt(id, 10)+" after "+lat.String())
 	e.req(ms, id, method, tool, client.StateResolved).Latency = lat
 }
@@ -267,7 +266,7 @@ func (e *events) proc(ms int, p client.ProcInfo) {
 // progress adds a progress notification for id and its transition.
 func (e *events) progress(ms int, id int64, n, total float64, msg string) {
 	ns, ts := strconv.FormatFloat(n, 'f', -1, 64), strconv.FormatFloat(total, 'f', -1, 64)
-	e.frame(ms, transport.In, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+strconv.FormatInt(id, 10)+
+	e.frame(ms, client.In, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+strconv.FormatInt(id, 10)+
 		`,"progress":`+ns+`,"total":`+ts+`,"message":"`+msg+`"}}`, client.VerdictProgress, "progress "+ns+"/"+ts+" for id "+strconv.FormatInt(id, 10))
 	tot := total
 	e.req(ms, id, "tools/call", "", client.StateProgress).Progress = &client.Progress{Progress: n, Total: &tot, Message: msg}
@@ -281,12 +280,12 @@ func scenario() [][]client.Event {
 	var e events
 	var batches [][]client.Event
 
-	e.proc(0, client.ProcInfo{What: "start", Pid: 4242, Argv: []string{"srv", "--stdio"}})
+	e.proc(0, client.ProcInfo{What: client.ProcStart, Pid: 4242, Argv: []string{"srv", "--stdio"}})
 	e.stderr(2, "srv 1.4.0: listening on stdio\n")
 	e.call(5, 1, "initialize", "", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sonde","version":"0.1.0"}}`, 30_000)
-	e.frame(8, transport.In, "Starting demo server on stdio...", client.VerdictMalformed, "line on stdout is not JSON: servers must log to stderr")
+	e.frame(8, client.In, "Starting demo server on stdio...", client.VerdictMalformed, "line on stdout is not JSON: servers must log to stderr")
 	e.answer(17, 5, 1, "initialize", "", `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"demo-server","version":"1.4.0"}}`)
-	e.frame(18, transport.Out, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, client.VerdictSent, "")
+	e.frame(18, client.Out, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, client.VerdictSent, "")
 	e.call(20, 2, "tools/list", "", "", 30_000)
 	e.answer(24, 20, 2, "tools/list", "", `{"tools":[{"name":"echo"},{"name":"slow"},{"name":"hang"},{"name":"add"}]}`)
 	batches = append(batches, e.take())
@@ -301,10 +300,10 @@ func scenario() [][]client.Event {
 	e.call(1000, 5, "tools/call", "hang", `{"name":"hang","arguments":{},"_meta":{"progressToken":5}}`, 2000)
 	r := e.req(3000, 5, "tools/call", "hang", client.StateTimeout)
 	r.Latency, r.Err = 2*time.Second, errors.New("MCP_TIMEOUT: tools/call: no answer within 2s")
-	e.frame(3001, transport.Out, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"timeout"}}`, client.VerdictSent, "")
+	e.frame(3001, client.Out, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5,"reason":"timeout"}}`, client.VerdictSent, "")
 	e.stderr(3400, "hang: done after 2.5s")
 	e.stderr(3500, ", answering anyway\n")
-	e.frame(3502, transport.In, `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"finally"}]}}`, client.VerdictLate, "late response for id 5: timed out 502ms ago")
+	e.frame(3502, client.In, `{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"finally"}]}}`, client.VerdictLate, "late response for id 5: timed out 502ms ago")
 	batches = append(batches, e.take())
 
 	e.call(4000, 6, "tools/call", "slow", `{"name":"slow","arguments":{"ms":60000},"_meta":{"progressToken":6}}`, 60_000)

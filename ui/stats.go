@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // stats are the status bar's counters, folded from events in bounded
@@ -32,7 +31,7 @@ func (s *stats) apply(evs []client.Event) {
 		switch ev.Kind {
 		case client.EvRequest:
 			r := ev.Req
-			if r.Dir != transport.Out || !r.State.Final() {
+			if r.Dir != client.Out || !r.State.Final() {
 				continue
 			}
 			slot := ev.Time.UnixMilli() / slotMS

@@ -6,7 +6,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 func TestStatsRateAndErrors(t *testing.T) {
@@ -19,7 +18,7 @@ func TestStatsRateAndErrors(t *testing.T) {
 			state = client.StateTimeout
 		}
 		evs = append(evs, client.Event{Kind: client.EvRequest, Time: t0.Add(time.Duration(i) * 100 * time.Millisecond),
-			Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(int64(i + 1)), State: state}})
+			Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(int64(i + 1)), State: state}})
 	}
 	evs = append(evs, client.Event{Kind: client.EvFrame, Time: t0, Frame: &client.FrameInfo{Verdict: client.VerdictMalformed}})
 	s.apply(evs)

@@ -209,9 +209,9 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 		if ev.Kind == client.EvProcess && ev.Proc != nil {
 			switch ev.Proc.What {
-			case "start":
+			case client.ProcStart:
 				m.conn.pid = ev.Proc.Pid
-			case "exit":
+			case client.ProcExit:
 				m.conn.exited = "exited"
 				if ev.Proc.Exit != nil {
 					m.conn.exited = ev.Proc.Exit.Status()

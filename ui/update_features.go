@@ -12,7 +12,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/features"
 )
 
@@ -102,7 +101,7 @@ func (m *Model) featuresRefresh(evs []client.Event) tea.Cmd {
 		cmds = append(cmds, listFeaturesCmd(m.gen, m.sess.Client))
 	}
 	for _, ev := range evs {
-		if ev.Kind == client.EvFrame && ev.Frame != nil && ev.Frame.Dir == transport.In && ev.Frame.Msg.Method == mcp.MethodToolsChanged {
+		if ev.Kind == client.EvFrame && ev.Frame != nil && ev.Frame.Dir == client.In && ev.Frame.Msg.Method == mcp.MethodToolsChanged {
 			cmds = append(cmds, listToolsCmd(m.gen, m.sess.Client))
 			break
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/features"
 )
 
@@ -40,7 +39,7 @@ func TestFeaturesPane(t *testing.T) {
 		t.Fatalf("%s", screen)
 	}
 	// A list_changed makes the root list again, once.
-	ev := client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: transport.Frame{Dir: transport.In,
+	ev := client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.In,
 		Msg: jsonrpc.Message{Kind: jsonrpc.KindNotification, Method: mcp.MethodResourcesChanged, Params: json.RawMessage(`{}`)}}}}
 	hs.feed(ev)
 	if hs.m.features.WantsRefresh() {
@@ -48,7 +47,7 @@ func TestFeaturesPane(t *testing.T) {
 	}
 	// A tools list_changed makes the root list the tools again.
 	tc := ev
-	tc.Frame = &client.FrameInfo{Frame: transport.Frame{Dir: transport.In, Msg: jsonrpc.Message{Kind: jsonrpc.KindNotification, Method: mcp.MethodToolsChanged}}}
+	tc.Frame = &client.FrameInfo{Frame: client.Frame{Dir: client.In, Msg: jsonrpc.Message{Kind: jsonrpc.KindNotification, Method: mcp.MethodToolsChanged}}}
 	cmd := hs.m.featuresRefresh([]client.Event{tc})
 	if cmd == nil {
 		t.Fatal("no tools/list after a tools list_changed")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/lesson"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/theme"
@@ -300,7 +299,7 @@ func TestMouse(t *testing.T) {
 	// (with more frames than rows, in follow mode).
 	e := events{seq: 100}
 	for i := range 30 {
-		e.frame(6000+i, transport.In, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`, client.VerdictNotification, "")
+		e.frame(6000+i, client.In, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`, client.VerdictNotification, "")
 	}
 	hs.feed(e.take()...)
 	hs.press("2", "G", "1")
@@ -360,7 +359,7 @@ func TestEventsReachEveryPane(t *testing.T) {
 
 	// The process exit shows in the status bar, with its status.
 	var e events
-	e.proc(6000, client.ProcInfo{What: "exit", Pid: 4242, Exit: &transport.Exit{Pid: 4242, Code: 3}})
+	e.proc(6000, client.ProcInfo{What: client.ProcExit, Pid: 4242, Exit: &client.Exit{Pid: 4242, Code: 3}})
 	hs.feed(e.take()...)
 	if st := hs.status(); !strings.Contains(st, "exited: exit code 3") {
 		t.Errorf("status bar lacks the exit: %q", st)
@@ -370,8 +369,8 @@ func TestEventsReachEveryPane(t *testing.T) {
 func TestProcessExitWithoutStatus(t *testing.T) {
 	hs := newHarness(t, 80, 24)
 	var e events
-	e.proc(0, client.ProcInfo{What: "start", Pid: 7})
-	e.proc(10, client.ProcInfo{What: "exit", Pid: 7}) // no Exit: must not crash the UI
+	e.proc(0, client.ProcInfo{What: client.ProcStart, Pid: 7})
+	e.proc(10, client.ProcInfo{What: client.ProcExit, Pid: 7}) // no Exit: must not crash the UI
 	hs.feed(e.take()...)
 	if st := hs.status(); !strings.Contains(st, "pid 7") || !strings.Contains(st, "exited") {
 		t.Fatalf("status bar: %q", st)
@@ -500,7 +499,7 @@ func TestRestart(t *testing.T) {
 	var e events
 	e.seq = 100
 	e.req(6000, 6, "tools/call", "slow", client.StateExited).Err = errors.New("MCP_PROCESS_EXIT: server exited")
-	e.proc(6001, client.ProcInfo{What: "exit", Pid: 4242, Exit: &transport.Exit{Pid: 4242, Signal: "SIGTERM", Code: -1}})
+	e.proc(6001, client.ProcInfo{What: client.ProcExit, Pid: 4242, Exit: &client.Exit{Pid: 4242, Signal: "SIGTERM", Code: -1}})
 	if c := hs.send(eventsMsg{gen: 0, sub: hs.sub, evs: e.take()}); c == nil {
 		t.Fatal("old session's events did not re-arm its pump")
 	}
@@ -599,7 +598,7 @@ func TestPaneRequests(t *testing.T) {
 func TestShowFrames(t *testing.T) {
 	hs := newHarness(t, 120, 40)
 	hs.play()
-	hs.send(pending.ShowFramesMsg{ID: jsonrpc.Int(5), Dir: transport.Out})
+	hs.send(pending.ShowFramesMsg{ID: jsonrpc.Int(5), Dir: client.Out})
 	if hs.m.focus != paneFrames {
 		t.Fatalf("focus %d, want frames", hs.m.focus)
 	}
@@ -739,7 +738,7 @@ func TestMouseIgnoredUnderHelp(t *testing.T) {
 // (ctrl+r starts a new session); with Reconnect the UI restarts by itself.
 func TestSessionExpired(t *testing.T) {
 	expired := func() client.Event {
-		return client.Event{Time: at(100), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(3), Method: "tools/list",
+		return client.Event{Time: at(100), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(3), Method: "tools/list",
 			State: client.StateHTTP, Err: &client.Error{Code: client.CodeExpired, Message: "tools/list 3: HTTP 404 for session s"}}}
 	}
 	t.Run("hint", func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/answer"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
@@ -103,7 +102,7 @@ func (m *Model) trackElicitComplete(evs []client.Event, gen int) {
 	}
 	for _, ev := range evs {
 		f := ev.Frame
-		if ev.Kind != client.EvFrame || f == nil || f.Dir != transport.In || f.Msg.Kind != jsonrpc.KindNotification || f.Msg.Method != mcp.MethodElicitComplete {
+		if ev.Kind != client.EvFrame || f == nil || f.Dir != client.In || f.Msg.Kind != jsonrpc.KindNotification || f.Msg.Method != mcp.MethodElicitComplete {
 			continue
 		}
 		var p mcp.ElicitCompleteParams

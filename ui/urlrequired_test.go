@@ -32,7 +32,7 @@ func fixtureHarness(t *testing.T) *harness {
 	c := client.New(client.Options{Timeout: 10 * time.Second, ServerRequests: client.ServerRequests{Elicitation: true, Interactive: true}})
 	sub := c.Subscribe(1 << 16)
 	t.Cleanup(func() { c.Close() })
-	if err := c.Connect(client.Stdio(transport.StdioConfig{Argv: []string{os.Args[0]}, Env: env, KillAfter: 300 * time.Millisecond})); err != nil {
+	if err := c.Connect(client.Stdio(client.StdioConfig{Argv: []string{os.Args[0]}, Env: env, KillAfter: 300 * time.Millisecond})); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -203,7 +203,7 @@ func urlDone(gen int, tool string, ids ...string) toolDoneMsg {
 
 // elicitComplete is the frame of notifications/elicitation/complete.
 func elicitComplete(ms int, id string) client.Event {
-	f := transport.NewInFrame([]byte(`{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"`+id+`"}}`), at(ms))
+	f := client.NewInFrame([]byte(`{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"`+id+`"}}`), at(ms))
 	return client.Event{Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: client.VerdictNotification}}
 }
 

@@ -11,16 +11,13 @@ import (
 	"time"
 )
 
-// VolatileKeys are object members ignored at any depth: they change from
+// volatileKeys are object members ignored at any depth: they change from
 // one run to the next without the behaviour changing.
 var volatileKeys = []string{
 	"_meta", "timestamp", "createdAt", "updatedAt", "created_at", "updated_at",
 	"lastModified", "expiresAt", "sessionId", "session_id", "requestId", "request_id",
 	"traceId", "trace_id",
 }
-
-// VolatileKeys returns the object members the diff ignores at any depth.
-func VolatileKeys() []string { return append([]string(nil), volatileKeys...) }
 
 // Diff is one difference between a recorded and a new JSON value.
 type Diff struct {

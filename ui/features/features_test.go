@@ -16,7 +16,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/golden"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -89,7 +88,7 @@ func newModel(w, h int) *Model {
 
 func frame(method string, params string) client.Event {
 	return client.Event{Time: t0, Kind: client.EvFrame, Frame: &client.FrameInfo{
-		Frame: transport.Frame{Dir: transport.In, Msg: jsonrpc.Message{Kind: jsonrpc.KindNotification, Method: method, Params: json.RawMessage(params)}},
+		Frame: client.Frame{Dir: client.In, Msg: jsonrpc.Message{Kind: jsonrpc.KindNotification, Method: method, Params: json.RawMessage(params)}},
 	}}
 }
 

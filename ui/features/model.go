@@ -6,7 +6,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/form"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -164,7 +163,7 @@ func (m *Model) WantsRefresh() bool {
 func (m *Model) Apply(evs []client.Event) {
 	for i := range evs {
 		ev := &evs[i]
-		if ev.Kind != client.EvFrame || ev.Frame == nil || ev.Frame.Dir != transport.In {
+		if ev.Kind != client.EvFrame || ev.Frame == nil || ev.Frame.Dir != client.In {
 			continue
 		}
 		msg := ev.Frame.Msg

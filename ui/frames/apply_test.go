@@ -9,7 +9,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -136,10 +135,10 @@ func TestHTTPRows(t *testing.T) {
 	req.Seq = 1
 	m.Apply([]client.Event{
 		req,
-		{Seq: 2, Time: at(10), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 200, Stream: "POST 1", ReqID: jsonrpc.Int(1),
+		{Seq: 2, Time: at(10), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 200, Stream: "POST 1", ReqID: jsonrpc.Int(1),
 			Header: []string{"> Authorization: Bearer «redacted»", "< Mcp-Session-Id: abc"}}},
-		{Seq: 3, Time: at(11), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Stream: "POST 1", ReqID: jsonrpc.Int(1), EventID: "e1", Raw: []byte("id: e1\ndata: \n\n"), Note: "priming event (id, empty data); id e1"}},
-		{Seq: 4, Time: at(20), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 404, Stream: "POST 2", ReqID: jsonrpc.Int(2)}},
+		{Seq: 3, Time: at(11), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Stream: "POST 1", ReqID: jsonrpc.Int(1), EventID: "e1", Raw: []byte("id: e1\ndata: \n\n"), Note: "priming event (id, empty data); id e1"}},
+		{Seq: 4, Time: at(20), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 404, Stream: "POST 2", ReqID: jsonrpc.Int(2)}},
 	})
 	if m.Len() != 4 {
 		t.Fatalf("Len %d, want 4 rows", m.Len())
@@ -194,11 +193,11 @@ func TestAuthDiscoveryRows(t *testing.T) {
 	m.Reset()
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	m.Apply([]client.Event{
-		{Seq: 1, Time: at(1), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 401, Stream: "POST 1", ReqID: jsonrpc.Int(1),
+		{Seq: 1, Time: at(1), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 401, Stream: "POST 1", ReqID: jsonrpc.Int(1),
 			Header: []string{`< Www-Authenticate: Bearer scope="s"`}}},
-		{Seq: 2, Time: at(2), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "GET", URL: "http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp", Status: 404, Stream: "auth", ReqID: jsonrpc.Int(1),
+		{Seq: 2, Time: at(2), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "GET", URL: "http://127.0.0.1:1/.well-known/oauth-protected-resource/mcp", Status: 404, Stream: "auth", ReqID: jsonrpc.Int(1),
 			Note: "protected resource metadata (well-known URI 1 of 2): GET …: HTTP 404"}},
-		{Seq: 3, Time: at(3), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "GET", URL: "http://127.0.0.1:1/.well-known/oauth-protected-resource", Status: 200, Stream: "auth", ReqID: jsonrpc.Int(1),
+		{Seq: 3, Time: at(3), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "GET", URL: "http://127.0.0.1:1/.well-known/oauth-protected-resource", Status: 200, Stream: "auth", ReqID: jsonrpc.Int(1),
 			Header: []string{"> Accept: application/json", "< Content-Type: application/json"}, Raw: []byte(`{"resource":"http://127.0.0.1:1"}`),
 			Note: "protected resource metadata (well-known URI 2 of 2): resource http://127.0.0.1:1; authorization servers (none)"}},
 	})

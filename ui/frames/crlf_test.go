@@ -8,7 +8,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -18,8 +17,8 @@ import (
 func crlfSession() []client.Event {
 	evs := session()
 	for i, ev := range evs {
-		if f := ev.Frame; f.Dir == transport.In {
-			evs[i] = frameEv(ev.Seq, ev.Time.Sub(start), transport.In, string(f.Raw)+"\r", f.Verdict, f.Detail)
+		if f := ev.Frame; f.Dir == client.In {
+			evs[i] = frameEv(ev.Seq, ev.Time.Sub(start), client.In, string(f.Raw)+"\r", f.Verdict, f.Detail)
 		}
 	}
 	return evs

@@ -13,7 +13,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // prettyMax is the largest message the detail view pretty-prints; larger
@@ -75,7 +74,7 @@ func (m *Model) buildDetail() {
 	add := func(l ...span) { doc = append(doc, l) }
 
 	dirSt := skInfo
-	if f.Dir == transport.Out {
+	if f.Dir == client.Out {
 		dirSt = skAccent
 	}
 	add(span{dirSt, f.Dir.Arrow() + " " + f.Dir.String()}, sep,
@@ -101,7 +100,7 @@ func (m *Model) buildDetail() {
 	}
 	verdict := []span{{skVerdict, string(f.Verdict)}}
 	if f.Detail != "" {
-		verdict = append(verdict, span{skText, "  " + textfmt.Escape(detailAfterVerdict(f))})
+		verdict = append(verdict, span{skText, "  " + textfmt.Escape(f.DetailAfterVerdict())})
 	}
 	add(verdict...)
 	for _, fd := range e.lint {
@@ -188,7 +187,7 @@ func (m *Model) detailView() string {
 // httpDetail lays out an HTTP row: the exchange, its headers (secret values
 // already redacted by the transport), and the raw bytes of a stream event
 // or of an exchange's body.
-func (m *Model) httpDetail(add func(...span), h *transport.HTTPEvent) {
+func (m *Model) httpDetail(add func(...span), h *client.HTTPEvent) {
 	add()
 	add(span{skHeader, "http"})
 	if h.Method != "" {

@@ -1,6 +1,7 @@
 package frames
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,7 +9,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -17,17 +17,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // start is the time of the first synthetic frame.
 var start = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)
 
-// frameEv builds a frame event from raw bytes, decoded as the transport does.
-func frameEv(seq uint64, at time.Duration, dir transport.Direction, raw string, v client.Verdict, detail string) client.Event {
-	f := transport.NewInFrame([]byte(raw), start.Add(at))
+// frameEv builds a frame event from raw bytes, decoded as the transport does;
+// a detail led by the verdict is marked VerdictInDetail, as the client does.
+func frameEv(seq uint64, at time.Duration, dir client.Direction, raw string, v client.Verdict, detail string) client.Event {
+	f := client.NewInFrame([]byte(raw), start.Add(at))
 	f.Dir = dir
-	return client.Event{Seq: seq, Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: v, Detail: detail}}
+	return client.Event{Seq: seq, Time: f.Time, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: v, Detail: detail, VerdictInDetail: strings.HasPrefix(detail, string(v)+" ")}}
 }
 
 // session is a small exchange with one of each kind of frame.
 func session() []client.Event {
 	ms := time.Millisecond
-	out, in := transport.Out, transport.In
+	out, in := client.Out, client.In
 	evs := []client.Event{
 		frameEv(1, 0, out, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sonde","version":"0.1.0"}}}`, client.VerdictSent, ""),
 		frameEv(2, 12*ms, in, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"demo","version":"1.0"}}}`, client.VerdictResolved, "resolved id 1 after 12.0ms"),
@@ -100,7 +101,7 @@ func selSeq(m *Model) uint64 { return m.ring.at(m.sel).seq }
 
 // note is a notification from the server, event seq, one second after the session.
 func note(seq uint64) client.Event {
-	return frameEv(seq, 3*time.Second, transport.In, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`, client.VerdictNotification, "notifications/message")
+	return frameEv(seq, 3*time.Second, client.In, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`, client.VerdictNotification, "notifications/message")
 }
 
 // selectSeq selects the frame of client event seq and leaves follow mode;

@@ -9,7 +9,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // entry is one frame in the ring.
@@ -18,9 +17,9 @@ type entry struct {
 	seq    uint64
 	t      time.Time
 	f      *client.FrameInfo
-	h      *transport.HTTPEvent // set for an HTTP row (f is then its stand-in)
-	lint   []lint.Finding       // the protocol rules the frame breaks (package lint)
-	search string               // built on first use by the filter
+	h      *client.HTTPEvent // set for an HTTP row (f is then its stand-in)
+	lint   []lint.Finding    // the protocol rules the frame breaks (package lint)
+	search string            // built on first use by the filter
 }
 
 // ring holds the newest cap frames. Frames are numbered by an absolute
@@ -44,7 +43,7 @@ func (r *ring) oldest() uint64 { return r.total - uint64(len(r.buf)) }
 
 func (r *ring) at(abs uint64) *entry { return &r.buf[abs%uint64(r.cap)] }
 
-func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo, h *transport.HTTPEvent, proc int, found []lint.Finding) {
+func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, found []lint.Finding) {
 	if len(r.buf) < r.cap {
 		r.buf = append(r.buf, entry{})
 	}
@@ -60,15 +59,15 @@ const VerdictHTTP client.Verdict = "http"
 // chip and the detail view treat it like a frame: its id is the request the
 // exchange carried, its "method" the HTTP method and status, its raw bytes
 // those of a non-message SSE event.
-func httpFrame(h *transport.HTTPEvent, t time.Time) *client.FrameInfo {
+func httpFrame(h *client.HTTPEvent, t time.Time) *client.FrameInfo {
 	f := &client.FrameInfo{Verdict: VerdictHTTP}
 	f.Time, f.Raw, f.Stream, f.EventID = t, h.Raw, h.Stream, h.EventID
 	f.Msg.ID = h.ReqID
 	if h.Method == "" { // a stream event that is not a message
-		f.Dir, f.Msg.Method, f.Detail = transport.In, "sse", h.Note
+		f.Dir, f.Msg.Method, f.Detail = client.In, "sse", h.Note
 		return f
 	}
-	f.Dir, f.Msg.Method, f.Detail = transport.Out, h.Method, strings.TrimSpace(h.URL+" "+h.Note)
+	f.Dir, f.Msg.Method, f.Detail = client.Out, h.Method, strings.TrimSpace(h.URL+" "+h.Note)
 	if h.Status != 0 {
 		f.Msg.Method += " " + strconv.Itoa(h.Status)
 	}
@@ -76,13 +75,13 @@ func httpFrame(h *transport.HTTPEvent, t time.Time) *client.FrameInfo {
 }
 
 // httpProblem reports whether an HTTP row is a failure worth n/N: a status
-// that is not 2xx, an exchange with no answer, or a dropped stream.
-func httpProblem(h *transport.HTTPEvent) bool {
+// that is not 2xx, an exchange with no answer, or a stream event the
+// transport marked as a problem (a dropped stream, an event cut off).
+func httpProblem(h *client.HTTPEvent) bool {
 	if h.Method != "" {
 		return h.Status == 0 || h.Status/100 != 2
 	}
-	return strings.Contains(h.Note, "before the response") || strings.Contains(h.Note, "broke") ||
-		strings.Contains(h.Note, "not dispatched")
+	return h.Problem
 }
 
 // search returns the text the fuzzy filter matches for frame abs.
@@ -105,7 +104,7 @@ func (m *Model) Apply(evs []client.Event) {
 		if fs := m.lint.Check(*ev); len(fs) > 0 {
 			found = slices.Clone(fs)
 		}
-		if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == "start" || ev.Proc.What == "connect") {
+		if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect) {
 			m.proc++ // a restart: ids start again, so frames remember their process
 			continue
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -322,7 +321,7 @@ func TestRestyleFollowsTheSharedStyles(t *testing.T) {
 	st := theme.New(theme.Dark())
 	m := New(st, Options{})
 	m.SetSize(60, 5)
-	m.Apply([]client.Event{{Seq: 1, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: transport.Frame{Dir: transport.In, Raw: []byte("noise")}, Verdict: client.VerdictMalformed, Detail: "not json"}}})
+	m.Apply([]client.Event{{Seq: 1, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.In, Raw: []byte("noise")}, Verdict: client.VerdictMalformed, Detail: "not json"}}})
 	dark := m.View()
 	*st = *theme.New(theme.Light())
 	if m.View() != dark {
@@ -339,9 +338,9 @@ func TestRestyleFollowsTheSharedStyles(t *testing.T) {
 func TestRestartedProcessFrames(t *testing.T) {
 	m := New(theme.New(theme.NoColor()), Options{})
 	m.SetSize(90, 10)
-	start := client.Event{Kind: client.EvProcess, Proc: &client.ProcInfo{What: "start", Pid: 1}}
+	start := client.Event{Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcStart, Pid: 1}}
 	req := func(seq uint64) client.Event {
-		f := transport.Frame{Dir: transport.Out, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)}
+		f := client.Frame{Dir: client.Out, Raw: []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`)}
 		f.Msg.Kind, f.Msg.ID, f.Msg.Method = jsonrpc.KindRequest, jsonrpc.Int(1), "initialize"
 		return client.Event{Seq: seq, Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f, Verdict: client.VerdictSent}}
 	}
@@ -363,7 +362,7 @@ func TestVerdictShownOnce(t *testing.T) {
 	m := New(theme.New(theme.NoColor()), Options{})
 	m.SetSize(140, 4)
 	f := func(v client.Verdict, detail string) client.Event {
-		return client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: transport.Frame{Dir: transport.In, Raw: []byte("{}")}, Verdict: v, Detail: detail}}
+		return client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.In, Raw: []byte("{}")}, Verdict: v, Detail: detail, VerdictInDetail: strings.HasPrefix(detail, string(v)+" ")}}
 	}
 	m.Apply([]client.Event{f(client.VerdictResolved, "resolved id 3 after 2ms"), f(client.VerdictNotification, "notifications/tools/list_changed")})
 	v := ansi.Strip(m.View())

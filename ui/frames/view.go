@@ -9,7 +9,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // cols are the widths of the list columns. A row is: gutter (2: selection
@@ -205,9 +204,9 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	r.space()
 	arrow := f.Dir.Arrow()
 	if e.h != nil {
-		arrow = pick(f.Dir == transport.Out, "~>", "<~") // an HTTP exchange or stream event, not a message
+		arrow = pick(f.Dir == client.Out, "~>", "<~") // an HTTP exchange or stream event, not a message
 	}
-	r.cell(r.pen(pick(f.Dir == transport.Out, skAccent, skInfo)), arrow, 2, false, -1)
+	r.cell(r.pen(pick(f.Dir == client.Out, skAccent, skInfo)), arrow, 2, false, -1)
 	r.space()
 	id, idOff := "", -1
 	if f.Msg.ID.IsValid() {
@@ -247,7 +246,7 @@ func (m *Model) status(r *rowWriter, f *client.FrameInfo, sg segs, w int) {
 	r.cell(m.statePen(v, r.sel), v, vw, false, sg.verdict)
 	if dw := w - vw - 1; dw >= 0 {
 		r.space()
-		r.cell(r.pen(skText), textfmt.Escape(detailAfterVerdict(f)), dw, false, -1)
+		r.cell(r.pen(skText), textfmt.Escape(f.DetailAfterVerdict()), dw, false, -1)
 	}
 }
 
@@ -267,14 +266,4 @@ func (m *Model) bar() string {
 	right := m.pen(skSubtle, false).render(commas(uint64(m.count())) + " of " + commas(uint64(m.ring.len())) + " · esc clears")
 	lw := max(m.w-lipgloss.Width(right)-1, 0)
 	return fit(fit(left.String(), lw)+" "+right, m.w)
-}
-
-// detailAfterVerdict is the frame's detail without a leading repeat of the
-// verdict: "resolved id 3 after 2ms" shown after "resolved" reads
-// "id 3 after 2ms".
-func detailAfterVerdict(f *client.FrameInfo) string {
-	if v := string(f.Verdict) + " "; strings.HasPrefix(f.Detail, v) {
-		return f.Detail[len(v):]
-	}
-	return f.Detail
 }

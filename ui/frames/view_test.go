@@ -11,7 +11,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/golden"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -63,7 +62,7 @@ func TestViewSize(t *testing.T) {
 				m := New(theme.New(theme.Dark()), Options{})
 				m.SetSize(w, h)
 				m.Apply(session())
-				m.Apply([]client.Event{frameEv(19, 3e9, transport.In, `{"jsonrpc":"2.0","method":"日本語日本語日本語日本語","params":{"x":"\u0085日本"}}`, client.VerdictServerRequest, "日本語日本語 request from the server")})
+				m.Apply([]client.Event{frameEv(19, 3e9, client.In, `{"jsonrpc":"2.0","method":"日本語日本語日本語日本語","params":{"x":"\u0085日本"}}`, client.VerdictServerRequest, "日本語日本語 request from the server")})
 				set(m)
 				checkSize(t, fmt.Sprintf("%s %dx%d", name, w, h), m.View(), w, h)
 			}

@@ -12,7 +12,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // ModernFunc returns a client for a second fixture in the modern era
@@ -117,7 +116,7 @@ func transcript(evs []client.Event) []string {
 			continue
 		}
 		f := ev.Frame
-		if f.Dir == transport.Out {
+		if f.Dir == client.Out {
 			line := fmt.Sprintf("-> id %s %s", f.Msg.ID, f.Msg.Method)
 			if prev, ok := retryOf[f.Msg.ID]; ok {
 				line += fmt.Sprintf(" confirm, retry of id %s with inputResponses and requestState", prev)
@@ -128,7 +127,7 @@ func transcript(evs []client.Event) []string {
 			continue
 		}
 		detail := f.Detail
-		if f.Verdict == client.VerdictResolved && !strings.HasPrefix(detail, "input required") && f.Msg.Method == "" {
+		if f.Verdict == client.VerdictResolved && !f.InputRequired && f.Msg.Method == "" {
 			if t := firstText(f.Msg.Result); t != string(f.Msg.Result) {
 				detail += ": " + fmt.Sprintf("%q", t)
 			}

@@ -20,7 +20,7 @@ func modernFixture(t *testing.T) ModernFunc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := transport.StdioConfig{Argv: []string{os.Args[0], "--era", "modern"}, Env: env, KillAfter: 300 * time.Millisecond}
+	cfg := client.StdioConfig{Argv: []string{os.Args[0], "--era", "modern"}, Env: env, KillAfter: 300 * time.Millisecond}
 	return func() (*client.Client, client.Dialer, error) {
 		c := client.New(client.Options{Era: client.EraModern, ServerRequests: client.ServerRequests{Elicitation: true}, Inputs: Accept})
 		return c, client.Stdio(cfg), nil

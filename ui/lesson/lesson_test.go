@@ -12,7 +12,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -26,8 +25,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func frame(dir transport.Direction, kind jsonrpc.Kind, id int64, method, raw string) client.Event {
-	f := transport.Frame{Dir: dir, Raw: []byte(raw)}
+func frame(dir client.Direction, kind jsonrpc.Kind, id int64, method, raw string) client.Event {
+	f := client.Frame{Dir: dir, Raw: []byte(raw)}
 	f.Msg.Kind, f.Msg.ID, f.Msg.Method = kind, jsonrpc.Int(id), method
 	if kind == jsonrpc.KindResponse {
 		f.Msg.Result = []byte(raw)
@@ -36,7 +35,7 @@ func frame(dir transport.Direction, kind jsonrpc.Kind, id int64, method, raw str
 }
 
 func outcomeEvent(id int64, state client.State) client.Event {
-	return client.Event{Kind: client.EvRequest, Req: &client.ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: "tools/call", State: state, Latency: time.Second}}
+	return client.Event{Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(id), Method: "tools/call", State: state, Latency: time.Second}}
 }
 
 // The FIFO view pairs the n-th request with the n-th answer and marks the
@@ -46,11 +45,11 @@ func TestFIFOViewMarksWrongAnswers(t *testing.T) {
 	m.SetSize(100, 10)
 	m.trail.labels = map[int64]string{2: "slow", 3: "fast"}
 	m.Apply([]client.Event{
-		frame(transport.Out, jsonrpc.KindRequest, 2, "tools/call", ""),
-		frame(transport.Out, jsonrpc.KindRequest, 3, "tools/call", ""),
-		frame(transport.In, jsonrpc.KindResponse, 3, "", `{"content":[{"type":"text","text":"fast"}]}`),
+		frame(client.Out, jsonrpc.KindRequest, 2, "tools/call", ""),
+		frame(client.Out, jsonrpc.KindRequest, 3, "tools/call", ""),
+		frame(client.In, jsonrpc.KindResponse, 3, "", `{"content":[{"type":"text","text":"fast"}]}`),
 		outcomeEvent(3, client.StateResolved),
-		frame(transport.In, jsonrpc.KindResponse, 2, "", `{"content":[{"type":"text","text":"slow"}]}`),
+		frame(client.In, jsonrpc.KindResponse, 2, "", `{"content":[{"type":"text","text":"slow"}]}`),
 		outcomeEvent(2, client.StateResolved),
 	})
 	m.ToggleFIFO()
@@ -74,8 +73,8 @@ func TestFIFOViewAgreesWhenInOrder(t *testing.T) {
 	m := New(theme.New(theme.NoColor()), Options{})
 	m.SetSize(100, 10)
 	m.Apply([]client.Event{
-		frame(transport.Out, jsonrpc.KindRequest, 2, "tools/call", ""),
-		frame(transport.In, jsonrpc.KindResponse, 2, "", `{"content":[{"type":"text","text":"a"}]}`),
+		frame(client.Out, jsonrpc.KindRequest, 2, "tools/call", ""),
+		frame(client.In, jsonrpc.KindResponse, 2, "", `{"content":[{"type":"text","text":"a"}]}`),
 	})
 	m.ToggleFIFO()
 	if view := ansi.Strip(m.View()); strings.Contains(view, "WRONG") || !strings.Contains(view, "agree") {

@@ -8,7 +8,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // trail keeps what the FIFO comparison needs: sonde's requests in the order
@@ -45,13 +44,13 @@ const maxTrail = 64
 func (t *trail) apply(evs []client.Event) {
 	for _, ev := range evs {
 		switch {
-		case ev.Kind == client.EvFrame && ev.Frame.Dir == transport.Out && ev.Frame.Msg.Kind == jsonrpc.KindRequest:
+		case ev.Kind == client.EvFrame && ev.Frame.Dir == client.Out && ev.Frame.Msg.Kind == jsonrpc.KindRequest:
 			if id, ok := ev.Frame.Msg.ID.Int64(); ok {
 				t.requests = appendBounded(t.requests, request{id: id, method: ev.Frame.Msg.Method}, &t.reqGone)
 			}
-		case ev.Kind == client.EvFrame && ev.Frame.Dir == transport.In && ev.Frame.Msg.Kind == jsonrpc.KindResponse:
+		case ev.Kind == client.EvFrame && ev.Frame.Dir == client.In && ev.Frame.Msg.Kind == jsonrpc.KindResponse:
 			t.responses = appendBounded(t.responses, response{id: ev.Frame.Msg.ID, preview: resultPreview(ev.Frame)}, &t.respGone)
-		case ev.Kind == client.EvRequest && ev.Req.Dir == transport.Out && ev.Req.State.Final():
+		case ev.Kind == client.EvRequest && ev.Req.Dir == client.Out && ev.Req.State.Final():
 			if id, ok := ev.Req.ID.Int64(); ok {
 				t.outcomes[id] = outcome{state: ev.Req.State, latency: ev.Req.Latency}
 			}

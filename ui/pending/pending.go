@@ -25,7 +25,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -37,10 +36,10 @@ type CancelMsg struct{ ID int64 }
 type AnswerMsg struct{ ID jsonrpc.ID }
 
 // ShowFramesMsg asks the root to show the frames of request ID. Dir is
-// transport.Out for sonde's requests and transport.In for the server's.
+// client.Out for sonde's requests and client.In for the server's.
 type ShowFramesMsg struct {
 	ID  jsonrpc.ID
-	Dir transport.Direction
+	Dir client.Direction
 }
 
 // Options configure a Model. Zero values mean the defaults.
@@ -55,7 +54,7 @@ type Options struct {
 // Entry is a read-only snapshot of one live row.
 type Entry struct {
 	ID     jsonrpc.ID // unset for a request rejected before it got an id
-	Dir    transport.Direction
+	Dir    client.Direction
 	Method string
 	Tool   string
 	State  client.State
@@ -78,7 +77,7 @@ type Entry struct {
 }
 
 type reqKey struct {
-	dir transport.Direction
+	dir client.Direction
 	id  jsonrpc.ID
 }
 
@@ -181,7 +180,7 @@ func (m *Model) Apply(evs []client.Event) {
 		case ev.Kind == client.EvTask && ev.Task != nil:
 			m.applyTask(ev.Time, ev.Task)
 		case ev.Kind == client.EvHTTP && ev.HTTP != nil && ev.HTTP.ReqID.IsValid() && ev.HTTP.Stream != "":
-			if e := m.byKey[reqKey{transport.Out, ev.HTTP.ReqID}]; e != nil && !e.state.Final() {
+			if e := m.byKey[reqKey{client.Out, ev.HTTP.ReqID}]; e != nil && !e.state.Final() {
 				e.stream = clean(ev.HTTP.Stream, 60)
 			}
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -22,12 +21,12 @@ var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 // at is t0 plus ms milliseconds.
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
-func req(ms int, dir transport.Direction, id jsonrpc.ID, method string, state client.State) client.Event {
+func req(ms int, dir client.Direction, id jsonrpc.ID, method string, state client.State) client.Event {
 	return client.Event{Time: at(ms), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: dir, ID: id, Method: method, State: state}}
 }
 
 func out(ms int, id int64, method string, state client.State) client.Event {
-	return req(ms, transport.Out, jsonrpc.Int(id), method, state)
+	return req(ms, client.Out, jsonrpc.Int(id), method, state)
 }
 
 // queued is sonde's request id with a deadline timeout ms after ms.
@@ -118,14 +117,14 @@ func TestServerRequestsHaveTheirOwnIDs(t *testing.T) {
 	m := newModel(Options{})
 	m.Apply([]client.Event{
 		queued(0, 0, "initialize", "", 10000),
-		req(1, transport.In, jsonrpc.Int(0), "ping", client.StateReceived),
+		req(1, client.In, jsonrpc.Int(0), "ping", client.StateReceived),
 	})
 	if m.InFlight() != 2 {
 		t.Fatalf("InFlight = %d, want 2 (same id, two directions)", m.InFlight())
 	}
-	m.Apply([]client.Event{settle(req(2, transport.In, jsonrpc.Int(0), "ping", client.StateAnswered), time.Millisecond, nil)})
+	m.Apply([]client.Event{settle(req(2, client.In, jsonrpc.Int(0), "ping", client.StateAnswered), time.Millisecond, nil)})
 	es := m.Entries()
-	if es[0].State != client.StateQueued || es[1].State != client.StateAnswered || es[1].Dir != transport.In {
+	if es[0].State != client.StateQueued || es[1].State != client.StateAnswered || es[1].Dir != client.In {
 		t.Fatalf("entries = %+v", es)
 	}
 	if !strings.Contains(ansi.Strip(m.View()), "srv 0") {
@@ -136,8 +135,8 @@ func TestServerRequestsHaveTheirOwnIDs(t *testing.T) {
 func TestRejectedWithoutID(t *testing.T) {
 	m := newModel(Options{})
 	busy := &client.Error{Code: client.CodeBusy, Message: "tools/call: 8 requests already in flight"}
-	m.Apply([]client.Event{settle(req(0, transport.Out, jsonrpc.ID{}, "tools/call", client.StateRejected), 0, busy)})
-	m.Apply([]client.Event{settle(req(1, transport.Out, jsonrpc.ID{}, "tools/call", client.StateRejected), 0, busy)})
+	m.Apply([]client.Event{settle(req(0, client.Out, jsonrpc.ID{}, "tools/call", client.StateRejected), 0, busy)})
+	m.Apply([]client.Event{settle(req(1, client.Out, jsonrpc.ID{}, "tools/call", client.StateRejected), 0, busy)})
 	if m.InFlight() != 0 || len(m.Entries()) != 2 {
 		t.Fatalf("InFlight %d, live %d; want 0, 2", m.InFlight(), len(m.Entries()))
 	}
@@ -175,7 +174,7 @@ func TestKeys(t *testing.T) {
 	m := newModel(Options{})
 	m.Apply([]client.Event{
 		queued(0, 1, "tools/call", "a", 1000),
-		req(1, transport.In, jsonrpc.String("s1"), "sampling/createMessage", client.StateReceived),
+		req(1, client.In, jsonrpc.String("s1"), "sampling/createMessage", client.StateReceived),
 		queued(2, 7, "tools/call", "b", 1000),
 	})
 	if cmd := m.Update(press("c")); cmd == nil || cmd() != (CancelMsg{ID: 1}) {
@@ -185,11 +184,11 @@ func TestKeys(t *testing.T) {
 	if cmd := m.Update(press("c")); cmd != nil {
 		t.Fatalf("c on a server request returned %v", cmd())
 	}
-	if cmd := m.Update(press("enter")); cmd == nil || cmd() != (ShowFramesMsg{ID: jsonrpc.String("s1"), Dir: transport.In}) {
+	if cmd := m.Update(press("enter")); cmd == nil || cmd() != (ShowFramesMsg{ID: jsonrpc.String("s1"), Dir: client.In}) {
 		t.Fatalf("enter on row 2: %v", cmd)
 	}
 	m.Update(press("down"))
-	if cmd := m.Update(press("f")); cmd == nil || cmd() != (ShowFramesMsg{ID: jsonrpc.Int(7), Dir: transport.Out}) {
+	if cmd := m.Update(press("f")); cmd == nil || cmd() != (ShowFramesMsg{ID: jsonrpc.Int(7), Dir: client.Out}) {
 		t.Fatalf("f on row 3: %v", cmd)
 	}
 	m.Update(press("down")) // stays on the last row
@@ -290,7 +289,7 @@ func TestInFlightFirst(t *testing.T) {
 func TestHTTPStream(t *testing.T) {
 	m := newModel(Options{})
 	httpEv := func(ms int, id int64, stream string) client.Event {
-		return client.Event{Time: at(ms), Kind: client.EvHTTP, HTTP: &transport.HTTPEvent{Method: "POST", Stream: stream, ReqID: jsonrpc.Int(id), Status: 200}}
+		return client.Event{Time: at(ms), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "POST", Stream: stream, ReqID: jsonrpc.Int(id), Status: 200}}
 	}
 	m.Apply([]client.Event{queued(0, 7, "tools/call", "slow", 30000), out(1, 7, "tools/call", client.StateSent), httpEv(5, 7, "POST 7")})
 	if e := m.Entries()[0]; e.Stream != "POST 7" {

@@ -9,7 +9,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // CancelTaskMsg asks the root to cancel task TaskID (tasks/cancel): the
@@ -29,9 +28,9 @@ func (m *Model) applyTask(t time.Time, ti *client.TaskInfo) {
 		return
 	}
 	id := jsonrpc.String(ti.Task.TaskID)
-	dir, tool := transport.Out, ti.Tool
-	if ti.Dir == transport.In {
-		dir, tool = transport.In, ti.Method
+	dir, tool := client.Out, ti.Tool
+	if ti.Dir == client.In {
+		dir, tool = client.In, ti.Method
 	}
 	r := &client.ReqInfo{Dir: dir, ID: id, Method: taskMethod, Tool: tool, State: client.StateProgress}
 	if ti.End {
@@ -58,7 +57,7 @@ func (m *Model) applyTask(t time.Time, ti *client.TaskInfo) {
 // cancelTask returns the command that asks for the cancel of a task row.
 func cancelTask(e *entry) tea.Cmd {
 	id, ok := e.key.id.Str()
-	if !ok || e.method != taskMethod || e.key.dir != transport.Out {
+	if !ok || e.method != taskMethod || e.key.dir != client.Out {
 		return nil
 	}
 	return func() tea.Msg { return CancelTaskMsg{TaskID: id} }

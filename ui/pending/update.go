@@ -5,8 +5,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // KeyMap holds the pane's bindings.
@@ -93,7 +93,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		k.Answer.SetEnabled(!m.history)
 	case key.Matches(msg, k.Cancel):
 		e := m.selected()
-		if e == nil || e.key.dir != transport.Out || e.state.Final() {
+		if e == nil || e.key.dir != client.Out || e.state.Final() {
 			return nil
 		}
 		if id, ok := e.key.id.Int64(); ok {
@@ -101,7 +101,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return cancelTask(e)
 	case key.Matches(msg, k.Answer):
-		if e := m.selected(); e != nil && e.key.dir == transport.In && !e.state.Final() {
+		if e := m.selected(); e != nil && e.key.dir == client.In && !e.state.Final() {
 			id := e.key.id
 			if s, ok := id.Str(); ok && e.method == taskMethod {
 				// A task sonde runs for the server: its request waits as

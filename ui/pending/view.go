@@ -9,7 +9,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // Fixed column widths; the method and detail columns share the rest.
@@ -83,7 +82,7 @@ func (m *Model) header() []cell {
 func (m *Model) common(e *entry, mw int) []cell {
 	st := m.st
 	mark := ""
-	if e.key.dir == transport.In {
+	if e.key.dir == client.In {
 		mark = "srv"
 	}
 	id := "—"
@@ -138,7 +137,7 @@ func (m *Model) liveCells(e *entry) []cell {
 		// The clock stands still (client.HoldDeadlines).
 		detail = strings.TrimSpace("held while you answer the server  " + detail)
 	}
-	if e.key.dir == transport.In && detail == "" {
+	if e.key.dir == client.In && detail == "" {
 		// sonde sets no deadline on the server's requests: the server does.
 		detail = "awaits an answer (a) · the deadline is the server's"
 	}

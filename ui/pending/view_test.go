@@ -12,7 +12,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/golden"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -33,9 +32,9 @@ func scene(m *Model) {
 		settle(out(320, 4, "tools/call", client.StateError), 20*time.Millisecond, remote),
 		queued(400, 5, "resources/read", "", 4200),
 		progress(3000, 5, 42, nil, "bytes"),
-		req(1500, transport.In, jsonrpc.Int(0), "roots/list", client.StateReceived),
+		req(1500, client.In, jsonrpc.Int(0), "roots/list", client.StateReceived),
 		settle(out(2100, 2, "tools/call", client.StateTimeout), 2*time.Second, timeout),
-		settle(req(2900, transport.Out, jsonrpc.ID{}, "tools/call", client.StateRejected), 0, busy),
+		settle(req(2900, client.Out, jsonrpc.ID{}, "tools/call", client.StateRejected), 0, busy),
 		queued(3100, 6, "ping", "", 1000),
 	})
 	m.SetNow(at(4000))
@@ -88,7 +87,7 @@ func TestViewSize(t *testing.T) {
 func TestControlCharactersAreEscaped(t *testing.T) {
 	m := newModel(Options{})
 	m.SetSize(118, 3)
-	m.Apply([]client.Event{req(0, transport.In, jsonrpc.Int(1), "evil\x1b[2J\nmethod", client.StateReceived)})
+	m.Apply([]client.Event{req(0, client.In, jsonrpc.Int(1), "evil\x1b[2J\nmethod", client.StateReceived)})
 	v := m.View()
 	if strings.Contains(v, "\x1b[2J") || !strings.Contains(v, `evil\x1b[2J\nmethod`) {
 		t.Fatalf("method not escaped:\n%q", v)

@@ -224,12 +224,12 @@ func (m *Model) process(p *client.ProcInfo) {
 	pid := "pid " + strconv.Itoa(p.Pid)
 	k, label := kSep, ""
 	switch p.What {
-	case "start":
+	case client.ProcStart:
 		m.exit = ""
 		label = pid + " started: " + argv(p.Argv)
-	case "signal":
+	case client.ProcSignal:
 		label = "sonde sent " + p.Signal
-	case "exit":
+	case client.ProcExit:
 		label = pid + " exited"
 		if x := p.Exit; x != nil {
 			m.exit = x.Status()
@@ -243,13 +243,13 @@ func (m *Model) process(p *client.ProcInfo) {
 		} else {
 			m.exit = "exited"
 		}
-	case "connect":
+	case client.ProcConnect:
 		m.exit = ""
 		label = "connected to " + argv(p.Argv) + " over HTTP: a remote server's stderr is not visible"
-	case "spawn-failed":
+	case client.ProcSpawnFailed:
 		k, label, m.exit = kSepErr, "spawn failed", "spawn failed"
 	default:
-		label = pid + " " + p.What
+		label = pid + " " + string(p.What)
 	}
 	if p.Err != nil {
 		label += ": " + p.Err.Error()

@@ -11,7 +11,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -28,11 +27,11 @@ func proc(p client.ProcInfo) client.Event {
 }
 
 func start(pid int, argv ...string) client.Event {
-	return proc(client.ProcInfo{What: "start", Pid: pid, Argv: argv})
+	return proc(client.ProcInfo{What: client.ProcStart, Pid: pid, Argv: argv})
 }
 
 func exit(pid, code int, signal string, byClose bool) client.Event {
-	return proc(client.ProcInfo{What: "exit", Pid: pid, Exit: &transport.Exit{Pid: pid, Code: code, Signal: signal, ByClose: byClose}})
+	return proc(client.ProcInfo{What: client.ProcExit, Pid: pid, Exit: &client.Exit{Pid: pid, Code: code, Signal: signal, ByClose: byClose}})
 }
 
 func press(s string) tea.KeyPressMsg {
@@ -136,7 +135,7 @@ func TestProcessSeparators(t *testing.T) {
 	m.Apply([]client.Event{
 		start(1234, "node", "server.js", "--name", "my server"),
 		chunk("listening"),
-		proc(client.ProcInfo{What: "signal", Pid: 1234, Signal: "SIGTERM"}),
+		proc(client.ProcInfo{What: client.ProcSignal, Pid: 1234, Signal: "SIGTERM"}),
 		exit(1234, -1, "SIGKILL", true),
 	})
 	want := []string{
@@ -162,7 +161,7 @@ func TestProcessSeparators(t *testing.T) {
 	if m.lines.at(5).kind != kSep || m.lines.len() != 6 {
 		t.Error("exit code 0 is drawn as an error, or history was lost")
 	}
-	m.Apply([]client.Event{proc(client.ProcInfo{What: "spawn-failed", Err: errors.New("MCP_SPAWN: no such file")})})
+	m.Apply([]client.Event{proc(client.ProcInfo{What: client.ProcSpawnFailed, Err: errors.New("MCP_SPAWN: no such file")})})
 	if got := screen(m)[6]; !strings.HasPrefix(got, "── spawn failed: MCP_SPAWN: no such file ──") {
 		t.Errorf("spawn failure: %q", got)
 	}

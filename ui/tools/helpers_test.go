@@ -12,7 +12,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -122,12 +121,12 @@ func run(cmd tea.Cmd) []tea.Msg {
 
 func listChanged(seq uint64) client.Event {
 	return client.Event{Seq: seq, Kind: client.EvFrame, Frame: &client.FrameInfo{
-		Frame:   transport.Frame{Dir: transport.In, Raw: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`), Msg: jsonrpc.Message{Kind: jsonrpc.KindNotification, Method: mcp.MethodToolsChanged}},
+		Frame:   client.Frame{Dir: client.In, Raw: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`), Msg: jsonrpc.Message{Kind: jsonrpc.KindNotification, Method: mcp.MethodToolsChanged}},
 		Verdict: client.VerdictNotification}}
 }
 
 func otherFrame(seq uint64) client.Event {
 	return client.Event{Seq: seq, Kind: client.EvFrame, Frame: &client.FrameInfo{
-		Frame:   transport.Frame{Dir: transport.In, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), Msg: jsonrpc.Message{Kind: jsonrpc.KindResponse, ID: jsonrpc.Int(1)}},
+		Frame:   client.Frame{Dir: client.In, Raw: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), Msg: jsonrpc.Message{Kind: jsonrpc.KindResponse, ID: jsonrpc.Int(1)}},
 		Verdict: client.VerdictResolved}}
 }

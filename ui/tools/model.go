@@ -10,7 +10,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/form"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -149,7 +148,7 @@ func (m *Model) SetToolsAsOf(tools []mcp.Tool, asOf time.Time) {
 func (m *Model) Apply(evs []client.Event) {
 	for i := range evs {
 		f := evs[i].Frame
-		if evs[i].Kind == client.EvFrame && f != nil && f.Dir == transport.In &&
+		if evs[i].Kind == client.EvFrame && f != nil && f.Dir == client.In &&
 			f.Msg.Kind == jsonrpc.KindNotification && f.Msg.Method == mcp.MethodToolsChanged &&
 			(m.listedAsOf.IsZero() || f.Time.After(m.listedAsOf)) {
 			m.changed = true

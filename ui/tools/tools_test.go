@@ -13,7 +13,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/form"
 )
 
@@ -99,7 +98,7 @@ func TestNestedSchemaOpensJSONEditor(t *testing.T) {
 func TestListChanged(t *testing.T) {
 	m := newModel(t, 78, 20)
 	out := listChanged(2)
-	out.Frame.Dir = transport.Out
+	out.Frame.Dir = client.Out
 	m.Apply([]client.Event{otherFrame(1), out, {Seq: 3, Kind: client.EvStderr, Stderr: []byte("x")}})
 	if m.changed {
 		t.Fatal("hint set without an incoming list_changed")
@@ -234,7 +233,7 @@ func TestListChangedBeforeTheListIsNotAHint(t *testing.T) {
 	asked := time.Unix(100, 0)
 	m.SetToolsAsOf([]mcp.Tool{{Name: "echo"}}, asked)
 	changed := func(at time.Time) client.Event {
-		f := transport.Frame{Dir: transport.In, Time: at}
+		f := client.Frame{Dir: client.In, Time: at}
 		f.Msg.Kind, f.Msg.Method = jsonrpc.KindNotification, mcp.MethodToolsChanged
 		return client.Event{Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: f}}
 	}

@@ -56,16 +56,17 @@ type clientTask struct {
 }
 
 // clientTasksDeclared reports whether sonde declares tasks (see
-// ServerRequests.Tasks): only in the legacy era, from 2025-11-25, and for
-// a declared sampling or elicitation.
-func (c *Client) clientTasksDeclared() bool {
+// ServerRequests.Tasks): only in the legacy era (modern is false), from
+// 2025-11-25, and for a declared sampling or elicitation. It reads only the
+// options, which do not change after New: the caller need not hold c.mu.
+func (c *Client) clientTasksDeclared(modern bool) bool {
 	o := c.opts.ServerRequests
-	return o.Tasks && (o.Sampling || o.Elicitation) && c.opts.ProtocolVersion >= "2025-11-25" && c.era.resolved != EraModern
+	return !modern && o.Tasks && (o.Sampling || o.Elicitation) && c.opts.ProtocolVersion >= "2025-11-25"
 }
 
 // tasksCaps is the tasks capability sonde declares, or nil.
 func (c *Client) tasksCaps(modern bool) any {
-	if modern || !c.clientTasksDeclared() {
+	if !c.clientTasksDeclared(modern) {
 		return nil
 	}
 	o := c.opts.ServerRequests
@@ -90,7 +91,7 @@ func (c *Client) taskAugmentedLocked(req *ServerRequest) (ttl time.Duration, ok 
 	if json.Unmarshal(req.Params, &p) != nil || p.Task == nil {
 		return 0, false
 	}
-	if !c.clientTasksDeclared() {
+	if !c.clientTasksDeclared(c.modernLocked()) {
 		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s %s asks to run as a task (params.task), but sonde did not declare tasks for it: answered directly, as the spec asks", req.Method, req.ID)})
 		return 0, false
 	}

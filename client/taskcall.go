@@ -26,7 +26,7 @@ const (
 type TaskInfo struct {
 	Call   jsonrpc.ID
 	Tool   string
-	Dir    transport.Direction
+	Dir    Direction
 	Method string
 	Task   mcp.Task
 	// Err is set on the last event of a task that ended without a result.
@@ -171,132 +171,217 @@ func (c *Client) GoToolTask(ctx context.Context, name string, args json.RawMessa
 	return t
 }
 
+// run follows the task of a GoToolTask to its end: the tools/call's answer
+// (the task, or a plain result), the poll until the task ends, then its
+// result.
 func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 	defer close(t.done)
-	finish := func(res *mcp.CallToolResult, raw json.RawMessage, err error) {
-		t.res, t.raw, t.err, t.ended = res, raw, err, time.Now()
-		t.mu.Lock()
-		task := t.task
-		t.mu.Unlock()
-		if task.TaskID != "" {
-			t.c.emit(Event{Kind: EvTask, Task: &TaskInfo{Call: t.call, Tool: t.tool, Task: task, Err: err, End: true}})
-		}
+	if !t.awaitTask(call) {
+		return
 	}
+	p := t.startPoll(ctx, o)
+	defer p.stop()
+	if !p.untilEnd() || t.endCancelled(p) {
+		return
+	}
+	p.fetchResult()
+}
+
+// finish ends the task call with its outcome, and emits the task's last
+// event when a task was created.
+func (t *TaskCall) finish(res *mcp.CallToolResult, raw json.RawMessage, err error) {
+	t.res, t.raw, t.err, t.ended = res, raw, err, time.Now()
+	task := t.Task()
+	if task.TaskID != "" {
+		t.c.emit(Event{Kind: EvTask, Task: &TaskInfo{Call: t.call, Tool: t.tool, Task: task, Err: err, End: true}})
+	}
+}
+
+// awaitTask waits for the answer to the tools/call. It returns true when
+// the answer created a task (recorded as the task's first state);
+// otherwise it has ended the call, with the call's error, or with the plain
+// result of a server that ran the call directly. Either way, created is
+// closed.
+func (t *TaskCall) awaitTask(call *Call) bool {
+	defer close(t.created)
 	raw, err := call.Wait()
 	if err != nil {
-		close(t.created)
-		finish(nil, raw, err)
-		return
+		t.finish(nil, raw, err)
+		return false
 	}
 	var ctr struct {
 		Task *mcp.Task `json:"task"`
 	}
 	if json.Unmarshal(raw, &ctr) != nil || ctr.Task == nil || ctr.Task.TaskID == "" {
-		close(t.created)
 		// No task: the server ran the call directly.
 		res, err := ToolResult(t.tool, raw)
 		if err == nil {
 			t.c.emit(Event{Kind: EvNote, Note: "tools/call " + t.tool + ": the server answered a task-augmented call with a plain result (no task created)"})
 		}
-		finish(res, raw, err)
-		return
+		t.finish(res, raw, err)
+		return false
 	}
 	t.update(*ctr.Task)
-	close(t.created)
+	return true
+}
 
-	// Status notifications wake the poll early; a missed one only delays it.
-	// At input_required tasks/result starts (the server delivers its
-	// requests through it) and the poll goes on, so that the status shown
-	// stays live until the result arrives.
+// taskPoll follows a created task until it ends. Status notifications wake
+// the poll early; a missed one only delays it. At input_required
+// tasks/result starts (the server delivers its requests through it) and
+// the poll goes on, so that the status shown stays live until the result
+// arrives.
+type taskPoll struct {
+	t      *TaskCall
+	ctx    context.Context
+	o      TaskOptions
+	sub    *Subscription
+	events <-chan Event // the subscription's events; nil once it closed
+	timer  *time.Timer
+	next   time.Time // when the next tasks/get goes out
+	result *Call     // the tasks/result under way, or nil
+}
+
+// startPoll subscribes to the client's events (for status notifications)
+// and arms the first tasks/get at the task's poll interval.
+func (t *TaskCall) startPoll(ctx context.Context, o TaskOptions) *taskPoll {
 	sub := t.c.Subscribe(64)
-	defer sub.Close()
-	events := sub.C
-	next := time.Now().Add(pollInterval(t.Task().PollInterval))
-	timer := time.NewTimer(time.Until(next))
-	defer timer.Stop()
-	var result *Call // tasks/result
-	var resultDone <-chan struct{}
-	// settled waits for a tasks/result under way to settle (by ctx, its own
-	// deadline, or the server's answer once the task ended): the task call
-	// ends after every request it made.
-	settled := func() {
-		if result != nil {
-			<-resultDone
-		}
+	p := &taskPoll{t: t, ctx: ctx, o: o, sub: sub, events: sub.C}
+	p.next = time.Now().Add(pollInterval(t.Task().PollInterval))
+	p.timer = time.NewTimer(time.Until(p.next))
+	return p
+}
+
+// stop releases the timer and the subscription.
+func (p *taskPoll) stop() {
+	p.timer.Stop()
+	p.sub.Close()
+}
+
+// startResult sends tasks/result for the task; it has the deadline of any
+// request of the task.
+func (p *taskPoll) startResult() {
+	p.result = p.t.c.goFeature(p.ctx, mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: p.t.Task().TaskID}, p.o.Timeout)
+}
+
+// resultDone is the Done channel of the tasks/result under way (nil, which
+// never fires, when there is none).
+func (p *taskPoll) resultDone() <-chan struct{} {
+	if p.result == nil {
+		return nil
 	}
+	return p.result.Done()
+}
+
+// settled waits for a tasks/result under way to settle (by ctx, its own
+// deadline, or the server's answer once the task ended): the task call
+// ends after every request it made.
+func (p *taskPoll) settled() {
+	if p.result != nil {
+		<-p.result.Done()
+	}
+}
+
+// untilEnd polls until the task's status is terminal, or a tasks/result
+// started at input_required has answered, and then returns true. It
+// returns false when it ended the call itself: the caller gave up (ctx;
+// tasks/cancel sent), or a tasks/get failed.
+func (p *taskPoll) untilEnd() bool {
 	for {
-		task := t.Task()
+		task := p.t.Task()
 		if mcp.TaskTerminal(task.Status) {
-			break
+			return true
 		}
-		if task.Status == mcp.TaskInputRequired && result == nil {
-			result = t.c.goFeature(ctx, mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: task.TaskID}, o.Timeout)
-			resultDone = result.Done()
+		if task.Status == mcp.TaskInputRequired && p.result == nil {
+			p.startResult()
 		}
-		timer.Reset(time.Until(next))
+		p.timer.Reset(time.Until(p.next))
 		select {
-		case <-ctx.Done():
-			t.cancelOnAbort(task.TaskID, o)
-			settled()
-			finish(nil, nil, &Error{Code: CodeAborted, Message: "task " + task.TaskID + " of tools/call " + t.tool + ": cancelled by the caller (tasks/cancel sent)", Err: context.Cause(ctx)})
-			return
-		case <-resultDone:
-		case <-t.wake:
-			next = time.Now()
-			continue
-		case ev, ok := <-events:
+		case <-p.ctx.Done():
+			p.abort(task.TaskID)
+			return false
+		case <-p.resultDone():
+			return true
+		case <-p.t.wake:
+			p.next = time.Now()
+		case ev, ok := <-p.events:
 			if !ok {
-				events = nil
+				p.events = nil
 			} else if st, ok := statusNotification(ev, task.TaskID); ok {
-				t.update(st)
+				p.t.update(st)
 			}
-			continue
-		case <-timer.C:
-			raw, err := t.c.featureCallTimeout(ctx, mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: task.TaskID}, o.Timeout)
-			if err != nil {
-				if ctx.Err() != nil {
-					t.cancelOnAbort(task.TaskID, o)
-				}
-				settled()
-				finish(nil, raw, err)
-				return
+		case <-p.timer.C:
+			if !p.get(task.TaskID) {
+				return false
 			}
-			var st mcp.Task
-			if err := json.Unmarshal(raw, &st); err != nil || st.Status == "" {
-				settled()
-				finish(nil, raw, newErr(CodeProtocol, "tasks/get %s: result is not a Task: %s", task.TaskID, bounded(string(raw), 200)))
-				return
-			}
-			if st.TaskID == "" {
-				st.TaskID = task.TaskID
-			}
-			t.update(st)
-			next = time.Now().Add(pollInterval(t.Task().PollInterval))
-			continue
 		}
-		break // tasks/result answered
 	}
-	task := t.Task()
-	if task.Status == mcp.TaskCancelled {
-		settled()
-		// A tasks/cancel of sonde's (TaskCall.Cancel, CancelTask, or any
-		// request sent with that method) makes it an abort.
-		byUs := t.c.sentTaskCancel(task.TaskID)
-		e := newErr(CodeRemote, "task %s of tools/call %s was cancelled by the server%s", task.TaskID, t.tool, statusSuffix(task))
-		if byUs {
-			e = newErr(CodeAborted, "task %s of tools/call %s was cancelled (tasks/cancel)%s", task.TaskID, t.tool, statusSuffix(task))
-		}
-		finish(nil, nil, e)
-		return
-	}
-	// tasks/result blocks until the task ends; it has the deadline of any
-	// request of the task.
-	if result == nil {
-		result = t.c.goFeature(ctx, mcp.MethodTasksResult, mcp.TaskIDParams{TaskID: task.TaskID}, o.Timeout)
-	}
-	raw, err = result.Wait()
+}
+
+// abort ends the call of a caller that gave up: tasks/cancel goes out, and
+// the call fails with MCP_ABORTED.
+func (p *taskPoll) abort(taskID string) {
+	p.t.cancelOnAbort(taskID, p.o)
+	p.settled()
+	p.t.finish(nil, nil, &Error{Code: CodeAborted, Message: "task " + taskID + " of tools/call " + p.t.tool + ": cancelled by the caller (tasks/cancel sent)", Err: context.Cause(p.ctx)})
+}
+
+// get polls the task with tasks/get and schedules the next poll. It
+// returns false when the tasks/get failed, or answered something that is
+// not a Task: the call has then ended with that failure.
+func (p *taskPoll) get(taskID string) bool {
+	raw, err := p.t.c.featureCallTimeout(p.ctx, mcp.MethodTasksGet, mcp.TaskIDParams{TaskID: taskID}, p.o.Timeout)
 	if err != nil {
-		finish(nil, raw, err)
+		if p.ctx.Err() != nil {
+			p.t.cancelOnAbort(taskID, p.o)
+		}
+		p.settled()
+		p.t.finish(nil, raw, err)
+		return false
+	}
+	var st mcp.Task
+	if err := json.Unmarshal(raw, &st); err != nil || st.Status == "" {
+		p.settled()
+		p.t.finish(nil, raw, newErr(CodeProtocol, "tasks/get %s: result is not a Task: %s", taskID, bounded(string(raw), 200)))
+		return false
+	}
+	if st.TaskID == "" {
+		st.TaskID = taskID
+	}
+	p.t.update(st)
+	p.next = time.Now().Add(pollInterval(p.t.Task().PollInterval))
+	return true
+}
+
+// endCancelled ends the call of a task that ended cancelled, and reports
+// whether it did: MCP_ABORTED when sonde sent the tasks/cancel
+// (TaskCall.Cancel, CancelTask, or any request sent with that method),
+// MCP_ERROR when the server cancelled it.
+func (t *TaskCall) endCancelled(p *taskPoll) bool {
+	task := t.Task()
+	if task.Status != mcp.TaskCancelled {
+		return false
+	}
+	p.settled()
+	e := newErr(CodeRemote, "task %s of tools/call %s was cancelled by the server%s", task.TaskID, t.tool, statusSuffix(task))
+	if t.c.sentTaskCancel(task.TaskID) {
+		e = newErr(CodeAborted, "task %s of tools/call %s was cancelled (tasks/cancel)%s", task.TaskID, t.tool, statusSuffix(task))
+	}
+	t.finish(nil, nil, e)
+	return true
+}
+
+// fetchResult ends the call with the task's result: the answer to the
+// tasks/result under way, or to one sent now (it blocks until the task
+// ends). A result whose task shows no terminal status yet marks it
+// completed (or failed, for an isError result).
+func (p *taskPoll) fetchResult() {
+	t := p.t
+	if p.result == nil {
+		p.startResult()
+	}
+	raw, err := p.result.Wait()
+	if err != nil {
+		t.finish(nil, raw, err)
 		return
 	}
 	res, err := ToolResult(t.tool, raw)
@@ -312,13 +397,7 @@ func (t *TaskCall) run(ctx context.Context, call *Call, o TaskOptions) {
 		}
 		t.update(st)
 	}
-	finish(res, raw, err)
-}
-
-// TaskTerminalOrInput reports whether the poll of a task in status s stops:
-// the task ended, or needs input that only tasks/result delivers.
-func TaskTerminalOrInput(s string) bool {
-	return mcp.TaskTerminal(s) || s == mcp.TaskInputRequired
+	t.finish(res, raw, err)
 }
 
 // update records a new state of the task and emits it when it changed.
