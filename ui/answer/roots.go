@@ -190,13 +190,13 @@ func (r *Roots) View() string {
 		if i == r.sel && !r.adding {
 			marker, style = st.Accent.Render("› "), st.Accent
 		}
-		lines = append(lines, marker+style.Render(form.Clean(root.URI))+st.Subtle.Render("  "+form.Clean(root.Name)))
+		lines = append(lines, marker+style.Render(textfmt.Clean(root.URI))+st.Subtle.Render("  "+textfmt.Clean(root.Name)))
 	}
 	if r.adding {
 		lines = append(lines, "", r.input.View())
 	}
 	if r.err != "" {
-		lines = append(lines, st.Error.Render("✗ "+form.Clean(r.err)))
+		lines = append(lines, st.Error.Render("✗ "+textfmt.Clean(r.err)))
 	}
 	if r.changed {
 		lines = append(lines, "", st.Warn.Render("changed: enter applies, esc discards"))

@@ -13,7 +13,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/form"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -111,7 +110,7 @@ func (d *URLRequired) Done() int {
 
 // Title names the dialog for its border.
 func (d *URLRequired) Title() string {
-	return "URL required by " + form.Clean(d.server) + " · " + form.Clean(d.what)
+	return "URL required by " + textfmt.Clean(d.server) + " · " + textfmt.Clean(d.what)
 }
 
 // Keys returns the dialog's bindings.
@@ -158,7 +157,7 @@ func (d *URLRequired) View() string {
 		what = fmt.Sprintf("%d URLs", n)
 	}
 	var head, body, foot lines
-	head.add(wrap(form.Clean(d.server)+" asks you to open "+what+" before "+form.Clean(d.what)+" can go on.", d.w, st.Text, ""))
+	head.add(wrap(textfmt.Clean(d.server)+" asks you to open "+what+" before "+textfmt.Clean(d.what)+" can go on.", d.w, st.Text, ""))
 	head.add("")
 	selFrom, selTo := 0, 0
 	for i, e := range d.els {
@@ -180,11 +179,11 @@ func (d *URLRequired) View() string {
 		if e.Message == "" {
 			body.add("  " + st.Subtle.Render("(no message)"))
 		} else {
-			body.add(wrap(form.Clean(e.Message), d.w-2, st.Text, "  "))
+			body.add(wrap(textfmt.Clean(e.Message), d.w-2, st.Text, "  "))
 		}
-		body.add(wrap(form.Clean(e.URL), d.w-2, st.Accent, "  "))
-		body.add("  " + st.Subtle.Render("host ") + st.Text.Render(form.Clean(hostOf(e.URL))) +
-			st.Subtle.Render(" · elicitation id "+form.Clean(e.ElicitationID)))
+		body.add(wrap(textfmt.Clean(e.URL), d.w-2, st.Accent, "  "))
+		body.add("  " + st.Subtle.Render("host ") + st.Text.Render(textfmt.Clean(hostOf(e.URL))) +
+			st.Subtle.Render(" · elicitation id "+textfmt.Clean(e.ElicitationID)))
 		if i == d.sel {
 			selTo = len(body)
 		}

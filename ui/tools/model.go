@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
@@ -176,7 +177,7 @@ func (m *Model) Capturing() bool { return m.mode == modeFilter || m.mode == mode
 func (m *Model) Title() string {
 	t := fmt.Sprintf("Tools %d", len(m.tools))
 	if m.query != "" {
-		t += " · filter: " + form.Clean(m.query)
+		t += " · filter: " + textfmt.Clean(m.query)
 	}
 	if m.inFlight > 0 {
 		t += fmt.Sprintf(" · %d calling", m.inFlight)

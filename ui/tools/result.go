@@ -12,7 +12,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/form"
 )
 
 // bodyCache holds the drawn body of the result shown, for one width: a
@@ -33,7 +32,7 @@ func (m *Model) header(r *result, bodyLen int) []string {
 	if r.ID.IsValid() {
 		id = r.ID.String()
 	}
-	left := st.Accent.Render(form.Clean(r.Tool)) + st.Subtle.Render(" · id ") + st.Text.Render(id) +
+	left := st.Accent.Render(textfmt.Clean(r.Tool)) + st.Subtle.Render(" · id ") + st.Text.Render(id) +
 		st.Subtle.Render(" · ") + st.Text.Render(textfmt.Dur(r.Latency))
 	if r.Err == nil && r.Result != nil && r.Result.IsError {
 		left += st.Subtle.Render(" · ") + st.Error.Render("isError")
@@ -155,15 +154,15 @@ func (m *Model) block(c mcp.Content, w int) []string {
 		}
 		return out
 	case "image", "audio":
-		return []string{st.Info.Render(fmt.Sprintf("[%s %s, %s]", c.Type, form.Clean(c.MimeType), textfmt.Size(decodedLen(c.Data))))}
+		return []string{st.Info.Render(fmt.Sprintf("[%s %s, %s]", c.Type, textfmt.Clean(c.MimeType), textfmt.Size(decodedLen(c.Data))))}
 	case "resource_link":
-		return []string{st.Info.Render("[resource_link " + form.Clean(c.URI) + "]")}
+		return []string{st.Info.Render("[resource_link " + textfmt.Clean(c.URI) + "]")}
 	}
 	name := c.Type
 	if name == "" {
 		name = "block without a type"
 	}
-	return []string{st.Info.Render("[" + form.Clean(name) + "]")}
+	return []string{st.Info.Render("[" + textfmt.Clean(name) + "]")}
 }
 
 // decodedLen is the byte size of base64 data.
