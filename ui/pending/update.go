@@ -130,7 +130,7 @@ func (m *Model) cur() *cursor {
 // rows is the number of rows of the current view.
 func (m *Model) rows() int {
 	if m.history {
-		return m.hist.len()
+		return m.hist.Len()
 	}
 	return len(m.live)
 }
@@ -150,7 +150,7 @@ func (m *Model) selected() *entry {
 		return nil
 	}
 	if m.history {
-		return m.hist.at(c.sel)
+		return m.hist.At(c.sel)
 	}
 	return m.live[c.sel]
 }
@@ -158,7 +158,7 @@ func (m *Model) selected() *entry {
 // scroll clamps both cursors and keeps each selection on screen.
 func (m *Model) scroll() {
 	m.lv.clamp(len(m.live), m.page())
-	m.hv.clamp(m.hist.len(), m.page())
+	m.hv.clamp(m.hist.Len(), m.page())
 }
 
 // clamp keeps sel within n rows and on a screen of page rows.

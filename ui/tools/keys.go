@@ -64,8 +64,8 @@ func (m *Model) syncKeys() {
 	k.AcceptFilter.SetEnabled(filter)
 	k.Call.SetEnabled((list && len(m.visible) > 0) || (result && m.current() != nil))
 	k.Refresh.SetEnabled(list || result)
-	k.Older.SetEnabled((list && len(m.results) > 0) || (result && m.cur > 0))
-	k.Newer.SetEnabled((list && len(m.results) > 0) || (result && m.cur < len(m.results)-1))
+	k.Older.SetEnabled((list && m.results.Len() > 0) || (result && m.cur > 0))
+	k.Newer.SetEnabled((list && m.results.Len() > 0) || (result && m.cur < m.results.Len()-1))
 	k.Back.SetEnabled(result)
 	if m.form != nil {
 		k.Form = m.form.Keys()

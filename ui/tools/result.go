@@ -37,9 +37,9 @@ func (m *Model) header(r *result, bodyLen int) []string {
 	if r.Err == nil && r.Result != nil && r.Result.IsError {
 		left += st.Subtle.Render(" · ") + st.Error.Render("isError")
 	}
-	right := fmt.Sprintf("result %d/%d", m.cur+1, len(m.results))
-	if m.evicted > 0 {
-		right += fmt.Sprintf(" (+%d dropped)", m.evicted)
+	right := fmt.Sprintf("result %d/%d", m.cur+1, m.results.Len())
+	if m.results.Evicted() > 0 {
+		right += fmt.Sprintf(" (+%d dropped)", m.results.Evicted())
 	}
 	if !r.at.IsZero() && !m.now.IsZero() {
 		if d := m.now.Sub(r.at); d >= time.Second {

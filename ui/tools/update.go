@@ -90,7 +90,7 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Refresh):
 		return refresh
 	case key.Matches(msg, k.Older), key.Matches(msg, k.Newer):
-		m.mode, m.cur, m.scroll = modeResult, len(m.results)-1, 0
+		m.mode, m.cur, m.scroll = modeResult, m.results.Len()-1, 0
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (m *Model) resultKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Older):
 		m.cur, m.scroll = max(m.cur-1, 0), 0
 	case key.Matches(msg, k.Newer):
-		m.cur, m.scroll = min(m.cur+1, len(m.results)-1), 0
+		m.cur, m.scroll = min(m.cur+1, m.results.Len()-1), 0
 	case key.Matches(msg, k.Call):
 		if r := m.current(); r != nil {
 			m.openForm(r.Tool)
