@@ -27,6 +27,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -296,7 +297,7 @@ func (m *Model) compact() {
 		}
 	}
 	m.live = append(inFlight, settled...)
-	m.lv.sel = max(min(m.lv.sel, len(m.live)-1), 0)
+	m.lv.sel = list.Clamp(m.lv.sel, len(m.live))
 	for i, e := range m.live {
 		if e == selected && !e.dead {
 			m.lv.sel = i
@@ -304,7 +305,7 @@ func (m *Model) compact() {
 		}
 	}
 	if next >= 0 {
-		m.lv.sel = max(min(next, len(m.live)-1), 0)
+		m.lv.sel = list.Clamp(next, len(m.live))
 	}
 }
 
