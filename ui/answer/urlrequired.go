@@ -13,6 +13,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -49,9 +50,12 @@ type URLRequiredKeyMap struct {
 
 // DefaultURLRequiredKeyMap returns the default bindings.
 func DefaultURLRequiredKeyMap() URLRequiredKeyMap {
+	nav := list.DefaultKeyMap()
+	nav.Up.SetHelp("↑/k", "previous URL")
+	nav.Down.SetHelp("↓/j", "next URL")
 	return URLRequiredKeyMap{
-		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous URL")),
-		Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next URL")),
+		Up:    nav.Up,
+		Down:  nav.Down,
 		Copy:  key.NewBinding(key.WithKeys("y", "c"), key.WithHelp("y", "copy URL")),
 		Retry: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry the call")),
 		Close: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
@@ -131,9 +135,9 @@ func (d *URLRequired) Update(msg tea.Msg) (Action, tea.Cmd) {
 	}
 	switch {
 	case key.Matches(k, d.keys.Up):
-		d.sel = max(d.sel-1, 0)
+		d.sel = list.Clamp(d.sel-1, len(d.els))
 	case key.Matches(k, d.keys.Down):
-		d.sel = min(d.sel+1, len(d.els)-1)
+		d.sel = list.Clamp(d.sel+1, len(d.els))
 	case key.Matches(k, d.keys.Copy) && len(d.els) > 0:
 		d.copied = d.sel
 		return None, tea.SetClipboard(d.els[d.sel].URL)

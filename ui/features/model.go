@@ -9,6 +9,7 @@ import (
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -220,7 +221,7 @@ func (m *Model) SetLists(msg ListedMsg) {
 	}
 	m.resources, m.prompts, m.loaded = res, prm, true
 	for v := range m.sel[:ViewLog] {
-		m.sel[v] = max(min(m.sel[v], len(m.items(View(v)))-1), 0)
+		m.sel[v] = list.Clamp(m.sel[v], len(m.items(View(v))))
 	}
 	m.syncKeys()
 }

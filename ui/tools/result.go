@@ -12,6 +12,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // bodyCache holds the drawn body of the result shown, for one width: a
@@ -94,14 +95,14 @@ func (m *Model) body() []string {
 
 func (m *Model) scrollBy(d int) {
 	n := len(m.body())
-	m.scroll = min(max(m.scroll+d, 0), max(n-m.bodyHeight(), 0))
+	m.scroll = list.ClampTop(m.scroll+d, n, m.bodyHeight())
 }
 
 func (m *Model) resultView() string {
 	r := m.current()
 	body := m.body()
 	h := m.bodyHeight()
-	m.scroll = min(max(m.scroll, 0), max(len(body)-h, 0))
+	m.scroll = list.ClampTop(m.scroll, len(body), h)
 	out := m.header(r, len(body))
 	out = append(out, body[m.scroll:min(m.scroll+h, len(body))]...)
 	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)

@@ -5,6 +5,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // Update handles keys, paste and mouse messages while the pane is focused,
@@ -47,28 +48,14 @@ func (m *Model) move(msg tea.KeyPressMsg) bool {
 	if m.mode == modeResult {
 		page = max(m.bodyHeight()-1, 1)
 	}
-	k := m.keys
-	d := 0
-	switch {
-	case key.Matches(msg, k.Up):
-		d = -1
-	case key.Matches(msg, k.Down):
-		d = 1
-	case key.Matches(msg, k.PageUp):
-		d = -page
-	case key.Matches(msg, k.PageDown):
-		d = page
-	case key.Matches(msg, k.Home):
-		d = -1 << 30
-	case key.Matches(msg, k.End):
-		d = 1 << 30
-	default:
+	d, ok := m.keys.Delta(msg, page)
+	if !ok {
 		return false
 	}
 	if m.mode == modeResult {
 		m.scrollBy(d)
 	} else {
-		m.sel = min(max(m.sel+d, 0), max(len(m.visible)-1, 0))
+		m.sel = list.Clamp(m.sel+d, len(m.visible))
 	}
 	return true
 }
@@ -196,7 +183,7 @@ func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
 	case modeResult:
 		m.scrollBy(d)
 	default:
-		m.sel = min(max(m.sel+d/3, 0), max(len(m.visible)-1, 0))
+		m.sel = list.Clamp(m.sel+d/3, len(m.visible))
 	}
 	return nil
 }

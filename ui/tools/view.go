@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // sideBySide is the width from which the detail goes beside the list.
@@ -124,13 +125,7 @@ func (m *Model) listLines(l listLayout) []string {
 	case len(m.visible) == 0:
 		return []string{st.Subtle.Render("no tool matches “" + textfmt.Clean(m.query) + "”")}
 	}
-	if m.sel < m.top {
-		m.top = m.sel
-	}
-	if m.sel >= m.top+l.listH {
-		m.top = m.sel - l.listH + 1
-	}
-	m.top = max(min(m.top, len(m.visible)-l.listH), 0)
+	m.top = list.Scroll(m.top, m.sel, len(m.visible), l.listH)
 	out := make([]string, 0, l.listH)
 	for i := m.top; i < len(m.visible) && len(out) < l.listH; i++ {
 		out = append(out, m.row(i, l.listW))
