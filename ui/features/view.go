@@ -7,6 +7,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // Title counts what each view holds, with what the last list_changed
@@ -96,10 +97,7 @@ func (m *Model) listLines(h int) []string {
 		listH = min(len(its), max(h-len(out), 1))
 	}
 	sel := m.sel[m.view]
-	top := max(min(sel-listH+1, len(its)-listH), 0)
-	if sel < top {
-		top = sel
-	}
+	top := list.Scroll(0, sel, len(its), listH)
 	for i := top; i < top+listH && i < len(its); i++ {
 		out = append(out, m.row(its[i], i == sel))
 	}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // maxIssueLines bounds the problems listed above the fields or under the
@@ -51,13 +52,7 @@ func (f *Form) layout() {
 	f.editor.SetWidth(f.w)
 	f.editor.SetHeight(max(f.h-f.headerLines()-f.issueLines(), 1))
 	shown := max((f.h-f.headerLines())/2, 1)
-	if f.focus < f.top {
-		f.top = f.focus
-	}
-	if f.focus >= f.top+shown {
-		f.top = f.focus - shown + 1
-	}
-	f.top = max(min(f.top, len(f.fields)-shown), 0)
+	f.top = list.Scroll(f.top, f.focus, len(f.fields), shown)
 }
 
 // View draws the form in exactly the size given to SetSize.

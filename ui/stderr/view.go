@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // partialNote ends the incomplete last line.
@@ -151,7 +152,7 @@ func (m *Model) clamp(p pos) pos {
 	case p.line >= hi:
 		return pos{hi - 1, 0}
 	}
-	p.sub = max(min(p.sub, len(m.rowsOf(p.line))-1), 0) // rows change with width and wrap
+	p.sub = list.Clamp(p.sub, len(m.rowsOf(p.line))) // rows change with width and wrap
 	return p
 }
 
