@@ -100,6 +100,7 @@ func TestSanitize(t *testing.T) {
 		{"c1 csi", "a\u009b31mb", `a\u009b31mb`},
 		{"unicode", "héllo 日本", "héllo 日本"},
 		{"cut escape", "x\x1b[3", "x"},
+		{"newline in a separator label", "exec: a\nb", `exec: a\nb`},
 	} {
 		if got := sanitize([]byte(c.in)); got != c.want {
 			t.Errorf("%s: sanitize(%q) = %q, want %q", c.name, c.in, got, c.want)
