@@ -1,6 +1,8 @@
 // Package textfmt renders durations, sizes, raw bytes and fixed-width cells
 // for the panes: small pure functions, shared so every pane shows the same
-// thing the same way.
+// thing the same way. It is also the one door to the terminal for text from
+// outside sonde: Sanitize (and Escape, Clean, CleanBlock, Preview) apply one
+// policy to control characters and invalid UTF-8.
 package textfmt
 
 import (
