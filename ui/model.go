@@ -163,6 +163,8 @@ func New(opts Options) *Model {
 	}
 	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features}
 	m.keys.Record.SetEnabled(opts.Recorder != nil)
+	m.keys.LessonNext.SetEnabled(opts.Lesson != nil)
+	m.keys.FIFO.SetEnabled(opts.Lesson != nil)
 	if opts.Recorder != nil {
 		m.rec.On, m.rec.Path, m.rec.Note = opts.Recorder.State()
 	}

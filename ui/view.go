@@ -130,11 +130,7 @@ func (m *Model) renderHelp() string {
 		return textfmt.Lines(b.String(), m.width, m.height-1) + "\n" + m.statusBar()
 	}
 	b.WriteString(m.styles.Accent.Render("Everywhere") + "\n\n")
-	full := m.keys.FullHelp()
-	if m.opts.Lesson == nil {
-		full = full[:2]
-	}
-	b.WriteString(hm.FullHelpView(full) + "\n\n")
+	b.WriteString(hm.FullHelpView(m.keys.FullHelp()) + "\n\n")
 	if m.rp != nil {
 		b.WriteString(m.styles.Accent.Render("Replay") + "\n\n")
 		b.WriteString(hm.FullHelpView(m.rp.keys.FullHelp()) + "\n\n")

@@ -1,6 +1,8 @@
-// Package format renders durations, sizes, raw bytes and fixed-width cells
+// Package textfmt renders durations, sizes, raw bytes and fixed-width cells
 // for the panes: small pure functions, shared so every pane shows the same
-// thing the same way.
+// thing the same way. It is also the one door to the terminal for text from
+// outside sonde: Sanitize (and Escape, Clean, CleanBlock, Preview) apply one
+// policy to control characters and invalid UTF-8.
 package textfmt
 
 import (
@@ -8,7 +10,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -44,56 +45,6 @@ func Size(n int) string {
 		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
-}
-
-// Preview renders raw bytes on one line, at most max runes, escaped as by
-// Escape; an ellipsis marks a cut.
-func Preview(b []byte, max int) string {
-	return escape(b, max)
-}
-
-// Escape makes text from the wire safe to draw on one line: control
-// characters (C0, DEL, C1) and invalid UTF-8 are escaped (\r, \n, \t, \xNN,
-// \u00NN), so no byte can act on the terminal and the screen shows exactly
-// what was there.
-func Escape(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return escape([]byte(s), -1)
-		}
-	}
-	return s
-}
-
-// escape is Preview; max < 0 means no limit.
-func escape(b []byte, max int) string {
-	var sb strings.Builder
-	n := 0
-	for len(b) > 0 && (max < 0 || n < max) {
-		r, size := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			fmt.Fprintf(&sb, `\x%02x`, b[0])
-		case r == '\r':
-			sb.WriteString(`\r`)
-		case r == '\n':
-			sb.WriteString(`\n`)
-		case r == '\t':
-			sb.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&sb, `\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f:
-			fmt.Fprintf(&sb, `\u%04x`, r)
-		default:
-			sb.WriteRune(r)
-		}
-		b = b[size:]
-		n++
-	}
-	if len(b) > 0 {
-		sb.WriteString("…")
-	}
-	return sb.String()
 }
 
 // Fit cuts or pads s (which may hold ANSI styling) to exactly width cells.

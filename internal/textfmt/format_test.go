@@ -36,21 +36,6 @@ func TestLines(t *testing.T) {
 	}
 }
 
-func TestPreview(t *testing.T) {
-	for in, want := range map[string]string{
-		"a\r\nb\tc":        `a\r\nb\tc`,
-		"\x1b[31mred":      `\x1b[31mred`,
-		"bad\xffutf8":      `bad\xffutf8`,
-		"c1\u0085x":        `c1\u0085x`,
-		"日本語":              "日本語",
-		"abcdefghijklmnop": "abcdefghij…",
-	} {
-		if got := Preview([]byte(in), 10); got != want {
-			t.Errorf("Preview(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestDurAndSize(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		740 * time.Microsecond: "740µs", 12300 * time.Microsecond: "12.3ms", 1204 * time.Millisecond: "1.204s",
@@ -63,22 +48,6 @@ func TestDurAndSize(t *testing.T) {
 	for n, want := range map[int]string{183: "183B", 2048: "2.0KiB", 8 << 20: "8.0MiB"} {
 		if got := Size(n); got != want {
 			t.Errorf("Size(%d) = %q", n, got)
-		}
-	}
-}
-
-func TestEscape(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain":         "plain",
-		"\x1b[2J":       `\x1b[2J`,
-		"a\r\n\tb":      `a\r\n\tb`,
-		"\u009b31m":     `\u009b31m`,
-		"bad \xff utf8": `bad \xff utf8`,
-		"日本語 ok":        "日本語 ok",
-		"del\x7f":       `del\x7f`,
-	} {
-		if got := Escape(in); got != want {
-			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

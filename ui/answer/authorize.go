@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
-	"github.com/sonde-mcp/sonde/ui/form"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -93,7 +92,7 @@ func (d *Authorize) View() string {
 	l.add(wrap(fmt.Sprintf("The server answered 401: it wants an OAuth token. Open this URL in a browser and sign in; sonde waits up to %v for the browser's redirect to its loopback listener, then connects with the token.", d.wait), w, st.Text, ""))
 	l.add("")
 	// The URL is cut at the width, not at its hyphens: full rows.
-	l.add(st.Accent.Render(ansi.Hardwrap(form.Clean(d.url), w, true)))
+	l.add(st.Accent.Render(ansi.Hardwrap(textfmt.Clean(d.url), w, true)))
 	l.add("")
 	note := "sonde does not open URLs: y copies it (OSC 52, where the terminal allows it)"
 	if d.copied {

@@ -13,6 +13,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -32,9 +33,10 @@ type RootsKeyMap struct {
 
 // DefaultRootsKeyMap returns the default bindings.
 func DefaultRootsKeyMap() RootsKeyMap {
+	nav := list.DefaultKeyMap()
 	return RootsKeyMap{
-		Up:      key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("↑/k", "up")),
-		Down:    key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("↓/j", "down")),
+		Up:      nav.Up,
+		Down:    nav.Down,
 		Add:     key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "add directory")),
 		Remove:  key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "remove")),
 		Apply:   key.NewBinding(key.WithKeys("enter", "ctrl+s"), key.WithHelp("enter", "apply (list_changed)")),
@@ -155,15 +157,15 @@ func (r *Roots) key(msg tea.KeyPressMsg) (Action, tea.Cmd) {
 		r.input, cmd = r.input.Update(msg)
 		return None, cmd
 	case key.Matches(msg, k.Up):
-		r.sel = max(r.sel-1, 0)
+		r.sel = list.Clamp(r.sel-1, len(r.roots))
 	case key.Matches(msg, k.Down):
-		r.sel = max(min(r.sel+1, len(r.roots)-1), 0)
+		r.sel = list.Clamp(r.sel+1, len(r.roots))
 	case key.Matches(msg, k.Add):
 		r.setMode(true)
 	case key.Matches(msg, k.Remove):
 		if r.sel < len(r.roots) {
 			r.roots = append(r.roots[:r.sel], r.roots[r.sel+1:]...)
-			r.sel = max(min(r.sel, len(r.roots)-1), 0)
+			r.sel = list.Clamp(r.sel, len(r.roots))
 			r.changed = true
 		}
 	case key.Matches(msg, k.Apply):
@@ -190,13 +192,13 @@ func (r *Roots) View() string {
 		if i == r.sel && !r.adding {
 			marker, style = st.Accent.Render("› "), st.Accent
 		}
-		lines = append(lines, marker+style.Render(form.Clean(root.URI))+st.Subtle.Render("  "+form.Clean(root.Name)))
+		lines = append(lines, marker+style.Render(textfmt.Clean(root.URI))+st.Subtle.Render("  "+textfmt.Clean(root.Name)))
 	}
 	if r.adding {
 		lines = append(lines, "", r.input.View())
 	}
 	if r.err != "" {
-		lines = append(lines, st.Error.Render("✗ "+form.Clean(r.err)))
+		lines = append(lines, st.Error.Render("✗ "+textfmt.Clean(r.err)))
 	}
 	if r.changed {
 		lines = append(lines, "", st.Warn.Render("changed: enter applies, esc discards"))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -50,9 +50,12 @@ type URLRequiredKeyMap struct {
 
 // DefaultURLRequiredKeyMap returns the default bindings.
 func DefaultURLRequiredKeyMap() URLRequiredKeyMap {
+	nav := list.DefaultKeyMap()
+	nav.Up.SetHelp("↑/k", "previous URL")
+	nav.Down.SetHelp("↓/j", "next URL")
 	return URLRequiredKeyMap{
-		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous URL")),
-		Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next URL")),
+		Up:    nav.Up,
+		Down:  nav.Down,
 		Copy:  key.NewBinding(key.WithKeys("y", "c"), key.WithHelp("y", "copy URL")),
 		Retry: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry the call")),
 		Close: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close")),
@@ -111,7 +114,7 @@ func (d *URLRequired) Done() int {
 
 // Title names the dialog for its border.
 func (d *URLRequired) Title() string {
-	return "URL required by " + form.Clean(d.server) + " · " + form.Clean(d.what)
+	return "URL required by " + textfmt.Clean(d.server) + " · " + textfmt.Clean(d.what)
 }
 
 // Keys returns the dialog's bindings.
@@ -132,9 +135,9 @@ func (d *URLRequired) Update(msg tea.Msg) (Action, tea.Cmd) {
 	}
 	switch {
 	case key.Matches(k, d.keys.Up):
-		d.sel = max(d.sel-1, 0)
+		d.sel = list.Clamp(d.sel-1, len(d.els))
 	case key.Matches(k, d.keys.Down):
-		d.sel = min(d.sel+1, len(d.els)-1)
+		d.sel = list.Clamp(d.sel+1, len(d.els))
 	case key.Matches(k, d.keys.Copy) && len(d.els) > 0:
 		d.copied = d.sel
 		return None, tea.SetClipboard(d.els[d.sel].URL)
@@ -158,7 +161,7 @@ func (d *URLRequired) View() string {
 		what = fmt.Sprintf("%d URLs", n)
 	}
 	var head, body, foot lines
-	head.add(wrap(form.Clean(d.server)+" asks you to open "+what+" before "+form.Clean(d.what)+" can go on.", d.w, st.Text, ""))
+	head.add(wrap(textfmt.Clean(d.server)+" asks you to open "+what+" before "+textfmt.Clean(d.what)+" can go on.", d.w, st.Text, ""))
 	head.add("")
 	selFrom, selTo := 0, 0
 	for i, e := range d.els {
@@ -180,11 +183,11 @@ func (d *URLRequired) View() string {
 		if e.Message == "" {
 			body.add("  " + st.Subtle.Render("(no message)"))
 		} else {
-			body.add(wrap(form.Clean(e.Message), d.w-2, st.Text, "  "))
+			body.add(wrap(textfmt.Clean(e.Message), d.w-2, st.Text, "  "))
 		}
-		body.add(wrap(form.Clean(e.URL), d.w-2, st.Accent, "  "))
-		body.add("  " + st.Subtle.Render("host ") + st.Text.Render(form.Clean(hostOf(e.URL))) +
-			st.Subtle.Render(" · elicitation id "+form.Clean(e.ElicitationID)))
+		body.add(wrap(textfmt.Clean(e.URL), d.w-2, st.Accent, "  "))
+		body.add("  " + st.Subtle.Render("host ") + st.Text.Render(textfmt.Clean(hostOf(e.URL))) +
+			st.Subtle.Render(" · elicitation id "+textfmt.Clean(e.ElicitationID)))
 		if i == d.sel {
 			selTo = len(body)
 		}

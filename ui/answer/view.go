@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
-	"github.com/sonde-mcp/sonde/ui/form"
 )
 
 // Title names the dialog for its border: what is asked and the request id.
@@ -19,7 +18,7 @@ func (d *Dialog) Title() string {
 func (d *Dialog) View() string {
 	var lines []string
 	if d.bad != "" {
-		lines = append(lines, d.st.Error.Render("✗ "+form.Clean(d.bad)))
+		lines = append(lines, d.st.Error.Render("✗ "+textfmt.Clean(d.bad)))
 	}
 	switch d.kind {
 	case Sampling:
@@ -50,10 +49,10 @@ func (d *Dialog) samplingLines() []string {
 	room := max(d.h/2, 3)
 	var out []string
 	if p.SystemPrompt != "" {
-		out = append(out, st.Subtle.Render("system: ")+form.Clean(p.SystemPrompt))
+		out = append(out, st.Subtle.Render("system: ")+textfmt.Clean(p.SystemPrompt))
 	}
 	for _, m := range p.Messages {
-		out = append(out, st.Key.Render(form.Clean(m.Role)+": ")+form.Clean(contentText(m.Content)))
+		out = append(out, st.Key.Render(textfmt.Clean(m.Role)+": ")+textfmt.Clean(contentText(m.Content)))
 	}
 	if len(out) > room-1 {
 		n := len(out) - (room - 2)
@@ -61,7 +60,7 @@ func (d *Dialog) samplingLines() []string {
 	}
 	limits := "maxTokens " + fmt.Sprint(p.MaxTokens)
 	if len(p.ModelPreferences) > 0 {
-		limits += " · modelPreferences " + form.Clean(string(p.ModelPreferences))
+		limits += " · modelPreferences " + textfmt.Clean(string(p.ModelPreferences))
 	}
 	return append(out, st.Subtle.Render(limits))
 }
@@ -93,12 +92,12 @@ func contentText(raw json.RawMessage) string {
 func (d *Dialog) urlLines() []string {
 	st, p := d.st, d.elicit
 	return []string{
-		form.Clean(p.Message),
+		textfmt.Clean(p.Message),
 		"",
 		st.Subtle.Render("open in a browser:"),
-		st.Accent.Render(form.Clean(p.URL)),
+		st.Accent.Render(textfmt.Clean(p.URL)),
 		"",
-		st.Subtle.Render("host " + form.Clean(hostOf(p.URL)) + " · elicitation id " + form.Clean(p.ElicitationID)),
+		st.Subtle.Render("host " + textfmt.Clean(hostOf(p.URL)) + " · elicitation id " + textfmt.Clean(p.ElicitationID)),
 		st.Subtle.Render("sonde does not open URLs: open it yourself (y copies it), then accept"),
 	}
 }

@@ -280,7 +280,7 @@ func TestReset(t *testing.T) {
 	m.Apply([]client.Event{frame(mcp.MethodLogMessage, `{"level":"info","data":"x"}`)})
 	m.Update(SubscribedMsg{URI: "file:///notes.md", On: true})
 	m.Reset()
-	if len(m.resources) != 0 || len(m.subscribed) != 0 || len(m.log) != 1 {
+	if len(m.resources) != 0 || len(m.subscribed) != 0 || m.log.Len() != 1 {
 		t.Fatal("Reset keeps the log and forgets the server's state")
 	}
 	if !strings.Contains(ansi.Strip(m.View()), "waiting for the lists") {

@@ -5,6 +5,7 @@ import (
 	"charm.land/bubbles/v2/key"
 
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // KeyMap holds the pane's bindings; those of other views are disabled, so
@@ -32,11 +33,14 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
+	nav := list.DefaultKeyMap() // not Home and End: g is Logger here
+	nav.PageUp.SetHelp("pgup", "scroll detail up")
+	nav.PageDown.SetHelp("pgdn", "scroll detail down")
 	return KeyMap{
-		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:    key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll detail up")),
-		PageDown:  key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "scroll detail down")),
+		Up:        nav.Up,
+		Down:      nav.Down,
+		PageUp:    nav.PageUp,
+		PageDown:  nav.PageDown,
 		NextView:  key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next view")),
 		PrevView:  key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous view")),
 		Resources: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "resources")),

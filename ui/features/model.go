@@ -5,8 +5,10 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -107,8 +109,7 @@ type Model struct {
 	formTarget item
 	busy       bool // a read or get is in flight
 
-	log       []logEntry
-	evicted   int
+	log       ring.Ring[logEntry]
 	minLevel  int    // index into mcp.LogLevels
 	logger    string // "" for all
 	serverLvl string // the level last set on the server
@@ -117,7 +118,7 @@ type Model struct {
 // New returns the pane.
 func New(st *theme.Styles) *Model {
 	return &Model{st: st, keys: DefaultKeyMap(), formKeys: form.DefaultKeyMap(),
-		subscribed: map[string]bool{}, updated: map[string]int{}}
+		subscribed: map[string]bool{}, updated: map[string]int{}, log: ring.New[logEntry](maxLog)}
 }
 
 // SetSize sets the inner size in cells.
@@ -191,11 +192,7 @@ func (m *Model) addLog(t time.Time, params json.RawMessage) {
 	if json.Unmarshal(p.Data, &s) == nil {
 		data = s
 	}
-	if len(m.log) >= maxLog {
-		m.log = m.log[1:]
-		m.evicted++
-	}
-	m.log = append(m.log, logEntry{at: t, level: p.Level, logger: p.Logger, data: data})
+	m.log.Push(logEntry{at: t, level: p.Level, logger: p.Logger, data: data})
 }
 
 // SetLists replaces the lists, marking what changed since the previous
@@ -223,7 +220,7 @@ func (m *Model) SetLists(msg ListedMsg) {
 	}
 	m.resources, m.prompts, m.loaded = res, prm, true
 	for v := range m.sel[:ViewLog] {
-		m.sel[v] = max(min(m.sel[v], len(m.items(View(v)))-1), 0)
+		m.sel[v] = list.Clamp(m.sel[v], len(m.items(View(v))))
 	}
 	m.syncKeys()
 }
@@ -273,7 +270,7 @@ func (m *Model) selected() *item {
 // visibleLog returns the log entries that pass the filters.
 func (m *Model) visibleLog() []logEntry {
 	var out []logEntry
-	for _, e := range m.log {
+	for _, e := range m.log.All() {
 		if r := mcp.LogLevelRank(e.level); r >= 0 && r < m.minLevel {
 			continue
 		}
@@ -289,7 +286,7 @@ func (m *Model) visibleLog() []logEntry {
 func (m *Model) loggers() []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, e := range m.log {
+	for _, e := range m.log.All() {
 		if e.logger != "" && !seen[e.logger] {
 			seen[e.logger] = true
 			out = append(out, e.logger)

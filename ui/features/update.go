@@ -12,6 +12,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // Update handles keys, the mouse wheel, and the results of what the pane
@@ -145,7 +146,7 @@ func (m *Model) move(d int) {
 		return
 	}
 	n := len(m.items(m.view))
-	m.sel[m.view] = max(min(m.sel[m.view]+d, n-1), 0)
+	m.sel[m.view] = list.Clamp(m.sel[m.view]+d, n)
 }
 
 // open reads the selected resource, or opens the form of the selected

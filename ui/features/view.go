@@ -7,6 +7,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // Title counts what each view holds, with what the last list_changed
@@ -15,7 +16,7 @@ func (m *Model) Title() string {
 	parts := []string{
 		"Resources " + strconv.Itoa(len(m.resources)) + diffText(m.diff[0].added, m.diff[0].removed, m.diff[0].changed),
 		"Prompts " + strconv.Itoa(len(m.prompts)) + diffText(m.diff[1].added, m.diff[1].removed, m.diff[1].changed),
-		"Log " + strconv.Itoa(len(m.log)),
+		"Log " + strconv.Itoa(m.log.Len()),
 	}
 	return strings.Join(parts, " · ")
 }
@@ -96,10 +97,7 @@ func (m *Model) listLines(h int) []string {
 		listH = min(len(its), max(h-len(out), 1))
 	}
 	sel := m.sel[m.view]
-	top := max(min(sel-listH+1, len(its)-listH), 0)
-	if sel < top {
-		top = sel
-	}
+	top := list.Scroll(0, sel, len(its), listH)
 	for i := top; i < top+listH && i < len(its); i++ {
 		out = append(out, m.row(its[i], i == sel))
 	}
@@ -168,9 +166,9 @@ func (m *Model) logLines(h int) []string {
 		server = m.serverLvl
 	}
 	vis := m.visibleLog()
-	head := fmt.Sprintf("level ≥ %s · logger %s · server level %s · %d of %d", mcp.LogLevels[m.minLevel], logger, server, len(vis), len(m.log))
-	if m.evicted > 0 {
-		head += fmt.Sprintf(" · %d evicted", m.evicted)
+	head := fmt.Sprintf("level ≥ %s · logger %s · server level %s · %d of %d", mcp.LogLevels[m.minLevel], logger, server, len(vis), m.log.Len())
+	if m.log.Evicted() > 0 {
+		head += fmt.Sprintf(" · %d evicted", m.log.Evicted())
 	}
 	out := []string{m.st.Header.Render(head)}
 	if len(vis) == 0 {

@@ -93,12 +93,3 @@ func TestCheckValue(t *testing.T) {
 		})
 	}
 }
-
-func TestClean(t *testing.T) {
-	if got := Clean("a\x1b[31mb\nc\u009bd"); got != `a\x1b[31mb c\x9bd` {
-		t.Errorf("Clean = %q", got)
-	}
-	if got := Clean("héllo (wörld)"); got != "héllo (wörld)" {
-		t.Errorf("Clean changed clean text: %q", got)
-	}
-}

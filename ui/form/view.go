@@ -3,10 +3,10 @@ package form
 import (
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // maxIssueLines bounds the problems listed above the fields or under the
@@ -52,13 +52,7 @@ func (f *Form) layout() {
 	f.editor.SetWidth(f.w)
 	f.editor.SetHeight(max(f.h-f.headerLines()-f.issueLines(), 1))
 	shown := max((f.h-f.headerLines())/2, 1)
-	if f.focus < f.top {
-		f.top = f.focus
-	}
-	if f.focus >= f.top+shown {
-		f.top = f.focus - shown + 1
-	}
-	f.top = max(min(f.top, len(f.fields)-shown), 0)
+	f.top = list.Scroll(f.top, f.focus, len(f.fields), shown)
 }
 
 // View draws the form in exactly the size given to SetSize.
@@ -72,12 +66,12 @@ func (f *Form) View() string {
 	if f.verb != "" {
 		verb = f.verb
 	}
-	lines := []string{st.Accent.Render(verb+" "+Clean(f.tool.Name)) + st.Subtle.Render(" · "+mode)}
+	lines := []string{st.Accent.Render(verb+" "+textfmt.Clean(f.tool.Name)) + st.Subtle.Render(" · "+mode)}
 	if d := f.tool.Description; d != "" {
-		lines = append(lines, st.Subtle.Render(Clean(d)))
+		lines = append(lines, st.Subtle.Render(textfmt.Clean(d)))
 	}
 	for _, w := range f.warnings {
-		lines = append(lines, st.Warn.Render("! "+Clean(w)))
+		lines = append(lines, st.Warn.Render("! "+textfmt.Clean(w)))
 	}
 	issues := make([]string, 0, f.issueLines())
 	for i, is := range f.issues {
@@ -89,7 +83,7 @@ func (f *Form) View() string {
 		if is.Field != "" {
 			msg = is.Field + ": " + msg
 		}
-		issues = append(issues, st.Error.Render("✗ "+Clean(msg)))
+		issues = append(issues, st.Error.Render("✗ "+textfmt.Clean(msg)))
 	}
 	if f.mode == ModeJSON {
 		lines = append(lines, f.editor.View())
@@ -99,7 +93,7 @@ func (f *Form) View() string {
 	lines = append(lines, issues...)
 	if len(f.extraNames) > 0 {
 		lines = append(lines, st.Subtle.Render(fmt.Sprintf("+ %d more key(s) from JSON: %s (ctrl+e to edit)",
-			len(f.extraNames), Clean(strings.Join(f.extraNames, ", ")))))
+			len(f.extraNames), textfmt.Clean(strings.Join(f.extraNames, ", ")))))
 	}
 	if len(f.fields) == 0 {
 		lines = append(lines, st.Subtle.Render("no arguments · enter to "+verb))
@@ -119,7 +113,7 @@ func (f *Form) fieldView(i, lw int) []string {
 	if i == f.focus {
 		marker = st.Accent.Render("› ")
 	}
-	label := Clean(fl.prop.Name)
+	label := textfmt.Clean(fl.prop.Name)
 	if fl.prop.Required {
 		label += "*"
 	}
@@ -139,48 +133,25 @@ func (f *Form) fieldView(i, lw int) []string {
 			widget = "[x] true"
 		}
 	default:
-		widget = "‹ " + Clean(fl.choiceLabel()) + " ›" +
+		widget = "‹ " + textfmt.Clean(fl.choiceLabel()) + " ›" +
 			st.Subtle.Render(fmt.Sprintf(" %d/%d", fl.choice+1-fl.unset(), len(fl.prop.Enum)))
 	}
 	line := marker + labelStyle.Render(textfmt.Fit(label, lw)) + " " + widget
 	under := strings.Repeat(" ", 2+lw+1)
 	switch {
 	case fl.err != "":
-		under += st.Error.Render("✗ " + Clean(fl.err))
+		under += st.Error.Render("✗ " + textfmt.Clean(fl.err))
 	case len(fl.prop.Items) > 0:
-		under += st.Subtle.Render(Clean(itemsHint(fl.prop)))
+		under += st.Subtle.Render(textfmt.Clean(itemsHint(fl.prop)))
 	case fl.prop.Description != "":
-		under += st.Subtle.Render(Clean(fl.prop.Description))
+		under += st.Subtle.Render(textfmt.Clean(fl.prop.Description))
 	default:
 		under += st.Subtle.Render(fl.prop.Type)
 	}
 	return []string{line, under}
 }
 
-// Clean makes text from a server safe to draw on one line: newlines and
-// tabs become spaces, other control characters (C0, DEL, C1, which could
-// drive the terminal) are shown as \xNN.
-func Clean(s string) string {
-	clean := true
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t' || r == '\r':
-			b.WriteByte(' ')
-		case unicode.IsControl(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// Clean is textfmt.Clean, kept for the callers outside ui.
+//
+// Deprecated: use textfmt.Clean.
+func Clean(s string) string { return textfmt.Clean(s) }

@@ -13,6 +13,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // prettyMax is the largest message the detail view pretty-prints; larger
@@ -40,28 +41,17 @@ func (m *Model) openDetail() {
 
 func (m *Model) updateDetail(msg tea.KeyPressMsg) {
 	k, page := &m.keys, max(m.h-2, 1)
-	switch {
-	case key.Matches(msg, k.Back):
+	if key.Matches(msg, k.Back) {
 		m.mode = modeList
 		m.det = detail{}
-	case key.Matches(msg, k.Down):
-		m.scrollDetail(1)
-	case key.Matches(msg, k.Up):
-		m.scrollDetail(-1)
-	case key.Matches(msg, k.PageDown):
-		m.scrollDetail(page)
-	case key.Matches(msg, k.PageUp):
-		m.scrollDetail(-page)
-	case key.Matches(msg, k.Top):
-		m.det.off = 0
-	case key.Matches(msg, k.Bottom):
-		m.scrollDetail(len(m.det.lines))
+	} else if d, ok := k.Delta(msg, page); ok {
+		m.scrollDetail(d)
 	}
 }
 
 func (m *Model) scrollDetail(delta int) {
 	rows := max(m.h-1, 0)
-	m.det.off = max(0, min(m.det.off+delta, len(m.det.lines)-rows))
+	m.det.off = list.ClampTop(m.det.off+delta, len(m.det.lines), rows)
 }
 
 // buildDetail lays the frame out for the current width: header (direction,

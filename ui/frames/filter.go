@@ -41,7 +41,7 @@ func (f *filter) label() string {
 
 // source adapts a list of frames of the ring to fuzzy.Source.
 type source struct {
-	r   *ring
+	r   *frameRing
 	abs []uint64
 }
 
@@ -94,9 +94,9 @@ func (m *Model) refilter(narrow bool) {
 	case narrow:
 		m.flt.matches = m.match(0, 0, m.flt.matches, true)
 	default:
-		m.flt.matches = m.match(m.ring.oldest(), m.ring.total, nil, false)
+		m.flt.matches = m.match(m.ring.oldest(), m.ring.total(), nil, false)
 	}
-	m.flt.scanned = m.ring.total
+	m.flt.scanned = m.ring.total()
 	m.settle()
 }
 
@@ -113,8 +113,8 @@ func (m *Model) extendFilter() {
 	}
 	m.flt.matches = m.flt.matches[i:]
 	from := max(m.flt.scanned, old)
-	m.flt.matches = append(m.flt.matches, m.match(from, m.ring.total, nil, false)...)
-	m.flt.scanned = m.ring.total
+	m.flt.matches = append(m.flt.matches, m.match(from, m.ring.total(), nil, false)...)
+	m.flt.scanned = m.ring.total()
 }
 
 // setQuery applies a new fuzzy query; nothing is re-run when it is unchanged.

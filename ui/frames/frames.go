@@ -53,7 +53,7 @@ type Model struct {
 	now  time.Time
 	proc int // server processes started so far (restarts)
 
-	ring ring
+	ring frameRing
 	lint *lint.Linter // the protocol rules, run over every event applied
 	t0   time.Time    // time of the first frame since New or Reset
 
@@ -82,7 +82,7 @@ func New(st *theme.Styles, o Options) *Model {
 	s.Cursor.Color, s.Cursor.Blink = st.Palette.Accent, false
 	in.SetStyles(s)
 	m := &Model{st: st, keys: DefaultKeyMap(), follow: true, input: in, lint: lint.New()}
-	m.ring.init(o.Capacity)
+	m.ring = newFrameRing(o.Capacity)
 	m.initPens()
 	m.syncKeys()
 	return m
@@ -109,7 +109,7 @@ func (m *Model) SetNow(t time.Time) { m.now = t }
 // match the wrong frames). It keeps the size, the capacity and the keys, and
 // turns follow mode back on.
 func (m *Model) Reset() {
-	m.ring.init(m.ring.cap)
+	m.ring = newFrameRing(m.ring.r.Cap())
 	m.lint = lint.New()
 	m.t0, m.proc = time.Time{}, 0
 	m.flt = filter{}

@@ -1,16 +1,20 @@
 package frames
 
-import "charm.land/bubbles/v2/key"
+import (
+	"charm.land/bubbles/v2/key"
+
+	"github.com/sonde-mcp/sonde/ui/list"
+)
 
 // KeyMap holds the pane's bindings. Bindings that do not apply in the
 // current mode (list, filter input, detail) are disabled.
 type KeyMap struct {
-	Up, Down, PageUp, PageDown key.Binding
-	// Top and Bottom go to the oldest and newest frame (Bottom also turns
-	// follow mode on); in the detail view, to its top and bottom.
-	Top, Bottom key.Binding
-	Follow      key.Binding
-	Filter      key.Binding
+	// KeyMap moves the selection; its Home and End go to the oldest and
+	// newest frame (End also turns follow mode on); in the detail view, to
+	// its top and bottom.
+	list.KeyMap
+	Follow key.Binding
+	Filter key.Binding
 	// Next and Prev jump to the next or previous error or protocol violation.
 	Next, Prev key.Binding
 	Open       key.Binding
@@ -29,22 +33,23 @@ func DefaultKeyMap() KeyMap {
 	b := func(keys []string, k, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
+	nav := list.DefaultKeyMap()
+	nav.PageUp.SetKeys("pgup", "ctrl+b")
+	nav.PageDown.SetKeys("pgdown", "ctrl+f")
+	nav.Home.SetHelp("g/home", "oldest")
+	nav.End.SetKeys("G", "shift+g", "end")
+	nav.End.SetHelp("G/end", "newest, follow")
 	return KeyMap{
-		Up:       b([]string{"k", "up"}, "↑/k", "up"),
-		Down:     b([]string{"j", "down"}, "↓/j", "down"),
-		PageUp:   b([]string{"pgup", "ctrl+b"}, "pgup", "page up"),
-		PageDown: b([]string{"pgdown", "ctrl+f"}, "pgdn", "page down"),
-		Top:      b([]string{"g", "home"}, "g/home", "oldest"),
-		Bottom:   b([]string{"G", "shift+g", "end"}, "G/end", "newest, follow"),
-		Follow:   b([]string{"f"}, "f", "toggle follow"),
-		Filter:   b([]string{"/"}, "/", "filter"),
-		Next:     b([]string{"n"}, "n", "next problem"),
-		Prev:     b([]string{"N", "shift+n"}, "N", "prev problem"),
-		Open:     b([]string{"enter"}, "enter", "open frame"),
-		HTTP:     b([]string{"x"}, "x", "show/hide HTTP rows"),
-		Clear:    b([]string{"esc"}, "esc", "clear filter"),
-		Accept:   b([]string{"enter"}, "enter", "keep filter"),
-		Back:     b([]string{"esc", "backspace", "q"}, "esc/q", "back to list (q: detail only)"),
+		KeyMap: nav,
+		Follow: b([]string{"f"}, "f", "toggle follow"),
+		Filter: b([]string{"/"}, "/", "filter"),
+		Next:   b([]string{"n"}, "n", "next problem"),
+		Prev:   b([]string{"N", "shift+n"}, "N", "prev problem"),
+		Open:   b([]string{"enter"}, "enter", "open frame"),
+		HTTP:   b([]string{"x"}, "x", "show/hide HTTP rows"),
+		Clear:  b([]string{"esc"}, "esc", "clear filter"),
+		Accept: b([]string{"enter"}, "enter", "keep filter"),
+		Back:   b([]string{"esc", "backspace", "q"}, "esc/q", "back to list (q: detail only)"),
 	}
 }
 
@@ -56,7 +61,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp lists every binding, grouped.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		k.Bindings(),
 		{k.Follow, k.Next, k.Prev, k.Open, k.HTTP, k.Back},
 		{k.Filter, k.Accept, k.Clear},
 	}
@@ -66,9 +71,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 func (m *Model) syncKeys() {
 	k := &m.keys
 	list, detail := m.mode == modeList, m.mode == modeDetail
-	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
-		b.SetEnabled(list || detail)
-	}
+	k.KeyMap.SetEnabled(list || detail)
 	for _, b := range []*key.Binding{&k.Follow, &k.Filter, &k.Next, &k.Prev, &k.Open, &k.HTTP} {
 		b.SetEnabled(list)
 	}
@@ -76,11 +79,11 @@ func (m *Model) syncKeys() {
 	k.Accept.SetEnabled(m.mode == modeFilter)
 	k.Back.SetEnabled(detail)
 	if detail {
-		k.Top.SetHelp("g/home", "top")
-		k.Bottom.SetHelp("G/end", "bottom")
+		k.Home.SetHelp("g/home", "top")
+		k.End.SetHelp("G/end", "bottom")
 	} else {
-		k.Top.SetHelp("g/home", "oldest")
-		k.Bottom.SetHelp("G/end", "newest, follow")
+		k.Home.SetHelp("g/home", "oldest")
+		k.End.SetHelp("G/end", "newest, follow")
 	}
 	if m.mode == modeFilter {
 		k.Clear.SetHelp("esc", "clear query")

@@ -27,7 +27,7 @@ func lintModel(t *testing.T, path string, batch int) (*Model, []client.Event) {
 // marks returns "seq:rule" for every frame held that breaks a lint rule.
 func marks(m *Model) []string {
 	var out []string
-	for abs := m.ring.oldest(); abs < m.ring.total; abs++ {
+	for abs := m.ring.oldest(); abs < m.ring.total(); abs++ {
 		e := m.ring.at(abs)
 		for _, f := range e.lint {
 			out = append(out, itoa(e.seq)+":"+f.Rule)

@@ -107,7 +107,7 @@ func note(seq uint64) client.Event {
 // selectSeq selects the frame of client event seq and leaves follow mode;
 // false when that frame is not held (evicted, or hidden by the filter).
 func selectSeq(m *Model, seq uint64) bool {
-	for abs := m.ring.oldest(); abs < m.ring.total; abs++ {
+	for abs := m.ring.oldest(); abs < m.ring.total(); abs++ {
 		if m.ring.at(abs).seq != seq {
 			continue
 		}

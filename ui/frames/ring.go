@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
 )
@@ -22,33 +23,27 @@ type entry struct {
 	search string            // built on first use by the filter
 }
 
-// ring holds the newest cap frames. Frames are numbered by an absolute
-// index (0 for the first frame since init) that never changes; the frame
-// with absolute index a lives at buf[a%cap] while a >= oldest().
-type ring struct {
-	cap   int
-	buf   []entry // grows to cap, then wraps
-	total uint64  // frames ever pushed
-}
+// frameRing holds the newest frames in a ring.Ring. Frames are numbered
+// by an absolute index (0 for the first frame since init) that never
+// changes; the frames held are those from oldest() to total()-1.
+type frameRing struct{ r ring.Ring[entry] }
 
-func (r *ring) init(capacity int) {
-	*r = ring{cap: capacity}
-}
+func newFrameRing(capacity int) frameRing { return frameRing{ring.New[entry](capacity)} }
 
-func (r *ring) len() int { return len(r.buf) }
+func (r *frameRing) len() int { return r.r.Len() }
 
 // oldest is the absolute index of the oldest frame held, which is also the
 // number of frames evicted.
-func (r *ring) oldest() uint64 { return r.total - uint64(len(r.buf)) }
+func (r *frameRing) oldest() uint64 { return r.r.Evicted() }
 
-func (r *ring) at(abs uint64) *entry { return &r.buf[abs%uint64(r.cap)] }
+// total is the number of frames ever pushed: one past the newest index.
+func (r *frameRing) total() uint64 { return r.r.Total() }
 
-func (r *ring) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, found []lint.Finding) {
-	if len(r.buf) < r.cap {
-		r.buf = append(r.buf, entry{})
-	}
-	*r.at(r.total) = entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found}
-	r.total++
+// at is the frame with absolute index abs (oldest() <= abs < total()).
+func (r *frameRing) at(abs uint64) *entry { return r.r.At(int(abs - r.r.Evicted())) }
+
+func (r *frameRing) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, found []lint.Finding) {
+	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found})
 }
 
 // VerdictHTTP is the verdict column of an HTTP row: an exchange (POST, GET,
@@ -85,7 +80,7 @@ func httpProblem(h *client.HTTPEvent) bool {
 }
 
 // search returns the text the fuzzy filter matches for frame abs.
-func (r *ring) search(abs uint64) string {
+func (r *frameRing) search(abs uint64) string {
 	e := r.at(abs)
 	if e.search == "" {
 		e.search, _ = searchText(e.f)

@@ -5,6 +5,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // wheelStep is how many rows one mouse wheel notch scrolls.
@@ -57,20 +59,16 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 func (m *Model) updateList(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
 	cur := m.indexOf(m.sel)
-	switch {
-	case key.Matches(msg, k.Down):
-		m.moveTo(cur + 1)
-	case key.Matches(msg, k.Up):
-		m.moveTo(cur - 1)
-	case key.Matches(msg, k.PageDown):
-		m.moveTo(cur + max(m.listRows(), 1))
-	case key.Matches(msg, k.PageUp):
-		m.moveTo(cur - max(m.listRows(), 1))
-	case key.Matches(msg, k.Top):
-		m.moveTo(0)
-	case key.Matches(msg, k.Bottom):
+	if key.Matches(msg, k.End) {
 		m.follow = true
 		m.settle()
+		return nil
+	}
+	if d, ok := k.Delta(msg, m.listRows()); ok {
+		m.moveTo(cur + d)
+		return nil
+	}
+	switch {
 	case key.Matches(msg, k.Follow):
 		m.follow = !m.follow
 		m.settle()
@@ -160,7 +158,7 @@ func (m *Model) moveTo(i int) {
 	if n == 0 {
 		return
 	}
-	i = max(0, min(i, n-1))
+	i = list.Clamp(i, n)
 	if i < n-1 {
 		m.follow = false
 	}
@@ -184,18 +182,9 @@ func (m *Model) ensureVisible() {
 	if n == 0 {
 		return
 	}
-	si, ti := m.indexOf(m.sel), m.indexOf(m.top)
+	si := m.indexOf(m.sel)
 	m.sel = m.absAt(si)
-	if rows > 0 {
-		if si < ti {
-			ti = si
-		}
-		if si >= ti+rows {
-			ti = si - rows + 1
-		}
-	}
-	ti = max(0, min(ti, n-rows))
-	m.top = m.absAt(ti)
+	m.top = m.absAt(list.Scroll(m.indexOf(m.top), si, n, rows))
 }
 
 // scroll moves the view by delta rows, dragging the selection along when
@@ -205,7 +194,7 @@ func (m *Model) scroll(delta int) {
 	if n == 0 || rows == 0 || delta == 0 {
 		return
 	}
-	ti := max(0, min(m.indexOf(m.top)+delta, n-rows))
+	ti := list.ClampTop(m.indexOf(m.top)+delta, n, rows)
 	m.top = m.absAt(ti)
 	si := m.indexOf(m.sel)
 	si = max(ti, min(si, ti+rows-1, n-1))

@@ -79,7 +79,7 @@ type Model struct {
 func New(st *theme.Styles, opts Options) *Model {
 	opts.fill()
 	return &Model{st: st, opts: opts, keys: defaultKeyMap(), ids: map[string]int64{}, results: map[string]string{},
-		trail: trail{outcomes: map[int64]outcome{}, labels: map[int64]string{}}}
+		trail: newTrail()}
 }
 
 // Attach gives the lesson the session it drives (after each handshake).

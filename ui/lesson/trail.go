@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
@@ -15,13 +16,17 @@ import (
 // pairs the n-th of each), and each request's real outcome. Bounded to the
 // last maxTrail of each.
 type trail struct {
-	requests  []request
-	responses []response
+	// requests and responses count what they evicted, so pairs are made by
+	// absolute position.
+	requests  ring.Ring[request]
+	responses ring.Ring[response]
 	outcomes  map[int64]outcome
 	labels    map[int64]string
-	// reqGone and respGone count what the bounds evicted, so pairs are made
-	// by absolute position.
-	reqGone, respGone int
+}
+
+func newTrail() trail {
+	return trail{requests: ring.New[request](maxTrail), responses: ring.New[response](maxTrail),
+		outcomes: map[int64]outcome{}, labels: map[int64]string{}}
 }
 
 type request struct {
@@ -46,25 +51,16 @@ func (t *trail) apply(evs []client.Event) {
 		switch {
 		case ev.Kind == client.EvFrame && ev.Frame.Dir == client.Out && ev.Frame.Msg.Kind == jsonrpc.KindRequest:
 			if id, ok := ev.Frame.Msg.ID.Int64(); ok {
-				t.requests = appendBounded(t.requests, request{id: id, method: ev.Frame.Msg.Method}, &t.reqGone)
+				t.requests.Push(request{id: id, method: ev.Frame.Msg.Method})
 			}
 		case ev.Kind == client.EvFrame && ev.Frame.Dir == client.In && ev.Frame.Msg.Kind == jsonrpc.KindResponse:
-			t.responses = appendBounded(t.responses, response{id: ev.Frame.Msg.ID, preview: resultPreview(ev.Frame)}, &t.respGone)
+			t.responses.Push(response{id: ev.Frame.Msg.ID, preview: resultPreview(ev.Frame)})
 		case ev.Kind == client.EvRequest && ev.Req.Dir == client.Out && ev.Req.State.Final():
 			if id, ok := ev.Req.ID.Int64(); ok {
 				t.outcomes[id] = outcome{state: ev.Req.State, latency: ev.Req.Latency}
 			}
 		}
 	}
-}
-
-func appendBounded[T any](s []T, v T, gone *int) []T {
-	s = append(s, v)
-	if len(s) > maxTrail {
-		*gone += len(s) - maxTrail
-		s = s[len(s)-maxTrail:]
-	}
-	return s
 }
 
 // resultPreview is the text a tool result carried, for the comparison.
@@ -91,19 +87,20 @@ func (m *Model) fifoView() string {
 	var b strings.Builder
 	b.WriteString(st.Accent.Render("If answers were matched in order (FIFO), not by id:") + "\n")
 	b.WriteString(st.Header.Render(fmt.Sprintf("%-26s %-30s %s", "request", "FIFO client would get", "sonde (by id)")) + "\n")
-	n := min(len(t.requests), max(m.h-3, 0))
-	start := len(t.requests) - n
+	n := min(t.requests.Len(), max(m.h-3, 0))
+	start := t.requests.Len() - n
 	wrong := 0
-	for i := start; i < len(t.requests); i++ {
-		id := t.requests[i].id
+	for i := start; i < t.requests.Len(); i++ {
+		rq := t.requests.At(i)
+		id := rq.id
 		label := t.labels[id]
 		if label == "" {
-			label = t.requests[i].method
+			label = rq.method
 		}
 		req := fmt.Sprintf("id %d %s", id, label)
 		got := st.Subtle.Render("nothing yet: waits forever")
-		if k := i + t.reqGone - t.respGone; k >= 0 && k < len(t.responses) {
-			r := t.responses[k]
+		if k := i + int(t.requests.Evicted()) - int(t.responses.Evicted()); k >= 0 && k < t.responses.Len() {
+			r := *t.responses.At(k)
 			if n, ok := r.id.Int64(); ok && n == id {
 				got = st.OK.Render("answer of id " + r.id.String() + " " + r.preview)
 			} else {
@@ -119,7 +116,7 @@ func (m *Model) fifoView() string {
 	}
 	if wrong > 0 {
 		b.WriteString(st.Error.Render(fmt.Sprintf("%d wrong answers", wrong)) + st.Subtle.Render(": sonde matched every one by id."))
-	} else if len(t.requests) > 0 {
+	} else if t.requests.Len() > 0 {
 		b.WriteString(st.Subtle.Render("So far order and ids agree; step on to see them differ."))
 	}
 	return b.String()

@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -113,8 +115,7 @@ type Model struct {
 	byKey map[reqKey]*entry
 	// inFlight and settled count the live rows that are not final / final.
 	inFlight, settled int
-	hist              ring[entry]
-	evicted           uint64
+	hist              ring.Ring[entry]
 	history           bool
 	lv, hv            cursor // live view and history view cursors
 	dirty             bool   // some live rows are dead
@@ -132,7 +133,7 @@ func New(st *theme.Styles, options ...Options) *Model {
 	if opts.HistorySize <= 0 {
 		opts.HistorySize = 1000
 	}
-	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), byKey: map[reqKey]*entry{}, hist: newRing[entry](opts.HistorySize)}
+	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), byKey: map[reqKey]*entry{}, hist: ring.New[entry](opts.HistorySize)}
 }
 
 // SetSize sets the inner size in cells.
@@ -251,15 +252,14 @@ func (m *Model) retire(e *entry) {
 	if m.byKey[e.key] == e {
 		delete(m.byKey, e.key)
 	}
-	follow := m.hv.sel >= m.hist.len()-1
-	if m.hist.push(*e) {
-		m.evicted++
+	follow := m.hv.sel >= m.hist.Len()-1
+	if _, evicted := m.hist.Push(*e); evicted {
 		if !follow {
 			m.hv.sel = max(m.hv.sel-1, 0)
 		}
 	}
 	if follow {
-		m.hv.sel = m.hist.len() - 1
+		m.hv.sel = m.hist.Len() - 1
 	}
 }
 
@@ -296,7 +296,7 @@ func (m *Model) compact() {
 		}
 	}
 	m.live = append(inFlight, settled...)
-	m.lv.sel = max(min(m.lv.sel, len(m.live)-1), 0)
+	m.lv.sel = list.Clamp(m.lv.sel, len(m.live))
 	for i, e := range m.live {
 		if e == selected && !e.dead {
 			m.lv.sel = i
@@ -304,7 +304,7 @@ func (m *Model) compact() {
 		}
 	}
 	if next >= 0 {
-		m.lv.sel = max(min(next, len(m.live)-1), 0)
+		m.lv.sel = list.Clamp(next, len(m.live))
 	}
 }
 
@@ -338,8 +338,8 @@ func (m *Model) Title() string {
 	}
 	if m.history {
 		s += " · history"
-		if m.evicted > 0 {
-			s += " · " + itoa(int(m.evicted)) + " evicted"
+		if m.hist.Evicted() > 0 {
+			s += " · " + itoa(int(m.hist.Evicted())) + " evicted"
 		}
 	}
 	return s

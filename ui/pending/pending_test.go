@@ -101,8 +101,8 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal("settled row left before Linger")
 	}
 	m.SetNow(at(3800))
-	if len(m.Entries()) != 1 || m.hist.len() != 1 {
-		t.Fatalf("after Linger: %d live, %d history", len(m.Entries()), m.hist.len())
+	if len(m.Entries()) != 1 || m.hist.Len() != 1 {
+		t.Fatalf("after Linger: %d live, %d history", len(m.Entries()), m.hist.Len())
 	}
 	if got, want := m.Title(), "Pending 1"; got != want {
 		t.Errorf("Title = %q, want %q", got, want)
@@ -141,8 +141,8 @@ func TestRejectedWithoutID(t *testing.T) {
 		t.Fatalf("InFlight %d, live %d; want 0, 2", m.InFlight(), len(m.Entries()))
 	}
 	m.SetNow(at(5000))
-	if m.hist.len() != 2 || m.hist.at(0).err != "MCP_BUSY: tools/call: 8 requests already in flight" {
-		t.Fatalf("history = %d rows, first %+v", m.hist.len(), *m.hist.at(0))
+	if m.hist.Len() != 2 || m.hist.At(0).err != "MCP_BUSY: tools/call: 8 requests already in flight" {
+		t.Fatalf("history = %d rows, first %+v", m.hist.Len(), *m.hist.At(0))
 	}
 }
 
@@ -151,8 +151,8 @@ func TestHistoryIsBounded(t *testing.T) {
 	for i := range 5 {
 		m.Apply([]client.Event{queued(i, int64(i), "ping", "", 1000), settle(out(i, int64(i), "ping", client.StateResolved), 0, nil)})
 	}
-	if m.hist.len() != 3 || m.evicted != 2 || m.hist.at(0).key.id != jsonrpc.Int(2) {
-		t.Fatalf("history len %d evicted %d first %v", m.hist.len(), m.evicted, m.hist.at(0).key.id)
+	if m.hist.Len() != 3 || m.hist.Evicted() != 2 || m.hist.At(0).key.id != jsonrpc.Int(2) {
+		t.Fatalf("history len %d evicted %d first %v", m.hist.Len(), m.hist.Evicted(), m.hist.At(0).key.id)
 	}
 	m.Update(press("h"))
 	if got, want := m.Title(), "Pending 0 · history · 2 evicted"; got != want {
@@ -165,8 +165,8 @@ func TestReusedIDRetiresTheOldRow(t *testing.T) {
 	m.Apply([]client.Event{queued(0, 1, "ping", "", 1000), settle(out(5, 1, "ping", client.StateExited), 5*time.Millisecond, nil)})
 	m.Reset()
 	m.Apply([]client.Event{queued(10, 1, "initialize", "", 1000)})
-	if es := m.Entries(); len(es) != 1 || es[0].Method != "initialize" || m.hist.len() != 1 {
-		t.Fatalf("entries %+v, history %d", es, m.hist.len())
+	if es := m.Entries(); len(es) != 1 || es[0].Method != "initialize" || m.hist.Len() != 1 {
+		t.Fatalf("entries %+v, history %d", es, m.hist.Len())
 	}
 }
 

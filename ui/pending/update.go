@@ -7,11 +7,12 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // KeyMap holds the pane's bindings.
 type KeyMap struct {
-	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
+	list.KeyMap
 	// Cancel is disabled in the history view.
 	Cancel, Frames, History key.Binding
 	// Answer opens the dialog of a request from the server that waits.
@@ -20,17 +21,15 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
+	nav := list.DefaultKeyMap()
+	nav.Home.SetHelp("g", "first")
+	nav.End.SetHelp("G", "last")
 	return KeyMap{
-		Up:       key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("↑/k", "up")),
-		Down:     key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("↓/j", "down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
-		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
-		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
-		Cancel:   key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel request")),
-		Frames:   key.NewBinding(key.WithKeys("enter", "f"), key.WithHelp("enter/f", "show frames")),
-		History:  key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "live/history")),
-		Answer:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer server request")),
+		KeyMap:  nav,
+		Cancel:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "cancel request")),
+		Frames:  key.NewBinding(key.WithKeys("enter", "f"), key.WithHelp("enter/f", "show frames")),
+		History: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "live/history")),
+		Answer:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer server request")),
 	}
 }
 
@@ -42,7 +41,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp returns every binding, in columns.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
+		k.Bindings(),
 		{k.Cancel, k.Answer, k.Frames, k.History},
 	}
 }
@@ -74,19 +73,11 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
+	if d, ok := k.Delta(msg, m.page()); ok {
+		m.move(d)
+		return nil
+	}
 	switch {
-	case key.Matches(msg, k.Up):
-		m.move(-1)
-	case key.Matches(msg, k.Down):
-		m.move(1)
-	case key.Matches(msg, k.PageUp):
-		m.move(-m.page())
-	case key.Matches(msg, k.PageDown):
-		m.move(m.page())
-	case key.Matches(msg, k.Top):
-		m.cur().sel = 0
-	case key.Matches(msg, k.Bottom):
-		m.cur().sel = m.rows() - 1
 	case key.Matches(msg, k.History):
 		m.history = !m.history
 		k.Cancel.SetEnabled(!m.history)
@@ -130,7 +121,7 @@ func (m *Model) cur() *cursor {
 // rows is the number of rows of the current view.
 func (m *Model) rows() int {
 	if m.history {
-		return m.hist.len()
+		return m.hist.Len()
 	}
 	return len(m.live)
 }
@@ -140,7 +131,7 @@ func (m *Model) page() int { return max(m.h-1, 1) }
 
 func (m *Model) move(n int) {
 	c := m.cur()
-	c.sel = max(min(c.sel+n, m.rows()-1), 0)
+	c.sel = list.Clamp(c.sel+n, m.rows())
 }
 
 // selected returns the selected row, or nil.
@@ -150,7 +141,7 @@ func (m *Model) selected() *entry {
 		return nil
 	}
 	if m.history {
-		return m.hist.at(c.sel)
+		return m.hist.At(c.sel)
 	}
 	return m.live[c.sel]
 }
@@ -158,17 +149,11 @@ func (m *Model) selected() *entry {
 // scroll clamps both cursors and keeps each selection on screen.
 func (m *Model) scroll() {
 	m.lv.clamp(len(m.live), m.page())
-	m.hv.clamp(m.hist.len(), m.page())
+	m.hv.clamp(m.hist.Len(), m.page())
 }
 
 // clamp keeps sel within n rows and on a screen of page rows.
 func (c *cursor) clamp(n, page int) {
-	c.sel = max(min(c.sel, n-1), 0)
-	if c.sel < c.off {
-		c.off = c.sel
-	}
-	if c.sel >= c.off+page {
-		c.off = c.sel - page + 1
-	}
-	c.off = max(min(c.off, n-page), 0)
+	c.sel = list.Clamp(c.sel, n)
+	c.off = list.Scroll(c.off, c.sel, n, page)
 }

@@ -46,7 +46,7 @@ func (m *Model) View() string {
 	}
 	for i := c.off; i < n && len(lines) < m.h; i++ {
 		if m.history {
-			lines = append(lines, m.row(m.histCells(m.hist.at(i)), i == c.sel))
+			lines = append(lines, m.row(m.histCells(m.hist.At(i)), i == c.sel))
 		} else {
 			lines = append(lines, m.row(m.liveCells(m.live[i]), i == c.sel))
 		}

@@ -3,13 +3,15 @@ package picker
 import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // KeyMap are the picker's bindings. Those of the other mode (list or
 // filter) are disabled, so the help line shows what applies now.
 type KeyMap struct {
-	// Up, Down, PageUp, PageDown, Home and End move the selection.
-	Up, Down, PageUp, PageDown, Home, End key.Binding
+	// KeyMap moves the selection.
+	list.KeyMap
 	// Start picks the selected server.
 	Start key.Binding
 	// Filter starts typing a filter; ClearFilter empties it and goes back
@@ -21,13 +23,11 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
+	nav := list.DefaultKeyMap()
+	nav.Up.SetKeys("up", "k", "ctrl+p")
+	nav.Down.SetKeys("down", "j", "ctrl+n")
 	return KeyMap{
-		Up:          key.NewBinding(key.WithKeys("up", "k", "ctrl+p"), key.WithHelp("↑/k", "up")),
-		Down:        key.NewBinding(key.WithKeys("down", "j", "ctrl+n"), key.WithHelp("↓/j", "down")),
-		PageUp:      key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
-		PageDown:    key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
-		Home:        key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
-		End:         key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		KeyMap:      nav,
 		Start:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "start")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
@@ -71,5 +71,5 @@ func (k helpKeys) ShortHelp() []key.Binding {
 
 // FullHelp lists every binding.
 func (k helpKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}, {k.Start, k.Filter, k.ClearFilter, k.QuitList, k.Quit}}
+	return [][]key.Binding{k.Bindings(), {k.Start, k.Filter, k.ClearFilter, k.QuitList, k.Quit}}
 }

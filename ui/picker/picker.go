@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/sahilm/fuzzy"
 
+	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -186,18 +187,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.ClearFilter):
 		m.filtering = false
 		m.setQuery("")
-	case key.Matches(msg, k.Up):
-		m.move(-1)
-	case key.Matches(msg, k.Down):
-		m.move(1)
-	case key.Matches(msg, k.PageUp):
-		m.move(-max(m.listHeight()-1, 1))
-	case key.Matches(msg, k.PageDown):
-		m.move(max(m.listHeight()-1, 1))
-	case key.Matches(msg, k.Home):
-		m.move(-len(m.visible))
-	case key.Matches(msg, k.End):
-		m.move(len(m.visible))
+	case m.moveKey(msg):
 	case m.filtering && msg.Code == tea.KeyBackspace:
 		if r := []rune(m.query); len(r) > 0 {
 			m.setQuery(string(r[:len(r)-1]))
@@ -217,12 +207,14 @@ func (m *Model) setQuery(q string) {
 	m.refilter()
 }
 
-// move moves the selection by d rows, within the list.
-func (m *Model) move(d int) {
-	if len(m.visible) == 0 {
-		return
+// moveKey moves the selection for a movement key; it reports whether msg
+// was one.
+func (m *Model) moveKey(msg tea.KeyPressMsg) bool {
+	d, ok := m.keys.Delta(msg, m.listHeight()-1)
+	if ok && len(m.visible) > 0 {
+		m.sel = list.Clamp(m.sel+d, len(m.visible))
 	}
-	m.sel = min(max(m.sel+d, 0), len(m.visible)-1)
+	return ok
 }
 
 // singleLine drops line breaks and other control characters from typed or

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // layout is how the screen's rows are shared: a title, the filter line and
@@ -59,14 +60,7 @@ func (m *Model) listHeight() int { return m.layout().list }
 
 // scroll keeps the selected row inside the list's window.
 func (m *Model) scroll() {
-	n := m.listHeight()
-	if m.sel < m.top {
-		m.top = m.sel
-	}
-	if m.sel >= m.top+n {
-		m.top = m.sel - n + 1
-	}
-	m.top = max(min(m.top, len(m.visible)-n), 0)
+	m.top = list.Scroll(m.top, m.sel, len(m.visible), m.listHeight())
 }
 
 // View draws the picker on the alternate screen.

@@ -1,17 +1,18 @@
 package stderr
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // sanitize turns one line of a server's stderr into text that is safe to
 // draw: ANSI escape sequences (colours, cursor moves, titles) are stripped;
-// other control characters are shown escaped (\r, \xNN, \u0085); invalid
-// UTF-8 bytes are shown as \xNN; tabs are expanded to 8-column stops; the
-// \r of a CRLF line ending is dropped. Nothing a server writes is ever
-// interpreted by the terminal.
+// tabs are expanded to 8-column stops; the \r of a CRLF line ending is
+// dropped; the rest goes through textfmt.Escape, so other control
+// characters are shown escaped (\r, \xNN, \u0085) and so are invalid UTF-8
+// bytes (\xNN). Nothing a server writes is ever interpreted by the terminal.
 func sanitize(b []byte) string {
 	if n := len(b); n > 0 && b[n-1] == '\r' {
 		b = b[:n-1]
@@ -21,43 +22,26 @@ func sanitize(b []byte) string {
 	}
 	var sb strings.Builder
 	sb.Grow(len(b))
-	col := 0
-	for i := 0; i < len(b); {
-		c := b[i]
+	col := 0 // one per rune: the column counting of the tab stops
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != 0x1b && b[i] != '\t' {
+			i++
+		}
+		text := textfmt.Preview(b[:i], -1)
+		sb.WriteString(text)
+		col += utf8.RuneCountInString(text)
 		switch {
-		case c == 0x1b:
-			i = skipEscape(b, i)
-			continue
-		case c == '\t':
+		case i == len(b):
+			b = nil
+		case b[i] == '\t':
 			n := 8 - col%8
 			sb.WriteString("        "[:n])
 			col += n
-		case c == '\r':
-			sb.WriteString(`\r`)
-			col += 2
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&sb, `\x%02x`, c)
-			col += 4
-		case c < 0x80:
-			sb.WriteByte(c)
-			col++
+			b = b[i+1:]
 		default:
-			r, size := utf8.DecodeRune(b[i:])
-			switch {
-			case r == utf8.RuneError && size <= 1:
-				fmt.Fprintf(&sb, `\x%02x`, c)
-				col += 4
-			case r < 0xa0: // C1 controls
-				fmt.Fprintf(&sb, `\u%04x`, r)
-				col += 6
-			default:
-				sb.WriteRune(r)
-				col++
-			}
-			i += size
-			continue
+			b = b[skipEscape(b, i):]
 		}
-		i++
 	}
 	return sb.String()
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -54,11 +55,9 @@ type Model struct {
 	opts  Options
 	keys  KeyMap
 	w, h  int
-	lines deque
-	// first is the absolute number of lines.at(0); it grows as lines are
-	// dropped, so a scroll position survives eviction. Line first-1 is the
-	// "dropped" marker when anything was dropped.
-	first   uint64
+	lines ring.Ring[line]
+	// lines are bounded by the byte budget (trim), not by the ring (New);
+	// first() numbers them.
 	partial []byte // the incomplete last line
 	ptext   string // sanitize(partial), when !pdirty
 	pdirty  bool
@@ -81,8 +80,15 @@ func New(st *theme.Styles, options ...Options) *Model {
 	if opts.Bytes <= 0 {
 		opts.Bytes = 64 << 10
 	}
-	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), first: 1, follow: true}
+	// Every line counts at least one byte against the budget, so trim
+	// keeps the ring well under this capacity: it never evicts.
+	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), lines: ring.New[line](2*opts.Bytes + 2), follow: true}
 }
+
+// first is the absolute number of lines.At(0), counting from 1; it grows
+// as lines are dropped, so a scroll position survives eviction. Line
+// first()-1 is the "dropped" marker when anything was dropped.
+func (m *Model) first() uint64 { return 1 + m.lines.Evicted() }
 
 // SetSize sets the inner size in cells.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
@@ -157,7 +163,9 @@ func (m *Model) write(b []byte) {
 }
 
 func (m *Model) push(l line) {
-	m.lines.push(l)
+	if old, evicted := m.lines.Push(l); evicted { // not while trim keeps the budget (see New)
+		m.forget(old)
+	}
 	m.held += l.size
 	if l.kind != kText {
 		m.sepHeld += l.size
@@ -170,7 +178,7 @@ func (m *Model) trim() {
 	// The newest line stays even when it alone is over budget: that is by
 	// one byte at most (a partial line already cut, then its newline), or a
 	// separator under a tiny budget.
-	for m.held > m.opts.Bytes && (m.lines.len() > 1 || m.lines.len() == 1 && len(m.partial) > 0) {
+	for m.held > m.opts.Bytes && (m.lines.Len() > 1 || m.lines.Len() == 1 && len(m.partial) > 0) {
 		m.dropLine()
 	}
 	if over := min(m.held-m.opts.Bytes, len(m.partial)); over > 0 {
@@ -188,8 +196,12 @@ func (m *Model) trim() {
 }
 
 func (m *Model) dropLine() {
-	l := m.lines.pop()
-	m.first++
+	l, _ := m.lines.DropOldest()
+	m.forget(l)
+}
+
+// forget counts a line that has left the ring.
+func (m *Model) forget(l line) {
 	m.held -= l.size
 	if l.kind == kText {
 		m.dropped += int64(l.size)
@@ -199,7 +211,7 @@ func (m *Model) dropLine() {
 }
 
 func (m *Model) dropAll() {
-	for m.lines.len() > 0 {
+	for m.lines.Len() > 0 {
 		m.dropLine()
 	}
 	m.dropped += int64(len(m.partial))

@@ -64,8 +64,8 @@ func screen(m *Model) []string {
 // texts returns the lines held, oldest first.
 func texts(m *Model) []string {
 	var out []string
-	for i := range m.lines.len() {
-		out = append(out, m.lines.at(i).text)
+	for i := range m.lines.Len() {
+		out = append(out, m.lines.At(i).text)
 	}
 	return out
 }
@@ -99,6 +99,7 @@ func TestSanitize(t *testing.T) {
 		{"c1 csi", "a\u009b31mb", `a\u009b31mb`},
 		{"unicode", "héllo 日本", "héllo 日本"},
 		{"cut escape", "x\x1b[3", "x"},
+		{"newline in a separator label", "exec: a\nb", `exec: a\nb`},
 	} {
 		if got := sanitize([]byte(c.in)); got != c.want {
 			t.Errorf("%s: sanitize(%q) = %q, want %q", c.name, c.in, got, c.want)
@@ -150,7 +151,7 @@ func TestProcessSeparators(t *testing.T) {
 	if got, want := m.Title(), "stderr 9B · signal SIGKILL"; got != want {
 		t.Errorf("Title = %q, want %q", got, want)
 	}
-	if m.lines.at(3).kind != kSepErr {
+	if m.lines.At(3).kind != kSepErr {
 		t.Error("a signal exit is not drawn as an error")
 	}
 	m.Reset()
@@ -158,7 +159,7 @@ func TestProcessSeparators(t *testing.T) {
 	if got, want := m.Title(), "stderr 9B · exit code 0"; got != want {
 		t.Errorf("Title = %q, want %q", got, want)
 	}
-	if m.lines.at(5).kind != kSep || m.lines.len() != 6 {
+	if m.lines.At(5).kind != kSep || m.lines.Len() != 6 {
 		t.Error("exit code 0 is drawn as an error, or history was lost")
 	}
 	m.Apply([]client.Event{proc(client.ProcInfo{What: client.ProcSpawnFailed, Err: errors.New("MCP_SPAWN: no such file")})})

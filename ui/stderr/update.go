@@ -4,32 +4,34 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
-// KeyMap holds the pane's bindings.
+// KeyMap holds the pane's bindings. Home goes to the oldest line; End
+// follows new output.
 type KeyMap struct {
-	Up, Down, PageUp, PageDown, Top, Bottom, Wrap key.Binding
+	list.KeyMap
+	Wrap key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
+	nav := list.DefaultKeyMap()
+	nav.Home.SetHelp("g", "oldest")
+	nav.End.SetHelp("G", "follow")
 	return KeyMap{
-		Up:       key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("↑/k", "up")),
-		Down:     key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("↓/j", "down")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
-		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "oldest")),
-		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "follow")),
-		Wrap:     key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "soft wrap")),
+		KeyMap: nav,
+		Wrap:   key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "soft wrap")),
 	}
 }
 
 // ShortHelp returns the bindings shown in the help bar.
-func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Bottom, k.Wrap} }
+func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.End, k.Wrap} }
 
 // FullHelp returns every binding, in columns.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Top, k.Bottom, k.Wrap}}
+	return [][]key.Binding{{k.Up, k.Down, k.PageUp, k.PageDown}, {k.Home, k.End, k.Wrap}}
 }
 
 // Keys returns the pane's key map for the help bar.
@@ -49,11 +51,11 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			m.up(max(m.h, 1))
 		case key.Matches(msg, k.PageDown):
 			m.down(max(m.h, 1))
-		case key.Matches(msg, k.Top):
+		case key.Matches(msg, k.Home):
 			lo, _ := m.bounds()
 			m.top = pos{lo, 0}
 			m.follow = m.atBottom()
-		case key.Matches(msg, k.Bottom):
+		case key.Matches(msg, k.End):
 			m.follow = true
 		case key.Matches(msg, k.Wrap):
 			m.wrap = !m.wrap

@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // partialNote ends the incomplete last line.
@@ -15,7 +16,7 @@ const partialNote = " (no newline yet)"
 // marker when there is one) and one past the last item (the partial line
 // when there is one).
 func (m *Model) bounds() (lo, hi uint64) {
-	lo, hi = m.first, m.first+uint64(m.lines.len())
+	lo, hi = m.first(), m.first()+uint64(m.lines.Len())
 	if m.dropped > 0 {
 		lo--
 	}
@@ -31,12 +32,12 @@ func (m *Model) bounds() (lo, hi uint64) {
 func (m *Model) rowsOf(n uint64) []string {
 	st, w := m.st, max(m.w, 1)
 	switch {
-	case n < m.first:
+	case n < m.first():
 		return []string{st.Warn.Render("… " + textfmt.Size(int(m.dropped)) + " dropped …")}
-	case n-m.first == uint64(m.lines.len()):
+	case n-m.first() == uint64(m.lines.Len()):
 		return m.partialRows(w)
 	}
-	l := m.lines.at(int(n - m.first))
+	l := m.lines.At(int(n - m.first()))
 	switch l.kind {
 	case kSep, kSepErr:
 		style := st.Subtle
@@ -151,7 +152,7 @@ func (m *Model) clamp(p pos) pos {
 	case p.line >= hi:
 		return pos{hi - 1, 0}
 	}
-	p.sub = max(min(p.sub, len(m.rowsOf(p.line))-1), 0) // rows change with width and wrap
+	p.sub = list.Clamp(p.sub, len(m.rowsOf(p.line))) // rows change with width and wrap
 	return p
 }
 

@@ -115,7 +115,7 @@ func BenchmarkView(b *testing.B) {
 			m.Apply(events(n.n))
 			m.Update(press("w"))
 			m.Update(press("k")) // scrolled, in the middle of the history
-			m.top = pos{m.first + uint64(n.n/2), 0}
+			m.top = pos{m.first() + uint64(n.n/2), 0}
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = m.View()

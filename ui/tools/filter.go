@@ -7,7 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/sahilm/fuzzy"
 
-	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // toolSource adapts the tool list to fuzzy.Source (matching on names).
@@ -72,7 +72,7 @@ func (m *Model) setQuery(q string) {
 // (form.Clean) so a name cannot drive the terminal.
 func highlight(name string, matched []int, base, match lipgloss.Style) string {
 	if len(matched) == 0 {
-		return base.Render(form.Clean(name))
+		return base.Render(textfmt.Clean(name))
 	}
 	var out, run strings.Builder
 	runMatched, mi := false, 0
@@ -97,7 +97,7 @@ func highlight(name string, matched []int, base, match lipgloss.Style) string {
 			flush()
 			runMatched = hit
 		}
-		run.WriteString(form.Clean(string(r)))
+		run.WriteString(textfmt.Clean(string(r)))
 		off += size
 	}
 	flush()

@@ -5,14 +5,14 @@ import (
 	"charm.land/bubbles/v2/key"
 
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // KeyMap are the pane's bindings. Bindings of other modes are disabled, so
 // the help bar shows what applies now.
 type KeyMap struct {
-	// Up, Down, PageUp, PageDown, Home and End move the selection in the
-	// list and scroll the result view.
-	Up, Down, PageUp, PageDown, Home, End key.Binding
+	// KeyMap moves the selection in the list and scrolls the result view.
+	list.KeyMap
 	// Filter focuses the fuzzy filter; ClearFilter empties it; AcceptFilter
 	// leaves the filter keeping its query.
 	Filter, ClearFilter, AcceptFilter key.Binding
@@ -32,13 +32,11 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
+	nav := list.DefaultKeyMap()
+	nav.Home.SetHelp("g/home", "top")
+	nav.End.SetHelp("G/end", "bottom")
 	return KeyMap{
-		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PageUp:       key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
-		PageDown:     key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
-		Home:         key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "top")),
-		End:          key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "bottom")),
+		KeyMap:       nav,
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
@@ -56,16 +54,14 @@ func (m *Model) syncKeys() {
 	k := &m.keys
 	list, filter, result := m.mode == modeList, m.mode == modeFilter, m.mode == modeResult
 	move := list || filter || result
-	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Home, &k.End} {
-		b.SetEnabled(move)
-	}
+	k.KeyMap.SetEnabled(move)
 	k.Filter.SetEnabled(list && len(m.tools) > 0)
 	k.ClearFilter.SetEnabled(filter || (list && m.query != ""))
 	k.AcceptFilter.SetEnabled(filter)
 	k.Call.SetEnabled((list && len(m.visible) > 0) || (result && m.current() != nil))
 	k.Refresh.SetEnabled(list || result)
-	k.Older.SetEnabled((list && len(m.results) > 0) || (result && m.cur > 0))
-	k.Newer.SetEnabled((list && len(m.results) > 0) || (result && m.cur < len(m.results)-1))
+	k.Older.SetEnabled((list && m.results.Len() > 0) || (result && m.cur > 0))
+	k.Newer.SetEnabled((list && m.results.Len() > 0) || (result && m.cur < m.results.Len()-1))
 	k.Back.SetEnabled(result)
 	if m.form != nil {
 		k.Form = m.form.Keys()
@@ -93,7 +89,7 @@ func (k helpKeys) ShortHelp() []key.Binding {
 // FullHelp lists every binding, grouped.
 func (k helpKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
+		k.Bindings(),
 		{k.Filter, k.AcceptFilter, k.ClearFilter, k.Call, k.Refresh},
 		{k.Older, k.Newer, k.Back},
 		k.Form.All(),

@@ -8,6 +8,8 @@ import (
 	"charm.land/bubbles/v2/textinput"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/ring"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/form"
@@ -55,7 +57,6 @@ type Model struct {
 	// formKeys are the form's bindings as configured; keys.Form is their
 	// copy with the current enabled state.
 	formKeys form.KeyMap
-	max      int
 	w, h     int
 	now      time.Time
 	// listedAsOf is when the current tool list was requested.
@@ -81,25 +82,23 @@ type Model struct {
 	form     *form.Form
 	lastArgs map[string]json.RawMessage
 
-	results []*result // oldest first, at most max
-	evicted int
-	total   int
-	cur     int // index into results shown
+	results ring.Ring[*result] // at most Options.Results
+	cur     int                // index into results shown
 	scroll  int
 	cache   bodyCache
 }
 
 // New returns the pane.
 func New(st *theme.Styles, opts Options) *Model {
-	m := &Model{st: st, keys: DefaultKeyMap(), max: opts.Results,
+	if opts.Results <= 0 {
+		opts.Results = DefaultResults
+	}
+	m := &Model{st: st, keys: DefaultKeyMap(), results: ring.New[*result](opts.Results),
 		calling: map[string]int{}, lastArgs: map[string]json.RawMessage{}}
 	if opts.Keys != nil {
 		m.keys = *opts.Keys
 	}
 	m.formKeys = m.keys.Form
-	if m.max <= 0 {
-		m.max = DefaultResults
-	}
 	m.filter = textinput.New()
 	m.filter.Prompt = "/ "
 	m.filter.Placeholder = "filter tools"
@@ -175,7 +174,7 @@ func (m *Model) Capturing() bool { return m.mode == modeFilter || m.mode == mode
 func (m *Model) Title() string {
 	t := fmt.Sprintf("Tools %d", len(m.tools))
 	if m.query != "" {
-		t += " · filter: " + form.Clean(m.query)
+		t += " · filter: " + textfmt.Clean(m.query)
 	}
 	if m.inFlight > 0 {
 		t += fmt.Sprintf(" · %d calling", m.inFlight)
@@ -196,10 +195,10 @@ func (m *Model) selected() *entry {
 
 // current returns the result shown, or nil.
 func (m *Model) current() *result {
-	if m.cur < 0 || m.cur >= len(m.results) {
+	if m.cur < 0 || m.cur >= m.results.Len() {
 		return nil
 	}
-	return m.results[m.cur]
+	return *m.results.At(m.cur)
 }
 
 // addResult keeps a result, settles its in-flight count and shows it
@@ -213,14 +212,8 @@ func (m *Model) addResult(msg ResultMsg) {
 		}
 		m.inFlight--
 	}
-	m.total++
-	if len(m.results) == m.max {
-		copy(m.results, m.results[1:])
-		m.results = m.results[:len(m.results)-1]
-		m.evicted++
-	}
-	m.results = append(m.results, &result{ResultMsg: msg, at: m.now, n: m.total})
-	m.cur, m.scroll = len(m.results)-1, 0
+	m.results.Push(&result{ResultMsg: msg, at: m.now, n: int(m.results.Total()) + 1})
+	m.cur, m.scroll = m.results.Len()-1, 0
 	switch m.mode {
 	case modeForm:
 		m.back = modeResult

@@ -12,7 +12,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // bodyCache holds the drawn body of the result shown, for one width: a
@@ -33,14 +33,14 @@ func (m *Model) header(r *result, bodyLen int) []string {
 	if r.ID.IsValid() {
 		id = r.ID.String()
 	}
-	left := st.Accent.Render(form.Clean(r.Tool)) + st.Subtle.Render(" · id ") + st.Text.Render(id) +
+	left := st.Accent.Render(textfmt.Clean(r.Tool)) + st.Subtle.Render(" · id ") + st.Text.Render(id) +
 		st.Subtle.Render(" · ") + st.Text.Render(textfmt.Dur(r.Latency))
 	if r.Err == nil && r.Result != nil && r.Result.IsError {
 		left += st.Subtle.Render(" · ") + st.Error.Render("isError")
 	}
-	right := fmt.Sprintf("result %d/%d", m.cur+1, len(m.results))
-	if m.evicted > 0 {
-		right += fmt.Sprintf(" (+%d dropped)", m.evicted)
+	right := fmt.Sprintf("result %d/%d", m.cur+1, m.results.Len())
+	if m.results.Evicted() > 0 {
+		right += fmt.Sprintf(" (+%d dropped)", m.results.Evicted())
 	}
 	if !r.at.IsZero() && !m.now.IsZero() {
 		if d := m.now.Sub(r.at); d >= time.Second {
@@ -95,14 +95,14 @@ func (m *Model) body() []string {
 
 func (m *Model) scrollBy(d int) {
 	n := len(m.body())
-	m.scroll = min(max(m.scroll+d, 0), max(n-m.bodyHeight(), 0))
+	m.scroll = list.ClampTop(m.scroll+d, n, m.bodyHeight())
 }
 
 func (m *Model) resultView() string {
 	r := m.current()
 	body := m.body()
 	h := m.bodyHeight()
-	m.scroll = min(max(m.scroll, 0), max(len(body)-h, 0))
+	m.scroll = list.ClampTop(m.scroll, len(body), h)
 	out := m.header(r, len(body))
 	out = append(out, body[m.scroll:min(m.scroll+h, len(body))]...)
 	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
@@ -155,15 +155,15 @@ func (m *Model) block(c mcp.Content, w int) []string {
 		}
 		return out
 	case "image", "audio":
-		return []string{st.Info.Render(fmt.Sprintf("[%s %s, %s]", c.Type, form.Clean(c.MimeType), textfmt.Size(decodedLen(c.Data))))}
+		return []string{st.Info.Render(fmt.Sprintf("[%s %s, %s]", c.Type, textfmt.Clean(c.MimeType), textfmt.Size(decodedLen(c.Data))))}
 	case "resource_link":
-		return []string{st.Info.Render("[resource_link " + form.Clean(c.URI) + "]")}
+		return []string{st.Info.Render("[resource_link " + textfmt.Clean(c.URI) + "]")}
 	}
 	name := c.Type
 	if name == "" {
 		name = "block without a type"
 	}
-	return []string{st.Info.Render("[" + form.Clean(name) + "]")}
+	return []string{st.Info.Render("[" + textfmt.Clean(name) + "]")}
 }
 
 // decodedLen is the byte size of base64 data.

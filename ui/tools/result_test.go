@@ -23,8 +23,8 @@ func TestResults(t *testing.T) {
 		m.Update(ResultMsg{Tool: "echo", ID: jsonrpc.Int(int64(i)),
 			Result: &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: "result " + string(rune('0'+i))}}}})
 	}
-	if len(m.results) != 3 || m.evicted != 2 {
-		t.Fatalf("kept %d, evicted %d", len(m.results), m.evicted)
+	if m.results.Len() != 3 || m.results.Evicted() != 2 {
+		t.Fatalf("kept %d, evicted %d", m.results.Len(), m.results.Evicted())
 	}
 	if m.mode != modeResult || !strings.Contains(view(t, m), "result 5") {
 		t.Fatalf("the newest result is not shown:\n%s", view(t, m))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -17,37 +16,6 @@ import (
 // maxShown bounds the bytes of one text block or JSON value drawn in the
 // result view; the rest is counted, not drawn (the Frames pane has it all).
 const maxShown = 256 << 10
-
-// cleanBlock makes multi-line text from a server safe to draw: newlines are
-// kept, tabs become spaces, "\r\n" becomes "\n", and other control
-// characters are shown as \xNN.
-func cleanBlock(s string) string {
-	clean := true
-	for _, r := range s {
-		if r != '\n' && unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\t':
-			b.WriteString("    ")
-		case unicode.IsControl(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
 
 // cut keeps at most maxShown bytes of s (on a rune boundary) and says how
 // much was left out.
@@ -69,7 +37,7 @@ func wrapText(s string, w int) []string {
 	if w <= 0 {
 		return nil
 	}
-	return strings.Split(ansi.Wrap(cleanBlock(s), w, ""), "\n")
+	return strings.Split(ansi.Wrap(textfmt.CleanBlock(s), w, ""), "\n")
 }
 
 // jsonLines pretty-prints raw JSON with syntax colours, wrapped to w cells.
@@ -84,7 +52,7 @@ func jsonLines(st *theme.Styles, raw json.RawMessage, w int) []string {
 		return out
 	}
 	var out []string
-	for _, line := range strings.Split(cleanBlock(b.String()), "\n") {
+	for _, line := range strings.Split(textfmt.CleanBlock(b.String()), "\n") {
 		out = append(out, strings.Split(ansi.Hardwrap(colourJSON(st, line), w, true), "\n")...)
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // Update handles keys, paste and mouse messages while the pane is focused,
@@ -47,28 +48,14 @@ func (m *Model) move(msg tea.KeyPressMsg) bool {
 	if m.mode == modeResult {
 		page = max(m.bodyHeight()-1, 1)
 	}
-	k := m.keys
-	d := 0
-	switch {
-	case key.Matches(msg, k.Up):
-		d = -1
-	case key.Matches(msg, k.Down):
-		d = 1
-	case key.Matches(msg, k.PageUp):
-		d = -page
-	case key.Matches(msg, k.PageDown):
-		d = page
-	case key.Matches(msg, k.Home):
-		d = -1 << 30
-	case key.Matches(msg, k.End):
-		d = 1 << 30
-	default:
+	d, ok := m.keys.Delta(msg, page)
+	if !ok {
 		return false
 	}
 	if m.mode == modeResult {
 		m.scrollBy(d)
 	} else {
-		m.sel = min(max(m.sel+d, 0), max(len(m.visible)-1, 0))
+		m.sel = list.Clamp(m.sel+d, len(m.visible))
 	}
 	return true
 }
@@ -90,7 +77,7 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Refresh):
 		return refresh
 	case key.Matches(msg, k.Older), key.Matches(msg, k.Newer):
-		m.mode, m.cur, m.scroll = modeResult, len(m.results)-1, 0
+		m.mode, m.cur, m.scroll = modeResult, m.results.Len()-1, 0
 	}
 	return nil
 }
@@ -136,7 +123,7 @@ func (m *Model) resultKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Older):
 		m.cur, m.scroll = max(m.cur-1, 0), 0
 	case key.Matches(msg, k.Newer):
-		m.cur, m.scroll = min(m.cur+1, len(m.results)-1), 0
+		m.cur, m.scroll = min(m.cur+1, m.results.Len()-1), 0
 	case key.Matches(msg, k.Call):
 		if r := m.current(); r != nil {
 			m.openForm(r.Tool)
@@ -196,7 +183,7 @@ func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
 	case modeResult:
 		m.scrollBy(d)
 	default:
-		m.sel = min(max(m.sel+d/3, 0), max(len(m.visible)-1, 0))
+		m.sel = list.Clamp(m.sel+d/3, len(m.visible))
 	}
 	return nil
 }

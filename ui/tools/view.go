@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/ui/form"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // sideBySide is the width from which the detail goes beside the list.
@@ -122,15 +123,9 @@ func (m *Model) listLines(l listLayout) []string {
 	case len(m.tools) == 0:
 		return []string{st.Subtle.Render("the server lists no tools")}
 	case len(m.visible) == 0:
-		return []string{st.Subtle.Render("no tool matches “" + form.Clean(m.query) + "”")}
+		return []string{st.Subtle.Render("no tool matches “" + textfmt.Clean(m.query) + "”")}
 	}
-	if m.sel < m.top {
-		m.top = m.sel
-	}
-	if m.sel >= m.top+l.listH {
-		m.top = m.sel - l.listH + 1
-	}
-	m.top = max(min(m.top, len(m.visible)-l.listH), 0)
+	m.top = list.Scroll(m.top, m.sel, len(m.visible), l.listH)
 	out := make([]string, 0, l.listH)
 	for i := m.top; i < len(m.visible) && len(out) < l.listH; i++ {
 		out = append(out, m.row(i, l.listW))
@@ -173,9 +168,9 @@ func (m *Model) detailLines(w, h int) []string {
 	if e == nil || w <= 0 || h <= 0 {
 		return nil
 	}
-	head := st.Accent.Render(form.Clean(e.tool.Name))
+	head := st.Accent.Render(textfmt.Clean(e.tool.Name))
 	if e.tool.Title != "" {
-		head += st.Subtle.Render(" · ") + st.Text.Render(form.Clean(e.tool.Title))
+		head += st.Subtle.Render(" · ") + st.Text.Render(textfmt.Clean(e.tool.Title))
 	}
 	props := m.propLines(e)
 	out := []string{head}
@@ -199,29 +194,29 @@ func (m *Model) propLines(e *entry) []string {
 	var out []string
 	switch {
 	case s.Err != nil:
-		out = append(out, st.Warn.Render(form.Clean(s.Err.Error())))
+		out = append(out, st.Warn.Render(textfmt.Clean(s.Err.Error())))
 	case len(s.Props) == 0:
 		out = append(out, st.Subtle.Render("no arguments"))
 	default:
 		out = append(out, st.Header.Render("arguments"))
 	}
 	for _, p := range s.Props {
-		parts := []string{st.Accent.Render(form.Clean(p.Name)), st.Subtle.Render(p.Type)}
+		parts := []string{st.Accent.Render(textfmt.Clean(p.Name)), st.Subtle.Render(p.Type)}
 		if len(p.Enum) > 0 {
 			labels := make([]string, len(p.Enum))
 			for i, v := range p.Enum {
-				labels[i] = form.Clean(form.Label(v))
+				labels[i] = textfmt.Clean(form.Label(v))
 			}
 			parts = append(parts, st.Text.Render("{"+strings.Join(labels, "|")+"}"))
 		}
 		if p.Default != nil {
-			parts = append(parts, st.Subtle.Render("default "+form.Clean(string(p.Default))))
+			parts = append(parts, st.Subtle.Render("default "+textfmt.Clean(string(p.Default))))
 		}
 		if p.Required {
 			parts = append(parts, st.Warn.Render("required"))
 		}
 		if p.Description != "" {
-			parts = append(parts, st.Text.Render("— "+form.Clean(p.Description)))
+			parts = append(parts, st.Text.Render("— "+textfmt.Clean(p.Description)))
 		}
 		out = append(out, "  "+strings.Join(parts, "  "))
 	}
