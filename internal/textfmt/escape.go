@@ -2,6 +2,7 @@ package textfmt
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -24,6 +25,11 @@ const (
 	// escape \r and turns a tab into four spaces: a block of lines
 	// (CleanBlock).
 	KeepLines
+	// KeepTerminal keeps \n and \t, drops the \r of a "\r\n" and shows a
+	// lone \r as the escape \r (it would move the cursor back over what
+	// was written): text for a terminal that is not drawn in cells
+	// (TerminalWriter).
+	KeepTerminal
 )
 
 // Sanitize makes text from a server, a capture or a config file safe to
@@ -97,11 +103,13 @@ func whitespace(sb *strings.Builder, r rune, ws Whitespace, crlf bool) {
 	switch {
 	case ws == FlattenWhitespace:
 		sb.WriteByte(' ')
-	case ws == KeepLines && r == '\n':
+	case (ws == KeepLines || ws == KeepTerminal) && r == '\n':
 		sb.WriteByte('\n')
 	case ws == KeepLines && r == '\t':
 		sb.WriteString("    ")
-	case ws == KeepLines && crlf: // the \n that follows is kept
+	case ws == KeepTerminal && r == '\t':
+		sb.WriteByte('\t')
+	case (ws == KeepLines || ws == KeepTerminal) && crlf: // the \n that follows is kept
 	case r == '\n':
 		sb.WriteString(`\n`)
 	case r == '\r':
@@ -109,4 +117,34 @@ func whitespace(sb *strings.Builder, r rune, ws Whitespace, crlf bool) {
 	default:
 		sb.WriteString(`\t`)
 	}
+}
+
+// TerminalWriter passes what is written through Sanitize with
+// KeepTerminal: whatever reaches it (a tool's text, a server's error
+// message, its stderr), nothing written to a terminal through it can set
+// the title, write the clipboard, move the cursor or clear the screen.
+// Each Write is sanitized whole: a character split between two writes is
+// shown as the bytes of each half.
+type TerminalWriter struct{ w io.Writer }
+
+// NewTerminalWriter returns a TerminalWriter writing to w.
+func NewTerminalWriter(w io.Writer) *TerminalWriter { return &TerminalWriter{w: w} }
+
+// Write writes the sanitized p; it reports len(p) when all of it was
+// written.
+func (t *TerminalWriter) Write(p []byte) (int, error) {
+	clean := true
+	for _, c := range p {
+		if (c < 0x20 && c != '\n' && c != '\t') || c >= 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return t.w.Write(p)
+	}
+	if _, err := io.WriteString(t.w, sanitize(p, KeepTerminal, -1)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

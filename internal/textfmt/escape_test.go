@@ -66,7 +66,7 @@ func TestCleanBlock(t *testing.T) {
 	}
 }
 
-var modes = []Whitespace{EscapeWhitespace, FlattenWhitespace, KeepLines}
+var modes = []Whitespace{EscapeWhitespace, FlattenWhitespace, KeepLines, KeepTerminal}
 
 // safe reports why out could act on a terminal, or "" when it cannot: it
 // must be valid UTF-8 with no C0 control (but \n under KeepLines), no ESC,
@@ -77,7 +77,8 @@ func safe(out string, ws Whitespace) string {
 	}
 	for _, r := range out {
 		switch {
-		case r == '\n' && ws == KeepLines:
+		case r == '\n' && (ws == KeepLines || ws == KeepTerminal):
+		case r == '\t' && ws == KeepTerminal:
 		case r < 0x20, r == 0x7f:
 			return "C0 control or DEL"
 		case r >= 0x80 && r <= 0x9f:
@@ -148,5 +149,32 @@ func FuzzEscape(f *testing.F) {
 		if out := Preview([]byte(in), 8); safe(out, EscapeWhitespace) != "" {
 			t.Fatalf("Preview(%q) = %q", in, out)
 		}
+		var b strings.Builder
+		w := NewTerminalWriter(&b)
+		half := len(in) / 2
+		for _, part := range []string{in[:half], in[half:]} {
+			if n, err := w.Write([]byte(part)); err != nil || n != len(part) {
+				t.Fatalf("TerminalWriter.Write(%q) = %d, %v", part, n, err)
+			}
+		}
+		if why := safe(b.String(), KeepTerminal); why != "" {
+			t.Fatalf("TerminalWriter wrote %q for %q: %s", b.String(), in, why)
+		}
 	})
+}
+
+// TestTerminalWriter: plain text, newlines and tabs pass as written; the
+// escapes a terminal obeys are shown instead of obeyed.
+func TestTerminalWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewTerminalWriter(&b)
+	for _, s := range []string{"name\tdescription\n", "a\r\nb\n", "x\x1b]0;pwned\x07\x1b[2J\u009b\x00\r!\n", "\xff\n"} {
+		if _, err := w.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "name\tdescription\na\nb\nx\\x1b]0;pwned\\x07\\x1b[2J\\u009b\\x00\\r!\n\\xff\n"
+	if b.String() != want {
+		t.Errorf("got  %q\nwant %q", b.String(), want)
+	}
 }
