@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
@@ -21,13 +20,10 @@ import (
 const roleEnv = "SONDE_TRANSPORT_ROLE"
 
 func TestMain(m *testing.M) {
-	if fixtures.RunRole() {
-		os.Exit(0)
-	}
 	if role := os.Getenv(roleEnv); role != "" {
 		os.Exit(runRole(role))
 	}
-	goleak.VerifyTestMain(m)
+	fixturetest.Main(m, nil)
 }
 
 func runRole(role string) int {
