@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/mcp"
+)
+
+// prompts, prompt and complete: prompts/list, prompts/get and
+// completion/complete.
+
+func newPromptsCmd(io streams) *cobra.Command {
+	var f serverFlags
+	return featureCmd(io, &f, "prompts (-- COMMAND [ARG...] | --url URL)",
+		"List the server's prompts (all pages)",
+		`Start the server, run the handshake, list every prompt (prompts/list, following nextCursor)
+with its arguments (required ones marked *), stop the server. --json prints the prompts as a
+JSON array.`,
+		0, "prompts takes no arguments before --", nil,
+		func(ctx context.Context, s *session, _ []string) error {
+			var ps []mcp.Prompt
+			err := s.retry(ctx, func(c *client.Client) (err error) {
+				warnUndeclared(io, c, mcp.MethodPromptsList)
+				ps, err = c.ListPrompts(ctx)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if f.json {
+				writeJSON(io.out, nonNil(ps))
+				return nil
+			}
+			if len(ps) == 0 {
+				fmt.Fprintln(io.err, "sonde: the server lists no prompts")
+				return nil
+			}
+			tw := newTable(io.out)
+			for _, p := range ps {
+				var args []string
+				for _, a := range p.Arguments {
+					if a.Required {
+						args = append(args, a.Name+"*")
+					} else {
+						args = append(args, a.Name)
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, strings.Join(args, " "), firstLine(p.Description))
+			}
+			return tw.Flush()
+		})
+}
+
+func newPromptCmd(io streams) *cobra.Command {
+	var f serverFlags
+	var argsText string
+	var args map[string]string
+	cmd := featureCmd(io, &f, "prompt NAME [--args JSON] (-- COMMAND [ARG...] | --url URL)",
+		"Get one prompt and print its messages",
+		`Start the server, run the handshake, get prompt NAME (prompts/get) with --args, print its
+messages (role, then content: text as is, other blocks summarised, embedded resources as text
+or by size), stop the server.
+
+--args takes a JSON object of strings (prompt arguments are strings), @FILE, or @- for stdin.
+--json prints {"ok":true,"result":...} with the whole result.`,
+		1, "prompt takes exactly one NAME before --: sonde prompt NAME [--args JSON] -- COMMAND [ARG...]",
+		func([]string) (err error) {
+			args, err = readStringArgs(argsText, io.in)
+			return err
+		},
+		func(ctx context.Context, s *session, own []string) error {
+			var res *mcp.GetPromptResult
+			var raw json.RawMessage
+			err := s.retry(ctx, func(c *client.Client) (err error) {
+				warnUndeclared(io, c, mcp.MethodPromptsGet)
+				res, raw, err = c.GetPrompt(ctx, own[0], args)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if f.json {
+				writeJSON(io.out, map[string]any{"ok": true, "result": raw})
+				return nil
+			}
+			printPrompt(io.out, res)
+			return nil
+		})
+	cmd.Flags().StringVar(&argsText, "args", "", "prompt arguments: a JSON object of strings, @FILE, or @- for stdin")
+	return cmd
+}
+
+// readStringArgs parses prompt arguments: a JSON object whose values are
+// strings.
+func readStringArgs(text string, stdin io.Reader) (map[string]string, error) {
+	raw, err := readJSONObject(text, stdin)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	var m map[string]string
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, usagef(`--args: prompt arguments are strings, e.g. '{"city":"Paris"}'`)
+	}
+	return m, nil
+}
+
+// printPrompt prints a prompt's messages for a person.
+func printPrompt(w io.Writer, r *mcp.GetPromptResult) {
+	if r.Description != "" {
+		fmt.Fprintln(w, r.Description)
+		fmt.Fprintln(w)
+	}
+	for i, m := range r.Messages {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "[%s]\n", m.Role)
+		c := m.Content
+		switch {
+		case c.Type == "resource" && c.Resource != nil && c.Resource.Text != nil:
+			fmt.Fprintf(w, "[resource %s]\n%s\n", c.Resource.URI, strings.TrimRight(*c.Resource.Text, "\n"))
+		case c.Type == "resource" && c.Resource != nil:
+			b, _ := contentBytes(*c.Resource)
+			fmt.Fprintln(w, contentSummary(*c.Resource, len(b)))
+		default:
+			printResult(w, &mcp.CallToolResult{Content: []mcp.Content{c.Content}})
+		}
+	}
+}
+
+func newCompleteCmd(io streams) *cobra.Command {
+	var f serverFlags
+	var prompt, tpl, arg string
+	var ctxArgs []string
+	var ref mcp.CompleteRef
+	var argument mcp.CompleteArgument
+	var ctxVals map[string]string
+	cmd := featureCmd(io, &f, "complete (--prompt NAME | --resource-template URI) --arg NAME=VALUE [--context NAME=VALUE]... (-- COMMAND [ARG...] | --url URL)",
+		"Ask the server to complete a prompt argument or a template variable",
+		`Start the server, run the handshake, send completion/complete for argument NAME (its value so
+far is VALUE) of prompt --prompt or of resource template --resource-template (the template's
+uriTemplate, e.g. 'file:///{path}'), print the values one per line, stop the server.
+--context gives the values of other arguments (repeatable). When the server has more values
+than it sent, stderr says so. --json prints {"ok":true,"completion":{...}}.`,
+		0, "complete takes no arguments before --",
+		func([]string) error {
+			switch {
+			case (prompt == "") == (tpl == ""):
+				return usagef("give exactly one of --prompt NAME and --resource-template URI")
+			case prompt != "":
+				ref = mcp.CompleteRef{Type: mcp.RefPrompt, Name: prompt}
+			default:
+				ref = mcp.CompleteRef{Type: mcp.RefResource, URI: tpl}
+			}
+			name, value, ok := strings.Cut(arg, "=")
+			if !ok || name == "" {
+				return usagef("--arg NAME=VALUE is required (VALUE may be empty: --arg city=)")
+			}
+			argument = mcp.CompleteArgument{Name: name, Value: value}
+			for _, kv := range ctxArgs {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usagef(fmt.Sprintf("--context %q: want NAME=VALUE", kv))
+				}
+				if ctxVals == nil {
+					ctxVals = map[string]string{}
+				}
+				ctxVals[k] = v
+			}
+			return nil
+		},
+		func(ctx context.Context, s *session, _ []string) error {
+			var comp *mcp.Completion
+			err := s.retry(ctx, func(c *client.Client) (err error) {
+				warnUndeclared(io, c, mcp.MethodComplete)
+				comp, err = c.Complete(ctx, ref, argument, ctxVals)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if f.json {
+				writeJSON(io.out, map[string]any{"ok": true, "completion": comp})
+				return nil
+			}
+			for _, v := range comp.Values {
+				fmt.Fprintln(io.out, v)
+			}
+			switch {
+			case comp.Total != nil && *comp.Total > len(comp.Values):
+				fmt.Fprintf(io.err, "sonde: %d of %d values\n", len(comp.Values), *comp.Total)
+			case comp.HasMore:
+				fmt.Fprintf(io.err, "sonde: %d values; the server has more\n", len(comp.Values))
+			case len(comp.Values) == 0:
+				fmt.Fprintln(io.err, "sonde: no completions")
+			}
+			return nil
+		})
+	cmd.Flags().StringVar(&prompt, "prompt", "", "complete an argument of prompt `NAME`")
+	cmd.Flags().StringVar(&tpl, "resource-template", "", "complete a variable of the resource template `URI` (its uriTemplate)")
+	cmd.Flags().StringVar(&arg, "arg", "", "the argument to complete and its value so far, `NAME=VALUE`")
+	cmd.Flags().StringArrayVar(&ctxArgs, "context", nil, "the value of another argument, `NAME=VALUE` (repeatable)")
+	return cmd
+}

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/stats"
+)
+
+func newStatsCmd(io streams) *cobra.Command {
+	var asJSON bool
+	var bucket time.Duration
+	cmd := &cobra.Command{
+		Use:   "stats FILE",
+		Short: "Summarise a capture: per method counts, errors and latency; requests in flight over time",
+		Long: `Read a capture (--record FILE) and summarise its requests, from their lifecycle records:
+per method (and tool, for tools/call): how many ended, how many did not end with a result
+(by outcome: error, timeout, cancelled, exited…), and the latency p50/p95/p99/max of those
+that were answered (from queued to the response); requests from the server are listed
+apart. Then how many of sonde's requests were in flight at most, and when, with a
+histogram of the most in flight per time bucket (--bucket; by default a round width that
+gives at most 40 buckets).
+
+  sonde stats bug.jsonl
+  sonde stats --json --bucket 1s bug.jsonl
+
+--json prints one object: durations in nanoseconds, in_flight[i] is the most requests in
+flight during bucket i.
+
+Exit status: 0, or 2 when the file cannot be read as a capture.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("stats takes one capture FILE (see sonde stats --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if bucket < 0 {
+				return usagef("--bucket must not be negative")
+			}
+			var c *stats.Collector
+			_, warnings, err := eachEvent(args[0], func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
+				c.Add(ev)
+			})
+			if err != nil {
+				return err
+			}
+			warnCapture(io, args[0], warnings)
+			rep := c.Report(bucket)
+			if asJSON {
+				writeJSON(io.out, rep)
+				return nil
+			}
+			return rep.WriteText(io.out)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	cmd.Flags().DurationVar(&bucket, "bucket", 0, "width of the in-flight histogram's buckets (default: automatic)")
+	return cmd
+}
