@@ -1,7 +1,7 @@
 # sonde's build and test entry points. `make test` is what CI runs (.ci/run).
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/sonde-mcp/sonde/internal/cli.version=$(VERSION)
+LDFLAGS := -s -w -X github.com/sonde-mcp/sonde/internal/cli/cmdutil.Version=$(VERSION)
 
 .PHONY: all build test tools fmt-check vet cross race bench fuzz peers release clean
 

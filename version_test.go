@@ -19,7 +19,7 @@ func TestStampedVersion(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	build := exec.Command(goTool, "build", "-ldflags", "-X github.com/sonde-mcp/sonde/internal/cli.version=v9.9.9-test", "-o", bin, ".")
+	build := exec.Command(goTool, "build", "-ldflags", "-X github.com/sonde-mcp/sonde/internal/cli/cmdutil.Version=v9.9.9-test", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -1,5 +1,7 @@
 // Package cli is sonde's command line: Main runs it as the sonde binary
-// does.
+// does. The commands are in families that never import each other (live,
+// capfile, interactive, config); what they share is in cmdutil and
+// connect; the root command here wires them.
 package cli
 
 import (
@@ -7,50 +9,34 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
 // Main runs the command line args as the sonde binary does (signals
-// included) and returns the exit status.
+// included: see runWithSignals) and returns the exit status.
 func Main(args []string, in io.Reader, out, errw io.Writer) int {
 	return runWithSignals(args, in, out, errw)
 }
 
-// streams are the standard streams of one run (tests pass buffers).
-type streams struct {
-	in       io.Reader
-	out, err io.Writer
-	// server is the name and version of the server the run last
-	// completed a handshake with (set by connect), for what run prints
-	// after the command.
-	server *string
-}
-
-// serverName is the server the run last completed a handshake with ("" if
-// none).
-func (s streams) serverName() string {
-	if s.server == nil {
-		return ""
-	}
-	return *s.server
-}
-
-// run executes the command line and returns the exit status (docs/errors.md).
-func run(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
-	io := streams{in: in, out: out, err: errw, server: new(string)}
-	root := newRootCmd(io)
+// Run executes the command line with ctx and returns the exit status
+// (docs/errors.md); signals are the caller's (tests cancel ctx).
+func Run(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
+	env := &cmdutil.Env{In: in, Out: out, Err: errw}
+	root := NewCmdRoot(env)
 	root.SetArgs(args)
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errw)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return exitOK
+		return cmdutil.ExitOK
 	}
-	code := exitCode(ctx, err)
-	printURLElicitations(errw, err, io.serverName())
-	var quiet *exitStatus
-	if !errors.As(err, &quiet) || quiet.msg != "" {
-		fmt.Fprintf(errw, "sonde: %s\n", errText(err))
+	code := cmdutil.ExitCode(ctx, err)
+	cmdutil.PrintURLElicitations(errw, err, env.ServerName())
+	var quiet *cmdutil.ExitStatus
+	if !errors.As(err, &quiet) || quiet.Msg != "" {
+		fmt.Fprintf(errw, "sonde: %s\n", cmdutil.ErrText(err))
 	}
 	return code
 }

@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"regexp"
@@ -7,15 +7,17 @@ import (
 	"testing"
 
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
 // TestDemo runs the walk-through against the fixture: the fast call (the
 // second request) is answered before the slow one, and the narration shows
 // it in that order.
 func TestDemo(t *testing.T) {
-	f := newFixture(t)
-	r := runSonde(t, "", f.cmd([]string{"demo", "--text", "--slow", "1s"})...)
-	checkRun(t, r, exitOK, "")
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"demo", "--text", "--slow", "1s"})...)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 	slowSent := `(?m)^ +\+\S+  -> request  id 2   tools/call echo \{"delay_ms":1000,"value":"slow"\}$`
 	fastSent := `(?m)^ +\+\S+  -> request  id 3   tools/call echo \{"delay_ms":0,"value":"fast"\}$`
 	fastBack := `(?m)^ +\+\S+  <- response id 3   "fast"  \(resolved id 3 after \S+\)$`
@@ -24,11 +26,11 @@ func TestDemo(t *testing.T) {
 		`(?m)^The server answered id 3 first\.`,
 		`(?m)^  pending map after sending:  \{ 2: echo "slow",  3: echo "fast" \}$`,
 	}
-	checkOrder(t, r.stdout,
+	clitest.CheckOrder(t, r.Stdout,
 		append([]string{slowSent, fastSent, slowBack}, summary...),
 		append([]string{fastBack, slowBack}, summary...))
-	if !strings.HasPrefix(r.stdout, "sonde demo: responses are matched by id, never by order\n") {
-		t.Errorf("output starts %q", r.stdout[:min(len(r.stdout), 80)])
+	if !strings.HasPrefix(r.Stdout, "sonde demo: responses are matched by id, never by order\n") {
+		t.Errorf("output starts %q", r.Stdout[:min(len(r.Stdout), 80)])
 	}
 }
 
@@ -44,10 +46,10 @@ func TestDemoUsage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runSonde(t, "", tc.args...)
-			checkRun(t, r, exitUsage, tc.errLine)
-			if r.stdout != "" {
-				t.Errorf("stdout = %q", r.stdout)
+			r := clitest.RunSonde(t, "", tc.args...)
+			clitest.CheckRun(t, r, cmdutil.ExitUsage, tc.errLine)
+			if r.Stdout != "" {
+				t.Errorf("stdout = %q", r.Stdout)
 			}
 		})
 	}
@@ -56,15 +58,15 @@ func TestDemoUsage(t *testing.T) {
 // TestTrace checks that --trace shows the process, every frame with its
 // arrow, and the outcome of each request, on stderr only.
 func TestTrace(t *testing.T) {
-	f := newFixture(t)
-	r := runSonde(t, "", f.cmd([]string{"call", "echo", "--args", `{"value":"traced"}`, "--trace", "--kill-after", "10s"}, "--fault", "stdout-noise")...)
-	if r.code != exitOK || sondeLine(r.stderr) != "" {
-		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"call", "echo", "--args", `{"value":"traced"}`, "--trace", "--kill-after", "10s"}, "--fault", "stdout-noise")...)
+	if r.Code != cmdutil.ExitOK || clitest.SondeLine(r.Stderr) != "" {
+		t.Fatalf("exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
-	if r.stdout != "traced\n" {
-		t.Errorf("stdout = %q (the trace must go to stderr)", r.stdout)
+	if r.Stdout != "traced\n" {
+		t.Errorf("stdout = %q (the trace must go to stderr)", r.Stdout)
 	}
-	pids := f.pids()
+	pids := f.PIDs()
 	if len(pids) != 1 {
 		t.Fatalf("pids %v", pids)
 	}
@@ -72,7 +74,7 @@ func TestTrace(t *testing.T) {
 	started := `(?m)^ +\+\S+ process started, pid ` + pid + `: \S+ fixture --pid-file \S+ --fault stdout-noise$`
 	ended := `(?m)^ +\+\S+ process ` + pid + ` ended: exit code 0$`
 	noise := `(?m)^ +\+\S+ <- +invalid +31B  malformed: line on stdout is not JSON: servers must log to stderr  fixture noise: this is not JSON$`
-	checkOrder(t, r.stderr,
+	clitest.CheckOrder(t, r.Stderr,
 		// What sonde wrote.
 		[]string{
 			started,
@@ -92,28 +94,28 @@ func TestTrace(t *testing.T) {
 			`(?m)^ +\+\S+ +id 2 +tools/call echo +resolved after `,
 			ended,
 		})
-	if n := strings.Count(r.stderr, "fixture noise: this is not JSON\n"); n != 2 {
+	if n := strings.Count(r.Stderr, "fixture noise: this is not JSON\n"); n != 2 {
 		t.Errorf("%d noise lines traced, want 2 (one before each response)", n)
 	}
 }
 
 // TestVersion checks --version, -v and the version subcommand.
 func TestVersion(t *testing.T) {
-	want := "sonde " + versionString() + "\n"
-	if !strings.HasPrefix(want, "sonde "+version) {
-		t.Fatalf("versionString() = %q does not start with the stamped version %q", versionString(), version)
+	want := "sonde " + cmdutil.VersionString() + "\n"
+	if !strings.HasPrefix(want, "sonde "+cmdutil.Version) {
+		t.Fatalf("cmdutil.VersionString() = %q does not start with the stamped version %q", cmdutil.VersionString(), cmdutil.Version)
 	}
 	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}} {
 		t.Run(args[0], func(t *testing.T) {
-			r := runSonde(t, "", args...)
-			checkRun(t, r, exitOK, "")
-			if r.stdout != want {
-				t.Errorf("stdout = %q, want %q", r.stdout, want)
+			r := clitest.RunSonde(t, "", args...)
+			clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+			if r.Stdout != want {
+				t.Errorf("stdout = %q, want %q", r.Stdout, want)
 			}
 		})
 	}
-	r := runSonde(t, "", "version", "extra")
-	checkRun(t, r, exitUsage, `sonde: unknown command "extra" for "sonde version"`+"\n")
+	r := clitest.RunSonde(t, "", "version", "extra")
+	clitest.CheckRun(t, r, cmdutil.ExitUsage, `sonde: unknown command "extra" for "sonde version"`+"\n")
 }
 
 // TestFixtureHelp: `sonde fixture --help` lists every fault with its
@@ -121,15 +123,15 @@ func TestVersion(t *testing.T) {
 func TestFixtureHelp(t *testing.T) {
 	for _, flag := range []string{"--help", "-h"} {
 		t.Run(flag, func(t *testing.T) {
-			r := runSonde(t, "", "fixture", flag)
-			checkRun(t, r, exitOK, "")
+			r := clitest.RunSonde(t, "", "fixture", flag)
+			clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 			all := fixtures.Faults()
 			if len(all) < 10 {
 				t.Fatalf("only %d faults", len(all))
 			}
 			for _, fault := range all {
 				re := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(fault.Name) + ` +` + regexp.QuoteMeta(fault.Summary) + `$`)
-				if !re.MatchString(r.stdout) {
+				if !re.MatchString(r.Stdout) {
 					t.Errorf("help does not list %s: %s", fault.Name, fault.Summary)
 				}
 			}
@@ -141,21 +143,21 @@ func TestFixtureHelp(t *testing.T) {
 // answers a request, and a bad flag is its own exit status with its own
 // message (no "sonde:" line).
 func TestFixtureInProcess(t *testing.T) {
-	r := runSonde(t, `{"jsonrpc":"2.0","id":7,"method":"ping"}`+"\n", "fixture")
-	checkRun(t, r, exitOK, "")
-	if !sameJSON(t, r.stdout, `{"jsonrpc":"2.0","id":7,"result":{}}`) {
-		t.Errorf("stdout = %q", r.stdout)
+	r := clitest.RunSonde(t, `{"jsonrpc":"2.0","id":7,"method":"ping"}`+"\n", "fixture")
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	if !clitest.SameJSON(t, r.Stdout, `{"jsonrpc":"2.0","id":7,"result":{}}`) {
+		t.Errorf("stdout = %q", r.Stdout)
 	}
 
-	r = runSonde(t, "", "fixture", "--fault", "bogus")
-	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, `unknown fault "bogus"`) || sondeLine(r.stderr) != "" {
-		t.Errorf("exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
+	r = clitest.RunSonde(t, "", "fixture", "--fault", "bogus")
+	if r.Code != 2 || r.Stdout != "" || !strings.Contains(r.Stderr, `unknown fault "bogus"`) || clitest.SondeLine(r.Stderr) != "" {
+		t.Errorf("exit %d\nstdout %q\nstderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
 // The interactive UI reports a server that cannot start like every other
 // command, before it takes the terminal.
 func TestTUISpawnFailure(t *testing.T) {
-	r := runSonde(t, "", "--", "sonde-no-such-server-xyz")
-	checkRun(t, r, exitSpawn, `sonde: MCP_SPAWN: cannot start "sonde-no-such-server-xyz": executable not found (check the path or PATH)`+"\n")
+	r := clitest.RunSonde(t, "", "--", "sonde-no-such-server-xyz")
+	clitest.CheckRun(t, r, cmdutil.ExitSpawn, `sonde: MCP_SPAWN: cannot start "sonde-no-such-server-xyz": executable not found (check the path or PATH)`+"\n")
 }

@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// inFlight matches the --trace line of the first tools/call going out.
-const inFlight = `-> id 2 +tools/call `
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+)
 
 // TestInterruptInProcess cancels run's context (what SIGINT does) while a
 // call is in flight: exit 130, a line saying what was interrupted, and the
@@ -61,32 +61,32 @@ func TestInterruptInProcess(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
+			f := clitest.NewFixture(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			watch := inFlight
+			watch := clitest.InFlight
 			fault := "never-respond"
 			if tc.name == "check" {
 				watch, fault = `-> id 1 +initialize `, "no-initialize-response"
 			}
-			stderr := watchBuffer(watch)
+			stderr := clitest.WatchBuffer(watch)
 			go func() {
 				select {
-				case <-stderr.hit:
+				case <-stderr.Hit():
 					cancel()
 				case <-ctx.Done():
 				}
 			}()
-			args := f.cmd(append(tc.sub, "--trace"), "--fault", fault)
-			r := runSondeWith(t, ctx, strings.NewReader(tc.stdin), stderr, args...)
-			if r.code != exitInterrupted {
-				t.Errorf("exit %d, want %d\nstderr:\n%s", r.code, exitInterrupted, r.stderr)
+			args := f.Cmd(append(tc.sub, "--trace"), "--fault", fault)
+			r := clitest.RunSondeWith(t, ctx, strings.NewReader(tc.stdin), stderr, args...)
+			if r.Code != cmdutil.ExitInterrupted {
+				t.Errorf("exit %d, want %d\nstderr:\n%s", r.Code, cmdutil.ExitInterrupted, r.Stderr)
 			}
-			if got := sondeLine(r.stderr); got != tc.errLine {
+			if got := clitest.SondeLine(r.Stderr); got != tc.errLine {
 				t.Errorf("stderr line %q, want %q", got, tc.errLine)
 			}
-			if !regexp.MustCompile(tc.stdout).MatchString(r.stdout) {
-				t.Errorf("stdout does not match %s:\n%s", tc.stdout, r.stdout)
+			if !regexp.MustCompile(tc.stdout).MatchString(r.Stdout) {
+				t.Errorf("stdout does not match %s:\n%s", tc.stdout, r.Stdout)
 			}
 		})
 	}
@@ -129,13 +129,13 @@ func TestSignal(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
+			f := clitest.NewFixture(t)
 			var fixtureArgs []string
 			for _, fault := range tc.faults {
 				fixtureArgs = append(fixtureArgs, "--fault", fault)
 			}
 			sub := append([]string{"call", "echo", "--args", `{"value":"x"}`, "--trace"}, tc.flags...)
-			p := startSonde(t, inFlight, f.cmd(sub, fixtureArgs...)...)
+			p := startSonde(t, clitest.InFlight, f.Cmd(sub, fixtureArgs...)...)
 			p.waitWatch(t, "the call sent")
 			if err := p.cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
@@ -144,10 +144,10 @@ func TestSignal(t *testing.T) {
 				t.Fatalf("sonde did not exit within 20s of %v; stderr:\n%s", tc.sig, p.stderr.String())
 			}
 
-			if code := p.cmd.ProcessState.ExitCode(); code != exitInterrupted {
-				t.Errorf("exit status %d (%v), want %d", code, p.cmd.ProcessState, exitInterrupted)
+			if code := p.cmd.ProcessState.ExitCode(); code != cmdutil.ExitInterrupted {
+				t.Errorf("exit status %d (%v), want %d", code, p.cmd.ProcessState, cmdutil.ExitInterrupted)
 			}
-			line := sondeLine(p.stderr.String())
+			line := clitest.SondeLine(p.stderr.String())
 			if line != "sonde: MCP_ABORTED: tools/call id 2: cancelled by caller" {
 				t.Errorf("stderr line %q, want the aborted call\nstderr:\n%s", line, p.stderr.String())
 			}
@@ -163,7 +163,7 @@ func TestSignal(t *testing.T) {
 			if strings.Contains(tc.name, "grandchild") {
 				want = 2
 			}
-			f.assertStarted(want)
+			f.AssertStarted(want)
 		})
 	}
 }
@@ -172,9 +172,9 @@ func TestSignal(t *testing.T) {
 // with --kill-after 30s, would keep sonde waiting a minute after the first
 // SIGINT; a second SIGINT kills it at once (SIGKILL without SIGTERM first).
 func TestSecondInterruptKills(t *testing.T) {
-	f := newFixture(t)
+	f := clitest.NewFixture(t)
 	sub := []string{"call", "echo", "--args", `{"value":"x"}`, "--trace", "--kill-after", "30s"}
-	p := startSonde(t, inFlight, f.cmd(sub, "--fault", "never-respond", "--fault", "ignore-sigterm")...)
+	p := startSonde(t, clitest.InFlight, f.Cmd(sub, "--fault", "never-respond", "--fault", "ignore-sigterm")...)
 	p.waitWatch(t, "the call sent")
 	cmd, stderr := p.cmd, p.stderr
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
@@ -196,14 +196,14 @@ func TestSecondInterruptKills(t *testing.T) {
 		t.Fatalf("sonde did not exit after the second interrupt; stderr:\n%s", stderr.String())
 	}
 	out := stderr.String()
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Errorf("exit status %d, want %d", code, exitInterrupted)
+	if code := cmd.ProcessState.ExitCode(); code != cmdutil.ExitInterrupted {
+		t.Errorf("exit status %d, want %d", code, cmdutil.ExitInterrupted)
 	}
 	if !strings.Contains(out, "sonde: interrupted again: killing the server now") ||
 		!regexp.MustCompile(`process \d+ sent SIGKILL`).MatchString(out) || strings.Contains(out, "sent SIGTERM") {
 		t.Errorf("want a SIGKILL with no SIGTERM before it:\n%s", out)
 	}
-	f.assertStarted(1)
+	f.AssertStarted(1)
 }
 
 // `sonde fixture` is a server, not a client: SIGTERM ends it at once, as
@@ -211,7 +211,7 @@ func TestSecondInterruptKills(t *testing.T) {
 // server cleanly" interrupt.
 func TestFixtureDiesOnSIGTERM(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "fixture")
-	cmd.Env = append(os.Environ(), childEnv()...)
+	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +248,7 @@ func TestFixtureDiesOnSIGTERM(t *testing.T) {
 // SIGINT while --oauth waits for the redirect: sonde stops waiting at
 // once (exit 130), far before --oauth-timeout.
 func TestInterruptOAuthWait(t *testing.T) {
-	base := fixtureHTTP(t, "--fault", "http-unauthorized")
+	base := clitest.FixtureHTTP(t, "--fault", "http-unauthorized")
 	p := startSonde(t, "open this URL to authorize sonde", "call", "echo", "--url", base+"/mcp", "--oauth", "--oauth-timeout", "2m")
 	p.waitWatch(t, "the authorization URL")
 	cmd, stderr := p.cmd, p.stderr
@@ -258,8 +258,8 @@ func TestInterruptOAuthWait(t *testing.T) {
 	if !p.exited(t, 10*time.Second) {
 		t.Fatalf("sonde still waits after SIGINT; stderr:\n%s", stderr.String())
 	}
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Errorf("exit status %d, want %d\n%s", code, exitInterrupted, stderr.String())
+	if code := cmd.ProcessState.ExitCode(); code != cmdutil.ExitInterrupted {
+		t.Errorf("exit status %d, want %d\n%s", code, cmdutil.ExitInterrupted, stderr.String())
 	}
 }
 
@@ -268,8 +268,8 @@ func TestInterruptOAuthWait(t *testing.T) {
 // if it is still running.
 type sondeProc struct {
 	cmd    *exec.Cmd
-	stdout syncBuffer
-	stderr *syncBuffer
+	stdout clitest.SyncBuffer
+	stderr *clitest.SyncBuffer
 	waited chan error
 	done   bool
 }
@@ -277,8 +277,8 @@ type sondeProc struct {
 // startSonde starts sonde with args, watching its stderr for watch.
 func startSonde(t *testing.T, watch string, args ...string) *sondeProc {
 	t.Helper()
-	p := &sondeProc{cmd: exec.Command(os.Args[0], args...), stderr: watchBuffer(watch), waited: make(chan error, 1)}
-	p.cmd.Env = append(os.Environ(), childEnv()...)
+	p := &sondeProc{cmd: exec.Command(os.Args[0], args...), stderr: clitest.WatchBuffer(watch), waited: make(chan error, 1)}
+	p.cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -298,7 +298,7 @@ func startSonde(t *testing.T, watch string, args ...string) *sondeProc {
 func (p *sondeProc) waitWatch(t *testing.T, what string) {
 	t.Helper()
 	select {
-	case <-p.stderr.hit:
+	case <-p.stderr.Hit():
 	case err := <-p.waited:
 		p.done = true
 		t.Fatalf("sonde ended before %s: %v\nstderr:\n%s", what, err, p.stderr.String())

@@ -1,4 +1,7 @@
-package cli
+// Package capfile holds the commands that read a capture file: replay
+// (--serve, --against, and the UI through the root), lint, stats and
+// export.
+package capfile
 
 import (
 	"errors"
@@ -8,6 +11,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
 // eachEvent reads the capture at path, calls begin (if not nil) with its
@@ -60,12 +64,12 @@ func captureErr(path string, err error) error {
 	case errors.As(err, &pe):
 		msg = pe.Err.Error()
 	}
-	return &exitStatus{code: exitUsage, msg: "capture " + path + ": " + msg}
+	return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "capture " + path + ": " + msg}
 }
 
 // warnCapture prints the reader's warnings on stderr.
-func warnCapture(io streams, path string, warnings []string) {
+func warnCapture(env *cmdutil.Env, path string, warnings []string) {
 	for _, w := range warnings {
-		fmt.Fprintf(io.err, "sonde: capture %s: warning: %s\n", path, w)
+		fmt.Fprintf(env.Err, "sonde: capture %s: warning: %s\n", path, w)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package capfile
 
 import (
 	"github.com/spf13/cobra"
@@ -6,9 +6,11 @@ import (
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/diagram"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
-func newExportCmd(io streams) *cobra.Command {
+// NewCmdExport is `sonde export FILE`.
+func NewCmdExport(env *cmdutil.Env) *cobra.Command {
 	var (
 		mermaid    bool
 		form       string
@@ -37,24 +39,24 @@ method name.
 Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("export takes one capture FILE (see sonde export --help)")
+				return cmdutil.Usagef("export takes one capture FILE (see sonde export --help)")
 			}
 			return nil
 		},
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
 			switch {
 			case mermaid && cmd.Flags().Changed("format") && form != "mermaid":
-				return usagef("--mermaid and --format " + form + " disagree: give one")
+				return cmdutil.Usagef("--mermaid and --format " + form + " disagree: give one")
 			case form != "mermaid" && form != "text":
-				return usagef("--format is mermaid or text, not " + form)
+				return cmdutil.Usagef("--format is mermaid or text, not " + form)
 			case width < 40:
-				return usagef("--width must be at least 40")
+				return cmdutil.Usagef("--width must be at least 40")
 			}
 			if fromB, err = diagram.ParseBound(from); err != nil {
-				return usagef("--from: " + err.Error())
+				return cmdutil.Usagef("--from: " + err.Error())
 			}
 			if toB, err = diagram.ParseBound(to); err != nil {
-				return usagef("--to: " + err.Error())
+				return cmdutil.Usagef("--to: " + err.Error())
 			}
 			return nil
 		},
@@ -66,11 +68,11 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 			if err != nil {
 				return err
 			}
-			warnCapture(io, args[0], warnings)
+			warnCapture(env, args[0], warnings)
 			if form == "text" {
-				return b.Text(io.out, width)
+				return b.Text(env.Out, width)
 			}
-			return b.Mermaid(io.out)
+			return b.Mermaid(env.Out)
 		},
 	}
 	fs := cmd.Flags()

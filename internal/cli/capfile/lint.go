@@ -1,4 +1,4 @@
-package cli
+package capfile
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
@@ -17,7 +18,8 @@ import (
 // previewRunes bounds the raw bytes shown for a finding.
 const previewRunes = 200
 
-func newLintCmd(io streams) *cobra.Command {
+// NewCmdLint is `sonde lint FILE`.
+func NewCmdLint(env *cmdutil.Env) *cobra.Command {
 	var asJSON, listRules bool
 	cmd := &cobra.Command{
 		Use:   "lint FILE | --rules",
@@ -36,13 +38,13 @@ Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a
 				return nil
 			}
 			if len(args) != 1 || listRules {
-				return usagef("lint takes one capture FILE, or --rules alone (see sonde lint --help)")
+				return cmdutil.Usagef("lint takes one capture FILE, or --rules alone (see sonde lint --help)")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if listRules {
-				writeRules(io, asJSON)
+				writeRules(env, asJSON)
 				return nil
 			}
 			path := args[0]
@@ -55,13 +57,13 @@ Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a
 				return err
 			}
 			if asJSON {
-				writeJSON(io.out, lintJSON(path, h.Start, found, warnings))
+				cmdutil.WriteJSON(env.Out, lintJSON(path, h.Start, found, warnings))
 			} else {
-				warnCapture(io, path, warnings)
-				writeLint(io, h.Start, found)
+				warnCapture(env, path, warnings)
+				writeLint(env, h.Start, found)
 			}
 			if len(found) > 0 {
-				return &exitStatus{code: exitToolError}
+				return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError}
 			}
 			return nil
 		},
@@ -72,13 +74,13 @@ Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a
 }
 
 // writeRules lists every rule.
-func writeRules(io streams, asJSON bool) {
+func writeRules(env *cmdutil.Env, asJSON bool) {
 	if asJSON {
-		writeJSON(io.out, lint.Rules())
+		cmdutil.WriteJSON(env.Out, lint.Rules())
 		return
 	}
 	for _, r := range lint.Rules() {
-		fmt.Fprintf(io.out, "%s (%s): %s\n  spec: %s\n", r.Name, r.Level, r.Summary, r.Spec)
+		fmt.Fprintf(env.Out, "%s (%s): %s\n  spec: %s\n", r.Name, r.Level, r.Summary, r.Spec)
 	}
 }
 
@@ -96,30 +98,30 @@ func lintCounts(found []lint.Finding) ([]string, map[string]int) {
 	return order, counts
 }
 
-func writeLint(io streams, start time.Time, found []lint.Finding) {
+func writeLint(env *cmdutil.Env, start time.Time, found []lint.Finding) {
 	if len(found) == 0 {
-		fmt.Fprintln(io.out, "no protocol violations")
+		fmt.Fprintln(env.Out, "no protocol violations")
 		return
 	}
 	for _, f := range found {
-		fmt.Fprintf(io.out, "+%s  event %d  %s", textfmt.Dur(f.Time.Sub(start)), f.Seq, f.Dir.Arrow())
+		fmt.Fprintf(env.Out, "+%s  event %d  %s", textfmt.Dur(f.Time.Sub(start)), f.Seq, f.Dir.Arrow())
 		if f.ID.IsValid() {
-			fmt.Fprintf(io.out, "  id %s", textfmt.Escape(f.ID.String()))
+			fmt.Fprintf(env.Out, "  id %s", textfmt.Escape(f.ID.String()))
 		}
 		if f.Method != "" {
-			fmt.Fprintf(io.out, "  %s", textfmt.Escape(f.Method))
+			fmt.Fprintf(env.Out, "  %s", textfmt.Escape(f.Method))
 		}
-		fmt.Fprintf(io.out, "  %s\n  %s\n  %s\n\n", f.Rule, textfmt.Escape(f.Detail), textfmt.Preview(f.Raw, previewRunes))
+		fmt.Fprintf(env.Out, "  %s\n  %s\n  %s\n\n", f.Rule, textfmt.Escape(f.Detail), textfmt.Preview(f.Raw, previewRunes))
 	}
 	order, counts := lintCounts(found)
 	parts := make([]string, len(order))
 	for i, r := range order {
 		parts[i] = fmt.Sprintf("%d %s", counts[r], r)
 	}
-	fmt.Fprintf(io.out, "%d %s: %s\n", len(found), plural(len(found), "finding", "findings"), strings.Join(parts, ", "))
+	fmt.Fprintf(env.Out, "%d %s: %s\n", len(found), plural(len(found), "finding", "findings"), strings.Join(parts, ", "))
 	for _, name := range order {
 		r, _ := lint.Lookup(name)
-		fmt.Fprintf(io.out, "\n%s (%s): %s\n  spec: %s\n", r.Name, r.Level, r.Summary, r.Spec)
+		fmt.Fprintf(env.Out, "\n%s (%s): %s\n  spec: %s\n", r.Name, r.Level, r.Summary, r.Spec)
 	}
 }
 

@@ -1,29 +1,39 @@
-package cli
+package capfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/replay/against"
 	"github.com/sonde-mcp/sonde/replay/serve"
 )
 
-// replayFlags are the flags of `sonde replay --serve` and `--against`.
-type replayFlags struct {
-	serve, against string
-	speed          float64
-	noPacing       bool
-	ignore         []string
+// ReplayOptions are the flags of `sonde replay`.
+type ReplayOptions struct {
+	Server         connect.Flags // --against's server
+	Serve, Against string
+	Speed          float64
+	NoPacing       bool
+	Ignore         []string
+	Frames         int // the UI's Frames pane
 }
 
-func newReplayCmd(io streams) *cobra.Command {
-	var f serverFlags
-	var rf replayFlags
-	var frames int
+// OpenUI runs the interactive UI over the capture at path (`sonde replay
+// FILE`), keeping frames frames in its Frames pane. The UI is another
+// family's (internal/cli/interactive): the root command passes it in.
+type OpenUI func(ctx context.Context, env *cmdutil.Env, path string, frames int) error
+
+// NewCmdReplay is `sonde replay`: the capture in the UI (openUI), as a
+// mock server (--serve), or re-sent to a live server (--against).
+func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
+	var o ReplayOptions
 	cmd := &cobra.Command{
 		Use:   "replay (FILE | --serve FILE | --against FILE (-- COMMAND [ARG...] | --url URL))",
 		Short: "Step through a capture in the UI, serve it as a mock server, or re-send it to a live server and diff",
@@ -60,38 +70,38 @@ func newReplayCmd(io streams) *cobra.Command {
 
 Matching, timing and the diff are described in docs/replay.md.
 
-` + exitCodesHelp,
+` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if rf.speed <= 0 {
-				return usagef(fmt.Sprintf("--speed %v: want a positive factor (e.g. 2 for twice as fast), or --no-pacing", rf.speed))
+			if o.Speed <= 0 {
+				return cmdutil.Usagef(fmt.Sprintf("--speed %v: want a positive factor (e.g. 2 for twice as fast), or --no-pacing", o.Speed))
 			}
-			speed := rf.speed
-			if rf.noPacing {
+			speed := o.Speed
+			if o.NoPacing {
 				speed = 0
 			}
 			switch {
-			case rf.serve != "" && rf.against != "":
-				return usagef("give either --serve FILE or --against FILE, not both")
-			case rf.serve != "":
-				return runServe(cmd, io, &f, &rf, args, speed)
-			case rf.against != "":
-				return runAgainst(cmd, io, &f, &rf, args, speed)
+			case o.Serve != "" && o.Against != "":
+				return cmdutil.Usagef("give either --serve FILE or --against FILE, not both")
+			case o.Serve != "":
+				return runServe(cmd, env, &o, args, speed)
+			case o.Against != "":
+				return runAgainst(cmd, env, &o, args, speed)
 			case len(args) == 1 && cmd.ArgsLenAtDash() < 0:
-				return runReplayTUI(cmd.Context(), io, args[0], frames)
+				return openUI(cmd.Context(), env, args[0], o.Frames)
 			case len(args) > 1:
-				return usagef("sonde replay takes one capture FILE; a server command goes with --against FILE -- COMMAND (see sonde replay --help)")
+				return cmdutil.Usagef("sonde replay takes one capture FILE; a server command goes with --against FILE -- COMMAND (see sonde replay --help)")
 			}
-			return usagef("replay needs a capture FILE, --serve FILE or --against FILE (see sonde replay --help)")
+			return cmdutil.Usagef("replay needs a capture FILE, --serve FILE or --against FILE (see sonde replay --help)")
 		},
 	}
-	f.register(cmd.Flags())
+	o.Server.Register(cmd.Flags())
 	fs := cmd.Flags()
-	fs.StringVar(&rf.serve, "serve", "", "act as a mock MCP server on stdio built from capture `FILE`")
-	fs.StringVar(&rf.against, "against", "", "re-send the requests of capture `FILE` to the server and report the differences")
-	fs.Float64Var(&rf.speed, "speed", 1, "play the recorded delays this many times faster (0.5: twice as slow)")
-	fs.BoolVar(&rf.noPacing, "no-pacing", false, "send everything at once, without the recorded delays")
-	fs.IntVar(&frames, "frames", 20000, "the UI (replay FILE): frames kept in the Frames pane (older ones are evicted and counted)")
-	fs.StringArrayVar(&rf.ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
+	fs.StringVar(&o.Serve, "serve", "", "act as a mock MCP server on stdio built from capture `FILE`")
+	fs.StringVar(&o.Against, "against", "", "re-send the requests of capture `FILE` to the server and report the differences")
+	fs.Float64Var(&o.Speed, "speed", 1, "play the recorded delays this many times faster (0.5: twice as slow)")
+	fs.BoolVar(&o.NoPacing, "no-pacing", false, "send everything at once, without the recorded delays")
+	fs.IntVar(&o.Frames, "frames", 20000, "the UI (replay FILE): frames kept in the Frames pane (older ones are evicted and counted)")
+	fs.StringArrayVar(&o.Ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
 	return cmd
 }
 
@@ -100,19 +110,20 @@ Matching, timing and the diff are described in docs/replay.md.
 func openCapture(flag, path string) (*os.File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, usagef(flag + " " + err.Error())
+		return nil, cmdutil.Usagef(flag + " " + err.Error())
 	}
 	return fh, nil
 }
 
 // runServe is `sonde replay --serve FILE`: the mock server on stdio.
-func runServe(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags, args []string, speed float64) error {
-	path := rf.serve
-	if len(args) > 0 || f.url != "" {
-		return usagef("--serve takes no server command and no --url: it is the server")
+func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []string, speed float64) error {
+	f := &o.Server
+	path := o.Serve
+	if len(args) > 0 || f.URL != "" {
+		return cmdutil.Usagef("--serve takes no server command and no --url: it is the server")
 	}
-	if f.record != "" || f.trace || len(rf.ignore) > 0 {
-		return usagef("--record, --trace and --ignore apply to --against, not to --serve")
+	if f.Record != "" || f.Trace || len(o.Ignore) > 0 {
+		return cmdutil.Usagef("--record, --trace and --ignore apply to --against, not to --serve")
 	}
 	fh, err := openCapture("--serve", path)
 	if err != nil {
@@ -121,72 +132,70 @@ func runServe(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags, a
 	script, err := serve.Build(fh)
 	fh.Close()
 	if err != nil {
-		return usagef("--serve " + path + ": " + err.Error())
+		return cmdutil.Usagef("--serve " + path + ": " + err.Error())
 	}
 	for _, w := range script.Warnings {
-		fmt.Fprintln(io.err, "sonde replay: warning: "+w)
+		fmt.Fprintln(env.Err, "sonde replay: warning: "+w)
 	}
-	err = serve.Serve(cmd.Context(), script, io.in, io.out, serve.Options{Speed: speed, Log: io.err, Stderr: io.err, MaxLineBytes: int(f.maxLineBytes)})
+	err = serve.Serve(cmd.Context(), script, env.In, env.Out, serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes)})
 	var exit *serve.ExitError
 	if errors.As(err, &exit) {
-		return &exitStatus{code: exit.Code, msg: "replay: " + exit.Error()}
+		return &cmdutil.ExitStatus{Code: exit.Code, Msg: "replay: " + exit.Error()}
 	}
 	if err != nil && cmd.Context().Err() != nil {
-		return &exitStatus{code: exitInterrupted}
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted}
 	}
 	return err
 }
 
 // runAgainst is `sonde replay --against FILE -- COMMAND`: the re-drive.
-func runAgainst(cmd *cobra.Command, io streams, f *serverFlags, rf *replayFlags, args []string, speed float64) error {
-	_, argv, err := f.serverArgv(cmd, args, 0, "replay --against FILE takes no arguments before --")
+func runAgainst(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []string, speed float64) error {
+	f := &o.Server
+	_, t, err := connect.Resolve(cmd, f, args, 0, "replay --against FILE takes no arguments before --")
 	if err != nil {
 		return err
 	}
 	var ignore []against.Path
-	for _, s := range rf.ignore {
+	for _, s := range o.Ignore {
 		p, err := against.ParsePath(s)
 		if err != nil {
-			return usagef(err.Error())
+			return cmdutil.Usagef(err.Error())
 		}
 		ignore = append(ignore, p)
 	}
-	fh, err := openCapture("--against", rf.against)
+	fh, err := openCapture("--against", o.Against)
 	if err != nil {
 		return err
 	}
 	sess, err := against.Load(fh)
 	fh.Close()
 	if err != nil {
-		return usagef("--against " + rf.against + ": " + err.Error())
+		return cmdutil.Usagef("--against " + o.Against + ": " + err.Error())
 	}
 	for _, w := range sess.Warnings {
-		fmt.Fprintln(io.err, "sonde replay: warning: "+w)
+		fmt.Fprintln(env.Err, "sonde replay: warning: "+w)
 	}
 	if !cmd.Flags().Changed("protocol-version") && sess.ProtocolVersion != "" && mcp.IsSupportedVersion(sess.ProtocolVersion) {
-		f.protocolVersion = sess.ProtocolVersion
+		t.ProtocolVersion = sess.ProtocolVersion
 	}
-	var timeout = f.timeout
+	var timeout = f.Timeout
 	if !cmd.Flags().Changed("timeout") {
 		timeout = 0
 	}
-	s, err := f.connect(cmd.Context(), io, argv)
-	if err != nil {
-		return jsonFailure(io.out, f.json, err)
-	}
-	defer s.close()
-	rep, err := against.Run(cmd.Context(), s.c, sess, against.Options{Speed: speed, Timeout: timeout, Ignore: ignore})
-	if err != nil {
-		return &exitStatus{code: exitInterrupted, msg: "replay interrupted"}
-	}
-	if f.json {
-		writeJSON(io.out, rep)
-	} else {
-		rep.WriteText(io.out)
-	}
-	if !rep.Equal {
-		_, diff, _ := rep.Counts()
-		return &exitStatus{code: exitToolError, msg: fmt.Sprintf("replay: %d of %d requests answered differently", diff, len(rep.Results))}
-	}
-	return nil
+	return connect.Run(cmd.Context(), env, f, t, func(ctx context.Context, s *connect.Session) error {
+		rep, err := against.Run(ctx, s.Client, sess, against.Options{Speed: speed, Timeout: timeout, Ignore: ignore})
+		if err != nil {
+			return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "replay interrupted"}
+		}
+		if f.JSON {
+			cmdutil.WriteJSON(env.Out, rep)
+		} else {
+			rep.WriteText(env.Out)
+		}
+		if !rep.Equal {
+			_, diff, _ := rep.Counts()
+			return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError, Msg: fmt.Sprintf("replay: %d of %d requests answered differently", diff, len(rep.Results))}
+		}
+		return nil
+	})
 }

@@ -1,4 +1,4 @@
-package cli
+package capfile_test
 
 import (
 	"bufio"
@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/replay/serve"
@@ -29,13 +32,13 @@ const replayScript = `{"method":"tools/call","params":{"name":"echo","arguments"
 
 // record runs sonde sub (with --record) against the fixture with
 // fixtureArgs and returns the capture's path and the run.
-func record(t *testing.T, stdin string, sub []string, fixtureArgs ...string) (string, result) {
+func record(t *testing.T, stdin string, sub []string, fixtureArgs ...string) (string, clitest.Result) {
 	t.Helper()
-	f := newFixture(t)
+	f := clitest.NewFixture(t)
 	path := filepath.Join(t.TempDir(), "recorded.jsonl")
-	r := runSonde(t, stdin, f.cmd(append(sub, "--record", path), fixtureArgs...)...)
-	if !strings.Contains(r.stderr, "sonde: capture "+path) {
-		t.Fatalf("not recorded: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	r := clitest.RunSonde(t, stdin, f.Cmd(append(sub, "--record", path), fixtureArgs...)...)
+	if !strings.Contains(r.Stderr, "sonde: capture "+path) {
+		t.Fatalf("not recorded: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 	}
 	return path, r
 }
@@ -44,7 +47,7 @@ func record(t *testing.T, stdin string, sub []string, fixtureArgs ...string) (st
 // capture` (the test binary) as the server.
 func mockCmd(sub []string, capturePath string, serveArgs ...string) []string {
 	args := append([]string(nil), sub...)
-	for _, kv := range childEnv() {
+	for _, kv := range clitest.ChildEnv() {
 		args = append(args, "--env", kv)
 	}
 	args = append(args, "--", os.Args[0], "replay", "--serve", capturePath)
@@ -60,7 +63,7 @@ type wireFrame struct {
 // pid of the server process it started.
 func framesOf(t *testing.T, path, dir string) ([]wireFrame, int) {
 	t.Helper()
-	_, recs := readCapture(t, path)
+	_, recs := capturetest.Records(t, path)
 	var out []wireFrame
 	pid := 0
 	for _, rec := range recs {
@@ -105,12 +108,12 @@ func TestReplayServeReproducesSession(t *testing.T) {
 	orig, r0 := record(t, replayScript, []string{"script", "-"}, "--fault", "stdout-noise,server-ping,notification-flood", "--flood-count", "2")
 
 	replayed := filepath.Join(t.TempDir(), "replayed.jsonl")
-	r := runSonde(t, replayScript, mockCmd([]string{"script", "-", "--record", replayed}, orig)...)
-	if r.code != exitToolError || r0.code != exitToolError {
-		t.Fatalf("exit %d (recorded run %d), want 1 (the fail line)\nstdout: %s\nstderr: %s", r.code, r0.code, r.stdout, r.stderr)
+	r := clitest.RunSonde(t, replayScript, mockCmd([]string{"script", "-", "--record", replayed}, orig)...)
+	if r.Code != cmdutil.ExitToolError || r0.Code != cmdutil.ExitToolError {
+		t.Fatalf("exit %d (recorded run %d), want 1 (the fail line)\nstdout: %s\nstderr: %s", r.Code, r0.Code, r.Stdout, r.Stderr)
 	}
-	wantOut := withoutMS(t, r0.stdout)
-	if got := withoutMS(t, r.stdout); strings.Join(got, "\n") != strings.Join(wantOut, "\n") {
+	wantOut := withoutMS(t, r0.Stdout)
+	if got := withoutMS(t, r.Stdout); strings.Join(got, "\n") != strings.Join(wantOut, "\n") {
 		t.Errorf("results differ\n got: %q\nwant: %q", got, wantOut)
 	}
 	for _, dir := range []string{"in", "out"} {
@@ -149,12 +152,12 @@ func showFrames(fs []wireFrame) string {
 // match).
 func TestReplayServeMatching(t *testing.T) {
 	orig, _ := record(t, "", []string{"call", "echo", "--args", `{"value":"hi"}`})
-	r := runSonde(t, "", mockCmd([]string{"call", "nope"}, orig)...)
-	checkRun(t, r, exitRemote, `sonde: MCP_ERROR: server error -32010: sonde replay: the capture has no recorded request matching tools/call "nope"; recorded: initialize ×1, tools/call echo ×1`+"\n")
-	r = runSonde(t, "", mockCmd([]string{"call", "echo", "--args", `{"value":"other"}`}, orig)...)
-	checkRun(t, r, exitOK, "")
-	if r.stdout != "hi\n" {
-		t.Errorf("loose match: stdout %q, want the recorded answer hi", r.stdout)
+	r := clitest.RunSonde(t, "", mockCmd([]string{"call", "nope"}, orig)...)
+	clitest.CheckRun(t, r, cmdutil.ExitRemote, `sonde: MCP_ERROR: server error -32010: sonde replay: the capture has no recorded request matching tools/call "nope"; recorded: initialize ×1, tools/call echo ×1`+"\n")
+	r = clitest.RunSonde(t, "", mockCmd([]string{"call", "echo", "--args", `{"value":"other"}`}, orig)...)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	if r.Stdout != "hi\n" {
+		t.Errorf("loose match: stdout %q, want the recorded answer hi", r.Stdout)
 	}
 }
 
@@ -168,7 +171,7 @@ func TestReplayServeStringIDs(t *testing.T) {
 	in, _ := framesOf(t, orig, "in")
 
 	cmd := exec.Command(os.Args[0], "replay", "--serve", orig, "--speed", "4")
-	cmd.Env = append(os.Environ(), childEnv()...)
+	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +180,7 @@ func TestReplayServeStringIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr clitest.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -288,27 +291,27 @@ const againstScript = `{"method":"tools/call","params":{"name":"echo","arguments
 // timeouts; a server that cannot start is MCP_SPAWN.
 func TestReplayAgainst(t *testing.T) {
 	orig, _ := record(t, againstScript, []string{"script", "-"})
-	against := func(t *testing.T, flags []string, fixtureArgs ...string) result {
+	against := func(t *testing.T, flags []string, fixtureArgs ...string) clitest.Result {
 		t.Helper()
-		f := newFixture(t)
-		return runSonde(t, "", f.cmd(append([]string{"replay", "--against", orig}, flags...), fixtureArgs...)...)
+		f := clitest.NewFixture(t)
+		return clitest.RunSonde(t, "", f.Cmd(append([]string{"replay", "--against", orig}, flags...), fixtureArgs...)...)
 	}
 	t.Run("unchanged", func(t *testing.T) {
 		r := against(t, nil)
-		checkRun(t, r, exitOK, "")
+		clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 		want := `#1 tools/call echo (recorded id 2, now id 2): equal
 #2 tools/call echo (recorded id 3, now id 3): equal
 #3 tools/call fail (recorded id 4, now id 4): equal
 #4 tools/list (recorded id 5, now id 5): equal
 4 requests: 4 equal, 0 different
 `
-		if r.stdout != want {
-			t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+		if r.Stdout != want {
+			t.Errorf("stdout:\n%s\nwant:\n%s", r.Stdout, want)
 		}
 	})
 	t.Run("changed", func(t *testing.T) {
 		r := against(t, nil, "--echo-prefix", "v2:")
-		checkRun(t, r, exitToolError, "sonde: replay: 2 of 4 requests answered differently\n")
+		clitest.CheckRun(t, r, cmdutil.ExitToolError, "sonde: replay: 2 of 4 requests answered differently\n")
 		want := `#1 tools/call echo (recorded id 2, now id 2): different
     result.content[0].text: "slow" → "v2:slow"
     result.structuredContent.value: "slow" → "v2:slow"
@@ -319,13 +322,13 @@ func TestReplayAgainst(t *testing.T) {
 #4 tools/list (recorded id 5, now id 5): equal
 4 requests: 2 equal, 2 different
 `
-		if r.stdout != want {
-			t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+		if r.Stdout != want {
+			t.Errorf("stdout:\n%s\nwant:\n%s", r.Stdout, want)
 		}
 	})
 	t.Run("json", func(t *testing.T) {
 		r := against(t, []string{"--json", "--no-pacing"}, "--echo-prefix", "v2:")
-		checkRun(t, r, exitToolError, "sonde: replay: 2 of 4 requests answered differently\n")
+		clitest.CheckRun(t, r, cmdutil.ExitToolError, "sonde: replay: 2 of 4 requests answered differently\n")
 		var rep struct {
 			Equal    bool
 			Requests []struct {
@@ -336,8 +339,8 @@ func TestReplayAgainst(t *testing.T) {
 				}
 			}
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-			t.Fatalf("%v\n%s", err, r.stdout)
+		if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, r.Stdout)
 		}
 		if rep.Equal || len(rep.Requests) != 4 || rep.Requests[1].Status != "different" || len(rep.Requests[1].Diffs) != 2 ||
 			rep.Requests[1].Diffs[0].Path != "result.content[0].text" || string(rep.Requests[1].Diffs[0].Now) != `"v2:fast"` {
@@ -346,44 +349,44 @@ func TestReplayAgainst(t *testing.T) {
 	})
 	t.Run("ignored", func(t *testing.T) {
 		r := against(t, []string{"--ignore", "result.content[*].text", "--ignore", "..value"}, "--echo-prefix", "v2:")
-		checkRun(t, r, exitOK, "")
+		clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 	})
 	t.Run("timeouts", func(t *testing.T) {
-		r := against(t, []string{"--timeout", slowTimeout}, "--fault", "never-respond")
-		checkRun(t, r, exitToolError, "sonde: replay: 3 of 4 requests answered differently\n")
+		r := against(t, []string{"--timeout", clitest.SlowTimeout}, "--fault", "never-respond")
+		clitest.CheckRun(t, r, cmdutil.ExitToolError, "sonde: replay: 3 of 4 requests answered differently\n")
 		for _, want := range []string{
 			"#1 tools/call echo (recorded id 2, now id 2): different: was a result, now a timeout (MCP_TIMEOUT)\n",
 			`#3 tools/call fail (recorded id 4, now id 4): different: was error -32001 "boom", now a timeout (MCP_TIMEOUT)` + "\n",
 			"#4 tools/list (recorded id 5, now id 5): equal\n",
 		} {
-			if !strings.Contains(r.stdout, want) {
-				t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+			if !strings.Contains(r.Stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
 			}
 		}
 	})
 	t.Run("http", func(t *testing.T) {
-		base := fixtureHTTP(t, "--echo-prefix", "v2:")
-		r := runSonde(t, "", "replay", "--against", orig, "--url", base+"/mcp")
-		checkRun(t, r, exitToolError, "sonde: replay: 2 of 4 requests answered differently\n")
-		if !strings.Contains(r.stdout, `    result.content[0].text: "fast" → "v2:fast"`+"\n") {
-			t.Errorf("stdout:\n%s", r.stdout)
+		base := clitest.FixtureHTTP(t, "--echo-prefix", "v2:")
+		r := clitest.RunSonde(t, "", "replay", "--against", orig, "--url", base+"/mcp")
+		clitest.CheckRun(t, r, cmdutil.ExitToolError, "sonde: replay: 2 of 4 requests answered differently\n")
+		if !strings.Contains(r.Stdout, `    result.content[0].text: "fast" → "v2:fast"`+"\n") {
+			t.Errorf("stdout:\n%s", r.Stdout)
 		}
 	})
 	t.Run("protocol version", func(t *testing.T) {
 		old, _ := record(t, againstScript, []string{"script", "-", "--protocol-version", "2025-06-18"})
 		again := filepath.Join(t.TempDir(), "again.jsonl")
-		f := newFixture(t)
-		r := runSonde(t, "", f.cmd([]string{"replay", "--against", old, "--record", again})...)
-		checkRun(t, r, exitOK, "sonde: capture "+again+": ...")
+		f := clitest.NewFixture(t)
+		r := clitest.RunSonde(t, "", f.Cmd([]string{"replay", "--against", old, "--record", again})...)
+		clitest.CheckRun(t, r, cmdutil.ExitOK, "sonde: capture "+again+": ...")
 		out, _ := framesOf(t, again, "out")
 		if len(out) == 0 || out[0].method != "initialize" || !strings.Contains(out[0].raw, `"protocolVersion":"2025-06-18"`) {
 			t.Errorf("initialize: %v", out)
 		}
 	})
 	t.Run("spawn", func(t *testing.T) {
-		r := runSonde(t, "", "replay", "--against", orig, "--", filepath.Join(t.TempDir(), "no-such-server"))
-		if r.code != exitSpawn || !strings.HasPrefix(r.stderr, "sonde: MCP_SPAWN: ") {
-			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+		r := clitest.RunSonde(t, "", "replay", "--against", orig, "--", filepath.Join(t.TempDir(), "no-such-server"))
+		if r.Code != cmdutil.ExitSpawn || !strings.HasPrefix(r.Stderr, "sonde: MCP_SPAWN: ") {
+			t.Errorf("exit %d, stderr %q", r.Code, r.Stderr)
 		}
 	})
 }
@@ -415,7 +418,7 @@ func TestReplayUsage(t *testing.T) {
 		{"against not a capture", []string{"replay", "--against", notCapture, "--", "x"}, "sonde: --against " + notCapture + ": capture line 1: not a sonde capture: ..."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkRun(t, runSonde(t, "", tc.args...), exitUsage, tc.want)
+			clitest.CheckRun(t, clitest.RunSonde(t, "", tc.args...), cmdutil.ExitUsage, tc.want)
 		})
 	}
 }
@@ -432,16 +435,16 @@ func TestReplayServeEverything(t *testing.T) {
 `
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "everything.jsonl")
-	r0 := runSonde(t, script, "script", "-", "--timeout", "20s", "--record", orig, "--", bin)
-	if !strings.Contains(r0.stderr, "sonde: capture "+orig) {
-		t.Fatalf("not recorded: exit %d\n%s", r0.code, r0.stderr)
+	r0 := clitest.RunSonde(t, script, "script", "-", "--timeout", "20s", "--record", orig, "--", bin)
+	if !strings.Contains(r0.Stderr, "sonde: capture "+orig) {
+		t.Fatalf("not recorded: exit %d\n%s", r0.Code, r0.Stderr)
 	}
 	replayed := filepath.Join(dir, "replayed.jsonl")
-	r := runSonde(t, script, mockCmd([]string{"script", "-", "--record", replayed}, orig)...)
-	if r.code != r0.code {
-		t.Errorf("exit %d, recorded run %d\nstderr: %s", r.code, r0.code, r.stderr)
+	r := clitest.RunSonde(t, script, mockCmd([]string{"script", "-", "--record", replayed}, orig)...)
+	if r.Code != r0.Code {
+		t.Errorf("exit %d, recorded run %d\nstderr: %s", r.Code, r0.Code, r.Stderr)
 	}
-	if got, want := withoutMS(t, r.stdout), withoutMS(t, r0.stdout); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got, want := withoutMS(t, r.Stdout), withoutMS(t, r0.Stdout); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("results differ\n got: %q\nwant: %q", got, want)
 	}
 	want, _ := framesOf(t, orig, "in")
@@ -459,9 +462,9 @@ func TestReplayServeEverything(t *testing.T) {
 // with the same status and stderr, and the client reports MCP_PROCESS_EXIT.
 func TestReplayServeCrash(t *testing.T) {
 	sample := filepath.Join(peertest.Root(), "testdata", "captures", "out-of-order-late-crash.jsonl")
-	r := runSonde(t, "", mockCmd([]string{"call", "crash"}, sample)...)
-	if r.code != exitExited || !strings.HasPrefix(r.stderr, "sonde: MCP_PROCESS_EXIT: ") ||
-		!strings.Contains(r.stderr, "exit-mid-call") || !strings.Contains(r.stderr, "the recorded server exited here with status 3") {
-		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	r := clitest.RunSonde(t, "", mockCmd([]string{"call", "crash"}, sample)...)
+	if r.Code != cmdutil.ExitExited || !strings.HasPrefix(r.Stderr, "sonde: MCP_PROCESS_EXIT: ") ||
+		!strings.Contains(r.Stderr, "exit-mid-call") || !strings.Contains(r.Stderr, "the recorded server exited here with status 3") {
+		t.Errorf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package capfile
 
 import (
 	"time"
@@ -7,10 +7,12 @@ import (
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/stats"
 )
 
-func newStatsCmd(io streams) *cobra.Command {
+// NewCmdStats is `sonde stats FILE`.
+func NewCmdStats(env *cmdutil.Env) *cobra.Command {
 	var asJSON bool
 	var bucket time.Duration
 	cmd := &cobra.Command{
@@ -33,13 +35,13 @@ flight during bucket i.
 Exit status: 0, or 2 when the file cannot be read as a capture.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("stats takes one capture FILE (see sonde stats --help)")
+				return cmdutil.Usagef("stats takes one capture FILE (see sonde stats --help)")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if bucket < 0 {
-				return usagef("--bucket must not be negative")
+				return cmdutil.Usagef("--bucket must not be negative")
 			}
 			var c *stats.Collector
 			_, warnings, err := eachEvent(args[0], func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
@@ -48,13 +50,13 @@ Exit status: 0, or 2 when the file cannot be read as a capture.`,
 			if err != nil {
 				return err
 			}
-			warnCapture(io, args[0], warnings)
+			warnCapture(env, args[0], warnings)
 			rep := c.Report(bucket)
 			if asJSON {
-				writeJSON(io.out, rep)
+				cmdutil.WriteJSON(env.Out, rep)
 				return nil
 			}
-			return rep.WriteText(io.out)
+			return rep.WriteText(env.Out)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")

@@ -1,10 +1,17 @@
-package cli
+// Package clitest is what the tests of sonde's command line share: a
+// fixture server started by sonde (the test binary itself, re-executed), an
+// in-process run of the whole command line (RunSonde), and checks of its
+// exit status and output. Only tests import it.
+package clitest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,110 +19,119 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/internal/cli"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
-// slowTimeout is the --timeout of tests that wait for a request to time
+// InFlight matches the --trace line of the first tools/call going out.
+const InFlight = `-> id 2 +tools/call `
+
+// Main is the body of the TestMain of a package that runs sonde: the test
+// binary re-executed with fixturetest.Env runs sonde's command line (and so,
+// with the "fixture" subcommand, the fixture server).
+func Main(m *testing.M) { fixturetest.Main(m, cli.Main) }
+
+// SlowTimeout is the --timeout of tests that wait for a request to time
 // out. --timeout also bounds initialize, which is sent as soon as the server
 // is started: a race-enabled test binary on a busy machine can take longer
 // than a few hundred milliseconds to answer it.
-const slowTimeout = "4s"
+const SlowTimeout = "4s"
 
-// runBound bounds one in-process run of sonde: its context is cancelled
+// RunBound bounds one in-process run of sonde: its context is cancelled
 // then, and the test fails if run has not returned shortly after. It only
 // guards against a hang; it is not a speed claim.
-const runBound = 30 * time.Second
+const RunBound = 30 * time.Second
 
-// TestMain runs sonde (and so, with the "fixture" subcommand, the fixture
-// server) when the test binary was re-executed as it.
-func TestMain(m *testing.M) { fixturetest.Main(m, runWithSignals) }
-
-// fixture is one fixture server that sonde starts: the test binary itself
+// Fixture is one fixture server that sonde starts: the test binary itself
 // run as `sonde fixture`, recording its pid (and any grandchild's) in a pid
 // file. The test's cleanup proves none of those processes is left.
-type fixture struct {
-	t       *testing.T
-	pidFile string
+type Fixture struct {
+	t *testing.T
+	// PIDFile is where the fixture processes record their pids.
+	PIDFile string
 }
 
-func newFixture(t *testing.T) *fixture {
+// NewFixture is a fixture server for the test t; t's cleanup proves none of
+// its processes is left.
+func NewFixture(t *testing.T) *Fixture {
 	t.Helper()
-	f := &fixture{t: t, pidFile: filepath.Join(t.TempDir(), "pids")}
-	t.Cleanup(func() { proctest.AssertGone(t, f.pidFile) })
+	f := &Fixture{t: t, PIDFile: filepath.Join(t.TempDir(), "pids")}
+	t.Cleanup(func() { proctest.AssertGone(t, f.PIDFile) })
 	return f
 }
 
-// argv is the server command line: `sonde fixture --pid-file P` plus args.
-func (f *fixture) argv(args ...string) []string {
-	return append([]string{os.Args[0], "fixture", "--pid-file", f.pidFile}, args...)
+// Argv is the server command line: `sonde fixture --pid-file P` plus args.
+func (f *Fixture) Argv(args ...string) []string {
+	return append([]string{os.Args[0], "fixture", "--pid-file", f.PIDFile}, args...)
 }
 
-// cmd is sonde's command line: sub (the subcommand, its arguments and
-// flags), the --env flags of childEnv, then "--" and the fixture's argv
+// Cmd is sonde's command line: sub (the subcommand, its arguments and
+// flags), the --env flags of ChildEnv, then "--" and the fixture's argv
 // with fixtureArgs.
-func (f *fixture) cmd(sub []string, fixtureArgs ...string) []string {
+func (f *Fixture) Cmd(sub []string, fixtureArgs ...string) []string {
 	args := append([]string(nil), sub...)
-	for _, kv := range childEnv() {
+	for _, kv := range ChildEnv() {
 		args = append(args, "--env", kv)
 	}
 	args = append(args, "--")
-	return append(args, f.argv(fixtureArgs...)...)
+	return append(args, f.Argv(fixtureArgs...)...)
 }
 
-// childEnv is what a re-executed test binary needs in its environment to
+// ChildEnv is what a re-executed test binary needs in its environment to
 // act as sonde (fixturetest.ChildEnv).
-func childEnv() []string { return fixturetest.ChildEnv() }
+func ChildEnv() []string { return fixturetest.ChildEnv() }
 
-// pids returns the pids the fixture recorded so far.
-func (f *fixture) pids() []int { return proctest.ReadPIDs(f.t, f.pidFile) }
+// PIDs returns the pids the fixture recorded so far.
+func (f *Fixture) PIDs() []int { return proctest.ReadPIDs(f.t, f.PIDFile) }
 
-// assertStarted checks how many fixture processes recorded their pid: 0
+// AssertStarted checks how many fixture processes recorded their pid: 0
 // proves sonde started nothing (a usage error is reported before spawning).
-func (f *fixture) assertStarted(want int) {
+func (f *Fixture) AssertStarted(want int) {
 	f.t.Helper()
-	if got := f.pids(); len(got) != want {
+	if got := f.PIDs(); len(got) != want {
 		f.t.Errorf("fixture processes started: %v, want %d", got, want)
 	}
 }
 
-// result is the outcome of one run of sonde.
-type result struct {
-	code   int
-	stdout string
-	stderr string
+// Result is the outcome of one run of sonde.
+type Result struct {
+	Code   int
+	Stdout string
+	Stderr string
 }
 
-// runSonde runs sonde in-process with stdin and returns what it did.
-func runSonde(t *testing.T, stdin string, args ...string) result {
+// RunSonde runs sonde in-process with stdin and returns what it did.
+func RunSonde(t *testing.T, stdin string, args ...string) Result {
 	t.Helper()
-	return runSondeWith(t, context.Background(), strings.NewReader(stdin), &syncBuffer{}, args...)
+	return RunSondeWith(t, context.Background(), strings.NewReader(stdin), &SyncBuffer{}, args...)
 }
 
-// runSondeWith runs sonde in-process with a given context and stderr
+// RunSondeWith runs sonde in-process with a given context and stderr
 // buffer (a watched one, to react to --trace output).
-func runSondeWith(t *testing.T, ctx context.Context, stdin *strings.Reader, stderr *syncBuffer, args ...string) result {
+func RunSondeWith(t *testing.T, ctx context.Context, stdin *strings.Reader, stderr *SyncBuffer, args ...string) Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, runBound)
+	ctx, cancel := context.WithTimeout(ctx, RunBound)
 	defer cancel()
-	var stdout syncBuffer
+	var stdout SyncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, args, stdin, &stdout, stderr) }()
+	go func() { done <- cli.Run(ctx, args, stdin, &stdout, stderr) }()
 	select {
 	case code := <-done:
 		if ctx.Err() == context.DeadlineExceeded {
-			t.Fatalf("sonde %q ran into the test bound of %v (exit %d)\nstdout:\n%s\nstderr:\n%s", args, runBound, code, stdout.String(), stderr.String())
+			t.Fatalf("sonde %q ran into the test bound of %v (exit %d)\nstdout:\n%s\nstderr:\n%s", args, RunBound, code, stdout.String(), stderr.String())
 		}
-		return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
-	case <-time.After(runBound + 15*time.Second):
+		return Result{Code: code, Stdout: stdout.String(), Stderr: stderr.String()}
+	case <-time.After(RunBound + 15*time.Second):
 		t.Fatalf("sonde %q did not return %v after its context ended\nstdout:\n%s\nstderr:\n%s", args, 15*time.Second, stdout.String(), stderr.String())
 	}
 	panic("unreachable")
 }
 
-// syncBuffer is a goroutine-safe buffer. With watch set, hit is closed the
-// first time the written text matches it.
-type syncBuffer struct {
+// SyncBuffer is a goroutine-safe buffer. A watched one (WatchBuffer)
+// closes Hit the first time the written text matches its regexp.
+type SyncBuffer struct {
 	mu    sync.Mutex
 	b     bytes.Buffer
 	watch *regexp.Regexp
@@ -123,11 +139,17 @@ type syncBuffer struct {
 	seen  bool
 }
 
-func watchBuffer(re string) *syncBuffer {
-	return &syncBuffer{watch: regexp.MustCompile(re), hit: make(chan struct{})}
+// WatchBuffer is a SyncBuffer watching for re.
+func WatchBuffer(re string) *SyncBuffer {
+	return &SyncBuffer{watch: regexp.MustCompile(re), hit: make(chan struct{})}
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+// Hit is closed once the text matches the watched regexp (never for a
+// buffer that watches nothing).
+func (s *SyncBuffer) Hit() <-chan struct{} { return s.hit }
+
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, err := s.b.Write(p)
@@ -138,24 +160,26 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *syncBuffer) String() string {
+// String is the text written so far.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
 }
 
-// checkRun compares the exit status and the stderr line of r. errLine is
+// CheckRun compares the exit status and the stderr line of r. errLine is
 // the exact stderr ("" for none) unless it ends in "...", then it is a
 // prefix of the single line on stderr.
-func checkRun(t *testing.T, r result, code int, errLine string) {
+func CheckRun(t *testing.T, r Result, code int, errLine string) {
 	t.Helper()
-	if r.code != code {
-		t.Errorf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	if r.Code != code {
+		t.Errorf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, code, r.Stdout, r.Stderr)
 	}
-	checkErrLine(t, r.stderr, errLine)
+	CheckErrLine(t, r.Stderr, errLine)
 }
 
-func checkErrLine(t *testing.T, stderr, errLine string) {
+// CheckErrLine checks stderr as CheckRun does.
+func CheckErrLine(t *testing.T, stderr, errLine string) {
 	t.Helper()
 	if prefix, ok := strings.CutSuffix(errLine, "..."); ok {
 		if !strings.HasPrefix(stderr, prefix) || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
@@ -168,12 +192,12 @@ func checkErrLine(t *testing.T, stderr, errLine string) {
 	}
 }
 
-// checkOrder checks that text matches the regexps of each chain one after
+// CheckOrder checks that text matches the regexps of each chain one after
 // the other: each one after the end of the previous match. Lines written
 // by different goroutines (a request frame is traced once its write
 // returned; its response, by the reader, can come first) are put in
 // different chains.
-func checkOrder(t *testing.T, text string, chains ...[]string) {
+func CheckOrder(t *testing.T, text string, chains ...[]string) {
 	t.Helper()
 	for _, chain := range chains {
 		pos := 0
@@ -192,8 +216,8 @@ func checkOrder(t *testing.T, text string, chains ...[]string) {
 	}
 }
 
-// sondeLine returns the last line of stderr that starts with "sonde: ".
-func sondeLine(stderr string) string {
+// SondeLine returns the last line of stderr that starts with "sonde: ".
+func SondeLine(stderr string) string {
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if strings.HasPrefix(lines[i], "sonde: ") {
@@ -203,8 +227,8 @@ func sondeLine(stderr string) string {
 	return ""
 }
 
-// decodeJSON decodes text (one JSON value) or fails the test.
-func decodeJSON(t *testing.T, text string) any {
+// DecodeJSON decodes text (one JSON value) or fails the test.
+func DecodeJSON(t *testing.T, text string) any {
 	t.Helper()
 	var v any
 	dec := json.NewDecoder(strings.NewReader(text))
@@ -218,11 +242,77 @@ func decodeJSON(t *testing.T, text string) any {
 	return v
 }
 
-// sameJSON reports whether two JSON texts are the same value.
-func sameJSON(t *testing.T, got, want string) bool {
+// SameJSON reports whether two JSON texts are the same value.
+func SameJSON(t *testing.T, got, want string) bool {
 	t.Helper()
-	g, w := decodeJSON(t, got), decodeJSON(t, want)
+	g, w := DecodeJSON(t, got), DecodeJSON(t, want)
 	gb, _ := json.Marshal(g)
 	wb, _ := json.Marshal(w)
 	return bytes.Equal(gb, wb)
+}
+
+// FixtureHTTP runs `sonde fixture --http 127.0.0.1:0 ARGS` as a real
+// subprocess (the test binary acting as sonde) and returns its base URL.
+// The cleanup closes its stdin, which stops it, and waits for it.
+func FixtureHTTP(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"fixture", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), ChildEnv()...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("fixture --http did not stop on stdin EOF")
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	go io.Copy(io.Discard, stdout)
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("fixture --http: %q %v\n%s", line, err, stderr.String())
+	}
+	return base
+}
+
+// HostHome points sonde at a home folder and a project folder (HOME, the
+// XDG variables, the working directory) for the rest of the test.
+func HostHome(t *testing.T, home, project string) {
+	t.Helper()
+	t.Setenv("HOME", home)
+	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"} {
+		t.Setenv(k, "")
+	}
+	t.Chdir(project)
+}
+
+// WriteTestFile writes text to path, creating its folders.
+func WriteTestFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// EverythingStdio returns the argv of the reference server over stdio
+// (installed by make peers), or skips.
+func EverythingStdio(t *testing.T) []string {
+	return []string{"--", peertest.Everything(t)}
 }

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"context"
@@ -9,85 +9,109 @@ import (
 
 // Exit statuses (docs/errors.md). They are part of sonde's interface.
 const (
-	exitOK          = 0
-	exitToolError   = 1 // a tool result with isError, a failed line in script, replay --against differences
-	exitUsage       = 2
-	exitRemote      = 3  // MCP_ERROR
-	exitTimeout     = 4  // MCP_TIMEOUT
-	exitExited      = 5  // MCP_PROCESS_EXIT, CLIENT_CLOSED
-	exitProtocol    = 6  // MCP_PROTOCOL
-	exitSpawn       = 7  // MCP_SPAWN
-	exitHandshake   = 8  // MCP_HANDSHAKE
-	exitBusy        = 9  // MCP_BUSY
-	exitHTTP        = 10 // MCP_HTTP
-	exitExpired     = 11 // MCP_SESSION_EXPIRED
-	exitURLRequired = 12 // MCP_URL_REQUIRED
-	exitInterrupted = 130
+	ExitOK          = 0
+	ExitToolError   = 1 // a tool result with isError, a failed line in script, replay --against differences
+	ExitUsage       = 2
+	ExitRemote      = 3  // MCP_ERROR
+	ExitTimeout     = 4  // MCP_TIMEOUT
+	ExitExited      = 5  // MCP_PROCESS_EXIT, CLIENT_CLOSED
+	ExitProtocol    = 6  // MCP_PROTOCOL
+	ExitSpawn       = 7  // MCP_SPAWN
+	ExitHandshake   = 8  // MCP_HANDSHAKE
+	ExitBusy        = 9  // MCP_BUSY
+	ExitHTTP        = 10 // MCP_HTTP
+	ExitExpired     = 11 // MCP_SESSION_EXPIRED
+	ExitURLRequired = 12 // MCP_URL_REQUIRED
+	ExitInterrupted = 130
 )
 
-// exitStatus ends a run with a given status; msg (if any) is printed as
-// "sonde: msg".
-type exitStatus struct {
-	code int
-	msg  string
+// ExitCodesHelp is the table of exit statuses at the end of the help of
+// sonde and of its commands that talk to a server.
+const ExitCodesHelp = `Exit status:
+  0    ok
+  1    a tool result with isError, a failed line in script, replay --against differences,
+       or lint found violations
+  2    usage error, or a capture file that cannot be read
+  3    MCP_ERROR         the server answered with a JSON-RPC error
+  4    MCP_TIMEOUT       no answer before the deadline
+  5    MCP_PROCESS_EXIT  the server exited (or CLIENT_CLOSED)
+  6    MCP_PROTOCOL      the server broke the protocol
+  7    MCP_SPAWN         the server could not be started
+  8    MCP_HANDSHAKE     initialize failed or the protocol version is unsupported
+  9    MCP_BUSY          too many requests in flight (--max-pending)
+  10   MCP_HTTP          an HTTP exchange failed (status, network, dropped stream); after a
+       401 the message also says what authorization discovery found (the resource, its
+       authorization server, S256, registration, scopes) and what went wrong on the way
+  11   MCP_SESSION_EXPIRED  the server ended the HTTP session (404)
+  12   MCP_URL_REQUIRED  the server needs the user to open a URL first (-32042); the URLs
+       are printed on stderr
+  130  interrupted
+Errors are printed on stderr as one line: sonde: CODE: message (see docs/errors.md).`
+
+// ExitStatus ends a run with a given status; Msg (if any) is printed as
+// "sonde: Msg".
+type ExitStatus struct {
+	Code int
+	Msg  string
 }
 
-func (e *exitStatus) Error() string { return e.msg }
+func (e *ExitStatus) Error() string { return e.Msg }
 
-// usageError marks a bad command line (exit 2).
-type usageError struct{ msg string }
+// UsageError marks a bad command line (exit 2).
+type UsageError struct{ Msg string }
 
-func (e *usageError) Error() string { return e.msg }
+func (e *UsageError) Error() string { return e.Msg }
 
-func usagef(msg string) error { return &usageError{msg: msg} }
+// Usagef is a usage error with the message msg.
+func Usagef(msg string) error { return &UsageError{Msg: msg} }
 
-// codeExit maps an error code to its exit status.
-func codeExit(code client.Code) int {
+// CodeExit maps an error code to its exit status.
+func CodeExit(code client.Code) int {
 	switch code {
 	case client.CodeRemote:
-		return exitRemote
+		return ExitRemote
 	case client.CodeTimeout:
-		return exitTimeout
+		return ExitTimeout
 	case client.CodeProcessExit, client.CodeClosed:
-		return exitExited
+		return ExitExited
 	case client.CodeProtocol:
-		return exitProtocol
+		return ExitProtocol
 	case client.CodeSpawn:
-		return exitSpawn
+		return ExitSpawn
 	case client.CodeHandshake:
-		return exitHandshake
+		return ExitHandshake
 	case client.CodeBusy:
-		return exitBusy
+		return ExitBusy
 	case client.CodeHTTP:
-		return exitHTTP
+		return ExitHTTP
 	case client.CodeExpired:
-		return exitExpired
+		return ExitExpired
 	case client.CodeURLRequired:
-		return exitURLRequired
+		return ExitURLRequired
 	case client.CodeAborted:
-		return exitInterrupted
+		return ExitInterrupted
 	}
-	return exitUsage
+	return ExitUsage
 }
 
-// exitCode picks the exit status for an error that ended a run. An
+// ExitCode picks the exit status for an error that ended a run. An
 // interrupted run is 130 whatever the error it caused.
-func exitCode(ctx context.Context, err error) int {
-	var st *exitStatus
+func ExitCode(ctx context.Context, err error) int {
+	var st *ExitStatus
 	if errors.As(err, &st) {
-		return st.code
+		return st.Code
 	}
 	if ctx.Err() != nil {
-		return exitInterrupted
+		return ExitInterrupted
 	}
 	if code := client.CodeOf(err); code != "" {
-		return codeExit(code)
+		return CodeExit(code)
 	}
-	return exitUsage
+	return ExitUsage
 }
 
-// errText is the message printed after "sonde: ". Client errors already
+// ErrText is the message printed after "sonde: ". Client errors already
 // read "CODE: message".
-func errText(err error) string {
+func ErrText(err error) string {
 	return err.Error()
 }

@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"github.com/sonde-mcp/sonde/ui/form"
 )
 
-// printURLElicitations writes on w the URLs that an MCP_URL_REQUIRED error
+// PrintURLElicitations writes on w the URLs that an MCP_URL_REQUIRED error
 // (the server's -32042) asks the user to open, each with its message, its
 // host and its elicitation id, under a line naming the server; it reports
 // whether err was such an error. sonde never opens a URL: the user does,
 // then retries the request.
-func printURLElicitations(w io.Writer, err error, server string) bool {
+func PrintURLElicitations(w io.Writer, err error, server string) bool {
 	els, ok := client.URLElicitations(err)
 	if !ok {
 		return false
@@ -55,8 +55,8 @@ func hostOf(raw string) string {
 	return u.Host
 }
 
-// elicitationsJSON is the elicitations of err for --json output, or nil.
-func elicitationsJSON(err error) []map[string]string {
+// ElicitationsJSON is the elicitations of err for --json output, or nil.
+func ElicitationsJSON(err error) []map[string]string {
 	els, ok := client.URLElicitations(err)
 	if !ok {
 		return nil

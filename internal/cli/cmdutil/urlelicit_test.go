@@ -1,4 +1,4 @@
-package cli
+package cmdutil_test
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 )
 
@@ -34,11 +36,11 @@ func TestCallURLRequired(t *testing.T) {
 	}{
 		{
 			name: "text", sub: []string{"call", "url-required"},
-			code: exitURLRequired, stderr: urlBlock("1") + urlErrLine,
+			code: cmdutil.ExitURLRequired, stderr: urlBlock("1") + urlErrLine,
 		},
 		{
 			name: "json", sub: []string{"call", "url-required", "--json"},
-			code: exitURLRequired, stderr: urlBlock("1") + urlErrLine,
+			code: cmdutil.ExitURLRequired, stderr: urlBlock("1") + urlErrLine,
 			stdout: `{"ok":false,"error":{"code":"MCP_URL_REQUIRED","message":"server error -32042: url-required: the fixture needs the user to open a URL first (1 URL to open before a retry)","rpc_code":-32042,` +
 				`"data":{"elicitations":[{"elicitationId":"fixture-url-1","message":"Open this URL to authorize the fixture, then retry the call.","mode":"url","url":"https://example.com/sonde-fixture/authorize"}]},` +
 				`"elicitations":[{"elicitationId":"fixture-url-1","message":"Open this URL to authorize the fixture, then retry the call.","url":"https://example.com/sonde-fixture/authorize"}]}}`,
@@ -46,7 +48,7 @@ func TestCallURLRequired(t *testing.T) {
 		{
 			name: "two URLs, a message that would drive the terminal",
 			sub:  []string{"call", "url-required", "--args", `{"count":2,"url":"https://pay.example:8443/p","message":"Pay\u001b[2J now\nplease"}`},
-			code: exitURLRequired,
+			code: cmdutil.ExitURLRequired,
 			stderr: "sonde: sonde-fixture 0.1.0 asks you to open 2 URLs before the request can go on (URL elicitation; sonde does not open it):\n" +
 				"  [1] Pay\\x1b[2J now please\n" +
 				"      https://pay.example:8443/p?step=1\n" +
@@ -59,12 +61,12 @@ func TestCallURLRequired(t *testing.T) {
 		},
 		{
 			name: "form-mode data", sub: []string{"call", "url-required", "--args", `{"data":"{\"elicitations\":[{\"mode\":\"form\",\"message\":\"Name?\"}]}"}`},
-			code:   exitRemote,
+			code:   cmdutil.ExitRemote,
 			stderr: "sonde: MCP_ERROR: server error -32042: url-required: the fixture needs the user to open a URL first (bad URLElicitationRequiredError data: elicitation 1 has mode \"form\", want \"url\")\n",
 		},
 		{
 			name: "no data", sub: []string{"call", "url-required", "--json", "--args", `{"data":"null"}`},
-			code:   exitRemote,
+			code:   cmdutil.ExitRemote,
 			stdout: `{"ok":false,"error":{"code":"MCP_ERROR","message":"server error -32042: url-required: the fixture needs the user to open a URL first (bad URLElicitationRequiredError data: no data, want {\"elicitations\":[…]})","rpc_code":-32042,"data":null}}`,
 			stderr: "sonde: MCP_ERROR: server error -32042: url-required: the fixture needs the user to open a URL first (bad URLElicitationRequiredError data: no data, want {\"elicitations\":[…]})\n",
 		},
@@ -72,11 +74,11 @@ func TestCallURLRequired(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(tc.sub)...)
-			checkRun(t, r, tc.code, tc.stderr)
-			if tc.stdout == "" && r.stdout != "" || tc.stdout != "" && (strings.Count(r.stdout, "\n") != 1 || !sameJSON(t, r.stdout, tc.stdout)) {
-				t.Errorf("stdout = %s\nwant     %s", r.stdout, tc.stdout)
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(tc.sub)...)
+			clitest.CheckRun(t, r, tc.code, tc.stderr)
+			if tc.stdout == "" && r.Stdout != "" || tc.stdout != "" && (strings.Count(r.Stdout, "\n") != 1 || !clitest.SameJSON(t, r.Stdout, tc.stdout)) {
+				t.Errorf("stdout = %s\nwant     %s", r.Stdout, tc.stdout)
 			}
 		})
 	}
@@ -87,13 +89,13 @@ func TestCallURLRequired(t *testing.T) {
 // output line) and the retry with the same arguments succeeds.
 func TestScriptURLRequiredThenRetry(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := clitest.NewFixture(t)
 	call := `{"method":"tools/call","params":{"name":"url-required","arguments":{}}`
-	r := runSonde(t, call+"}\n"+call+`,"delay_ms":100}`+"\n", f.cmd([]string{"script", "-"})...)
-	checkRun(t, r, exitToolError, urlBlock("1")+"sonde: 1 of 2 script lines failed\n")
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	r := clitest.RunSonde(t, call+"}\n"+call+`,"delay_ms":100}`+"\n", f.Cmd([]string{"script", "-"})...)
+	clitest.CheckRun(t, r, cmdutil.ExitToolError, urlBlock("1")+"sonde: 1 of 2 script lines failed\n")
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if len(lines) != 2 {
-		t.Fatalf("stdout:\n%s", r.stdout)
+		t.Fatalf("stdout:\n%s", r.Stdout)
 	}
 	if !strings.Contains(lines[0], `"ok":false,"error":{"code":"MCP_URL_REQUIRED"`) ||
 		!strings.Contains(lines[0], `"elicitations":[{"elicitationId":"fixture-url-1","message":"Open this URL to authorize the fixture, then retry the call.","url":"https://example.com/sonde-fixture/authorize"}]`) {
@@ -116,18 +118,18 @@ func TestURLRequiredEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := `{"method":"tools/call","params":{"name":"trigger-url-elicitation","arguments":{"url":"https://example.com","errorPath":true}}`
-	r := runSonde(t, call+"}\n"+call+`,"delay_ms":200}`+"\n", "script", "-", "--elicit-reply", reply, "--", bin)
-	if r.code != exitToolError {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	r := clitest.RunSonde(t, call+"}\n"+call+`,"delay_ms":200}`+"\n", "script", "-", "--elicit-reply", reply, "--", bin)
+	if r.Code != cmdutil.ExitToolError {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, want := range []string{"asks you to open 1 URL before the request can go on", "\n      https://modelcontextprotocol.io\n", "host modelcontextprotocol.io · elicitation id "} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], `"code":"MCP_URL_REQUIRED"`) || !strings.Contains(lines[0], `"url":"https://modelcontextprotocol.io"`) ||
 		!strings.Contains(lines[1], `"ok":true`) || !strings.Contains(lines[1], "User completed the URL elicitation flow") {
-		t.Fatalf("stdout:\n%s", r.stdout)
+		t.Fatalf("stdout:\n%s", r.Stdout)
 	}
 }

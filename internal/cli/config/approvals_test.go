@@ -1,4 +1,4 @@
-package cli
+package config_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 )
 
 // TestConfigListApprovals: config list marks each .mcp.json server with
@@ -13,10 +15,10 @@ import (
 // files (text and --json); other servers have no mark.
 func TestConfigListApprovals(t *testing.T) {
 	home, project := testdataDir(t, "approvals/home"), testdataDir(t, "approvals/project")
-	hostHome(t, home, project)
+	clitest.HostHome(t, home, project)
 
-	r := runSonde(t, "", "config", "list")
-	checkRun(t, r, 0, "")
+	r := clitest.RunSonde(t, "", "config", "list")
+	clitest.CheckRun(t, r, 0, "")
 	want := "NAME    HOST         SCOPE    TRANSPORT        COMMAND / URL\n" +
 		"docs    Claude Code  project  stdio            docs-server  (enabled in Claude Code)\n" +
 		"search  Claude Code  project  stdio            search-server  (disabled in Claude Code)\n" +
@@ -24,17 +26,17 @@ func TestConfigListApprovals(t *testing.T) {
 		"shell   Claude Code  project  stdio            shell-server  (enabled in Claude Code)\n" +
 		"fresh   Claude Code  project  streamable-http  https://fresh.example.com/mcp  (not yet approved in Claude Code)\n" +
 		"\nFiles:\n"
-	if !strings.HasPrefix(r.stdout, want) || strings.Contains(r.stdout, "Problems") {
-		t.Errorf("config list:\n%s\nwant it to start with:\n%s", r.stdout, want)
+	if !strings.HasPrefix(r.Stdout, want) || strings.Contains(r.Stdout, "Problems") {
+		t.Errorf("config list:\n%s\nwant it to start with:\n%s", r.Stdout, want)
 	}
 
-	r = runSonde(t, "", "config", "list", "--json")
-	checkRun(t, r, 0, "")
+	r = clitest.RunSonde(t, "", "config", "list", "--json")
+	clitest.CheckRun(t, r, 0, "")
 	var l struct {
 		Servers []struct{ Name, Approval string }
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
-		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &l); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.Stdout)
 	}
 	var got []string
 	for _, s := range l.Servers {
@@ -47,10 +49,10 @@ func TestConfigListApprovals(t *testing.T) {
 	// A server of another host (here a file of unknown origin) has no
 	// approval.
 	other := filepath.Join(t.TempDir(), "servers.json")
-	writeTestFile(t, other, `{"mcpServers": {"c": {"command": "c-server"}}}`)
-	r = runSonde(t, "", "config", "list", "--json", "--config", other)
-	if strings.Contains(r.stdout, `"approval"`) || !strings.Contains(r.stdout, `"name":"c"`) {
-		t.Errorf("a Cursor server with an approval:\n%s", r.stdout)
+	clitest.WriteTestFile(t, other, `{"mcpServers": {"c": {"command": "c-server"}}}`)
+	r = clitest.RunSonde(t, "", "config", "list", "--json", "--config", other)
+	if strings.Contains(r.Stdout, `"approval"`) || !strings.Contains(r.Stdout, `"name":"c"`) {
+		t.Errorf("a Cursor server with an approval:\n%s", r.Stdout)
 	}
 }
 
@@ -60,9 +62,9 @@ func TestConfigListApprovals(t *testing.T) {
 // approved.
 func TestConfigListApprovalProblems(t *testing.T) {
 	project := testdataDir(t, "approvals/broken")
-	hostHome(t, t.TempDir(), project)
-	r := runSonde(t, "", "config", "list", "--config", filepath.Join(project, ".mcp.json"))
-	checkRun(t, r, 0, "")
+	clitest.HostHome(t, t.TempDir(), project)
+	r := clitest.RunSonde(t, "", "config", "list", "--config", filepath.Join(project, ".mcp.json"))
+	clitest.CheckRun(t, r, 0, "")
 	for _, want := range []string{
 		"x     Claude Code  project  stdio      x-server  (not yet approved in Claude Code)\n",
 		"  " + filepath.Join(project, ".mcp.json") + "  Claude Code · project  1 server\n",
@@ -70,8 +72,8 @@ func TestConfigListApprovalProblems(t *testing.T) {
 		"  " + filepath.Join(project, ".claude", "settings.json") + ": not valid JSON: line 3, column 1: invalid character '}' looking for beginning of object key string\n",
 		"  " + filepath.Join(project, ".claude", "settings.local.json") + `: wrong shape: "enabledMcpjsonServers" is a string, want an array of strings; "disabledMcpjsonServers" is an array, want an array of strings; "enableAllProjectMcpServers" is a string, want a boolean (the file is not used, as Claude Code ignores it)` + "\n",
 	} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("config list lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("config list lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }
@@ -80,27 +82,27 @@ func TestConfigListApprovalProblems(t *testing.T) {
 // server that Claude Code's settings disable: sonde is a debugger.
 func TestConfigServerDisabledInClaudeCode(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	f := newFixture(t)
+	clitest.HostHome(t, home, project)
+	f := clitest.NewFixture(t)
 	env := map[string]string{}
-	for _, kv := range childEnv() {
+	for _, kv := range clitest.ChildEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fx": map[string]any{
-		"command": os.Args[0], "args": []string{"fixture", "--pid-file", f.pidFile}, "env": env,
+		"command": os.Args[0], "args": []string{"fixture", "--pid-file", f.PIDFile}, "env": env,
 	}}})
-	writeTestFile(t, filepath.Join(project, ".mcp.json"), string(b))
-	writeTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": ["fx"]}`)
+	clitest.WriteTestFile(t, filepath.Join(project, ".mcp.json"), string(b))
+	clitest.WriteTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": ["fx"]}`)
 
-	r := runSonde(t, "", "config", "list")
-	if !strings.Contains(r.stdout, "(disabled in Claude Code)") {
-		t.Errorf("config list:\n%s", r.stdout)
+	r := clitest.RunSonde(t, "", "config", "list")
+	if !strings.Contains(r.Stdout, "(disabled in Claude Code)") {
+		t.Errorf("config list:\n%s", r.Stdout)
 	}
-	r = runSonde(t, "", "call", "echo", "--args", `{"value":"anyway"}`, "--server", "fx")
-	checkRun(t, r, 0, "")
-	if strings.TrimSpace(r.stdout) != "anyway" {
-		t.Errorf("call: %q", r.stdout)
+	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"anyway"}`, "--server", "fx")
+	clitest.CheckRun(t, r, 0, "")
+	if strings.TrimSpace(r.Stdout) != "anyway" {
+		t.Errorf("call: %q", r.Stdout)
 	}
-	f.assertStarted(1)
+	f.AssertStarted(1)
 }

@@ -1,4 +1,6 @@
-package cli
+// Package config is `sonde config`: the servers of the MCP hosts' config
+// files.
+package config
 
 import (
 	"errors"
@@ -6,30 +8,38 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/hostconfig"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/paths"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
-func newConfigCmd(io streams) *cobra.Command {
+// NewCmdConfig is `sonde config` and its subcommand list.
+func NewCmdConfig(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "The servers listed in the config files of MCP hosts",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newConfigListCmd(io))
+	cmd.AddCommand(NewCmdConfigList(env))
 	return cmd
 }
 
-func newConfigListCmd(io streams) *cobra.Command {
-	var file string
-	var asJSON bool
+// ListOptions are the flags of `sonde config list`.
+type ListOptions struct {
+	Config string // --config: only this file
+	JSON   bool
+}
+
+// NewCmdConfigList is `sonde config list`.
+func NewCmdConfigList(env *cmdutil.Env) *cobra.Command {
+	var o ListOptions
 	cmd := &cobra.Command{
 		Use:   "list [--config FILE] [--json]",
 		Short: "List the servers found in host config files, and the problems",
@@ -53,22 +63,27 @@ VS Code inputs with --input ID=VALUE when there is no terminal to ask on.
 See docs/config-import.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := currentHostEnv()
-			if err != nil {
-				return usagef(err.Error())
-			}
-			l := listConfig(h, file)
-			if asJSON {
-				writeJSON(io.out, l)
-				return nil
-			}
-			l.print(io.out)
-			return nil
+			return runList(env, &o)
 		},
 	}
-	cmd.Flags().StringVar(&file, "config", "", "list only the servers of this `FILE`")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	cmd.Flags().StringVar(&o.Config, "config", "", "list only the servers of this `FILE`")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output")
 	return cmd
+}
+
+// runList lists the servers found.
+func runList(env *cmdutil.Env, o *ListOptions) error {
+	h, err := connect.CurrentHosts()
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	l := listConfig(h, o.Config)
+	if o.JSON {
+		cmdutil.WriteJSON(env.Out, l)
+		return nil
+	}
+	l.print(env.Out)
+	return nil
 }
 
 // configList is the output of config list (and its JSON form).
@@ -100,15 +115,15 @@ type listedProblem struct {
 
 // listConfig reads the host files (or file) and checks that every
 // server's references resolve (inputs are not asked for).
-func listConfig(h hostEnv, file string) configList {
+func listConfig(h connect.Hosts, file string) configList {
 	var targets []paths.HostConfig
 	if file != "" {
-		host, scope := hostconfig.Detect(file, h.paths.Hosts, h.project)
+		host, scope := hostconfig.Detect(file, h.Paths.Hosts, h.Project)
 		targets = []paths.HostConfig{{Host: host, Scope: scope, Path: file}}
 	} else {
-		for _, hc := range h.paths.Hosts {
+		for _, hc := range h.Paths.Hosts {
 			if hc.Scope == paths.Project {
-				hc.Path = filepath.Join(h.project, hc.Path)
+				hc.Path = filepath.Join(h.Project, hc.Path)
 			}
 			targets = append(targets, hc)
 		}
@@ -120,7 +135,7 @@ func listConfig(h hostEnv, file string) configList {
 			continue
 		}
 		seen[t.Path] = true
-		servers, problems := hostconfig.ReadFile(t.Path, t.Host, t.Scope, h.project)
+		servers, problems := hostconfig.ReadFile(t.Path, t.Host, t.Scope, h.Project)
 		lf := listedFile{Path: t.Path, Host: t.Host, Scope: t.Scope.String(), State: "read", Servers: len(servers)}
 		if len(problems) == 1 && errors.Is(problems[0].Err, hostconfig.ErrRead) {
 			lf.State = "unreadable"
@@ -139,10 +154,10 @@ func listConfig(h hostEnv, file string) configList {
 		l.Files = append(l.Files, lf)
 		// Claude Code's approvals of .mcp.json servers: the problems of
 		// its settings files are listed, but the server file stays "read".
-		problems = append(problems, hostconfig.SetApprovals(servers, h.home)...)
+		problems = append(problems, hostconfig.SetApprovals(servers, h.Home)...)
 		for _, s := range servers {
 			l.Servers = append(l.Servers, listedServer{Server: s, Env: s.EnvNames(), Headers: s.HeaderNames()})
-			if _, err := h.resolve(s, nil, nil); err != nil {
+			if _, err := h.Resolve(s, nil, nil); err != nil {
 				problems = append(problems, *asProblem(err, s))
 			}
 		}
@@ -161,14 +176,6 @@ func asProblem(err error, s hostconfig.Server) *hostconfig.Problem {
 	return &hostconfig.Problem{File: s.File, Server: s.Name, Err: err}
 }
 
-// what is a server's command line or URL.
-func what(s hostconfig.Server) string {
-	if s.Transport == hostconfig.Stdio {
-		return strings.Join(append([]string{s.Command}, s.Args...), " ")
-	}
-	return s.URL
-}
-
 func (l configList) print(w io.Writer) {
 	if len(l.Servers) == 0 {
 		fmt.Fprintln(w, "No servers found.")
@@ -176,7 +183,7 @@ func (l configList) print(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tHOST\tSCOPE\tTRANSPORT\tCOMMAND / URL")
 		for _, s := range l.Servers {
-			line := textfmt.Escape(what(s.Server))
+			line := textfmt.Escape(connect.ServerLine(s.Server))
 			if s.Disabled {
 				line += "  (disabled in " + s.Host + ")"
 			}

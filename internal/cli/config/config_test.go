@@ -1,4 +1,4 @@
-package cli
+package config_test
 
 import (
 	"encoding/json"
@@ -11,19 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 )
-
-// hostHome points sonde at a home folder and a project folder (HOME, the
-// XDG variables, the working directory) for the rest of the test.
-func hostHome(t *testing.T, home, project string) {
-	t.Helper()
-	t.Setenv("HOME", home)
-	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"} {
-		t.Setenv(k, "")
-	}
-	t.Chdir(project)
-}
 
 // unsetenv unsets name for the rest of the test.
 func unsetenv(t *testing.T, name string) {
@@ -41,30 +31,20 @@ func testdataDir(t *testing.T, rel string) string {
 	return p
 }
 
-func writeTestFile(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestConfigList lists the sample files of every host from a home and a
 // project folder: the table, the files, the problems (a broken file, unset
 // variables), exit 0; --json the same; --config one file.
 func TestConfigList(t *testing.T) {
 	home, project := testdataDir(t, "home"), testdataDir(t, "project")
-	hostHome(t, home, project)
+	clitest.HostHome(t, home, project)
 	t.Setenv("USER", "ada")
 	for _, k := range []string{"SENTRY_TOKEN", "SENTRY_URL", "CONTEXT7_API_KEY", "FIGMA_TOKEN"} {
 		unsetenv(t, k)
 	}
 	t.Setenv("FIGMA_TOKEN", "x")
 
-	r := runSonde(t, "", "config", "list")
-	checkRun(t, r, 0, "")
+	r := clitest.RunSonde(t, "", "config", "list")
+	clitest.CheckRun(t, r, 0, "")
 	for _, want := range []string{
 		"NAME           HOST            SCOPE    TRANSPORT        COMMAND / URL\n",
 		"filesystem     Claude Desktop  user     stdio            npx -y @modelcontextprotocol/server-filesystem /home/ada/Desktop /home/ada/Downloads\n",
@@ -79,19 +59,19 @@ func TestConfigList(t *testing.T) {
 		"  " + filepath.Join(project, ".mcp.json") + `: server "sentry": unresolved reference: headers.Authorization: ${SENTRY_TOKEN}: environment variable SENTRY_TOKEN is not set and has no default (${SENTRY_TOKEN:-default})` + "\n",
 		"  " + filepath.Join(home, ".cursor", "mcp.json") + `: server "context7": unresolved reference: headers.CONTEXT7_API_KEY: ${env:CONTEXT7_API_KEY}: environment variable CONTEXT7_API_KEY is not set` + "\n",
 	} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("config list lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("config list lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 	// Secrets are never printed: the env value of github, the header of figma.
 	for _, secret := range []string{"ghp_not_a_real_token", "not-a-real-key"} {
-		if strings.Contains(r.stdout, secret) {
+		if strings.Contains(r.Stdout, secret) {
 			t.Errorf("config list prints the secret %q", secret)
 		}
 	}
 
-	r = runSonde(t, "", "config", "list", "--json")
-	checkRun(t, r, 0, "")
+	r = clitest.RunSonde(t, "", "config", "list", "--json")
+	clitest.CheckRun(t, r, 0, "")
 	var l struct {
 		Servers []struct {
 			Name, Host, Scope, Transport, Command, URL string
@@ -100,8 +80,8 @@ func TestConfigList(t *testing.T) {
 		Files    []struct{ Path, State string }
 		Problems []struct{ File, Server, Message string }
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
-		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &l); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.Stdout)
 	}
 	if len(l.Servers) != 17 || len(l.Files) != 9 || len(l.Problems) != 3 {
 		t.Errorf("--json: %d servers, %d files, %d problems; want 17, 9, 3", len(l.Servers), len(l.Files), len(l.Problems))
@@ -109,31 +89,31 @@ func TestConfigList(t *testing.T) {
 	if s := l.Servers[1]; s.Name != "github" || strings.Join(s.Env, ",") != "GITHUB_PERSONAL_ACCESS_TOKEN" {
 		t.Errorf("--json server 1: %+v", s)
 	}
-	if strings.Contains(r.stdout, "ghp_not_a_real_token") {
+	if strings.Contains(r.Stdout, "ghp_not_a_real_token") {
 		t.Error("--json prints an env value")
 	}
 
 	// One file; a missing one is a problem, not a failure.
-	r = runSonde(t, "", "config", "list", "--config", filepath.Join(project, ".vscode", "mcp.json"))
-	checkRun(t, r, 0, "")
-	if !strings.Contains(r.stdout, "db      VS Code  project  stdio") || strings.Contains(r.stdout, "filesystem") {
-		t.Errorf("--config .vscode/mcp.json:\n%s", r.stdout)
+	r = clitest.RunSonde(t, "", "config", "list", "--config", filepath.Join(project, ".vscode", "mcp.json"))
+	clitest.CheckRun(t, r, 0, "")
+	if !strings.Contains(r.Stdout, "db      VS Code  project  stdio") || strings.Contains(r.Stdout, "filesystem") {
+		t.Errorf("--config .vscode/mcp.json:\n%s", r.Stdout)
 	}
-	r = runSonde(t, "", "config", "list", "--config", "nope.json")
-	checkRun(t, r, 0, "")
-	if !strings.Contains(r.stdout, "No servers found.") || !strings.Contains(r.stdout, "nope.json: cannot read: no such file or directory") {
-		t.Errorf("--config nope.json:\n%s", r.stdout)
+	r = clitest.RunSonde(t, "", "config", "list", "--config", "nope.json")
+	clitest.CheckRun(t, r, 0, "")
+	if !strings.Contains(r.Stdout, "No servers found.") || !strings.Contains(r.Stdout, "nope.json: cannot read: no such file or directory") {
+		t.Errorf("--config nope.json:\n%s", r.Stdout)
 	}
 }
 
 // fixtureConfig writes a VS Code .vscode/mcp.json in project whose server
 // fx is the fixture (this test binary as sonde fixture), with the
 // environment it needs coming from the entry's env and a reference.
-func fixtureConfig(t *testing.T, f *fixture, project string) string {
+func fixtureConfig(t *testing.T, f *clitest.Fixture, project string) string {
 	t.Helper()
-	t.Setenv("SONDE_TEST_PID_FILE", f.pidFile)
+	t.Setenv("SONDE_TEST_PID_FILE", f.PIDFile)
 	env := map[string]string{}
-	for _, kv := range childEnv() {
+	for _, kv := range clitest.ChildEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
@@ -145,7 +125,7 @@ func fixtureConfig(t *testing.T, f *fixture, project string) string {
 	}
 	b, _ := json.MarshalIndent(map[string]any{"servers": map[string]any{"fx": entry}}, "", "\t")
 	file := filepath.Join(project, ".vscode", "mcp.json")
-	writeTestFile(t, file, "// the fixture\n"+string(b))
+	clitest.WriteTestFile(t, file, "// the fixture\n"+string(b))
 	return file
 }
 
@@ -155,39 +135,39 @@ func fixtureConfig(t *testing.T, f *fixture, project string) string {
 // would not act as the fixture) and ${env:...} in args is resolved.
 func TestConfigServer(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	f := newFixture(t)
+	clitest.HostHome(t, home, project)
+	f := clitest.NewFixture(t)
 	file := fixtureConfig(t, f, project)
 
-	r := runSonde(t, "", "tools", "--config", file, "--server", "fx")
-	checkRun(t, r, 0, "")
-	if !strings.Contains(r.stdout, "echo") || !strings.Contains(r.stdout, "add") {
-		t.Errorf("tools:\n%s", r.stdout)
+	r := clitest.RunSonde(t, "", "tools", "--config", file, "--server", "fx")
+	clitest.CheckRun(t, r, 0, "")
+	if !strings.Contains(r.Stdout, "echo") || !strings.Contains(r.Stdout, "add") {
+		t.Errorf("tools:\n%s", r.Stdout)
 	}
-	f.assertStarted(1)
+	f.AssertStarted(1)
 
-	r = runSonde(t, "", "call", "echo", "--args", `{"value":"from-config"}`, "--server", "fx")
-	checkRun(t, r, 0, "")
-	if strings.TrimSpace(r.stdout) != "from-config" {
-		t.Errorf("call: %q", r.stdout)
+	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"from-config"}`, "--server", "fx")
+	clitest.CheckRun(t, r, 0, "")
+	if strings.TrimSpace(r.Stdout) != "from-config" {
+		t.Errorf("call: %q", r.Stdout)
 	}
-	f.assertStarted(2)
+	f.AssertStarted(2)
 }
 
 // TestConfigServerErrors: each wrong use is a usage error (exit 2) with a
 // clear message, and starts nothing.
 func TestConfigServerErrors(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	f := newFixture(t)
+	clitest.HostHome(t, home, project)
+	f := clitest.NewFixture(t)
 	vscode := fixtureConfig(t, f, project)
 	claude := filepath.Join(home, ".claude.json")
-	writeTestFile(t, claude, `{"mcpServers": {"fx": {"command": "nothing"}, "needs-token": {"command": "x", "args": ["${TOKEN}"]}}}`)
+	clitest.WriteTestFile(t, claude, `{"mcpServers": {"fx": {"command": "nothing"}, "needs-token": {"command": "x", "args": ["${TOKEN}"]}}}`)
 	bad := filepath.Join(project, "bad.json")
-	writeTestFile(t, bad, `{"mcpServers": {"fx": {"command": 3}}}`)
+	clitest.WriteTestFile(t, bad, `{"mcpServers": {"fx": {"command": 3}}}`)
 	unsetenv(t, "TOKEN")
 	inputs := filepath.Join(project, "inputs.json")
-	writeTestFile(t, inputs, `{"inputs": [{"type": "promptString", "id": "key", "description": "API key", "password": true}],
+	clitest.WriteTestFile(t, inputs, `{"inputs": [{"type": "promptString", "id": "key", "description": "API key", "password": true}],
 		"servers": {"needs-input": {"command": "x", "env": {"KEY": "${input:key}"}}}}`)
 
 	for _, tc := range []struct {
@@ -219,11 +199,11 @@ func TestConfigServerErrors(t *testing.T) {
 			"sonde: demo runs its own fixture server: --config, --server and --input do not apply\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runSonde(t, "", tc.args...)
-			checkRun(t, r, 2, tc.errLine)
+			r := clitest.RunSonde(t, "", tc.args...)
+			clitest.CheckRun(t, r, 2, tc.errLine)
 		})
 	}
-	f.assertStarted(0)
+	f.AssertStarted(0)
 }
 
 // TestConfigURLServer: a URL entry becomes --url with the entry's
@@ -231,7 +211,7 @@ func TestConfigServerErrors(t *testing.T) {
 // request to a real HTTP server; --header for the same name wins.
 func TestConfigURLServer(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
+	clitest.HostHome(t, home, project)
 	var mu sync.Mutex
 	var auth []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -267,14 +247,14 @@ func TestConfigURLServer(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("SONDE_TEST_TOKEN", "tok-123")
 	file := filepath.Join(project, ".mcp.json")
-	writeTestFile(t, file, `{"mcpServers": {"remote": {"type": "http", "url": "`+srv.URL+`/mcp",
+	clitest.WriteTestFile(t, file, `{"mcpServers": {"remote": {"type": "http", "url": "`+srv.URL+`/mcp",
 		"headers": {"Authorization": "Bearer ${SONDE_TEST_TOKEN}", "X-Team": "${TEAM:-core}"}}}}`)
 	unsetenv(t, "TEAM")
 
-	r := runSonde(t, "", "tools", "--server", "remote")
-	checkRun(t, r, 0, "")
-	if !strings.Contains(r.stdout, "remote-tool") {
-		t.Errorf("tools over HTTP:\n%s", r.stdout)
+	r := clitest.RunSonde(t, "", "tools", "--server", "remote")
+	clitest.CheckRun(t, r, 0, "")
+	if !strings.Contains(r.Stdout, "remote-tool") {
+		t.Errorf("tools over HTTP:\n%s", r.Stdout)
 	}
 	mu.Lock()
 	got := append([]string(nil), auth...)
@@ -288,34 +268,34 @@ func TestConfigURLServer(t *testing.T) {
 			t.Errorf("request headers %q, want the entry's resolved headers", a)
 		}
 	}
-	if strings.Contains(r.stdout+r.stderr, "tok-123") {
-		t.Errorf("the token is printed:\n%s%s", r.stdout, r.stderr)
+	if strings.Contains(r.Stdout+r.Stderr, "tok-123") {
+		t.Errorf("the token is printed:\n%s%s", r.Stdout, r.Stderr)
 	}
 
 	// A capture has the entry's header values redacted, as --header's.
 	capFile := filepath.Join(t.TempDir(), "remote.capture")
-	r = runSonde(t, "", "tools", "--server", "remote", "--record", capFile)
-	if r.code != 0 {
-		t.Fatalf("--record: exit %d\n%s", r.code, r.stderr)
+	r = clitest.RunSonde(t, "", "tools", "--server", "remote", "--record", capFile)
+	if r.Code != 0 {
+		t.Fatalf("--record: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if b, err := os.ReadFile(capFile); err != nil || strings.Contains(string(b), "tok-123") || strings.Contains(string(b), "core") || !strings.Contains(string(b), "for «redacted»") {
 		t.Errorf("the capture does not redact the entry's headers (%v):\n%s", err, b)
 	}
 
 	// --trace shows the exchanges, with the entry's header values redacted.
-	r = runSonde(t, "", "tools", "--server", "remote", "--trace")
-	if r.code != 0 {
-		t.Fatalf("--trace: exit %d\n%s", r.code, r.stderr)
+	r = clitest.RunSonde(t, "", "tools", "--server", "remote", "--trace")
+	if r.Code != 0 {
+		t.Fatalf("--trace: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if strings.Contains(r.stderr, "tok-123") || strings.Contains(r.stderr, "core") || !strings.Contains(r.stderr, "Authorization: Bearer «redacted»") {
-		t.Errorf("--trace does not redact the entry's headers:\n%s", r.stderr)
+	if strings.Contains(r.Stderr, "tok-123") || strings.Contains(r.Stderr, "core") || !strings.Contains(r.Stderr, "Authorization: Bearer «redacted»") {
+		t.Errorf("--trace does not redact the entry's headers:\n%s", r.Stderr)
 	}
 	mu.Lock()
 	auth = nil
 	mu.Unlock()
 
-	r = runSonde(t, "", "tools", "--server", "remote", "--header", "X-Team: ops")
-	checkRun(t, r, 0, "")
+	r = clitest.RunSonde(t, "", "tools", "--server", "remote", "--header", "X-Team: ops")
+	clitest.CheckRun(t, r, 0, "")
 	mu.Lock()
 	defer mu.Unlock()
 	for _, a := range auth {
@@ -329,12 +309,12 @@ func TestConfigURLServer(t *testing.T) {
 // cannot drive the terminal.
 func TestConfigListEscapes(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	writeTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"evil\u001b[2J": {"command": "x\u0007", "args": ["a\nb"]}}}`)
-	r := runSonde(t, "", "config", "list")
-	checkRun(t, r, 0, "")
-	if strings.ContainsAny(r.stdout, "\x1b\x07") || !strings.Contains(r.stdout, `evil\x1b[2J`) || !strings.Contains(r.stdout, `x\x07 a\nb`) {
-		t.Errorf("not escaped:\n%q", r.stdout)
+	clitest.HostHome(t, home, project)
+	clitest.WriteTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"evil\u001b[2J": {"command": "x\u0007", "args": ["a\nb"]}}}`)
+	r := clitest.RunSonde(t, "", "config", "list")
+	clitest.CheckRun(t, r, 0, "")
+	if strings.ContainsAny(r.Stdout, "\x1b\x07") || !strings.Contains(r.Stdout, `evil\x1b[2J`) || !strings.Contains(r.Stdout, `x\x07 a\nb`) {
+		t.Errorf("not escaped:\n%q", r.Stdout)
 	}
 }
 
@@ -342,18 +322,18 @@ func TestConfigListEscapes(t *testing.T) {
 // servers found, with their host and scope.
 func TestConfigServerCompletion(t *testing.T) {
 	project := testdataDir(t, "project")
-	hostHome(t, testdataDir(t, "home"), project)
-	r := runSonde(t, "", "__complete", "tools", "--server", "")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	clitest.HostHome(t, testdataDir(t, "home"), project)
+	r := clitest.RunSonde(t, "", "__complete", "tools", "--server", "")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	for _, want := range []string{"filesystem\tClaude Desktop · user\n", "db\tVS Code · project\n", ":4\n"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("completion lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("completion lacks %q:\n%s", want, r.Stdout)
 		}
 	}
-	r = runSonde(t, "", "__complete", "--config", filepath.Join(project, ".mcp.json"), "--server", "")
-	if r.stdout != "playwright\tClaude Code · project\nsentry\tClaude Code · project\n:4\n" {
-		t.Errorf("completion from --config:\n%q", r.stdout)
+	r = clitest.RunSonde(t, "", "__complete", "--config", filepath.Join(project, ".mcp.json"), "--server", "")
+	if r.Stdout != "playwright\tClaude Code · project\nsentry\tClaude Code · project\n:4\n" {
+		t.Errorf("completion from --config:\n%q", r.Stdout)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package connect
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 )
@@ -50,7 +51,7 @@ func (a *answerFlags) serverRequests() (client.ServerRequests, error) {
 	for _, dir := range a.roots {
 		r, err := client.DirRoot(dir)
 		if err != nil {
-			return sr, usagef("--root: " + err.Error())
+			return sr, cmdutil.Usagef("--root: " + err.Error())
 		}
 		sr.Roots = true
 		sr.RootList = append(sr.RootList, r)
@@ -59,23 +60,23 @@ func (a *answerFlags) serverRequests() (client.ServerRequests, error) {
 	if a.samplingReply != "" {
 		b, err := os.ReadFile(a.samplingReply)
 		if err != nil {
-			return sr, usagef("--sampling-reply: " + err.Error())
+			return sr, cmdutil.Usagef("--sampling-reply: " + err.Error())
 		}
 		if sampling, err = samplingResult(b); err != nil {
-			return sr, usagef("--sampling-reply " + a.samplingReply + ": " + err.Error())
+			return sr, cmdutil.Usagef("--sampling-reply " + a.samplingReply + ": " + err.Error())
 		}
 		sr.Sampling = true
 	}
 	if a.elicitReply != "" && a.elicitDefaults {
-		return sr, usagef("give --elicit-reply or --elicit-defaults, not both")
+		return sr, cmdutil.Usagef("give --elicit-reply or --elicit-defaults, not both")
 	}
 	if a.elicitReply != "" {
 		b, err := os.ReadFile(a.elicitReply)
 		if err != nil {
-			return sr, usagef("--elicit-reply: " + err.Error())
+			return sr, cmdutil.Usagef("--elicit-reply: " + err.Error())
 		}
 		if elicit, err = elicitResult(b); err != nil {
-			return sr, usagef("--elicit-reply " + a.elicitReply + ": " + err.Error())
+			return sr, cmdutil.Usagef("--elicit-reply " + a.elicitReply + ": " + err.Error())
 		}
 	}
 	sr.Elicitation = elicit != nil || a.elicitDefaults

@@ -1,4 +1,4 @@
-package cli
+package connect_test
 
 import (
 	"os"
@@ -7,14 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 )
-
-// everythingStdio returns the argv of the reference server over stdio
-// (installed by make peers), or skips.
-func everythingStdio(t *testing.T) []string {
-	return []string{"--", peertest.Everything(t)}
-}
 
 func writeFile(t *testing.T, name, text string) string {
 	t.Helper()
@@ -29,8 +25,8 @@ func writeFile(t *testing.T, name, text string) string {
 // roots from --root, sampling from --sampling-reply, elicitation from
 // --elicit-reply and --elicit-defaults.
 func TestAnswersEverything(t *testing.T) {
-	stdio := everythingStdio(t)
-	streamable := []string{"--url", everythingHTTP(t, "streamableHttp") + "/mcp"}
+	stdio := clitest.EverythingStdio(t)
+	streamable := []string{"--url", peertest.EverythingHTTP(t, "streamableHttp") + "/mcp"}
 	root := t.TempDir()
 	textReply := writeFile(t, "reply.txt", "plain answer from a file\n")
 	jsonReply := writeFile(t, "reply.json", `{"role":"assistant","content":{"type":"text","text":"json answer"},"model":"file-model"}`)
@@ -47,34 +43,34 @@ func TestAnswersEverything(t *testing.T) {
 				code  int
 				wants []string
 			}{
-				{"roots", []string{"call", "get-roots-list", "--root", root}, exitOK, []string{"file://" + root, "1 total"}},
-				{"sampling text", []string{"call", "trigger-sampling-request", "--args", `{"prompt":"hi"}`, "--sampling-reply", textReply}, exitOK,
+				{"roots", []string{"call", "get-roots-list", "--root", root}, cmdutil.ExitOK, []string{"file://" + root, "1 total"}},
+				{"sampling text", []string{"call", "trigger-sampling-request", "--args", `{"prompt":"hi"}`, "--sampling-reply", textReply}, cmdutil.ExitOK,
 					[]string{"plain answer from a file", `"model": "sonde"`}},
-				{"sampling json", []string{"call", "trigger-sampling-request", "--args", `{"prompt":"hi"}`, "--sampling-reply", jsonReply}, exitOK,
+				{"sampling json", []string{"call", "trigger-sampling-request", "--args", `{"prompt":"hi"}`, "--sampling-reply", jsonReply}, cmdutil.ExitOK,
 					[]string{"json answer", "file-model"}},
-				{"elicit decline", []string{"call", "trigger-elicitation-request", "--elicit-reply", decline}, exitOK, []string{"declined"}},
-				{"elicit accept", []string{"call", "trigger-elicitation-request", "--elicit-reply", accept}, exitOK, []string{"Name: Ada Lovelace", "Agreed to terms: true"}},
-				{"url elicit accept", []string{"call", "trigger-url-elicitation", "--args", `{"url":"https://example.com/x"}`, "--elicit-reply", accept}, exitOK,
+				{"elicit decline", []string{"call", "trigger-elicitation-request", "--elicit-reply", decline}, cmdutil.ExitOK, []string{"declined"}},
+				{"elicit accept", []string{"call", "trigger-elicitation-request", "--elicit-reply", accept}, cmdutil.ExitOK, []string{"Name: Ada Lovelace", "Agreed to terms: true"}},
+				{"url elicit accept", []string{"call", "trigger-url-elicitation", "--args", `{"url":"https://example.com/x"}`, "--elicit-reply", accept}, cmdutil.ExitOK,
 					[]string{"completed the URL elicitation", `"action": "accept"`}},
 				// Requests with params.task run as tasks sonde answers later.
-				{"sampling as a task", []string{"call", "trigger-sampling-request-async", "--args", `{"prompt":"hi"}`, "--sampling-reply", textReply}, exitOK,
+				{"sampling as a task", []string{"call", "trigger-sampling-request-async", "--args", `{"prompt":"hi"}`, "--sampling-reply", textReply}, cmdutil.ExitOK,
 					[]string{"[COMPLETED] Async sampling completed", "plain answer from a file", "io.modelcontextprotocol/related-task"}},
-				{"elicitation as a task", []string{"call", "trigger-elicitation-request-async", "--elicit-reply", accept}, exitOK,
+				{"elicitation as a task", []string{"call", "trigger-elicitation-request-async", "--elicit-reply", accept}, cmdutil.ExitOK,
 					[]string{"[COMPLETED] User provided the requested information!", "Name: Ada Lovelace"}},
 				// name is required and has no default: the answer is an error
 				// the server turns into an isError result.
-				{"elicit defaults without a required default", []string{"call", "trigger-elicitation-request", "--elicit-defaults"}, exitToolError,
+				{"elicit defaults without a required default", []string{"call", "trigger-elicitation-request", "--elicit-defaults"}, cmdutil.ExitToolError,
 					[]string{"required field name has no default"}},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					args := append(append(tc.args, "--kill-after", "500ms"), server.args...)
-					r := runSonde(t, "", args...)
-					if r.code != tc.code {
-						t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
+					r := clitest.RunSonde(t, "", args...)
+					if r.Code != tc.code {
+						t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.Code, tc.code, r.Stdout, r.Stderr)
 					}
 					for _, w := range tc.wants {
-						if !strings.Contains(r.stdout, w) {
-							t.Errorf("stdout lacks %q:\n%s", w, r.stdout)
+						if !strings.Contains(r.Stdout, w) {
+							t.Errorf("stdout lacks %q:\n%s", w, r.Stdout)
 						}
 					}
 				})
@@ -82,24 +78,24 @@ func TestAnswersEverything(t *testing.T) {
 		})
 	}
 	t.Run("without a reply the tools are not offered", func(t *testing.T) {
-		r := runSonde(t, "", append([]string{"tools", "--kill-after", "500ms"}, stdio...)...)
-		if r.code != exitOK || strings.Contains(r.stdout, "trigger-sampling-request") || !strings.Contains(r.stdout, "echo") {
-			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		r := clitest.RunSonde(t, "", append([]string{"tools", "--kill-after", "500ms"}, stdio...)...)
+		if r.Code != cmdutil.ExitOK || strings.Contains(r.Stdout, "trigger-sampling-request") || !strings.Contains(r.Stdout, "echo") {
+			t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 	t.Run("no-client-tasks hides the async tools", func(t *testing.T) {
-		r := runSonde(t, "", append([]string{"tools", "--sampling-reply", textReply, "--no-client-tasks", "--kill-after", "500ms"}, stdio...)...)
-		if r.code != exitOK || strings.Contains(r.stdout, "trigger-sampling-request-async") || !strings.Contains(r.stdout, "trigger-sampling-request") {
-			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		r := clitest.RunSonde(t, "", append([]string{"tools", "--sampling-reply", textReply, "--no-client-tasks", "--kill-after", "500ms"}, stdio...)...)
+		if r.Code != cmdutil.ExitOK || strings.Contains(r.Stdout, "trigger-sampling-request-async") || !strings.Contains(r.Stdout, "trigger-sampling-request") {
+			t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 	t.Run("trace shows the request from the server and the answer", func(t *testing.T) {
-		r := runSonde(t, "", append([]string{"call", "trigger-sampling-request", "--args", `{"prompt":"hi"}`, "--sampling-reply", textReply, "--trace", "--kill-after", "500ms"}, stdio...)...)
-		if r.code != exitOK {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		r := clitest.RunSonde(t, "", append([]string{"call", "trigger-sampling-request", "--args", `{"prompt":"hi"}`, "--sampling-reply", textReply, "--trace", "--kill-after", "500ms"}, stdio...)...)
+		if r.Code != cmdutil.ExitOK {
+			t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 		}
 		for _, w := range []string{"server-request: request from the server: sampling/createMessage", "sampling/createMessage       answered after", `"result":{"role":"assistant"`} {
-			if !strings.Contains(r.stderr, w) {
+			if !strings.Contains(r.Stderr, w) {
 				t.Errorf("trace lacks %q", w)
 			}
 		}
@@ -129,7 +125,7 @@ func TestAnswersUsage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append([]string{"tools"}, tc.args...), "--", "no-such-server-is-started")
-			checkRun(t, runSonde(t, "", args...), exitUsage, tc.line+"\n")
+			clitest.CheckRun(t, clitest.RunSonde(t, "", args...), cmdutil.ExitUsage, tc.line+"\n")
 		})
 	}
 }
@@ -150,11 +146,11 @@ func TestAnswersAsTasks(t *testing.T) {
 		{"not declared", []string{"--args", `{"task":"poll"}`, "--no-client-tasks"}, `^no task: the client answered directly; confirmed\n$`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(append([]string{"call", "confirm", "--elicit-reply", yes}, tc.args...))...)
-			checkRun(t, r, exitOK, "")
-			if !regexp.MustCompile(tc.out).MatchString(r.stdout) {
-				t.Fatalf("stdout %q, want %s", r.stdout, tc.out)
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(append([]string{"call", "confirm", "--elicit-reply", yes}, tc.args...))...)
+			clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+			if !regexp.MustCompile(tc.out).MatchString(r.Stdout) {
+				t.Fatalf("stdout %q, want %s", r.Stdout, tc.out)
 			}
 		})
 	}
@@ -164,20 +160,20 @@ func TestAnswersAsTasks(t *testing.T) {
 // by the server's request, not as a tools/call.
 func TestAnswersAsTasksTrace(t *testing.T) {
 	yes := writeFile(t, "yes.json", `{"action":"accept","content":{"confirm":true}}`)
-	f := newFixture(t)
-	r := runSonde(t, "", f.cmd([]string{"call", "confirm", "--elicit-reply", yes, "--args", `{"task":"poll"}`, "--trace"})...)
-	if r.code != exitOK {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"call", "confirm", "--elicit-reply", yes, "--args", `{"task":"poll"}`, "--trace"})...)
+	if r.Code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	for _, re := range []string{
 		`task sonde-1-\w+ \(sonde runs elicitation/create id "confirm-1" for the server\) working: waiting for sonde's user to answer`,
 		`task sonde-1-\w+ \(sonde runs elicitation/create id "confirm-1" for the server\) completed \(end\)`,
 	} {
-		if !regexp.MustCompile(re).MatchString(r.stderr) {
-			t.Errorf("trace lacks %s:\n%s", re, r.stderr)
+		if !regexp.MustCompile(re).MatchString(r.Stderr) {
+			t.Errorf("trace lacks %s:\n%s", re, r.Stderr)
 		}
 	}
-	if strings.Contains(r.stderr, "sonde: task sonde-1-") {
-		t.Errorf("the task sonde runs is printed as the call's own task:\n%s", r.stderr)
+	if strings.Contains(r.Stderr, "sonde: task sonde-1-") {
+		t.Errorf("the task sonde runs is printed as the call's own task:\n%s", r.Stderr)
 	}
 }

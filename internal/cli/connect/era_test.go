@@ -1,4 +1,4 @@
-package cli
+package connect_test
 
 import (
 	"os"
@@ -6,11 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
 // TestEraFlag runs the commands in each era against the fixture in the
@@ -42,25 +40,25 @@ func TestEraFlag(t *testing.T) {
 		},
 		{
 			name: "modern confirm without elicitation", sub: []string{"call", "confirm", "--era", "modern"}, fixture: []string{"--era", "modern"},
-			code: exitRemote, errLine: "sonde: MCP_ERROR: server error -32021: confirm needs the elicitation capability; the client did not declare it\n",
+			code: cmdutil.ExitRemote, errLine: "sonde: MCP_ERROR: server error -32021: confirm needs the elicitation capability; the client did not declare it\n",
 		},
 		{
 			name: "legacy client, modern server", sub: []string{"tools"}, fixture: []string{"--era", "modern"},
-			code: exitRemote, errLine: "sonde: MCP_ERROR: server error -32601: method not found: initialize (this server speaks only the modern era, 2026-07-28)\n",
+			code: cmdutil.ExitRemote, errLine: "sonde: MCP_ERROR: server error -32601: method not found: initialize (this server speaks only the modern era, 2026-07-28)\n",
 		},
 		{
 			name: "bad era", sub: []string{"tools", "--era", "2026"},
-			code: exitUsage, errLine: `sonde: --era: unknown era "2026" (want legacy, modern or auto)` + "\n",
+			code: cmdutil.ExitUsage, errLine: `sonde: --era: unknown era "2026" (want legacy, modern or auto)` + "\n",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(tc.sub, tc.fixture...)...)
-			checkRun(t, r, tc.code, tc.errLine)
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(tc.sub, tc.fixture...)...)
+			clitest.CheckRun(t, r, tc.code, tc.errLine)
 			for _, re := range tc.out {
-				if !regexp.MustCompile(re).MatchString(r.stdout) {
-					t.Errorf("stdout lacks %s:\n%s", re, r.stdout)
+				if !regexp.MustCompile(re).MatchString(r.Stdout) {
+					t.Errorf("stdout lacks %s:\n%s", re, r.Stdout)
 				}
 			}
 		})
@@ -68,24 +66,9 @@ func TestEraFlag(t *testing.T) {
 }
 
 func TestEraHelp(t *testing.T) {
-	r := runSonde(t, "", "call", "--help")
-	if !strings.Contains(r.stdout, "--era ERA") || !strings.Contains(r.stdout, "legacy (initialize), modern (2026-07-28") {
-		t.Errorf("call --help lacks --era:\n%s", r.stdout)
-	}
-}
-
-// TestTraceRetryOf: --trace names the request a modern retry continues.
-func TestTraceRetryOf(t *testing.T) {
-	t0 := time.Now()
-	ev := client.Event{Time: t0, Kind: client.EvRequest, Req: &client.ReqInfo{
-		Dir: transport.Out, ID: jsonrpc.Int(3), Method: "tools/call", Tool: "confirm", State: client.StateResolved,
-		Latency: time.Millisecond, RetryOf: jsonrpc.Int(2)}}
-	if line := describeEvent(ev, t0); !strings.Contains(line, "tools/call confirm") || !strings.HasSuffix(line, "resolved after 1.0ms (retry of id 2)") {
-		t.Errorf("line %q", line)
-	}
-	ev.Req.RetryOf = jsonrpc.ID{}
-	if line := describeEvent(ev, t0); strings.Contains(line, "retry of") {
-		t.Errorf("line %q", line)
+	r := clitest.RunSonde(t, "", "call", "--help")
+	if !strings.Contains(r.Stdout, "--era ERA") || !strings.Contains(r.Stdout, "legacy (initialize), modern (2026-07-28") {
+		t.Errorf("call --help lacks --era:\n%s", r.Stdout)
 	}
 }
 
@@ -99,14 +82,14 @@ func TestEraConfirmWithReply(t *testing.T) {
 	}
 	for _, era := range []string{"legacy", "modern"} {
 		t.Run(era, func(t *testing.T) {
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd([]string{"call", "confirm", "--era", era, "--elicit-reply", reply, "--trace"}, "--era", era)...)
-			if r.code != 0 || strings.TrimSpace(r.stdout) != "confirmed" {
-				t.Fatalf("exit %d, stdout %q, stderr:\n%s", r.code, r.stdout, r.stderr)
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd([]string{"call", "confirm", "--era", era, "--elicit-reply", reply, "--trace"}, "--era", era)...)
+			if r.Code != 0 || strings.TrimSpace(r.Stdout) != "confirmed" {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr)
 			}
-			retried := strings.Contains(r.stderr, "(retry of id 2)")
+			retried := strings.Contains(r.Stderr, "(retry of id 2)")
 			if retried != (era == "modern") {
-				t.Errorf("retry shown: %v, stderr:\n%s", retried, r.stderr)
+				t.Errorf("retry shown: %v, stderr:\n%s", retried, r.Stderr)
 			}
 		})
 	}

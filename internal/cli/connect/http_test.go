@@ -1,21 +1,20 @@
-package cli
+package connect_test
 
 import (
 	"net"
 	"strings"
 	"testing"
 
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 )
-
-// everythingHTTP runs the reference server over HTTP (see peertest).
-func everythingHTTP(t *testing.T, mode string) string { return peertest.EverythingHTTP(t, mode) }
 
 // The headless commands work over both HTTP transports, chosen explicitly
 // or detected (auto falls back to legacy SSE on the SSE endpoint).
 func TestHTTPEverything(t *testing.T) {
-	streamable := everythingHTTP(t, "streamableHttp")
-	sse := everythingHTTP(t, "sse")
+	streamable := peertest.EverythingHTTP(t, "streamableHttp")
+	sse := peertest.EverythingHTTP(t, "sse")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -26,35 +25,35 @@ func TestHTTPEverything(t *testing.T) {
 		{"auto sse", []string{"--url", sse + "/sse"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runSonde(t, "", append([]string{"call", "get-sum", "--args", `{"a":2,"b":40}`}, tc.args...)...)
-			if r.code != 0 || !strings.Contains(r.stdout, "42") {
-				t.Fatalf("call: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			r := clitest.RunSonde(t, "", append([]string{"call", "get-sum", "--args", `{"a":2,"b":40}`}, tc.args...)...)
+			if r.Code != 0 || !strings.Contains(r.Stdout, "42") {
+				t.Fatalf("call: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 			}
-			r = runSonde(t, "", append([]string{"tools"}, tc.args...)...)
-			if r.code != 0 || !strings.Contains(r.stdout, "trigger-long-running-operation") {
-				t.Fatalf("tools: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			r = clitest.RunSonde(t, "", append([]string{"tools"}, tc.args...)...)
+			if r.Code != 0 || !strings.Contains(r.Stdout, "trigger-long-running-operation") {
+				t.Fatalf("tools: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 			}
-			r = runSonde(t, "", append([]string{"check", "--json"}, tc.args...)...)
-			if r.code != 0 {
-				t.Fatalf("check: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			r = clitest.RunSonde(t, "", append([]string{"check", "--json"}, tc.args...)...)
+			if r.Code != 0 {
+				t.Fatalf("check: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 			}
 		})
 	}
 	t.Run("trace shows the exchanges with secrets redacted", func(t *testing.T) {
 		t.Setenv("SONDE_TEST_TOKEN", "s3cret-token")
-		r := runSonde(t, "", "call", "echo", "--args", `{"message":"hi"}`, "--url", streamable+"/mcp", "--trace",
+		r := clitest.RunSonde(t, "", "call", "echo", "--args", `{"message":"hi"}`, "--url", streamable+"/mcp", "--trace",
 			"--header", "X-Api-Key: k3y-value", "--bearer-token-env", "SONDE_TEST_TOKEN")
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 		}
 		for _, want := range []string{"POST " + streamable + "/mcp → 200", "< Mcp-Session-Id:", "> MCP-Protocol-Version: 2025-11-25",
 			"> Authorization: Bearer «redacted»", "> X-Api-Key: «redacted»", "priming event", "[POST 2", "DELETE"} {
-			if !strings.Contains(r.stderr, want) {
+			if !strings.Contains(r.Stderr, want) {
 				t.Errorf("trace lacks %q", want)
 			}
 		}
 		for _, secret := range []string{"s3cret-token", "k3y-value"} {
-			if strings.Contains(r.stderr+r.stdout, secret) {
+			if strings.Contains(r.Stderr+r.Stdout, secret) {
 				t.Errorf("secret %q shown", secret)
 			}
 		}
@@ -74,7 +73,7 @@ func TestHTTPUsage(t *testing.T) {
 		{"header without url", []string{"tools", "--header", "A: b", "--", "srv"}, "sonde: --header, --bearer-token-env, --insecure and --reconnect need --url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkRun(t, runSonde(t, "", tc.args...), exitUsage, tc.line+"\n")
+			clitest.CheckRun(t, clitest.RunSonde(t, "", tc.args...), cmdutil.ExitUsage, tc.line+"\n")
 		})
 	}
 }
@@ -87,8 +86,8 @@ func TestHTTPConnectionRefused(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	r := runSonde(t, "", "tools", "--url", "http://"+addr+"/mcp")
-	if r.code != exitHTTP || !strings.Contains(r.stderr, "sonde: MCP_HTTP: initialize 1: POST http://"+addr+"/mcp: ") || !strings.Contains(r.stderr, "connection refused") {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	r := clitest.RunSonde(t, "", "tools", "--url", "http://"+addr+"/mcp")
+	if r.Code != cmdutil.ExitHTTP || !strings.Contains(r.Stderr, "sonde: MCP_HTTP: initialize 1: POST http://"+addr+"/mcp: ") || !strings.Contains(r.Stderr, "connection refused") {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package connect_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 )
 
 // inputsConfig writes a VS Code file whose servers are the fixture, with
@@ -15,7 +17,7 @@ import (
 func inputsConfig(t *testing.T, project string) string {
 	t.Helper()
 	env := map[string]string{}
-	for _, kv := range childEnv() {
+	for _, kv := range clitest.ChildEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
@@ -41,7 +43,7 @@ func inputsConfig(t *testing.T, project string) string {
 		},
 	}, "", "\t")
 	file := filepath.Join(project, ".vscode", "mcp.json")
-	writeTestFile(t, file, string(b))
+	clitest.WriteTestFile(t, file, string(b))
 	return file
 }
 
@@ -50,10 +52,10 @@ func inputsConfig(t *testing.T, project string) string {
 // must be one of its options; a "command" input needs --input.
 func TestConfigInputFlag(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	f := newFixture(t)
+	clitest.HostHome(t, home, project)
+	f := clitest.NewFixture(t)
 	file := inputsConfig(t, project)
-	echo := []string{"call", "echo", "--args", `{"value":"v"}`, "--config", file, "--input", "pids=" + f.pidFile}
+	echo := []string{"call", "echo", "--args", `{"value":"v"}`, "--config", file, "--input", "pids=" + f.PIDFile}
 
 	for _, tc := range []struct {
 		name string
@@ -66,14 +68,14 @@ func TestConfigInputFlag(t *testing.T) {
 		{"a command input given", []string{"--server", "branchy", "--input", "branch=BR-"}, "BR-v"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runSonde(t, "", append(echo, tc.args...)...)
-			checkRun(t, r, 0, "")
-			if strings.TrimSpace(r.stdout) != tc.want {
-				t.Errorf("stdout %q, want %q", r.stdout, tc.want)
+			r := clitest.RunSonde(t, "", append(echo, tc.args...)...)
+			clitest.CheckRun(t, r, 0, "")
+			if strings.TrimSpace(r.Stdout) != tc.want {
+				t.Errorf("stdout %q, want %q", r.Stdout, tc.want)
 			}
 		})
 	}
-	f.assertStarted(4)
+	f.AssertStarted(4)
 }
 
 // TestConfigInputErrors: each is a usage error (exit 2) naming the file,
@@ -81,8 +83,8 @@ func TestConfigInputFlag(t *testing.T) {
 // nothing; a password input's value is never in the message.
 func TestConfigInputErrors(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	f := newFixture(t)
+	clitest.HostHome(t, home, project)
+	f := clitest.NewFixture(t)
 	file := inputsConfig(t, project)
 	const secret = "hunter2-given-secret"
 	for _, tc := range []struct {
@@ -108,18 +110,18 @@ func TestConfigInputErrors(t *testing.T) {
 			"sonde: --input gives values to the inputs of a config file's server: use it with --server NAME (or the picker), not with a command or --url\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runSonde(t, "", append([]string{"tools"}, tc.args...)...)
-			checkRun(t, r, 2, tc.errLine)
-			if strings.Contains(r.stdout+r.stderr, secret) {
-				t.Errorf("the password is printed:\n%s%s", r.stdout, r.stderr)
+			r := clitest.RunSonde(t, "", append([]string{"tools"}, tc.args...)...)
+			clitest.CheckRun(t, r, 2, tc.errLine)
+			if strings.Contains(r.Stdout+r.Stderr, secret) {
+				t.Errorf("the password is printed:\n%s%s", r.Stdout, r.Stderr)
 			}
 		})
 	}
 	t.Run("the UI with a command", func(t *testing.T) {
-		r := runSonde(t, "", "--input", "pids=p", "--", "server")
-		checkRun(t, r, 2, "sonde: --input gives values to the inputs of a config file's server: use it with --server NAME (or the picker), not with a command or --url\n")
+		r := clitest.RunSonde(t, "", "--input", "pids=p", "--", "server")
+		clitest.CheckRun(t, r, 2, "sonde: --input gives values to the inputs of a config file's server: use it with --server NAME (or the picker), not with a command or --url\n")
 	})
-	f.assertStarted(0)
+	f.AssertStarted(0)
 }
 
 // TestConfigInputSecrets: a password input's value, given or defaulted,
@@ -127,8 +129,8 @@ func TestConfigInputErrors(t *testing.T) {
 // frames that carry it) and never shown by config list.
 func TestConfigInputSecrets(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	f := newFixture(t)
+	clitest.HostHome(t, home, project)
+	f := clitest.NewFixture(t)
 	file := inputsConfig(t, project)
 	for _, tc := range []struct {
 		name, secret string
@@ -139,15 +141,15 @@ func TestConfigInputSecrets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			capFile := filepath.Join(t.TempDir(), "s.capture")
-			args := append([]string{"call", "echo", "--args", `{"value":"v"}`, "--server", "leaky", "--input", "pids=" + f.pidFile, "--record", capFile, "--trace"}, tc.args...)
-			r := runSonde(t, "", args...)
-			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			args := append([]string{"call", "echo", "--args", `{"value":"v"}`, "--server", "leaky", "--input", "pids=" + f.PIDFile, "--record", capFile, "--trace"}, tc.args...)
+			r := clitest.RunSonde(t, "", args...)
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 			}
 			// The command line the trace shows hides it too (the frames
 			// carry it, as the server echoes it back).
 			started := 0
-			for _, line := range strings.Split(r.stderr, "\n") {
+			for _, line := range strings.Split(r.Stderr, "\n") {
 				if strings.Contains(line, "started") {
 					started++
 					if strings.Contains(line, tc.secret) || !strings.Contains(line, "--echo-prefix «redacted»") {
@@ -156,10 +158,10 @@ func TestConfigInputSecrets(t *testing.T) {
 				}
 			}
 			if started != 1 {
-				t.Errorf("%d start lines in the trace:\n%s", started, r.stderr)
+				t.Errorf("%d start lines in the trace:\n%s", started, r.Stderr)
 			}
-			if strings.TrimSpace(r.stdout) != tc.secret+"v" {
-				t.Fatalf("the server did not get the secret: %q", r.stdout)
+			if strings.TrimSpace(r.Stdout) != tc.secret+"v" {
+				t.Fatalf("the server did not get the secret: %q", r.Stdout)
 			}
 			b, err := os.ReadFile(capFile)
 			if err != nil {
@@ -170,12 +172,12 @@ func TestConfigInputSecrets(t *testing.T) {
 			}
 		})
 	}
-	f.assertStarted(2)
+	f.AssertStarted(2)
 	for _, args := range [][]string{{"config", "list"}, {"config", "list", "--json"}, {"config", "list", "--config", file}} {
-		r := runSonde(t, "", args...)
-		checkRun(t, r, 0, "")
-		if strings.Contains(r.stdout, "default-secret-value") || !strings.Contains(r.stdout, "leaky") {
-			t.Errorf("%q:\n%s", args, r.stdout)
+		r := clitest.RunSonde(t, "", args...)
+		clitest.CheckRun(t, r, 0, "")
+		if strings.Contains(r.Stdout, "default-secret-value") || !strings.Contains(r.Stdout, "leaky") {
+			t.Errorf("%q:\n%s", args, r.Stdout)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package connect
 
 import (
 	"errors"
@@ -10,46 +10,50 @@ import (
 	"sync"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
-// redactor builds the capture's redactor from the flags: the values of
-// --env entries and of the variables passed with --pass-env, those of a
-// config entry's headers and password inputs, and every --redact pattern.
-func (f *serverFlags) redactor() (*capture.Redactor, error) {
-	secrets := append([]string(nil), f.env...)
-	secrets = append(secrets, f.secrets...) // a config entry's (hostflags.go)
-	for _, name := range f.passEnv {
+// redactor builds the capture's redactor from the flags and the target:
+// the values of --env entries (and a config entry's env) and of the
+// variables passed with --pass-env, those of a config entry's headers and
+// password inputs, and every --redact pattern. It also redacts every secret
+// the run learns (learnt).
+func redactor(f *Flags, t *Target, learnt *SecretSink) (*capture.Redactor, error) {
+	secrets := append([]string(nil), t.Env...)
+	secrets = append(secrets, t.Secrets...) // a config entry's (hostflags.go)
+	for _, name := range f.PassEnv {
 		if v, ok := os.LookupEnv(name); ok {
 			secrets = append(secrets, name+"="+v)
 		}
 	}
 	// HTTP: the values of --header and the bearer token.
-	for _, kv := range f.headers {
+	for _, kv := range f.Headers {
 		if name, v, ok := strings.Cut(kv, ":"); ok {
 			secrets = append(secrets, strings.TrimSpace(name)+"="+strings.TrimSpace(v))
 		}
 	}
-	if f.bearerEnv != "" {
-		secrets = append(secrets, f.bearerEnv+"="+strings.TrimSpace(os.Getenv(f.bearerEnv)))
+	if f.BearerEnv != "" {
+		secrets = append(secrets, f.BearerEnv+"="+strings.TrimSpace(os.Getenv(f.BearerEnv)))
 	}
-	r, err := capture.NewRedactor(secrets, f.redact)
+	r, err := capture.NewRedactor(secrets, f.Redact)
 	if err != nil {
-		return nil, usagef(err.Error())
+		return nil, cmdutil.Usagef(err.Error())
 	}
-	f.oauthSecrets.track(r)
+	learnt.track(r)
 	return r, nil
 }
 
-// secretSink collects the secrets learnt while sonde runs (--oauth tokens)
-// and hands each to every capture redactor, those made later included.
-type secretSink struct {
+// SecretSink collects the secrets learnt while sonde runs (--oauth tokens)
+// and hands each to every capture redactor, those made later included. The
+// zero value is ready to use.
+type SecretSink struct {
 	mu   sync.Mutex
 	vals []string
 	reds []*capture.Redactor
 }
 
 // add records v and redacts it in every capture from now on.
-func (s *secretSink) add(v string) {
+func (s *SecretSink) add(v string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.vals = append(s.vals, v)
@@ -59,7 +63,7 @@ func (s *secretSink) add(v string) {
 }
 
 // track makes r redact every secret, past and future.
-func (s *secretSink) track(r *capture.Redactor) {
+func (s *SecretSink) track(r *capture.Redactor) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range s.vals {
@@ -69,28 +73,29 @@ func (s *secretSink) track(r *capture.Redactor) {
 }
 
 // captureOptions describe the server in a capture's header.
-func (f *serverFlags) captureOptions(argv []string, red *capture.Redactor) capture.Options {
-	if f.url != "" {
-		return capture.Options{Sonde: version, Transport: "http", URL: f.url, Redact: red}
+func captureOptions(t *Target, red *capture.Redactor) capture.Options {
+	if t.URL != "" {
+		return capture.Options{Sonde: cmdutil.Version, Transport: "http", URL: t.URL, Redact: red}
 	}
-	return capture.Options{Sonde: version, Transport: "stdio", Command: argv, Redact: red}
+	return capture.Options{Sonde: cmdutil.Version, Transport: "stdio", Command: t.Argv, Redact: red}
 }
 
 // startRecorder creates path (which must not exist) and writes the
 // capture's header; the caller follows clients with it and closes it.
-func (f *serverFlags) startRecorder(path string, argv []string) (*capture.Recorder, error) {
-	red, err := f.redactor()
+func startRecorder(f *Flags, t *Target, learnt *SecretSink) (*capture.Recorder, error) {
+	path := f.Record
+	red, err := redactor(f, t, learnt)
 	if err != nil {
 		return nil, err
 	}
 	file, err := capture.Create(path, false)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, usagef("--record " + path + ": the file exists (captures are never overwritten: remove it or choose another name)")
+			return nil, cmdutil.Usagef("--record " + path + ": the file exists (captures are never overwritten: remove it or choose another name)")
 		}
-		return nil, usagef("--record: " + err.Error())
+		return nil, cmdutil.Usagef("--record: " + err.Error())
 	}
-	rec, err := capture.NewRecorder(file, f.captureOptions(argv, red))
+	rec, err := capture.NewRecorder(file, captureOptions(t, red))
 	if err != nil {
 		file.Close()
 		return nil, err
@@ -98,10 +103,11 @@ func (f *serverFlags) startRecorder(path string, argv []string) (*capture.Record
 	return rec, nil
 }
 
-// recordSwitch is the interactive UI's recorder: on from the start with
-// --record, toggled by the R key to files in captureDir.
-func (f *tuiFlags) recordSwitch(argv []string) (*capture.Switch, error) {
-	red, err := f.redactor()
+// RecordSwitch is the interactive UI's recorder: on from the start with
+// --record, toggled by the R key to files in captureDir. Its captures redact
+// the secrets learnt.
+func RecordSwitch(f *Flags, t *Target, learnt *SecretSink) (*capture.Switch, error) {
+	red, err := redactor(f, t, learnt)
 	if err != nil {
 		return nil, err
 	}
@@ -109,13 +115,13 @@ func (f *tuiFlags) recordSwitch(argv []string) (*capture.Switch, error) {
 	if err != nil {
 		dir = "" // the R key then reports the error in the status bar
 	}
-	sw := capture.NewSwitch(f.captureOptions(argv, red), dir)
-	if f.record != "" {
-		if err := sw.Start(f.record, nil); err != nil {
+	sw := capture.NewSwitch(captureOptions(t, red), dir)
+	if f.Record != "" {
+		if err := sw.Start(f.Record, nil); err != nil {
 			if errors.Is(err, fs.ErrExist) {
-				return nil, usagef("--record " + f.record + ": the file exists (captures are never overwritten: remove it or choose another name)")
+				return nil, cmdutil.Usagef("--record " + f.Record + ": the file exists (captures are never overwritten: remove it or choose another name)")
 			}
-			return nil, usagef("--record: " + err.Error())
+			return nil, cmdutil.Usagef("--record: " + err.Error())
 		}
 	}
 	return sw, nil
@@ -125,7 +131,7 @@ func (f *tuiFlags) recordSwitch(argv []string) (*capture.Switch, error) {
 // capture.DefaultDir; a per-OS paths package will take this over).
 func captureDir() (string, error) { return capture.DefaultDir() }
 
-// reportCapture says on w where the capture went, and what it lacks.
-func reportCapture(w io.Writer, path string, sum capture.Summary) {
+// ReportCapture says on w where the capture went, and what it lacks.
+func ReportCapture(w io.Writer, path string, sum capture.Summary) {
 	fmt.Fprintln(w, "sonde: "+capture.SummaryLine(path, sum))
 }

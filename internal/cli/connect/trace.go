@@ -1,4 +1,4 @@
-package cli
+package connect
 
 import (
 	"fmt"
@@ -144,4 +144,22 @@ func idLabel(r *client.ReqInfo) string {
 		return "-"
 	}
 	return "id " + r.ID.String()
+}
+
+// taskLine renders a task event for --trace.
+func taskLine(at string, ti *client.TaskInfo) string {
+	line := fmt.Sprintf("%s task %s (tools/call %s id %s) %s", at, ti.Task.TaskID, ti.Tool, ti.Call, ti.Task.Status)
+	if ti.Dir == transport.In {
+		line = fmt.Sprintf("%s task %s (sonde runs %s id %s for the server) %s", at, ti.Task.TaskID, ti.Method, ti.Call, ti.Task.Status)
+	}
+	if ti.Task.StatusMessage != "" {
+		line += ": " + ti.Task.StatusMessage
+	}
+	if ti.End {
+		line += " (end)"
+	}
+	if ti.Err != nil {
+		line += ": " + ti.Err.Error()
+	}
+	return line
 }

@@ -1,4 +1,4 @@
-package cli
+package interactive
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -19,10 +21,17 @@ import (
 	"github.com/sonde-mcp/sonde/ui/lesson"
 )
 
-func newDemoCmd(io streams) *cobra.Command {
-	var f tuiFlags
-	var slow time.Duration
-	var text bool
+// DemoOptions are the flags of `sonde demo`.
+type DemoOptions struct {
+	UI   UIOptions
+	Slow time.Duration // the slow call's delay (0: the default)
+	Text bool          // the narrated walk-through instead of the UI
+}
+
+// NewCmdDemo is `sonde demo`: the out-of-order lesson.
+func NewCmdDemo(env *cmdutil.Env) *cobra.Command {
+	var o DemoOptions
+	f := &o.UI.Server
 	cmd := &cobra.Command{
 		Use:   "demo [-- COMMAND [ARG...]]",
 		Short: "The out-of-order lesson, step by step, in the interactive UI",
@@ -38,49 +47,51 @@ done. After the lesson the session is yours.
 
 --text prints a short narrated version of the first step instead (no terminal UI).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.config != "" || f.server != "" || len(f.inputs) > 0 {
-				return usagef("demo runs its own fixture server: --config, --server and --input do not apply")
+			if f.Config != "" || f.Server != "" || len(f.Inputs) > 0 {
+				return cmdutil.Usagef("demo runs its own fixture server: --config, --server and --input do not apply")
 			}
 			argv := args
 			if cmd.ArgsLenAtDash() < 0 {
 				if len(args) > 0 {
-					return usagef("demo takes no arguments (a server command goes after --)")
+					return cmdutil.Usagef("demo takes no arguments (a server command goes after --)")
 				}
 				self, err := os.Executable()
 				if err != nil {
-					return usagef("cannot find sonde's own executable: " + err.Error())
+					return cmdutil.Usagef("cannot find sonde's own executable: " + err.Error())
 				}
 				argv = []string{self, "fixture"}
 			} else if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
-				return usagef("demo: put the server command after --")
+				return cmdutil.Usagef("demo: put the server command after --")
 			}
-			if text {
+			if o.Text {
+				slow := o.Slow
 				if slow <= 0 {
 					slow = 600 * time.Millisecond
 				}
-				return runDemo(cmd.Context(), io, &f.serverFlags, argv, slow)
+				return runDemo(cmd.Context(), env, f, f.Target(argv), slow)
 			}
-			return runTUI(cmd.Context(), io, &f, argv, &lesson.Options{Slow: slow})
+			return runTUI(cmd.Context(), env, &o.UI, f.Target(argv), &lesson.Options{Slow: o.Slow})
 		},
 	}
-	f.register(cmd)
+	o.UI.Register(cmd)
 	_ = cmd.Flags().MarkHidden("config")
 	_ = cmd.Flags().MarkHidden("server")
-	cmd.Flags().BoolVar(&text, "text", false, "print a narrated walk-through instead of the interactive lesson")
-	cmd.Flags().DurationVar(&slow, "slow", 0, "delay of the slow call (default 3s in the lesson, 600ms with --text)")
+	cmd.Flags().BoolVar(&o.Text, "text", false, "print a narrated walk-through instead of the interactive lesson")
+	cmd.Flags().DurationVar(&o.Slow, "slow", 0, "delay of the slow call (default 3s in the lesson, 600ms with --text)")
 	return cmd
 }
 
-func runDemo(ctx context.Context, io streams, f *serverFlags, argv []string, slow time.Duration) error {
-	w := io.out
+// runDemo is demo --text: the first step of the lesson, narrated.
+func runDemo(ctx context.Context, env *cmdutil.Env, f *connect.Flags, t *connect.Target, slow time.Duration) error {
+	w := env.Out
 	fmt.Fprintln(w, "sonde demo: responses are matched by id, never by order")
 	fmt.Fprintln(w)
-	s, err := f.connect(ctx, io, argv)
+	s, err := connect.Open(ctx, env, f, t)
 	if err != nil {
 		return err
 	}
-	defer s.close()
-	sub := s.c.Subscribe(1024)
+	defer s.Close()
+	sub := s.Client.Subscribe(1024)
 	narrated := make(chan struct{})
 	go func() {
 		defer close(narrated)
@@ -91,7 +102,7 @@ func runDemo(ctx context.Context, io streams, f *serverFlags, argv []string, slo
 
 	call := func(value string, delay time.Duration) *client.Call {
 		args, _ := json.Marshal(map[string]any{"value": value, "delay_ms": delay.Milliseconds()})
-		return s.c.GoTool(ctx, "echo", args, client.CallOptions{})
+		return s.Client.GoTool(ctx, "echo", args, client.CallOptions{})
 	}
 	slowCall := call("slow", slow)
 	time.Sleep(20 * time.Millisecond) // let the first line print first

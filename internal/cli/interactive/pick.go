@@ -1,4 +1,4 @@
-package cli
+package interactive
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/hostconfig"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/ui/picker"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -20,46 +22,47 @@ import (
 // nor --url and stdin a terminal, the one picked in the server picker
 // (over --config FILE's servers, or every one found). Without a terminal
 // it prints the help, as before.
-func runRootFromConfig(cmd *cobra.Command, io streams, tf *tuiFlags, args []string) error {
-	picking := tf.server == "" && len(args) == 0 && tf.url == ""
-	if !picking || !isTerminal(io.in) {
-		if picking && tf.config == "" {
+func runRootFromConfig(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
+	f := &o.Server
+	picking := f.Server == "" && len(args) == 0 && f.URL == ""
+	if !picking || !isTerminal(env.In) {
+		if picking && f.Config == "" {
 			return cmd.Help()
 		}
-		_, argv, err := tf.configArgv(cmd, args, 0, "sonde takes no arguments before --")
+		_, t, err := connect.Resolve(cmd, f, args, 0, "sonde takes no arguments before --")
 		if err != nil {
 			return err
 		}
-		return runTUI(cmd.Context(), io, tf, argv, nil)
+		return runTUI(cmd.Context(), env, o, t, nil)
 	}
-	inputs, err := tf.inputValues()
+	inputs, err := f.InputValues()
 	if err != nil {
 		return err
 	}
-	h, err := currentHostEnv()
+	h, err := connect.CurrentHosts()
 	if err != nil {
-		return usagef(err.Error())
+		return cmdutil.Usagef(err.Error())
 	}
-	found := h.load(tf.config)
+	found := h.Load(f.Config)
 	// A picked server that cannot be used (an input sonde cannot ask for,
 	// a bad value) brings the picker back with the reason first among its
 	// problems; interrupting a question ends sonde.
 	var failed []string
 	for {
-		s, ok, err := pick(cmd.Context(), io, h, found, inputs, failed)
+		s, ok, err := pick(cmd.Context(), env, h, found, inputs, failed)
 		if err != nil || !ok {
 			return err
 		}
-		argv, err := tf.useServer(cmd, h, s, termPrompter{ctx: cmd.Context(), in: io.in, out: io.out})
-		var ue *usageError
+		t, err := connect.UseServer(cmd, f, h, s, connect.TermPrompter{Ctx: cmd.Context(), In: env.In, Out: env.Out})
+		var ue *cmdutil.UsageError
 		if errors.As(err, &ue) && cmd.Context().Err() == nil {
-			failed = append([]string{"cannot start " + s.Name + ": " + ue.msg}, failed...)
+			failed = append([]string{"cannot start " + s.Name + ": " + ue.Msg}, failed...)
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		return runTUI(cmd.Context(), io, tf, argv, nil)
+		return runTUI(cmd.Context(), env, o, t, nil)
 	}
 }
 
@@ -74,12 +77,12 @@ func isTerminal(r any) bool {
 // started), the files', and, for each server, a reference that cannot be
 // resolved with the --input values given (inputs are asked for only once a
 // server is picked).
-func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found, inputs map[string]string, failed []string) (hostconfig.Server, bool, error) {
+func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconfig.Found, inputs map[string]string, failed []string) (hostconfig.Server, bool, error) {
 	problems := append([]string(nil), failed...)
 	short := func(s string) string { // the home folder as ~, for room
-		if h.home != "" && h.home != "/" {
-			s = strings.ReplaceAll(s, h.home+string(os.PathSeparator), "~"+string(os.PathSeparator))
-			if s == h.home {
+		if h.Home != "" && h.Home != "/" {
+			s = strings.ReplaceAll(s, h.Home+string(os.PathSeparator), "~"+string(os.PathSeparator))
+			if s == h.Home {
 				s = "~"
 			}
 		}
@@ -94,8 +97,8 @@ func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found, in
 		if s.Project != "" {
 			source += " (project " + short(s.Project) + ")"
 		}
-		items[i] = picker.Item{Name: s.Name, Where: s.Where(), What: what(s), Source: source, Disabled: s.Disabled, Approval: pickerApproval(s.Approval)}
-		if _, err := h.resolve(s, inputs, nil); err != nil {
+		items[i] = picker.Item{Name: s.Name, Where: s.Where(), What: connect.ServerLine(s), Source: source, Disabled: s.Disabled, Approval: pickerApproval(s.Approval)}
+		if _, err := h.Resolve(s, inputs, nil); err != nil {
 			problems = append(problems, short(err.Error()))
 		}
 	}
@@ -104,10 +107,10 @@ func pick(ctx context.Context, io streams, h hostEnv, found hostconfig.Found, in
 		palette = theme.NoColor()
 	}
 	m := picker.New(picker.Options{Items: items, Problems: problems, Files: len(found.Files), Styles: theme.New(palette)})
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(io.in), tea.WithOutput(io.out))
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Out))
 	if _, err := p.Run(); err != nil {
 		if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
-			return hostconfig.Server{}, false, &exitStatus{code: exitInterrupted, msg: "interrupted"}
+			return hostconfig.Server{}, false, &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
 		}
 		return hostconfig.Server{}, false, err
 	}

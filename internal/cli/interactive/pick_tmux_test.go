@@ -1,4 +1,4 @@
-package cli
+package interactive_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 )
 
 // TestTUIPicker runs sonde with no arguments in a terminal (tmux), with a
@@ -18,20 +20,20 @@ import (
 // pickerSetup writes the host files of the picker tests into a new home
 // and project folder (the working directory from now on) and returns the
 // fixture the VS Code entry starts.
-func pickerSetup(t *testing.T) *fixture {
+func pickerSetup(t *testing.T) *clitest.Fixture {
 	t.Helper()
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	f := newFixture(t)
+	clitest.HostHome(t, home, project)
+	f := clitest.NewFixture(t)
 	env := map[string]string{"SONDE_TEST_SECRET": "${input:secret}", "SONDE_TEST_REGION": "${input:region}"}
-	for _, kv := range childEnv() {
+	for _, kv := range clitest.ChildEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
 	b, _ := json.Marshal(map[string]any{
 		"inputs": []map[string]any{
 			{"type": "promptString", "id": "secret", "description": "Secret of the fixture", "password": true},
-			{"type": "promptString", "id": "pids", "description": "Pid file", "default": f.pidFile},
+			{"type": "promptString", "id": "pids", "description": "Pid file", "default": f.PIDFile},
 			{"type": "pickString", "id": "region", "description": "Region",
 				"options": []any{"eu-west-1", map[string]string{"label": "US East", "value": "us-east-1"}}},
 		},
@@ -39,16 +41,18 @@ func pickerSetup(t *testing.T) *fixture {
 			"type": "stdio", "command": os.Args[0], "args": []string{"fixture", "--pid-file", "${input:pids}"}, "env": env,
 		}},
 	})
-	writeTestFile(t, filepath.Join(project, ".vscode", "mcp.json"), string(b))
-	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server", "args": ["--port", "9"]}}}`)
-	writeTestFile(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), `{"mcpServers": {`)
+	clitest.WriteTestFile(t, filepath.Join(project, ".vscode", "mcp.json"), string(b))
+	clitest.WriteTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server", "args": ["--port", "9"]}}}`)
+	clitest.WriteTestFile(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), `{"mcpServers": {`)
 
 	return f
 }
 
 func TestTUIPicker(t *testing.T) {
 	f := pickerSetup(t)
-	tt := startTUI(t, 100, 24, nil)
+	// 110 columns: the fixture's command line (the test binary's path, in
+	// a build folder) must fit its column whole.
+	tt := startTUI(t, 110, 24, nil)
 	tt.waitFor("the picker",
 		`sonde · pick a server · 2 found in 3 files`,
 		`^› other\s+Cursor · user\s+other-server --port 9`,
@@ -88,8 +92,8 @@ func TestTUIPicker(t *testing.T) {
 // nothing.
 func TestTUIPickerQuit(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server"}}}`)
+	clitest.HostHome(t, home, project)
+	clitest.WriteTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server"}}}`)
 	tt := startTUI(t, 80, 20, nil)
 	tt.waitFor("the picker", `pick a server · 1 found in 1 file`, `^› other\s+Cursor · user`)
 	tt.keys("Escape")
@@ -102,7 +106,9 @@ func TestTUIPickerQuit(t *testing.T) {
 // status 130: an interrupted run), and no server is started.
 func TestTUIPickerInterrupt(t *testing.T) {
 	f := pickerSetup(t)
-	tt := startTUI(t, 100, 24, nil)
+	// 110 columns: the fixture's command line (the test binary's path, in
+	// a build folder) must fit its column whole.
+	tt := startTUI(t, 110, 24, nil)
 	tt.waitFor("the picker", `^  fx\s+VS Code · project`)
 	tt.keys("Down")
 	tt.waitFor("fx selected", `^› fx\s+VS Code · project`)
@@ -126,7 +132,7 @@ func TestTUIPickerInterrupt(t *testing.T) {
 	if !strings.HasSuffix(string(b), `: input "pids" ("Pid file"): interrupted`+"\n") {
 		t.Errorf("stderr after ctrl+c at the prompt: %q", b)
 	}
-	f.assertStarted(0)
+	f.AssertStarted(0)
 }
 
 // TestTUIPickerApprovals: the picker marks each .mcp.json server with
@@ -134,10 +140,10 @@ func TestTUIPickerInterrupt(t *testing.T) {
 // problem below the list: it does not stop the picker.
 func TestTUIPickerApprovals(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	writeTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"approved-one": {"command": "a-server"}, "new-one": {"command": "n-server"}}}`)
-	writeTestFile(t, filepath.Join(project, ".claude", "settings.json"), `{"enabledMcpjsonServers": ["approved-one"]}`)
-	writeTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": [`)
+	clitest.HostHome(t, home, project)
+	clitest.WriteTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"approved-one": {"command": "a-server"}, "new-one": {"command": "n-server"}}}`)
+	clitest.WriteTestFile(t, filepath.Join(project, ".claude", "settings.json"), `{"enabledMcpjsonServers": ["approved-one"]}`)
+	clitest.WriteTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": [`)
 	tt := startTUI(t, 100, 20, nil)
 	tt.waitFor("the picker",
 		`pick a server · 2 found in 1 file`,
@@ -157,8 +163,8 @@ func TestTUIPickerApprovals(t *testing.T) {
 // with the reason first among its problems, and the others can be picked.
 func TestTUIPickerServerFails(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
-	hostHome(t, home, project)
-	writeTestFile(t, filepath.Join(project, ".vscode", "mcp.json"), `{
+	clitest.HostHome(t, home, project)
+	clitest.WriteTestFile(t, filepath.Join(project, ".vscode", "mcp.json"), `{
 		"inputs": [{"type": "command", "id": "branch", "command": "git.checkout"}],
 		"servers": {"branchy": {"command": "b-server", "args": ["${input:branch}"]}}
 	}`)

@@ -1,4 +1,4 @@
-package cli
+package interactive
 
 import (
 	"context"
@@ -8,16 +8,18 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/replay"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-// runReplayTUI opens the capture (indexing it) and runs the UI over it.
-func runReplayTUI(ctx context.Context, io streams, path string, frames int) error {
+// RunReplay is `sonde replay FILE`: it opens the capture (indexing it) and
+// runs the UI over it, keeping frames frames in the Frames pane.
+func RunReplay(ctx context.Context, env *cmdutil.Env, path string, frames int) error {
 	tl, err := replay.Open(path, replay.DefaultLinger)
 	if err != nil {
-		return usagef(captureError(path, err)) // like lint's: exit status 2
+		return cmdutil.Usagef(captureError(path, err)) // like lint's: exit status 2
 	}
 	defer tl.Close()
 	noColor := os.Getenv("NO_COLOR") != ""
@@ -26,10 +28,10 @@ func runReplayTUI(ctx context.Context, io streams, path string, frames int) erro
 		palette = theme.NoColor()
 	}
 	m := ui.New(ui.Options{Replay: tl, Palette: palette, NoColor: noColor, FrameCapacity: frames, Command: path})
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(io.in), tea.WithOutput(io.out))
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Out))
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
-		return &exitStatus{code: exitInterrupted, msg: "interrupted"}
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package cli
+package interactive_test
 
 import (
 	"os"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/replay"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/theme"
@@ -34,18 +36,18 @@ func TestReplayUIBadCapture(t *testing.T) {
 		code    int
 		errLine string
 	}{
-		{"missing", []string{"replay", missing}, exitUsage, "sonde: capture " + missing + ": no such file\n"},
-		{"not a capture", []string{"replay", notCapture}, exitUsage, "sonde: capture " + notCapture + ": capture line 1: not a sonde capture: the first line is not a JSON header: invalid character 'j' looking for beginning of value\n"},
-		{"newer", []string{"replay", newer}, exitUsage, "sonde: capture " + newer + ": capture line 1: capture format is newer than this sonde: version 9.0; this sonde reads version 1.x and older (upgrade sonde)\n"},
-		{"no file", []string{"replay"}, exitUsage, "sonde: replay needs a capture FILE, --serve FILE or --against FILE (see sonde replay --help)\n"},
-		{"two files", []string{"replay", "a", "b"}, exitUsage, "sonde: sonde replay takes one capture FILE; a server command goes with --against FILE -- COMMAND (see sonde replay --help)\n"},
+		{"missing", []string{"replay", missing}, cmdutil.ExitUsage, "sonde: capture " + missing + ": no such file\n"},
+		{"not a capture", []string{"replay", notCapture}, cmdutil.ExitUsage, "sonde: capture " + notCapture + ": capture line 1: not a sonde capture: the first line is not a JSON header: invalid character 'j' looking for beginning of value\n"},
+		{"newer", []string{"replay", newer}, cmdutil.ExitUsage, "sonde: capture " + newer + ": capture line 1: capture format is newer than this sonde: version 9.0; this sonde reads version 1.x and older (upgrade sonde)\n"},
+		{"no file", []string{"replay"}, cmdutil.ExitUsage, "sonde: replay needs a capture FILE, --serve FILE or --against FILE (see sonde replay --help)\n"},
+		{"two files", []string{"replay", "a", "b"}, cmdutil.ExitUsage, "sonde: sonde replay takes one capture FILE; a server command goes with --against FILE -- COMMAND (see sonde replay --help)\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runSonde(t, "", tc.args...)
-			checkRun(t, r, tc.code, tc.errLine)
-			if r.stdout != "" {
-				t.Errorf("stdout = %q (the UI must not open)", r.stdout)
+			r := clitest.RunSonde(t, "", tc.args...)
+			clitest.CheckRun(t, r, tc.code, tc.errLine)
+			if r.Stdout != "" {
+				t.Errorf("stdout = %q (the UI must not open)", r.Stdout)
 			}
 		})
 	}
@@ -53,11 +55,11 @@ func TestReplayUIBadCapture(t *testing.T) {
 
 // TestReplayUIHelp: --help names the keys and the exit status.
 func TestReplayUIHelp(t *testing.T) {
-	r := runSonde(t, "", "replay", "--help")
-	checkRun(t, r, exitOK, "")
+	r := clitest.RunSonde(t, "", "replay", "--help")
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 	for _, want := range []string{"sonde replay FILE", "play / pause", "step one event back", "next / previous error", "exit\n      status 2", "--frames int"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("help lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("help lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }
@@ -69,11 +71,11 @@ func TestReplayUIHelp(t *testing.T) {
 // session record, and the pending map rebuilt at every position equals
 // the fold of the events up to there.
 func TestReplayUIRecordedSession(t *testing.T) {
-	f := newFixture(t)
+	f := clitest.NewFixture(t)
 	path := filepath.Join(t.TempDir(), "tools.jsonl")
-	r := runSonde(t, "", f.cmd([]string{"tools", "--record", path}, "--fault", "stdout-noise")...)
-	if r.code != exitOK {
-		t.Fatalf("sonde tools: %d\n%s", r.code, r.stderr)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"tools", "--record", path}, "--fault", "stdout-noise")...)
+	if r.Code != cmdutil.ExitOK {
+		t.Fatalf("sonde tools: %d\n%s", r.Code, r.Stderr)
 	}
 	tl, err := replay.Open(path, replay.DefaultLinger)
 	if err != nil {
@@ -115,8 +117,8 @@ func TestReplayUIRecordedSession(t *testing.T) {
 		t.Fatalf("tool list at the end: %d tools, %v", len(tools), err)
 	}
 	for _, tool := range tools { // the list sonde tools printed
-		if !strings.Contains(r.stdout, tool.Name) {
-			t.Errorf("tool %q is not in the output of sonde tools:\n%s", tool.Name, r.stdout)
+		if !strings.Contains(r.Stdout, tool.Name) {
+			t.Errorf("tool %q is not in the output of sonde tools:\n%s", tool.Name, r.Stdout)
 		}
 	}
 	if n := tl.ToolsAt(p); n != 0 {

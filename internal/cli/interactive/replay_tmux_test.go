@@ -1,4 +1,4 @@
-package cli
+package interactive_test
 
 import (
 	"path/filepath"

@@ -1,4 +1,7 @@
-package cli
+// Package interactive holds the commands that run a terminal UI: the
+// interactive UI (sonde's default command, with the server picker), demo,
+// and the UI over a capture (sonde replay FILE).
+package interactive
 
 import (
 	"context"
@@ -11,29 +14,52 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/lesson"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-// tuiFlags are the flags of the interactive UI on top of the server flags.
-type tuiFlags struct {
-	serverFlags
-	frames int
+// UIOptions are the flags of the interactive UI: the server flags and the
+// Frames pane's capacity.
+type UIOptions struct {
+	Server connect.Flags
+	Frames int
 }
 
-func (f *tuiFlags) register(cmd *cobra.Command) {
-	f.serverFlags.register(cmd.Flags())
-	cmd.Flags().IntVar(&f.frames, "frames", 20000, "frames kept in the Frames pane (older ones are evicted and counted)")
+// Register adds the UI's flags to cmd (--json and --trace hidden: the UI
+// shows what they would print).
+func (o *UIOptions) Register(cmd *cobra.Command) {
+	o.Server.Register(cmd.Flags())
+	cmd.Flags().IntVar(&o.Frames, "frames", 20000, "frames kept in the Frames pane (older ones are evicted and counted)")
 	for _, hidden := range []string{"json", "trace"} {
 		_ = cmd.Flags().MarkHidden(hidden)
 	}
 }
 
-// runTUI runs the interactive UI against the server argv; with lessonOpts,
-// the demo's lesson pane too.
-func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonOpts *lesson.Options) error {
-	copts, cfg, err := f.clientConfig(argv)
+// RunUI is sonde's default command: the interactive UI on the server after
+// "--", at --url, named by --server, or picked in the server picker; with
+// none of those and no terminal, the help.
+func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
+	f := &o.Server
+	if f.Server != "" || f.Config != "" || (len(args) == 0 && f.URL == "") {
+		return runRootFromConfig(cmd, env, o, args)
+	}
+	if f.URL != "" && len(args) > 0 {
+		return cmdutil.Usagef("give either --url or a server command after --, not both")
+	}
+	if err := f.CheckInputFlag(); err != nil {
+		return err
+	}
+	return runTUI(cmd.Context(), env, o, f.Target(args), nil)
+}
+
+// runTUI runs the interactive UI against the target's server; with
+// lessonOpts, the demo's lesson pane too.
+func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Target, lessonOpts *lesson.Options) error {
+	f := &o.Server
+	copts, cfg, err := connect.ClientOptions(f, t)
 	if err != nil {
 		return err
 	}
@@ -46,36 +72,37 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	// The UI owns the terminal: the OAuth flow's authorization URL goes to
 	// a dialog (the program exists by the time a server answers 401).
 	var prog atomic.Pointer[tea.Program]
-	f.promptURL = func(authURL string) {
+	prompt := func(authURL string) {
 		if p := prog.Load(); p != nil {
-			p.Send(ui.AuthorizeMsg{URL: authURL, Wait: f.oauthTimeout})
+			p.Send(ui.AuthorizeMsg{URL: authURL, Wait: f.OAuthTimeout})
 		}
 	}
-	dial, transportName, what, err := f.dialer(cfg)
+	secrets := &connect.SecretSink{}
+	dial, transportName, what, err := connect.Dial(f, t, cfg, prompt, secrets)
 	if err != nil {
 		return err
 	}
-	rec, err := f.recordSwitch(argv)
+	rec, err := connect.RecordSwitch(f, t, secrets)
 	if err != nil {
 		return err
 	}
 	// Every client the UI starts is closed when it ends, even one whose
 	// restart was still under way when the user quit; then the recording
 	// under way ends.
-	all := liveFrom(ctx)
+	all := cmdutil.LiveFrom(ctx)
 	defer func() {
-		all.closeAll()
+		all.CloseAll()
 		if path, sum, ok := rec.Stop(); ok {
-			reportCapture(io.err, path, sum)
+			connect.ReportCapture(env.Err, path, sum)
 		} else if _, _, note := rec.State(); note != "" {
-			fmt.Fprintln(io.err, "sonde: "+note)
+			fmt.Fprintln(env.Err, "sonde: "+note)
 		}
 	}()
 	start := func() (ui.Session, error) {
 		c := client.New(copts)
 		sub := c.Subscribe(1 << 16)
 		rec.Follow(c)
-		if !all.add(c) {
+		if !all.Add(c) {
 			c.Close()
 			return ui.Session{}, errors.New("sonde is quitting")
 		}
@@ -98,19 +125,19 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 	}
 	opts := ui.Options{
 		Start: start, First: &first, Transport: transportName, Command: what,
-		Palette: palette, NoColor: noColor, FrameCapacity: f.frames, Reconnect: f.reconnect,
+		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Reconnect: f.Reconnect,
 		Recorder: rec,
 	}
 	if lessonOpts != nil {
 		lo := *lessonOpts
-		lo.Modern = modernLesson(f, argv, copts, all)
+		lo.Modern = modernLesson(f, t, copts, all)
 		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
 	}
-	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(io.in), tea.WithOutput(io.out))
+	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Out))
 	prog.Store(p)
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
-		return &exitStatus{code: exitInterrupted, msg: "interrupted"}
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
 	}
 	return err
 }
@@ -118,11 +145,13 @@ func runTUI(ctx context.Context, io streams, f *tuiFlags, argv []string, lessonO
 // modernLesson starts, for the lesson's eras step, the same server command
 // with --era modern (sonde's fixture), as a modern client that declares
 // elicitation and accepts what it is asked. Over --url there is none.
-func modernLesson(f *tuiFlags, argv []string, copts client.Options, all *liveClients) lesson.ModernFunc {
-	if f.url != "" {
+func modernLesson(f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients) lesson.ModernFunc {
+	if t.URL != "" {
 		return nil
 	}
-	_, cfg, err := f.clientConfig(append(append([]string(nil), argv...), "--era", "modern"))
+	modern := *t
+	modern.Argv = append(append([]string(nil), t.Argv...), "--era", "modern")
+	_, cfg, err := connect.ClientOptions(f, &modern)
 	if err != nil {
 		return nil
 	}
@@ -131,7 +160,7 @@ func modernLesson(f *tuiFlags, argv []string, copts client.Options, all *liveCli
 		o.Era, o.Inputs = client.EraModern, lesson.Accept
 		o.ServerRequests = client.ServerRequests{Elicitation: true} // answered by Accept
 		c := client.New(o)
-		if !all.add(c) {
+		if !all.Add(c) {
 			c.Close()
 			return nil, nil, errors.New("sonde is quitting")
 		}

@@ -1,4 +1,4 @@
-package cli
+package interactive_test
 
 // Real-terminal tests of the interactive UI: sonde runs in a tmux pane (a
 // real pty with a fixed size and TERM=xterm-256color), keys go in with
@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
@@ -102,7 +103,7 @@ func startTUI(t *testing.T, w, h int, args []string) *tuiTerm {
 		words = append(words, shQuote(a))
 	}
 	exports := []string{"TERM=xterm-256color"}
-	exports = append(exports, childEnv()...)
+	exports = append(exports, clitest.ChildEnv()...)
 	for i, kv := range exports {
 		exports[i] = shQuote(kv)
 	}
@@ -289,13 +290,13 @@ func startedPIDs(screen string) []int {
 
 // checkPIDs checks that the pids in the stderr pane are the ones the
 // fixture recorded, in order, and that none of them is still running.
-func checkPIDs(t *testing.T, f *fixture, screen string, want int) {
+func checkPIDs(t *testing.T, f *clitest.Fixture, screen string, want int) {
 	t.Helper()
-	f.assertStarted(want)
-	if got, recorded := startedPIDs(screen), f.pids(); !slices.Equal(got, recorded) {
+	f.AssertStarted(want)
+	if got, recorded := startedPIDs(screen), f.PIDs(); !slices.Equal(got, recorded) {
 		t.Errorf("stderr pane shows started pids %v, the fixture recorded %v", got, recorded)
 	}
-	proctest.AssertGone(t, f.pidFile)
+	proctest.AssertGone(t, f.PIDFile)
 }
 
 // handshake are the patterns of a finished handshake: the status bar names
@@ -307,10 +308,10 @@ var handshake = []string{`sonde-fixture 0\.1\.0`, `─ 3 Tools 9 `, `<- 2\s+resp
 // answers, the FIFO comparison, the late answer, the cancel, the crash and
 // the restart, then quits.
 func TestTUIDemo(t *testing.T) {
-	f := newFixture(t)
+	f := clitest.NewFixture(t)
 	// --slow 6s: the slow call must still be pending when the fast answer is
 	// first seen, however loaded the machine is.
-	tt := startTUI(t, 120, 40, f.cmd([]string{"demo", "--slow", "6s"}))
+	tt := startTUI(t, 120, 40, f.Cmd([]string{"demo", "--slow", "6s"}))
 
 	tt.waitFor("the panes and the first lesson step", append([]string{
 		`─ 1 Pending `, `─ 2 Frames `, `─ 3 Tools `, `─ 4 stderr `,
@@ -412,19 +413,19 @@ func TestTUIDemo(t *testing.T) {
 	tt.quit()
 	// Three fixtures ran: the first, the modern one of the eras step (not in
 	// the stderr pane: its client is the lesson's), and the restarted one.
-	f.assertStarted(3)
-	shown, recorded := startedPIDs(s), f.pids()
+	f.AssertStarted(3)
+	shown, recorded := startedPIDs(s), f.PIDs()
 	if len(shown) != 2 || len(recorded) != 3 || shown[0] != recorded[0] || shown[1] != recorded[2] {
 		t.Errorf("stderr pane shows started pids %v, the fixture recorded %v", shown, recorded)
 	}
-	proctest.AssertGone(t, f.pidFile)
+	proctest.AssertGone(t, f.PIDFile)
 }
 
 // TestTUIToolCall calls echo from the Tools pane in an 80x24 terminal:
 // focus, fuzzy filter, the form, the result, the frames.
 func TestTUIToolCall(t *testing.T) {
-	f := newFixture(t)
-	tt := startTUI(t, 80, 24, f.cmd(nil))
+	f := clitest.NewFixture(t)
+	tt := startTUI(t, 80, 24, f.Cmd(nil))
 
 	// The Tools list (bottom left) shows echo and add; Pending has the focus.
 	tools := func(name string) string { return `^│[ ›] ` + name + `\s` }
@@ -470,8 +471,8 @@ func TestTUIToolCall(t *testing.T) {
 // answers tools/call: the malformed frame is explained, a call stays
 // pending until c cancels it, and ctrl+r restarts the server.
 func TestTUIFaultyServer(t *testing.T) {
-	f := newFixture(t)
-	tt := startTUI(t, 120, 40, f.cmd(nil, "--fault", "stdout-noise", "--fault", "never-respond"))
+	f := clitest.NewFixture(t)
+	tt := startTUI(t, 120, 40, f.Cmd(nil, "--fault", "stdout-noise", "--fault", "never-respond"))
 	tt.waitFor("the handshake", append([]string{`<-\s+malformed\s`, `^c cancel request`}, handshake...)...)
 
 	// The first problem frame, zoomed, opened: why it is malformed.
@@ -549,7 +550,7 @@ func atoiT(t *testing.T, s string) int {
 // hides them), a call works, the next one meets the expired session, the
 // status bar says so, and ctrl+r starts a new session.
 func TestTUIHTTP(t *testing.T) {
-	base := fixtureHTTP(t, "--fault", "http-session-expiry", "--session-requests", "2")
+	base := clitest.FixtureHTTP(t, "--fault", "http-session-expiry", "--session-requests", "2")
 	tt := startTUI(t, 120, 40, []string{"--url", base + "/mcp"})
 	tt.waitFor("the handshake over HTTP", `sonde-fixture 0\.1\.0`, `─ 3 Tools 9 `, `│ http │`,
 		`~> 1\s+POST 200\s`, `<~ 1\s+sse\s`, `<- 2\s+response\s+\S+\s+resolved`,
@@ -594,8 +595,8 @@ func TestTUIHTTP(t *testing.T) {
 // reaches the server (its stderr logs it), and the request waited in
 // Pending, marked srv, without a deadline.
 func TestTUIAnswerSampling(t *testing.T) {
-	f := newFixture(t)
-	tt := startTUI(t, 120, 40, f.cmd(nil, "--fault", "server-ping"))
+	f := clitest.NewFixture(t)
+	tt := startTUI(t, 120, 40, f.Cmd(nil, "--fault", "server-ping"))
 	tt.waitFor("the dialog", `Sampling request from the server · id 7`, `user: hello from sonde-fixture`,
 		`^ctrl\+s send • ctrl\+x refuse`, `srv 7 +sampling/\S* +received`)
 	tt.keys("q") // text in the dialog, not quit
@@ -617,7 +618,7 @@ func TestTUIAnswerSampling(t *testing.T) {
 // form built from its requestedSchema (defaults filled in, the required
 // name enforced), and what is accepted there is what the tool reports.
 func TestTUIAnswerElicitation(t *testing.T) {
-	argv := everythingStdio(t)
+	argv := clitest.EverythingStdio(t)
 	tt := startTUI(t, 120, 40, append([]string{"--kill-after", "500ms"}, argv...))
 	// 19 tools: those for roots, sampling, elicitation and tasks are there
 	// because the UI declares them (they are registered on initialized,
@@ -645,7 +646,7 @@ func TestTUIAnswerElicitation(t *testing.T) {
 // dialog answers the waiting "task:<taskId>" request, and the server, which
 // polls tasks/get, fetches the answer with tasks/result.
 func TestTUIAnswerElicitationTask(t *testing.T) {
-	argv := everythingStdio(t)
+	argv := clitest.EverythingStdio(t)
 	tt := startTUI(t, 140, 40, append([]string{"--kill-after", "500ms"}, argv...))
 	tt.waitFor("the handshake", `mcp-servers/everything`, `─ 3 Tools 19 `)
 	tt.keys("3", "/")
@@ -666,8 +667,8 @@ func TestTUIAnswerElicitationTask(t *testing.T) {
 // answer opens the URL-required dialog (the URL in full, sonde never opens
 // it), r sends the same call again, and the retry succeeds.
 func TestTUIURLRequired(t *testing.T) {
-	f := newFixture(t)
-	tt := startTUI(t, 120, 40, f.cmd(nil))
+	f := clitest.NewFixture(t)
+	tt := startTUI(t, 120, 40, f.Cmd(nil))
 	tt.waitFor("the handshake", handshake...)
 	tt.keys("3", "/")
 	tt.text("url-req")
@@ -689,7 +690,7 @@ func TestTUIURLRequired(t *testing.T) {
 // loopback listener) lets the flow finish, the dialog closes and the UI
 // connects with the token.
 func TestTUIOAuth(t *testing.T) {
-	base := fixtureHTTP(t, "--fault", "http-unauthorized")
+	base := clitest.FixtureHTTP(t, "--fault", "http-unauthorized")
 	tt := startTUI(t, 200, 40, []string{"--url", base + "/mcp", "--oauth"})
 	s := tt.waitFor("the authorization dialog", `Authorize sonde \(OAuth\)`, `waits up to 5m0s`, `&state=`)
 	// The URL wraps in full rows of the dialog: read it column-wise.

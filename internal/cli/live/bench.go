@@ -1,4 +1,4 @@
-package cli
+package live
 
 import (
 	"context"
@@ -10,13 +10,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 
 	"github.com/sonde-mcp/sonde/client"
 )
 
-// benchReport is the result of `sonde bench`.
-type benchReport struct {
+// BenchReport is the result of `sonde bench` (its --json output).
+type BenchReport struct {
 	Tool        string         `json:"tool"`
 	Calls       int            `json:"calls"`
 	Concurrency int            `json:"concurrency"`
@@ -32,10 +34,17 @@ type benchReport struct {
 	MaxMS       float64        `json:"max_ms"`
 }
 
-func newBenchCmd(io streams) *cobra.Command {
-	var f serverFlags
-	var argsText string
-	var n, conc int
+// BenchOptions are the flags of `sonde bench`.
+type BenchOptions struct {
+	Server      connect.Flags
+	Args        string // --args: a JSON object, @FILE or @-
+	Calls       int    // -n
+	Concurrency int    // -c
+}
+
+// NewCmdBench is `sonde bench TOOL`.
+func NewCmdBench(env *cmdutil.Env) *cobra.Command {
+	var o BenchOptions
 	cmd := &cobra.Command{
 		Use:   "bench TOOL [--args JSON] [-n N] [-c C] (-- COMMAND [ARG...] | --url URL)",
 		Short: "Load a tool: calls/s and latency p50/p95/p99/max",
@@ -44,47 +53,48 @@ func newBenchCmd(io streams) *cobra.Command {
 percentiles (nearest rank, from queueing to outcome). Failed calls are counted by
 error code; the exit status is the one of the most frequent error code (0 when none).
 
-` + exitCodesHelp,
+` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := f.serverArgv(cmd, args, 1, "bench takes exactly one TOOL before --")
+			own, t, err := connect.Resolve(cmd, &o.Server, args, 1, "bench takes exactly one TOOL before --")
 			if err != nil {
 				return err
 			}
-			if n < 1 || conc < 1 {
-				return usagef("-n and -c must be at least 1")
+			if o.Calls < 1 || o.Concurrency < 1 {
+				return cmdutil.Usagef("-n and -c must be at least 1")
 			}
-			toolArgs, err := readJSONObject(argsText, io.in)
+			toolArgs, err := readJSONObject(o.Args, env.In)
 			if err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("max-pending") && f.maxPending < 1 {
-				return usagef("--max-pending must be at least 1")
+			if cmd.Flags().Changed("max-pending") && o.Server.MaxPending < 1 {
+				return cmdutil.Usagef("--max-pending must be at least 1")
 			}
-			if f.maxPending < conc {
-				f.maxPending = conc // -c calls in flight need room in the pending map
-			}
-			s, err := f.connect(cmd.Context(), io, argv)
-			if err != nil {
-				return jsonFailure(io.out, f.json, err)
-			}
-			defer s.close()
-			rep := runBench(cmd.Context(), s.c, own[0], toolArgs, n, conc)
-			printBench(io, f.json, rep)
-			if cmd.Context().Err() != nil {
-				return &exitStatus{code: exitInterrupted, msg: "bench interrupted"}
-			}
-			return benchStatus(rep)
+			t.MaxPending = o.Concurrency // -c calls in flight need room in the pending map
+			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs)
 		},
 	}
-	f.register(cmd.Flags())
-	cmd.Flags().StringVar(&argsText, "args", "", "tool arguments: a JSON object, @FILE, or @- for stdin")
-	cmd.Flags().IntVarP(&n, "calls", "n", 1000, "number of calls")
-	cmd.Flags().IntVarP(&conc, "concurrency", "c", 1, "calls in flight at once")
+	o.Server.Register(cmd.Flags())
+	cmd.Flags().StringVar(&o.Args, "args", "", "tool arguments: a JSON object, @FILE, or @- for stdin")
+	cmd.Flags().IntVarP(&o.Calls, "calls", "n", 1000, "number of calls")
+	cmd.Flags().IntVarP(&o.Concurrency, "concurrency", "c", 1, "calls in flight at once")
 	return cmd
 }
 
-func runBench(ctx context.Context, c *client.Client, tool string, args []byte, n, conc int) benchReport {
-	rep := benchReport{Tool: tool, Calls: n, Concurrency: conc, Errors: map[string]int{}}
+// runBench loads tool on the target's server and reports.
+func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect.Target, tool string, toolArgs []byte) error {
+	return connect.Run(ctx, env, &o.Server, t, func(ctx context.Context, s *connect.Session) error {
+		rep := benchCalls(ctx, s.Client, tool, toolArgs, o.Calls, o.Concurrency)
+		printBench(env, o.Server.JSON, rep)
+		if ctx.Err() != nil {
+			return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "bench interrupted"}
+		}
+		return benchStatus(rep)
+	})
+}
+
+// benchCalls makes the n calls, conc at a time, and measures them.
+func benchCalls(ctx context.Context, c *client.Client, tool string, args []byte, n, conc int) BenchReport {
+	rep := BenchReport{Tool: tool, Calls: n, Concurrency: conc, Errors: map[string]int{}}
 	lat := make([]time.Duration, 0, n)
 	var mu sync.Mutex
 	next := make(chan struct{}, n)
@@ -147,30 +157,30 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	return sorted[max(rank, 1)-1]
 }
 
-func printBench(io streams, asJSON bool, r benchReport) {
+func printBench(env *cmdutil.Env, asJSON bool, r BenchReport) {
 	if asJSON {
-		writeJSON(io.out, r)
+		cmdutil.WriteJSON(env.Out, r)
 		return
 	}
 	failed := 0
 	for _, k := range r.Errors {
 		failed += k
 	}
-	fmt.Fprintf(io.out, "bench %s: %d calls, concurrency %d: %d ok, %d isError, %d failed in %s\n",
+	fmt.Fprintf(env.Out, "bench %s: %d calls, concurrency %d: %d ok, %d isError, %d failed in %s\n",
 		r.Tool, r.Calls, r.Concurrency, r.Succeeded, r.ToolErrors, failed, textfmt.Dur(time.Duration(r.Seconds*float64(time.Second))))
-	fmt.Fprintf(io.out, "  calls/s  %.1f\n", r.CallsPerSec)
-	fmt.Fprintf(io.out, "  latency  p50 %.3fms  p95 %.3fms  p99 %.3fms  max %.3fms\n", r.P50MS, r.P95MS, r.P99MS, r.MaxMS)
+	fmt.Fprintf(env.Out, "  calls/s  %.1f\n", r.CallsPerSec)
+	fmt.Fprintf(env.Out, "  latency  p50 %.3fms  p95 %.3fms  p99 %.3fms  max %.3fms\n", r.P50MS, r.P95MS, r.P99MS, r.MaxMS)
 	codes := make([]string, 0, len(r.Errors))
 	for code := range r.Errors {
 		codes = append(codes, code)
 	}
 	sort.Strings(codes)
 	for _, code := range codes {
-		fmt.Fprintf(io.out, "  errors   %s x%d\n", code, r.Errors[code])
+		fmt.Fprintf(env.Out, "  errors   %s x%d\n", code, r.Errors[code])
 	}
 }
 
-func benchStatus(r benchReport) error {
+func benchStatus(r BenchReport) error {
 	best, count := "", 0
 	for code, k := range r.Errors {
 		if k > count || k == count && code < best {
@@ -178,10 +188,10 @@ func benchStatus(r benchReport) error {
 		}
 	}
 	if count > 0 {
-		return &exitStatus{code: codeExit(client.Code(best)), msg: fmt.Sprintf("%d of %d calls failed, most with %s", count, r.Calls, best)}
+		return &cmdutil.ExitStatus{Code: cmdutil.CodeExit(client.Code(best)), Msg: fmt.Sprintf("%d of %d calls failed, most with %s", count, r.Calls, best)}
 	}
 	if r.ToolErrors > 0 {
-		return &exitStatus{code: exitToolError, msg: fmt.Sprintf("%d of %d calls returned isError", r.ToolErrors, r.Calls)}
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError, Msg: fmt.Sprintf("%d of %d calls returned isError", r.ToolErrors, r.Calls)}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package cli
+package live_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/live"
 )
 
 // checkPercentiles checks 0 < p50 <= p95 <= p99 <= max.
@@ -18,14 +22,14 @@ func checkPercentiles(t *testing.T, p50, p95, p99, maxMS float64) {
 
 // TestBenchJSON loads the echo tool and checks the JSON report.
 func TestBenchJSON(t *testing.T) {
-	f := newFixture(t)
-	r := runSonde(t, "", f.cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4", "--json"})...)
-	checkRun(t, r, exitOK, "")
-	var rep benchReport
-	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4", "--json"})...)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	var rep live.BenchReport
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rep); err != nil {
-		t.Fatalf("stdout is not the bench report: %v\n%s", err, r.stdout)
+		t.Fatalf("stdout is not the bench report: %v\n%s", err, r.Stdout)
 	}
 	if rep.Tool != "echo" || rep.Calls != 50 || rep.Concurrency != 4 || !rep.OK || rep.Succeeded != 50 || rep.ToolErrors != 0 || len(rep.Errors) != 0 {
 		t.Errorf("report %+v, want 50 ok calls of echo at concurrency 4", rep)
@@ -45,12 +49,12 @@ func TestBenchJSON(t *testing.T) {
 
 // TestBenchText checks the text report.
 func TestBenchText(t *testing.T) {
-	f := newFixture(t)
-	r := runSonde(t, "", f.cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4"})...)
-	checkRun(t, r, exitOK, "")
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4"})...)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if len(lines) != 3 {
-		t.Fatalf("%d lines, want 3:\n%s", len(lines), r.stdout)
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), r.Stdout)
 	}
 	if !regexp.MustCompile(`^bench echo: 50 calls, concurrency 4: 50 ok, 0 isError, 0 failed in \S+$`).MatchString(lines[0]) {
 		t.Errorf("line 1: %q", lines[0])
@@ -88,20 +92,20 @@ func TestBenchFailures(t *testing.T) {
 	}{
 		{
 			name: "isError", sub: []string{"bench", "tool-error", "-n", "6", "-c", "2"},
-			code: exitToolError, errLine: "sonde: 6 of 6 calls returned isError\n",
+			code: cmdutil.ExitToolError, errLine: "sonde: 6 of 6 calls returned isError\n",
 			isErr: 6,
 		},
 		{
 			name: "MCP_ERROR", sub: []string{"bench", "fail", "-n", "5", "-c", "2"},
-			code: exitRemote, errLine: "sonde: 5 of 5 calls failed, most with MCP_ERROR\n",
+			code: cmdutil.ExitRemote, errLine: "sonde: 5 of 5 calls failed, most with MCP_ERROR\n",
 			errorCodes: map[string]int{"MCP_ERROR": 5},
 		},
 		{
 			// --timeout also bounds the handshake, so it leaves room for
-			// the server's start on a busy machine (see slowTimeout).
-			name: "MCP_TIMEOUT", sub: []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "3", "-c", "3", "--timeout", slowTimeout},
+			// the server's start on a busy machine (see clitest.SlowTimeout).
+			name: "MCP_TIMEOUT", sub: []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "3", "-c", "3", "--timeout", clitest.SlowTimeout},
 			fixture: []string{"--fault", "never-respond"},
-			code:    exitTimeout, errLine: "sonde: 3 of 3 calls failed, most with MCP_TIMEOUT\n",
+			code:    cmdutil.ExitTimeout, errLine: "sonde: 3 of 3 calls failed, most with MCP_TIMEOUT\n",
 			errorCodes: map[string]int{"MCP_TIMEOUT": 3},
 		},
 	}
@@ -115,13 +119,13 @@ func TestBenchFailures(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				f := newFixture(t)
-				r := runSonde(t, "", f.cmd(sub, tc.fixture...)...)
-				checkRun(t, r, tc.code, tc.errLine)
+				f := clitest.NewFixture(t)
+				r := clitest.RunSonde(t, "", f.Cmd(sub, tc.fixture...)...)
+				clitest.CheckRun(t, r, tc.code, tc.errLine)
 				if asJSON {
-					var rep benchReport
-					if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-						t.Fatalf("stdout: %v\n%s", err, r.stdout)
+					var rep live.BenchReport
+					if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+						t.Fatalf("stdout: %v\n%s", err, r.Stdout)
 					}
 					if rep.Succeeded != tc.ok || rep.OK != (tc.ok == rep.Calls) || rep.ToolErrors != tc.isErr || len(rep.Errors) != len(tc.errorCodes) {
 						t.Errorf("report %+v", rep)
@@ -137,8 +141,8 @@ func TestBenchFailures(t *testing.T) {
 					return
 				}
 				for code, n := range tc.errorCodes {
-					if want := "  errors   " + code + " x" + strconv.Itoa(n) + "\n"; !strings.Contains(r.stdout, want) {
-						t.Errorf("stdout has no %q:\n%s", want, r.stdout)
+					if want := "  errors   " + code + " x" + strconv.Itoa(n) + "\n"; !strings.Contains(r.Stdout, want) {
+						t.Errorf("stdout has no %q:\n%s", want, r.Stdout)
 					}
 				}
 				calls := tc.ok + tc.isErr
@@ -148,8 +152,8 @@ func TestBenchFailures(t *testing.T) {
 				failed := calls - tc.ok - tc.isErr
 				head := regexp.MustCompile(`^bench \S+: ` + strconv.Itoa(calls) + ` calls, concurrency \d+: ` +
 					strconv.Itoa(tc.ok) + ` ok, ` + strconv.Itoa(tc.isErr) + ` isError, ` + strconv.Itoa(failed) + ` failed in `)
-				if !head.MatchString(r.stdout) {
-					t.Errorf("stdout does not match %s:\n%s", head, r.stdout)
+				if !head.MatchString(r.Stdout) {
+					t.Errorf("stdout does not match %s:\n%s", head, r.Stdout)
 				}
 			})
 		}
@@ -171,10 +175,10 @@ func TestBenchUsage(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(tc.sub)...)
-			checkRun(t, r, exitUsage, tc.errLine)
-			f.assertStarted(0)
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(tc.sub)...)
+			clitest.CheckRun(t, r, cmdutil.ExitUsage, tc.errLine)
+			f.AssertStarted(0)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package live
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -26,8 +28,14 @@ type checkStep struct {
 	Error  any     `json:"error,omitempty"`
 }
 
-func newCheckCmd(io streams) *cobra.Command {
-	var f serverFlags
+// CheckOptions are the flags of `sonde check`.
+type CheckOptions struct {
+	Server connect.Flags
+}
+
+// NewCmdCheck is `sonde check`.
+func NewCmdCheck(env *cmdutil.Env) *cobra.Command {
+	var o CheckOptions
 	cmd := &cobra.Command{
 		Use:   "check (-- COMMAND [ARG...] | --url URL)",
 		Short: "Health report: handshake, tools/list and ping, with timings",
@@ -41,20 +49,22 @@ registration), the scopes, and what went wrong on the way.
 
 The exit status is the one of the first failing step (0 when all pass).
 
-` + exitCodesHelp,
+` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, argv, err := f.serverArgv(cmd, args, 0, "check takes no arguments before --")
+			_, t, err := connect.Resolve(cmd, &o.Server, args, 0, "check takes no arguments before --")
 			if err != nil {
 				return err
 			}
-			return runCheck(cmd.Context(), io, &f, argv)
+			return runCheck(cmd.Context(), env, &o, t)
 		},
 	}
-	f.register(cmd.Flags())
+	o.Server.Register(cmd.Flags())
 	return cmd
 }
 
-func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) error {
+// runCheck runs the steps of the health report and prints it.
+func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect.Target) error {
+	f := &o.Server
 	var steps []checkStep
 	var firstErr error
 	var auth *transport.AuthDiscovery
@@ -64,7 +74,7 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 			if name != "start+initialize" {
 				st.Detail = err.Error() // not "0 tools" or "{}" as if it had answered
 			}
-			st.Error = errorJSON(err)
+			st.Error = cmdutil.ErrorJSON(err)
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -77,43 +87,43 @@ func runCheck(ctx context.Context, io streams, f *serverFlags, argv []string) er
 	}
 
 	t0 := time.Now()
-	s, err := f.connect(ctx, io, argv)
-	target := strings.Join(argv, " ")
-	if f.url != "" {
-		target = f.url
+	s, err := connect.Open(ctx, env, f, t)
+	target := strings.Join(t.Argv, " ")
+	if t.URL != "" {
+		target = t.URL
 	}
 	if !step("start+initialize", t0, target, err) {
-		return reportCheck(io, f.json, steps, nil, auth, firstErr)
+		return reportCheck(env, f.JSON, steps, nil, auth, firstErr)
 	}
-	defer s.close()
+	defer s.Close()
 	steps[0].Detail = initDetail(s)
-	modern := s.c.Era() == client.EraModern
+	modern := s.Client.Era() == client.EraModern
 	if modern {
 		steps[0].Name = "start+discover"
 	}
 
 	t1 := time.Now()
-	tools, err := s.c.ListTools(ctx)
+	tools, err := s.Client.ListTools(ctx)
 	step("tools/list", t1, fmt.Sprintf("%d tools", len(tools)), err)
 
 	if !modern { // the modern era has no ping
 		t2 := time.Now()
-		err = s.c.Ping(ctx)
+		err = s.Client.Ping(ctx)
 		step("ping", t2, "{}", err)
 	}
 
-	st := s.c.Stats()
+	st := s.Client.Stats()
 	wire := fmt.Sprintf("%d frames sent; %d malformed, %d invalid, %d unknown, %d late, %d duplicate; %s on stderr",
 		st.Sent, st.Malformed, st.Invalid, st.Unknown, st.Late, st.Duplicate, textfmt.Size(int(st.StderrBytes)))
-	return reportCheck(io, f.json, steps, &wire, auth, firstErr)
+	return reportCheck(env, f.JSON, steps, &wire, auth, firstErr)
 }
 
-func initDetail(s *session) string {
-	res, err := s.c.Initialize(context.Background())
+func initDetail(s *connect.Session) string {
+	res, err := s.Client.Initialize(context.Background())
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%s %s, protocol %s (%s era), capabilities: %s", res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion, s.c.Era(), capabilityNames(res))
+	return fmt.Sprintf("%s %s, protocol %s (%s era), capabilities: %s", res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion, s.Client.Era(), capabilityNames(res))
 }
 
 func capabilityNames(res *mcp.InitializeResult) string {
@@ -133,35 +143,35 @@ func capabilityNames(res *mcp.InitializeResult) string {
 // reportCheck prints the steps, the wire counts and, when the server asked
 // for authorization, what discovery found (auth; with --json it is in the
 // error object already).
-func reportCheck(io streams, asJSON bool, steps []checkStep, wire *string, auth *transport.AuthDiscovery, firstErr error) error {
+func reportCheck(env *cmdutil.Env, asJSON bool, steps []checkStep, wire *string, auth *transport.AuthDiscovery, firstErr error) error {
 	if asJSON {
 		out := map[string]any{"ok": firstErr == nil, "steps": steps}
 		if wire != nil {
 			out["wire"] = *wire
 		}
 		if firstErr != nil {
-			out["error"] = errorJSON(firstErr) // docs/errors.md: {"ok":false,"error":{...}}
+			out["error"] = cmdutil.ErrorJSON(firstErr) // docs/errors.md: {"ok":false,"error":{...}}
 		}
-		writeJSON(io.out, out)
+		cmdutil.WriteJSON(env.Out, out)
 		return firstErr
 	}
 	status := "ok"
 	if firstErr != nil {
 		status = "FAILED"
 	}
-	fmt.Fprintf(io.out, "sonde check: %s\n", status)
+	fmt.Fprintf(env.Out, "sonde check: %s\n", status)
 	for _, st := range steps {
 		mark := "ok  "
 		if !st.OK {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(io.out, "  %s %-17s %9s  %s\n", mark, st.Name, textfmt.Dur(time.Duration(st.MS*float64(time.Millisecond))), st.Detail)
+		fmt.Fprintf(env.Out, "  %s %-17s %9s  %s\n", mark, st.Name, textfmt.Dur(time.Duration(st.MS*float64(time.Millisecond))), st.Detail)
 	}
 	if auth != nil {
-		fmt.Fprintf(io.out, "  auth %s\n", auth.Summary())
+		fmt.Fprintf(env.Out, "  auth %s\n", auth.Summary())
 	}
 	if wire != nil {
-		fmt.Fprintf(io.out, "  wire %s\n", *wire)
+		fmt.Fprintf(env.Out, "  wire %s\n", *wire)
 	}
 	return firstErr
 }

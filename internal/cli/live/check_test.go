@@ -1,4 +1,4 @@
-package cli
+package live_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
 // TestCheckText checks the text report of a healthy server and of one that
@@ -51,7 +54,7 @@ func TestCheckText(t *testing.T) {
 			name:    "failing handshake",
 			sub:     []string{"check"},
 			fixture: []string{"--protocol-version", "1999-01-01"},
-			code:    exitHandshake,
+			code:    cmdutil.ExitHandshake,
 			errLine: "sonde: MCP_HANDSHAKE: initialize: sonde asked for protocol version 2025-11-25 and the server answered 1999-01-01...",
 			lines: []string{
 				`^sonde check: FAILED$`,
@@ -64,7 +67,7 @@ func TestCheckText(t *testing.T) {
 			// status is the first failure's.
 			name:    "failing tools/list",
 			sub:     []string{"check", "--max-line-bytes", "1KiB"},
-			code:    exitProtocol,
+			code:    cmdutil.ExitProtocol,
 			errLine: "sonde: MCP_PROTOCOL: server wrote a line over 1024 bytes (--max-line-bytes)...",
 			lines: []string{
 				`^sonde check: FAILED$`,
@@ -78,12 +81,12 @@ func TestCheckText(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(tc.sub, tc.fixture...)...)
-			checkRun(t, r, tc.code, tc.errLine)
-			got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(tc.sub, tc.fixture...)...)
+			clitest.CheckRun(t, r, tc.code, tc.errLine)
+			got := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 			if len(got) != len(tc.lines) {
-				t.Fatalf("%d report lines, want %d:\n%s", len(got), len(tc.lines), r.stdout)
+				t.Fatalf("%d report lines, want %d:\n%s", len(got), len(tc.lines), r.Stdout)
 			}
 			for i, re := range tc.lines {
 				if !regexp.MustCompile(re).MatchString(got[i]) {
@@ -131,47 +134,47 @@ func TestCheckJSON(t *testing.T) {
 	}{
 		{
 			name: "healthy", sub: []string{"check", "--json"},
-			code: exitOK, ok: true, steps: []string{"start+initialize", "tools/list", "ping"},
+			code: cmdutil.ExitOK, ok: true, steps: []string{"start+initialize", "tools/list", "ping"},
 		},
 		{
 			name: "handshake refused", sub: []string{"check", "--json"}, fixture: []string{"--protocol-version", "1999-01-01"},
-			code: exitHandshake, steps: []string{"start+initialize"}, failed: 1, failCode: "MCP_HANDSHAKE",
+			code: cmdutil.ExitHandshake, steps: []string{"start+initialize"}, failed: 1, failCode: "MCP_HANDSHAKE",
 			errPrefix: "sonde: MCP_HANDSHAKE: ...",
 		},
 		{
 			name: "no initialize response", sub: []string{"check", "--json", "--timeout", "200ms"}, fixture: []string{"--fault", "no-initialize-response"},
-			code: exitTimeout, steps: []string{"start+initialize"}, failed: 1, failCode: "MCP_TIMEOUT",
+			code: cmdutil.ExitTimeout, steps: []string{"start+initialize"}, failed: 1, failCode: "MCP_TIMEOUT",
 			errPrefix: "sonde: MCP_TIMEOUT: initialize id 1: no response within 200ms\n",
 		},
 		{
 			name: "strict with noise", sub: []string{"check", "--json", "--strict"}, fixture: []string{"--fault", "stdout-noise"},
-			code: exitProtocol, steps: []string{"start+initialize"}, failed: 1, failCode: "MCP_PROTOCOL",
+			code: cmdutil.ExitProtocol, steps: []string{"start+initialize"}, failed: 1, failCode: "MCP_PROTOCOL",
 			errPrefix: "sonde: MCP_PROTOCOL: --strict: ...",
 		},
 		{
 			name: "tools/list over the line cap", sub: []string{"check", "--json", "--max-line-bytes", "1KiB"},
-			code: exitProtocol, steps: []string{"start+initialize", "tools/list", "ping"}, failed: 2, failCode: "MCP_PROTOCOL",
+			code: cmdutil.ExitProtocol, steps: []string{"start+initialize", "tools/list", "ping"}, failed: 2, failCode: "MCP_PROTOCOL",
 			errPrefix: "sonde: MCP_PROTOCOL: server wrote a line over 1024 bytes (--max-line-bytes)...",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(tc.sub, tc.fixture...)...)
-			checkRun(t, r, tc.code, tc.errPrefix)
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(tc.sub, tc.fixture...)...)
+			clitest.CheckRun(t, r, tc.code, tc.errPrefix)
 			var rep checkJSON
-			if strings.Count(r.stdout, "\n") != 1 {
-				t.Errorf("stdout is not one line:\n%s", r.stdout)
+			if strings.Count(r.Stdout, "\n") != 1 {
+				t.Errorf("stdout is not one line:\n%s", r.Stdout)
 			}
-			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-				t.Fatalf("stdout is not the JSON report: %v\n%s", err, r.stdout)
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+				t.Fatalf("stdout is not the JSON report: %v\n%s", err, r.Stdout)
 			}
 			if rep.OK != tc.ok {
 				t.Errorf("ok = %v, want %v", rep.OK, tc.ok)
 			}
 			if len(rep.Steps) != len(tc.steps) {
-				t.Fatalf("%d steps, want %q:\n%s", len(rep.Steps), tc.steps, r.stdout)
+				t.Fatalf("%d steps, want %q:\n%s", len(rep.Steps), tc.steps, r.Stdout)
 			}
 			for i, st := range rep.Steps {
 				wantOK := i < len(rep.Steps)-tc.failed
@@ -189,8 +192,8 @@ func TestCheckJSON(t *testing.T) {
 			switch {
 			case tc.ok && rep.Error != nil:
 				t.Errorf("a passing check has error %+v", rep.Error)
-			case !tc.ok && (rep.Error == nil || rep.Error.Code != tc.failCode || !strings.Contains(r.stderr, rep.Error.Message)):
-				t.Errorf("error %+v, want code %s and the message on stderr %q", rep.Error, tc.failCode, r.stderr)
+			case !tc.ok && (rep.Error == nil || rep.Error.Code != tc.failCode || !strings.Contains(r.Stderr, rep.Error.Message)):
+				t.Errorf("error %+v, want code %s and the message on stderr %q", rep.Error, tc.failCode, r.Stderr)
 			}
 			if tc.ok {
 				if rep.Steps[0].Detail != "sonde-fixture 0.1.0, protocol 2025-11-25 (legacy era), capabilities: tools" || rep.Steps[1].Detail != nTools+" tools" {
@@ -211,19 +214,19 @@ func TestCheckJSON(t *testing.T) {
 // has it in the error object.
 func TestCheckAuth(t *testing.T) {
 	t.Parallel()
-	base := fixtureHTTP(t, "--fault", "http-unauthorized", "--http-auth", "no-registration")
-	r := runSonde(t, "", "check", "--url", base+"/mcp")
-	if r.code != exitHTTP || !strings.HasPrefix(r.stderr, "sonde: MCP_HTTP: initialize 1: HTTP 401: ") {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	base := clitest.FixtureHTTP(t, "--fault", "http-unauthorized", "--http-auth", "no-registration")
+	r := clitest.RunSonde(t, "", "check", "--url", base+"/mcp")
+	if r.Code != cmdutil.ExitHTTP || !strings.HasPrefix(r.Stderr, "sonde: MCP_HTTP: initialize 1: HTTP 401: ") {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
 	}
 	lines := []string{
 		`^sonde check: FAILED$`,
 		`^  FAIL start\+initialize +\S+  ` + regexp.QuoteMeta(base) + `/mcp$`,
 		`^  auth resource ` + regexp.QuoteMeta(base) + `/mcp, authorization server ` + regexp.QuoteMeta(base) + `/as \(S256 ok, no dynamic registration\), scope fixture:tools$`,
 	}
-	got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	got := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if len(got) != len(lines) {
-		t.Fatalf("%d report lines, want %d:\n%s", len(got), len(lines), r.stdout)
+		t.Fatalf("%d report lines, want %d:\n%s", len(got), len(lines), r.Stdout)
 	}
 	for i, re := range lines {
 		if !regexp.MustCompile(re).MatchString(got[i]) {
@@ -231,7 +234,7 @@ func TestCheckAuth(t *testing.T) {
 		}
 	}
 
-	r = runSonde(t, "", "check", "--json", "--url", base+"/mcp")
+	r = clitest.RunSonde(t, "", "check", "--json", "--url", base+"/mcp")
 	var rep struct {
 		OK    bool `json:"ok"`
 		Error struct {
@@ -250,21 +253,21 @@ func TestCheckAuth(t *testing.T) {
 			} `json:"auth"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != exitHTTP {
-		t.Fatalf("exit %d, %v:\n%s", r.code, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != cmdutil.ExitHTTP {
+		t.Fatalf("exit %d, %v:\n%s", r.Code, err, r.Stdout)
 	}
 	a := rep.Error.Auth
 	if rep.OK || rep.Error.Code != "MCP_HTTP" || a.Status != 401 || a.Scope != "fixture:tools" || a.PRM.Resource != base+"/mcp" ||
 		a.AS.Issuer != base+"/as" || a.AS.TokenEndpoint != base+"/as/token" || len(a.AS.PKCE) != 1 {
 		t.Errorf("%+v", rep)
 	}
-	if strings.Contains(r.stdout, `"auth"`) && strings.Count(r.stdout, `"auth"`) != 2 { // the error, and its step's
-		t.Errorf("auth %d times:\n%s", strings.Count(r.stdout, `"auth"`), r.stdout)
+	if strings.Contains(r.Stdout, `"auth"`) && strings.Count(r.Stdout, `"auth"`) != 2 { // the error, and its step's
+		t.Errorf("auth %d times:\n%s", strings.Count(r.Stdout, `"auth"`), r.Stdout)
 	}
 
 	// With the token the check passes, and has no auth line.
-	r = runSonde(t, "", "check", "--url", base+"/mcp", "--header", "Authorization: Bearer sonde-test-token")
-	if r.code != 0 || strings.Contains(r.stdout, "  auth ") {
-		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = clitest.RunSonde(t, "", "check", "--url", base+"/mcp", "--header", "Authorization: Bearer sonde-test-token")
+	if r.Code != 0 || strings.Contains(r.Stdout, "  auth ") {
+		t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

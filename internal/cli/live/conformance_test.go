@@ -1,4 +1,4 @@
-package cli
+package live_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 )
 
@@ -78,7 +79,7 @@ func TestConformance(t *testing.T) {
 			out := t.TempDir()
 			cmd := exec.Command(suite, "client", "--command", "sh "+adapter, "--scenario", sc.name, "-o", out, "--timeout", "30000")
 			cmd.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"), "SONDE_BIN="+os.Args[0])
-			cmd.Env = append(cmd.Env, childEnv()...)
+			cmd.Env = append(cmd.Env, clitest.ChildEnv()...)
 			done := make(chan struct{})
 			var output []byte
 			var err error

@@ -1,4 +1,4 @@
-package cli
+package live_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 )
 
@@ -16,7 +18,7 @@ import (
 // Streamable HTTP.
 func TestFeatureCommandsEverything(t *testing.T) {
 	bin := peertest.Everything(t)
-	base := everythingHTTP(t, "streamableHttp")
+	base := peertest.EverythingHTTP(t, "streamableHttp")
 	out := filepath.Join(t.TempDir(), "blob.bin")
 	cases := []struct {
 		name   string
@@ -32,14 +34,14 @@ func TestFeatureCommandsEverything(t *testing.T) {
 		{name: "read text", args: []string{"read", "demo://resource/dynamic/text/5"}, stdout: []string{"Resource 5: This is a plaintext resource"}},
 		{name: "read blob", args: []string{"read", "demo://resource/dynamic/blob/5"}, stdout: []string{"[blob demo://resource/dynamic/blob/5, ", " bytes, text/plain]"}},
 		{name: "read blob to a file", args: []string{"read", "demo://resource/dynamic/blob/6", "--out", out}, stdout: []string{"written to " + out}},
-		{name: "read unknown", args: []string{"read", "demo://resource/dynamic/text/0"}, code: exitRemote},
+		{name: "read unknown", args: []string{"read", "demo://resource/dynamic/text/0"}, code: cmdutil.ExitRemote},
 		{name: "prompts", args: []string{"prompts"}, stdout: []string{"args-prompt", "city* state", "completable-prompt  department* name*"}},
 		{name: "prompt", args: []string{"prompt", "args-prompt", "--args", `{"city":"Oslo"}`}, stdout: []string{"[user]\nWhat's weather in Oslo?\n"}},
 		{name: "prompt embedding a resource", args: []string{"prompt", "resource-prompt", "--args", `{"resourceType":"Text","resourceId":"2"}`},
 			stdout: []string{"[resource demo://resource/dynamic/text/2]\nResource 2: This is a plaintext resource"}},
 		{name: "prompt json", args: []string{"prompt", "args-prompt", "--json", "--args", `{"city":"Oslo","state":"NO"}`},
 			json: `{"ok":true,"result":{"messages":[{"role":"user","content":{"type":"text","text":"What's weather in Oslo, NO?"}}]}}`},
-		{name: "prompt without a required argument", args: []string{"prompt", "args-prompt"}, code: exitRemote},
+		{name: "prompt without a required argument", args: []string{"prompt", "args-prompt"}, code: cmdutil.ExitRemote},
 		{name: "complete prompt", args: []string{"complete", "--prompt", "completable-prompt", "--arg", "department=S"}, stdout: []string{"Sales\nSupport\n"}},
 		{name: "complete with context", args: []string{"complete", "--prompt", "completable-prompt", "--arg", "name=", "--context", "department=Sales"}, stdout: []string{"David\nEve\nFrank\n"}},
 		{name: "complete template json", args: []string{"complete", "--resource-template", "demo://resource/dynamic/text/{resourceId}", "--arg", "resourceId=12", "--json"},
@@ -56,19 +58,19 @@ func TestFeatureCommandsEverything(t *testing.T) {
 		t.Run(transport.name, func(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
-					r := runSonde(t, "", append(append([]string(nil), tc.args...), transport.tail...)...)
-					if r.code != tc.code {
-						t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
+					r := clitest.RunSonde(t, "", append(append([]string(nil), tc.args...), transport.tail...)...)
+					if r.Code != tc.code {
+						t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.Code, tc.code, r.Stdout, r.Stderr)
 					}
-					if strings.Contains(r.stderr, "sonde: warning") {
-						t.Errorf("a warning with a server that declares everything: %s", r.stderr)
+					if strings.Contains(r.Stderr, "sonde: warning") {
+						t.Errorf("a warning with a server that declares everything: %s", r.Stderr)
 					}
-					if tc.json != "" && !sameJSON(t, r.stdout, tc.json) {
-						t.Fatalf("stdout %s, want %s", r.stdout, tc.json)
+					if tc.json != "" && !clitest.SameJSON(t, r.Stdout, tc.json) {
+						t.Fatalf("stdout %s, want %s", r.Stdout, tc.json)
 					}
 					for _, want := range tc.stdout {
-						if !strings.Contains(r.stdout, want) {
-							t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+						if !strings.Contains(r.Stdout, want) {
+							t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
 						}
 					}
 					if slices.Contains(tc.args, "--out") {
@@ -79,8 +81,8 @@ func TestFeatureCommandsEverything(t *testing.T) {
 						os.Remove(out)
 					}
 					for _, want := range tc.stderr {
-						if !strings.Contains(r.stderr, want) {
-							t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+						if !strings.Contains(r.Stderr, want) {
+							t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 						}
 					}
 				})
@@ -104,15 +106,15 @@ func TestFeatureCommandsFixture(t *testing.T) {
 	}{
 		{name: "read undeclared", sub: []string{"read", "fixture://resource/1"}, stdout: "resource 1\n",
 			warning: "sonde: warning: resources/read: the server did not declare the resources capability; sent anyway\n"},
-		{name: "read json unknown", sub: []string{"read", "fixture://nope", "--json"}, code: exitRemote, json: true,
+		{name: "read json unknown", sub: []string{"read", "fixture://nope", "--json"}, code: cmdutil.ExitRemote, json: true,
 			stdout:  `{"ok":false,"error":{"code":"MCP_ERROR","message":"server error -32002: resource not found: fixture://nope","rpc_code":-32002}}`,
 			errLine: "sonde: MCP_ERROR: server error -32002: resource not found: fixture://nope\n"},
-		{name: "prompt undeclared", sub: []string{"prompt", "prompt-1"}, code: exitRemote,
+		{name: "prompt undeclared", sub: []string{"prompt", "prompt-1"}, code: cmdutil.ExitRemote,
 			errLine: "sonde: MCP_ERROR: server error -32601: method not found: prompts/get\n",
 			warning: "sonde: warning: prompts/get: the server did not declare the prompts capability; sent anyway\n"},
 		{name: "read with progress restarting the deadline", sub: []string{"read", "fixture://progress/5/600", "--timeout", "2s", "--timeout-reset-on-progress"},
 			stdout: "done 5 steps\n"},
-		{name: "read with progress, no reset", sub: []string{"read", "fixture://progress/5/600", "--timeout", "2s"}, code: exitTimeout,
+		{name: "read with progress, no reset", sub: []string{"read", "fixture://progress/5/600", "--timeout", "2s"}, code: cmdutil.ExitTimeout,
 			errLine: "sonde: MCP_TIMEOUT: resources/read id 2: no response within 2s\n"},
 		{name: "resources over pages", sub: []string{"resources"}, fixture: []string{"--page-size", "2"},
 			stdout: "fixture://resource/1  resource 1  text/plain\nfixture://resource/2  resource 2  text/plain\nfixture://resource/3  resource 3  text/plain\n" +
@@ -130,24 +132,24 @@ func TestFeatureCommandsFixture(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(tc.sub, tc.fixture...)...)
-			if r.code != tc.code {
-				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tc.code, r.stdout, r.stderr)
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(tc.sub, tc.fixture...)...)
+			if r.Code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.Code, tc.code, r.Stdout, r.Stderr)
 			}
-			if tc.errLine != "" && sondeLine(r.stderr)+"\n" != tc.errLine {
-				t.Errorf("last line of stderr %q, want %q", sondeLine(r.stderr), tc.errLine)
+			if tc.errLine != "" && clitest.SondeLine(r.Stderr)+"\n" != tc.errLine {
+				t.Errorf("last line of stderr %q, want %q", clitest.SondeLine(r.Stderr), tc.errLine)
 			}
-			if tc.warning != "" && !strings.Contains(r.stderr, tc.warning) {
-				t.Errorf("stderr lacks %q:\n%s", tc.warning, r.stderr)
+			if tc.warning != "" && !strings.Contains(r.Stderr, tc.warning) {
+				t.Errorf("stderr lacks %q:\n%s", tc.warning, r.Stderr)
 			}
 			switch {
 			case tc.json && tc.stdout != "":
-				if !sameJSON(t, r.stdout, tc.stdout) {
-					t.Fatalf("stdout %s, want %s", r.stdout, tc.stdout)
+				if !clitest.SameJSON(t, r.Stdout, tc.stdout) {
+					t.Fatalf("stdout %s, want %s", r.Stdout, tc.stdout)
 				}
-			case tc.stdout != "" && r.stdout != tc.stdout:
-				t.Fatalf("stdout %q, want %q", r.stdout, tc.stdout)
+			case tc.stdout != "" && r.Stdout != tc.stdout:
+				t.Fatalf("stdout %q, want %q", r.Stdout, tc.stdout)
 			}
 		})
 	}
@@ -170,10 +172,10 @@ func TestFeatureCommandsUsage(t *testing.T) {
 		{[]string{"ping", "extra"}, "sonde: ping takes no arguments before --\n"},
 	} {
 		t.Run(strings.Join(tc.sub, " "), func(t *testing.T) {
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(tc.sub)...)
-			checkRun(t, r, exitUsage, tc.errLine)
-			f.assertStarted(0)
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(tc.sub)...)
+			clitest.CheckRun(t, r, cmdutil.ExitUsage, tc.errLine)
+			f.AssertStarted(0)
 		})
 	}
 }
@@ -184,22 +186,22 @@ func TestCallTaskInterrupted(t *testing.T) {
 	bin := peertest.Everything(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := watchBuffer(`sonde: task \S+ working`)
+	stderr := clitest.WatchBuffer(`sonde: task \S+ working`)
 	go func() {
 		select {
-		case <-stderr.hit:
+		case <-stderr.Hit():
 			cancel()
 		case <-ctx.Done():
 		}
 	}()
-	r := runSondeWith(t, ctx, strings.NewReader(""), stderr, "call", "simulate-research-query", "--args", `{"topic":"tea"}`, "--task", "--trace", "--", bin)
-	if r.code != exitInterrupted {
-		t.Fatalf("exit %d, want %d\nstderr:\n%s", r.code, exitInterrupted, r.stderr)
+	r := clitest.RunSondeWith(t, ctx, strings.NewReader(""), stderr, "call", "simulate-research-query", "--args", `{"topic":"tea"}`, "--task", "--trace", "--", bin)
+	if r.Code != cmdutil.ExitInterrupted {
+		t.Fatalf("exit %d, want %d\nstderr:\n%s", r.Code, cmdutil.ExitInterrupted, r.Stderr)
 	}
-	if !regexp.MustCompile(`-> id \d+ +tasks/cancel `).MatchString(r.stderr) || !regexp.MustCompile(`tasks/cancel +resolved`).MatchString(r.stderr) {
-		t.Fatalf("no tasks/cancel answered:\n%s", r.stderr)
+	if !regexp.MustCompile(`-> id \d+ +tasks/cancel `).MatchString(r.Stderr) || !regexp.MustCompile(`tasks/cancel +resolved`).MatchString(r.Stderr) {
+		t.Fatalf("no tasks/cancel answered:\n%s", r.Stderr)
 	}
-	if got := sondeLine(r.stderr); !strings.HasPrefix(got, "sonde: MCP_ABORTED: task ") {
+	if got := clitest.SondeLine(r.Stderr); !strings.HasPrefix(got, "sonde: MCP_ABORTED: task ") {
 		t.Fatalf("last line %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package live
 
 import (
 	"context"
@@ -10,39 +10,42 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // prompts, prompt and complete: prompts/list, prompts/get and
 // completion/complete.
 
-func newPromptsCmd(io streams) *cobra.Command {
-	var f serverFlags
-	return featureCmd(io, &f, "prompts (-- COMMAND [ARG...] | --url URL)",
+// NewCmdPrompts is `sonde prompts`.
+func NewCmdPrompts(env *cmdutil.Env) *cobra.Command {
+	var f connect.Flags
+	return featureCmd(env, &f, "prompts (-- COMMAND [ARG...] | --url URL)",
 		"List the server's prompts (all pages)",
 		`Start the server, run the handshake, list every prompt (prompts/list, following nextCursor)
 with its arguments (required ones marked *), stop the server. --json prints the prompts as a
 JSON array.`,
 		0, "prompts takes no arguments before --", nil,
-		func(ctx context.Context, s *session, _ []string) error {
+		func(ctx context.Context, s *connect.Session, _ []string) error {
 			var ps []mcp.Prompt
-			err := s.retry(ctx, func(c *client.Client) (err error) {
-				warnUndeclared(io, c, mcp.MethodPromptsList)
+			err := s.Retry(ctx, func(c *client.Client) (err error) {
+				warnUndeclared(env, c, mcp.MethodPromptsList)
 				ps, err = c.ListPrompts(ctx)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if f.json {
-				writeJSON(io.out, nonNil(ps))
+			if f.JSON {
+				cmdutil.WriteJSON(env.Out, cmdutil.NonNil(ps))
 				return nil
 			}
 			if len(ps) == 0 {
-				fmt.Fprintln(io.err, "sonde: the server lists no prompts")
+				fmt.Fprintln(env.Err, "sonde: the server lists no prompts")
 				return nil
 			}
-			tw := newTable(io.out)
+			tw := cmdutil.NewTable(env.Out)
 			for _, p := range ps {
 				var args []string
 				for _, a := range p.Arguments {
@@ -52,17 +55,18 @@ JSON array.`,
 						args = append(args, a.Name)
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, strings.Join(args, " "), firstLine(p.Description))
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, strings.Join(args, " "), cmdutil.FirstLine(p.Description))
 			}
 			return tw.Flush()
 		})
 }
 
-func newPromptCmd(io streams) *cobra.Command {
-	var f serverFlags
+// NewCmdPrompt is `sonde prompt NAME`.
+func NewCmdPrompt(env *cmdutil.Env) *cobra.Command {
+	var f connect.Flags
 	var argsText string
 	var args map[string]string
-	cmd := featureCmd(io, &f, "prompt NAME [--args JSON] (-- COMMAND [ARG...] | --url URL)",
+	cmd := featureCmd(env, &f, "prompt NAME [--args JSON] (-- COMMAND [ARG...] | --url URL)",
 		"Get one prompt and print its messages",
 		`Start the server, run the handshake, get prompt NAME (prompts/get) with --args, print its
 messages (role, then content: text as is, other blocks summarised, embedded resources as text
@@ -72,25 +76,25 @@ or by size), stop the server.
 --json prints {"ok":true,"result":...} with the whole result.`,
 		1, "prompt takes exactly one NAME before --: sonde prompt NAME [--args JSON] -- COMMAND [ARG...]",
 		func([]string) (err error) {
-			args, err = readStringArgs(argsText, io.in)
+			args, err = readStringArgs(argsText, env.In)
 			return err
 		},
-		func(ctx context.Context, s *session, own []string) error {
+		func(ctx context.Context, s *connect.Session, own []string) error {
 			var res *mcp.GetPromptResult
 			var raw json.RawMessage
-			err := s.retry(ctx, func(c *client.Client) (err error) {
-				warnUndeclared(io, c, mcp.MethodPromptsGet)
+			err := s.Retry(ctx, func(c *client.Client) (err error) {
+				warnUndeclared(env, c, mcp.MethodPromptsGet)
 				res, raw, err = c.GetPrompt(ctx, own[0], args)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if f.json {
-				writeJSON(io.out, map[string]any{"ok": true, "result": raw})
+			if f.JSON {
+				cmdutil.WriteJSON(env.Out, map[string]any{"ok": true, "result": raw})
 				return nil
 			}
-			printPrompt(io.out, res)
+			printPrompt(env.Out, res)
 			return nil
 		})
 	cmd.Flags().StringVar(&argsText, "args", "", "prompt arguments: a JSON object of strings, @FILE, or @- for stdin")
@@ -106,7 +110,7 @@ func readStringArgs(text string, stdin io.Reader) (map[string]string, error) {
 	}
 	var m map[string]string
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, usagef(`--args: prompt arguments are strings, e.g. '{"city":"Paris"}'`)
+		return nil, cmdutil.Usagef(`--args: prompt arguments are strings, e.g. '{"city":"Paris"}'`)
 	}
 	return m, nil
 }
@@ -130,19 +134,20 @@ func printPrompt(w io.Writer, r *mcp.GetPromptResult) {
 			b, _ := contentBytes(*c.Resource)
 			fmt.Fprintln(w, contentSummary(*c.Resource, len(b)))
 		default:
-			printResult(w, &mcp.CallToolResult{Content: []mcp.Content{c.Content}})
+			cmdutil.PrintResult(w, &mcp.CallToolResult{Content: []mcp.Content{c.Content}})
 		}
 	}
 }
 
-func newCompleteCmd(io streams) *cobra.Command {
-	var f serverFlags
+// NewCmdComplete is `sonde complete`.
+func NewCmdComplete(env *cmdutil.Env) *cobra.Command {
+	var f connect.Flags
 	var prompt, tpl, arg string
 	var ctxArgs []string
 	var ref mcp.CompleteRef
 	var argument mcp.CompleteArgument
 	var ctxVals map[string]string
-	cmd := featureCmd(io, &f, "complete (--prompt NAME | --resource-template URI) --arg NAME=VALUE [--context NAME=VALUE]... (-- COMMAND [ARG...] | --url URL)",
+	cmd := featureCmd(env, &f, "complete (--prompt NAME | --resource-template URI) --arg NAME=VALUE [--context NAME=VALUE]... (-- COMMAND [ARG...] | --url URL)",
 		"Ask the server to complete a prompt argument or a template variable",
 		`Start the server, run the handshake, send completion/complete for argument NAME (its value so
 far is VALUE) of prompt --prompt or of resource template --resource-template (the template's
@@ -153,7 +158,7 @@ than it sent, stderr says so. --json prints {"ok":true,"completion":{...}}.`,
 		func([]string) error {
 			switch {
 			case (prompt == "") == (tpl == ""):
-				return usagef("give exactly one of --prompt NAME and --resource-template URI")
+				return cmdutil.Usagef("give exactly one of --prompt NAME and --resource-template URI")
 			case prompt != "":
 				ref = mcp.CompleteRef{Type: mcp.RefPrompt, Name: prompt}
 			default:
@@ -161,13 +166,13 @@ than it sent, stderr says so. --json prints {"ok":true,"completion":{...}}.`,
 			}
 			name, value, ok := strings.Cut(arg, "=")
 			if !ok || name == "" {
-				return usagef("--arg NAME=VALUE is required (VALUE may be empty: --arg city=)")
+				return cmdutil.Usagef("--arg NAME=VALUE is required (VALUE may be empty: --arg city=)")
 			}
 			argument = mcp.CompleteArgument{Name: name, Value: value}
 			for _, kv := range ctxArgs {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok || k == "" {
-					return usagef(fmt.Sprintf("--context %q: want NAME=VALUE", kv))
+					return cmdutil.Usagef(fmt.Sprintf("--context %q: want NAME=VALUE", kv))
 				}
 				if ctxVals == nil {
 					ctxVals = map[string]string{}
@@ -176,30 +181,30 @@ than it sent, stderr says so. --json prints {"ok":true,"completion":{...}}.`,
 			}
 			return nil
 		},
-		func(ctx context.Context, s *session, _ []string) error {
+		func(ctx context.Context, s *connect.Session, _ []string) error {
 			var comp *mcp.Completion
-			err := s.retry(ctx, func(c *client.Client) (err error) {
-				warnUndeclared(io, c, mcp.MethodComplete)
+			err := s.Retry(ctx, func(c *client.Client) (err error) {
+				warnUndeclared(env, c, mcp.MethodComplete)
 				comp, err = c.Complete(ctx, ref, argument, ctxVals)
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if f.json {
-				writeJSON(io.out, map[string]any{"ok": true, "completion": comp})
+			if f.JSON {
+				cmdutil.WriteJSON(env.Out, map[string]any{"ok": true, "completion": comp})
 				return nil
 			}
 			for _, v := range comp.Values {
-				fmt.Fprintln(io.out, v)
+				fmt.Fprintln(env.Out, v)
 			}
 			switch {
 			case comp.Total != nil && *comp.Total > len(comp.Values):
-				fmt.Fprintf(io.err, "sonde: %d of %d values\n", len(comp.Values), *comp.Total)
+				fmt.Fprintf(env.Err, "sonde: %d of %d values\n", len(comp.Values), *comp.Total)
 			case comp.HasMore:
-				fmt.Fprintf(io.err, "sonde: %d values; the server has more\n", len(comp.Values))
+				fmt.Fprintf(env.Err, "sonde: %d values; the server has more\n", len(comp.Values))
 			case len(comp.Values) == 0:
-				fmt.Fprintln(io.err, "sonde: no completions")
+				fmt.Fprintln(env.Err, "sonde: no completions")
 			}
 			return nil
 		})

@@ -1,4 +1,4 @@
-package cli
+package live
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 )
@@ -19,27 +21,28 @@ import (
 // resources and read: resources/list, resources/templates/list and
 // resources/read.
 
-func newResourcesCmd(io streams) *cobra.Command {
-	var f serverFlags
-	return featureCmd(io, &f, "resources (-- COMMAND [ARG...] | --url URL)",
+// NewCmdResources is `sonde resources`.
+func NewCmdResources(env *cmdutil.Env) *cobra.Command {
+	var f connect.Flags
+	return featureCmd(env, &f, "resources (-- COMMAND [ARG...] | --url URL)",
 		"List the server's resources and resource templates (all pages)",
 		`Start the server, run the handshake, list every resource (resources/list) and every
 resource template (resources/templates/list), following nextCursor, and stop the server.
 A server that answers templates/list with -32601 has no templates (a warning says so).
 --json prints {"resources":[...],"resourceTemplates":[...]}.`,
 		0, "resources takes no arguments before --", nil,
-		func(ctx context.Context, s *session, _ []string) error {
+		func(ctx context.Context, s *connect.Session, _ []string) error {
 			var res []mcp.Resource
 			var tpls []mcp.ResourceTemplate
-			err := s.retry(ctx, func(c *client.Client) (err error) {
-				warnUndeclared(io, c, mcp.MethodResourcesList)
+			err := s.Retry(ctx, func(c *client.Client) (err error) {
+				warnUndeclared(env, c, mcp.MethodResourcesList)
 				if res, err = c.ListResources(ctx); err != nil {
 					return err
 				}
 				tpls, err = c.ListResourceTemplates(ctx)
 				var ce *client.Error
 				if errors.As(err, &ce) && ce.RPC != nil && ce.RPC.Code == jsonrpc.CodeMethodNotFound {
-					fmt.Fprintln(io.err, "sonde: warning: the server does not implement resources/templates/list (-32601)")
+					fmt.Fprintln(env.Err, "sonde: warning: the server does not implement resources/templates/list (-32601)")
 					tpls, err = nil, nil
 				}
 				return err
@@ -47,17 +50,17 @@ A server that answers templates/list with -32601 has no templates (a warning say
 			if err != nil {
 				return err
 			}
-			if f.json {
-				writeJSON(io.out, map[string]any{"resources": nonNil(res), "resourceTemplates": nonNil(tpls)})
+			if f.JSON {
+				cmdutil.WriteJSON(env.Out, map[string]any{"resources": cmdutil.NonNil(res), "resourceTemplates": cmdutil.NonNil(tpls)})
 				return nil
 			}
 			if len(res) == 0 && len(tpls) == 0 {
-				fmt.Fprintln(io.err, "sonde: the server lists no resources and no templates")
+				fmt.Fprintln(env.Err, "sonde: the server lists no resources and no templates")
 				return nil
 			}
-			tw := newTable(io.out)
+			tw := cmdutil.NewTable(env.Out)
 			for _, r := range res {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.URI, r.Name, r.MimeType, firstLine(r.Description))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.URI, r.Name, r.MimeType, cmdutil.FirstLine(r.Description))
 			}
 			if len(tpls) > 0 {
 				if len(res) > 0 {
@@ -65,28 +68,29 @@ A server that answers templates/list with -32601 has no templates (a warning say
 				}
 				fmt.Fprintln(tw, "templates:")
 				for _, r := range tpls {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.URITemplate, r.Name, r.MimeType, firstLine(r.Description))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.URITemplate, r.Name, r.MimeType, cmdutil.FirstLine(r.Description))
 				}
 			}
 			return tw.Flush()
 		})
 }
 
-func newReadCmd(io streams) *cobra.Command {
-	var f serverFlags
+// NewCmdRead is `sonde read URI`.
+func NewCmdRead(env *cmdutil.Env) *cobra.Command {
+	var f connect.Flags
 	var out string
-	cmd := featureCmd(io, &f, "read URI [--out FILE] (-- COMMAND [ARG...] | --url URL)",
+	cmd := featureCmd(env, &f, "read URI [--out FILE] (-- COMMAND [ARG...] | --url URL)",
 		"Read one resource and print it",
 		`Start the server, run the handshake, read URI (resources/read), print it, stop the server.
 Text contents are printed as is. Binary contents (blob) are summarised by URI, size and MIME
 type; --out FILE writes the decoded bytes of the first content (text or blob) to FILE.
 --json prints {"ok":true,"result":...} with the whole result.`,
 		1, "read takes exactly one URI before --: sonde read URI -- COMMAND [ARG...]", nil,
-		func(ctx context.Context, s *session, own []string) error {
+		func(ctx context.Context, s *connect.Session, own []string) error {
 			var res *mcp.ReadResourceResult
 			var raw json.RawMessage
-			err := s.retry(ctx, func(c *client.Client) (err error) {
-				warnUndeclared(io, c, mcp.MethodResourcesRead)
+			err := s.Retry(ctx, func(c *client.Client) (err error) {
+				warnUndeclared(env, c, mcp.MethodResourcesRead)
 				res, raw, err = c.ReadResource(ctx, own[0])
 				return err
 			})
@@ -106,28 +110,28 @@ type; --out FILE writes the decoded bytes of the first content (text or blob) to
 					return &client.Error{Code: client.CodeProtocol, Message: "resources/read " + own[0] + ": no contents to write to " + out}
 				}
 				if err := os.WriteFile(out, data[0], 0o644); err != nil {
-					return &exitStatus{code: exitUsage, msg: "--out " + out + ": " + err.Error()}
+					return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "--out " + out + ": " + err.Error()}
 				}
 				if len(data) > 1 {
-					fmt.Fprintf(io.err, "sonde: warning: %d contents; only the first was written to %s\n", len(data), out)
+					fmt.Fprintf(env.Err, "sonde: warning: %d contents; only the first was written to %s\n", len(data), out)
 				}
 			}
-			if f.json {
-				writeJSON(io.out, map[string]any{"ok": true, "result": raw})
+			if f.JSON {
+				cmdutil.WriteJSON(env.Out, map[string]any{"ok": true, "result": raw})
 				return nil
 			}
 			for i, rc := range res.Contents {
 				switch {
 				case rc.Text != nil && out == "":
-					fmt.Fprint(io.out, *rc.Text)
+					fmt.Fprint(env.Out, *rc.Text)
 					if !strings.HasSuffix(*rc.Text, "\n") {
-						fmt.Fprintln(io.out)
+						fmt.Fprintln(env.Out)
 					}
 				default:
-					fmt.Fprintln(io.out, contentSummary(rc, len(data[i])))
+					fmt.Fprintln(env.Out, contentSummary(rc, len(data[i])))
 				}
 				if i == 0 && out != "" {
-					fmt.Fprintf(io.out, "written to %s\n", out)
+					fmt.Fprintf(env.Out, "written to %s\n", out)
 				}
 			}
 			return nil

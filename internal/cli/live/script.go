@@ -1,4 +1,4 @@
-package cli
+package live
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 )
 
 // scriptLine is one input line of `sonde script`.
@@ -36,8 +38,14 @@ type scriptResult struct {
 	MS     float64         `json:"ms"`
 }
 
-func newScriptCmd(io streams) *cobra.Command {
-	var f serverFlags
+// ScriptOptions are the flags of `sonde script`.
+type ScriptOptions struct {
+	Server connect.Flags
+}
+
+// NewCmdScript is `sonde script FILE`.
+func NewCmdScript(env *cmdutil.Env) *cobra.Command {
+	var o ScriptOptions
 	cmd := &cobra.Command{
 		Use:   "script FILE (-- COMMAND [ARG...] | --url URL)",
 		Short: "Send pipelined requests from a JSONL file (- for stdin)",
@@ -57,25 +65,27 @@ have their outcome:
 (rpc_code is added to the error for MCP_ERROR, and for MCP_URL_REQUIRED the elicitations,
 whose URLs are also printed on stderr.) The exit status is 1 when any line failed.
 
-` + exitCodesHelp,
+` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, argv, err := f.serverArgv(cmd, args, 1, "script takes exactly one FILE (or -) before --")
+			own, t, err := connect.Resolve(cmd, &o.Server, args, 1, "script takes exactly one FILE (or -) before --")
 			if err != nil {
 				return err
 			}
-			lines, err := readScript(own[0], io.in)
+			lines, err := readScript(own[0], env.In)
 			if err != nil {
 				return err
 			}
-			s, err := f.connect(cmd.Context(), io, argv)
+			// A failure to connect is not reported on stdout, whose lines
+			// are the script's.
+			s, err := connect.Open(cmd.Context(), env, &o.Server, t)
 			if err != nil {
 				return err
 			}
-			defer s.close()
-			return runScript(cmd.Context(), io, s.c, lines)
+			defer s.Close()
+			return runScript(cmd.Context(), env, s.Client, lines)
 		},
 	}
-	f.register(cmd.Flags())
+	o.Server.Register(cmd.Flags())
 	return cmd
 }
 
@@ -86,7 +96,7 @@ func readScript(path string, stdin io.Reader) ([]scriptLine, error) {
 	if path != "-" {
 		fh, err := os.Open(path)
 		if err != nil {
-			return nil, usagef("script: " + err.Error())
+			return nil, cmdutil.Usagef("script: " + err.Error())
 		}
 		defer fh.Close()
 		r = fh
@@ -103,30 +113,30 @@ func readScript(path string, stdin io.Reader) ([]scriptLine, error) {
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&l); err != nil {
-			return nil, usagef(fmt.Sprintf("script line %d: %v", n, err))
+			return nil, cmdutil.Usagef(fmt.Sprintf("script line %d: %v", n, err))
 		}
 		if rest := bytes.TrimSpace(text[dec.InputOffset():]); len(rest) > 0 {
-			return nil, usagef(fmt.Sprintf("script line %d: unexpected data after the JSON object: %.40s", n, rest))
+			return nil, cmdutil.Usagef(fmt.Sprintf("script line %d: unexpected data after the JSON object: %.40s", n, rest))
 		}
 		if l.Method == "" {
-			return nil, usagef(fmt.Sprintf("script line %d: \"method\" is required", n))
+			return nil, cmdutil.Usagef(fmt.Sprintf("script line %d: \"method\" is required", n))
 		}
 		if l.DelayMS < 0 || l.TimeoutMS < 0 || l.CancelAfterMS < 0 {
-			return nil, usagef(fmt.Sprintf("script line %d: delay_ms, timeout_ms and cancel_after_ms must not be negative", n))
+			return nil, cmdutil.Usagef(fmt.Sprintf("script line %d: delay_ms, timeout_ms and cancel_after_ms must not be negative", n))
 		}
 		lines = append(lines, l)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, usagef("script: " + err.Error())
+		return nil, cmdutil.Usagef("script: " + err.Error())
 	}
 	return lines, nil
 }
 
 // runScript sends the lines and prints one output line per input line on
-// io.out; the URLs of a line that failed with MCP_URL_REQUIRED are printed
-// on io.err as it is.
-func runScript(ctx context.Context, io streams, c *client.Client, lines []scriptLine) error {
-	w := io.out
+// env.Out; the URLs of a line that failed with MCP_URL_REQUIRED are printed
+// on env.Err as it is.
+func runScript(ctx context.Context, env *cmdutil.Env, c *client.Client, lines []scriptLine) error {
+	w := env.Out
 	calls := make([]*client.Call, len(lines))
 	var cancels []context.CancelFunc
 	defer func() {
@@ -167,16 +177,16 @@ func runScript(ctx context.Context, io streams, c *client.Client, lines []script
 		if err != nil {
 			failed++
 			out.Result = nil
-			out.Error = errorJSON(err)
+			out.Error = cmdutil.ErrorJSON(err)
 		}
-		printURLElicitations(io.err, err, io.serverName())
-		writeJSON(w, out)
+		cmdutil.PrintURLElicitations(env.Err, err, env.ServerName())
+		cmdutil.WriteJSON(w, out)
 	}
 	if ctx.Err() != nil {
-		return &exitStatus{code: exitInterrupted, msg: "script interrupted"}
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "script interrupted"}
 	}
 	if failed > 0 {
-		return &exitStatus{code: exitToolError, msg: strconv.Itoa(failed) + " of " + strconv.Itoa(len(lines)) + " script lines failed"}
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError, Msg: strconv.Itoa(failed) + " of " + strconv.Itoa(len(lines)) + " script lines failed"}
 	}
 	return nil
 }

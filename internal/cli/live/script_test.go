@@ -1,4 +1,4 @@
-package cli
+package live_test
 
 import (
 	"bytes"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
 // scriptOut is one output line of script, decoded after checkScriptLine
@@ -73,17 +76,17 @@ func parseScriptOutput(t *testing.T, stdout string) []scriptOut {
 // fast one is answered first on the wire, and the output still comes in
 // input order with each line's own id and result.
 func TestScriptPipelined(t *testing.T) {
-	f := newFixture(t)
+	f := clitest.NewFixture(t)
 	input := `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"slow","delay_ms":1000}}}
 {"method":"tools/call","params":{"name":"echo","arguments":{"value":"fast"}}}
 `
-	r := runSonde(t, input, f.cmd([]string{"script", "-", "--trace"})...)
-	if r.code != exitOK || sondeLine(r.stderr) != "" {
-		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	r := clitest.RunSonde(t, input, f.Cmd([]string{"script", "-", "--trace"})...)
+	if r.Code != cmdutil.ExitOK || clitest.SondeLine(r.Stderr) != "" {
+		t.Fatalf("exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
-	outs := parseScriptOutput(t, r.stdout)
+	outs := parseScriptOutput(t, r.Stdout)
 	if len(outs) != 2 {
-		t.Fatalf("%d output lines, want 2:\n%s", len(outs), r.stdout)
+		t.Fatalf("%d output lines, want 2:\n%s", len(outs), r.Stdout)
 	}
 	for i, want := range []struct {
 		id    int64
@@ -93,13 +96,13 @@ func TestScriptPipelined(t *testing.T) {
 		if !o.OK || o.ID == nil || *o.ID != want.id || o.Method != "tools/call" {
 			t.Errorf("line %d: %+v, want id %d ok", i, o, want.id)
 		}
-		if wantRes := `{"content":[{"type":"text","text":"` + want.value + `"}],"structuredContent":{"value":"` + want.value + `"}}`; !sameJSON(t, string(o.Result), wantRes) {
+		if wantRes := `{"content":[{"type":"text","text":"` + want.value + `"}],"structuredContent":{"value":"` + want.value + `"}}`; !clitest.SameJSON(t, string(o.Result), wantRes) {
 			t.Errorf("line %d result %s, want %s", i, o.Result, wantRes)
 		}
 	}
 	// On the wire: both requests went out before the slow answer came
 	// back, and the fast answer came back first.
-	checkOrder(t, r.stderr,
+	clitest.CheckOrder(t, r.Stderr,
 		[]string{`-> id 2 +tools/call `, `-> id 3 +tools/call `, `<- id 2 +response `},
 		[]string{`<- id 3 +response `, `<- id 2 +response `})
 }
@@ -134,7 +137,7 @@ func TestScriptOutcomes(t *testing.T) {
 				"   \n" +
 				`{"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}` + "\n" +
 				`{"method":"tools/list"}` + "\n",
-			code: exitOK,
+			code: cmdutil.ExitOK,
 			want: []want{
 				{ok: true, id: 2, method: "ping", result: `{}`},
 				{ok: true, id: 3, method: "tools/call", result: `{"content":[{"type":"text","text":"3"}],"structuredContent":{"sum":3}}`},
@@ -147,7 +150,7 @@ func TestScriptOutcomes(t *testing.T) {
 				`{"method":"bogus/method"}` + "\n" +
 				`{"method":"tools/call","params":{"name":"nope"}}` + "\n" +
 				`{"method":"ping"}` + "\n",
-			code: exitToolError, errLine: "sonde: 3 of 4 script lines failed",
+			code: cmdutil.ExitToolError, errLine: "sonde: 3 of 4 script lines failed",
 			want: []want{
 				{id: 2, method: "tools/call", code: "MCP_ERROR", rpcCode: -32001, message: "server error -32001: fixture failure"},
 				{id: 3, method: "bogus/method", code: "MCP_ERROR", rpcCode: -32601, message: "server error -32601: method not found: bogus/method"},
@@ -162,7 +165,7 @@ func TestScriptOutcomes(t *testing.T) {
 			input: `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"x","delay_ms":20000}},"timeout_ms":150}` + "\n" +
 				`{"method":"ping","delay_ms":400}` + "\n",
 			flags: []string{"--trace"},
-			code:  exitToolError, errLine: "sonde: 1 of 2 script lines failed",
+			code:  cmdutil.ExitToolError, errLine: "sonde: 1 of 2 script lines failed",
 			want: []want{
 				{id: 2, method: "tools/call", code: "MCP_TIMEOUT", message: "tools/call id 2: no response within 150ms"},
 				{ok: true, id: 3, method: "ping", result: `{}`},
@@ -175,7 +178,7 @@ func TestScriptOutcomes(t *testing.T) {
 			input: `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"x","delay_ms":20000}},"cancel_after_ms":100}` + "\n" +
 				`{"method":"ping","delay_ms":400}` + "\n",
 			flags: []string{"--trace"},
-			code:  exitToolError, errLine: "sonde: 1 of 2 script lines failed",
+			code:  cmdutil.ExitToolError, errLine: "sonde: 1 of 2 script lines failed",
 			want: []want{
 				{id: 2, method: "tools/call", code: "MCP_ABORTED", message: "tools/call id 2: cancelled by caller"},
 				{ok: true, id: 3, method: "ping", result: `{}`},
@@ -186,7 +189,7 @@ func TestScriptOutcomes(t *testing.T) {
 			name: "delay_ms",
 			input: `{"method":"ping"}` + "\n" +
 				`{"method":"ping","delay_ms":250}` + "\n",
-			code: exitOK,
+			code: cmdutil.ExitOK,
 			want: []want{
 				{ok: true, id: 2, method: "ping", result: `{}`},
 				{ok: true, id: 3, method: "ping", result: `{}`},
@@ -202,7 +205,7 @@ func TestScriptOutcomes(t *testing.T) {
 			fixture: []string{"--fault", "never-respond"},
 			input: `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"a"}},"timeout_ms":300}` + "\n" +
 				`{"method":"tools/call","params":{"name":"echo","arguments":{"value":"b"}}}` + "\n",
-			code: exitToolError, errLine: "sonde: 2 of 2 script lines failed",
+			code: cmdutil.ExitToolError, errLine: "sonde: 2 of 2 script lines failed",
 			want: []want{
 				{id: 2, method: "tools/call", code: "MCP_TIMEOUT", message: "tools/call id 2: no response within 300ms"},
 				{id: 0, method: "tools/call", code: "MCP_BUSY", message: "tools/call: 1 requests already in flight (--max-pending)"},
@@ -212,19 +215,19 @@ func TestScriptOutcomes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
+			f := clitest.NewFixture(t)
 			start := time.Now()
-			r := runSonde(t, tc.input, f.cmd(append([]string{"script", "-"}, tc.flags...), tc.fixture...)...)
+			r := clitest.RunSonde(t, tc.input, f.Cmd(append([]string{"script", "-"}, tc.flags...), tc.fixture...)...)
 			elapsed := time.Since(start)
-			if r.code != tc.code {
-				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, tc.code, r.stderr)
+			if r.Code != tc.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.Code, tc.code, r.Stderr)
 			}
-			if got := sondeLine(r.stderr); got != tc.errLine {
+			if got := clitest.SondeLine(r.Stderr); got != tc.errLine {
 				t.Errorf("stderr line %q, want %q", got, tc.errLine)
 			}
-			outs := parseScriptOutput(t, r.stdout)
+			outs := parseScriptOutput(t, r.Stdout)
 			if len(outs) != len(tc.want) {
-				t.Fatalf("%d output lines, want %d:\n%s", len(outs), len(tc.want), r.stdout)
+				t.Fatalf("%d output lines, want %d:\n%s", len(outs), len(tc.want), r.Stdout)
 			}
 			for i, w := range tc.want {
 				o := outs[i]
@@ -239,7 +242,7 @@ func TestScriptOutcomes(t *testing.T) {
 					t.Errorf("line %d: ok %v id %d method %s, want ok %v id %d method %s", i, o.OK, gotID, o.Method, w.ok, w.id, w.method)
 				}
 				if w.ok {
-					if w.result != "" && !sameJSON(t, string(o.Result), w.result) {
+					if w.result != "" && !clitest.SameJSON(t, string(o.Result), w.result) {
 						t.Errorf("line %d result %s, want %s", i, o.Result, w.result)
 					}
 					continue
@@ -259,8 +262,8 @@ func TestScriptOutcomes(t *testing.T) {
 				}
 			}
 			for _, re := range tc.trace {
-				if !regexp.MustCompile(re).MatchString(r.stderr) {
-					t.Errorf("trace does not match %s:\n%s", re, r.stderr)
+				if !regexp.MustCompile(re).MatchString(r.Stderr) {
+					t.Errorf("trace does not match %s:\n%s", re, r.Stderr)
 				}
 			}
 			if elapsed < tc.minTotal {
@@ -272,18 +275,18 @@ func TestScriptOutcomes(t *testing.T) {
 
 // TestScriptFile reads the script from a file instead of stdin.
 func TestScriptFile(t *testing.T) {
-	f := newFixture(t)
+	f := clitest.NewFixture(t)
 	path := filepath.Join(t.TempDir(), "calls.jsonl")
 	input := `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"one"}}}` + "\r\n" +
 		`{"method":"tools/call","params":{"name":"echo","arguments":{"value":"two"}}}`
 	if err := os.WriteFile(path, []byte(input), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := runSonde(t, `{"method":"not read"}`, f.cmd([]string{"script", path})...)
-	checkRun(t, r, exitOK, "")
-	outs := parseScriptOutput(t, r.stdout)
+	r := clitest.RunSonde(t, `{"method":"not read"}`, f.Cmd([]string{"script", path})...)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	outs := parseScriptOutput(t, r.Stdout)
 	if len(outs) != 2 {
-		t.Fatalf("%d output lines, want 2:\n%s", len(outs), r.stdout)
+		t.Fatalf("%d output lines, want 2:\n%s", len(outs), r.Stdout)
 	}
 	for i, v := range []string{"one", "two"} {
 		if !bytes.Contains(outs[i].Result, []byte(`"text":"`+v+`"`)) {
@@ -307,30 +310,30 @@ func TestScriptBadInput(t *testing.T) {
 		{name: "method missing", input: ok + `{"params":{}}` + "\n", errLine: `sonde: script line 2: "method" is required` + "\n"},
 		{name: "unknown field", input: `{"method":"ping","delay":5}` + "\n", errLine: `sonde: script line 1: json: unknown field "delay"` + "\n"},
 		{name: "negative", input: ok + ok + `{"method":"ping","timeout_ms":-1}` + "\n", errLine: "sonde: script line 3: delay_ms, timeout_ms and cancel_after_ms must not be negative\n"},
-		{name: "not an object", input: `["ping"]` + "\n", errLine: "sonde: script line 1: json: cannot unmarshal array into Go value of type main.scriptLine\n"},
+		{name: "not an object", input: `["ping"]` + "\n", errLine: "sonde: script line 1: json: cannot unmarshal array into Go value of type live.scriptLine\n"},
 		{name: "trailing data", input: ok + `{"method":"ping"} {"method":"ping"}` + "\n", errLine: "sonde: script line 2: unexpected data after the JSON object: {\"method\":\"ping\"}\n"},
 		{name: "missing file", file: missing, errLine: "sonde: script: open " + missing + ": no such file or directory\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
+			f := clitest.NewFixture(t)
 			file := "-"
 			if tc.file != "" {
 				file = tc.file
 			}
-			r := runSonde(t, tc.input, f.cmd([]string{"script", file})...)
-			checkRun(t, r, exitUsage, tc.errLine)
-			if r.stdout != "" {
-				t.Errorf("stdout = %q", r.stdout)
+			r := clitest.RunSonde(t, tc.input, f.Cmd([]string{"script", file})...)
+			clitest.CheckRun(t, r, cmdutil.ExitUsage, tc.errLine)
+			if r.Stdout != "" {
+				t.Errorf("stdout = %q", r.Stdout)
 			}
-			f.assertStarted(0)
+			f.AssertStarted(0)
 		})
 	}
 	t.Run("no file", func(t *testing.T) {
-		f := newFixture(t)
-		r := runSonde(t, ok, f.cmd([]string{"script"})...)
-		checkRun(t, r, exitUsage, "sonde: script takes exactly one FILE (or -) before --\n")
-		f.assertStarted(0)
+		f := clitest.NewFixture(t)
+		r := clitest.RunSonde(t, ok, f.Cmd([]string{"script"})...)
+		clitest.CheckRun(t, r, cmdutil.ExitUsage, "sonde: script takes exactly one FILE (or -) before --\n")
+		f.AssertStarted(0)
 	})
 }

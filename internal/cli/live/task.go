@@ -1,4 +1,4 @@
-package cli
+package live
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -21,8 +22,8 @@ func registerTaskFlags(cmd *cobra.Command, task *bool, ttl *time.Duration) {
 
 // callTask runs a task-augmented tools/call, printing each status change
 // of the task on stderr.
-func callTask(ctx context.Context, io streams, c *client.Client, name string, args json.RawMessage, ttl time.Duration) (*mcp.CallToolResult, json.RawMessage, error) {
-	warnUndeclared(io, c, mcp.MethodTasksGet)
+func callTask(ctx context.Context, env *cmdutil.Env, c *client.Client, name string, args json.RawMessage, ttl time.Duration) (*mcp.CallToolResult, json.RawMessage, error) {
+	warnUndeclared(env, c, mcp.MethodTasksGet)
 	sub := c.Subscribe(256)
 	defer sub.Close()
 	tc := c.GoToolTask(ctx, name, args, client.TaskOptions{TTL: ttl})
@@ -37,7 +38,7 @@ func callTask(ctx context.Context, io streams, c *client.Client, name string, ar
 				if m := ev.Task.Task.StatusMessage; m != "" {
 					line += ": " + m
 				}
-				fmt.Fprintln(io.err, line)
+				fmt.Fprintln(env.Err, line)
 			}
 		case <-tc.Done():
 			return tc.Wait()

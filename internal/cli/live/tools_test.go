@@ -1,4 +1,4 @@
-package cli
+package live_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
 // documentedTools are the tools docs/fixtures.md promises, in the order the
@@ -17,7 +20,7 @@ var documentedTools = []string{"echo", "add", "progress", "fail", "tool-error", 
 // show, over one page or many.
 func fixtureTools(t *testing.T) []string {
 	t.Helper()
-	r := runSonde(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n", "fixture")
+	r := clitest.RunSonde(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n", "fixture")
 	var resp struct {
 		Result struct {
 			Tools []struct {
@@ -26,8 +29,8 @@ func fixtureTools(t *testing.T) []string {
 			NextCursor string `json:"nextCursor"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &resp); err != nil || r.code != 0 || resp.Result.NextCursor != "" {
-		t.Fatalf("the fixture's tools/list: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &resp); err != nil || r.Code != 0 || resp.Result.NextCursor != "" {
+		t.Fatalf("the fixture's tools/list: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 	}
 	var names []string
 	for _, tool := range resp.Result.Tools {
@@ -60,13 +63,13 @@ func TestTools(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			r := runSonde(t, "", f.cmd(tc.sub, tc.fixture...)...)
-			if r.code != exitOK || sondeLine(r.stderr) != "" {
-				t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(tc.sub, tc.fixture...)...)
+			if r.Code != cmdutil.ExitOK || clitest.SondeLine(r.Stderr) != "" {
+				t.Fatalf("exit %d, stderr:\n%s", r.Code, r.Stderr)
 			}
-			if n := len(listRE.FindAllString(r.stderr, -1)); n != tc.requests {
-				t.Errorf("%d tools/list requests in the trace, want %d:\n%s", n, tc.requests, r.stderr)
+			if n := len(listRE.FindAllString(r.Stderr, -1)); n != tc.requests {
+				t.Errorf("%d tools/list requests in the trace, want %d:\n%s", n, tc.requests, r.Stderr)
 			}
 			var names []string
 			if tc.json {
@@ -75,8 +78,8 @@ func TestTools(t *testing.T) {
 					Description string          `json:"description"`
 					InputSchema json.RawMessage `json:"inputSchema"`
 				}
-				if err := json.Unmarshal([]byte(r.stdout), &tools); err != nil {
-					t.Fatalf("stdout is not a JSON array of tools: %v\n%s", err, r.stdout)
+				if err := json.Unmarshal([]byte(r.Stdout), &tools); err != nil {
+					t.Fatalf("stdout is not a JSON array of tools: %v\n%s", err, r.Stdout)
 				}
 				for _, tool := range tools {
 					names = append(names, tool.Name)
@@ -85,7 +88,7 @@ func TestTools(t *testing.T) {
 					}
 				}
 			} else {
-				for _, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+				for _, line := range strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n") {
 					name, desc, _ := strings.Cut(line, " ")
 					names = append(names, name)
 					if strings.TrimSpace(desc) == "" {
@@ -94,7 +97,7 @@ func TestTools(t *testing.T) {
 				}
 			}
 			if !slices.Equal(names, all) {
-				t.Errorf("tools %q, want %q\nstdout:\n%s", names, all, r.stdout)
+				t.Errorf("tools %q, want %q\nstdout:\n%s", names, all, r.Stdout)
 			}
 		})
 	}
@@ -103,12 +106,12 @@ func TestTools(t *testing.T) {
 // TestToolsText checks the text layout: name, then the first line of the
 // description in an aligned column.
 func TestToolsText(t *testing.T) {
-	f := newFixture(t)
-	r := runSonde(t, "", f.cmd([]string{"tools"})...)
-	checkRun(t, r, exitOK, "")
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"tools"})...)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if want := len(fixtureTools(t)); len(lines) != want {
-		t.Fatalf("%d lines, want %d:\n%s", len(lines), want, r.stdout)
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), want, r.Stdout)
 	}
 	if want := "echo          Returns value after delay_ms; concurrent calls with different delays answer out of order."; lines[0] != want {
 		t.Errorf("first line %q, want %q", lines[0], want)
