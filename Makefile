@@ -15,7 +15,7 @@ build:
 test: tools fmt-check vet cross peers race
 
 ## tools: what the tests need besides Go and npm: tmux, for the real-terminal UI tests
-## (tui_tmux_test.go). CI runs as root on Debian.
+## (internal/cli/interactive/*_tmux_test.go). CI runs as root on Debian.
 tools:
 	command -v tmux >/dev/null || (apt-get update && apt-get install -y tmux)
 
