@@ -58,11 +58,16 @@ func warnUndeclared(env *cmdutil.Env, c *client.Client, methods ...string) {
 	}
 }
 
+// LogLevelOptions are the flags of `sonde log-level`.
+type LogLevelOptions struct {
+	Server connect.Flags
+	Wait   time.Duration
+}
+
 // NewCmdLogLevel is `sonde log-level LEVEL`.
 func NewCmdLogLevel(env *cmdutil.Env) *cobra.Command {
-	var f connect.Flags
-	var wait time.Duration
-	cmd := featureCmd(env, &f, "log-level LEVEL [--wait DURATION] (-- COMMAND [ARG...] | --url URL)",
+	var o LogLevelOptions
+	cmd := featureCmd(env, &o.Server, "log-level LEVEL [--wait DURATION] (-- COMMAND [ARG...] | --url URL)",
 		"Set the server's log level and print the log messages that arrive",
 		`Start the server, run the handshake, send logging/setLevel LEVEL (one of `+strings.Join(mcp.LogLevels, ", ")+`),
 then print every notifications/message that arrives during --wait (default 0: none), one
@@ -73,57 +78,62 @@ as a JSON line.`,
 			if mcp.LogLevelRank(own[0]) < 0 {
 				return cmdutil.Usagef(fmt.Sprintf("log level %q: want one of %s", own[0], strings.Join(mcp.LogLevels, ", ")))
 			}
-			if wait < 0 {
+			if o.Wait < 0 {
 				return cmdutil.Usagef("--wait must not be negative")
 			}
 			return nil
 		},
 		func(ctx context.Context, s *connect.Session, own []string) error {
-			first := s.Client
-			sub := first.Subscribe(4096)
-			defer func() { sub.Close() }()
-			err := s.Retry(ctx, func(c *client.Client) error {
-				if c != first { // a new session after --reconnect
-					sub.Close()
-					sub = c.Subscribe(4096)
-				}
-				warnUndeclared(env, c, mcp.MethodLoggingSetLevel)
-				return c.SetLogLevel(ctx, own[0])
-			})
-			if err != nil {
-				return err
+			return runLogLevel(ctx, env, &o, s, own)
+		})
+	cmd.Flags().DurationVar(&o.Wait, "wait", 0, "how long to print the log messages that arrive after the level is set")
+	return cmd
+}
+
+// runLogLevel runs `sonde log-level` on the session.
+func runLogLevel(ctx context.Context, env *cmdutil.Env, o *LogLevelOptions, s *connect.Session, own []string) error {
+	first := s.Client
+	sub := first.Subscribe(4096)
+	defer func() { sub.Close() }()
+	err := s.Retry(ctx, func(c *client.Client) error {
+		if c != first { // a new session after --reconnect
+			sub.Close()
+			sub = c.Subscribe(4096)
+		}
+		warnUndeclared(env, c, mcp.MethodLoggingSetLevel)
+		return c.SetLogLevel(ctx, own[0])
+	})
+	if err != nil {
+		return err
+	}
+	if !o.Server.JSON {
+		fmt.Fprintf(env.Err, "sonde: log level set to %s\n", own[0])
+	}
+	timer := time.NewTimer(o.Wait)
+	defer timer.Stop()
+	for {
+		select {
+		case ev, ok := <-sub.C:
+			if !ok {
+				return nil
 			}
-			if !f.JSON {
-				fmt.Fprintf(env.Err, "sonde: log level set to %s\n", own[0])
-			}
-			timer := time.NewTimer(wait)
-			defer timer.Stop()
+			printLogEvent(env.Out, ev, o.Server.JSON)
+		case <-timer.C:
 			for {
 				select {
 				case ev, ok := <-sub.C:
 					if !ok {
 						return nil
 					}
-					printLogEvent(env.Out, ev, f.JSON)
-				case <-timer.C:
-					for {
-						select {
-						case ev, ok := <-sub.C:
-							if !ok {
-								return nil
-							}
-							printLogEvent(env.Out, ev, f.JSON)
-						default:
-							return nil
-						}
-					}
-				case <-ctx.Done():
+					printLogEvent(env.Out, ev, o.Server.JSON)
+				default:
 					return nil
 				}
 			}
-		})
-	cmd.Flags().DurationVar(&wait, "wait", 0, "how long to print the log messages that arrive after the level is set")
-	return cmd
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }
 
 // printLogEvent prints ev when it is a notifications/message from the
@@ -159,32 +169,42 @@ func logLine(m mcp.LogMessageParams) string {
 	return line + " " + data
 }
 
+// PingOptions are the flags of `sonde ping`.
+type PingOptions struct {
+	Server connect.Flags
+}
+
 // NewCmdPing is `sonde ping`.
 func NewCmdPing(env *cmdutil.Env) *cobra.Command {
-	var f connect.Flags
-	return featureCmd(env, &f, "ping (-- COMMAND [ARG...] | --url URL)",
+	var o PingOptions
+	return featureCmd(env, &o.Server, "ping (-- COMMAND [ARG...] | --url URL)",
 		"Send ping and print how long the answer took",
 		`Start the server, run the handshake, send ping, print the round trip, stop the server.
 --json prints {"ok":true,"ms":N}.`,
 		0, "ping takes no arguments before --", nil,
-		func(ctx context.Context, s *connect.Session, _ []string) error {
-			var took time.Duration
-			err := s.Retry(ctx, func(c *client.Client) error {
-				start := time.Now()
-				err := c.Ping(ctx)
-				took = time.Since(start)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if f.JSON {
-				cmdutil.WriteJSON(env.Out, map[string]any{"ok": true, "ms": float64(took.Microseconds()) / 1000})
-				return nil
-			}
-			fmt.Fprintf(env.Out, "pong in %s\n", took.Round(10*time.Microsecond))
-			return nil
+		func(ctx context.Context, s *connect.Session, own []string) error {
+			return runPing(ctx, env, &o, s, own)
 		})
+}
+
+// runPing runs `sonde ping` on the session.
+func runPing(ctx context.Context, env *cmdutil.Env, o *PingOptions, s *connect.Session, _ []string) error {
+	var took time.Duration
+	err := s.Retry(ctx, func(c *client.Client) error {
+		start := time.Now()
+		err := c.Ping(ctx)
+		took = time.Since(start)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if o.Server.JSON {
+		cmdutil.WriteJSON(env.Out, map[string]any{"ok": true, "ms": float64(took.Microseconds()) / 1000})
+		return nil
+	}
+	fmt.Fprintf(env.Out, "pong in %s\n", took.Round(10*time.Microsecond))
+	return nil
 }
 
 // NewCmdFeatures are the headless commands of the server features.
