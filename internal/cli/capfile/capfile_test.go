@@ -1,7 +1,6 @@
 package capfile_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,58 +20,6 @@ func recordCall(t *testing.T, fixtureArgs ...string) string {
 		t.Fatalf("call: %d %s", r.Code, r.Stderr)
 	}
 	return path
-}
-
-// TestLintCommand: a capture of a noisy server is exit status 1 with the
-// frame shown; a clean one is 0; --json carries the same findings.
-func TestLintCommand(t *testing.T) {
-	noisy := recordCall(t, "--fault", "stdout-noise")
-	r := clitest.RunSonde(t, "", "lint", noisy)
-	if r.Code != 1 || !strings.Contains(r.Stdout, "not-json\n  line on stdout is not JSON: servers must log to stderr\n  fixture noise: this is not JSON") ||
-		!strings.Contains(r.Stdout, "2 findings: 2 not-json") || !strings.Contains(r.Stdout, "spec: 2511/basic/transports.mdx") {
-		t.Errorf("lint of a noisy session: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
-	}
-	r = clitest.RunSonde(t, "", "lint", "--json", noisy)
-	var rep struct {
-		File     string
-		Findings []struct {
-			Rule, Dir, Preview, Detail string
-			Seq                        uint64
-			T                          int64
-		}
-		Counts map[string]int
-		Rules  []struct{ Name, Spec string }
-	}
-	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != 1 {
-		t.Fatalf("lint --json: %d %v\n%s", r.Code, err, r.Stdout)
-	}
-	if len(rep.Findings) != 2 || rep.Counts["not-json"] != 2 || len(rep.Rules) != 1 || rep.File != noisy {
-		t.Errorf("lint --json: %+v", rep)
-	}
-	for _, f := range rep.Findings {
-		if f.Rule != "not-json" || f.Dir != "in" || f.Seq == 0 || f.T <= 0 || f.Preview != "fixture noise: this is not JSON" {
-			t.Errorf("finding %+v", f)
-		}
-	}
-	r = clitest.RunSonde(t, "", "lint", recordCall(t))
-	if r.Code != 0 || r.Stdout != "no protocol violations\n" {
-		t.Errorf("lint of a clean session: %d %q %s", r.Code, r.Stdout, r.Stderr)
-	}
-}
-
-func TestLintRules(t *testing.T) {
-	r := clitest.RunSonde(t, "", "lint", "--rules")
-	if r.Code != 0 || strings.Count(r.Stdout, "\n  spec: ") != 16 || !strings.Contains(r.Stdout, "late-response (should): ") {
-		t.Errorf("lint --rules: %d\n%s", r.Code, r.Stdout)
-	}
-	r = clitest.RunSonde(t, "", "lint", "--rules", "--json")
-	var rules []struct{ Name, Level, Summary, Spec string }
-	if err := json.Unmarshal([]byte(r.Stdout), &rules); err != nil || len(rules) != 16 || rules[0].Name != "not-json" {
-		t.Errorf("lint --rules --json: %v %s", err, r.Stdout)
-	}
-	if r := clitest.RunSonde(t, "", "lint", "--rules", "x.jsonl"); r.Code != 2 {
-		t.Errorf("lint --rules FILE: %d", r.Code)
-	}
 }
 
 // TestCaptureErrors: every command that reads a capture says which file
@@ -115,58 +62,6 @@ func TestCaptureErrors(t *testing.T) {
 		}
 		if r := clitest.RunSonde(t, "", cmd); r.Code != 2 || !strings.Contains(r.Stderr, cmd+" takes one capture FILE") {
 			t.Errorf("%s without a file: %d %q", cmd, r.Code, r.Stderr)
-		}
-	}
-}
-
-func TestStatsCommand(t *testing.T) {
-	path := recordCall(t)
-	r := clitest.RunSonde(t, "", "stats", path)
-	if r.Code != 0 || !strings.Contains(r.Stdout, "tools/call echo         1         0") || !strings.Contains(r.Stdout, "at most 1 in flight") {
-		t.Errorf("stats: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
-	}
-	r = clitest.RunSonde(t, "", "stats", "--json", "--bucket", "1s", path)
-	var rep struct {
-		Requests int
-		Methods  []struct {
-			Method, Tool  string
-			Count, Errors int
-			P50, Max      int64
-		}
-		Concurrency struct {
-			Max      int
-			Bucket   int64
-			InFlight []int `json:"in_flight"`
-		}
-	}
-	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != 0 {
-		t.Fatalf("stats --json: %d %v %s", r.Code, err, r.Stdout)
-	}
-	if rep.Requests != 2 || len(rep.Methods) != 2 || rep.Methods[1].Tool != "echo" || rep.Methods[1].P50 <= 0 ||
-		rep.Concurrency.Max != 1 || rep.Concurrency.Bucket != 1e9 || len(rep.Concurrency.InFlight) == 0 {
-		t.Errorf("stats --json: %+v", rep)
-	}
-	if r := clitest.RunSonde(t, "", "stats", "--bucket", "-1s", path); r.Code != 2 {
-		t.Errorf("negative bucket: %d", r.Code)
-	}
-}
-
-func TestExportCommand(t *testing.T) {
-	path := recordCall(t)
-	r := clitest.RunSonde(t, "", "export", "--mermaid", path)
-	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "sequenceDiagram\n    participant C as sonde\n    participant S as sonde-fixture\n") ||
-		!strings.Contains(r.Stdout, "    C->>S: tools/call echo [id 2]\n") || !strings.Contains(r.Stdout, "    S-->>C: result [id 2] ") {
-		t.Errorf("export --mermaid: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
-	}
-	r = clitest.RunSonde(t, "", "export", "--format", "text", "--width", "70", "--to", "#3", path)
-	if r.Code != 0 || strings.Contains(r.Stdout, "tools/call") || !strings.Contains(r.Stdout, "│─ initialize [id 1] ─") || !strings.Contains(r.Stdout, "window from the start to event 3: events 1 to 3") {
-		t.Errorf("export --format text: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
-	}
-	for _, args := range [][]string{
-		{"--from", "soon"}, {"--to", "-1s"}, {"--format", "svg"}, {"--mermaid", "--format", "text"}, {"--width", "10"},
-	} {
-		if r := clitest.RunSonde(t, "", append(append([]string{"export"}, args...), path)...); r.Code != 2 || r.Stdout != "" {
-			t.Errorf("export %v: %d %q", args, r.Code, r.Stderr)
 		}
 	}
 }
