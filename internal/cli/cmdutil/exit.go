@@ -55,11 +55,13 @@ type ExitStatus struct {
 	Msg  string
 }
 
+// Error is the message printed after "sonde: ".
 func (e *ExitStatus) Error() string { return e.Msg }
 
 // UsageError marks a bad command line (exit 2).
 type UsageError struct{ Msg string }
 
+// Error is the usage message.
 func (e *UsageError) Error() string { return e.Msg }
 
 // Usagef is a usage error with the message msg.
