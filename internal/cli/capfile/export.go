@@ -9,15 +9,18 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
+// ExportOptions are the flags of `sonde export`.
+type ExportOptions struct {
+	Mermaid  bool
+	Format   string // mermaid or text
+	From, To string // the window's ends: a duration from the start, or an event number
+	Width    int    // of the text swimlane, in cells
+}
+
 // NewCmdExport is `sonde export FILE`.
 func NewCmdExport(env *cmdutil.Env) *cobra.Command {
-	var (
-		mermaid    bool
-		form       string
-		from, to   string
-		width      int
-		fromB, toB diagram.Bound
-	)
+	var o ExportOptions
+	var from, to diagram.Bound // --from and --to, parsed
 	cmd := &cobra.Command{
 		Use:   "export [--mermaid | --format text] [--from X] [--to Y] FILE",
 		Short: "Draw a capture as a sequence diagram (Mermaid, or plain text)",
@@ -45,41 +48,46 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 		},
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
 			switch {
-			case mermaid && cmd.Flags().Changed("format") && form != "mermaid":
-				return cmdutil.Usagef("--mermaid and --format " + form + " disagree: give one")
-			case form != "mermaid" && form != "text":
-				return cmdutil.Usagef("--format is mermaid or text, not " + form)
-			case width < 40:
+			case o.Mermaid && cmd.Flags().Changed("format") && o.Format != "mermaid":
+				return cmdutil.Usagef("--mermaid and --format " + o.Format + " disagree: give one")
+			case o.Format != "mermaid" && o.Format != "text":
+				return cmdutil.Usagef("--format is mermaid or text, not " + o.Format)
+			case o.Width < 40:
 				return cmdutil.Usagef("--width must be at least 40")
 			}
-			if fromB, err = diagram.ParseBound(from); err != nil {
+			if from, err = diagram.ParseBound(o.From); err != nil {
 				return cmdutil.Usagef("--from: " + err.Error())
 			}
-			if toB, err = diagram.ParseBound(to); err != nil {
+			if to, err = diagram.ParseBound(o.To); err != nil {
 				return cmdutil.Usagef("--to: " + err.Error())
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var b *diagram.Builder
-			_, warnings, err := eachEvent(args[0], func(h capture.Header) {
-				b = diagram.New(diagram.Options{Start: h.Start, From: fromB, To: toB})
-			}, func(ev client.Event) { b.Add(ev) })
-			if err != nil {
-				return err
-			}
-			warnCapture(env, args[0], warnings)
-			if form == "text" {
-				return b.Text(env.Out, width)
-			}
-			return b.Mermaid(env.Out)
+			return runExport(env, &o, args[0], from, to)
 		},
 	}
 	fs := cmd.Flags()
-	fs.BoolVar(&mermaid, "mermaid", false, "write a Mermaid sequenceDiagram (the default)")
-	fs.StringVar(&form, "format", "mermaid", "mermaid, or text: a plain-text swimlane for the terminal")
-	fs.StringVar(&from, "from", "", "start of the window: a duration from the start (1.5s) or an event number (120)")
-	fs.StringVar(&to, "to", "", "end of the window (included), as --from")
-	fs.IntVar(&width, "width", 100, "width of the text swimlane in cells")
+	fs.BoolVar(&o.Mermaid, "mermaid", false, "write a Mermaid sequenceDiagram (the default)")
+	fs.StringVar(&o.Format, "format", "mermaid", "mermaid, or text: a plain-text swimlane for the terminal")
+	fs.StringVar(&o.From, "from", "", "start of the window: a duration from the start (1.5s) or an event number (120)")
+	fs.StringVar(&o.To, "to", "", "end of the window (included), as --from")
+	fs.IntVar(&o.Width, "width", 100, "width of the text swimlane in cells")
 	return cmd
+}
+
+// runExport draws the capture at path, within the window from..to.
+func runExport(env *cmdutil.Env, o *ExportOptions, path string, from, to diagram.Bound) error {
+	var b *diagram.Builder
+	_, warnings, err := eachEvent(path, func(h capture.Header) {
+		b = diagram.New(diagram.Options{Start: h.Start, From: from, To: to})
+	}, func(ev client.Event) { b.Add(ev) })
+	if err != nil {
+		return err
+	}
+	warnCapture(env, path, warnings)
+	if o.Format == "text" {
+		return b.Text(env.Out, o.Width)
+	}
+	return b.Mermaid(env.Out)
 }

@@ -18,9 +18,15 @@ import (
 // previewRunes bounds the raw bytes shown for a finding.
 const previewRunes = 200
 
+// LintOptions are the flags of `sonde lint`.
+type LintOptions struct {
+	JSON  bool
+	Rules bool // list the rules instead of linting a file
+}
+
 // NewCmdLint is `sonde lint FILE`.
 func NewCmdLint(env *cmdutil.Env) *cobra.Command {
-	var asJSON, listRules bool
+	var o LintOptions
 	cmd := &cobra.Command{
 		Use:   "lint FILE | --rules",
 		Short: "Report the protocol violations in a capture",
@@ -34,43 +40,47 @@ the rule's stable name and the spec reference. The rules are in docs/lint.md.
 
 Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a capture.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if listRules && len(args) == 0 {
+			if o.Rules && len(args) == 0 {
 				return nil
 			}
-			if len(args) != 1 || listRules {
+			if len(args) != 1 || o.Rules {
 				return cmdutil.Usagef("lint takes one capture FILE, or --rules alone (see sonde lint --help)")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if listRules {
-				writeRules(env, asJSON)
+			if o.Rules {
+				writeRules(env, o.JSON)
 				return nil
 			}
-			path := args[0]
-			l := lint.New()
-			var found []lint.Finding
-			h, warnings, err := eachEvent(path, nil, func(ev client.Event) {
-				found = append(found, l.Check(ev)...)
-			})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				cmdutil.WriteJSON(env.Out, lintJSON(path, h.Start, found, warnings))
-			} else {
-				warnCapture(env, path, warnings)
-				writeLint(env, h.Start, found)
-			}
-			if len(found) > 0 {
-				return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError}
-			}
-			return nil
+			return runLint(env, &o, args[0])
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
-	cmd.Flags().BoolVar(&listRules, "rules", false, "list the rules instead of linting a file")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output")
+	cmd.Flags().BoolVar(&o.Rules, "rules", false, "list the rules instead of linting a file")
 	return cmd
+}
+
+// runLint reports the violations in the capture at path.
+func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
+	l := lint.New()
+	var found []lint.Finding
+	h, warnings, err := eachEvent(path, nil, func(ev client.Event) {
+		found = append(found, l.Check(ev)...)
+	})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		cmdutil.WriteJSON(env.Out, lintJSON(path, h.Start, found, warnings))
+	} else {
+		warnCapture(env, path, warnings)
+		writeLint(env, h.Start, found)
+	}
+	if len(found) > 0 {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError}
+	}
+	return nil
 }
 
 // writeRules lists every rule.

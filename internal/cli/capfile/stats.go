@@ -11,10 +11,15 @@ import (
 	"github.com/sonde-mcp/sonde/stats"
 )
 
+// StatsOptions are the flags of `sonde stats`.
+type StatsOptions struct {
+	JSON   bool
+	Bucket time.Duration // the in-flight histogram's bucket width (0: automatic)
+}
+
 // NewCmdStats is `sonde stats FILE`.
 func NewCmdStats(env *cmdutil.Env) *cobra.Command {
-	var asJSON bool
-	var bucket time.Duration
+	var o StatsOptions
 	cmd := &cobra.Command{
 		Use:   "stats FILE",
 		Short: "Summarise a capture: per method counts, errors and latency; requests in flight over time",
@@ -40,26 +45,31 @@ Exit status: 0, or 2 when the file cannot be read as a capture.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if bucket < 0 {
-				return cmdutil.Usagef("--bucket must not be negative")
-			}
-			var c *stats.Collector
-			_, warnings, err := eachEvent(args[0], func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
-				c.Add(ev)
-			})
-			if err != nil {
-				return err
-			}
-			warnCapture(env, args[0], warnings)
-			rep := c.Report(bucket)
-			if asJSON {
-				cmdutil.WriteJSON(env.Out, rep)
-				return nil
-			}
-			return rep.WriteText(env.Out)
+			return runStats(env, &o, args[0])
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
-	cmd.Flags().DurationVar(&bucket, "bucket", 0, "width of the in-flight histogram's buckets (default: automatic)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output")
+	cmd.Flags().DurationVar(&o.Bucket, "bucket", 0, "width of the in-flight histogram's buckets (default: automatic)")
 	return cmd
+}
+
+// runStats summarises the capture at path.
+func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
+	if o.Bucket < 0 {
+		return cmdutil.Usagef("--bucket must not be negative")
+	}
+	var c *stats.Collector
+	_, warnings, err := eachEvent(path, func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
+		c.Add(ev)
+	})
+	if err != nil {
+		return err
+	}
+	warnCapture(env, path, warnings)
+	rep := c.Report(o.Bucket)
+	if o.JSON {
+		cmdutil.WriteJSON(env.Out, rep)
+		return nil
+	}
+	return rep.WriteText(env.Out)
 }
