@@ -19,7 +19,13 @@ import (
 // roleEnv makes the re-executed test binary act as a tiny server.
 const roleEnv = "SONDE_TRANSPORT_ROLE"
 
+// TestMain runs a role when the test binary was re-executed as one, and the
+// tests otherwise (fixturetest.Main). The fixture's helper role comes
+// first: the fixture's grandchild inherits roleEnv=fixture.
 func TestMain(m *testing.M) {
+	if fixtures.RunRole() {
+		os.Exit(0)
+	}
 	if role := os.Getenv(roleEnv); role != "" {
 		os.Exit(runRole(role))
 	}
