@@ -1,7 +1,7 @@
 # sonde's build and test entry points. `make test` is what CI runs (.ci/run).
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+LDFLAGS := -s -w -X github.com/sonde-mcp/sonde/internal/cli/cmdutil.Version=$(VERSION)
 
 .PHONY: all build test tools fmt-check vet cross race bench fuzz peers release clean
 
@@ -15,7 +15,7 @@ build:
 test: tools fmt-check vet cross peers race
 
 ## tools: what the tests need besides Go and npm: tmux, for the real-terminal UI tests
-## (tui_tmux_test.go). CI runs as root on Debian.
+## (internal/cli/interactive/*_tmux_test.go). CI runs as root on Debian.
 tools:
 	command -v tmux >/dev/null || (apt-get update && apt-get install -y tmux)
 

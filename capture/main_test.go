@@ -8,26 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
 // fixtureEnv makes the re-executed test binary act as the fixture server.
-const fixtureEnv = "SONDE_TEST_FIXTURE"
+const fixtureEnv = fixturetest.Env
 
-func TestMain(m *testing.M) {
-	if fixtures.RunRole() {
-		os.Exit(0)
-	}
-	if os.Getenv(fixtureEnv) == "1" {
-		os.Exit(fixtures.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 
 // live is a client connected to the fixture (a real subprocess), with a
 // recorder writing to path and a collector keeping every event the client

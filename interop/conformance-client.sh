@@ -6,7 +6,7 @@
 # The suite starts a test server for scenario NAME, puts NAME in
 # MCP_CONFORMANCE_SCENARIO and appends the server's URL as the last argument.
 # Each scenario maps to one headless sonde command; SONDE_BIN names the sonde
-# binary (default: sonde on PATH). conformance_test.go runs it.
+# binary (default: sonde on PATH). internal/cli/live/conformance_test.go runs it.
 set -eu
 eval "url=\${$#}"
 sonde=${SONDE_BIN:-sonde}

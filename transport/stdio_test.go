@@ -11,15 +11,17 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 // roleEnv makes the re-executed test binary act as a tiny server.
 const roleEnv = "SONDE_TRANSPORT_ROLE"
 
+// TestMain runs a role when the test binary was re-executed as one, and the
+// tests otherwise (fixturetest.Main). The fixture's helper role comes
+// first: the fixture's grandchild inherits roleEnv=fixture.
 func TestMain(m *testing.M) {
 	if fixtures.RunRole() {
 		os.Exit(0)
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(roleEnv); role != "" {
 		os.Exit(runRole(role))
 	}
-	goleak.VerifyTestMain(m)
+	fixturetest.Main(m, nil)
 }
 
 func runRole(role string) int {

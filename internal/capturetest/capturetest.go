@@ -14,30 +14,21 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
 // fixtureEnv makes the re-executed test binary act as the fixture server.
-const fixtureEnv = "SONDE_CAPTURETEST_FIXTURE"
+const fixtureEnv = fixturetest.Env
 
 // Main is the body of TestMain: it runs the fixture when the test binary
 // was started as one, and otherwise the tests, checking for leaked
 // goroutines.
-func Main(m *testing.M) {
-	if fixtures.RunRole() {
-		os.Exit(0)
-	}
-	if os.Getenv(fixtureEnv) == "1" {
-		os.Exit(fixtures.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	goleak.VerifyTestMain(m)
-}
+func Main(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 
 // Options shape a recorded session.
 type Options struct {

@@ -1,29 +1,23 @@
 package lesson
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 // fixtureEnv makes the re-executed test binary act as the fixture server.
-const fixtureEnv = "SONDE_LESSON_FIXTURE"
+const fixtureEnv = fixturetest.Env
 
-func TestMain(m *testing.M) {
-	if os.Getenv(fixtureEnv) == "1" {
-		os.Exit(fixtures.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 
 func frame(dir client.Direction, kind jsonrpc.Kind, id int64, method, raw string) client.Event {
 	f := client.Frame{Dir: dir, Raw: []byte(raw)}

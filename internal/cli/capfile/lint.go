@@ -1,0 +1,189 @@
+package capfile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/lint"
+)
+
+// previewRunes bounds the raw bytes shown for a finding.
+const previewRunes = 200
+
+// LintOptions are the flags of `sonde lint`.
+type LintOptions struct {
+	JSON  bool
+	Rules bool // list the rules instead of linting a file
+}
+
+// NewCmdLint is `sonde lint FILE`.
+func NewCmdLint(env *cmdutil.Env) *cobra.Command {
+	var o LintOptions
+	cmd := &cobra.Command{
+		Use:   "lint FILE | --rules",
+		Short: "Report the protocol violations in a capture",
+		Long: `Read a capture (--record FILE) and report every protocol violation it shows, each with the
+frame that shows it: its event number, time, direction, id and the start of its raw bytes,
+the rule's stable name and the spec reference. The rules are in docs/lint.md.
+
+  sonde lint bug.jsonl
+  sonde lint --json bug.jsonl
+  sonde lint --rules           every rule: name, level, explanation, spec reference
+
+Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a capture.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.Rules && len(args) == 0 {
+				return nil
+			}
+			if len(args) != 1 || o.Rules {
+				return cmdutil.Usagef("lint takes one capture FILE, or --rules alone (see sonde lint --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Rules {
+				writeRules(env, o.JSON)
+				return nil
+			}
+			return runLint(env, &o, args[0])
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output")
+	cmd.Flags().BoolVar(&o.Rules, "rules", false, "list the rules instead of linting a file")
+	return cmd
+}
+
+// runLint reports the violations in the capture at path.
+func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
+	l := lint.New()
+	var found []lint.Finding
+	h, warnings, err := eachEvent(path, nil, func(ev client.Event) {
+		found = append(found, l.Check(ev)...)
+	})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		cmdutil.WriteJSON(env.Out, lintJSON(path, h.Start, found, warnings))
+	} else {
+		warnCapture(env, path, warnings)
+		writeLint(env, h.Start, found)
+	}
+	if len(found) > 0 {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError}
+	}
+	return nil
+}
+
+// writeRules lists every rule.
+func writeRules(env *cmdutil.Env, asJSON bool) {
+	if asJSON {
+		cmdutil.WriteJSON(env.Out, lint.Rules())
+		return
+	}
+	for _, r := range lint.Rules() {
+		fmt.Fprintf(env.Out, "%s (%s): %s\n  spec: %s\n", r.Name, r.Level, r.Summary, r.Spec)
+	}
+}
+
+// lintCounts returns the rules found in order of first appearance and how
+// many times each was.
+func lintCounts(found []lint.Finding) ([]string, map[string]int) {
+	var order []string
+	counts := map[string]int{}
+	for _, f := range found {
+		if counts[f.Rule] == 0 {
+			order = append(order, f.Rule)
+		}
+		counts[f.Rule]++
+	}
+	return order, counts
+}
+
+func writeLint(env *cmdutil.Env, start time.Time, found []lint.Finding) {
+	if len(found) == 0 {
+		fmt.Fprintln(env.Out, "no protocol violations")
+		return
+	}
+	for _, f := range found {
+		fmt.Fprintf(env.Out, "+%s  event %d  %s", textfmt.Dur(f.Time.Sub(start)), f.Seq, f.Dir.Arrow())
+		if f.ID.IsValid() {
+			fmt.Fprintf(env.Out, "  id %s", textfmt.Escape(f.ID.String()))
+		}
+		if f.Method != "" {
+			fmt.Fprintf(env.Out, "  %s", textfmt.Escape(f.Method))
+		}
+		fmt.Fprintf(env.Out, "  %s\n  %s\n  %s\n\n", f.Rule, textfmt.Escape(f.Detail), textfmt.Preview(f.Raw, previewRunes))
+	}
+	order, counts := lintCounts(found)
+	parts := make([]string, len(order))
+	for i, r := range order {
+		parts[i] = fmt.Sprintf("%d %s", counts[r], r)
+	}
+	fmt.Fprintf(env.Out, "%d %s: %s\n", len(found), plural(len(found), "finding", "findings"), strings.Join(parts, ", "))
+	for _, name := range order {
+		r, _ := lint.Lookup(name)
+		fmt.Fprintf(env.Out, "\n%s (%s): %s\n  spec: %s\n", r.Name, r.Level, r.Summary, r.Spec)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// findingJSON is one finding in lint --json.
+type findingJSON struct {
+	Rule    string      `json:"rule"`
+	Level   lint.Level  `json:"level"`
+	Seq     uint64      `json:"seq"`
+	T       int64       `json:"t"`
+	Dir     string      `json:"dir"`
+	ID      *jsonrpc.ID `json:"id,omitempty"`
+	Method  string      `json:"method,omitempty"`
+	Size    int         `json:"size"`
+	Preview string      `json:"preview"`
+	Detail  string      `json:"detail"`
+}
+
+type lintReport struct {
+	File     string         `json:"file"`
+	Findings []findingJSON  `json:"findings"`
+	Counts   map[string]int `json:"counts"`
+	Rules    []lint.Rule    `json:"rules"`
+	Warnings []string       `json:"warnings,omitempty"`
+}
+
+func lintJSON(path string, start time.Time, found []lint.Finding, warnings []string) lintReport {
+	rep := lintReport{File: path, Findings: []findingJSON{}, Rules: []lint.Rule{}, Warnings: warnings}
+	order, counts := lintCounts(found)
+	rep.Counts = counts
+	for _, f := range found {
+		r, _ := lint.Lookup(f.Rule)
+		fj := findingJSON{
+			Rule: f.Rule, Level: r.Level, Seq: f.Seq, T: int64(f.Time.Sub(start)), Dir: f.Dir.String(),
+			Method: f.Method, Size: len(f.Raw), Preview: textfmt.Preview(f.Raw, previewRunes), Detail: f.Detail,
+		}
+		if f.ID.IsValid() {
+			id := f.ID
+			fj.ID = &id
+		}
+		rep.Findings = append(rep.Findings, fj)
+	}
+	slices.Sort(order)
+	for _, name := range order {
+		r, _ := lint.Lookup(name)
+		rep.Rules = append(rep.Rules, r)
+	}
+	return rep
+}

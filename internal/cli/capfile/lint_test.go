@@ -1,0 +1,61 @@
+package capfile_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+)
+
+// TestLintCommand: a capture of a noisy server is exit status 1 with the
+// frame shown; a clean one is 0; --json carries the same findings.
+func TestLintCommand(t *testing.T) {
+	noisy := recordCall(t, "--fault", "stdout-noise")
+	r := clitest.RunSonde(t, "", "lint", noisy)
+	if r.Code != 1 || !strings.Contains(r.Stdout, "not-json\n  line on stdout is not JSON: servers must log to stderr\n  fixture noise: this is not JSON") ||
+		!strings.Contains(r.Stdout, "2 findings: 2 not-json") || !strings.Contains(r.Stdout, "spec: 2511/basic/transports.mdx") {
+		t.Errorf("lint of a noisy session: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = clitest.RunSonde(t, "", "lint", "--json", noisy)
+	var rep struct {
+		File     string
+		Findings []struct {
+			Rule, Dir, Preview, Detail string
+			Seq                        uint64
+			T                          int64
+		}
+		Counts map[string]int
+		Rules  []struct{ Name, Spec string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != 1 {
+		t.Fatalf("lint --json: %d %v\n%s", r.Code, err, r.Stdout)
+	}
+	if len(rep.Findings) != 2 || rep.Counts["not-json"] != 2 || len(rep.Rules) != 1 || rep.File != noisy {
+		t.Errorf("lint --json: %+v", rep)
+	}
+	for _, f := range rep.Findings {
+		if f.Rule != "not-json" || f.Dir != "in" || f.Seq == 0 || f.T <= 0 || f.Preview != "fixture noise: this is not JSON" {
+			t.Errorf("finding %+v", f)
+		}
+	}
+	r = clitest.RunSonde(t, "", "lint", recordCall(t))
+	if r.Code != 0 || r.Stdout != "no protocol violations\n" {
+		t.Errorf("lint of a clean session: %d %q %s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+func TestLintRules(t *testing.T) {
+	r := clitest.RunSonde(t, "", "lint", "--rules")
+	if r.Code != 0 || strings.Count(r.Stdout, "\n  spec: ") != 16 || !strings.Contains(r.Stdout, "late-response (should): ") {
+		t.Errorf("lint --rules: %d\n%s", r.Code, r.Stdout)
+	}
+	r = clitest.RunSonde(t, "", "lint", "--rules", "--json")
+	var rules []struct{ Name, Level, Summary, Spec string }
+	if err := json.Unmarshal([]byte(r.Stdout), &rules); err != nil || len(rules) != 16 || rules[0].Name != "not-json" {
+		t.Errorf("lint --rules --json: %v %s", err, r.Stdout)
+	}
+	if r := clitest.RunSonde(t, "", "lint", "--rules", "x.jsonl"); r.Code != 2 {
+		t.Errorf("lint --rules FILE: %d", r.Code)
+	}
+}

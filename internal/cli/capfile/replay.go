@@ -1,0 +1,201 @@
+package capfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/replay/against"
+	"github.com/sonde-mcp/sonde/replay/serve"
+)
+
+// ReplayOptions are the flags of `sonde replay`.
+type ReplayOptions struct {
+	Server         connect.Flags // --against's server
+	Serve, Against string
+	Speed          float64
+	NoPacing       bool
+	Ignore         []string
+	Frames         int // the UI's Frames pane
+}
+
+// OpenUI runs the interactive UI over the capture at path (`sonde replay
+// FILE`), keeping frames frames in its Frames pane. The UI is another
+// family's (internal/cli/interactive): the root command passes it in.
+type OpenUI func(ctx context.Context, env *cmdutil.Env, path string, frames int) error
+
+// NewCmdReplay is `sonde replay`: the capture in the UI (openUI), as a
+// mock server (--serve), or re-sent to a live server (--against).
+func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
+	var o ReplayOptions
+	cmd := &cobra.Command{
+		Use:   "replay (FILE | --serve FILE | --against FILE (-- COMMAND [ARG...] | --url URL))",
+		Short: "Step through a capture in the UI, serve it as a mock server, or re-send it to a live server and diff",
+		Long: `Replay a capture (a file written with --record; docs/capture-format.md).
+
+  sonde replay FILE
+      Open the capture in the interactive UI, read-only: no server is started and nothing
+      is sent. The panes show the session as it was at the cursor: the pending map with
+      the ages and deadlines of that moment, the frames, stderr and the tool list. It
+      opens at the end, paused.
+        space   play / pause              + / -   speed (0.25x to 20x, then instant)
+        ← / ,   step one event back       → / .   step one event forward
+        < / >   start / end               t       jump to a time (1.5s, 2m, #N for event N)
+        e / E   next / previous error or protocol violation
+        i       next frame of an id (the Pending pane's selection, or type one)
+      A file that is missing or is not a capture fails before the UI opens, with exit
+      status 2. A capture whose last line was cut (sonde was killed) opens with a warning.
+
+  sonde replay --serve FILE
+      Act as an MCP server on stdio built from the capture: each request is matched to a
+      recorded one (same method and params without _meta; else the same method and tool,
+      prompt or resource) and answered with the recorded response, its id rewritten to the
+      caller's, with the notifications, server requests and malformed lines recorded around
+      it, at their recorded delays (--speed); the recorded stderr too, and the server's own
+      exit (a crash). Unmatched requests get JSON-RPC error -32010.
+      Use it as the server command of any client: sonde -- sonde replay --serve bug.jsonl
+
+  sonde replay --against FILE -- COMMAND [ARG...]   (or --url URL)
+      Run the handshake with the recorded protocol version, re-send the recorded requests
+      with their recorded pacing and deadlines, and compare each new response with the
+      recorded one: a structural diff that ignores volatile fields (docs/replay.md) and
+      --ignore paths, and outcomes that changed in kind (a result that is now an error, a
+      timeout). Exit status 0 when everything is equal, 1 when anything differs.
+
+Matching, timing and the diff are described in docs/replay.md.
+
+` + cmdutil.ExitCodesHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Speed <= 0 {
+				return cmdutil.Usagef(fmt.Sprintf("--speed %v: want a positive factor (e.g. 2 for twice as fast), or --no-pacing", o.Speed))
+			}
+			speed := o.Speed
+			if o.NoPacing {
+				speed = 0
+			}
+			switch {
+			case o.Serve != "" && o.Against != "":
+				return cmdutil.Usagef("give either --serve FILE or --against FILE, not both")
+			case o.Serve != "":
+				return runServe(cmd, env, &o, args, speed)
+			case o.Against != "":
+				return runAgainst(cmd, env, &o, args, speed)
+			case len(args) == 1 && cmd.ArgsLenAtDash() < 0:
+				return openUI(cmd.Context(), env, args[0], o.Frames)
+			case len(args) > 1:
+				return cmdutil.Usagef("sonde replay takes one capture FILE; a server command goes with --against FILE -- COMMAND (see sonde replay --help)")
+			}
+			return cmdutil.Usagef("replay needs a capture FILE, --serve FILE or --against FILE (see sonde replay --help)")
+		},
+	}
+	o.Server.Register(cmd.Flags())
+	fs := cmd.Flags()
+	fs.StringVar(&o.Serve, "serve", "", "act as a mock MCP server on stdio built from capture `FILE`")
+	fs.StringVar(&o.Against, "against", "", "re-send the requests of capture `FILE` to the server and report the differences")
+	fs.Float64Var(&o.Speed, "speed", 1, "play the recorded delays this many times faster (0.5: twice as slow)")
+	fs.BoolVar(&o.NoPacing, "no-pacing", false, "send everything at once, without the recorded delays")
+	fs.IntVar(&o.Frames, "frames", 20000, "the UI (replay FILE): frames kept in the Frames pane (older ones are evicted and counted)")
+	fs.StringArrayVar(&o.Ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
+	return cmd
+}
+
+// openCapture opens a capture named on the command line; a missing or
+// unreadable file is a usage error.
+func openCapture(flag, path string) (*os.File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, cmdutil.Usagef(flag + " " + err.Error())
+	}
+	return fh, nil
+}
+
+// runServe is `sonde replay --serve FILE`: the mock server on stdio.
+func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []string, speed float64) error {
+	f := &o.Server
+	path := o.Serve
+	if len(args) > 0 || f.URL != "" {
+		return cmdutil.Usagef("--serve takes no server command and no --url: it is the server")
+	}
+	if f.Record != "" || f.Trace || len(o.Ignore) > 0 {
+		return cmdutil.Usagef("--record, --trace and --ignore apply to --against, not to --serve")
+	}
+	fh, err := openCapture("--serve", path)
+	if err != nil {
+		return err
+	}
+	script, err := serve.Build(fh)
+	fh.Close()
+	if err != nil {
+		return cmdutil.Usagef("--serve " + path + ": " + err.Error())
+	}
+	for _, w := range script.Warnings {
+		fmt.Fprintln(env.Err, "sonde replay: warning: "+w)
+	}
+	err = serve.Serve(cmd.Context(), script, env.In, env.Out, serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes)})
+	var exit *serve.ExitError
+	if errors.As(err, &exit) {
+		return &cmdutil.ExitStatus{Code: exit.Code, Msg: "replay: " + exit.Error()}
+	}
+	if err != nil && cmd.Context().Err() != nil {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted}
+	}
+	return err
+}
+
+// runAgainst is `sonde replay --against FILE -- COMMAND`: the re-drive.
+func runAgainst(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []string, speed float64) error {
+	f := &o.Server
+	_, t, err := connect.Resolve(cmd, f, args, 0, "replay --against FILE takes no arguments before --")
+	if err != nil {
+		return err
+	}
+	var ignore []against.Path
+	for _, s := range o.Ignore {
+		p, err := against.ParsePath(s)
+		if err != nil {
+			return cmdutil.Usagef(err.Error())
+		}
+		ignore = append(ignore, p)
+	}
+	fh, err := openCapture("--against", o.Against)
+	if err != nil {
+		return err
+	}
+	sess, err := against.Load(fh)
+	fh.Close()
+	if err != nil {
+		return cmdutil.Usagef("--against " + o.Against + ": " + err.Error())
+	}
+	for _, w := range sess.Warnings {
+		fmt.Fprintln(env.Err, "sonde replay: warning: "+w)
+	}
+	if !cmd.Flags().Changed("protocol-version") && sess.ProtocolVersion != "" && mcp.IsSupportedVersion(sess.ProtocolVersion) {
+		t.ProtocolVersion = sess.ProtocolVersion
+	}
+	var timeout = f.Timeout
+	if !cmd.Flags().Changed("timeout") {
+		timeout = 0
+	}
+	return connect.Run(cmd.Context(), env, f, t, func(ctx context.Context, s *connect.Session) error {
+		rep, err := against.Run(ctx, s.Client, sess, against.Options{Speed: speed, Timeout: timeout, Ignore: ignore})
+		if err != nil {
+			return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "replay interrupted"}
+		}
+		if f.JSON {
+			cmdutil.WriteJSON(env.Out, rep)
+		} else {
+			rep.WriteText(env.Out)
+		}
+		if !rep.Equal {
+			_, diff, _ := rep.Counts()
+			return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError, Msg: fmt.Sprintf("replay: %d of %d requests answered differently", diff, len(rep.Results))}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,75 @@
+package capfile
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/stats"
+)
+
+// StatsOptions are the flags of `sonde stats`.
+type StatsOptions struct {
+	JSON   bool
+	Bucket time.Duration // the in-flight histogram's bucket width (0: automatic)
+}
+
+// NewCmdStats is `sonde stats FILE`.
+func NewCmdStats(env *cmdutil.Env) *cobra.Command {
+	var o StatsOptions
+	cmd := &cobra.Command{
+		Use:   "stats FILE",
+		Short: "Summarise a capture: per method counts, errors and latency; requests in flight over time",
+		Long: `Read a capture (--record FILE) and summarise its requests, from their lifecycle records:
+per method (and tool, for tools/call): how many ended, how many did not end with a result
+(by outcome: error, timeout, cancelled, exited…), and the latency p50/p95/p99/max of those
+that were answered (from queued to the response); requests from the server are listed
+apart. Then how many of sonde's requests were in flight at most, and when, with a
+histogram of the most in flight per time bucket (--bucket; by default a round width that
+gives at most 40 buckets).
+
+  sonde stats bug.jsonl
+  sonde stats --json --bucket 1s bug.jsonl
+
+--json prints one object: durations in nanoseconds, in_flight[i] is the most requests in
+flight during bucket i.
+
+Exit status: 0, or 2 when the file cannot be read as a capture.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return cmdutil.Usagef("stats takes one capture FILE (see sonde stats --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStats(env, &o, args[0])
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output")
+	cmd.Flags().DurationVar(&o.Bucket, "bucket", 0, "width of the in-flight histogram's buckets (default: automatic)")
+	return cmd
+}
+
+// runStats summarises the capture at path.
+func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
+	if o.Bucket < 0 {
+		return cmdutil.Usagef("--bucket must not be negative")
+	}
+	var c *stats.Collector
+	_, warnings, err := eachEvent(path, func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
+		c.Add(ev)
+	})
+	if err != nil {
+		return err
+	}
+	warnCapture(env, path, warnings)
+	rep := c.Report(o.Bucket)
+	if o.JSON {
+		cmdutil.WriteJSON(env.Out, rep)
+		return nil
+	}
+	return rep.WriteText(env.Out)
+}

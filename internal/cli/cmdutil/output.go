@@ -1,0 +1,130 @@
+package cmdutil
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/mcp"
+)
+
+// PrintResult prints a tool result for a person.
+func PrintResult(w io.Writer, r *mcp.CallToolResult) {
+	texts := 0
+	for _, c := range r.Content {
+		switch c.Type {
+		case "text":
+			texts++
+			fmt.Fprintln(w, c.Text)
+		case "image", "audio":
+			fmt.Fprintf(w, "[%s %s, %d bytes base64]\n", c.Type, c.MimeType, len(c.Data))
+		case "resource_link":
+			fmt.Fprintf(w, "[resource link %s]\n", c.URI)
+		default:
+			fmt.Fprintf(w, "[%s content]\n", c.Type)
+		}
+	}
+	if texts == 0 && len(r.StructuredContent) > 0 {
+		fmt.Fprintln(w, IndentJSON(r.StructuredContent))
+	}
+}
+
+// IndentJSON is raw indented by two spaces (raw itself when it is not
+// JSON).
+func IndentJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+// WriteJSON writes v on w as one JSON line.
+func WriteJSON(w io.Writer, v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintln(w, string(b))
+}
+
+// ErrorJSON is the error object of --json output.
+func ErrorJSON(err error) map[string]any {
+	e := map[string]any{"code": string(client.CodeOf(err)), "message": err.Error()}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		e["message"] = ce.Message
+		if ce.RPC != nil {
+			e["rpc_code"] = ce.RPC.Code
+			if len(ce.RPC.Data) > 0 {
+				e["data"] = ce.RPC.Data
+			}
+		}
+		if els := ElicitationsJSON(err); els != nil {
+			e["elicitations"] = els
+		}
+		if a := client.Authorization(err); a != nil {
+			e["auth"] = a // what discovery found after a 401 (transport.AuthDiscovery)
+		}
+	}
+	return e
+}
+
+// JSONFailure also reports err on stdout (w) when --json is set, so a
+// script reading stdout sees the failure; the error is returned for stderr
+// and the exit status.
+func JSONFailure(w io.Writer, asJSON bool, err error) error {
+	if asJSON && client.CodeOf(err) != "" {
+		WriteJSON(w, map[string]any{"ok": false, "error": ErrorJSON(err)})
+	}
+	return err
+}
+
+// FirstLine is the first line of s, trimmed.
+func FirstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
+// NonNil makes an empty list print as [] in JSON.
+func NonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// Table is a tabwriter whose lines lose their trailing spaces (an empty
+// last column leaves none).
+type Table struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	out io.Writer
+}
+
+// NewTable is a Table writing on w when flushed.
+func NewTable(w io.Writer) *Table {
+	t := &Table{out: w}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+// Flush aligns the columns and writes the lines.
+func (t *Table) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(t.buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := fmt.Fprintln(t.out, strings.TrimRight(line, " \n")); err != nil {
+			return err
+		}
+	}
+	t.buf.Reset()
+	return nil
+}

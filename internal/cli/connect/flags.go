@@ -1,0 +1,143 @@
+// Package connect turns the flags of a command that talks to a server into
+// a connected session: Flags hold the flag values as parsed (nobody writes
+// them afterwards); Resolve (a command after --, --url, or a host config
+// entry with --server) produces a Target; Open starts or dials the server,
+// with what runs beside the client (the --record capture, the --trace
+// printer, the secrets the run learns), runs the handshake and returns the
+// Session; Run is Open, the command's work and Close.
+package connect
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// Flags are the flags of every command that talks to a server, as parsed.
+type Flags struct {
+	Timeout         time.Duration
+	ResetOnProgress bool
+	MaxTotal        time.Duration
+	MaxPending      int
+	MaxLineBytes    ByteSize
+	StderrBytes     ByteSize
+	KillAfter       time.Duration
+	Env             []string
+	PassEnv         []string
+	Cwd             string
+	Strict          bool
+	ProtocolVersion string
+	Era             string
+	JSON            bool
+	Trace           bool
+	Record          string
+	Redact          []string
+
+	// How the server's requests are answered (answers.go).
+	answers answerFlags
+
+	// HTTP (--url instead of a command).
+	URL         string
+	Mode        string
+	Headers     []string
+	BearerEnv   string
+	Insecure    bool
+	Reconnect   bool
+	ConnTimeout time.Duration
+
+	// OAuth (--oauth): the flow runs in the transport on a 401.
+	OAuth          bool
+	OAuthClientID  string
+	OAuthSecretEnv string
+	OAuthBrowser   string
+	OAuthTimeout   time.Duration
+
+	// A server of a host config file (--config, --server, --input).
+	Config string
+	Server string
+	Inputs []string
+}
+
+// Register adds the server flags to fs, with their defaults.
+func (f *Flags) Register(fs *pflag.FlagSet) {
+	f.MaxLineBytes = transport.DefaultMaxLineBytes
+	f.StderrBytes = transport.DefaultStderrBytes
+	fs.DurationVar(&f.Timeout, "timeout", client.DefaultTimeout, "deadline of each request")
+	fs.BoolVar(&f.ResetOnProgress, "timeout-reset-on-progress", false, "restart a request's deadline when the server reports progress for it")
+	fs.DurationVar(&f.MaxTotal, "max-total-timeout", 0, "with --timeout-reset-on-progress, the longest a request may live (default 10 x --timeout)")
+	fs.IntVar(&f.MaxPending, "max-pending", client.DefaultMaxPending, "requests in flight at most; past it a request fails with MCP_BUSY")
+	fs.Var(&f.MaxLineBytes, "max-line-bytes", "longest line accepted from the server's stdout (e.g. 8MiB); longer is MCP_PROTOCOL")
+	fs.Var(&f.StderrBytes, "stderr-bytes", "bytes of the server's stderr tail kept (e.g. 64KiB)")
+	fs.DurationVar(&f.KillAfter, "kill-after", transport.DefaultKillAfter, "grace period on close: after closing stdin, and again after SIGTERM (CTRL_BREAK_EVENT on Windows)")
+	fs.StringArrayVar(&f.Env, "env", nil, "set KEY=VALUE in the server's environment (repeatable)")
+	fs.StringArrayVar(&f.PassEnv, "pass-env", nil, "pass variable NAME from sonde's environment to the server (repeatable)")
+	fs.StringVar(&f.Cwd, "cwd", "", "working directory of the server (default: sonde's)")
+	fs.BoolVar(&f.Strict, "strict", false, "treat a malformed line on stdout as corruption: fail everything pending and close the server")
+	fs.StringVar(&f.ProtocolVersion, "protocol-version", "2025-11-25", "protocol version asked for in initialize")
+	fs.StringVar(&f.Era, "era", string(client.EraLegacy), "protocol `ERA`: legacy (initialize), modern (2026-07-28: server/discover, version and capabilities in every request's _meta, input_required retries) or auto (server/discover, falling back to initialize on any error or timeout)")
+	fs.BoolVar(&f.JSON, "json", false, "machine-readable output")
+	fs.BoolVar(&f.Trace, "trace", false, "print every frame, lifecycle event and stderr chunk on stderr as it happens")
+	fs.StringVar(&f.Record, "record", "", "write the session to FILE as it happens, mode 0600 (a capture: docs/capture-format.md); FILE must not exist")
+	fs.StringArrayVar(&f.Redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env, --pass-env and --header values always are, and so are a --server entry's header and password input values and the tokens --oauth obtains")
+	fs.StringVar(&f.URL, "url", "", "connect to the MCP server at `URL` over HTTP instead of starting a command")
+	fs.StringVar(&f.Mode, "transport", string(transport.ModeAuto), "with --url: auto, streamable (Streamable HTTP) or sse (legacy HTTP+SSE); auto tries Streamable HTTP and falls back to SSE")
+	fs.StringArrayVar(&f.Headers, "header", nil, "with --url: send header 'Name: value' on every request (repeatable; values are never shown or recorded)")
+	fs.StringVar(&f.BearerEnv, "bearer-token-env", "", "with --url: send 'Authorization: Bearer <token>' with the token read from environment variable `NAME`")
+	fs.BoolVar(&f.Insecure, "insecure", false, "with --url: do not verify the server's TLS certificate (dangerous)")
+	fs.BoolVar(&f.OAuth, "oauth", false, "with --url: on a 401 (or a 403 insufficient_scope: step-up), run the OAuth 2.1 authorization code flow with PKCE (discovery, dynamic registration unless --oauth-client-id, a loopback redirect on 127.0.0.1) and send the access token on every request; the authorization URL is printed on stderr (in the UI, in a dialog); sonde never opens a browser")
+	fs.StringVar(&f.OAuthClientID, "oauth-client-id", "", "with --oauth: use this registered client `ID` instead of dynamic client registration")
+	fs.StringVar(&f.OAuthSecretEnv, "oauth-client-secret-env", "", "with --oauth-client-id: read the client secret from environment variable `NAME` (never shown)")
+	fs.StringVar(&f.OAuthBrowser, "oauth-browser", string(transport.BrowserPrint), "with --oauth: print (print the authorization URL and wait for the redirect) or fetch (GET the URL and follow its redirects: for authorization servers without a login page, in tests and automation)")
+	fs.DurationVar(&f.OAuthTimeout, "oauth-timeout", transport.DefaultOAuthTimeout, "with --oauth: how long one authorization may take, the visit to the authorization URL included")
+	fs.BoolVar(&f.Reconnect, "reconnect", false, "with --url: when the server ends the session (MCP_SESSION_EXPIRED), initialize a new one and retry once")
+	f.answers.register(fs)
+	fs.DurationVar(&f.ConnTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")
+	f.registerConfig(fs)
+}
+
+// ByteSize is a flag value in bytes that accepts KiB/MiB/GiB (and KB/MB/GB
+// as the same binary units) suffixes.
+type ByteSize int
+
+// String is the size with its largest exact binary unit (8MiB).
+func (b *ByteSize) String() string { return formatBytes(int64(*b)) }
+
+// Type names the flag's kind of value in the help.
+func (b *ByteSize) Type() string { return "bytes" }
+
+// Set parses a size: a number of bytes, optionally with a unit.
+func (b *ByteSize) Set(s string) error {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return fmt.Errorf("%q is not a positive size (e.g. 65536, 64KiB, 8MiB)", s)
+	}
+	*b = ByteSize(n * mult)
+	return nil
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + "KiB"
+	}
+	return strconv.FormatInt(n, 10)
+}

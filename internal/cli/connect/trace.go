@@ -1,0 +1,165 @@
+package connect
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// tracer prints the client's events on a writer as they happen (--trace).
+type tracer struct {
+	sub  *client.Subscription
+	done chan struct{}
+}
+
+func startTracer(c *client.Client, w io.Writer) *tracer {
+	t := &tracer{sub: c.Subscribe(4096), done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		var t0 time.Time
+		var lastSeq uint64
+		for ev := range t.sub.C {
+			if t0.IsZero() {
+				t0 = ev.Time
+			}
+			if lastSeq != 0 && ev.Seq != lastSeq+1 {
+				fmt.Fprintf(w, "trace: %d events missed (output too slow)\n", ev.Seq-lastSeq-1)
+			}
+			lastSeq = ev.Seq
+			if line := describeEvent(ev, t0); line != "" {
+				fmt.Fprintln(w, line)
+			}
+		}
+	}()
+	return t
+}
+
+func (t *tracer) wait() { <-t.done }
+
+// describeEvent renders one event as a line: time since t0, arrow, id,
+// method, and what happened.
+func describeEvent(ev client.Event, t0 time.Time) string {
+	at := fmt.Sprintf("%9s", "+"+textfmt.Dur(ev.Time.Sub(t0)))
+	switch ev.Kind {
+	case client.EvFrame:
+		f := ev.Frame
+		what := f.Msg.Method
+		if what == "" {
+			what = f.Msg.Kind.String()
+		}
+		id := ""
+		if f.Msg.ID.IsValid() {
+			id = "id " + f.Msg.ID.String()
+		}
+		detail := string(f.Verdict)
+		switch {
+		case f.Detail == "" || f.Verdict == client.VerdictNotification:
+		case strings.HasPrefix(f.Detail, detail+" "):
+			detail = f.Detail // "resolved id 3 after 2ms", not "resolved: resolved id 3 …"
+		default:
+			detail += ": " + f.Detail
+		}
+		if f.Stream != "" {
+			detail += " [" + f.Stream
+			if f.EventID != "" {
+				detail += " event " + f.EventID
+			}
+			detail += "]"
+		}
+		return fmt.Sprintf("%s %s %-8s %-28s %7s  %s  %s", at, f.Dir.Arrow(), id, what, textfmt.Size(len(f.Raw)), detail, textfmt.Preview(f.Raw, 60))
+	case client.EvRequest:
+		r := ev.Req
+		if r.State == client.StateQueued || r.State == client.StateSent {
+			return ""
+		}
+		who := r.Method
+		if r.Tool != "" {
+			who += " " + r.Tool
+		}
+		dir := "   "
+		if r.Dir == transport.In {
+			dir = "srv"
+		}
+		line := fmt.Sprintf("%s %s %-8s %-28s %s", at, dir, idLabel(r), who, r.State)
+		switch {
+		case r.Progress != nil:
+			line += fmt.Sprintf(" %g", r.Progress.Progress)
+			if r.Progress.Total != nil {
+				line += fmt.Sprintf("/%g", *r.Progress.Total)
+			}
+			if r.Progress.Message != "" {
+				line += " " + r.Progress.Message
+			}
+		case r.State.Final() && r.Latency > 0:
+			line += " after " + textfmt.Dur(r.Latency)
+		}
+		if r.RetryOf.IsValid() {
+			line += " (retry of id " + r.RetryOf.String() + ")"
+		}
+		if r.Err != nil {
+			line += ": " + r.Err.Error()
+		}
+		return line
+	case client.EvStderr:
+		return at + " stderr " + strings.TrimRight(textfmt.Preview(ev.Stderr, 200), "\n")
+	case client.EvProcess:
+		p := ev.Proc
+		switch p.What {
+		case "start":
+			return fmt.Sprintf("%s process started, pid %d: %s", at, p.Pid, strings.Join(p.Argv, " "))
+		case "connect":
+			return fmt.Sprintf("%s connecting to %s", at, strings.Join(p.Argv, " "))
+		case "signal":
+			return fmt.Sprintf("%s process %d sent %s", at, p.Pid, p.Signal)
+		case "exit":
+			return fmt.Sprintf("%s process %d ended: %s", at, p.Pid, p.Exit.Status())
+		}
+		if p.Err != nil {
+			return at + " " + p.Err.Error()
+		}
+	case client.EvNote:
+		return at + " note: " + ev.Note
+	case client.EvTask:
+		return taskLine(at, ev.Task)
+	case client.EvHTTP:
+		line := at + " http " + ev.HTTP.Summary()
+		for _, h := range ev.HTTP.Header {
+			line += "\n" + strings.Repeat(" ", 15) + h
+		}
+		if len(ev.HTTP.Raw) > 0 {
+			line += "\n" + strings.Repeat(" ", 15) + textfmt.Preview(ev.HTTP.Raw, 120)
+		}
+		return line
+	}
+	return ""
+}
+
+func idLabel(r *client.ReqInfo) string {
+	if !r.ID.IsValid() {
+		return "-"
+	}
+	return "id " + r.ID.String()
+}
+
+// taskLine renders a task event for --trace.
+func taskLine(at string, ti *client.TaskInfo) string {
+	line := fmt.Sprintf("%s task %s (tools/call %s id %s) %s", at, ti.Task.TaskID, ti.Tool, ti.Call, ti.Task.Status)
+	if ti.Dir == transport.In {
+		line = fmt.Sprintf("%s task %s (sonde runs %s id %s for the server) %s", at, ti.Task.TaskID, ti.Method, ti.Call, ti.Task.Status)
+	}
+	if ti.Task.StatusMessage != "" {
+		line += ": " + ti.Task.StatusMessage
+	}
+	if ti.End {
+		line += " (end)"
+	}
+	if ti.Err != nil {
+		line += ": " + ti.Err.Error()
+	}
+	return line
+}

@@ -1,0 +1,135 @@
+package interactive
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/hostconfig"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/ui/picker"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+// runRootFromConfig runs the interactive UI on a server of the host config
+// files: the one --server names, or, with neither --server nor a command
+// nor --url and stdin a terminal, the one picked in the server picker
+// (over --config FILE's servers, or every one found). Without a terminal
+// it prints the help, as before.
+func runRootFromConfig(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
+	f := &o.Server
+	picking := f.Server == "" && len(args) == 0 && f.URL == ""
+	if !picking || !isTerminal(env.In) {
+		if picking && f.Config == "" {
+			return cmd.Help()
+		}
+		_, t, err := connect.Resolve(cmd, f, args, 0, "sonde takes no arguments before --")
+		if err != nil {
+			return err
+		}
+		return runTUI(cmd.Context(), env, o, t, nil)
+	}
+	inputs, err := f.InputValues()
+	if err != nil {
+		return err
+	}
+	h, err := connect.CurrentHosts()
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	found := h.Load(f.Config)
+	// A picked server that cannot be used (an input sonde cannot ask for,
+	// a bad value) brings the picker back with the reason first among its
+	// problems; interrupting a question ends sonde.
+	var failed []string
+	for {
+		s, ok, err := pick(cmd.Context(), env, h, found, inputs, failed)
+		if err != nil || !ok {
+			return err
+		}
+		t, err := connect.UseServer(cmd, f, h, s, connect.TermPrompter{Ctx: cmd.Context(), In: env.In, Out: env.Out})
+		var ue *cmdutil.UsageError
+		if errors.As(err, &ue) && cmd.Context().Err() == nil {
+			failed = append([]string{"cannot start " + s.Name + ": " + ue.Msg}, failed...)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		return runTUI(cmd.Context(), env, o, t, nil)
+	}
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// pick runs the server picker; ok is false when the user quit. The
+// problems shown are failed (the servers picked before that could not be
+// started), the files', and, for each server, a reference that cannot be
+// resolved with the --input values given (inputs are asked for only once a
+// server is picked).
+func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconfig.Found, inputs map[string]string, failed []string) (hostconfig.Server, bool, error) {
+	problems := append([]string(nil), failed...)
+	short := func(s string) string { // the home folder as ~, for room
+		if h.Home != "" && h.Home != "/" {
+			s = strings.ReplaceAll(s, h.Home+string(os.PathSeparator), "~"+string(os.PathSeparator))
+			if s == h.Home {
+				s = "~"
+			}
+		}
+		return s
+	}
+	for _, p := range found.Problems {
+		problems = append(problems, short(p.Error()))
+	}
+	items := make([]picker.Item, len(found.Servers))
+	for i, s := range found.Servers {
+		source := short(s.File)
+		if s.Project != "" {
+			source += " (project " + short(s.Project) + ")"
+		}
+		items[i] = picker.Item{Name: s.Name, Where: s.Where(), What: connect.ServerLine(s), Source: source, Disabled: s.Disabled, Approval: pickerApproval(s.Approval)}
+		if _, err := h.Resolve(s, inputs, nil); err != nil {
+			problems = append(problems, short(err.Error()))
+		}
+	}
+	palette := theme.Dark()
+	if os.Getenv("NO_COLOR") != "" {
+		palette = theme.NoColor()
+	}
+	m := picker.New(picker.Options{Items: items, Problems: problems, Files: len(found.Files), Styles: theme.New(palette)})
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Out))
+	if _, err := p.Run(); err != nil {
+		if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
+			return hostconfig.Server{}, false, &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
+		}
+		return hostconfig.Server{}, false, err
+	}
+	i, ok := m.Chosen()
+	if !ok {
+		return hostconfig.Server{}, false, nil
+	}
+	return found.Servers[i], true, nil
+}
+
+// pickerApproval is the picker's mark of a Claude Code approval.
+func pickerApproval(a hostconfig.Approval) picker.Approval {
+	switch a {
+	case hostconfig.ApprovalEnabled:
+		return picker.Approved
+	case hostconfig.ApprovalDisabled:
+		return picker.Rejected
+	case hostconfig.ApprovalPending:
+		return picker.Pending
+	}
+	return picker.NoApproval
+}

@@ -1,0 +1,169 @@
+// Package interactive holds the commands that run a terminal UI: the
+// interactive UI (sonde's default command, with the server picker), demo,
+// and the UI over a capture (sonde replay FILE).
+package interactive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/ui"
+	"github.com/sonde-mcp/sonde/ui/lesson"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+// UIOptions are the flags of the interactive UI: the server flags and the
+// Frames pane's capacity.
+type UIOptions struct {
+	Server connect.Flags
+	Frames int
+}
+
+// Register adds the UI's flags to cmd (--json and --trace hidden: the UI
+// shows what they would print).
+func (o *UIOptions) Register(cmd *cobra.Command) {
+	o.Server.Register(cmd.Flags())
+	cmd.Flags().IntVar(&o.Frames, "frames", 20000, "frames kept in the Frames pane (older ones are evicted and counted)")
+	for _, hidden := range []string{"json", "trace"} {
+		_ = cmd.Flags().MarkHidden(hidden)
+	}
+}
+
+// RunUI is sonde's default command: the interactive UI on the server after
+// "--", at --url, named by --server, or picked in the server picker; with
+// none of those and no terminal, the help.
+func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
+	f := &o.Server
+	if f.Server != "" || f.Config != "" || (len(args) == 0 && f.URL == "") {
+		return runRootFromConfig(cmd, env, o, args)
+	}
+	if f.URL != "" && len(args) > 0 {
+		return cmdutil.Usagef("give either --url or a server command after --, not both")
+	}
+	if err := f.CheckInputFlag(); err != nil {
+		return err
+	}
+	return runTUI(cmd.Context(), env, o, f.Target(args), nil)
+}
+
+// runTUI runs the interactive UI against the target's server; with
+// lessonOpts, the demo's lesson pane too.
+func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Target, lessonOpts *lesson.Options) error {
+	f := &o.Server
+	copts, cfg, err := connect.ClientOptions(f, t)
+	if err != nil {
+		return err
+	}
+	// The user answers the server's requests in the UI's dialogs, so the UI
+	// declares every client capability; reply files still answer first. In the
+	// modern era the input requests of input_required results open the same
+	// dialogs (Interactive).
+	sr := &copts.ServerRequests
+	sr.Roots, sr.Sampling, sr.Elicitation, sr.Interactive = true, true, true, true
+	// The UI owns the terminal: the OAuth flow's authorization URL goes to
+	// a dialog (the program exists by the time a server answers 401).
+	var prog atomic.Pointer[tea.Program]
+	prompt := func(authURL string) {
+		if p := prog.Load(); p != nil {
+			p.Send(ui.AuthorizeMsg{URL: authURL, Wait: f.OAuthTimeout})
+		}
+	}
+	secrets := &connect.SecretSink{}
+	dial, transportName, what, err := connect.Dial(f, t, cfg, prompt, secrets)
+	if err != nil {
+		return err
+	}
+	rec, err := connect.RecordSwitch(f, t, secrets)
+	if err != nil {
+		return err
+	}
+	// Every client the UI starts is closed when it ends, even one whose
+	// restart was still under way when the user quit; then the recording
+	// under way ends.
+	all := cmdutil.LiveFrom(ctx)
+	defer func() {
+		all.CloseAll()
+		if path, sum, ok := rec.Stop(); ok {
+			connect.ReportCapture(env.Err, path, sum)
+		} else if _, _, note := rec.State(); note != "" {
+			fmt.Fprintln(env.Err, "sonde: "+note)
+		}
+	}()
+	start := func() (ui.Session, error) {
+		c := client.New(copts)
+		sub := c.Subscribe(1 << 16)
+		rec.Follow(c)
+		if !all.Add(c) {
+			c.Close()
+			return ui.Session{}, errors.New("sonde is quitting")
+		}
+		if err := c.Connect(dial); err != nil {
+			c.Close()
+			return ui.Session{}, err
+		}
+		return ui.Session{Client: c, Sub: sub}, nil
+	}
+	// A server that cannot be started is reported like in every other
+	// command (MCP_SPAWN, exit 7) before the UI takes the terminal.
+	first, err := start()
+	if err != nil {
+		return err
+	}
+	noColor := os.Getenv("NO_COLOR") != ""
+	palette := theme.Dark()
+	if noColor {
+		palette = theme.NoColor()
+	}
+	opts := ui.Options{
+		Start: start, First: &first, Transport: transportName, Command: what,
+		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Reconnect: f.Reconnect,
+		Recorder: rec,
+	}
+	if lessonOpts != nil {
+		lo := *lessonOpts
+		lo.Modern = modernLesson(f, t, copts, all)
+		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
+	}
+	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Out))
+	prog.Store(p)
+	_, err = p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
+	}
+	return err
+}
+
+// modernLesson starts, for the lesson's eras step, the same server command
+// with --era modern (sonde's fixture), as a modern client that declares
+// elicitation and accepts what it is asked. Over --url there is none.
+func modernLesson(f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients) lesson.ModernFunc {
+	if t.URL != "" {
+		return nil
+	}
+	modern := *t
+	modern.Argv = append(append([]string(nil), t.Argv...), "--era", "modern")
+	_, cfg, err := connect.ClientOptions(f, &modern)
+	if err != nil {
+		return nil
+	}
+	return func() (*client.Client, client.Dialer, error) {
+		o := copts
+		o.Era, o.Inputs = client.EraModern, lesson.Accept
+		o.ServerRequests = client.ServerRequests{Elicitation: true} // answered by Accept
+		c := client.New(o)
+		if !all.Add(c) {
+			c.Close()
+			return nil, nil, errors.New("sonde is quitting")
+		}
+		return c, client.Stdio(cfg), nil
+	}
+}

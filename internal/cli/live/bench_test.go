@@ -1,0 +1,184 @@
+package live_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/live"
+)
+
+// checkPercentiles checks 0 < p50 <= p95 <= p99 <= max.
+func checkPercentiles(t *testing.T, p50, p95, p99, maxMS float64) {
+	t.Helper()
+	if !(0 < p50 && p50 <= p95 && p95 <= p99 && p99 <= maxMS) {
+		t.Errorf("latencies p50 %v p95 %v p99 %v max %v are not ordered", p50, p95, p99, maxMS)
+	}
+}
+
+// TestBenchJSON loads the echo tool and checks the JSON report.
+func TestBenchJSON(t *testing.T) {
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4", "--json"})...)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	var rep live.BenchReport
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("stdout is not the bench report: %v\n%s", err, r.Stdout)
+	}
+	if rep.Tool != "echo" || rep.Calls != 50 || rep.Concurrency != 4 || !rep.OK || rep.Succeeded != 50 || rep.ToolErrors != 0 || len(rep.Errors) != 0 {
+		t.Errorf("report %+v, want 50 ok calls of echo at concurrency 4", rep)
+	}
+	if rep.Seconds <= 0 || rep.CallsPerSec <= 0 {
+		t.Errorf("seconds %v, calls/s %v", rep.Seconds, rep.CallsPerSec)
+	}
+	// calls_per_sec is what was done over the time it took.
+	if got := float64(rep.Calls) / rep.Seconds; got < rep.CallsPerSec*0.99 || got > rep.CallsPerSec*1.01 {
+		t.Errorf("calls_per_sec %v, but %d calls in %vs is %v", rep.CallsPerSec, rep.Calls, rep.Seconds, got)
+	}
+	checkPercentiles(t, rep.P50MS, rep.P95MS, rep.P99MS, rep.MaxMS)
+	if rep.MaxMS > rep.Seconds*1000 {
+		t.Errorf("max latency %vms is longer than the whole run (%vs)", rep.MaxMS, rep.Seconds)
+	}
+}
+
+// TestBenchText checks the text report.
+func TestBenchText(t *testing.T) {
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4"})...)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), r.Stdout)
+	}
+	if !regexp.MustCompile(`^bench echo: 50 calls, concurrency 4: 50 ok, 0 isError, 0 failed in \S+$`).MatchString(lines[0]) {
+		t.Errorf("line 1: %q", lines[0])
+	}
+	m := regexp.MustCompile(`^  calls/s  (\d+\.\d)$`).FindStringSubmatch(lines[1])
+	if m == nil {
+		t.Fatalf("line 2: %q", lines[1])
+	}
+	if v, _ := strconv.ParseFloat(m[1], 64); v <= 0 {
+		t.Errorf("calls/s %v", v)
+	}
+	m = regexp.MustCompile(`^  latency  p50 (\d+\.\d{3})ms  p95 (\d+\.\d{3})ms  p99 (\d+\.\d{3})ms  max (\d+\.\d{3})ms$`).FindStringSubmatch(lines[2])
+	if m == nil {
+		t.Fatalf("line 3: %q", lines[2])
+	}
+	var v [4]float64
+	for i := range v {
+		v[i], _ = strconv.ParseFloat(m[i+1], 64)
+	}
+	checkPercentiles(t, v[0], v[1], v[2], v[3])
+}
+
+// TestBenchFailures: failed calls are counted by code, and the exit status
+// is the one of the most frequent code.
+func TestBenchFailures(t *testing.T) {
+	cases := []struct {
+		name       string
+		sub        []string
+		fixture    []string
+		code       int
+		errLine    string
+		lines      []string // the text report after its first line
+		ok, isErr  int
+		errorCodes map[string]int
+	}{
+		{
+			name: "isError", sub: []string{"bench", "tool-error", "-n", "6", "-c", "2"},
+			code: cmdutil.ExitToolError, errLine: "sonde: 6 of 6 calls returned isError\n",
+			isErr: 6,
+		},
+		{
+			name: "MCP_ERROR", sub: []string{"bench", "fail", "-n", "5", "-c", "2"},
+			code: cmdutil.ExitRemote, errLine: "sonde: 5 of 5 calls failed, most with MCP_ERROR\n",
+			errorCodes: map[string]int{"MCP_ERROR": 5},
+		},
+		{
+			// --timeout also bounds the handshake, so it leaves room for
+			// the server's start on a busy machine (see clitest.SlowTimeout).
+			name: "MCP_TIMEOUT", sub: []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "3", "-c", "3", "--timeout", clitest.SlowTimeout},
+			fixture: []string{"--fault", "never-respond"},
+			code:    cmdutil.ExitTimeout, errLine: "sonde: 3 of 3 calls failed, most with MCP_TIMEOUT\n",
+			errorCodes: map[string]int{"MCP_TIMEOUT": 3},
+		},
+	}
+	for _, tc := range cases {
+		for _, asJSON := range []bool{false, true} {
+			name := tc.name
+			sub := tc.sub
+			if asJSON {
+				name += " json"
+				sub = append(append([]string(nil), sub...), "--json")
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				f := clitest.NewFixture(t)
+				r := clitest.RunSonde(t, "", f.Cmd(sub, tc.fixture...)...)
+				clitest.CheckRun(t, r, tc.code, tc.errLine)
+				if asJSON {
+					var rep live.BenchReport
+					if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+						t.Fatalf("stdout: %v\n%s", err, r.Stdout)
+					}
+					if rep.Succeeded != tc.ok || rep.OK != (tc.ok == rep.Calls) || rep.ToolErrors != tc.isErr || len(rep.Errors) != len(tc.errorCodes) {
+						t.Errorf("report %+v", rep)
+					}
+					for code, n := range tc.errorCodes {
+						if rep.Errors[code] != n {
+							t.Errorf("errors[%s] = %d, want %d", code, rep.Errors[code], n)
+						}
+					}
+					if rep.P50MS != 0 || rep.MaxMS != 0 {
+						t.Errorf("latencies of no successful call: p50 %v max %v", rep.P50MS, rep.MaxMS)
+					}
+					return
+				}
+				for code, n := range tc.errorCodes {
+					if want := "  errors   " + code + " x" + strconv.Itoa(n) + "\n"; !strings.Contains(r.Stdout, want) {
+						t.Errorf("stdout has no %q:\n%s", want, r.Stdout)
+					}
+				}
+				calls := tc.ok + tc.isErr
+				for _, n := range tc.errorCodes {
+					calls += n
+				}
+				failed := calls - tc.ok - tc.isErr
+				head := regexp.MustCompile(`^bench \S+: ` + strconv.Itoa(calls) + ` calls, concurrency \d+: ` +
+					strconv.Itoa(tc.ok) + ` ok, ` + strconv.Itoa(tc.isErr) + ` isError, ` + strconv.Itoa(failed) + ` failed in `)
+				if !head.MatchString(r.Stdout) {
+					t.Errorf("stdout does not match %s:\n%s", head, r.Stdout)
+				}
+			})
+		}
+	}
+}
+
+// TestBenchUsage checks bench's own usage errors; nothing is started.
+func TestBenchUsage(t *testing.T) {
+	cases := []struct {
+		name    string
+		sub     []string
+		errLine string
+	}{
+		{"zero calls", []string{"bench", "echo", "-n", "0"}, "sonde: -n and -c must be at least 1\n"},
+		{"zero concurrency", []string{"bench", "echo", "-c", "0"}, "sonde: -n and -c must be at least 1\n"},
+		{"no tool", []string{"bench"}, "sonde: bench takes exactly one TOOL before --\n"},
+		{"bad args", []string{"bench", "echo", "--args", "x"}, `sonde: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := clitest.NewFixture(t)
+			r := clitest.RunSonde(t, "", f.Cmd(tc.sub)...)
+			clitest.CheckRun(t, r, cmdutil.ExitUsage, tc.errLine)
+			f.AssertStarted(0)
+		})
+	}
+}

@@ -1,0 +1,115 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/mcp"
+)
+
+// CallOptions are the flags of `sonde call`.
+type CallOptions struct {
+	Server  connect.Flags
+	Args    string // --args: a JSON object, @FILE or @-
+	Task    bool
+	TaskTTL time.Duration
+}
+
+// NewCmdCall is `sonde call TOOL`.
+func NewCmdCall(env *cmdutil.Env) *cobra.Command {
+	var o CallOptions
+	cmd := &cobra.Command{
+		Use:   "call TOOL [--args JSON] [--task] (-- COMMAND [ARG...] | --url URL)",
+		Short: "Call one tool and print its result",
+		Long: `Start the server, run the handshake, call TOOL once, print the result, stop the server.
+
+Text content is printed as is; other content blocks are summarised; structuredContent is
+printed as JSON when there is no text. --json prints the whole result object.
+A result with isError is printed too, and the exit status is 1.
+
+--args takes a JSON object, @FILE to read it from a file, or @- for stdin.
+
+--task runs the call as a task (2025-11-25, params.task): sonde polls tasks/get at the
+server's pollInterval, prints each status change on stderr, then fetches tasks/result;
+Ctrl-C sends tasks/cancel. --task-ttl asks the server to keep the task that long.
+
+` + cmdutil.ExitCodesHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			own, t, err := connect.Resolve(cmd, &o.Server, args, 1, "call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]")
+			if err != nil {
+				return err
+			}
+			return runCall(cmd.Context(), env, &o, t, own[0])
+		},
+	}
+	o.Server.Register(cmd.Flags())
+	cmd.Flags().StringVar(&o.Args, "args", "", "tool arguments: a JSON object, @FILE, or @- for stdin")
+	registerTaskFlags(cmd, &o.Task, &o.TaskTTL)
+	return cmd
+}
+
+// runCall calls tool on the target's server and prints the result.
+func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.Target, tool string) error {
+	toolArgs, err := readJSONObject(o.Args, env.In)
+	if err != nil {
+		return err
+	}
+	return connect.Run(ctx, env, &o.Server, t, func(ctx context.Context, s *connect.Session) error {
+		var res *mcp.CallToolResult
+		var raw json.RawMessage
+		err := s.Retry(ctx, func(c *client.Client) (err error) {
+			if o.Task {
+				res, raw, err = callTask(ctx, env, c, tool, toolArgs, o.TaskTTL)
+				return err
+			}
+			res, raw, err = c.CallTool(ctx, tool, toolArgs, client.CallOptions{})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if o.Server.JSON {
+			cmdutil.WriteJSON(env.Out, map[string]any{"ok": !res.IsError, "result": raw})
+		} else {
+			cmdutil.PrintResult(env.Out, res)
+		}
+		if res.IsError {
+			return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError, Msg: "tool " + tool + " returned a result with isError"}
+		}
+		return nil
+	})
+}
+
+// readJSONObject parses --args: "" (none), a JSON object, @FILE or @-.
+func readJSONObject(text string, stdin io.Reader) (json.RawMessage, error) {
+	if text == "" {
+		return nil, nil
+	}
+	if strings.HasPrefix(text, "@") {
+		var b []byte
+		var err error
+		if text == "@-" {
+			b, err = io.ReadAll(io.LimitReader(stdin, 64<<20))
+		} else {
+			b, err = os.ReadFile(text[1:])
+		}
+		if err != nil {
+			return nil, cmdutil.Usagef("--args " + text + ": " + err.Error())
+		}
+		text = string(b)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
+		return nil, cmdutil.Usagef("--args must be a JSON object, e.g. '{\"value\":\"hi\"}'")
+	}
+	return json.RawMessage(strings.TrimSpace(text)), nil
+}

@@ -1,0 +1,71 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/mcp"
+)
+
+// ToolsOptions are the flags of `sonde tools`.
+type ToolsOptions struct {
+	Server connect.Flags
+}
+
+// NewCmdTools is `sonde tools`.
+func NewCmdTools(env *cmdutil.Env) *cobra.Command {
+	var o ToolsOptions
+	cmd := &cobra.Command{
+		Use:   "tools (-- COMMAND [ARG...] | --url URL)",
+		Short: "List the server's tools (all pages)",
+		Long: `Start the server, run the handshake, list every tool (following nextCursor), stop the server.
+--json prints the tools as a JSON array, with their input schemas.
+
+` + cmdutil.ExitCodesHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, t, err := connect.Resolve(cmd, &o.Server, args, 0, "tools takes no arguments before --")
+			if err != nil {
+				return err
+			}
+			return connect.Run(cmd.Context(), env, &o.Server, t, func(ctx context.Context, s *connect.Session) error {
+				return runTools(ctx, env, &o, s)
+			})
+		},
+	}
+	o.Server.Register(cmd.Flags())
+	return cmd
+}
+
+// runTools lists the tools of the session's server.
+func runTools(ctx context.Context, env *cmdutil.Env, o *ToolsOptions, s *connect.Session) error {
+	var tools []mcp.Tool
+	err := s.Retry(ctx, func(c *client.Client) (err error) {
+		tools, err = c.ListTools(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if o.Server.JSON {
+		cmdutil.WriteJSON(env.Out, tools)
+		return nil
+	}
+	if len(tools) == 0 {
+		fmt.Fprintln(env.Err, "sonde: the server lists no tools")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Out, 0, 0, 2, ' ', 0)
+	for _, t := range tools {
+		desc, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n")
+		fmt.Fprintf(tw, "%s\t%s\n", t.Name, desc)
+	}
+	tw.Flush()
+	return nil
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/internal/cli/capfile"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/config"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/internal/cli/interactive"
+	"github.com/sonde-mcp/sonde/internal/cli/live"
+)
+
+// NewCmdRoot is the sonde command: the interactive UI, with every family's
+// commands under it.
+func NewCmdRoot(env *cmdutil.Env) *cobra.Command {
+	var ui interactive.UIOptions
+	root := &cobra.Command{
+		Use:   "sonde [flags] (-- COMMAND [ARG...] | --url URL | [--config FILE] --server NAME)",
+		Short: "Inspect and debug MCP servers from the terminal",
+		Long: `sonde launches an MCP server (a stdio subprocess) or connects to one over HTTP
+(Streamable HTTP or legacy HTTP+SSE, --url), and shows, live, what the client knows:
+every request in flight by id, the raw frames in both directions exactly as on the wire,
+the server's stderr, and a tool picker to make calls.
+
+  sonde -- npx -y @modelcontextprotocol/server-everything    the interactive UI
+  sonde --url http://127.0.0.1:3001/mcp                       the same over HTTP
+  sonde --server NAME                                         a server of Claude Desktop,
+                                                              Claude Code, Cursor, VS Code,
+                                                              Windsurf or Cline (--config FILE)
+  sonde                                                       in a terminal: pick one of those
+  sonde demo                                                  the out-of-order lesson
+
+The server command comes after "--" and is run directly (no shell). Without one (and
+without --url or --server), sonde shows a picker over the servers of the hosts' config
+files when stdin is a terminal, and this help otherwise; sonde config list shows what it
+found. The subcommands below do the same work headless, for scripts:
+  sonde tools -- ./my-server --flag
+  sonde call echo --args '{"value":"hi"}' -- ./my-server
+
+` + cmdutil.ExitCodesHelp,
+		Version:       cmdutil.VersionString(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+				return cmdutil.Usagef(fmt.Sprintf("unknown command %q (see sonde --help); a server command goes after --", args[0]))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return interactive.RunUI(cmd, env, &ui, args)
+		},
+	}
+	ui.Register(root)
+	root.SetVersionTemplate("sonde {{.Version}}\n")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return cmdutil.Usagef(err.Error() + " (see sonde " + cmd.Name() + " --help)")
+	})
+	root.AddCommand(
+		live.NewCmdCall(env), live.NewCmdTools(env), live.NewCmdCheck(env), live.NewCmdScript(env), live.NewCmdBench(env),
+		NewCmdFixture(env), interactive.NewCmdDemo(env), NewCmdVersion(env), config.NewCmdConfig(env), capfile.NewCmdReplay(env, interactive.RunReplay),
+		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdExport(env),
+	)
+	connect.CompleteServerNames(root)
+	root.AddCommand(live.NewCmdFeatures(env)...)
+	return root
+}

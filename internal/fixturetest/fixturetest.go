@@ -1,0 +1,49 @@
+// Package fixturetest is the TestMain fork trick of sonde's tests, in one
+// place: a test binary that starts a server re-executes itself, and the
+// copy, told so by its environment, runs the program instead of the tests
+// (the fixture server, or the whole sonde command line, whose `sonde
+// fixture` is the fixture). No second binary is built.
+package fixturetest
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/sonde-mcp/sonde/fixtures"
+)
+
+// Env, set to 1 in the environment of a re-executed test binary, makes Main
+// run the program given to it instead of the tests.
+const Env = "SONDE_TEST_MAIN"
+
+// Program is what a re-executed test binary runs: fixtures.Main, or sonde's
+// command line. It returns the exit status.
+type Program func(args []string, in io.Reader, out, errw io.Writer) int
+
+// Main is the body of TestMain. It first performs the fixture's helper
+// role when the binary was started as one (fixtures.RunRole: the fixture
+// re-executes its own binary, here the test binary, for the grandchild of
+// some faults); then, when Env is 1, it runs run (nil: none) with the
+// binary's arguments and exits with its status; otherwise it runs the tests
+// and fails them if goroutines are left running (goleak).
+func Main(m *testing.M, run Program) {
+	if fixtures.RunRole() {
+		os.Exit(0)
+	}
+	if run != nil && os.Getenv(Env) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// ChildEnv is what a re-executed test binary needs in its environment: Env
+// to run the program, and not to sleep at exit. A binary built with -race
+// sleeps 1s before exiting (GORACE atexit_sleep_ms), which would make every
+// stop of a server a second long.
+func ChildEnv() []string {
+	return []string{Env + "=1", "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}
+}
