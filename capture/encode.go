@@ -33,9 +33,40 @@ func (e *encoder) bytesField(b []byte) (s string, b64, redacted bool) {
 	return base64.StdEncoding.EncodeToString(b), true, redacted
 }
 
+// streamMin is the length from which a frame's raw bytes are written to
+// the file apart from its record, escaped in place (Recorder.writeBigLocked)
+// rather than copied into a string and encoded into a buffer.
+const streamMin = 64 << 10
+
+// bigRaw holds the raw bytes of a frame record written apart from it: after
+// redaction, and base64 when they are not valid UTF-8 (Record.B64 says so).
+type bigRaw struct {
+	b   []byte
+	b64 bool
+}
+
+// text is Record.Raw for these bytes, as bytesField gives it.
+func (br *bigRaw) text() string {
+	if br.b64 {
+		return base64.StdEncoding.EncodeToString(br.b)
+	}
+	return string(br.b)
+}
+
 // Record converts one event. Its fields are copied: ev is not modified.
 func (e *encoder) record(ev client.Event) Record {
-	r := Record{Seq: ev.Seq, T: e.off(ev.Time)}
+	r, big := e.recordBig(ev)
+	if big != nil {
+		r.Raw = big.text()
+	}
+	return r
+}
+
+// recordBig converts one event as record does, except that a frame of at
+// least streamMin bytes comes back with an empty Raw and its bytes in big,
+// for the writer to stream.
+func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
+	r = Record{Seq: ev.Seq, T: e.off(ev.Time)}
 	switch ev.Kind {
 	case client.EvFrame:
 		f := ev.Frame
@@ -48,7 +79,13 @@ func (e *encoder) record(ev client.Event) Record {
 		r.Method = f.Msg.Method
 		r.Kind = f.Msg.Kind.String()
 		r.Size = len(f.Raw)
-		r.Raw, r.B64, r.Redacted = e.bytesField(f.Raw)
+		if len(f.Raw) >= streamMin {
+			b, redacted := e.redact.Bytes(f.Raw)
+			big = &bigRaw{b: b, b64: !utf8.Valid(b)}
+			r.B64, r.Redacted = big.b64, redacted
+		} else {
+			r.Raw, r.B64, r.Redacted = e.bytesField(f.Raw)
+		}
 		r.Verdict = string(f.Verdict)
 		var redacted bool
 		r.Detail, redacted = e.redact.String(f.Detail)
@@ -106,7 +143,7 @@ func (e *encoder) record(ev client.Event) Record {
 		r.Type = TypeNote
 		r.Note = "unknown event kind " + ev.Kind.String()
 	}
-	return r
+	return r, big
 }
 
 func decodeErr(err error, red *Redactor) *DecodeErr {

@@ -42,6 +42,7 @@ type liveOpts struct {
 	timeout time.Duration
 	out     io.Writer // instead of a file
 	buffer  int       // the recorder's buffer
+	maxLine int       // --max-line-bytes (default 8 MiB)
 }
 
 // startLive starts the fixture with a recorder following the client. The
@@ -78,7 +79,7 @@ func startLive(t *testing.T, o liveOpts) *live {
 	if timeout == 0 {
 		timeout = 5 * time.Second
 	}
-	l := &live{c: client.New(client.Options{Timeout: timeout}), rec: rec, path: path, argv: argv, done: make(chan struct{})}
+	l := &live{c: client.New(client.Options{Timeout: timeout, MaxLineBytes: o.maxLine}), rec: rec, path: path, argv: argv, done: make(chan struct{})}
 	sub := l.c.Subscribe(1 << 20)
 	rec.Follow(l.c)
 	go func() {
@@ -89,7 +90,7 @@ func startLive(t *testing.T, o liveOpts) *live {
 			l.mu.Unlock()
 		}
 	}()
-	cfg := client.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond}
+	cfg := client.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond, MaxLineBytes: o.maxLine}
 	l.cfg = cfg
 	if err := l.c.Connect(client.Stdio(cfg)); err != nil {
 		l.c.Close()

@@ -218,8 +218,12 @@ func (r *Recorder) run(sub *client.Subscription) {
 			r.writeLocked(Record{Type: TypeMissed, T: r.enc.off(ev.Time), Count: n, AfterSeq: last})
 		}
 		last = ev.Seq
-		rec := r.enc.record(ev)
-		r.writeLocked(rec)
+		rec, big := r.enc.recordBig(ev)
+		if big != nil {
+			r.writeBigLocked(rec, big)
+		} else {
+			r.writeLocked(rec)
+		}
 		r.sum.Events++
 		if s := sessionRecord(ev, &initID); s != nil {
 			s.T = rec.T

@@ -311,3 +311,59 @@ func TestFault_LateResponse(t *testing.T) {
 		t.Fatalf("%+v %v", r, err)
 	}
 }
+
+// TestFault_UndecodableResponse: a response that is not JSON but whose id
+// reads well settles its request at once with MCP_PROTOCOL, not at its
+// deadline; a real response after it is a duplicate; an id that is not
+// pending (a string id) settles nothing.
+func TestFault_UndecodableResponse(t *testing.T) {
+	t.Run("fails fast", func(t *testing.T) {
+		s := start(t, Options{}, fixtureArgs{faults: []string{"undecodable-response"}})
+		s.init()
+		call := s.c.Go(context.Background(), "tools/call", echoX, CallOptions{Timeout: time.Minute})
+		_, err := call.Wait()
+		n, _ := call.ID.Int64()
+		want := "tools/call " + idText(n) + ": the response to " + idText(n) + " could not be decoded: line is not valid JSON"
+		if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v, want MCP_PROTOCOL %q", err, want)
+		}
+		f := s.waitFor("malformed frame", isFrame(VerdictMalformed, "settles "+idText(n)+" with MCP_PROTOCOL")).Frame
+		if !strings.Contains(string(f.Raw), "\x00") {
+			t.Fatalf("raw bytes not kept: %q", f.Raw)
+		}
+		if st := s.c.Stats(); st.Pending != 0 || st.Failed != 1 || st.Malformed != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+		// Only that request failed; the session goes on.
+		if err := s.c.Ping(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("real response after it", func(t *testing.T) {
+		s := start(t, Options{}, fixtureArgs{faults: []string{"undecodable-response", "duplicate-response"}})
+		s.init()
+		call := s.c.Go(context.Background(), "tools/call", echoX, CallOptions{Timeout: time.Minute})
+		if _, err := call.Wait(); !errors.Is(err, ErrProtocol) {
+			t.Fatalf("got %v", err)
+		}
+		f := s.waitFor("duplicate frame", isFrame(VerdictDuplicate, "second response")).Frame
+		if f.Msg.ID != call.ID {
+			t.Fatalf("duplicate for %s, want %s", f.Msg.ID, call.ID)
+		}
+		if st := s.c.Stats(); st.Pending != 0 || st.Failed != 1 || st.Duplicate != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+	t.Run("id not pending", func(t *testing.T) {
+		s := start(t, Options{}, fixtureArgs{faults: []string{"undecodable-response", "string-id"}})
+		s.init()
+		_, err := s.c.Call(context.Background(), "tools/call", echoX, CallOptions{Timeout: 300 * time.Millisecond})
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("got %v", err)
+		}
+		f := s.waitFor("malformed frame", isFrame(VerdictMalformed, "not valid JSON")).Frame
+		if strings.Contains(f.Detail, "settles") {
+			t.Fatalf("detail %q", f.Detail)
+		}
+	})
+}

@@ -66,10 +66,14 @@ func (c *Client) emitFrameSentence(f transport.Frame, v Verdict, rest string) {
 
 // badFrameLocked handles a line that is not a valid message. A response that
 // breaks the rules (both result and error, or neither) still settles its own
-// request, with MCP_PROTOCOL.
+// request, with MCP_PROTOCOL; so does a line that could not be decoded at
+// all but whose id reads well and is pending (undecodableLocked).
 func (c *Client) badFrameLocked(f transport.Frame) {
 	var de *jsonrpc.DecodeError
 	errors.As(f.Err, &de)
+	if de != nil && c.undecodableLocked(f, de) {
+		return
+	}
 	if de != nil && de.Class == jsonrpc.ClassInvalid {
 		c.stats.Invalid++
 		detail := de.Reason
@@ -93,6 +97,41 @@ func (c *Client) badFrameLocked(f transport.Frame) {
 	}
 	c.emitFrame(f, VerdictMalformed, reason)
 	c.strictLocked("malformed line on stdout: " + reason)
+}
+
+// undecodableLocked settles the pending request a line answers when Decode
+// could not read the line (not JSON, or an object it could not unmarshal)
+// but its top-level id reads well (jsonrpc.ScanID): without it, the request
+// would wait for its deadline. A line with a "method" member (a request of
+// the server's, its own id space), an id that is not pending, and the
+// incomplete last line of a server that stopped mid-message (its exit ends
+// the request) settle nothing. It reports whether it handled the frame.
+func (c *Client) undecodableLocked(f transport.Frame, de *jsonrpc.DecodeError) bool {
+	if f.Msg.ID.IsValid() || f.Msg.Kind != jsonrpc.KindInvalid || de.Reason == transport.IncompleteLineReason {
+		return false
+	}
+	id, method := jsonrpc.ScanID(f.Raw)
+	n, ok := id.Int64()
+	if !ok || method {
+		return false
+	}
+	p := c.pending[n]
+	if p == nil {
+		return false
+	}
+	v := VerdictMalformed
+	if de.Class == jsonrpc.ClassInvalid {
+		v = VerdictInvalid
+		c.stats.Invalid++
+	} else {
+		c.stats.Malformed++
+	}
+	c.emitFrame(f, v, de.Reason+"; settles "+idText(n)+" with MCP_PROTOCOL")
+	c.settleLocked(p, outcome{state: StateProtocol, err: newErr(CodeProtocol, "%s %s: the response to %s could not be decoded: %s", p.method, idText(n), idText(n), de.Reason)})
+	// A response did arrive: another one for n is a duplicate.
+	c.retired.markAnswered(n)
+	c.strictLocked("undecodable response: " + de.Reason)
+	return true
 }
 
 // strictLocked ends the session on a bad line when Options.Strict is set.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Class says how a line failed to be a JSON-RPC message.
@@ -62,6 +63,11 @@ type wireMessage struct {
 // *DecodeError together with whatever could be read (for a response that has
 // both result and error, the Message still carries its ID and Kind
 // KindResponse, so the caller can settle that request).
+//
+// Params and Result are parts of line, not copies (their capacity ends with
+// them, so appending to one never writes into the line): decoding a line
+// allocates nothing in proportion to them. The caller must not modify line
+// while it uses them.
 func Decode(line []byte) (Message, error) {
 	line = bytes.TrimRight(line, "\r")
 	trimmed := bytes.TrimSpace(line)
@@ -72,10 +78,76 @@ func Decode(line []byte) (Message, error) {
 		return Message{}, notObject(trimmed[0])
 	}
 	var w wireMessage
-	if err := json.Unmarshal(trimmed, &w); err != nil {
-		return Message{}, &DecodeError{ClassInvalid, err.Error()}
+	if !w.members(trimmed) {
+		// A member of the wrong type (jsonrpc not a string): encoding/json
+		// says which, in its own words.
+		if err := json.Unmarshal(trimmed, &w); err != nil {
+			return Message{}, &DecodeError{ClassInvalid, err.Error()}
+		}
 	}
 	return classify(&w)
+}
+
+// members fills w from the top-level members of obj, a valid JSON object,
+// as json.Unmarshal would (keys matched without regard to case, the last of
+// a repeated key wins), but with each value a part of obj rather than a
+// copy. It reports false when json.Unmarshal would fail: a jsonrpc that is
+// neither a string nor null.
+func (w *wireMessage) members(obj []byte) bool {
+	s := idScanner{b: obj}
+	s.ws()
+	s.eat('{')
+	for {
+		s.ws()
+		if s.eat('}') {
+			return true
+		}
+		kstart := s.i
+		if !s.skipStr() {
+			return true // cannot happen: obj is valid
+		}
+		key := obj[kstart+1 : s.i-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			_ = json.Unmarshal(obj[kstart:s.i], &k)
+			key = []byte(k)
+		}
+		s.ws()
+		s.eat(':')
+		s.ws()
+		start := s.i
+		if !s.value() && s.i < len(obj) {
+			return true // cannot happen: obj is valid and its last byte is '}'
+		}
+		v := obj[start:s.i:s.i]
+		switch {
+		case bytes.EqualFold(key, []byte("jsonrpc")):
+			switch {
+			case string(v) == "null":
+				w.JSONRPC = nil
+			case v[0] == '"':
+				str := string(v[1 : len(v)-1])
+				if bytes.IndexByte(v, '\\') >= 0 || !utf8.ValidString(str) {
+					_ = json.Unmarshal(v, &str)
+				}
+				w.JSONRPC = &str
+			default:
+				return false
+			}
+		case bytes.EqualFold(key, []byte("id")):
+			w.ID = v
+		case bytes.EqualFold(key, []byte("method")):
+			w.Method = v
+		case bytes.EqualFold(key, []byte("params")):
+			w.Params = v
+		case bytes.EqualFold(key, []byte("result")):
+			w.Result = v
+		case bytes.EqualFold(key, []byte("error")):
+			w.Error = v
+		}
+		s.ws()
+		s.eat(',')
+	}
 }
 
 func notJSON(b []byte) error {

@@ -294,7 +294,7 @@ func (s *Stdio) Read() (Frame, error) {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		f := NewInFrame(line, time.Now())
 		if f.Err != nil {
-			f.Err = &jsonrpc.DecodeError{Class: jsonrpc.ClassNotJSON, Reason: "incomplete line at the end of stdout (the server stopped mid-message)"}
+			f.Err = &jsonrpc.DecodeError{Class: jsonrpc.ClassNotJSON, Reason: IncompleteLineReason}
 		}
 		return f, nil
 	case errors.Is(err, ErrLineTooLong):
@@ -311,6 +311,11 @@ func (s *Stdio) Read() (Frame, error) {
 	<-s.exited
 	return Frame{}, &ExitError{Exit: s.exit}
 }
+
+// IncompleteLineReason is the DecodeError reason of the last line of stdout
+// when it has no newline and is not a whole message: the server stopped
+// mid-message (its exit, not the cut line, is what ends its requests).
+const IncompleteLineReason = "incomplete line at the end of stdout (the server stopped mid-message)"
 
 // ErrStdinClosed is returned by Write once the server's stdin is closed.
 var ErrStdinClosed = errors.New("server stdin is closed")

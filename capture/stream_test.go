@@ -1,0 +1,105 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// FuzzJSONStringBody: the streamed escaping of valid UTF-8 is byte for
+// byte what encoding/json writes inside the string, and base64 what
+// EncodeToString gives.
+func FuzzJSONStringBody(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\r\t\b\f\x00\x1f\x7f", "<&>", "\u2028\u2029\u2027\u202a", "日本語 🚀", "\xff\xfe"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var out bytes.Buffer
+		w := bufio.NewWriterSize(&out, 16)
+		if utf8.Valid(b) {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(string(b)); err != nil {
+				t.Fatal(err)
+			}
+			n, err := writeJSONStringBody(w, b)
+			if err != nil || w.Flush() != nil {
+				t.Fatal(err)
+			}
+			if wantBody := want.Bytes()[1 : want.Len()-2]; !bytes.Equal(out.Bytes(), wantBody) || n != int64(out.Len()) {
+				t.Fatalf("escaped %q as %q (%d counted), want %q", b, out.Bytes(), n, wantBody)
+			}
+			out.Reset()
+		}
+		n, err := writeBase64(w, b)
+		if err != nil || w.Flush() != nil {
+			t.Fatal(err)
+		}
+		if want := base64.StdEncoding.EncodeToString(b); out.String() != want || n != int64(len(want)) {
+			t.Fatalf("base64 %q, want %q", out.String(), want)
+		}
+	})
+}
+
+// TestBigFrameRecordSameBytes: a frame written in pieces (at least
+// streamMin bytes) makes the same line as the record encoded whole, for
+// text that needs escapes, for bytes that are not UTF-8 (base64) and with
+// redaction; the summary counts the same bytes.
+func TestBigFrameRecordSameBytes(t *testing.T) {
+	body := strings.Repeat("ab\"c\\\n\t\x01 é \u2028 日本 <&> secret-token ", streamMin/30+1)
+	red, err := NewRedactor(nil, []string{"secret-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		raw  []byte
+		red  *Redactor
+	}{
+		{"escapes", []byte(`{"jsonrpc":"2.0","id":1,"result":"` + body + `"}`), nil},
+		{"not utf-8", append([]byte(body), 0xff, 0xfe), nil},
+		{"redacted", []byte(body), red},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.raw) < streamMin {
+				t.Fatalf("%d bytes", len(tc.raw))
+			}
+			msg, derr := jsonrpc.Decode(tc.raw)
+			ev := client.Event{Seq: 3, Time: time.Unix(5, 0), Kind: client.EvFrame, Frame: &client.FrameInfo{
+				Frame:   client.Frame{Dir: client.In, Time: time.Unix(5, 0), Raw: tc.raw, Msg: msg, Err: derr},
+				Verdict: client.VerdictResolved, Detail: `detail with "raw":"\u0000sonde-raw\u0000" in it`,
+			}}
+			write := func(big bool) ([]byte, Summary) {
+				var out bytes.Buffer
+				r, err := NewRecorder(&out, Options{Start: time.Unix(1, 0), Redact: tc.red})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.mu.Lock()
+				if rec, b := r.enc.recordBig(ev); big && b != nil {
+					r.writeBigLocked(rec, b)
+				} else {
+					r.writeLocked(r.enc.record(ev))
+				}
+				r.flushLocked()
+				sum := r.sum
+				r.mu.Unlock()
+				return out.Bytes(), sum
+			}
+			want, wsum := write(false)
+			got, gsum := write(true)
+			if !bytes.Equal(got, want) || gsum != wsum {
+				t.Fatalf("streamed record differs (%d vs %d bytes, summary %+v vs %+v)", len(got), len(want), gsum, wsum)
+			}
+		})
+	}
+}
