@@ -151,7 +151,4 @@ func (f *Form) fieldView(i, lw int) []string {
 	return []string{line, under}
 }
 
-// Clean is textfmt.Clean, kept for the callers outside ui.
-//
-// Deprecated: use textfmt.Clean.
-func Clean(s string) string { return textfmt.Clean(s) }
+

@@ -69,7 +69,7 @@ func (m *Model) setQuery(q string) {
 // matched holds byte offsets into name (as sahilm/fuzzy reports them); the
 // name is walked rune by rune, so multi-byte characters are highlighted
 // whole and their cells stay where they are. Control characters are escaped
-// (form.Clean) so a name cannot drive the terminal.
+// (textfmt.Clean) so a name cannot drive the terminal.
 func highlight(name string, matched []int, base, match lipgloss.Style) string {
 	if len(matched) == 0 {
 		return base.Render(textfmt.Clean(name))

@@ -6,8 +6,8 @@ import (
 	"net/url"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/form"
 )
 
 // PrintURLElicitations writes on w the URLs that an MCP_URL_REQUIRED error
@@ -27,11 +27,11 @@ func PrintURLElicitations(w io.Writer, err error, server string) bool {
 	if len(els) > 1 {
 		what = fmt.Sprintf("%d URLs", len(els))
 	}
-	fmt.Fprintf(w, "sonde: %s asks you to open %s before the request can go on (URL elicitation; sonde does not open it):\n", form.Clean(server), what)
+	fmt.Fprintf(w, "sonde: %s asks you to open %s before the request can go on (URL elicitation; sonde does not open it):\n", textfmt.Clean(server), what)
 	for i, e := range els {
 		fmt.Fprintf(w, "  [%d] %s\n", i+1, messageText(e))
-		fmt.Fprintf(w, "      %s\n", form.Clean(e.URL))
-		fmt.Fprintf(w, "      host %s · elicitation id %s\n", form.Clean(hostOf(e.URL)), form.Clean(e.ElicitationID))
+		fmt.Fprintf(w, "      %s\n", textfmt.Clean(e.URL))
+		fmt.Fprintf(w, "      host %s · elicitation id %s\n", textfmt.Clean(hostOf(e.URL)), textfmt.Clean(e.ElicitationID))
 	}
 	fmt.Fprintln(w, "sonde: open it in a browser and complete it, then retry the request")
 	return true
@@ -42,7 +42,7 @@ func messageText(e mcp.ElicitParams) string {
 	if e.Message == "" {
 		return "(no message)"
 	}
-	return form.Clean(e.Message)
+	return textfmt.Clean(e.Message)
 }
 
 // hostOf is the host of an elicitation's URL (already checked to be

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // tracer prints the client's events on a writer as they happen (--trace).
@@ -59,7 +58,7 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		detail := string(f.Verdict)
 		switch {
 		case f.Detail == "" || f.Verdict == client.VerdictNotification:
-		case strings.HasPrefix(f.Detail, detail+" "):
+		case f.VerdictInDetail:
 			detail = f.Detail // "resolved id 3 after 2ms", not "resolved: resolved id 3 …"
 		default:
 			detail += ": " + f.Detail
@@ -82,7 +81,7 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 			who += " " + r.Tool
 		}
 		dir := "   "
-		if r.Dir == transport.In {
+		if r.Dir == client.In {
 			dir = "srv"
 		}
 		line := fmt.Sprintf("%s %s %-8s %-28s %s", at, dir, idLabel(r), who, r.State)
@@ -110,13 +109,13 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 	case client.EvProcess:
 		p := ev.Proc
 		switch p.What {
-		case "start":
+		case client.ProcStart:
 			return fmt.Sprintf("%s process started, pid %d: %s", at, p.Pid, strings.Join(p.Argv, " "))
-		case "connect":
+		case client.ProcConnect:
 			return fmt.Sprintf("%s connecting to %s", at, strings.Join(p.Argv, " "))
-		case "signal":
+		case client.ProcSignal:
 			return fmt.Sprintf("%s process %d sent %s", at, p.Pid, p.Signal)
-		case "exit":
+		case client.ProcExit:
 			return fmt.Sprintf("%s process %d ended: %s", at, p.Pid, p.Exit.Status())
 		}
 		if p.Err != nil {
@@ -149,7 +148,7 @@ func idLabel(r *client.ReqInfo) string {
 // taskLine renders a task event for --trace.
 func taskLine(at string, ti *client.TaskInfo) string {
 	line := fmt.Sprintf("%s task %s (tools/call %s id %s) %s", at, ti.Task.TaskID, ti.Tool, ti.Call, ti.Task.Status)
-	if ti.Dir == transport.In {
+	if ti.Dir == client.In {
 		line = fmt.Sprintf("%s task %s (sonde runs %s id %s for the server) %s", at, ti.Task.TaskID, ti.Method, ti.Call, ti.Task.Status)
 	}
 	if ti.Task.StatusMessage != "" {

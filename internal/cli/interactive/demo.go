@@ -17,7 +17,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/lesson"
 )
 
@@ -151,15 +150,15 @@ func narrate(w io.Writer, sub *client.Subscription) {
 		}
 		at := fmt.Sprintf("%8s", "+"+textfmt.Dur(ev.Time.Sub(t0)))
 		switch {
-		case f.Dir == transport.Out && f.Msg.Method == mcp.MethodToolsCall:
+		case f.Dir == client.Out && f.Msg.Method == mcp.MethodToolsCall:
 			var p struct {
 				Arguments json.RawMessage `json:"arguments"`
 			}
 			m := decodeParams(f.Raw, &p)
 			fmt.Fprintf(w, "  %s  -> request  id %-3s tools/call echo %s\n", at, m, p.Arguments)
-		case f.Dir == transport.In && (f.Verdict == client.VerdictResolved || f.Verdict == client.VerdictRemoteError):
+		case f.Dir == client.In && (f.Verdict == client.VerdictResolved || f.Verdict == client.VerdictRemoteError):
 			fmt.Fprintf(w, "  %s  <- response id %-3s %s  (%s)\n", at, f.Msg.ID, resultText(f.Msg.Result), f.Detail)
-		case f.Dir == transport.In && f.Verdict != client.VerdictNotification && f.Verdict != client.VerdictProgress:
+		case f.Dir == client.In && f.Verdict != client.VerdictNotification && f.Verdict != client.VerdictProgress:
 			fmt.Fprintf(w, "  %s  <- %s: %s\n", at, f.Verdict, f.Detail)
 		}
 	}

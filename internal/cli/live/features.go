@@ -14,7 +14,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // The headless commands of the server features: resources, read, prompts,
@@ -139,7 +138,7 @@ func runLogLevel(ctx context.Context, env *cmdutil.Env, o *LogLevelOptions, s *c
 // printLogEvent prints ev when it is a notifications/message from the
 // server.
 func printLogEvent(w io.Writer, ev client.Event, asJSON bool) {
-	if ev.Kind != client.EvFrame || ev.Frame.Dir != transport.In || ev.Frame.Msg.Method != mcp.MethodLogMessage {
+	if ev.Kind != client.EvFrame || ev.Frame.Dir != client.In || ev.Frame.Msg.Method != mcp.MethodLogMessage {
 		return
 	}
 	if asJSON {

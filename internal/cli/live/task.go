@@ -11,7 +11,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 )
 
 // registerTaskFlags adds call's --task and --task-ttl.
@@ -33,7 +32,7 @@ func callTask(ctx context.Context, env *cmdutil.Env, c *client.Client, name stri
 			if !ok {
 				return tc.Wait()
 			}
-			if ev.Kind == client.EvTask && ev.Task.Dir != transport.In && ev.Task.Call == tc.CallID() && !ev.Task.End {
+			if ev.Kind == client.EvTask && ev.Task.Dir != client.In && ev.Task.Call == tc.CallID() && !ev.Task.End {
 				line := "sonde: task " + ev.Task.Task.TaskID + " " + ev.Task.Task.Status
 				if m := ev.Task.Task.StatusMessage; m != "" {
 					line += ": " + m
