@@ -1,0 +1,136 @@
+// Hostile servers on real loopback sockets: what a server may not make
+// sonde do with the user's credentials (issue 13). A second listener on
+// another port is another origin.
+
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// sink is a server that records every request it gets (method, path and
+// the credential headers), answering 200 with an empty JSON-RPC result.
+type sink struct {
+	*httptest.Server
+	mu  sync.Mutex
+	got []string
+}
+
+func newSink(t *testing.T) *sink {
+	s := &sink{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.got = append(s.got, fmt.Sprintf("%s %s Authorization=%q X-Api-Key=%q", r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")))
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *sink) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.got...)
+}
+
+// legacySSE serves a legacy HTTP+SSE stream at /sse whose endpoint event
+// names endpoint (computed once the server's URL is known), and holds the
+// stream open.
+func legacySSE(t *testing.T, srv func(http.Handler) *httptest.Server, endpoint func(base string) string) *httptest.Server {
+	var base string
+	stop := make(chan struct{})
+	s := srv(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/sse" && r.Method == http.MethodPost: // no Streamable HTTP here
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		case r.URL.Path != "/sse":
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: %s\n\n", endpoint(base))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	base = s.URL
+	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(stop) })
+	return s
+}
+
+var secretHeaders = http.Header{"Authorization": {"Bearer s3cret"}, "X-Api-Key": {"k3y"}}
+
+// A legacy endpoint event that names another origin is refused before any
+// POST: the POSTs would carry the user's headers there.
+func TestHostile_SSEEndpointOtherOrigin(t *testing.T) {
+	evil := newSink(t)
+	sse := legacySSE(t, httptest.NewServer, func(string) string { return evil.URL + "/messages?sessionId=1" })
+	_, err := DialHTTP(HTTPConfig{URL: sse.URL + "/sse", Mode: ModeSSE, Header: secretHeaders, ConnectTimeout: 5 * time.Second}, nil)
+	var xe *ExchangeError
+	if !errors.As(err, &xe) || xe.Kind != ExchangeProtocol || !errors.Is(err, ErrEndpointOrigin) {
+		t.Fatalf("DialHTTP: %v", err)
+	}
+	for _, w := range []string{"names " + evil.URL + "/messages?sessionId=1", "another origin (" + evil.URL + ")", "than the SSE stream (" + sse.URL + ")"} {
+		if !strings.Contains(xe.Msg, w) {
+			t.Errorf("message lacks %q: %s", w, xe.Msg)
+		}
+	}
+	if got := evil.requests(); len(got) != 0 {
+		t.Errorf("the other origin got %q", got)
+	}
+}
+
+// In auto mode, the fallback to a legacy endpoint on another origin fails
+// the initialize with the refusal.
+func TestHostile_SSEEndpointOtherOriginAuto(t *testing.T) {
+	evil := newSink(t)
+	sse := legacySSE(t, httptest.NewServer, func(string) string { return evil.URL + "/messages" })
+	h, err := DialHTTP(HTTPConfig{URL: sse.URL + "/sse", Mode: ModeAuto, Header: secretHeaders, ConnectTimeout: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	xe := refusal(t, h, initLine)
+	if xe.Kind != ExchangeProtocol || xe.ID != jsonrpc.Int(1) || !errors.Is(xe, ErrEndpointOrigin) || !strings.Contains(xe.Msg, "another origin") {
+		t.Fatalf("%+v", xe)
+	}
+	if got := evil.requests(); len(got) != 0 {
+		t.Errorf("the other origin got %q", got)
+	}
+}
+
+// An https SSE stream whose endpoint is http on the same host is a
+// downgrade, refused; a relative endpoint resolves against the SSE URL.
+func TestHostile_SSEEndpointDowngrade(t *testing.T) {
+	sse := legacySSE(t, httptest.NewTLSServer, func(base string) string { return "http" + strings.TrimPrefix(base, "https") + "/messages" })
+	_, err := DialHTTP(HTTPConfig{URL: sse.URL + "/sse", Mode: ModeSSE, Header: secretHeaders, Insecure: true, ConnectTimeout: 5 * time.Second}, nil)
+	var xe *ExchangeError
+	if !errors.As(err, &xe) || xe.Kind != ExchangeProtocol || !strings.Contains(xe.Msg, "from https to http") {
+		t.Fatalf("DialHTTP: %v", err)
+	}
+
+	rel := legacySSE(t, httptest.NewServer, func(string) string { return "/messages?sessionId=1" })
+	h, err := DialHTTP(HTTPConfig{URL: rel.URL + "/sse", Mode: ModeSSE, Header: secretHeaders, ConnectTimeout: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("relative endpoint: %v", err)
+	}
+	defer h.Close()
+	if u, _ := h.target(); u.String() != rel.URL+"/messages?sessionId=1" {
+		t.Errorf("endpoint %s", u)
+	}
+}
