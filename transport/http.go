@@ -247,9 +247,15 @@ func DialHTTP(cfg HTTPConfig, obs Observer) (*HTTP, error) {
 		}
 		hc = &http.Client{Transport: tr}
 	}
+	// MCP requests (the POSTs, the GET stream, the DELETE) follow no
+	// redirect: Go would strip only Authorization and Cookie, and carry
+	// every other --header to wherever the server points. Discovery and
+	// the OAuth flow use the client as given (transport/oauth).
+	mcp := *hc
+	mcp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &HTTP{
-		cfg: cfg, obs: obs, hc: hc, url: u, ctx: ctx, cancel: cancel,
+		cfg: cfg, obs: obs, hc: &mcp, url: u, ctx: ctx, cancel: cancel,
 		in: make(chan inItem, inboxSize), done: make(chan struct{}), mode: cfg.Mode,
 	}
 	if cfg.AuthTimeout > 0 {
@@ -575,6 +581,10 @@ func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.M
 	e := &ExchangeError{Kind: ExchangeStatus, ID: reqID(msg), Method: msg.Method, Status: resp.StatusCode, Body: b}
 	what := what(msg)
 	e.Msg = fmt.Sprintf("%s: HTTP %d: %s", what, resp.StatusCode, httpshow.Body(b))
+	if resp.StatusCode/100 == 3 {
+		e.Msg = fmt.Sprintf("%s: HTTP %d: the server redirects to %s, not followed (sonde follows no redirect of an MCP request: it carries your headers and token; if you trust the new URL, pass it with --url)",
+			what, resp.StatusCode, location(req, resp))
+	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		e.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
 		if e.WWWAuthenticate != "" {
@@ -602,6 +612,20 @@ func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.M
 		e.RPC = body.Error
 	}
 	return e
+}
+
+// location shows the Location of a redirect, resolved against the
+// request's URL, without a password and cut to 200 bytes.
+func location(req *http.Request, resp *http.Response) string {
+	raw := resp.Header.Get("Location")
+	if raw == "" {
+		return "(no Location)"
+	}
+	u, err := req.URL.Parse(raw)
+	if err != nil {
+		return fmt.Sprintf("%q", cut(raw, 200))
+	}
+	return cut(u.Redacted(), 200)
 }
 
 // readJSONBody delivers a single JSON answer.

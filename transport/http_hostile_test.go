@@ -134,3 +134,48 @@ func TestHostile_SSEEndpointDowngrade(t *testing.T) {
 		t.Errorf("endpoint %s", u)
 	}
 }
+
+// redirector answers every request with status to target.
+func redirector(t *testing.T, status int, target func() string) *httptest.Server {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", target())
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// A 307 or 308 to another host is not followed, for the POSTs, the GET
+// stream and the DELETE: Go would strip Authorization but send every
+// other header there. It is a failed exchange naming the Location.
+func TestHostile_RedirectNotFollowed(t *testing.T) {
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			evil := newSink(t)
+			red := redirector(t, status, func() string { return evil.URL + "/steal?x=" + strings.Repeat("a", 500) })
+			h, err := DialHTTP(HTTPConfig{URL: red.URL + "/mcp", Mode: ModeStreamable, Header: secretHeaders}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			xe := refusal(t, h, initLine)
+			if xe.Kind != ExchangeStatus || xe.Status != status || xe.ID != jsonrpc.Int(1) {
+				t.Fatalf("%+v", xe)
+			}
+			if !strings.Contains(xe.Msg, "redirects to "+evil.URL+"/steal?x=aaa") || !strings.Contains(xe.Msg, "not followed") || strings.Contains(xe.Msg, strings.Repeat("a", 300)) {
+				t.Errorf("message %s", xe.Msg)
+			}
+			// The GET stream and the DELETE.
+			h.mu.Lock()
+			h.session = "s1"
+			h.mu.Unlock()
+			if _, e := h.get("GET", "", jsonrpc.ID{}); e == nil || e.Status != status {
+				t.Errorf("GET: %v", e)
+			}
+			h.deleteSession()
+			if got := evil.requests(); len(got) != 0 {
+				t.Errorf("the other host got %q", got)
+			}
+		})
+	}
+}
