@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // sink is a server that records every request it gets (method, path and
@@ -177,5 +178,156 @@ func TestHostile_RedirectNotFollowed(t *testing.T) {
 				t.Errorf("the other host got %q", got)
 			}
 		})
+	}
+}
+
+// authServer is a hostile MCP server with its own protected resource
+// metadata (at /prm) naming authorization server as (computed from the
+// server's URL), whose metadata at the RFC 8414 URI is meta; every
+// request is recorded.
+type authServer struct {
+	*httptest.Server
+	mu  sync.Mutex
+	got []string
+}
+
+func newAuthServer(t *testing.T, as func(base string) string, meta func(base string) string) *authServer {
+	s := &authServer{}
+	var base string
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.got = append(s.got, r.Method+" "+r.URL.Path)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/mcp":
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/prm"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		case r.URL.Path == "/prm":
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", as(base))
+		case strings.HasPrefix(r.URL.Path, wkAS):
+			fmt.Fprint(w, meta(base))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	base = s.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *authServer) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.got...)
+}
+
+// asMeta is authorization server metadata with issuer and the endpoints
+// at ep.
+func asMeta(issuer, ep string) string {
+	return fmt.Sprintf(`{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
+		issuer, ep+"/authorize", ep+"/token", ep+"/register")
+}
+
+// Discovery refuses to fetch a link-local address (cloud metadata
+// services) that a server names, in resource_metadata or in
+// authorization_servers.
+func TestHostile_DiscoveryLinkLocal(t *testing.T) {
+	for _, target := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]:9/prm"} {
+		t.Run(target, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+target+`"`)
+				w.WriteHeader(http.StatusUnauthorized)
+			}))
+			defer srv.Close()
+			h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable, AuthTimeout: 2 * time.Second}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			a := refusal(t, h, initLine).Auth
+			if a == nil || len(a.Problems) != 1 || a.Problems[0].Kind != oauth.ProblemRefused || !strings.Contains(a.Problems[0].Msg, "link-local") {
+				t.Fatalf("%+v", a)
+			}
+		})
+	}
+	t.Run("authorization_servers", func(t *testing.T) {
+		srv := newAuthServer(t, func(string) string { return "http://169.254.169.254/as" }, func(string) string { return "{}" })
+		h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable, AuthTimeout: 2 * time.Second}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		a := refusal(t, h, initLine).Auth
+		if a == nil || a.PRM == nil || len(a.Problems) == 0 || a.Problems[0].Kind != oauth.ProblemRefused {
+			t.Fatalf("%+v", a)
+		}
+	})
+}
+
+// Metadata fetched from another origin than the server's is noted in the
+// summary.
+func TestHostile_DiscoveryOtherOrigin(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"resource":"http://elsewhere.invalid/mcp"}`)
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+other.URL+`/prm"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	xe := refusal(t, h, initLine)
+	if xe.Auth == nil || !strings.Contains(xe.Auth.Summary(), "fetched from another origin than the server's: "+other.URL) {
+		t.Fatalf("%+v", xe.Auth)
+	}
+}
+
+// Discovery's GETs follow at most a few redirects, with none of the
+// user's headers.
+func TestHostile_DiscoveryRedirects(t *testing.T) {
+	var hops int
+	var mu sync.Mutex
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+srv.URL+`/prm/0"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if !strings.HasPrefix(r.URL.Path, "/prm/") {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		hops++
+		mu.Unlock()
+		if r.Header.Get("X-Api-Key") != "" || r.Header.Get("Authorization") != "" {
+			t.Errorf("discovery GET %s carried %v", r.URL, r.Header)
+		}
+		var n int
+		fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/prm/"), "%d", &n)
+		http.Redirect(w, r, fmt.Sprintf("/prm/%d", n+1), http.StatusFound)
+	}))
+	defer srv.Close()
+	h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable, Header: secretHeaders}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	a := refusal(t, h, initLine).Auth
+	if a == nil || len(a.Problems) == 0 || !strings.Contains(a.Problems[0].Msg, "stopped after 3 redirects") {
+		t.Fatalf("%+v", a)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hops != 1+3 {
+		t.Errorf("%d GETs", hops)
 	}
 }
