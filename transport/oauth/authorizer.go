@@ -107,6 +107,7 @@ type Authorizer struct {
 // and authenticate at its token endpoint, for which resource and scope.
 type grant struct {
 	as       *ServerMetadata
+	issuer   string // the issuer asked about (and checked in as)
 	clientID string
 	// secret and method authenticate the client at the token endpoint:
 	// Config.ClientSecret, or what registration returned.

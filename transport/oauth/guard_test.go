@@ -37,3 +37,17 @@ func TestGuardDialsNoLinkLocal(t *testing.T) {
 		}
 	}
 }
+
+// The flow's endpoints must be https, except on loopback hosts.
+func TestInsecureEndpoint(t *testing.T) {
+	for raw, ok := range map[string]bool{
+		"https://as.example/token": true, "http://127.0.0.1:8080/token": true, "http://127.9.9.9/t": true,
+		"http://[::1]:9/t": true, "http://localhost/t": true, "http://LOCALHOST:1/t": true,
+		"http://as.example/token": false, "http://10.0.0.1/t": false, "http://[::ffff:10.0.0.1]/t": false,
+		"ftp://as.example/t": false, "/token": false, "http://127.0.0.1.nip.io/t": false,
+	} {
+		if got := insecureEndpoint(raw) == ""; got != ok {
+			t.Errorf("%s: %q", raw, insecureEndpoint(raw))
+		}
+	}
+}

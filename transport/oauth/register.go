@@ -24,6 +24,9 @@ func (f *flow) register(g *grant) error {
 	if as.RegistrationEndpoint == "" {
 		return &Error{Step: "registration", Msg: "the authorization server offers no dynamic registration (no registration_endpoint): register a client there and pass --oauth-client-id"}
 	}
+	if why := insecureEndpoint(as.RegistrationEndpoint); why != "" {
+		return &Error{Step: "registration", Msg: fmt.Sprintf("the authorization server's registration_endpoint %s %s: refusing to proceed", as.RegistrationEndpoint, why)}
+	}
 	body, _ := json.Marshal(map[string]any{
 		"redirect_uris": []string{g.redirect}, "grant_types": []string{"authorization_code", "refresh_token"},
 		"response_types": []string{"code"}, "token_endpoint_auth_method": registrationMethod(as), "client_name": "sonde",
