@@ -126,7 +126,7 @@ func discoveryClient(hc *http.Client, g *guard) *http.Client {
 		tr = t.Clone()
 	}
 	if tr != nil {
-		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: g.control}
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: resolver, Control: g.control}
 		tr.DialContext = d.DialContext
 		// Discovery runs once per connection: keep no idle connection.
 		tr.DisableKeepAlives = true

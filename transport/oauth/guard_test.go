@@ -2,9 +2,14 @@ package oauth
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -49,5 +54,72 @@ func TestInsecureEndpoint(t *testing.T) {
 		if got := insecureEndpoint(raw) == ""; got != ok {
 			t.Errorf("%s: %q", raw, insecureEndpoint(raw))
 		}
+	}
+}
+
+// fakeDNS is a resolver whose every name resolves to an IPv4 address
+// answer(n) for the nth A query (no AAAA), served over a pipe.
+func fakeDNS(answer func(n int) [4]byte) *net.Resolver {
+	var mu sync.Mutex
+	n := 0
+	return &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		client, server := net.Pipe()
+		go func() {
+			defer server.Close()
+			for {
+				var l [2]byte
+				if _, err := io.ReadFull(server, l[:]); err != nil {
+					return
+				}
+				q := make([]byte, binary.BigEndian.Uint16(l[:]))
+				if _, err := io.ReadFull(server, q); err != nil || len(q) < 12 {
+					return
+				}
+				end := 12
+				for end < len(q) && q[end] != 0 {
+					end += int(q[end]) + 1
+				}
+				end += 5 // the root label, QTYPE, QCLASS
+				if end > len(q) {
+					return
+				}
+				qtype := binary.BigEndian.Uint16(q[end-4:])
+				resp := append([]byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0}, q[12:end]...)
+				if qtype == 1 {
+					mu.Lock()
+					ip := answer(n)
+					n++
+					mu.Unlock()
+					resp[7] = 1
+					resp = append(resp, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4)
+					resp = append(resp, ip[:]...)
+				}
+				out := binary.BigEndian.AppendUint16(nil, uint16(len(resp)))
+				if _, err := server.Write(append(out, resp...)); err != nil {
+					return
+				}
+			}
+		}()
+		return client, nil
+	}}
+}
+
+// DNS rebinding: a name that resolves to loopback when discovery checks
+// it, and to a link-local address when the GET dials it, is refused at
+// the dial.
+func TestGuardDNSRebinding(t *testing.T) {
+	saved := resolver
+	t.Cleanup(func() { resolver = saved })
+	resolver = fakeDNS(func(n int) [4]byte {
+		if n == 0 {
+			return [4]byte{127, 0, 0, 1}
+		}
+		return [4]byte{169, 254, 169, 254}
+	})
+	server, _ := url.Parse("http://127.0.0.1:1/mcp")
+	d := NewDiscoverer(server, &http.Client{}, 3*time.Second)
+	a := d.Discover(t.Context(), 401, `Bearer resource_metadata="http://rebind.sonde.test:9/prm"`, func(Event) {})
+	if len(a.Problems) == 0 || a.Problems[0].Kind != ProblemRefused || !strings.Contains(a.Problems[0].Msg, "dialing 169.254.169.254") {
+		t.Fatalf("%+v", a.Problems)
 	}
 }
