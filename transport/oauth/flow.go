@@ -147,13 +147,17 @@ func (f *flow) await(lb *loopback, fetchErr chan error) (url.Values, error) {
 	}
 }
 
-// wantIssuer is the issuer discovery asked about: the authorization
-// server the protected resource metadata names first or, without one, the
-// server's own origin (a 2025-03-26 server is its own authorization
-// server).
+// wantIssuer is the issuer the flow may deal with: the authorization
+// server the protected resource metadata names first. Without one, a
+// 2025-03-26 server is its own authorization server: the issuer its own
+// metadata (found at the root of its origin, as that revision has it)
+// names, which no one else chose, or else its origin.
 func wantIssuer(d *Discovery, server *url.URL) string {
-	if d.PRM != nil && len(d.PRM.AuthorizationServers) > 0 {
+	switch {
+	case d.PRM != nil && len(d.PRM.AuthorizationServers) > 0:
 		return d.PRM.AuthorizationServers[0]
+	case d.LegacyAS && d.AS != nil && d.AS.Issuer != "":
+		return d.AS.Issuer
 	}
 	return server.Scheme + "://" + server.Host
 }

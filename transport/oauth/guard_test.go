@@ -123,3 +123,24 @@ func TestGuardDNSRebinding(t *testing.T) {
 		t.Fatalf("%+v", a.Problems)
 	}
 }
+
+// The issuer the flow may deal with: the PRM's first authorization
+// server; without a PRM, the issuer of the server's own metadata (a
+// 2025-03-26 server), else its origin.
+func TestWantIssuer(t *testing.T) {
+	server, _ := url.Parse("http://localhost:3000/mcp")
+	as := &ServerMetadata{Issuer: "http://localhost:3000/oauth"}
+	for _, tc := range []struct {
+		d    Discovery
+		want string
+	}{
+		{Discovery{PRM: &ProtectedResourceMetadata{AuthorizationServers: []string{"https://as.example", "https://b"}}, AS: as}, "https://as.example"},
+		{Discovery{AS: as, LegacyAS: true}, "http://localhost:3000/oauth"},
+		{Discovery{AS: as}, "http://localhost:3000"},
+		{Discovery{PRM: &ProtectedResourceMetadata{}, AS: as, LegacyAS: true}, "http://localhost:3000/oauth"},
+	} {
+		if got := wantIssuer(&tc.d, server); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.d, got, tc.want)
+		}
+	}
+}
