@@ -247,9 +247,15 @@ func DialHTTP(cfg HTTPConfig, obs Observer) (*HTTP, error) {
 		}
 		hc = &http.Client{Transport: tr}
 	}
+	// MCP requests (the POSTs, the GET stream, the DELETE) follow no
+	// redirect: Go would strip only Authorization and Cookie, and carry
+	// every other --header to wherever the server points. Discovery and
+	// the OAuth flow use the client as given (transport/oauth).
+	mcp := *hc
+	mcp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &HTTP{
-		cfg: cfg, obs: obs, hc: hc, url: u, ctx: ctx, cancel: cancel,
+		cfg: cfg, obs: obs, hc: &mcp, url: u, ctx: ctx, cancel: cancel,
 		in: make(chan inItem, inboxSize), done: make(chan struct{}), mode: cfg.Mode,
 	}
 	if cfg.AuthTimeout > 0 {
@@ -485,8 +491,16 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int
 	}
 	if resp.StatusCode/100 != 2 {
 		if mode == ModeAuto && msg.Method == "initialize" && (resp.StatusCode == 400 || resp.StatusCode == 404 || resp.StatusCode == 405) {
-			if h.fallBack(resp) {
+			err := h.fallBack(resp)
+			if err == nil {
 				h.post(body, msg, nil)
+				return
+			}
+			var xe *ExchangeError
+			if errors.Is(err, ErrEndpointOrigin) && errors.As(err, &xe) {
+				// Not the absence of a legacy transport: a hostile one.
+				xe.ID, xe.Method, xe.Msg = reqID(msg), msg.Method, what(msg)+": "+xe.Msg
+				h.fail(xe)
 				return
 			}
 		}
@@ -567,6 +581,10 @@ func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.M
 	e := &ExchangeError{Kind: ExchangeStatus, ID: reqID(msg), Method: msg.Method, Status: resp.StatusCode, Body: b}
 	what := what(msg)
 	e.Msg = fmt.Sprintf("%s: HTTP %d: %s", what, resp.StatusCode, httpshow.Body(b))
+	if resp.StatusCode/100 == 3 {
+		e.Msg = fmt.Sprintf("%s: HTTP %d: the server redirects to %s, not followed (sonde follows no redirect of an MCP request: it carries your headers and token; if you trust the new URL, pass it with --url)",
+			what, resp.StatusCode, location(req, resp))
+	}
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		e.WWWAuthenticate = resp.Header.Get("Www-Authenticate")
 		if e.WWWAuthenticate != "" {
@@ -594,6 +612,20 @@ func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.M
 		e.RPC = body.Error
 	}
 	return e
+}
+
+// location shows the Location of a redirect, resolved against the
+// request's URL, without a password and cut to 200 bytes.
+func location(req *http.Request, resp *http.Response) string {
+	raw := resp.Header.Get("Location")
+	if raw == "" {
+		return "(no Location)"
+	}
+	u, err := req.URL.Parse(raw)
+	if err != nil {
+		return fmt.Sprintf("%q", cut(raw, 200))
+	}
+	return cut(u.Redacted(), 200)
 }
 
 // readJSONBody delivers a single JSON answer.
@@ -885,17 +917,18 @@ func (h *HTTP) getLoop(opened func()) {
 }
 
 // fallBack tries the legacy transport after the initialize POST was refused
-// (auto mode). It reports whether the legacy endpoint answered.
-func (h *HTTP) fallBack(resp *http.Response) bool {
+// (auto mode). It returns nil when the legacy endpoint answered, else why
+// not.
+func (h *HTTP) fallBack(resp *http.Response) error {
 	h.note(HTTPEvent{URL: h.url.Redacted(), Note: fmt.Sprintf("initialize POST got HTTP %d: trying the legacy HTTP+SSE transport (GET, waiting for an endpoint event)", resp.StatusCode)})
 	if err := h.openLegacy(false); err != nil {
 		h.note(HTTPEvent{URL: h.url.Redacted(), Note: "legacy HTTP+SSE did not answer either: " + err.Error()})
 		h.mu.Lock()
 		h.mode = ModeStreamable
 		h.mu.Unlock()
-		return false
+		return err
 	}
-	return true
+	return nil
 }
 
 // openLegacy opens the legacy SSE stream and waits for its endpoint event;
@@ -969,6 +1002,11 @@ func (h *HTTP) openLegacyTry(discover, authorized bool) error {
 		if perr != nil {
 			resp.Body.Close()
 			return fail(&ExchangeError{Kind: ExchangeProtocol, Msg: fmt.Sprintf("GET %s (legacy SSE): endpoint event %q is not a URL: %v", h.url.Redacted(), ev.Data, perr)})
+		}
+		if why := h.foreignEndpoint(ep); why != "" {
+			resp.Body.Close()
+			h.note(HTTPEvent{Stream: "SSE", EventID: ev.ID, Raw: ev.Raw, Problem: true, Note: "endpoint refused: " + why})
+			return fail(&ExchangeError{Kind: ExchangeProtocol, Msg: fmt.Sprintf("GET %s (legacy SSE): %s", h.url.Redacted(), why), Err: ErrEndpointOrigin})
 		}
 		if !timer.Stop() {
 			resp.Body.Close()
@@ -1084,3 +1122,57 @@ func (e *HTTPEvent) Summary() string {
 	}
 	return b.String()
 }
+
+// foreignEndpoint says why the legacy endpoint ep may not be used: it is
+// on another origin (scheme, host, port) than the SSE URL, where every
+// POST would carry the user's headers and the bearer token. It returns ""
+// for an endpoint on the SSE URL's origin (a relative one always is).
+func (h *HTTP) foreignEndpoint(ep *url.URL) string {
+	if sameOrigin(ep, h.url) {
+		return ""
+	}
+	shown := cut(ep.Redacted(), 200)
+	if strings.EqualFold(h.url.Scheme, "https") && strings.EqualFold(ep.Scheme, "http") {
+		return fmt.Sprintf("the endpoint event names %s, a downgrade from https to http: refused (the POSTs would carry your headers and token in clear)", shown)
+	}
+	return fmt.Sprintf("the endpoint event names %s, on another origin (%s) than the SSE stream (%s): refused (the POSTs would carry your headers and token there)",
+		shown, origin(ep), origin(h.url))
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (a default port made explicit).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && hostPort(a) == hostPort(b)
+}
+
+// hostPort is u's host, lower-cased, with the scheme's default port made
+// explicit.
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Hostname()) + ":" + port
+}
+
+// origin is u's scheme://host[:port].
+func origin(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+}
+
+// cut shortens s to at most n bytes (on a rune boundary), marking the cut
+// with "…".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// ErrEndpointOrigin is the cause of the ExchangeError (ExchangeProtocol)
+// when a legacy SSE stream's endpoint event names another origin than the
+// stream's own, or downgrades https to http: sonde refuses to POST there.
+var ErrEndpointOrigin = errors.New("legacy SSE endpoint on another origin")

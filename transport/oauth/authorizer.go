@@ -93,7 +93,8 @@ var ErrNoS256 = errors.New("the authorization server does not support PKCE S256"
 type Authorizer struct {
 	cfg    *Config
 	server *url.URL
-	hc     *http.Client
+	hc     *http.Client // follows redirects (--oauth-browser fetch)
+	post   *http.Client // hc following none: registration and token requests
 	note   func(Event)
 	turn   chan struct{} // holds a token while a flow or refresh runs
 
@@ -107,6 +108,7 @@ type Authorizer struct {
 // and authenticate at its token endpoint, for which resource and scope.
 type grant struct {
 	as       *ServerMetadata
+	issuer   string // the issuer asked about (and checked in as)
 	clientID string
 	// secret and method authenticate the client at the token endpoint:
 	// Config.ClientSecret, or what registration returned.
@@ -120,8 +122,15 @@ type grant struct {
 // its requests through hc (discovery's client: the connection's) and its
 // events to note.
 func NewAuthorizer(cfg *Config, server *url.URL, hc *http.Client, note func(Event)) *Authorizer {
-	return &Authorizer{cfg: cfg, server: server, hc: hc, note: note, turn: make(chan struct{}, 1)}
+	post := *hc
+	post.CheckRedirect = noRedirect
+	return &Authorizer{cfg: cfg, server: server, hc: hc, post: &post, note: note, turn: make(chan struct{}, 1)}
 }
+
+// noRedirect makes a client return a redirect as the answer: the flow's
+// POSTs carry the code, the PKCE verifier or a client secret in their
+// body, which a 307 or 308 would carry to wherever it points.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // Token returns the access token to send ("" before the first flow).
 func (a *Authorizer) Token() string {

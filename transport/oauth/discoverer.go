@@ -3,10 +3,12 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,7 +23,8 @@ const MaxBodyBytes = 64 << 10
 // resource_metadata URL (or none), shared by every refusal that names it.
 type Discoverer struct {
 	server  *url.URL
-	hc      *http.Client
+	hc      *http.Client // discoveryClient's
+	guard   *guard
 	timeout time.Duration
 
 	mu   sync.Mutex
@@ -29,9 +32,12 @@ type Discoverer struct {
 }
 
 // NewDiscoverer prepares discovery for the server at server (the MCP
-// endpoint), through hc; timeout bounds one discovery (every GET it makes).
+// endpoint), through a copy of hc that follows at most MaxRedirects
+// redirects and reaches no link-local address unless server is on one;
+// timeout bounds one discovery (every GET it makes).
 func NewDiscoverer(server *url.URL, hc *http.Client, timeout time.Duration) *Discoverer {
-	return &Discoverer{server: server, hc: hc, timeout: timeout, runs: map[string]*discoveryRun{}}
+	g := &guard{server: server.Hostname()}
+	return &Discoverer{server: server, hc: discoveryClient(hc, g), guard: g, timeout: timeout, runs: map[string]*discoveryRun{}}
 }
 
 // discoveryRun is one discovery, shared by every refusal that names the
@@ -61,6 +67,7 @@ func (d *Discoverer) Discover(conn context.Context, status int, challenge string
 	}
 	d.mu.Unlock()
 	if !shared {
+		d.guard.settle(ctx)
 		f := &fetcher{d: d, conn: conn, ctx: ctx, note: note}
 		f.run(a.ResourceMetadataURL, &run.res)
 		close(run.done)
@@ -73,7 +80,7 @@ func (d *Discoverer) Discover(conn context.Context, status int, challenge string
 		}
 	}
 	m := run.res.clone()
-	a.PRMURL, a.PRM, a.ASURL, a.AS, a.LegacyAS, a.Problems = m.PRMURL, m.PRM, m.ASURL, m.AS, m.LegacyAS, m.Problems
+	a.PRMURL, a.PRM, a.ASURL, a.AS, a.LegacyAS, a.OtherOrigins, a.Problems = m.PRMURL, m.PRM, m.ASURL, m.AS, m.LegacyAS, m.OtherOrigins, m.Problems
 	return a
 }
 
@@ -83,10 +90,12 @@ type fetcher struct {
 	d         *Discoverer
 	conn, ctx context.Context
 	note      func(Event)
+	others    []string // origins other than the server's fetched from
 }
 
-// run fills out's PRM, AS and problems.
+// run fills out's PRM, AS, other origins and problems.
 func (d *fetcher) run(rmURL string, out *Discovery) {
+	defer func() { out.OtherOrigins = d.others }()
 	server := d.d.server
 	var candidates []string
 	if rmURL != "" {
@@ -220,6 +229,13 @@ func (d *fetcher) fetch(rawURL, what string, v any, found func() string) *Proble
 	}
 	req.Header.Set("Accept", "application/json")
 	ev := Event{Method: http.MethodGet, URL: shown, Header: []string{"> Accept: application/json"}, Stream: StreamDiscovery}
+	if err := d.d.guard.check(d.ctx, u); err != nil {
+		p := refused(what, shown, err)
+		ev.Note = p.Msg
+		d.note(ev)
+		return p
+	}
+	d.other(u)
 	start := time.Now()
 	resp, err := d.d.hc.Do(req)
 	ev.Duration = time.Since(start)
@@ -229,6 +245,9 @@ func (d *fetcher) fetch(rawURL, what string, v any, found func() string) *Proble
 			msg = fmt.Sprintf("%s: GET %s: no answer within the discovery deadline (%v)", what, shown, d.d.timeout)
 		}
 		p := &Problem{Kind: ProblemNetwork, URL: shown, Msg: msg, Err: err}
+		if errors.Is(err, ErrLinkLocal) || errors.Is(err, errRedirects) {
+			p = refused(what, shown, err)
+		}
 		if d.conn.Err() == nil {
 			ev.Note = p.Msg
 			d.note(ev)
@@ -236,6 +255,9 @@ func (d *fetcher) fetch(rawURL, what string, v any, found func() string) *Proble
 		return p
 	}
 	defer resp.Body.Close()
+	if resp.Request != nil && resp.Request.URL != nil {
+		d.other(resp.Request.URL) // where redirects led
+	}
 	ev.Status = resp.StatusCode
 	ev.Header = append(ev.Header, httpshow.ResponseHeaders(resp)...)
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
@@ -263,6 +285,29 @@ func (d *fetcher) fetch(rawURL, what string, v any, found func() string) *Proble
 	}
 	d.note(ev)
 	return p
+}
+
+// refused is the problem of a fetch sonde refused to make (or to go on
+// with): a link-local address, too many redirects.
+func refused(what, shown string, err error) *Problem {
+	cause := httpshow.URLError(err)
+	msg := fmt.Sprintf("%s: GET %s: refused: %v", what, shown, cause)
+	if errors.Is(err, ErrLinkLocal) {
+		msg += " (discovery does not reach link-local addresses, such as cloud metadata services, unless the MCP server is on one)"
+	}
+	return &Problem{Kind: ProblemRefused, URL: shown, Msg: msg, Err: err}
+}
+
+// other notes u's origin when it is not the server's.
+func (d *fetcher) other(u *url.URL) {
+	s := d.d.server
+	if strings.EqualFold(u.Scheme, s.Scheme) && hostPort(u) == hostPort(s) {
+		return
+	}
+	o := strings.ToLower(u.Scheme) + "://" + u.Host
+	if !slices.Contains(d.others, o) {
+		d.others = append(d.others, o)
+	}
 }
 
 // wellKnownPRM lists the RFC 9728 URIs of server's metadata in the spec's

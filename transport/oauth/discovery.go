@@ -41,6 +41,10 @@ type Discovery struct {
 	// server's own origin, where a 2025-03-26 server (its own authorization
 	// server) serves it.
 	LegacyAS bool `json:"legacy_as,omitempty"`
+	// OtherOrigins lists the origins other than the MCP server's that
+	// discovery fetched a document from (after redirects), in order: the
+	// server chose them, so sonde says where it went.
+	OtherOrigins []string `json:"other_origins,omitempty"`
 	// Problems lists what discovery could not do or found wrong, in order.
 	Problems []*Problem `json:"problems,omitempty"`
 }
@@ -99,6 +103,10 @@ const (
 	// ProblemNoS256: the authorization server does not list S256 in
 	// code_challenge_methods_supported (or has no such field).
 	ProblemNoS256
+	// ProblemRefused: sonde refused to fetch a URL the server named: a
+	// link-local address (169.254.0.0/16, fe80::/10), unless the MCP
+	// server itself is on one, or too many redirects.
+	ProblemRefused
 )
 
 // String returns the kind's name ("network", "status", "not-json", …).
@@ -118,6 +126,8 @@ func (k ProblemKind) String() string {
 		return "missing"
 	case ProblemNoS256:
 		return "no-s256"
+	case ProblemRefused:
+		return "refused"
 	}
 	return fmt.Sprintf("ProblemKind(%d)", uint8(k))
 }
@@ -210,6 +220,9 @@ func (a *Discovery) Summary() string {
 	case a.AS != nil && len(a.AS.ScopesSupported) > 0:
 		parts = append(parts, "scopes "+strings.Join(a.AS.ScopesSupported, " "))
 	}
+	if len(a.OtherOrigins) > 0 {
+		parts = append(parts, "metadata fetched from another origin than the server's: "+strings.Join(a.OtherOrigins, " "))
+	}
 	s := strings.Join(parts, ", ")
 	if len(a.Problems) > 0 {
 		msgs := make([]string, len(a.Problems))
@@ -225,5 +238,6 @@ func (a *Discovery) Summary() string {
 func (a *Discovery) clone() *Discovery {
 	c := *a
 	c.Problems = slices.Clone(a.Problems)
+	c.OtherOrigins = slices.Clone(a.OtherOrigins)
 	return &c
 }

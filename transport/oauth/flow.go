@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -70,13 +71,24 @@ func (f *flow) discover(d *Discovery) (grant, error) {
 		return grant{}, &Error{Step: "discovery", Msg: msg}
 	}
 	as := d.AS
+	// RFC 8414 §3.3: metadata whose issuer is not the one asked about
+	// must not be used (its endpoints are anybody's).
+	issuer := wantIssuer(d, server)
+	if strings.TrimSuffix(as.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		return grant{}, &Error{Step: "discovery", Msg: fmt.Sprintf("the authorization server metadata at %s names issuer %s, not %s: refusing to use it (RFC 8414 §3.3)", orNone(d.ASURL), orNone(as.Issuer), issuer)}
+	}
 	if !as.S256() {
 		return grant{}, &Error{Step: "pkce", Msg: "the authorization server metadata lacks S256 in code_challenge_methods_supported: refusing to proceed (MCP requires PKCE with S256)", Err: ErrNoS256}
 	}
 	if as.AuthorizationEndpoint == "" || as.TokenEndpoint == "" {
 		return grant{}, &Error{Step: "discovery", Msg: "the authorization server metadata lacks authorization_endpoint or token_endpoint"}
 	}
-	g := grant{as: as, resource: server.Scheme + "://" + server.Host + server.EscapedPath(), scope: d.Scope}
+	for _, ep := range []struct{ name, v string }{{"authorization_endpoint", as.AuthorizationEndpoint}, {"token_endpoint", as.TokenEndpoint}} {
+		if why := insecureEndpoint(ep.v); why != "" {
+			return grant{}, &Error{Step: "discovery", Msg: fmt.Sprintf("the authorization server's %s %s %s: refusing to proceed", ep.name, ep.v, why)}
+		}
+	}
+	g := grant{as: as, issuer: issuer, resource: server.Scheme + "://" + server.Host + server.EscapedPath(), scope: d.Scope}
 	if d.PRM != nil && d.PRM.Resource != "" {
 		if !resourceMatches(d.PRM.Resource, server) {
 			return grant{}, &Error{Step: "discovery", Msg: fmt.Sprintf("the protected resource metadata names resource %s, not this server (%s): refusing to authorize for it", d.PRM.Resource, server.Redacted())}
@@ -111,7 +123,7 @@ func (f *flow) authorize(lb *loopback, g grant, verifier, state string) (string,
 	if err != nil {
 		return "", err
 	}
-	return checkCallback(cb, state, g.as.Issuer)
+	return checkCallback(cb, state, g.issuer)
 }
 
 // await waits for the authorization response at the loopback listener (or
@@ -135,13 +147,56 @@ func (f *flow) await(lb *loopback, fetchErr chan error) (url.Values, error) {
 	}
 }
 
+// wantIssuer is the issuer the flow may deal with: the authorization
+// server the protected resource metadata names first. Without one, a
+// 2025-03-26 server is its own authorization server: the issuer its own
+// metadata (found at the root of its origin, as that revision has it)
+// names, which no one else chose, or else its origin.
+func wantIssuer(d *Discovery, server *url.URL) string {
+	switch {
+	case d.PRM != nil && len(d.PRM.AuthorizationServers) > 0:
+		return d.PRM.AuthorizationServers[0]
+	case d.LegacyAS && d.AS != nil && d.AS.Issuer != "":
+		return d.AS.Issuer
+	}
+	return server.Scheme + "://" + server.Host
+}
+
+// insecureEndpoint says why an endpoint of the authorization server may
+// not be used: it is not an absolute https URL (plain http is allowed on
+// loopback hosts: 127.0.0.0/8, ::1, localhost). It returns "" for one
+// that may.
+func insecureEndpoint(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "is not an absolute URL"
+	}
+	switch {
+	case strings.EqualFold(u.Scheme, "https"):
+		return ""
+	case strings.EqualFold(u.Scheme, "http") && loopbackHost(u.Hostname()):
+		return ""
+	}
+	return "is not https: the flow's secrets would travel in clear (plain http is allowed on loopback hosts only)"
+}
+
+// loopbackHost reports whether host is localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
 // checkCallback checks an authorization response (its state, its issuer
-// by RFC 9207, an error) and returns its code.
+// by RFC 9207 against the issuer discovery asked about, an error) and
+// returns its code.
 func checkCallback(cb url.Values, state, issuer string) (string, error) {
 	switch {
 	case cb.Get("state") != state:
 		return "", &Error{Step: "authorization", Msg: "the authorization response's state does not match the request's: refused"}
-	case cb.Get("iss") != "" && cb.Get("iss") != issuer:
+	case cb.Get("iss") != "" && strings.TrimSuffix(cb.Get("iss"), "/") != strings.TrimSuffix(issuer, "/"):
 		return "", &Error{Step: "authorization", Msg: fmt.Sprintf("the authorization response's iss %q is not the issuer %q (RFC 9207): refused", cb.Get("iss"), issuer)}
 	case cb.Get("error") != "":
 		return "", &Error{Step: "authorization", Msg: fmt.Sprintf("the authorization server answered %s: %s", cb.Get("error"), cb.Get("error_description"))}

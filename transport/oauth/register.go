@@ -24,6 +24,9 @@ func (f *flow) register(g *grant) error {
 	if as.RegistrationEndpoint == "" {
 		return &Error{Step: "registration", Msg: "the authorization server offers no dynamic registration (no registration_endpoint): register a client there and pass --oauth-client-id"}
 	}
+	if why := insecureEndpoint(as.RegistrationEndpoint); why != "" {
+		return &Error{Step: "registration", Msg: fmt.Sprintf("the authorization server's registration_endpoint %s %s: refusing to proceed", as.RegistrationEndpoint, why)}
+	}
 	body, _ := json.Marshal(map[string]any{
 		"redirect_uris": []string{g.redirect}, "grant_types": []string{"authorization_code", "refresh_token"},
 		"response_types": []string{"code"}, "token_endpoint_auth_method": registrationMethod(as), "client_name": "sonde",
@@ -70,7 +73,7 @@ func (f *flow) postJSON(req *http.Request, step string, v any) error {
 	shown := req.URL.Redacted()
 	ev := Event{Method: req.Method, URL: shown, Stream: StreamFlow, Header: []string{"> Content-Type: " + req.Header.Get("Content-Type")}}
 	start := time.Now()
-	resp, err := f.a.hc.Do(req)
+	resp, err := f.a.post.Do(req)
 	ev.Duration = time.Since(start)
 	if err != nil {
 		ev.Note = step + ": " + httpshow.URLError(err).Error()
@@ -90,7 +93,7 @@ func (f *flow) postJSON(req *http.Request, step string, v any) error {
 			Error       string `json:"error"`
 			Description string `json:"error_description"`
 		}
-		msg := fmt.Sprintf("%s %s: HTTP %d", req.Method, shown, resp.StatusCode)
+		msg := fmt.Sprintf("%s %s: HTTP %d", req.Method, shown, resp.StatusCode) + notFollowed(resp)
 		if json.Unmarshal(body, &oe) == nil && oe.Error != "" {
 			msg += errorParams(oe.Error, oe.Description)
 		}
@@ -106,6 +109,25 @@ func (f *flow) postJSON(req *http.Request, step string, v any) error {
 	ev.Note = step + ": ok"
 	f.a.note(ev)
 	return nil
+}
+
+// notFollowed says, for a redirect, where it pointed (resolved, without a
+// password, cut to 200 bytes): ", a redirect to URL, not followed"; "" for
+// another answer.
+func notFollowed(resp *http.Response) string {
+	if resp.StatusCode/100 != 3 {
+		return ""
+	}
+	loc := resp.Header.Get("Location")
+	if resp.Request != nil && resp.Request.URL != nil && loc != "" {
+		if u, err := resp.Request.URL.Parse(loc); err == nil {
+			loc = u.Redacted()
+		}
+	}
+	if len(loc) > 200 {
+		loc = strings.ToValidUTF8(loc[:200], "") + "…"
+	}
+	return fmt.Sprintf(", a redirect to %q, not followed", loc)
 }
 
 // errorParams shows an OAuth error answer's error and error_description:

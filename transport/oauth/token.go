@@ -124,7 +124,7 @@ func (f *flow) tokenTransport(add url.Values) *tokenTransport {
 	if t.base == nil {
 		t.base = http.DefaultTransport
 	}
-	hc := *f.a.hc
+	hc := *f.a.post
 	hc.Transport = t
 	t.hc = &hc
 	return t
@@ -181,7 +181,7 @@ func (t *tokenTransport) failure(step string, err error) (*Error, string) {
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re):
-		msg := fmt.Sprintf("%s: HTTP %d", shown, re.Response.StatusCode)
+		msg := fmt.Sprintf("%s: HTTP %d", shown, re.Response.StatusCode) + notFollowed(re.Response)
 		if re.ErrorCode != "" {
 			msg += errorParams(re.ErrorCode, re.ErrorDescription)
 		}

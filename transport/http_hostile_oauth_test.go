@@ -1,0 +1,54 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Metadata whose issuer is not the authorization server the PRM names
+// must not be used (RFC 8414 §3.3): the flow refuses before registering
+// at its endpoints, which are another server's.
+func TestHostile_OAuthIssuerMismatch(t *testing.T) {
+	evil := newSink(t)
+	srv := newAuthServer(t, func(base string) string { return base + "/as" }, func(string) string { return asMeta(evil.URL, evil.URL) })
+	h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable, OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 5 * time.Second}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	xe := refusal(t, h, initLine)
+	var oe *OAuthError
+	if !errors.As(xe, &oe) || oe.Step != "discovery" || !strings.Contains(oe.Msg, "names issuer "+evil.URL+", not "+srv.URL+"/as") || !strings.Contains(oe.Msg, "RFC 8414") {
+		t.Fatalf("%v", xe)
+	}
+	if got := evil.requests(); len(got) != 0 {
+		t.Errorf("the other issuer's endpoints got %q", got)
+	}
+}
+
+// The authorization, token and registration endpoints must be https,
+// unless on a loopback host: the flow refuses before any of them.
+func TestHostile_OAuthPlainHTTPEndpoint(t *testing.T) {
+	srv := newAuthServer(t, func(base string) string { return base + "/as" }, func(base string) string {
+		return fmt.Sprintf(`{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
+			base+"/as", base+"/as/authorize", "http://token.sonde-test.invalid/token", base+"/as/register")
+	})
+	h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable, OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 5 * time.Second}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	xe := refusal(t, h, initLine)
+	var oe *OAuthError
+	if !errors.As(xe, &oe) || oe.Step != "discovery" || !strings.Contains(oe.Msg, "token_endpoint http://token.sonde-test.invalid/token is not https") {
+		t.Fatalf("%v", xe)
+	}
+	for _, r := range srv.requests() {
+		if strings.HasPrefix(r, "POST /as/") || strings.HasPrefix(r, "GET /as/") {
+			t.Errorf("the flow went on: %s", r)
+		}
+	}
+}
