@@ -150,5 +150,3 @@ func (f *Form) fieldView(i, lw int) []string {
 	}
 	return []string{line, under}
 }
-
-
