@@ -77,17 +77,17 @@ release:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./client/ ./transport/ ./jsonrpc/
 
-## fuzz: a short run of each fuzz target (the seed corpora already run in `make test`).
+## fuzz: a short run of every fuzz target in the tree (FUZZTIME each; the seed corpora already
+## run in `make test`). A crasher is kept in the package's testdata/fuzz as a seed.
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./jsonrpc/
-	$(GO) test -run '^$$' -fuzz FuzzLineReader -fuzztime 30s ./transport/
-	$(GO) test -run '^$$' -fuzz FuzzReader -fuzztime 30s ./capture/
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./hostconfig/
-	$(GO) test -run '^$$' -fuzz FuzzRewriteID -fuzztime 30s ./replay/serve/
-	$(GO) test -run '^$$' -fuzz FuzzParsePath -fuzztime 30s ./replay/against/
-	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime 30s ./lint/
-	$(GO) test -run '^$$' -fuzz FuzzMermaidText -fuzztime 30s ./diagram/
-	$(GO) test -run '^$$' -fuzz FuzzParseBound -fuzztime 30s ./diagram/
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v node_modules); do \
+		pkg=./$$(dirname $${f#./}); \
+		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "fuzz: $$pkg $$name"; \
+			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
 
 clean:
 	rm -rf sonde dist interop/node_modules interop/bin
