@@ -22,7 +22,7 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 // Run executes the command line with ctx and returns the exit status
 // (docs/errors.md); signals are the caller's (tests cancel ctx).
 func Run(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
-	env := &cmdutil.Env{In: in, Out: out, Err: errw}
+	env := cmdutil.NewEnv(in, out, errw)
 	root := NewCmdRoot(env)
 	root.SetArgs(args)
 	root.SetIn(in)
@@ -33,10 +33,10 @@ func Run(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) 
 		return cmdutil.ExitOK
 	}
 	code := cmdutil.ExitCode(ctx, err)
-	cmdutil.PrintURLElicitations(errw, err, env.ServerName())
+	cmdutil.PrintURLElicitations(env.Err, err, env.ServerName())
 	var quiet *cmdutil.ExitStatus
 	if !errors.As(err, &quiet) || quiet.Msg != "" {
-		fmt.Fprintf(errw, "sonde: %s\n", cmdutil.ErrText(err))
+		fmt.Fprintf(env.Err, "sonde: %s\n", cmdutil.ErrText(err))
 	}
 	return code
 }

@@ -54,6 +54,13 @@ found. The subcommands below do the same work headless, for scripts:
 			return interactive.RunUI(cmd, env, &ui, args)
 		},
 	}
+	var raw bool
+	root.PersistentFlags().BoolVar(&raw, "raw", false, "write a server's text to the terminal as it is, escape sequences included (by default they are shown, not obeyed; a pipe always gets the bytes as they are)")
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		if raw {
+			env.SetRaw()
+		}
+	}
 	ui.Register(root)
 	root.SetVersionTemplate("sonde {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {

@@ -28,7 +28,9 @@ const (
 	// KeepTerminal keeps \n and \t, drops the \r of a "\r\n" and shows a
 	// lone \r as the escape \r (it would move the cursor back over what
 	// was written): text for a terminal that is not drawn in cells
-	// (TerminalWriter).
+	// (TerminalWriter). Other C0 controls and DEL are shown as \u00NN, as
+	// JSON spells them, so a JSON document written through it is still
+	// JSON meaning the same (C1 controls are \u00NN already).
 	KeepTerminal
 )
 
@@ -81,6 +83,8 @@ func sanitize(b []byte, ws Whitespace, max int) string {
 			fmt.Fprintf(&sb, `\x%02x`, b[0])
 		case r == '\n' || r == '\r' || r == '\t':
 			whitespace(&sb, r, ws, len(b) > 1 && b[1] == '\n')
+		case (r < 0x20 || r == 0x7f) && ws == KeepTerminal:
+			fmt.Fprintf(&sb, `\u%04x`, r) // as JSON spells it: a JSON document stays one
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&sb, `\x%02x`, r)
 		case r >= 0x80 && r <= 0x9f:

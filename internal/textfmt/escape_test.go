@@ -1,6 +1,7 @@
 package textfmt
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -173,8 +174,28 @@ func TestTerminalWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := "name\tdescription\na\nb\nx\\x1b]0;pwned\\x07\\x1b[2J\\u009b\\x00\\r!\n\\xff\n"
+	want := "name\tdescription\na\nb\nx\\u001b]0;pwned\\u0007\\u001b[2J\\u009b\\u0000\\r!\n\\xff\n"
 	if b.String() != want {
 		t.Errorf("got  %q\nwant %q", b.String(), want)
+	}
+}
+
+// TestTerminalWriterKeepsJSON: --json output written to a terminal goes
+// through the writer too; encoding/json leaves DEL and C1 characters raw,
+// and the writer's \u00NN spelling keeps the document valid JSON with the
+// same value.
+func TestTerminalWriterKeepsJSON(t *testing.T) {
+	in := map[string]string{"text": "a\x7fb\u009bc\x1b]0;t\x07"}
+	raw, _ := json.Marshal(in)
+	var b strings.Builder
+	if _, err := NewTerminalWriter(&b).Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]string
+	if err := json.Unmarshal([]byte(b.String()), &back); err != nil || back["text"] != in["text"] {
+		t.Fatalf("%s → %s → %q, %v", raw, b.String(), back, err)
+	}
+	if why := safe(b.String(), KeepTerminal); why != "" {
+		t.Fatalf("%q: %s", b.String(), why)
 	}
 }

@@ -5,18 +5,53 @@
 // a run started.
 package cmdutil
 
-import "io"
+import (
+	"io"
+	"os"
+
+	"github.com/charmbracelet/x/term"
+
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+)
 
 // Env is the environment of one run of the command line: its standard
 // streams (tests pass buffers), and what the run learnt on the way.
+//
+// What a command prints goes to Out and Err. When one of them is a
+// terminal, it is a textfmt.TerminalWriter over it: nothing a server sends
+// (a tool's text, an error message, its stderr) can act on the terminal,
+// whichever command prints it. To a pipe or a file, and after SetRaw
+// (--raw), the bytes go as they are. Screen is the terminal itself, for
+// the full-screen UI, which escapes what it draws.
 type Env struct {
-	In  io.Reader
-	Out io.Writer
-	Err io.Writer
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	Screen io.Writer
+
+	rawOut, rawErr io.Writer
 
 	// server is the name and version of the server the run last
 	// completed a handshake with, for what Main prints after the command.
 	server string
+}
+
+// NewEnv is the Env of a run on these streams (see Env for what reaches a
+// terminal).
+func NewEnv(in io.Reader, out, err io.Writer) *Env {
+	return &Env{In: in, Out: guard(out), Err: guard(err), Screen: out, rawOut: out, rawErr: err}
+}
+
+// SetRaw makes Out and Err the streams themselves (--raw): a server's
+// bytes reach the terminal as they are.
+func (e *Env) SetRaw() { e.Out, e.Err = e.rawOut, e.rawErr }
+
+// guard is w behind a TerminalWriter when w is a terminal.
+func guard(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(f.Fd()) {
+		return textfmt.NewTerminalWriter(w)
+	}
+	return w
 }
 
 // SetServer records the server (name and version) the run completed a

@@ -107,7 +107,7 @@ func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconf
 		palette = theme.NoColor()
 	}
 	m := picker.New(picker.Options{Items: items, Problems: problems, Files: len(found.Files), Styles: theme.New(palette)})
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Out))
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	if _, err := p.Run(); err != nil {
 		if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
 			return hostconfig.Server{}, false, &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}

@@ -28,7 +28,7 @@ func RunReplay(ctx context.Context, env *cmdutil.Env, path string, frames int) e
 		palette = theme.NoColor()
 	}
 	m := ui.New(ui.Options{Replay: tl, Palette: palette, NoColor: noColor, FrameCapacity: frames, Command: path})
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Out))
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}

@@ -133,7 +133,7 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 		lo.Modern = modernLesson(f, t, copts, all)
 		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
 	}
-	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Out))
+	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	prog.Store(p)
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
