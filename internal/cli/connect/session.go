@@ -98,7 +98,11 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 		return fail(&client.Error{Code: client.CodeAborted, Message: "interrupted before the server started"})
 	}
 	if f.Trace {
-		tr = startTracer(c, s.env.Err)
+		red, err := redactor(f, t, s.secrets)
+		if err != nil {
+			return fail(err)
+		}
+		tr = startTracer(c, s.env.Err, red)
 	}
 	err = c.Connect(dial)
 	if err == nil {

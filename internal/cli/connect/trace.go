@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
@@ -16,7 +17,11 @@ type tracer struct {
 	done chan struct{}
 }
 
-func startTracer(c *client.Client, w io.Writer) *tracer {
+// startTracer prints c's events on w, one line each, with the secrets red
+// knows (the capture's: --env and --pass-env values, headers, the bearer
+// and OAuth tokens, --redact matches) replaced as in a capture: a server
+// echoing one on stderr or in a result does not print it.
+func startTracer(c *client.Client, w io.Writer, red *capture.Redactor) *tracer {
 	t := &tracer{sub: c.Subscribe(4096), done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
@@ -31,6 +36,7 @@ func startTracer(c *client.Client, w io.Writer) *tracer {
 			}
 			lastSeq = ev.Seq
 			if line := describeEvent(ev, t0); line != "" {
+				line, _ = red.String(line)
 				fmt.Fprintln(w, line)
 			}
 		}
