@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -102,9 +103,10 @@ func readScript(path string, stdin io.Reader) ([]scriptLine, error) {
 		r = fh
 	}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, 64<<10), maxScriptLine)
 	var lines []scriptLine
-	for n := 1; sc.Scan(); n++ {
+	n := 0
+	for n = 1; sc.Scan(); n++ {
 		text := sc.Bytes()
 		if len(bytes.TrimSpace(text)) == 0 || bytes.TrimSpace(text)[0] == '#' {
 			continue
@@ -126,11 +128,16 @@ func readScript(path string, stdin io.Reader) ([]scriptLine, error) {
 		}
 		lines = append(lines, l)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, cmdutil.Usagef(fmt.Sprintf("script line %d: longer than %d bytes (the limit of a script line)", n, maxScriptLine))
+	} else if err != nil {
 		return nil, cmdutil.Usagef("script: " + err.Error())
 	}
 	return lines, nil
 }
+
+// maxScriptLine is the longest line a script may have (64 MiB).
+const maxScriptLine = 64 << 20
 
 // runScript sends the lines and prints one output line per input line on
 // env.Out; the URLs of a line that failed with MCP_URL_REQUIRED are printed

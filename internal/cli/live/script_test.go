@@ -312,6 +312,7 @@ func TestScriptBadInput(t *testing.T) {
 		{name: "negative", input: ok + ok + `{"method":"ping","timeout_ms":-1}` + "\n", errLine: "sonde: script line 3: delay_ms, timeout_ms and cancel_after_ms must not be negative\n"},
 		{name: "not an object", input: `["ping"]` + "\n", errLine: "sonde: script line 1: json: cannot unmarshal array into Go value of type live.scriptLine\n"},
 		{name: "trailing data", input: ok + `{"method":"ping"} {"method":"ping"}` + "\n", errLine: "sonde: script line 2: unexpected data after the JSON object: {\"method\":\"ping\"}\n"},
+		{name: "too long", input: ok + ok + `{"method":"ping","params":{"x":"` + strings.Repeat("x", 64<<20) + `"}}` + "\n", errLine: "sonde: script line 3: longer than 67108864 bytes (the limit of a script line)\n"},
 		{name: "missing file", file: missing, errLine: "sonde: script: open " + missing + ": no such file or directory\n"},
 	}
 	for _, tc := range cases {
