@@ -106,3 +106,42 @@ func TestConfigServerDisabledInClaudeCode(t *testing.T) {
 	}
 	f.AssertStarted(1)
 }
+
+// TestConfigProjectServerDoesNotShadowUnapproved: a checkout's .mcp.json
+// server named like the user's own (in ~/.claude.json) is not started in
+// its place while Claude Code has not approved it: --server refuses with a
+// usage error naming both files, and neither server starts. Once approved,
+// the project's server is the one Claude Code uses, and sonde too.
+func TestConfigProjectServerDoesNotShadowUnapproved(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	clitest.HostHome(t, home, project)
+	mine, theirs := clitest.NewFixture(t), clitest.NewFixture(t)
+	env := map[string]string{}
+	for _, kv := range clitest.ChildEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	entry := func(f *clitest.Fixture, prefix string) string {
+		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"github": map[string]any{
+			"command": os.Args[0], "args": []string{"fixture", "--pid-file", f.PIDFile, "--echo-prefix", prefix}, "env": env,
+		}}})
+		return string(b)
+	}
+	clitest.WriteTestFile(t, filepath.Join(home, ".claude.json"), entry(mine, "mine:"))
+	clitest.WriteTestFile(t, filepath.Join(project, ".mcp.json"), entry(theirs, "theirs:"))
+
+	r := clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"x"}`, "--server", "github")
+	want := `sonde: ambiguous server name "github": the project's server in ` + filepath.Join(project, ".mcp.json") +
+		` (not yet approved in Claude Code) would shadow yours in ` + filepath.Join(home, ".claude.json") +
+		`; approve it in Claude Code, or choose one with --config FILE` + "\n"
+	clitest.CheckRun(t, r, 2, want)
+	mine.AssertStarted(0)
+	theirs.AssertStarted(0)
+
+	clitest.WriteTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"enabledMcpjsonServers": ["github"]}`)
+	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"x"}`, "--server", "github")
+	clitest.CheckRun(t, r, 0, "")
+	if strings.TrimSpace(r.Stdout) != "theirs:x" {
+		t.Errorf("approved: call printed %q, want the project's server's answer", r.Stdout)
+	}
+}
