@@ -153,7 +153,7 @@ func decodeErr(err error, red *Redactor) *DecodeErr {
 	var de *jsonrpc.DecodeError
 	if errors.As(err, &de) {
 		reason, _ := red.String(de.Reason)
-		return &DecodeErr{Class: de.Class.String(), Reason: reason}
+		return &DecodeErr{Class: de.Class.String(), Reason: reason, Broken: brokenNames(de.Broken)}
 	}
 	var tl *client.LineTooLongError
 	if errors.As(err, &tl) {
@@ -237,4 +237,16 @@ func (e *encoder) httpRec(h *client.HTTPEvent) (*HTTPRec, bool) {
 	}
 	out.Note, c = e.redact.String(h.Note)
 	return out, changed || c
+}
+
+// brokenNames returns the names written in a capture's decode_error.broken.
+func brokenNames(b jsonrpc.Broken) []string {
+	var out []string
+	if b&jsonrpc.BrokenNullID != 0 {
+		out = append(out, "null-id")
+	}
+	if b&jsonrpc.BrokenResultAndError != 0 {
+		out = append(out, "result-and-error")
+	}
+	return out
 }

@@ -197,6 +197,24 @@ func parseClass(s string) jsonrpc.Class {
 	return 0
 }
 
+// broken reads decode_error.broken, or for a capture that did not record
+// it, the rules its reason names.
+func (d *DecodeErr) broken() jsonrpc.Broken {
+	if d.Broken == nil {
+		return jsonrpc.BrokenIn(d.Reason)
+	}
+	var b jsonrpc.Broken
+	for _, n := range d.Broken {
+		switch n {
+		case "null-id":
+			b |= jsonrpc.BrokenNullID
+		case "result-and-error":
+			b |= jsonrpc.BrokenResultAndError
+		}
+	}
+	return b
+}
+
 func (d *DecodeErr) err(raw []byte) error {
 	if d == nil {
 		return nil
@@ -205,7 +223,7 @@ func (d *DecodeErr) err(raw []byte) error {
 		return &client.LineTooLongError{Limit: d.Limit, Prefix: raw}
 	}
 	if c := parseClass(d.Class); c != 0 {
-		return &jsonrpc.DecodeError{Class: c, Reason: d.Reason}
+		return &jsonrpc.DecodeError{Class: c, Reason: d.Reason, Broken: d.broken()}
 	}
 	return errors.New(d.Reason)
 }

@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
@@ -63,5 +64,32 @@ func TestFrameFlags(t *testing.T) {
 		if got := f.DetailAfterVerdict(); got != want {
 			t.Errorf("%q: DetailAfterVerdict %q, want %q", tc.detail, got, want)
 		}
+	}
+}
+
+// TestDecodeBroken: the rules a decode error names come back from a
+// capture's decode_error.broken, or, from a capture written before it was
+// recorded, from the decoder's own reason; a redacted reason with the
+// list recorded still gives them.
+func TestDecodeBroken(t *testing.T) {
+	for _, tc := range []struct {
+		d    DecodeErr
+		want jsonrpc.Broken
+	}{
+		{DecodeErr{Class: "invalid", Reason: "response has both result and error", Broken: []string{"result-and-error"}}, jsonrpc.BrokenResultAndError},
+		{DecodeErr{Class: "invalid", Reason: Redacted, Broken: []string{"null-id", "result-and-error"}}, jsonrpc.BrokenNullID | jsonrpc.BrokenResultAndError},
+		{DecodeErr{Class: "invalid", Reason: `missing "jsonrpc":"2.0"; request id is null`}, jsonrpc.BrokenNullID},
+		{DecodeErr{Class: "invalid", Reason: "response has no id"}, 0},
+	} {
+		var de *jsonrpc.DecodeError
+		if err := tc.d.err(nil); !errors.As(err, &de) || de.Broken != tc.want {
+			t.Errorf("%+v: %v, want Broken %b", tc.d, err, tc.want)
+		}
+	}
+	raw := []byte(`{"jsonrpc":"2.0","id":null,"method":"x"}`)
+	_, err := jsonrpc.Decode(raw)
+	var de *jsonrpc.DecodeError
+	if !errors.As(err, &de) || de.Broken != jsonrpc.BrokenNullID || jsonrpc.BrokenIn(de.Reason) != de.Broken {
+		t.Errorf("Decode(%s) = %v", raw, err)
 	}
 }

@@ -147,6 +147,10 @@ type DecodeErr struct {
 	Reason string `json:"reason"`
 	// Limit is the size cap of a too-long line.
 	Limit int `json:"limit,omitempty"`
+	// Broken names the JSON-RPC rules an invalid object breaks
+	// (jsonrpc.Broken: "null-id", "result-and-error"); version 1.2.
+	// Older captures have only the reason, from which they are read.
+	Broken []string `json:"broken,omitempty"`
 }
 
 // ProgressRec is a progress report of a request.

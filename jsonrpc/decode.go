@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -38,6 +39,42 @@ func (c Class) String() string {
 type DecodeError struct {
 	Class  Class
 	Reason string
+	// Broken names the rules of ClassInvalid that consumers branch on
+	// (lint), so that none of them reads Reason, which is for people.
+	Broken Broken
+}
+
+// Broken is a set of JSON-RPC rules a decoded object breaks.
+type Broken uint8
+
+// The rules a DecodeError names in Broken.
+const (
+	// BrokenNullID: a request (it has a method) whose id is null.
+	BrokenNullID Broken = 1 << iota
+	// BrokenResultAndError: a response with both result and error.
+	BrokenResultAndError
+)
+
+// The reasons Decode gives for the rules in Broken.
+const (
+	reasonNullID         = "request id is null"
+	reasonResultAndError = "response has both result and error"
+)
+
+// BrokenIn returns the rules named in reason, a DecodeError's Reason as
+// Decode wrote it: for a DecodeError read back from where only the reason
+// was kept (a capture written before Broken was recorded).
+func BrokenIn(reason string) Broken {
+	var b Broken
+	for _, p := range strings.Split(reason, "; ") {
+		switch p {
+		case reasonNullID:
+			b |= BrokenNullID
+		case reasonResultAndError:
+			b |= BrokenResultAndError
+		}
+	}
+	return b
 }
 
 // Error returns the reason, prefixed by the class.
@@ -82,7 +119,7 @@ func Decode(line []byte) (Message, error) {
 		// A member of the wrong type (jsonrpc not a string): encoding/json
 		// says which, in its own words.
 		if err := json.Unmarshal(trimmed, &w); err != nil {
-			return Message{}, &DecodeError{ClassInvalid, err.Error()}
+			return Message{}, &DecodeError{Class: ClassInvalid, Reason: err.Error()}
 		}
 	}
 	return classify(&w)
@@ -152,19 +189,19 @@ func (w *wireMessage) members(obj []byte) bool {
 
 func notJSON(b []byte) error {
 	if len(b) == 0 {
-		return &DecodeError{ClassNotJSON, "empty line: stdout carries one JSON-RPC message per line"}
+		return &DecodeError{Class: ClassNotJSON, Reason: "empty line: stdout carries one JSON-RPC message per line"}
 	}
 	if b[0] == '{' || b[0] == '[' {
-		return &DecodeError{ClassNotJSON, "line is not valid JSON (truncated or corrupt message)"}
+		return &DecodeError{Class: ClassNotJSON, Reason: "line is not valid JSON (truncated or corrupt message)"}
 	}
-	return &DecodeError{ClassNotJSON, "line on stdout is not JSON: servers must log to stderr"}
+	return &DecodeError{Class: ClassNotJSON, Reason: "line on stdout is not JSON: servers must log to stderr"}
 }
 
 func notObject(first byte) error {
 	what := "a JSON value"
 	switch {
 	case first == '[':
-		return &DecodeError{ClassNotObject, "JSON array, not an object (batches are not part of MCP since 2025-06-18)"}
+		return &DecodeError{Class: ClassNotObject, Reason: "JSON array, not an object (batches are not part of MCP since 2025-06-18)"}
 	case first == '"':
 		what = "a JSON string"
 	case first == 't' || first == 'f':
@@ -174,12 +211,13 @@ func notObject(first byte) error {
 	default:
 		what = "a JSON number"
 	}
-	return &DecodeError{ClassNotObject, what + ", not an object: every JSON-RPC message is an object"}
+	return &DecodeError{Class: ClassNotObject, Reason: what + ", not an object: every JSON-RPC message is an object"}
 }
 
 func classify(w *wireMessage) (Message, error) {
 	var m Message
 	var problems []string
+	var broken Broken
 	if w.JSONRPC == nil {
 		problems = append(problems, `missing "jsonrpc":"2.0"`)
 	} else if *w.JSONRPC != Version {
@@ -188,24 +226,25 @@ func classify(w *wireMessage) (Message, error) {
 	hasID := len(w.ID) > 0 && string(w.ID) != "null"
 	if hasID {
 		if err := json.Unmarshal(w.ID, &m.ID); err != nil {
-			return m, &DecodeError{ClassInvalid, err.Error()}
+			return m, &DecodeError{Class: ClassInvalid, Reason: err.Error()}
 		}
 	}
 	m.Params = w.Params
 	if len(w.Method) > 0 {
 		if err := json.Unmarshal(w.Method, &m.Method); err != nil {
-			return m, &DecodeError{ClassInvalid, "method is not a string"}
+			return m, &DecodeError{Class: ClassInvalid, Reason: "method is not a string"}
 		}
 		m.Kind = KindNotification
 		if hasID {
 			m.Kind = KindRequest
 		} else if len(w.ID) > 0 {
-			problems = append(problems, "request id is null")
+			problems = append(problems, reasonNullID)
+			broken |= BrokenNullID
 		}
 		if len(w.Result) > 0 || len(w.Error) > 0 {
 			problems = append(problems, "a request or notification has result or error")
 		}
-		return m, joinProblems(problems)
+		return m, joinProblems(problems, broken)
 	}
 	m.Kind = KindResponse
 	hasResult, hasError := len(w.Result) > 0, len(w.Error) > 0
@@ -220,23 +259,20 @@ func classify(w *wireMessage) (Message, error) {
 	}
 	switch {
 	case hasResult && hasError:
-		problems = append(problems, "response has both result and error")
+		problems = append(problems, reasonResultAndError)
+		broken |= BrokenResultAndError
 	case !hasResult && !hasError:
 		problems = append(problems, "response has neither result nor error (and no method)")
 	}
 	if !hasID && hasResult {
 		problems = append(problems, "response has no id")
 	}
-	return m, joinProblems(problems)
+	return m, joinProblems(problems, broken)
 }
 
-func joinProblems(p []string) error {
+func joinProblems(p []string, broken Broken) error {
 	if len(p) == 0 {
 		return nil
 	}
-	reason := p[0]
-	for _, s := range p[1:] {
-		reason += "; " + s
-	}
-	return &DecodeError{ClassInvalid, reason}
+	return &DecodeError{Class: ClassInvalid, Reason: strings.Join(p, "; "), Broken: broken}
 }

@@ -21,7 +21,7 @@ func decodeUnmarshal(line []byte) (Message, error) {
 	}
 	var w wireMessage
 	if err := json.Unmarshal(trimmed, &w); err != nil {
-		return Message{}, &DecodeError{ClassInvalid, err.Error()}
+		return Message{}, &DecodeError{Class: ClassInvalid, Reason: err.Error()}
 	}
 	return classify(&w)
 }

@@ -34,12 +34,12 @@ func (l *Linter) malformed(ev client.Event) {
 		l.add(ev, RuleNotObject, de.Reason)
 		return
 	}
-	// The decoder names each broken rule in its reason (package jsonrpc,
-	// classify); a capture keeps that reason, even for redacted bytes.
+	// The decoder names the rules it saw broken (jsonrpc.Broken); a capture
+	// keeps them, even for redacted bytes.
 	switch {
-	case strings.Contains(de.Reason, "request id is null"):
+	case de.Broken&jsonrpc.BrokenNullID != 0:
 		l.add(ev, RuleNullID, fmt.Sprintf("request %s has \"id\": null", strconv.Quote(f.Msg.Method)))
-	case strings.Contains(de.Reason, "both result and error"):
+	case de.Broken&jsonrpc.BrokenResultAndError != 0:
 		l.add(ev, RuleResultAndError, "response for id "+f.Msg.ID.String()+" has both result and error")
 	default:
 		l.add(ev, RuleInvalidMessage, de.Reason)
