@@ -3,16 +3,16 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/sonde-mcp/sonde/internal/cli/cmdutil.Version=$(VERSION)
 
-.PHONY: all build test tools fmt-check vet cross race bench fuzz peers release clean
+.PHONY: all build test tools fmt-check vet staticcheck cross race bench fuzz peers release clean
 
 all: build
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o sonde .
 
-## test: formatting, vet, the other platforms' builds, the real peer servers, and every test
+## test: formatting, vet, staticcheck, the other platforms' builds, the real peer servers, and every test
 ## with the race detector.
-test: tools fmt-check vet cross peers race
+test: tools fmt-check vet staticcheck cross peers race
 
 ## tools: what the tests need besides Go and npm: tmux, for the real-terminal UI tests
 ## (internal/cli/interactive/*_tmux_test.go). CI runs as root on Debian.
@@ -38,6 +38,11 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+## staticcheck: the checks beyond vet (unused code, deprecated calls, simplifications), pinned.
+STATICCHECK_VERSION := v0.8.2
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 ## cross: build and vet (test files included) for the release platforms other than CI's own
 ## linux/amd64 (which vet and race cover): macOS and Windows on amd64 and arm64, Linux on
