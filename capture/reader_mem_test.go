@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/memtest"
 )
 
 // TestReaderRefusesOverCapLineWhileReading: a line over MaxLineBytes is
@@ -26,16 +27,13 @@ func TestReaderRefusesOverCapLineWhileReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err = r.Next()
-	runtime.ReadMemStats(&after)
+	use := memtest.Measure(func() { _, err = r.Next() })
 	var fe *FormatError
 	if !errors.As(err, &fe) || !errors.Is(err, ErrBadRecord) || fe.Line != 2 || !strings.Contains(err.Error(), "longer than") {
 		t.Fatalf("Next = %v, want a FormatError on line 2 naming the cap", err)
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > 5*MaxLineBytes/2 {
-		t.Errorf("allocated %d bytes refusing a %d-byte line (cap %d): %.2f× the cap", got, 2*MaxLineBytes, MaxLineBytes, float64(got)/MaxLineBytes)
+	if use.Total > 5*MaxLineBytes/2 {
+		t.Errorf("allocated %d bytes refusing a %d-byte line (cap %d): %.2f× the cap", use.Total, 2*MaxLineBytes, MaxLineBytes, memtest.Ratio(use.Total, MaxLineBytes))
 	}
 	rec, err := r.Next()
 	if err != nil || rec.Seq != 2 {

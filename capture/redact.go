@@ -99,25 +99,13 @@ func (r *Redactor) Bytes(b []byte) ([]byte, bool) {
 	if r == nil {
 		return b, false
 	}
-	changed := false
 	r.mu.RLock()
 	lits := r.literals
 	if len(r.late) > 0 {
 		lits = append(append([][]byte(nil), r.literals...), r.late...)
 	}
 	r.mu.RUnlock()
-	for _, lit := range lits {
-		if bytes.Contains(b, lit) {
-			b = bytes.ReplaceAll(b, lit, []byte(Redacted))
-			changed = true
-		}
-	}
-	for _, re := range r.regexps {
-		if re.Match(b) {
-			b = re.ReplaceAllLiteral(b, []byte(Redacted))
-			changed = true
-		}
-	}
+	b, changed := r.plain(b, lits)
 	if (len(lits) > 0 || len(r.regexps) > 0) && bytes.IndexByte(b, '\\') >= 0 {
 		if out, ok := r.escapedStrings(b, lits); ok {
 			b, changed = out, true
@@ -176,7 +164,8 @@ func stringEnd(b []byte, start int) (int, bool) {
 	return -1, escaped
 }
 
-// plain replaces the literals and pattern matches in a decoded string.
+// plain replaces the literals and the pattern matches in v (a line, or a
+// decoded string), never modifying v itself.
 func (r *Redactor) plain(v []byte, lits [][]byte) ([]byte, bool) {
 	changed := false
 	for _, lit := range lits {

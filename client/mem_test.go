@@ -3,40 +3,12 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"runtime"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
-)
 
-// heapPeak samples HeapInuse every few milliseconds until stop is called,
-// which returns the highest sample. Sampling can miss the very top; the
-// figure is for the record (docs/performance.md), not for an assertion.
-func heapPeak() (stop func() uint64) {
-	var peak uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapInuse)
-			select {
-			case <-done:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		wg.Wait()
-		return peak
-	}
-}
+	"github.com/sonde-mcp/sonde/internal/memtest"
+)
 
 // TestBigResponseMemory: a 64 MiB response from the fixture (a real
 // subprocess) through the client allocates about twice the line in all
@@ -52,24 +24,18 @@ func TestBigResponseMemory(t *testing.T) {
 	s := start(t, Options{MaxLineBytes: 200 << 20, Timeout: time.Minute}, fixtureArgs{})
 	s.init()
 	params := json.RawMessage(`{"name":"big","arguments":{"bytes":` + strconv.Itoa(n) + `}}`)
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	stop := heapPeak()
-	res, err := s.c.Call(context.Background(), "tools/call", params, CallOptions{})
-	peak := stop()
-	runtime.ReadMemStats(&after)
+	var res json.RawMessage
+	var err error
+	use := memtest.Measure(func() { res, err = s.c.Call(context.Background(), "tools/call", params, CallOptions{}) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res) < n {
 		t.Fatalf("result of %d bytes", len(res))
 	}
-	got := after.TotalAlloc - before.TotalAlloc
 	t.Logf("a %d MiB response: allocated %.1f MiB (%.2f×), heap in use at most %.1f MiB (%.2f×) above %.1f MiB before",
-		n>>20, float64(got)/(1<<20), float64(got)/n, float64(peak-min(peak, before.HeapInuse))/(1<<20),
-		float64(peak-min(peak, before.HeapInuse))/n, float64(before.HeapInuse)/(1<<20))
-	if got > n*9/4 {
-		t.Errorf("allocated %d bytes for a %d-byte response (%.2f×), want at most 2.25×", got, n, float64(got)/n)
+		n>>20, float64(use.Total)/(1<<20), memtest.Ratio(use.Total, n), float64(use.Peak)/(1<<20), memtest.Ratio(use.Peak, n), float64(use.Before)/(1<<20))
+	if use.Total > n*9/4 {
+		t.Errorf("allocated %d bytes for a %d-byte response (%.2f×), want at most 2.25×", use.Total, n, memtest.Ratio(use.Total, n))
 	}
 }

@@ -2,8 +2,9 @@ package transport
 
 import (
 	"bytes"
-	"runtime"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/memtest"
 )
 
 // TestLineReaderAllocatesTwiceTheLine: reading one huge line allocates
@@ -14,14 +15,13 @@ func TestLineReaderAllocatesTwiceTheLine(t *testing.T) {
 	const n = 32 << 20
 	src := bytes.NewReader(append(bytes.Repeat([]byte{'x'}, n), '\n'))
 	r := NewLineReader(src, 64<<20)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	line, err := r.ReadLine()
-	runtime.ReadMemStats(&after)
+	var line []byte
+	var err error
+	use := memtest.Measure(func() { line, err = r.ReadLine() })
 	if err != nil || len(line) != n {
 		t.Fatalf("read %d bytes, %v", len(line), err)
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > n*9/4 {
-		t.Fatalf("allocated %d bytes for a %d-byte line (%.2f×), want at most 2.25×", got, n, float64(got)/n)
+	if use.Total > n*9/4 {
+		t.Fatalf("allocated %d bytes for a %d-byte line (%.2f×), want at most 2.25×", use.Total, n, memtest.Ratio(use.Total, n))
 	}
 }
