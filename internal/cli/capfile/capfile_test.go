@@ -42,6 +42,10 @@ func TestCaptureErrors(t *testing.T) {
 	}
 	bad := write("bad.jsonl", lines[0]+lines[1]+"{not json\n"+strings.Join(lines[2:], ""))
 	cut := write("cut.jsonl", string(data[:len(data)-len(lines[len(lines)-2])/2-1]))
+	// A hostile latency (its negation overflows: it once sent the duration
+	// formatter into endless recursion) and a second header.
+	hostile := write("hostile.jsonl", lines[0]+lines[1]+`{"type":"request","seq":99,"t":5,"dir":"out","id":1,"method":"tools/call","state":"done","latency":-9223372036854775808}`+"\n"+strings.Join(lines[2:], ""))
+	twice := write("twice.jsonl", lines[0]+lines[1]+lines[0]+strings.Join(lines[2:], ""))
 	for _, cmd := range []string{"lint", "stats", "export"} {
 		for _, tc := range []struct{ path, want string }{
 			{filepath.Join(dir, "missing.jsonl"), "sonde: capture " + filepath.Join(dir, "missing.jsonl") + ": no such file or directory\n"},
@@ -50,6 +54,8 @@ func TestCaptureErrors(t *testing.T) {
 			{write("empty.jsonl", ""), ": line 1: not a sonde capture: the file is empty"},
 			{write("newer.jsonl", regexp.MustCompile(`"version":"[0-9.]+"`).ReplaceAllString(lines[0], `"version":"9.0"`)), ": line 1: capture format is newer than this sonde: version 9.0"},
 			{bad, "bad.jsonl: line 3: bad capture record: "},
+			{hostile, "hostile.jsonl: line 3: bad capture record: latency -9223372036854775808 ns is out of range"},
+			{twice, "twice.jsonl: line 3: bad capture record: a second header line"},
 		} {
 			r := clitest.RunSonde(t, "", cmd, tc.path)
 			if r.Code != 2 || !strings.Contains(r.Stderr, tc.want) || r.Stdout != "" {
