@@ -2,6 +2,7 @@ package connect_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,6 +106,49 @@ func TestRecordRedactsAndRefuses(t *testing.T) {
 	if _, err := os.Stat(path + ".2"); err == nil {
 		t.Error("a capture file was created for a refused command")
 	}
+}
+
+// TestRecordRedactsEscapedSpellings: a server that spells every letter of
+// its strings as a \u escape (fault escaped-strings) echoes a secret in
+// bytes that never match it; the capture still holds it only redacted.
+func TestRecordRedactsEscapedSpellings(t *testing.T) {
+	f := clitest.NewFixture(t)
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	const secret = "hunter2-secret"
+	args := f.Cmd([]string{"call", "echo", "--args", `{"value":"` + secret + `"}`, "--record", path, "--env", "API_KEY=" + secret}, "--fault", "escaped-strings")
+	r := clitest.RunSonde(t, "", args...)
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) != secret {
+		t.Fatalf("exit %d, stdout %q (the secret must reach the server and back)", r.Code, r.Stdout)
+	}
+	rd, err := capture.NewReader(bytes.NewReader(mustRead(t, path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	escaped := false
+	for rec, err := range rd.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		escaped = escaped || strings.Contains(rec.Raw, `\u0074\u0065\u0078\u0074`) // "text" spelt by the server
+		var v any
+		if json.Unmarshal([]byte(rec.Raw), &v) == nil {
+			if b, _ := json.Marshal(v); bytes.Contains(b, []byte(secret)) {
+				t.Errorf("record %d holds the secret in another spelling: %s", rec.Seq, rec.Raw)
+			}
+		}
+	}
+	if !escaped {
+		t.Error("no frame spelt with escapes: is the fault on?")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestRecordSurvivesKill9: sonde killed with SIGKILL mid-session leaves a
