@@ -133,10 +133,13 @@ func TestFixtureFaults(t *testing.T) {
 				}
 			}
 		}, want: []string{RuleUnknownID}, verdict: client.VerdictUnknown},
-		{name: "late-response", o: capturetest.Options{Fixture: []string{"--fault", "late-response", "--late-ms", "150"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
+		// The response comes 1.5s late, the call times out after 50ms: a
+		// gap no loaded machine closes (150ms once lost to a timer firing
+		// late under -race).
+		{name: "late-response", o: capturetest.Options{Fixture: []string{"--fault", "late-response", "--late-ms", "1500"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
 			return func(ctx context.Context, c *client.Client) {
 				initialize(t, ctx, c)
-				if err := echo(ctx, c, client.CallOptions{Timeout: 30 * time.Millisecond}); !errors.Is(err, client.ErrTimeout) {
+				if err := echo(ctx, c, client.CallOptions{Timeout: 50 * time.Millisecond}); !errors.Is(err, client.ErrTimeout) {
 					t.Fatalf("%v, want MCP_TIMEOUT", err)
 				}
 				waitStat(t, c, "late", func(s client.Stats) bool { return s.Late >= 1 })
