@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -146,7 +147,10 @@ func (m *Model) jumpTime(text string) tea.Cmd {
 // ("1.5s", "2m3s", "250ms") or a number of seconds.
 func parseOffset(s string) (time.Duration, error) {
 	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
-		return time.Duration(f * float64(time.Second)), nil
+		if ns := f * float64(time.Second); ns < 1<<63 {
+			return time.Duration(ns), nil
+		}
+		return math.MaxInt64, nil // past the end of any capture (a conversion would wrap negative)
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
