@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,10 +116,11 @@ func (c *Client) modernMeta() map[string]json.RawMessage {
 }
 
 // withMeta adds the keys of meta that params._meta does not have yet.
-// Params that are not an object (or absent) become one.
+// Absent or null params become an object; other params that are not an
+// object, or whose _meta is not one, are sent as given.
 func withMeta(params json.RawMessage, meta map[string]json.RawMessage) json.RawMessage {
 	obj := map[string]json.RawMessage{}
-	if len(params) > 0 && string(params) != "null" {
+	if p := bytes.TrimSpace(params); len(p) > 0 && string(p) != "null" {
 		if err := json.Unmarshal(params, &obj); err != nil || obj == nil {
 			return params // not an object: sent as given, the server will say
 		}
@@ -416,7 +418,7 @@ func (c *Client) endCall(call *Call, prev int64, err error) {
 // _meta of the previous round: start adds it again).
 func retryParams(params json.RawMessage, answers map[string]json.RawMessage, state json.RawMessage) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
-	if len(params) > 0 && string(params) != "null" {
+	if p := bytes.TrimSpace(params); len(p) > 0 && string(p) != "null" {
 		if err := json.Unmarshal(params, &obj); err != nil {
 			return nil, err
 		}
