@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/lesson"
@@ -153,30 +154,7 @@ func checkScreen(t testing.TB, s string, w, h int) {
 	}
 }
 
-// keyMsg builds the key press named k, as the terminal would deliver it.
-func keyMsg(k string) tea.KeyPressMsg {
-	switch k {
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "shift+tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "space":
-		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
-	case "ctrl+c":
-		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
-	case "ctrl+r":
-		return tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl}
-	}
-	r := []rune(k)
-	if len(r) != 1 {
-		panic("key: unknown key " + k)
-	}
-	return tea.KeyPressMsg{Code: r[0], Text: k}
-}
+var keyMsg = uitest.Press
 
 // isQuit reports whether cmd is tea.Quit (its message is a tea.QuitMsg).
 func isQuit(cmd tea.Cmd) bool {

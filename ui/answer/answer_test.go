@@ -14,6 +14,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/theme"
@@ -21,23 +22,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// key builds a key press: a named key, ctrl+X, or text.
-func press(k string) tea.KeyPressMsg {
-	switch k {
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "space":
-		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
-	}
-	if c, ok := strings.CutPrefix(k, "ctrl+"); ok {
-		return tea.KeyPressMsg{Code: rune(c[0]), Mod: tea.ModCtrl}
-	}
-	return tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
-}
+var press = uitest.Press
 
 // typeText sends each rune of s as a key press.
 func typeText(t *testing.T, u interface {

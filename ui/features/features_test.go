@@ -14,6 +14,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/theme"
@@ -21,24 +22,7 @@ import (
 
 var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-func press(s string) tea.KeyPressMsg {
-	switch s {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "right":
-		return tea.KeyPressMsg{Code: tea.KeyRight}
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "ctrl+s":
-		return tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}
-	case "ctrl+o":
-		return tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl}
-	}
-	r := []rune(s)[0]
-	return tea.KeyPressMsg{Code: r, Text: s}
-}
+var press = uitest.Press
 
 func typeText(m *Model, s string) {
 	for _, r := range s {

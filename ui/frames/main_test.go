@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -63,30 +64,10 @@ func newModel(t testing.TB, w, h int) *Model {
 
 // press sends one key press.
 func press(m *Model, k string) tea.Cmd {
-	switch k {
-	case "enter":
-		return m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
-	case "esc":
-		return m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
-	case "backspace":
-		return m.Update(tea.KeyPressMsg{Code: tea.KeyBackspace})
-	case "up":
-		return m.Update(tea.KeyPressMsg{Code: tea.KeyUp})
-	case "down":
-		return m.Update(tea.KeyPressMsg{Code: tea.KeyDown})
-	case "pgup":
-		return m.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
-	case "pgdown":
-		return m.Update(tea.KeyPressMsg{Code: tea.KeyPgDown})
-	case "home":
-		return m.Update(tea.KeyPressMsg{Code: tea.KeyHome})
-	case "end":
-		return m.Update(tea.KeyPressMsg{Code: tea.KeyEnd})
-	case "G", "N":
+	if k == "G" || k == "N" { // shift and a letter, as a terminal reports it
 		return m.Update(tea.KeyPressMsg{Code: rune(k[0] + 'a' - 'A'), ShiftedCode: rune(k[0]), Text: k, Mod: tea.ModShift})
 	}
-	r := []rune(k)[0]
-	return m.Update(tea.KeyPressMsg{Code: r, Text: k})
+	return m.Update(uitest.Press(k))
 }
 
 // typeText types s into the pane one key at a time.

@@ -3,27 +3,10 @@ package list
 import (
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 )
 
-func press(s string) tea.KeyPressMsg {
-	switch s {
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "pgup":
-		return tea.KeyPressMsg{Code: tea.KeyPgUp}
-	case "pgdown":
-		return tea.KeyPressMsg{Code: tea.KeyPgDown}
-	case "home":
-		return tea.KeyPressMsg{Code: tea.KeyHome}
-	case "end":
-		return tea.KeyPressMsg{Code: tea.KeyEnd}
-	}
-	r := []rune(s)[0]
-	return tea.KeyPressMsg{Code: r, Text: s}
-}
+var press = uitest.Press
 
 func TestDelta(t *testing.T) {
 	k := DefaultKeyMap()

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -47,20 +48,7 @@ func progress(ms int, id int64, n float64, total *float64, msg string) client.Ev
 	return ev
 }
 
-func press(s string) tea.KeyPressMsg {
-	switch s {
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "pgdown":
-		return tea.KeyPressMsg{Code: tea.KeyPgDown}
-	}
-	r := []rune(s)[0]
-	return tea.KeyPressMsg{Code: r, Text: s}
-}
+var press = uitest.Press
 
 func newModel(opts Options) *Model {
 	m := New(theme.New(theme.NoColor()), opts)

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -34,17 +35,7 @@ func exit(pid, code int, signal string, byClose bool) client.Event {
 	return proc(client.ProcInfo{What: client.ProcExit, Pid: pid, Exit: &client.Exit{Pid: pid, Code: code, Signal: signal, ByClose: byClose}})
 }
 
-func press(s string) tea.KeyPressMsg {
-	switch s {
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "pgup":
-		return tea.KeyPressMsg{Code: tea.KeyPgUp}
-	case "pgdown":
-		return tea.KeyPressMsg{Code: tea.KeyPgDown}
-	}
-	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
-}
+var press = uitest.Press
 
 func newModel(opts Options, w, h int) *Model {
 	m := New(theme.New(theme.NoColor()), opts)

@@ -1,0 +1,46 @@
+// Package uitest helps the UI's tests speak to a model as a person at a
+// keyboard would.
+package uitest
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// named are the keys Press knows by name.
+var named = map[string]tea.KeyPressMsg{
+	"enter":     {Code: tea.KeyEnter},
+	"esc":       {Code: tea.KeyEscape},
+	"tab":       {Code: tea.KeyTab},
+	"shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift},
+	"space":     {Code: tea.KeySpace, Text: " "},
+	"backspace": {Code: tea.KeyBackspace},
+	"up":        {Code: tea.KeyUp},
+	"down":      {Code: tea.KeyDown},
+	"left":      {Code: tea.KeyLeft},
+	"right":     {Code: tea.KeyRight},
+	"pgup":      {Code: tea.KeyPgUp},
+	"pgdown":    {Code: tea.KeyPgDown},
+	"home":      {Code: tea.KeyHome},
+	"end":       {Code: tea.KeyEnd},
+}
+
+// Press is the key press for k: a named key ("enter", "esc", "tab",
+// "shift+tab", "space", "backspace", the arrows "up", "down", "left",
+// "right", "pgup", "pgdown", "home", "end"), "ctrl+" and a letter, or one
+// character typed. Anything else panics: a test asked for a key it cannot
+// get.
+func Press(k string) tea.KeyPressMsg {
+	if m, ok := named[k]; ok {
+		return m
+	}
+	if c, ok := strings.CutPrefix(k, "ctrl+"); ok && len(c) == 1 {
+		return tea.KeyPressMsg{Code: rune(c[0]), Mod: tea.ModCtrl}
+	}
+	if r, size := utf8.DecodeRuneInString(k); size == len(k) && size > 0 {
+		return tea.KeyPressMsg{Code: r, Text: k}
+	}
+	panic("uitest: unknown key " + k)
+}
