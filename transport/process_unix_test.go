@@ -24,4 +24,3 @@ func TestProcessSignal(t *testing.T) {
 		t.Errorf("Signal after Wait: %v", err)
 	}
 }
-
