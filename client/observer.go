@@ -102,6 +102,15 @@ func (o *Observer) Start(pid int, argv []string, t time.Time) {
 	o.hub.emit(Event{Time: t, Kind: EvProcess, Proc: &ProcInfo{What: ProcStart, Pid: pid, Argv: argv}})
 }
 
+// SpawnFailed reports that the server could not be started: err (a
+// *transport.SpawnError) becomes the event's MCP_SPAWN error, as a
+// Client's Connect reports it. It returns that error.
+func (o *Observer) SpawnFailed(err error, t time.Time) *Error {
+	e := spawnErr(err)
+	o.hub.emit(Event{Time: t, Kind: EvProcess, Proc: &ProcInfo{What: ProcSpawnFailed, Err: e}})
+	return e
+}
+
 // Signal reports a signal passed on to the server (Signal names it).
 func (o *Observer) Signal(name string, t time.Time) {
 	o.mu.Lock()
