@@ -176,7 +176,7 @@ func (o *Observer) Line(dir Direction, raw []byte, t time.Time, last bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if f.Err != nil {
-		o.badFrame(f)
+		o.badFrame(f, last)
 		return
 	}
 	switch {
@@ -221,8 +221,10 @@ func (o *Observer) sides(dir Direction) (own, answered *side) {
 
 // badFrame: a line that is not a valid message. A response whose id can
 // be read (one that breaks a rule, or one Decode could not read but whose
-// top-level id scans) ends the request it answers with StateProtocol.
-func (o *Observer) badFrame(f Frame) {
+// top-level id scans) ends the request it answers with StateProtocol,
+// unless it is the cut last line of a stream (the end of the stream is
+// what ends the request, as for the client).
+func (o *Observer) badFrame(f Frame, last bool) {
 	var de *jsonrpc.DecodeError
 	errors.As(f.Err, &de)
 	v, reason := VerdictMalformed, f.Err.Error()
@@ -239,7 +241,7 @@ func (o *Observer) badFrame(f Frame) {
 		}
 	}
 	_, answered := o.sides(f.Dir)
-	if w := answered.pending[id]; id.IsValid() && w != nil && (f.Msg.Kind == jsonrpc.KindResponse || f.Msg.Kind == jsonrpc.KindInvalid) {
+	if w := answered.pending[id]; !last && id.IsValid() && w != nil && (f.Msg.Kind == jsonrpc.KindResponse || f.Msg.Kind == jsonrpc.KindInvalid) {
 		o.emitFrame(f, v, reason+"; ends "+idWord(id)+" with MCP_PROTOCOL")
 		o.settle(reverse(f.Dir), answered, id, w, f.Time, StateProtocol,
 			newErr(CodeProtocol, "%s %s: the response could not be read: %s", w.method, idWord(id), reason), true)
