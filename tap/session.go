@@ -13,7 +13,8 @@ import (
 // SessionName is the file name of a session recorded by default:
 // LABEL-20060102-150405-PID.jsonl (the time in UTC, the tap's pid), with
 // every character of the label that is not a letter, a digit, '-', '_' or
-// '.' replaced by '_' (and at most 64 of them).
+// '.' replaced by '_', leading dots dropped, and at most 64 kept
+// ("session" when nothing is left).
 func SessionName(label string, t time.Time, pid int) string {
 	clean := strings.Map(func(r rune) rune {
 		switch {
@@ -22,7 +23,8 @@ func SessionName(label string, t time.Time, pid int) string {
 		}
 		return '_'
 	}, label)
-	if clean == "" || strings.Trim(clean, ".") == "" {
+	clean = strings.TrimLeft(clean, ".") // no hidden file
+	if clean == "" {
 		clean = "session"
 	}
 	if len(clean) > 64 {
