@@ -65,8 +65,6 @@ type Options struct {
 	// Signals are passed on to the server's process group as they come
 	// (Process.Signal); nil passes none.
 	Signals <-chan os.Signal
-	// Started, when set, is called with the server's pid once it runs.
-	Started func(pid int)
 }
 
 // Stats is what a tap forwarded and what observation missed.
@@ -136,9 +134,6 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 		return transport.Ended{}, Stats{}, err
 	}
 	t := &tap{opts: opts, proc: p, queue: make(chan chunk, opts.Queue), observed: make(chan struct{})}
-	if opts.Started != nil {
-		opts.Started(p.Pid())
-	}
 	if o := opts.Observer; o != nil {
 		o.Start(p.Pid(), opts.Argv, time.Now())
 	}
