@@ -13,6 +13,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -60,6 +61,32 @@ func BenchmarkTapEcho(b *testing.B) {
 				}
 				wg.Wait()
 				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+			})
+		}
+	}
+}
+
+// BenchmarkTapGoSDK: the official Go SDK's client (interop/gosdk-client,
+// make peers) calling echo on the fixture directly and through sonde tap
+// (recording, as by default), 1 and 64 calls in flight; b.N calls per run,
+// timed by the client itself (its start and handshake excluded).
+func BenchmarkTapGoSDK(b *testing.B) {
+	bin := peertest.GoSDKClient(b)
+	for _, via := range []string{"direct", "tap", "tap-no-record"} {
+		for _, conc := range []int{1, 64} {
+			b.Run(via+"/c="+strconv.Itoa(conc), func(b *testing.B) {
+				dir := b.TempDir()
+				argv := []string{os.Args[0], "fixture", "--pid-file", filepath.Join(dir, "pids")}
+				switch via {
+				case "tap-no-record":
+					argv = append([]string{os.Args[0], "tap", "--no-record", "--"}, argv...)
+				case "tap":
+					argv = append([]string{os.Args[0], "tap", "--record", filepath.Join(dir, "s.jsonl"), "--"}, argv...)
+				}
+				r := gosdkRun(b, bin, b.N, conc, "echo", `{"value":"hello"}`, argv...)
+				b.ReportMetric(r.CallsPerS, "calls/s")
+				b.ReportMetric(float64(r.P50), "p50-ns")
+				b.ReportMetric(0, "ns/op")
 			})
 		}
 	}
