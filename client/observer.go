@@ -38,9 +38,6 @@ type Observer struct {
 	// tokens maps a progress token (its JSON text) to the host's request
 	// that carried it.
 	tokens map[string]jsonrpc.ID
-	// hostInts are integer ids the host used, to explain a server's answer
-	// under the same number as a string.
-	hostInts map[int64]bool
 	pid      int
 	ended    bool
 }
@@ -83,7 +80,7 @@ func NewObserver(retired int) *Observer {
 	if retired <= 0 {
 		retired = DefaultRetiredIDs
 	}
-	return &Observer{host: newSide(retired), server: newSide(retired), tokens: map[string]jsonrpc.ID{}, hostInts: map[int64]bool{}}
+	return &Observer{host: newSide(retired), server: newSide(retired), tokens: map[string]jsonrpc.ID{}}
 }
 
 // Subscribe returns a new subscription with a buffer of n events (at least
@@ -274,9 +271,6 @@ func (o *Observer) request(f Frame) {
 	}
 	own.pending[id] = w
 	if f.Dir == Out {
-		if n, ok := id.Int64(); ok {
-			o.hostInts[n] = true
-		}
 		if tok := bytes.TrimSpace(p.Meta.ProgressToken); len(tok) > 0 && string(tok) != "null" {
 			w.token = string(tok)
 			o.tokens[w.token] = id
@@ -391,13 +385,21 @@ func (o *Observer) response(f Frame) {
 	}
 	detail := idWord(id) + " was never sent by " + asked
 	if s, ok := id.Str(); ok && f.Dir == In {
-		if k, err := strconv.ParseInt(s, 10, 64); err == nil && o.hostInts[k] {
+		if k, err := strconv.ParseInt(s, 10, 64); err == nil && o.hostUsed(jsonrpc.Int(k)) {
 			detail = fmt.Sprintf("id %s is a string; the host sent the integer %d (ids keep their JSON type)", id, k)
 		}
 	} else if !id.IsValid() && f.Msg.Error != nil {
 		detail = "error response without an id: " + f.Msg.Error.Error()
 	}
 	o.emitFrame(f, VerdictUnknown, detail)
+}
+
+// hostUsed reports whether id is one of the host's requests in flight or
+// recently ended (what the observer remembers: its memory stays bounded
+// whatever the session's length).
+func (o *Observer) hostUsed(id jsonrpc.ID) bool {
+	_, retired := o.host.retired[id]
+	return retired || o.host.pending[id] != nil
 }
 
 func otherOf(answerer string) string {
