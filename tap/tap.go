@@ -32,7 +32,7 @@ const (
 	// DefaultQueue is how many chunks observation may fall behind by.
 	DefaultQueue = 1024
 	// DefaultQueueBytes is how many bytes observation may fall behind by.
-	DefaultQueueBytes = 32 << 20
+	DefaultQueueBytes = 8 << 20
 	// DefaultStderrBytes is the stderr tail kept for the exit event.
 	DefaultStderrBytes = 64 << 10
 	// chunkBytes is the forwarders' read buffer.

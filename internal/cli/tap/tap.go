@@ -22,6 +22,12 @@ import (
 	"github.com/sonde-mcp/sonde/transport"
 )
 
+// recordBuffer is how many events the recording may fall behind by (the
+// recorder's subscription; capture.DefaultBuffer is 65,536): with the
+// observer's queue (tap.DefaultQueueBytes), what bounds the tap's memory
+// whatever the session's length.
+const recordBuffer = 32768
+
 // Options are the flags of `sonde tap`.
 type Options struct {
 	Label        string
@@ -143,7 +149,7 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 		start := time.Now()
 		file, path, why := openRecording(o, label, start)
 		if file != nil {
-			r, err := capture.NewRecorder(file, capture.Options{Sonde: cmdutil.Version, Transport: "stdio", Command: argv, Redact: red, Start: start})
+			r, err := capture.NewRecorder(file, capture.Options{Sonde: cmdutil.Version, Transport: "stdio", Command: argv, Redact: red, Start: start, Buffer: recordBuffer})
 			if err != nil {
 				file.Close()
 				why = err.Error()
