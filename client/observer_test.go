@@ -91,6 +91,22 @@ func TestObserverVerdicts(t *testing.T) {
 			"out 2 queued", "out sent tools/call", "out 2 sent",
 			"out 2 exited",
 		}},
+		{"invalid and undecodable answers end their request", []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"ping"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`,
+			"< {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":\"a\x00b\"}",
+			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`,
+			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		}, []string{
+			"out 1 queued", "out sent ping", "out 1 sent",
+			"out 2 queued", "out sent ping", "out 2 sent",
+			"in invalid response has both result and error; ends id 1 with MCP_PROTOCOL", "out 1 protocol",
+			"in malformed line is not valid JSON (truncated or corrupt message); ends id 2 with MCP_PROTOCOL", "out 2 protocol",
+			"out 1 queued", "out sent ping", "out 1 sent",
+			"out invalid id 1 is reused while a request with that id is still in flight",
+			"out 1 exited",
+		}},
 		{"server request answered, progress", []string{
 			`< {"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}`,
 			`> {"jsonrpc":"2.0","id":"s1","result":{}}`,
@@ -114,6 +130,20 @@ func TestObserverVerdicts(t *testing.T) {
 				t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestObserverTooLong: a line over the cap is a too-long frame from its
+// side, its prefix kept.
+func TestObserverTooLong(t *testing.T) {
+	o := NewObserver(0)
+	sub := o.Subscribe(10)
+	o.TooLong(Out, &LineTooLongError{Limit: 10, Prefix: []byte("0123")}, time.Now())
+	o.Close()
+	ev := <-sub.C
+	if ev.Frame == nil || ev.Frame.Verdict != VerdictTooLong || ev.Frame.Dir != Out || string(ev.Frame.Raw) != "0123" ||
+		ev.Frame.Detail != "line from the host exceeds 10 bytes (--max-line-bytes): forwarded whole, not decoded; the first 4 bytes are shown" {
+		t.Errorf("event %+v", ev.Frame)
 	}
 }
 
