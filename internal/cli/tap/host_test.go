@@ -164,3 +164,15 @@ func readCapture(t *testing.T, path string) []capture.Record {
 	}
 	return recs
 }
+
+// awaitStderr waits until stderr holds at least n bytes.
+func (h *host) awaitStderr(n int) {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(h.stderr()) < n {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("stderr: %d bytes, want %d", len(h.stderr()), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
