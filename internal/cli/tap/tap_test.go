@@ -1,9 +1,12 @@
 package tap_test
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -368,4 +371,35 @@ func TestTapForwardsStderr(t *testing.T) {
 	if !missed && recorded.String() != want || recorded.Len() > len(want) {
 		t.Errorf("recorded stderr: %d bytes, want the %d forwarded", recorded.Len(), len(want))
 	}
+}
+
+// TestTapHostStopsReading: a host that closes its end of the tap's stdout
+// does not kill the tap (SIGPIPE is caught): the server's next write
+// fails as it would have, and the tap still ends with the server's status
+// when stdin ends, leaving nothing behind.
+func TestTapHostStopsReading(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("SIGPIPE is Unix's")
+	}
+	fx := clitest.NewFixture(t)
+	cmd := exec.Command(os.Args[0], append([]string{"tap", "--no-record", "--"}, fx.Argv()...)...)
+	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, initLine+"\n")
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close() // the host is gone
+	io.WriteString(stdin, initialized+"\n"+echoCall(2, "into the void", 0)+"\n")
+	time.Sleep(200 * time.Millisecond)
+	stdin.Close()
+	err := cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("the tap was killed by %v", ws.Signal())
+	}
+	t.Logf("tap: %v", err)
 }
