@@ -38,8 +38,8 @@ type Observer struct {
 	// tokens maps a progress token (its JSON text) to the host's request
 	// that carried it.
 	tokens map[string]jsonrpc.ID
-	pid      int
-	ended    bool
+	pid    int
+	ended  bool
 }
 
 // side is one direction's requests: those in flight and those recently
