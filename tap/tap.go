@@ -44,7 +44,7 @@ type Options struct {
 	// Argv is the server's program and arguments (no shell).
 	Argv []string
 	// Env is the server's environment; nil passes the tap's own through
-	// unchanged (it is the host's).
+	// unchanged (it is the host's), transport.MarkEnv added.
 	Env []string
 	// Observer receives what went by; nil observes nothing (bytes are
 	// still forwarded).

@@ -55,7 +55,8 @@ of an MCP server over stdio: it starts COMMAND (no shell) and forwards bytes ver
 host's stdin to the server's stdin, the server's stdout to the host, the server's stderr to
 the host's stderr. Nothing is reframed, re-encoded, capped, added, dropped, reordered or
 held back: each chunk is written on as soon as it is read. The server gets the tap's
-environment unchanged (it is the host's).
+environment unchanged (it is the host's), with SONDE_SERVER_MARK added (by which sonde finds
+what the server leaves behind).
 
 Meanwhile sonde watches a copy of the bytes: each direction is split into lines and
 decoded, both sides' requests are tracked by id (the host's and the server's), and the
