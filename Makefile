@@ -21,12 +21,17 @@ tools:
 
 ## peers: the real MCP servers of the interop tests (interop/package.json, pinned by its lock),
 ## and the official Go SDK's example server, a modern-era peer, built outside sonde's go.mod.
-peers: interop/node_modules/.installed interop/bin/everything
+peers: interop/node_modules/.installed interop/bin/everything interop/bin/gosdk-client
 
 GOSDK_VERSION := v1.8.0
 
 interop/bin/everything:
 	GOBIN=$(CURDIR)/interop/bin GOFLAGS=-buildvcs=false $(GO) install github.com/modelcontextprotocol/go-sdk/examples/server/everything@$(GOSDK_VERSION)
+
+# An MCP client built with the Go SDK (its own go.mod, outside sonde's): the tap's tests and
+# benchmark drive sonde tap with it.
+interop/bin/gosdk-client: interop/gosdk-client/main.go interop/gosdk-client/go.mod
+	cd interop/gosdk-client && GOFLAGS=-buildvcs=false $(GO) build -o ../bin/gosdk-client .
 
 interop/node_modules/.installed: interop/package.json interop/package-lock.json
 	cd interop && npm ci --no-audit --no-fund --loglevel=error

@@ -170,12 +170,18 @@ func (r *Recorder) flushLocked() {
 	}
 }
 
+// Source is an event stream a Recorder can follow: a *client.Client, or a
+// *client.Observer (a session seen by sonde tap).
+type Source interface {
+	Subscribe(n int) *client.Subscription
+}
+
 // Follow subscribes to c and records its events until c is closed. Call it
 // before c.Connect to record the whole session. Another client (a restart)
 // may be followed after the first: its events are written after the first
 // client's last one, behind a restart record, and its Seq starts again at 1.
 // Follow after Close records nothing.
-func (r *Recorder) Follow(c *client.Client) {
+func (r *Recorder) Follow(c Source) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {

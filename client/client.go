@@ -134,10 +134,7 @@ type Client struct {
 
 	out writeQueue
 
-	emitMu     sync.Mutex
-	seq        uint64
-	subs       []*Subscription
-	subsClosed bool
+	hub hub // the event stream (event.go)
 
 	readDone  chan struct{}
 	endRead   func() // closes readDone, once

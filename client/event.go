@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -229,7 +230,7 @@ type Subscription struct {
 	C      <-chan Event
 	ch     chan Event
 	missed atomic.Uint64
-	owner  *Client
+	owner  *hub
 }
 
 // Missed returns how many events this subscriber did not receive because
@@ -241,56 +242,80 @@ func (s *Subscription) Close() { s.owner.unsubscribe(s) }
 
 // Subscribe returns a new subscription with a buffer of n events (at least
 // 1). Subscribe before Connect to see every event.
-func (c *Client) Subscribe(n int) *Subscription {
+func (c *Client) Subscribe(n int) *Subscription { return c.hub.subscribe(n) }
+
+// emit stamps ev and offers it to every subscriber without blocking. It may
+// be called with c.mu held (lock order: mu, then emitMu).
+func (c *Client) emit(ev Event) { c.hub.emit(ev) }
+
+func (c *Client) closeSubscriptions() { c.hub.closeAll() }
+
+// hub numbers events and offers them to subscribers under the delivery
+// rule (see Subscription): the Client's event stream, and the Observer's.
+type hub struct {
+	emitMu     sync.Mutex
+	seq        uint64
+	subs       []*Subscription
+	subsClosed bool
+}
+
+func (h *hub) subscribe(n int) *Subscription {
 	ch := make(chan Event, max(n, 1))
-	s := &Subscription{C: ch, ch: ch, owner: c}
-	c.emitMu.Lock()
-	defer c.emitMu.Unlock()
-	if c.subsClosed {
+	s := &Subscription{C: ch, ch: ch, owner: h}
+	h.emitMu.Lock()
+	defer h.emitMu.Unlock()
+	if h.subsClosed {
 		close(ch)
 		return s
 	}
-	c.subs = append(c.subs, s)
+	h.subs = append(h.subs, s)
 	return s
 }
 
-func (c *Client) unsubscribe(s *Subscription) {
-	c.emitMu.Lock()
-	defer c.emitMu.Unlock()
-	for i, x := range c.subs {
+func (h *hub) unsubscribe(s *Subscription) {
+	h.emitMu.Lock()
+	defer h.emitMu.Unlock()
+	for i, x := range h.subs {
 		if x == s {
-			c.subs = append(c.subs[:i], c.subs[i+1:]...)
+			h.subs = append(h.subs[:i], h.subs[i+1:]...)
 			close(s.ch)
 			return
 		}
 	}
 }
 
-// emit stamps ev and offers it to every subscriber without blocking. It may
-// be called with c.mu held (lock order: mu, then emitMu).
-func (c *Client) emit(ev Event) {
+// emit stamps ev and offers it to every subscriber without blocking.
+func (h *hub) emit(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	c.emitMu.Lock()
-	c.seq++
-	ev.Seq = c.seq
-	for _, s := range c.subs {
+	h.emitMu.Lock()
+	h.seq++
+	ev.Seq = h.seq
+	for _, s := range h.subs {
 		select {
 		case s.ch <- ev:
 		default:
 			s.missed.Add(1)
 		}
 	}
-	c.emitMu.Unlock()
+	h.emitMu.Unlock()
 }
 
-func (c *Client) closeSubscriptions() {
-	c.emitMu.Lock()
-	defer c.emitMu.Unlock()
-	for _, s := range c.subs {
+// skip leaves a gap of n in Seq: n events that happened were never
+// emitted (a consumer sees them as missed).
+func (h *hub) skip(n uint64) {
+	h.emitMu.Lock()
+	h.seq += n
+	h.emitMu.Unlock()
+}
+
+func (h *hub) closeAll() {
+	h.emitMu.Lock()
+	defer h.emitMu.Unlock()
+	for _, s := range h.subs {
 		close(s.ch)
 	}
-	c.subs = nil
-	c.subsClosed = true
+	h.subs = nil
+	h.subsClosed = true
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -97,4 +98,73 @@ func firstN(a, b []byte, n int) []byte {
 	out := make([]byte, 0, n)
 	out = append(out, a[:min(len(a), n)]...)
 	return append(out, b[:min(len(b), n-len(out))]...)
+}
+
+// LineSplitter is LineReader's framing for bytes pushed to it rather than
+// read (a tap's copy of a stream it forwards): the same lines, the same
+// cap, with LineTooLongError for a line over it and the same 256-byte
+// prefix kept. The cap bounds what the splitter holds, never what the
+// caller forwards. The zero value is not usable: use NewLineSplitter.
+type LineSplitter struct {
+	max      int
+	long     lines.Blocks // the line so far
+	skipping bool         // discarding the rest of an oversized or cut line
+}
+
+// NewLineSplitter returns a splitter of lines of at most max bytes
+// (without the newline; max <= 0 means DefaultMaxLineBytes).
+func NewLineSplitter(max int) *LineSplitter {
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	return &LineSplitter{max: max}
+}
+
+// Feed splits the next chunk of the stream. For each line it completes it
+// calls emit with the line without its "\n" (a fresh copy; a "\r" before
+// the newline is kept) and a nil error; for a line over the cap, once,
+// with nil and a *LineTooLongError, as soon as the line passes the cap.
+func (s *LineSplitter) Feed(chunk []byte, emit func(line []byte, err error)) {
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		part := chunk
+		if i >= 0 {
+			part, chunk = chunk[:i], chunk[i+1:]
+		} else {
+			chunk = nil
+		}
+		if !s.skipping {
+			if s.long.Len()+len(part) > s.max {
+				emit(nil, &LineTooLongError{Limit: s.max, Prefix: s.long.Prefix(part, prefixBytes)})
+				s.long.Reset()
+				s.skipping = true
+			} else if i >= 0 {
+				emit(s.long.Join(part), nil)
+			} else {
+				s.long.Add(part)
+			}
+		}
+		if i >= 0 {
+			s.skipping = false
+		}
+	}
+}
+
+// End is the end of the stream: a last line without a newline is given to
+// emit with io.ErrUnexpectedEOF, as LineReader returns it.
+func (s *LineSplitter) End(emit func(line []byte, err error)) {
+	if !s.skipping && s.long.Len() > 0 {
+		emit(s.long.Join(nil), io.ErrUnexpectedEOF)
+	}
+	s.long.Reset()
+	s.skipping = false
+}
+
+// Skip forgets the line in progress: bytes of the stream were not fed
+// (missed). With atLineStart (the missed bytes ended with a newline) the
+// next byte fed starts a line; otherwise everything up to the next newline
+// is discarded, as it is the rest of a line whose start was lost.
+func (s *LineSplitter) Skip(atLineStart bool) {
+	s.long.Reset()
+	s.skipping = !atLineStart
 }

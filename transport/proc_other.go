@@ -27,6 +27,22 @@ func startGroup(cmd *exec.Cmd) (procGroup, error) {
 func (g single) stop() error { return g.kill() }
 func (g single) release()    {}
 
+// send passes sig on to the server process (what it started is not
+// tracked here).
+func (g single) send(sig os.Signal) error {
+	if err := g.p.Signal(sig); err != nil && err != os.ErrProcessDone {
+		return err
+	}
+	return nil
+}
+
+func shellStatus(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	return ps.ExitCode()
+}
+
 func (g single) kill() error {
 	if err := g.p.Kill(); err != nil && err != os.ErrProcessDone {
 		return err

@@ -4,6 +4,7 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -36,6 +37,27 @@ func startGroup(cmd *exec.Cmd) (procGroup, error) {
 func (g pgroup) stop() error { return g.signal(syscall.SIGTERM) }
 func (g pgroup) kill() error { return g.signal(syscall.SIGKILL) }
 func (g pgroup) release()    {}
+
+// send passes sig on to the whole group.
+func (g pgroup) send(sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("cannot send %v to the server", sig)
+	}
+	return g.signal(s)
+}
+
+// shellStatus is the exit code, or 128 plus the number of the signal that
+// ended the process.
+func shellStatus(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
 
 // signal sends sig to the whole group. A group that is already gone is not
 // an error.

@@ -153,6 +153,20 @@ func (j *job) kill() error {
 	return windows.TerminateJobObject(j.h, killedCode)
 }
 
+// send passes a signal on as Windows can: os.Interrupt and SIGTERM (what
+// Go delivers for Ctrl-C, Ctrl-Break, a closed console, logoff and
+// shutdown) are stop, a CTRL_BREAK_EVENT to the server's console process
+// group; os.Kill is kill. Nothing else can be sent.
+func (j *job) send(sig os.Signal) error {
+	switch sig {
+	case os.Interrupt, syscall.SIGTERM:
+		return j.stop()
+	case os.Kill:
+		return j.kill()
+	}
+	return fmt.Errorf("cannot send %v to the server on Windows", sig)
+}
+
 // release closes the job handle (with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
 // that would also end any process still in it) and the process handle.
 func (j *job) release() {
@@ -166,6 +180,14 @@ func (j *job) release() {
 		_ = windows.CloseHandle(j.proc)
 		j.proc = 0
 	}
+}
+
+// shellStatus is the exit code: Windows has no signals.
+func shellStatus(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	return ps.ExitCode()
 }
 
 // exitStatus returns the exit code; Windows has no signals to name.

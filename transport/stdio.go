@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,7 +106,7 @@ func (e Exit) What() string {
 type Stdio struct {
 	cfg    StdioConfig
 	obs    Observer
-	cmd    *exec.Cmd
+	proc   *Process
 	pid    int
 	group  procGroup
 	stdin  *os.File
@@ -116,7 +114,6 @@ type Stdio struct {
 	stderr *os.File
 	lines  *LineReader
 	tail   *Tail
-	mark   string // MarkEnv's value in the server's environment
 
 	writeMu sync.Mutex
 
@@ -185,42 +182,13 @@ func StartStdio(cfg StdioConfig, obs Observer) (*Stdio, error) {
 }
 
 func (s *Stdio) start() error {
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	inR, inW, err1 := pipe()
-	outR, outW, err2 := pipe()
-	errR, errW, err3 := pipe()
-	if err := errors.Join(err1, err2, err3); err != nil {
-		closeAll()
-		return &SpawnError{Argv0: s.cfg.Argv[0], Err: err}
-	}
-	s.mark = newMark()
-	cmd := exec.Command(s.cfg.Argv[0], s.cfg.Argv[1:]...)
-	cmd.Dir, cmd.Env = s.cfg.Dir, append(slices.Clip(s.cfg.Env), MarkEnv+"="+s.mark)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	group, err := startGroup(cmd)
+	p, err := startProcess(s.cfg.Argv, s.cfg.Dir, s.cfg.Env)
 	if err != nil {
-		closeAll()
-		return classifySpawn(s.cfg.Argv[0], err)
+		return err
 	}
-	// The child holds its own copies; ours would keep the pipes open.
-	inR.Close()
-	outW.Close()
-	errW.Close()
-	s.cmd, s.pid, s.group = cmd, cmd.Process.Pid, group
-	s.stdin, s.stdout, s.stderr = inW, outR, errR
-	s.lines = NewLineReader(outR, s.cfg.MaxLineBytes)
+	s.proc, s.pid, s.group = p, p.pid, p.group
+	s.stdin, s.stdout, s.stderr = p.Stdin, p.Stdout, p.Stderr
+	s.lines = NewLineReader(p.Stdout, s.cfg.MaxLineBytes)
 	return nil
 }
 
@@ -250,11 +218,8 @@ func (s *Stdio) readStderr() {
 // still holds them).
 func (s *Stdio) wait() {
 	defer close(s.waitDone)
-	_ = s.cmd.Wait()
-	code, sig := exitStatus(s.cmd.ProcessState)
-	_ = s.group.kill() // orphans left by the server; none is the normal case
-	s.group.release()
-	sweep(s.mark, []*os.File{s.stdout, s.stderr}) // and those that left the group
+	ended := s.proc.Wait() // and what it left in its group, or (Linux) outside it
+	code, sig := ended.Code, ended.Signal
 	grace := s.cfg.KillAfter
 	if !waitFor(s.stderrDone, grace) {
 		s.stderr.Close()

@@ -80,6 +80,10 @@ func Rules() []Rule {
 		{Pkg: "stats", Internal: folds},
 		{Pkg: "diagram", Internal: folds},
 		{Pkg: "replay/...", Internal: folds},
+		// The tap's core: the process and framing of transport, the
+		// client's passive Observer, the recorder. Only its command
+		// (internal/cli/tap) imports it.
+		{Pkg: "tap", Internal: []string{"transport", "client", "capture", "jsonrpc", "mcp"}},
 		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring"}, folds...), External: charm},
 		// The command line: cmdutil at the bottom, connect on it, the
 		// families (which never import each other) on both, the root
@@ -90,6 +94,7 @@ func Rules() []Rule {
 		{Pkg: "internal/cli/capfile", Internal: notCLI(families...), External: []string{""}},
 		{Pkg: "internal/cli/interactive", Internal: notCLI(families...), External: []string{""}},
 		{Pkg: "internal/cli/config", Internal: notCLI(families...), External: []string{""}},
+		{Pkg: "internal/cli/tap", Internal: notCLI(append([]string{"tap"}, families...)...), External: []string{""}},
 		{Pkg: "internal/cli/...", Internal: []string{"..."}, External: []string{""}},
 		{Pkg: "internal/...", Internal: []string{"..."}, External: []string{""}}, // test helpers
 	}

@@ -40,6 +40,10 @@ func TestCheckFails(t *testing.T) {
 		{Import{m + "internal/cli/live", m + "internal/cli/capfile", "internal/cli/live/x.go"}, "live may not import internal/cli/capfile"},
 		{Import{m + "internal/cli/connect", m + "internal/cli/live", "internal/cli/connect/x.go"}, "connect may not import internal/cli/live"},
 		{Import{m + "internal/cli/cmdutil", m + "internal/cli", "internal/cli/cmdutil/x.go"}, "cmdutil may not import internal/cli"},
+		{Import{m + "internal/cli/tap", m + "internal/cli/live", "internal/cli/tap/x.go"}, "tap may not import internal/cli/live"},
+		{Import{m + "internal/cli/live", m + "tap", "internal/cli/live/x.go"}, "live may not import tap"},
+		{Import{m + "tap", m + "ui", "tap/x.go"}, "tap may not import ui"},
+		{Import{m + "client", m + "tap", "client/x.go"}, "client may not import tap"},
 	}
 	for _, c := range cases {
 		got := Check(Rules(), []Import{c.im})
@@ -54,6 +58,8 @@ func TestCheckFails(t *testing.T) {
 		{m + "internal/cli/connect", m + "transport", "internal/cli/connect/x.go"},
 		{m + "internal/cli/live", m + "internal/cli/connect", "internal/cli/live/x.go"},
 		{m + "internal/cli", m + "internal/cli/live", "internal/cli/x.go"},
+		{m + "internal/cli/tap", m + "tap", "internal/cli/tap/x.go"},
+		{m + "tap", m + "capture", "tap/x.go"},
 		{m + "jsonrpc", "encoding/json", "jsonrpc/x.go"},
 	}
 	if got := Check(Rules(), allowed); len(got) != 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/cli/interactive"
 	"github.com/sonde-mcp/sonde/internal/cli/live"
+	"github.com/sonde-mcp/sonde/internal/cli/tap"
 )
 
 // NewCmdRoot is the sonde command: the interactive UI, with every family's
@@ -69,7 +70,7 @@ found. The subcommands below do the same work headless, for scripts:
 	root.AddCommand(
 		live.NewCmdCall(env), live.NewCmdTools(env), live.NewCmdCheck(env), live.NewCmdScript(env), live.NewCmdBench(env),
 		NewCmdFixture(env), interactive.NewCmdDemo(env), NewCmdVersion(env), config.NewCmdConfig(env), capfile.NewCmdReplay(env, interactive.RunReplay),
-		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdExport(env),
+		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdExport(env), tap.NewCmdTap(env),
 	)
 	connect.CompleteServerNames(root)
 	root.AddCommand(live.NewCmdFeatures(env)...)

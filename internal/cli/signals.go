@@ -18,10 +18,11 @@ import (
 // a closed console window, logoff or shutdown as SIGTERM (SIGHUP never
 // comes).
 func runWithSignals(args []string, in io.Reader, out, errw io.Writer) int {
-	if len(args) > 0 && args[0] == "fixture" {
+	if len(args) > 0 && (args[0] == "fixture" || args[0] == "tap") {
 		// The fixture is a server, not a client: signals keep their default
 		// effect (SIGTERM ends it at once, as docs/fixtures.md says); its
-		// HTTP mode handles them itself.
+		// HTTP mode handles them itself. The tap passes them on to its
+		// server itself (internal/cli/tap).
 		return Run(context.Background(), args, in, out, errw)
 	}
 	sigs := make(chan os.Signal, 2)

@@ -68,6 +68,8 @@ type Paths struct {
 	Captures string
 	// Logs is the folder for sonde's own logs.
 	Logs string
+	// Sessions is the folder of the sessions sonde tap records.
+	Sessions string
 	// Hosts are the known host config files, user files first for each
 	// host, in a fixed order.
 	Hosts []HostConfig
@@ -80,16 +82,21 @@ type Paths struct {
 // path is ignored, as the XDG spec asks. The folders:
 //
 //   - Linux: captures in $XDG_DATA_HOME/sonde/captures (default
-//     ~/.local/share), logs in $XDG_STATE_HOME/sonde/logs (default
-//     ~/.local/state); the config folder is $XDG_CONFIG_HOME (~/.config).
-//   - macOS: captures in ~/Library/Application Support/sonde/captures, logs
-//     in ~/Library/Logs/sonde; the config folder is ~/Library/Application
+//     ~/.local/share), logs and tapped sessions in $XDG_STATE_HOME/sonde/logs
+//     and $XDG_STATE_HOME/sonde/sessions (default ~/.local/state); the
+//     config folder is $XDG_CONFIG_HOME (~/.config).
+//   - macOS: captures in ~/Library/Application Support/sonde/captures,
+//     sessions in ~/Library/Application Support/sonde/sessions, logs in
+//     ~/Library/Logs/sonde; the config folder is ~/Library/Application
 //     Support. The XDG variables are not used.
-//   - Windows: captures in %LOCALAPPDATA%\sonde\captures and logs in
-//     %LOCALAPPDATA%\sonde\logs (local, not roaming, AppData: captures can be
-//     large, and a roaming profile is copied at every sign-in); the config
-//     folder is %APPDATA%. Without the variables, AppData\Local and
-//     AppData\Roaming under home.
+//   - Windows: captures in %LOCALAPPDATA%\sonde\captures, sessions in
+//     %LOCALAPPDATA%\sonde\sessions and logs in %LOCALAPPDATA%\sonde\logs
+//     (local, not roaming, AppData: captures can be large, and a roaming
+//     profile is copied at every sign-in); the config folder is %APPDATA%.
+//     Without the variables, AppData\Local and AppData\Roaming under home.
+//
+// On every OS, SONDE_HOME (absolute) puts the sessions in
+// $SONDE_HOME/sessions.
 //
 // The host files: Claude Desktop's Claude/claude_desktop_config.json and VS
 // Code's Code/User/mcp.json are in the config folder, and so is Cline's
@@ -121,16 +128,23 @@ func For(goos, home string, getenv func(string) string) (Paths, error) {
 		support := s.join(home, "Library", "Application Support")
 		config = support
 		p.Captures = s.join(support, "sonde", "captures")
+		p.Sessions = s.join(support, "sonde", "sessions")
 		p.Logs = s.join(home, "Library", "Logs", "sonde")
 	case "windows":
 		local := or(env("LOCALAPPDATA"), s.join(home, "AppData", "Local"))
 		config = or(env("APPDATA"), s.join(home, "AppData", "Roaming"))
 		p.Captures = s.join(local, "sonde", "captures")
+		p.Sessions = s.join(local, "sonde", "sessions")
 		p.Logs = s.join(local, "sonde", "logs")
 	default:
 		config = or(env("XDG_CONFIG_HOME"), s.join(home, ".config"))
 		p.Captures = s.join(or(env("XDG_DATA_HOME"), s.join(home, ".local", "share")), "sonde", "captures")
-		p.Logs = s.join(or(env("XDG_STATE_HOME"), s.join(home, ".local", "state")), "sonde", "logs")
+		state := or(env("XDG_STATE_HOME"), s.join(home, ".local", "state"))
+		p.Logs = s.join(state, "sonde", "logs")
+		p.Sessions = s.join(state, "sonde", "sessions")
+	}
+	if v := env("SONDE_HOME"); v != "" {
+		p.Sessions = s.join(v, "sessions")
 	}
 	vscode := s.join(config, "Code", "User")
 	p.Hosts = []HostConfig{

@@ -29,6 +29,7 @@ func TestForEachOS(t *testing.T) {
 			want: Paths{
 				Captures: "/home/ada/.local/share/sonde/captures",
 				Logs:     "/home/ada/.local/state/sonde/logs",
+				Sessions: "/home/ada/.local/state/sonde/sessions",
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, "/home/ada/.config/Claude/claude_desktop_config.json"},
 					{ClaudeCode, User, "/home/ada/.claude.json"},
@@ -48,6 +49,7 @@ func TestForEachOS(t *testing.T) {
 			want: Paths{
 				Captures: "/data/sonde/captures",
 				Logs:     "/state/sonde/logs",
+				Sessions: "/state/sonde/sessions",
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, "/cfg/Claude/claude_desktop_config.json"},
 					{ClaudeCode, User, "/home/ada/.claude.json"},
@@ -68,6 +70,7 @@ func TestForEachOS(t *testing.T) {
 			want: Paths{
 				Captures: "/Users/ada/Library/Application Support/sonde/captures",
 				Logs:     "/Users/ada/Library/Logs/sonde",
+				Sessions: "/Users/ada/Library/Application Support/sonde/sessions",
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, "/Users/ada/Library/Application Support/Claude/claude_desktop_config.json"},
 					{ClaudeCode, User, "/Users/ada/.claude.json"},
@@ -87,6 +90,7 @@ func TestForEachOS(t *testing.T) {
 			want: Paths{
 				Captures: `D:\Local\sonde\captures`,
 				Logs:     `D:\Local\sonde\logs`,
+				Sessions: `D:\Local\sonde\sessions`,
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, `D:\Roam\Claude\claude_desktop_config.json`},
 					{ClaudeCode, User, `C:\Users\ada\.claude.json`},
@@ -107,6 +111,7 @@ func TestForEachOS(t *testing.T) {
 			want: Paths{
 				Captures: `C:\Users\ada\AppData\Local\sonde\captures`,
 				Logs:     `C:\Users\ada\AppData\Local\sonde\logs`,
+				Sessions: `C:\Users\ada\AppData\Local\sonde\sessions`,
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, `C:\Users\ada\AppData\Roaming\Claude\claude_desktop_config.json`},
 					{ClaudeCode, User, `C:\Users\ada\.claude.json`},
@@ -127,8 +132,8 @@ func TestForEachOS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Captures != tc.want.Captures || got.Logs != tc.want.Logs {
-				t.Errorf("captures %q, logs %q; want %q, %q", got.Captures, got.Logs, tc.want.Captures, tc.want.Logs)
+			if got.Captures != tc.want.Captures || got.Logs != tc.want.Logs || got.Sessions != tc.want.Sessions {
+				t.Errorf("captures %q, logs %q, sessions %q; want %q, %q, %q", got.Captures, got.Logs, got.Sessions, tc.want.Captures, tc.want.Logs, tc.want.Sessions)
 			}
 			if !reflect.DeepEqual(got.Hosts, tc.want.Hosts) {
 				for i := range max(len(got.Hosts), len(tc.want.Hosts)) {
@@ -224,5 +229,24 @@ func TestCurrent(t *testing.T) {
 func TestScopeString(t *testing.T) {
 	if User.String() != "user" || Project.String() != "project" || Scope(0).String() != "?" {
 		t.Errorf("%s %s %s", User, Project, Scope(0))
+	}
+}
+
+// TestSondeHomeSessions: SONDE_HOME (absolute) holds the sessions on every
+// OS; a relative one is ignored.
+func TestSondeHomeSessions(t *testing.T) {
+	for _, tc := range []struct{ goos, home, sondeHome, want string }{
+		{"linux", "/home/ada", "/srv/sonde", "/srv/sonde/sessions"},
+		{"darwin", "/Users/ada", "/srv/sonde/", "/srv/sonde/sessions"},
+		{"windows", `C:\Users\ada`, `D:\sonde`, `D:\sonde\sessions`},
+		{"linux", "/home/ada", "rel", "/home/ada/.local/state/sonde/sessions"},
+	} {
+		got, err := For(tc.goos, tc.home, env(map[string]string{"SONDE_HOME": tc.sondeHome}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Sessions != tc.want {
+			t.Errorf("%s, SONDE_HOME=%q: sessions %q, want %q", tc.goos, tc.sondeHome, got.Sessions, tc.want)
+		}
 	}
 }

@@ -17,6 +17,16 @@ func GoSDK(t testing.TB) string {
 	return Need(t, filepath.Join("interop", "bin", "everything"))
 }
 
+// GoSDKClient returns the path of an MCP client built with the Go SDK
+// (v1.8.0, interop/gosdk-client, its own module), which `make peers`
+// builds into interop/bin: `gosdk-client [-n N] [-c C] [-tool NAME]
+// [-args JSON] -- COMMAND...` prints one JSON line (the tools, the first
+// result, calls_per_s, p50_ns).
+func GoSDKClient(t testing.TB) string {
+	t.Helper()
+	return Need(t, filepath.Join("interop", "bin", "gosdk-client"))
+}
+
 // GoSDKHTTP runs the Go SDK's example server over Streamable HTTP on a free
 // loopback port (-http=ADDR; every path is its endpoint) and returns its
 // base URL once it accepts connections. It is killed when the test ends.

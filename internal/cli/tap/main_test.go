@@ -1,0 +1,12 @@
+package tap_test
+
+import (
+	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+)
+
+// TestMain runs sonde (and so the fixture and the tap) when the test binary
+// was re-executed as it, and the tests otherwise, checking for leaked
+// goroutines.
+func TestMain(m *testing.M) { clitest.Main(m) }

@@ -1,0 +1,219 @@
+// Package tap is the command family of `sonde tap`: the stdio shim a host
+// launches instead of an MCP server, recording what the host and the
+// server say to each other (the core is the top-level package tap). It
+// never imports the other families.
+package tap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/paths"
+	coretap "github.com/sonde-mcp/sonde/tap"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// recordBuffer is how many events the recording may fall behind by (the
+// recorder's subscription; capture.DefaultBuffer is 65,536): with the
+// observer's queue (tap.DefaultQueueBytes), what bounds the tap's memory
+// whatever the session's length.
+const recordBuffer = 32768
+
+// Options are the flags of `sonde tap`.
+type Options struct {
+	Label        string
+	Record       string
+	NoRecord     bool
+	Redact       []string
+	RedactEnv    []string
+	MaxLineBytes int
+	// SessionsDir overrides the sessions folder (tests); "" is
+	// paths.Current().Sessions.
+	SessionsDir string
+	// Signals are passed on to the server; nil means the process's own
+	// (signal.Notify, see signals_*.go).
+	Signals <-chan os.Signal
+}
+
+// NewCmdTap is `sonde tap [flags] -- COMMAND [ARG...]`.
+func NewCmdTap(env *cmdutil.Env) *cobra.Command {
+	var o Options
+	cmd := &cobra.Command{
+		Use:   "tap [--label NAME] [--record FILE] -- COMMAND [ARG...]",
+		Short: "Sit between a host and a stdio server, forwarding every byte and recording the session",
+		Long: `sonde tap is what a host (Claude Desktop, Claude Code, Cursor, VS Code…) launches instead
+of an MCP server over stdio: it starts COMMAND (no shell) and forwards bytes verbatim, the
+host's stdin to the server's stdin, the server's stdout to the host, the server's stderr to
+the host's stderr. Nothing is reframed, re-encoded, capped, added, dropped, reordered or
+held back: each chunk is written on as soon as it is read. The server gets the tap's
+environment unchanged (it is the host's), with SONDE_SERVER_MARK added (by which sonde finds
+what the server leaves behind).
+
+Meanwhile sonde watches a copy of the bytes: each direction is split into lines and
+decoded, both sides' requests are tracked by id (the host's and the server's), and the
+session is recorded as a capture that sonde replay, lint, stats and export read: frames
+with the client's verdicts (resolved, error, duplicate, unknown, late after a
+cancellation, malformed for a line that is not JSON, too-long past --max-line-bytes, which
+caps only what is decoded, never what is forwarded), request lifecycles, stderr, process
+start and exit. When watching falls behind, forwarding is never slowed: what was not
+watched is counted and recorded as missed.
+
+  sonde tap --label github -- npx -y @modelcontextprotocol/server-github
+  sonde tap --record session.jsonl -- ./my-server --flag
+
+In a host's config, replace the server's command by sonde and put "tap", "--label",
+NAME, "--" and the original command and arguments in front of its args.
+
+Recording: to --record FILE (a new file, mode 0600), else to a new file in the sessions
+folder, named LABEL-TIME-PID.jsonl (folder mode 0700, files 0600):
+  Linux     $XDG_STATE_HOME/sonde/sessions (default ~/.local/state/sonde/sessions)
+  macOS     ~/Library/Application Support/sonde/sessions
+  Windows   %LOCALAPPDATA%\sonde\sessions
+  anywhere  $SONDE_HOME/sessions when SONDE_HOME is set
+Nothing is redacted by default (the environment is the host's, passed through); --redact
+REGEX and --redact-env NAME replace secrets in the recording with «redacted». If the
+recording cannot be written, sonde tap still forwards, and says why once on stderr.
+
+Signals: SIGINT, SIGTERM and SIGHUP sent to the tap go to the server's process group (on
+Windows, Ctrl-C, Ctrl-Break and a closed console go to the server as CTRL_BREAK_EVENT).
+The host's end of stdin closes the server's stdin. When the server exits, what it left in
+its process group (and, on Linux, what left the group but carries its mark or holds its
+pipes) is stopped, as in a session sonde drives.
+
+Exit status: the server's: its exit code, or 128 plus the signal's number when a signal
+ended it; 2 for a usage error; 7 (MCP_SPAWN) when the server could not be started.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+				return cmdutil.Usagef("tap needs the server command after -- (sonde tap [--label NAME] -- COMMAND [ARG...])")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return Run(env, &o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Label, "label", "", "a name for the session, in its file name (default: the command's base name)")
+	f.StringVar(&o.Record, "record", "", "record to FILE (a new file) instead of the sessions folder")
+	f.BoolVar(&o.NoRecord, "no-record", false, "record nothing (forward only)")
+	f.StringArrayVar(&o.Redact, "redact", nil, "in the recording, replace what matches REGEX with «redacted» (repeatable)")
+	f.StringArrayVar(&o.RedactEnv, "redact-env", nil, "in the recording, replace the value of environment variable NAME with «redacted» (repeatable)")
+	f.IntVar(&o.MaxLineBytes, "max-line-bytes", transport.DefaultMaxLineBytes, "decode lines up to this size; a longer line is still forwarded whole, and recorded as too long")
+	return cmd
+}
+
+// Run taps args (the server's argv) on env's streams.
+func Run(env *cmdutil.Env, o *Options, argv []string) error {
+	if o.MaxLineBytes <= 0 {
+		return cmdutil.Usagef("--max-line-bytes must be positive")
+	}
+	if o.NoRecord && o.Record != "" {
+		return cmdutil.Usagef("--record and --no-record cannot be used together")
+	}
+	var secrets []string
+	for _, name := range o.RedactEnv {
+		if name == "" || strings.Contains(name, "=") {
+			return cmdutil.Usagef(fmt.Sprintf("--redact-env %q: want a variable name", name))
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			secrets = append(secrets, name+"="+v)
+		}
+	}
+	red, err := capture.NewRedactor(secrets, o.Redact)
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	label := o.Label
+	if label == "" {
+		label = strings.TrimSuffix(filepath.Base(argv[0]), filepath.Ext(argv[0]))
+	}
+
+	signals, stopSignals := o.Signals, func() {}
+	if signals == nil {
+		signals, stopSignals = notifySignals()
+	}
+	defer stopSignals()
+
+	var obs *client.Observer
+	var rec *capture.Recorder
+	var recPath string
+	if !o.NoRecord {
+		start := time.Now()
+		file, path, why := openRecording(o, label, start)
+		if file != nil {
+			r, err := capture.NewRecorder(file, capture.Options{Sonde: cmdutil.Version, Transport: "stdio", Command: argv, Redact: red, Start: start, Buffer: recordBuffer})
+			if err != nil {
+				file.Close()
+				why = err.Error()
+			} else {
+				rec, recPath = r, path
+			}
+		}
+		if rec == nil {
+			// Said once; the host's log of the server's stderr shows it.
+			fmt.Fprintf(env.Err, "sonde tap: not recording: %s\n", why)
+		} else {
+			obs = client.NewObserver(0)
+			rec.Follow(obs)
+			obs.Note(fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, os.Getpid(), os.Getppid()), start)
+		}
+	}
+	ended, _, err := coretap.Run(coretap.Options{
+		Argv: argv, Observer: obs, MaxLineBytes: o.MaxLineBytes, Signals: signals,
+	}, env.In, env.Out, env.Err)
+	if err != nil && obs != nil {
+		err = obs.SpawnFailed(err, time.Now())
+	}
+	if obs != nil {
+		obs.Close()
+		if sum := rec.Close(); sum.Err != nil {
+			fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", recPath, sum.Err)
+		}
+	}
+	if err != nil {
+		var ce *client.Error
+		if !errors.As(err, &ce) {
+			ce = &client.Error{Code: client.CodeSpawn, Message: err.Error(), Err: err}
+		}
+		return ce
+	}
+	if ended.Status != 0 {
+		return &cmdutil.ExitStatus{Code: ended.Status}
+	}
+	return nil
+}
+
+// openRecording creates the recording's file: --record FILE, or a new
+// file in the sessions folder. On failure it says why (the tap then
+// forwards without recording).
+func openRecording(o *Options, label string, t time.Time) (f *os.File, path, why string) {
+	if o.Record != "" {
+		f, err := capture.Create(o.Record, false)
+		if err != nil {
+			return nil, o.Record, err.Error()
+		}
+		return f, o.Record, ""
+	}
+	dir := o.SessionsDir
+	if dir == "" {
+		p, err := paths.Current()
+		if err != nil {
+			return nil, "", "no sessions folder: " + err.Error()
+		}
+		dir = p.Sessions
+	}
+	f, path, err := coretap.CreateSession(dir, label, t, os.Getpid())
+	if err != nil {
+		return nil, path, "sessions folder " + dir + ": " + err.Error()
+	}
+	return f, path, ""
+}

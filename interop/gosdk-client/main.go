@@ -1,0 +1,90 @@
+// Command gosdk-client is an MCP client built with the official Go SDK
+// (go-sdk v1.8.0), outside sonde's go.mod, for sonde's tests: it starts a
+// stdio server, calls a tool n times with c calls in flight, and prints
+// one JSON line: the tool list, the first result, and the timings.
+//
+//	gosdk-client [-n N] [-c C] [-tool NAME] [-args JSON] [-terminate D] -- COMMAND [ARG...]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	n := flag.Int("n", 1, "calls")
+	c := flag.Int("c", 1, "calls in flight")
+	tool := flag.String("tool", "echo", "tool to call")
+	args := flag.String("args", `{"value":"hello"}`, "the tool's arguments (JSON)")
+	terminate := flag.Duration("terminate", 5*time.Second, "how long Close waits after closing stdin before SIGTERM")
+	flag.Parse()
+	argv := flag.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: gosdk-client [-n N] [-c C] [-tool NAME] [-args JSON] -- COMMAND [ARG...]")
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-client", Version: "v1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...), TerminateDuration: *terminate}, nil)
+	if err != nil {
+		fail(err)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		fail(err)
+	}
+	var names []string
+	for _, t := range tools.Tools {
+		names = append(names, t.Name)
+	}
+	sort.Strings(names)
+	var first []byte
+	lat := make([]time.Duration, *n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	start := time.Now()
+	for range *c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(*n) {
+					return
+				}
+				t0 := time.Now()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: *tool, Arguments: json.RawMessage(*args)})
+				if err != nil {
+					fail(err)
+				}
+				lat[i] = time.Since(t0)
+				once.Do(func() { first, _ = json.Marshal(res) })
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cs.Close()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	out, _ := json.Marshal(map[string]any{
+		"tools": names, "result": json.RawMessage(first), "calls": *n, "in_flight": *c,
+		"calls_per_s": float64(*n) / elapsed.Seconds(), "p50_ns": lat[len(lat)/2].Nanoseconds(),
+	})
+	fmt.Println(string(out))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "gosdk-client:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,369 @@
+// Package tap is the core of sonde tap: a stdio shim that a host launches
+// instead of an MCP server. It starts the server (transport.StartProcess:
+// its own process group, cleaned up as a driven session's is) and forwards
+// bytes verbatim in both directions, host stdin to server stdin, server
+// stdout to host stdout, server stderr to host stderr: no framing, no
+// re-encoding, no cap, each chunk written on as soon as it is read.
+//
+// Observation works on a copy of each chunk, handed to one observer
+// goroutine through a bounded queue that never blocks a forwarder: a chunk
+// that does not fit is not observed, counted, and reported to the
+// client.Observer as missed. The observer goroutine frames each direction
+// into lines (transport.LineSplitter, whose cap bounds only what is
+// decoded) and feeds them to the client.Observer, whose events a
+// capture.Recorder writes.
+package tap
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// Defaults for Options fields left zero.
+const (
+	// DefaultQueue is how many chunks observation may fall behind by.
+	DefaultQueue = 1024
+	// DefaultQueueBytes is how many bytes observation may fall behind by.
+	DefaultQueueBytes = 8 << 20
+	// DefaultStderrBytes is the stderr tail kept for the exit event.
+	DefaultStderrBytes = 64 << 10
+	// chunkBytes is the forwarders' read buffer.
+	chunkBytes = 64 << 10
+)
+
+// Options configure a tap.
+type Options struct {
+	// Argv is the server's program and arguments (no shell).
+	Argv []string
+	// Env is the server's environment; nil passes the tap's own through
+	// unchanged (it is the host's), transport.MarkEnv added.
+	Env []string
+	// Observer receives what went by; nil observes nothing (bytes are
+	// still forwarded).
+	Observer *client.Observer
+	// MaxLineBytes caps the lines observation decodes (default
+	// transport.DefaultMaxLineBytes); a longer line is forwarded whole and
+	// observed as too long.
+	MaxLineBytes int
+	// Queue and QueueBytes bound how far observation may fall behind, in
+	// chunks and in bytes (DefaultQueue, DefaultQueueBytes).
+	Queue      int
+	QueueBytes int64
+	// KillAfter is how long the server's stdout and stderr may stay open
+	// after it exited (held by something it left that could not be
+	// stopped) before the tap stops reading them (default
+	// transport.DefaultKillAfter).
+	KillAfter time.Duration
+	// Signals are passed on to the server's process group as they come
+	// (Process.Signal); nil passes none.
+	Signals <-chan os.Signal
+}
+
+// Stats is what a tap forwarded and what observation missed.
+type Stats struct {
+	// Bytes forwarded: host to server, server to host (stdout), stderr.
+	In, Out, Err int64
+	// MissedChunks and MissedBytes were forwarded but not observed.
+	MissedChunks uint64
+	MissedBytes  int64
+}
+
+// stream names a forwarded stream.
+type stream uint8
+
+const (
+	streamIn  stream = iota // host stdin → server stdin
+	streamOut               // server stdout → host stdout
+	streamErr               // server stderr → host stderr
+)
+
+// chunk is a copy of what a forwarder read, for the observer.
+type chunk struct {
+	s    stream
+	data []byte
+	t    time.Time
+	end  bool // the stream ended (data is empty)
+	// missed counts the chunks of this stream that were not observed
+	// just before this one; missedBytes their size; atLineStart whether
+	// the last of them ended with a newline.
+	missed      uint64
+	missedBytes int64
+	atLineStart bool
+}
+
+// tap is one run.
+type tap struct {
+	opts     Options
+	proc     *transport.Process
+	queue    chan chunk
+	observed chan struct{} // closed when the observer goroutine returns
+	inflight atomic.Int64
+	stats    Stats
+	statsMu  sync.Mutex
+}
+
+// Run starts the server and forwards in to its stdin, its stdout to out
+// and its stderr to errw until it has exited and its stdout and stderr are
+// drained. It returns how the server ended (Ended.Status is the tap's exit
+// status) and what was forwarded. A server that cannot start is a
+// *transport.SpawnError. Run does not wait for in to end: a forwarder left
+// reading it ends with its next read.
+func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stats, error) {
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = transport.DefaultMaxLineBytes
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = DefaultQueue
+	}
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = DefaultQueueBytes
+	}
+	if opts.KillAfter <= 0 {
+		opts.KillAfter = transport.DefaultKillAfter
+	}
+	p, err := transport.StartProcess(transport.ProcessConfig{Argv: opts.Argv, Env: opts.Env})
+	if err != nil {
+		return transport.Ended{}, Stats{}, err
+	}
+	t := &tap{opts: opts, proc: p, queue: make(chan chunk, opts.Queue), observed: make(chan struct{})}
+	if o := opts.Observer; o != nil {
+		o.Start(p.Pid(), opts.Argv, time.Now())
+	}
+	endc := make(chan transport.Ended, 1)
+	go func() {
+		defer close(t.observed)
+		t.observe(endc)
+	}()
+
+	stopSignals := make(chan struct{})
+	signalsDone := make(chan struct{})
+	go func() {
+		defer close(signalsDone)
+		t.passSignals(stopSignals)
+	}()
+
+	// host → server: the host's EOF closes the server's stdin. Run does
+	// not wait for it (the host may never close its end).
+	go func() {
+		n, _ := t.forward(streamIn, in, p.Stdin, nil)
+		p.Stdin.Close()
+		t.count(streamIn, n)
+	}()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		// A host that stopped reading is gone: the server's next write
+		// fails as it would have, had the host started it.
+		n, _ := t.forward(streamOut, p.Stdout, out, func() { p.Stdout.Close() })
+		t.count(streamOut, n)
+	}()
+	go func() {
+		defer wg.Done()
+		n, _ := t.forward(streamErr, p.Stderr, errw, func() { p.Stderr.Close() })
+		t.count(streamErr, n)
+	}()
+
+	ended := p.Wait() // and what it left behind is stopped
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(opts.KillAfter):
+		// Something outside the server's reach still holds a pipe.
+		p.Stdout.Close()
+		p.Stderr.Close()
+		<-drained
+	}
+	p.Stdout.Close()
+	p.Stderr.Close()
+	close(stopSignals)
+	<-signalsDone
+	endc <- ended
+	<-t.observed
+	t.statsMu.Lock()
+	defer t.statsMu.Unlock()
+	return ended, t.stats, nil
+}
+
+func (t *tap) count(s stream, n int64) {
+	t.statsMu.Lock()
+	defer t.statsMu.Unlock()
+	switch s {
+	case streamIn:
+		t.stats.In += n
+	case streamOut:
+		t.stats.Out += n
+	case streamErr:
+		t.stats.Err += n
+	}
+}
+
+// forward copies src to dst a chunk at a time, writing each chunk on as
+// soon as it is read, and offers a copy of each to the observer first
+// (without waiting: the copy is dropped, and counted, when the queue is
+// full). A failed write calls onWriteErr (when set) and ends the copy.
+func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func()) (int64, error) {
+	buf := make([]byte, chunkBytes)
+	var total int64
+	var miss struct {
+		n           uint64
+		bytes       int64
+		atLineStart bool
+	}
+	offer := func(c chunk) {
+		c.missed, c.missedBytes, c.atLineStart = miss.n, miss.bytes, miss.atLineStart
+		if t.opts.Observer != nil && t.inflight.Load()+int64(len(c.data)) <= t.opts.QueueBytes {
+			select {
+			case t.queue <- c:
+				t.inflight.Add(int64(len(c.data)))
+				miss.n, miss.bytes = 0, 0
+				return
+			default:
+			}
+		}
+		if c.end {
+			return
+		}
+		miss.n++
+		miss.bytes += int64(len(c.data))
+		miss.atLineStart = c.data[len(c.data)-1] == '\n'
+		t.statsMu.Lock()
+		t.stats.MissedChunks++
+		t.stats.MissedBytes += int64(len(c.data))
+		t.statsMu.Unlock()
+	}
+	for {
+		n, rerr := src.Read(buf)
+		if n > 0 {
+			if t.opts.Observer != nil {
+				offer(chunk{s: s, data: append([]byte(nil), buf[:n]...), t: time.Now()})
+			}
+			if _, err := dst.Write(buf[:n]); err != nil {
+				if onWriteErr != nil {
+					onWriteErr()
+				}
+				return total, err
+			}
+			total += int64(n)
+		}
+		if rerr != nil {
+			if t.opts.Observer != nil {
+				// The end marker waits for room: the stream is over, so
+				// waiting slows no forwarding, and it carries the count
+				// of what was missed last.
+				select {
+				case t.queue <- chunk{s: s, t: time.Now(), end: true, missed: miss.n, missedBytes: miss.bytes, atLineStart: miss.atLineStart}:
+				case <-t.observed: // the observer has finished: nobody reads
+				}
+			}
+			if errors.Is(rerr, io.EOF) || errors.Is(rerr, os.ErrClosed) {
+				return total, nil
+			}
+			return total, rerr
+		}
+	}
+}
+
+// passSignals passes each signal of opts.Signals on to the server's group
+// until stop is closed.
+func (t *tap) passSignals(stop <-chan struct{}) {
+	if t.opts.Signals == nil {
+		return
+	}
+	for {
+		select {
+		case <-stop:
+			return
+		case sig := <-t.opts.Signals:
+			if t.opts.Observer != nil {
+				t.opts.Observer.Signal(signalName(sig), time.Now())
+			}
+			_ = t.proc.Signal(sig)
+		}
+	}
+}
+
+// observe is the observer goroutine: it frames the chunks of each stream
+// into lines for the client.Observer, until Run hands it the server's end
+// (after every forwarder of stdout and stderr has finished); it then
+// takes what is left in the queue and reports the exit.
+func (t *tap) observe(endc <-chan transport.Ended) {
+	o := t.opts.Observer
+	if o == nil {
+		<-endc
+		return
+	}
+	split := [2]*transport.LineSplitter{transport.NewLineSplitter(t.opts.MaxLineBytes), transport.NewLineSplitter(t.opts.MaxLineBytes)}
+	dirs := [2]client.Direction{client.Out, client.In}
+	tail := transport.NewTail(DefaultStderrBytes)
+	handle := func(c chunk) {
+		t.inflight.Add(-int64(len(c.data)))
+		if c.missed > 0 {
+			o.Missed(c.missed, fmt.Sprintf("observation fell behind: %d bytes of %s (%d reads) were forwarded but not observed", c.missedBytes, c.s, c.missed), c.t)
+			if c.s != streamErr {
+				split[c.s].Skip(c.atLineStart)
+			}
+		}
+		if c.s == streamErr {
+			if len(c.data) > 0 {
+				tail.Write(c.data)
+				o.Stderr(c.data, c.t)
+			}
+			return
+		}
+		emit := func(line []byte, err error) {
+			var tl *transport.LineTooLongError
+			switch {
+			case errors.As(err, &tl):
+				o.TooLong(dirs[c.s], tl, c.t)
+			default:
+				o.Line(dirs[c.s], line, c.t, err != nil)
+			}
+		}
+		if c.end {
+			split[c.s].End(emit)
+			return
+		}
+		split[c.s].Feed(c.data, emit)
+	}
+	for {
+		select {
+		case c := <-t.queue:
+			handle(c)
+			continue
+		case ended := <-endc:
+		drain:
+			for {
+				select {
+				case c := <-t.queue:
+					handle(c)
+				default:
+					break drain
+				}
+			}
+			stderr, dropped := tail.Snapshot()
+			o.Exit(client.Exit{Pid: t.proc.Pid(), Code: ended.Code, Signal: ended.Signal, Stderr: stderr, StderrDropped: dropped, Time: time.Now()})
+			return
+		}
+	}
+}
+
+// String names a stream as the note of a miss does.
+func (s stream) String() string {
+	switch s {
+	case streamIn:
+		return "the host's stdin"
+	case streamOut:
+		return "the server's stdout"
+	}
+	return "the server's stderr"
+}
