@@ -79,8 +79,11 @@ folder, named LABEL-TIME-PID.jsonl (folder mode 0700, files 0600):
   macOS     ~/Library/Application Support/sonde/sessions
   Windows   %LOCALAPPDATA%\sonde\sessions
   anywhere  $SONDE_HOME/sessions when SONDE_HOME is set
-Nothing is redacted by default (the environment is the host's, passed through); --redact
-REGEX and --redact-env NAME replace secrets in the recording with «redacted». If the
+The server gets the tap's environment (the host's) unchanged. In the recording, the values of
+its variables whose names say they hold a secret (a part TOKEN, SECRET, PASSWORD, PASSWD,
+PASS, KEY, APIKEY, CREDENTIAL(S), AUTH, COOKIE, PAT or PRIVATE, between underscores:
+GITHUB_PERSONAL_ACCESS_TOKEN, OPENAI_API_KEY) are replaced with «redacted», as are those of
+--redact-env NAME and the matches of --redact REGEX. If the
 recording cannot be written, sonde tap still forwards, and says why once on stderr.
 
 Signals: SIGINT, SIGTERM and SIGHUP sent to the tap go to the server's process group (on
@@ -119,7 +122,7 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	if o.NoRecord && o.Record != "" {
 		return cmdutil.Usagef("--record and --no-record cannot be used together")
 	}
-	var secrets []string
+	secrets := secretEnv(os.Environ())
 	for _, name := range o.RedactEnv {
 		if name == "" || strings.Contains(name, "=") {
 			return cmdutil.Usagef(fmt.Sprintf("--redact-env %q: want a variable name", name))
@@ -216,4 +219,32 @@ func openRecording(o *Options, label string, t time.Time) (f *os.File, path, why
 		return nil, path, "sessions folder " + dir + ": " + err.Error()
 	}
 	return f, path, ""
+}
+
+// secretParts are the parts of a variable's name (between underscores)
+// that say its value is a secret.
+var secretParts = map[string]bool{
+	"TOKEN": true, "SECRET": true, "PASSWORD": true, "PASSWD": true, "PASS": true, "KEY": true,
+	"APIKEY": true, "CREDENTIAL": true, "CREDENTIALS": true, "AUTH": true, "COOKIE": true,
+	"PAT": true, "PRIVATE": true,
+}
+
+// secretEnv returns the NAME=VALUE entries of env whose names say they
+// hold a secret (secretParts): the tap passes the host's environment to
+// the server as it is, and redacts those values in the recording.
+func secretEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		for _, part := range strings.Split(strings.ToUpper(name), "_") {
+			if secretParts[part] {
+				out = append(out, kv)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package tap_test
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -402,4 +403,29 @@ func TestTapHostStopsReading(t *testing.T) {
 		t.Fatalf("the tap was killed by %v", ws.Signal())
 	}
 	t.Logf("tap: %v", err)
+}
+
+// TestTapRedactsHostSecrets: a host's config gives the server a token in
+// its environment, and the server echoes it; the host gets it back as
+// sent, the recording only «redacted».
+func TestTapRedactsHostSecrets(t *testing.T) {
+	const token = "ghp_s3cretT0ken42"
+	fx := clitest.NewFixture(t)
+	rec := filepath.Join(t.TempDir(), "s.jsonl")
+	h := startHost(t, []string{"GITHUB_PERSONAL_ACCESS_TOKEN=" + token}, append([]string{os.Args[0], "tap", "--record", rec, "--"}, fx.Argv()...)...)
+	h.write(initLine)
+	h.await(`"serverInfo"`, 1)
+	h.write(initialized, echoCall(2, token, 0))
+	h.await(token, 1)
+	h.stdin.Close()
+	if code := h.wait(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, h.stderr())
+	}
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(token)) || !bytes.Contains(data, []byte(capture.Redacted)) {
+		t.Errorf("the recording holds the token, or no redaction:\n%s", data)
+	}
 }
