@@ -30,7 +30,26 @@ type (
 	OAuthBrowser = oauth.Browser
 	// OAuthError is a failed authorization: the step that failed and why.
 	OAuthError = oauth.Error
+	// OAuthGrant names how the OAuth flow gets its token.
+	OAuthGrant = oauth.Grant
 )
+
+// The OAuth grants, and the client id sonde uses where the authorization
+// server supports client ID metadata documents (transport/oauth).
+const (
+	GrantAuthorizationCode   = oauth.GrantAuthorizationCode
+	GrantClientCredentials   = oauth.GrantClientCredentials
+	GrantCrossAppAccess      = oauth.GrantCrossAppAccess
+	DefaultClientMetadataURL = oauth.DefaultClientMetadataURL
+)
+
+// ParseOAuthPrivateKey reads the PEM private key of private_key_jwt
+// (oauth.ParsePrivateKey).
+var ParseOAuthPrivateKey = oauth.ParsePrivateKey
+
+// CheckClientMetadataURL says what makes an https client id unusable as
+// a client metadata document's URL (oauth.CheckClientMetadataURL).
+var CheckClientMetadataURL = oauth.CheckClientMetadataURL
 
 // The ways to visit the authorization URL, and the default bound of one
 // authorization (transport/oauth).
