@@ -63,6 +63,14 @@ const (
 // does not list S256 in code_challenge_methods_supported.
 var ErrNoS256 = oauth.ErrNoS256
 
+// ErrOAuthKeyType is the cause of the OAuthError (step "assertion") for a
+// private key sonde cannot sign client assertions with.
+var ErrOAuthKeyType = oauth.ErrKeyType
+
+// ErrOAuthExpired is the cause of the OAuthError for an identity
+// assertion, or an ID-JAG, past its exp.
+var ErrOAuthExpired = oauth.ErrExpired
+
 // oauthStream is the stream name of the flow's HTTP events.
 const oauthStream = oauth.StreamFlow
 
