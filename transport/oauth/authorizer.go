@@ -235,6 +235,15 @@ func (a *Authorizer) Authorize(conn context.Context, sent string, d *Discovery, 
 	ctx, cancel := context.WithTimeout(conn, timeout)
 	defer cancel()
 	f := &flow{a: a, conn: conn, ctx: ctx}
+	return f.scrub(f.dispatch(d, sent, stepUp))
+}
+
+// dispatch runs what a refusal calls for: the grant again with the scope
+// widened (a step-up), a refresh (or, for a machine grant without a
+// refresh token, the grant again) after a refused token, the grant
+// otherwise.
+func (f *flow) dispatch(d *Discovery, sent string, stepUp bool) error {
+	a := f.a
 	switch {
 	case stepUp:
 		a.mu.Lock()

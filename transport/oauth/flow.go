@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +21,32 @@ import (
 type flow struct {
 	a         *Authorizer
 	conn, ctx context.Context
+	secrets   []string // learnt or made by the flow, never in its errors
+}
+
+// secret hands v to Config.OnSecret, and keeps it out of the flow's
+// errors.
+func (f *flow) secret(v string) {
+	f.a.cfg.secret(v)
+	if v != "" {
+		f.secrets = append(f.secrets, v)
+	}
+}
+
+// scrub replaces in err's message every secret the flow knows (what a
+// hostile endpoint may echo in an error_description) by Redacted.
+func (f *flow) scrub(err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	cfg := f.a.cfg
+	for _, s := range append(f.secrets, cfg.ClientSecret, cfg.IDAssertion, cfg.IdPClientSecret) {
+		if len(s) >= 4 {
+			e.Msg = strings.ReplaceAll(e.Msg, s, httpshow.Redacted)
+		}
+	}
+	return err
 }
 
 // run runs the authorization code flow with PKCE, step by step, and keeps
@@ -29,7 +56,7 @@ func (f *flow) run(d *Discovery) error {
 	if err != nil {
 		return err
 	}
-	f.a.cfg.secret(f.a.cfg.ClientSecret)
+	f.secret(f.a.cfg.ClientSecret)
 	switch f.a.cfg.grantOf() {
 	case GrantClientCredentials:
 		return f.clientCredentials(g)

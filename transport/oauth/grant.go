@@ -85,7 +85,7 @@ func (f *flow) clientAuth(g grant) (url.Values, error) {
 	if err != nil {
 		return nil, &Error{Step: "assertion", Msg: "--oauth-private-key: " + err.Error(), Err: err}
 	}
-	f.a.cfg.secret(a)
+	f.secret(a)
 	return url.Values{"client_assertion_type": {assertionTypeJWT}, "client_assertion": {a}}, nil
 }
 
@@ -145,8 +145,8 @@ func (f *flow) crossAppAccess(g grant) error {
 	if err := f.machineClient(&g); err != nil {
 		return err
 	}
-	cfg.secret(cfg.IDAssertion)
-	cfg.secret(cfg.IdPClientSecret)
+	f.secret(cfg.IDAssertion)
+	f.secret(cfg.IdPClientSecret)
 	f.grantNote(fmt.Sprintf("cross-app access (--oauth-grant cross-app-access): the identity assertion exchanged at the identity provider %s for an ID-JAG, then the JWT bearer grant at %s; %s",
 		cfg.IdPTokenEndpoint, g.as.TokenEndpoint, g.why))
 	if cfg.IDAssertion == "" {
@@ -192,7 +192,7 @@ func (f *flow) crossAppAccess(g grant) error {
 	if err := f.postJSON(req, "token-exchange", &out); err != nil {
 		return err
 	}
-	cfg.secret(out.AccessToken)
+	f.secret(out.AccessToken)
 	switch {
 	case out.AccessToken == "":
 		return &Error{Step: "token-exchange", Msg: "the identity provider's answer has no access_token (the ID-JAG)"}

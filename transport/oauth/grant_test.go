@@ -462,3 +462,38 @@ func TestDefaultClientMetadataDocument(t *testing.T) {
 		t.Errorf("docs/client-metadata.json: %+v; redirect %s", doc, lb.redirect)
 	}
 }
+
+// An identity provider that echoes the identity assertion in its error
+// does not bring it into sonde's error.
+func TestCrossAppAccess_ErrorScrubbed(t *testing.T) {
+	idToken := signedJWT(t, time.Now().Add(time.Hour))
+	idp := newTokenServer(t, "", func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		b, _ := json.Marshal(map[string]string{"error": "invalid_grant", "error_description": "bad subject_token " + r.PostForm.Get("subject_token")})
+		w.Write(b)
+		return false
+	})
+	as := newTokenServer(t, `{"access_token":"t"}`, nil)
+	a, _ := testAuthorizer(t, &Config{Grant: GrantCrossAppAccess, ClientID: "c", ClientSecret: "s3cret", IDAssertion: idToken, IdPTokenEndpoint: idp})
+	err := a.Authorize(t.Context(), "", machineDiscovery(as, as+"/token"), false)
+	var oe *Error
+	if !errors.As(err, &oe) || oe.Step != "token-exchange" || !strings.Contains(oe.Msg, "invalid_grant (bad subject_token «redacted»)") || strings.Contains(err.Error(), idToken) {
+		t.Errorf("%v", err)
+	}
+}
+
+// A machine grant whose token the server later refuses runs again (no
+// user to bother, no refresh token to spend).
+func TestClientCredentials_RunsAgain(t *testing.T) {
+	var hits int
+	srv := newTokenServer(t, `{"access_token":"cc-token","token_type":"Bearer"}`, func(http.ResponseWriter, *http.Request) bool { hits++; return true })
+	a, _ := testAuthorizer(t, &Config{Grant: GrantClientCredentials, ClientID: "c", ClientSecret: "s"})
+	d := machineDiscovery(srv, srv+"/token")
+	if err := a.Authorize(t.Context(), "", d, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Authorize(t.Context(), "cc-token", d, false); err != nil || hits != 2 {
+		t.Errorf("after a refusal: %v, %d token requests; want 2", err, hits)
+	}
+}

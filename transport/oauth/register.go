@@ -72,7 +72,7 @@ func (f *flow) register(g *grant) error {
 	if err := f.postJSON(req, "registration", &out); err != nil {
 		return err
 	}
-	cfg.secret(out.ClientSecret)
+	f.secret(out.ClientSecret)
 	g.secret, g.method = out.ClientSecret, out.Method
 	if out.ClientID == "" {
 		return &Error{Step: "registration", Msg: "the registration response has no client_id"}

@@ -81,6 +81,7 @@ func (f *flow) refresh() error {
 	g, rt := a.grant, a.refresh
 	a.refresh = ""
 	a.mu.Unlock()
+	f.secrets = append(f.secrets, rt)
 	if rt == "" {
 		return &Error{Step: "refresh", Msg: "the server refused the access token and there is no refresh token"}
 	}
@@ -113,8 +114,8 @@ func (f *flow) took(step string, g grant, tr *tokenTransport, tok *oauth2.Token,
 	// What the answer itself says: x/oauth2 puts the old refresh token in
 	// a refresh's answer that has none.
 	refresh, _ := tok.Extra("refresh_token").(string)
-	f.a.cfg.secret(tok.AccessToken)
-	f.a.cfg.secret(refresh)
+	f.secret(tok.AccessToken)
+	f.secret(refresh)
 	if tok.TokenType != "" && !strings.EqualFold(tok.TokenType, "Bearer") {
 		return &Error{Step: step, Msg: fmt.Sprintf("the token response has token_type %q, not Bearer", tok.TokenType)}
 	}
