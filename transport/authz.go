@@ -32,6 +32,8 @@ type (
 	OAuthError = oauth.Error
 	// OAuthGrant names how the OAuth flow gets its token.
 	OAuthGrant = oauth.Grant
+	// OAuthAudience names the aud of private_key_jwt client assertions.
+	OAuthAudience = oauth.Audience
 )
 
 // The OAuth grants, and the client id sonde uses where the authorization
@@ -41,6 +43,8 @@ const (
 	GrantClientCredentials   = oauth.GrantClientCredentials
 	GrantCrossAppAccess      = oauth.GrantCrossAppAccess
 	DefaultClientMetadataURL = oauth.DefaultClientMetadataURL
+	AudienceIssuer           = oauth.AudienceIssuer
+	AudienceTokenEndpoint    = oauth.AudienceTokenEndpoint
 )
 
 // ParseOAuthPrivateKey reads the PEM private key of private_key_jwt

@@ -73,6 +73,11 @@ type Config struct {
 	// for each token request (ParsePrivateKey reads one). It needs
 	// ClientID, and excludes ClientSecret.
 	PrivateKey crypto.Signer
+	// AssertionAudience is the aud of the client assertions signed with
+	// PrivateKey: AudienceIssuer (the default, also for "") or
+	// AudienceTokenEndpoint, for authorization servers that want RFC 7523's
+	// older reading.
+	AssertionAudience Audience
 	// IDAssertion is the identity assertion of GrantCrossAppAccess: an
 	// OpenID Connect ID token (a JWT), or else a SAML 2.0 assertion
 	// (base64url), issued to sonde by the identity provider.
@@ -102,6 +107,19 @@ const (
 	// ID-JAG (RFC 8693 token exchange), which the authorization server
 	// takes with the JWT bearer grant (RFC 7523).
 	GrantCrossAppAccess Grant = "cross-app-access"
+)
+
+// Audience names the aud of a private_key_jwt client assertion.
+type Audience string
+
+// The audiences of client assertions.
+const (
+	// AudienceIssuer is the authorization server's issuer identifier
+	// (draft-ietf-oauth-rfc7523bis; what the MCP conformance suite checks).
+	AudienceIssuer Audience = "issuer"
+	// AudienceTokenEndpoint is the token endpoint's URL (RFC 7523 §3
+	// allows it; some authorization servers require it).
+	AudienceTokenEndpoint Audience = "token-endpoint"
 )
 
 // Grants lists the grants, the default first.

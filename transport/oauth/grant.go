@@ -81,7 +81,11 @@ func (f *flow) clientAuth(g grant) (url.Values, error) {
 	if err != nil {
 		return nil, &Error{Step: "assertion", Msg: "--oauth-private-key: " + err.Error(), Err: err}
 	}
-	a, err := clientAssertion(key, alg, g.clientID, g.as.Issuer, now())
+	aud := g.as.Issuer
+	if f.a.cfg.AssertionAudience == AudienceTokenEndpoint {
+		aud = g.as.TokenEndpoint
+	}
+	a, err := clientAssertion(key, alg, g.clientID, aud, now())
 	if err != nil {
 		return nil, &Error{Step: "assertion", Msg: "--oauth-private-key: " + err.Error(), Err: err}
 	}

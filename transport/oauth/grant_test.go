@@ -497,3 +497,22 @@ func TestClientCredentials_RunsAgain(t *testing.T) {
 		t.Errorf("after a refusal: %v, %d token requests; want 2", err, hits)
 	}
 }
+
+// --oauth-assertion-audience token-endpoint: the assertion's aud is the
+// token endpoint's URL instead of the issuer.
+func TestClientAssertion_TokenEndpointAudience(t *testing.T) {
+	ecPriv, pemKey := ecKey(t)
+	key, _ := ParsePrivateKey(pemKey)
+	var assertion string
+	srv := newTokenServer(t, `{"access_token":"cc-token","token_type":"Bearer"}`, func(_ http.ResponseWriter, r *http.Request) bool {
+		assertion = r.PostForm.Get("client_assertion")
+		return true
+	})
+	a, _ := testAuthorizer(t, &Config{Grant: GrantClientCredentials, ClientID: "m", PrivateKey: key, AssertionAudience: AudienceTokenEndpoint})
+	if err := a.Authorize(t.Context(), "", machineDiscovery(srv, srv+"/token"), false); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := verifyAssertion(t, assertion, ecPriv.Public()); !slices.Equal([]string(c.Audience), []string{srv + "/token"}) {
+		t.Errorf("aud %v, want the token endpoint", c.Audience)
+	}
+}

@@ -122,8 +122,9 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*transport.OA
 	if !f.OAuth {
 		if f.OAuthClientID != "" || f.OAuthSecretEnv != "" || f.OAuthPrivateKey != "" || f.OAuthIDTokenEnv != "" || f.OAuthIDTokenFile != "" ||
 			f.OAuthIdPTokenEndpoint != "" || f.OAuthIdPClientID != "" || f.OAuthIdPSecretEnv != "" ||
-			(f.OAuthGrant != "" && f.OAuthGrant != string(transport.GrantAuthorizationCode)) {
-			return nil, cmdutil.Usagef("--oauth-client-id, --oauth-client-secret-env, --oauth-grant, --oauth-private-key, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth")
+			(f.OAuthGrant != "" && f.OAuthGrant != string(transport.GrantAuthorizationCode)) ||
+			(f.OAuthAssertionAud != "" && f.OAuthAssertionAud != string(transport.AudienceIssuer)) {
+			return nil, cmdutil.Usagef("--oauth-client-id, --oauth-client-secret-env, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth")
 		}
 		return nil, nil
 	}
@@ -172,6 +173,15 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*transport.OA
 		if cfg.PrivateKey, err = transport.ParseOAuthPrivateKey(pemBytes); err != nil {
 			return nil, cmdutil.Usagef("--oauth-private-key " + f.OAuthPrivateKey + ": " + err.Error())
 		}
+	}
+	switch aud := transport.OAuthAudience(f.OAuthAssertionAud); aud {
+	case "", transport.AudienceIssuer, transport.AudienceTokenEndpoint:
+		if aud != "" && aud != transport.AudienceIssuer && f.OAuthPrivateKey == "" {
+			return nil, cmdutil.Usagef("--oauth-assertion-audience needs --oauth-private-key")
+		}
+		cfg.AssertionAudience = aud
+	default:
+		return nil, cmdutil.Usagef(fmt.Sprintf("--oauth-assertion-audience %q: want issuer or token-endpoint", f.OAuthAssertionAud))
 	}
 	crossApp := f.OAuthIDTokenEnv != "" || f.OAuthIDTokenFile != "" || f.OAuthIdPTokenEndpoint != "" || f.OAuthIdPClientID != "" || f.OAuthIdPSecretEnv != ""
 	if crossApp && grant != transport.GrantCrossAppAccess {

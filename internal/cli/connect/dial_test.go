@@ -106,13 +106,15 @@ func TestOAuthGrantUsage(t *testing.T) {
 		line string
 	}{
 		{"bad grant", []string{"--oauth-grant", "implicit"}, `sonde: --oauth-grant "implicit": want authorization-code, client-credentials or cross-app-access`},
-		{"grant without oauth", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--oauth-grant", "client-credentials"}, "sonde: --oauth-client-id, --oauth-client-secret-env, --oauth-grant, --oauth-private-key, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth"},
+		{"grant without oauth", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--oauth-grant", "client-credentials"}, "sonde: --oauth-client-id, --oauth-client-secret-env, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth"},
 		{"machine grant without a client", []string{"--oauth-grant", "client-credentials"}, "sonde: --oauth-grant client-credentials needs a registered client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key"},
 		{"machine grant without a secret", []string{"--oauth-grant", "client-credentials", "--oauth-client-id", "c"}, "sonde: --oauth-grant client-credentials needs a registered client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key"},
 		{"key without client", []string{"--oauth-private-key", pub}, "sonde: --oauth-private-key needs --oauth-client-id"},
 		{"key and secret", []string{"--oauth-client-id", "c", "--oauth-private-key", pub, "--oauth-client-secret-env", "SONDE_TEST_SECRET"}, "sonde: --oauth-private-key and --oauth-client-secret-env exclude each other: private_key_jwt or a client secret"},
 		{"public key", []string{"--oauth-client-id", "c", "--oauth-private-key", pub}, "sonde: --oauth-private-key " + pub + ": unusable private key: the PEM block is a public key, not a private key"},
 		{"short RSA key", []string{"--oauth-client-id", "c", "--oauth-private-key", short}, "sonde: --oauth-private-key " + short + ": unusable private key: a 1024-bit RSA key (want 2048 bits or more)"},
+		{"bad audience", []string{"--oauth-assertion-audience", "resource"}, `sonde: --oauth-assertion-audience "resource": want issuer or token-endpoint`},
+		{"audience without key", []string{"--oauth-assertion-audience", "token-endpoint"}, "sonde: --oauth-assertion-audience needs --oauth-private-key"},
 		{"bad metadata URL", []string{"--oauth-client-id", "https://app.example.com/c.json#frag"}, "sonde: --oauth-client-id https://app.example.com/c.json#frag: a client metadata document's URL must not have a fragment"},
 		{"id token without cross-app", []string{"--oauth-id-token-env", "SONDE_TEST_SECRET"}, "sonde: --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth-grant cross-app-access"},
 		{"cross-app without assertion", []string{"--oauth-grant", "cross-app-access", "--oauth-client-id", "c", "--oauth-client-secret-env", "SONDE_TEST_SECRET"}, "sonde: --oauth-grant cross-app-access needs the identity assertion: --oauth-id-token-env NAME or --oauth-id-token-file FILE"},

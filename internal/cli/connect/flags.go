@@ -62,6 +62,7 @@ type Flags struct {
 	// assertion and the identity provider of cross-app access.
 	OAuthGrant            string
 	OAuthPrivateKey       string
+	OAuthAssertionAud     string
 	OAuthIDTokenEnv       string
 	OAuthIDTokenFile      string
 	OAuthIdPTokenEndpoint string
@@ -105,6 +106,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.OAuthSecretEnv, "oauth-client-secret-env", "", "with --oauth-client-id: read the client secret from environment variable `NAME` (never shown); client_secret_basic or client_secret_post, as the metadata says")
 	fs.StringVar(&f.OAuthGrant, "oauth-grant", string(transport.GrantAuthorizationCode), "with --oauth: how sonde gets its token: authorization-code (a user signs in), client-credentials (a machine client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key) or cross-app-access (an identity assertion exchanged at --oauth-idp-token-endpoint for an ID-JAG, then the JWT bearer grant)")
 	fs.StringVar(&f.OAuthPrivateKey, "oauth-private-key", "", "with --oauth-client-id: authenticate with private_key_jwt, signing each client assertion with the PEM private key in `FILE` (EC P-256/P-384/P-521, RSA of 2048 bits or more, Ed25519; never shown)")
+	fs.StringVar(&f.OAuthAssertionAud, "oauth-assertion-audience", string(transport.AudienceIssuer), "with --oauth-private-key: the aud of each client assertion: issuer (the authorization server's issuer identifier) or token-endpoint (its token endpoint URL, for servers that want it)")
 	fs.StringVar(&f.OAuthIDTokenEnv, "oauth-id-token-env", "", "with --oauth-grant cross-app-access: read the identity assertion (an ID token, or a SAML assertion) from environment variable `NAME` (never shown)")
 	fs.StringVar(&f.OAuthIDTokenFile, "oauth-id-token-file", "", "with --oauth-grant cross-app-access: read the identity assertion from `FILE` (never shown)")
 	fs.StringVar(&f.OAuthIdPTokenEndpoint, "oauth-idp-token-endpoint", "", "with --oauth-grant cross-app-access: the identity provider's token endpoint `URL`, where the identity assertion is exchanged for an ID-JAG (RFC 8693)")
