@@ -10,6 +10,11 @@
 set -eu
 eval "url=\${$#}"
 sonde=${SONDE_BIN:-sonde}
+# ctx KEY prints member KEY of the scenario's context (JSON), read with the
+# suite's own node.
+ctx() {
+	node -e 'process.stdout.write(String(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT)[process.argv[1]]))' "$1"
+}
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
 initialize)
 	# The handshake (protocol version, clientInfo), then tools/list.
@@ -26,12 +31,45 @@ elicitation-sep1034-client-defaults)
 	exec "$sonde" call test_client_elicitation_defaults --elicit-defaults --url "$url" ;;
 auth/pre-registration)
 	# A client registered beforehand: its id and secret come in the
-	# scenario's context (JSON), read with the suite's own node.
-	id=$(node -e 'process.stdout.write(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT).client_id)')
-	SONDE_OAUTH_SECRET=$(node -e 'process.stdout.write(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT).client_secret)')
+	# scenario's context.
+	SONDE_OAUTH_SECRET=$(ctx client_secret)
 	export SONDE_OAUTH_SECRET
 	exec "$sonde" tools --oauth --oauth-browser fetch --oauth-timeout 20s \
-		--oauth-client-id "$id" --oauth-client-secret-env SONDE_OAUTH_SECRET --url "$url" ;;
+		--oauth-client-id "$(ctx client_id)" --oauth-client-secret-env SONDE_OAUTH_SECRET --url "$url" ;;
+auth/basic-cimd)
+	# The authorization server supports client ID metadata documents: the
+	# client id is the URL of one, the suite's (sonde's own by default).
+	exec "$sonde" tools --oauth --oauth-browser fetch --oauth-timeout 20s \
+		--oauth-client-id https://conformance-test.local/client-metadata.json --url "$url" ;;
+auth/client-credentials-basic)
+	# A machine client: grant_type=client_credentials, its secret in an
+	# Authorization: Basic header (the metadata lists client_secret_basic).
+	SONDE_OAUTH_SECRET=$(ctx client_secret)
+	export SONDE_OAUTH_SECRET
+	exec "$sonde" tools --oauth --oauth-grant client-credentials --oauth-timeout 20s \
+		--oauth-client-id "$(ctx client_id)" --oauth-client-secret-env SONDE_OAUTH_SECRET --url "$url" ;;
+auth/client-credentials-jwt)
+	# A machine client authenticated with private_key_jwt: the context
+	# holds its PKCS #8 key (ES256), written to a file only sonde reads.
+	key=$(mktemp)
+	trap 'rm -f "$key"' EXIT
+	ctx private_key_pem >"$key"
+	set +e
+	"$sonde" tools --oauth --oauth-grant client-credentials --oauth-timeout 20s \
+		--oauth-client-id "$(ctx client_id)" --oauth-private-key "$key" --url "$url"
+	exit $? ;;
+auth/cross-app-access-complete-flow)
+	# Enterprise-managed authorization: the context holds an ID token from
+	# the identity provider, exchanged there for an ID-JAG, which the
+	# authorization server takes with the JWT bearer grant (the client
+	# authenticated with client_secret_basic).
+	SONDE_OAUTH_SECRET=$(ctx client_secret)
+	SONDE_ID_TOKEN=$(ctx idp_id_token)
+	export SONDE_OAUTH_SECRET SONDE_ID_TOKEN
+	exec "$sonde" tools --oauth --oauth-grant cross-app-access --oauth-timeout 20s \
+		--oauth-client-id "$(ctx client_id)" --oauth-client-secret-env SONDE_OAUTH_SECRET \
+		--oauth-id-token-env SONDE_ID_TOKEN --oauth-idp-token-endpoint "$(ctx idp_token_endpoint)" \
+		--oauth-idp-client-id "$(ctx idp_client_id)" --url "$url" ;;
 auth/scope-step-up)
 	# tools/call needs more scope than tools/list: a 403 with
 	# error="insufficient_scope" makes sonde authorize again.

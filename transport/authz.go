@@ -30,7 +30,30 @@ type (
 	OAuthBrowser = oauth.Browser
 	// OAuthError is a failed authorization: the step that failed and why.
 	OAuthError = oauth.Error
+	// OAuthGrant names how the OAuth flow gets its token.
+	OAuthGrant = oauth.Grant
+	// OAuthAudience names the aud of private_key_jwt client assertions.
+	OAuthAudience = oauth.Audience
 )
+
+// The OAuth grants, and the client id sonde uses where the authorization
+// server supports client ID metadata documents (transport/oauth).
+const (
+	GrantAuthorizationCode   = oauth.GrantAuthorizationCode
+	GrantClientCredentials   = oauth.GrantClientCredentials
+	GrantCrossAppAccess      = oauth.GrantCrossAppAccess
+	DefaultClientMetadataURL = oauth.DefaultClientMetadataURL
+	AudienceIssuer           = oauth.AudienceIssuer
+	AudienceTokenEndpoint    = oauth.AudienceTokenEndpoint
+)
+
+// ParseOAuthPrivateKey reads the PEM private key of private_key_jwt
+// (oauth.ParsePrivateKey).
+var ParseOAuthPrivateKey = oauth.ParsePrivateKey
+
+// CheckClientMetadataURL says what makes an https client id unusable as
+// a client metadata document's URL (oauth.CheckClientMetadataURL).
+var CheckClientMetadataURL = oauth.CheckClientMetadataURL
 
 // The ways to visit the authorization URL, and the default bound of one
 // authorization (transport/oauth).
@@ -43,6 +66,14 @@ const (
 // ErrNoS256 is the cause of the OAuthError when the authorization server
 // does not list S256 in code_challenge_methods_supported.
 var ErrNoS256 = oauth.ErrNoS256
+
+// ErrOAuthKeyType is the cause of the OAuthError (step "assertion") for a
+// private key sonde cannot sign client assertions with.
+var ErrOAuthKeyType = oauth.ErrKeyType
+
+// ErrOAuthExpired is the cause of the OAuthError for an identity
+// assertion, or an ID-JAG, past its exp.
+var ErrOAuthExpired = oauth.ErrExpired
 
 // oauthStream is the stream name of the flow's HTTP events.
 const oauthStream = oauth.StreamFlow

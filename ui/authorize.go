@@ -13,12 +13,15 @@ import (
 type AuthorizeMsg struct {
 	URL  string
 	Wait time.Duration
+	// Grant says which grant runs and why (transport.OAuthConfig.OnGrant),
+	// "" when unknown.
+	Grant string
 }
 
 // showAuthorize opens the authorization dialog, at once or, when another
 // dialog is open, once it closes (openNextAsk).
 func (m *Model) showAuthorize(msg AuthorizeMsg) {
-	m.auth, m.authHidden = answer.NewAuthorize(m.styles, msg.URL, msg.Wait), false
+	m.auth, m.authHidden = answer.NewAuthorize(m.styles, msg.URL, msg.Wait, msg.Grant), false
 	if m.dlg == nil {
 		m.openDialog(m.auth)
 	}

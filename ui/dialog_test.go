@@ -269,12 +269,12 @@ func TestDialogHoldsDeadlines(t *testing.T) {
 }
 
 // TestAuthorizeDialog: the OAuth flow's URL opens a dialog (before the
-// server's requests), y copies it, esc hides it, and the end of the
-// handshake closes it.
+// server's requests) that says which grant runs and why, y copies it, esc
+// hides it, and the end of the handshake closes it.
 func TestAuthorizeDialog(t *testing.T) {
 	hs := newHarness(t, 100, 30)
 	const u = "http://127.0.0.1:9/as/authorize?client_id=c&state=s"
-	hs.send(AuthorizeMsg{URL: u, Wait: 5 * time.Minute})
+	hs.send(AuthorizeMsg{URL: u, Wait: 5 * time.Minute, Grant: "authorization code with PKCE (the default grant: a user signs in in a browser); client id https://sonde-mcp.github.io/sonde/client-metadata.json: sonde's client metadata document, since the authorization server supports client ID metadata documents"})
 	d, ok := hs.m.dlg.(*answer.Authorize)
 	if !ok || d.URL() != u {
 		t.Fatalf("dialog %T", hs.m.dlg)
@@ -282,7 +282,8 @@ func TestAuthorizeDialog(t *testing.T) {
 	hs.tick(100)
 	screen := hs.screen()
 	golden.Assert(t, "dialog_authorize_100x30", screen)
-	if !strings.Contains(screen, "Authorize sonde (OAuth)") || !strings.Contains(screen, u) || !strings.Contains(screen, "sonde waits up to 5m0s") {
+	if !strings.Contains(screen, "Authorize sonde (OAuth)") || !strings.Contains(screen, u) || !strings.Contains(screen, "sonde waits up to 5m0s") ||
+		!strings.Contains(screen, "Grant: authorization code with PKCE") {
 		t.Fatalf("screen:\n%s", screen)
 	}
 	if cmd := hs.press("y"); cmd == nil {

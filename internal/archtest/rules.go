@@ -71,7 +71,7 @@ func Rules() []Rule {
 		{Pkg: "internal/lines"},
 		{Pkg: "internal/textfmt", External: []string{"charm.land/lipgloss/", "github.com/charmbracelet/x/ansi"}},
 		{Pkg: "hostconfig", Internal: []string{"internal/paths"}},
-		{Pkg: "transport/...", Internal: []string{"jsonrpc", "transport/...", "internal/lines"}, External: []string{"golang.org/x/sys/", "golang.org/x/oauth2"}},
+		{Pkg: "transport/...", Internal: []string{"jsonrpc", "transport/...", "internal/lines"}, External: []string{"golang.org/x/sys/", "golang.org/x/oauth2", "github.com/go-jose/go-jose/v4"}},
 		{Pkg: "client", Internal: []string{"transport/...", "jsonrpc", "mcp"}},
 		// The line reader is the one piece of transport a mock server needs.
 		{Pkg: "replay/serve", Internal: append([]string{"transport"}, folds...)},

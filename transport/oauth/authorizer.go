@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"net/http"
 	"net/url"
@@ -55,10 +56,92 @@ type Config struct {
 	// Prompt receives the authorization URL to visit (BrowserPrint). Nil
 	// means nobody can visit it: the flow waits for the timeout.
 	Prompt func(authURL string)
-	// OnSecret, if set, is told every secret the flow learns (access and
-	// refresh tokens, a registered client secret) before it is used, so
-	// that captures can redact it.
+	// OnGrant, if set, is told at each authorization, before Prompt, which
+	// grant runs and why, in one line (see Grant and ClientID).
+	OnGrant func(grant string)
+	// OnSecret, if set, is told every secret the flow learns or makes
+	// (access and refresh tokens, a registered client secret, the client
+	// assertions it signs, the identity assertion and the ID-JAG of
+	// cross-app access) before it is used, so that captures can redact it.
 	OnSecret func(secret string)
+
+	// Grant is how sonde gets its token: GrantAuthorizationCode (the
+	// default, also for ""), GrantClientCredentials or GrantCrossAppAccess.
+	Grant Grant
+	// PrivateKey, if set, authenticates the client at the token endpoint
+	// with private_key_jwt (RFC 7523): a client assertion signed with it
+	// for each token request (ParsePrivateKey reads one). It needs
+	// ClientID, and excludes ClientSecret.
+	PrivateKey crypto.Signer
+	// AssertionAudience is the aud of the client assertions signed with
+	// PrivateKey: AudienceIssuer (the default, also for "") or
+	// AudienceTokenEndpoint, for authorization servers that want RFC 7523's
+	// older reading.
+	AssertionAudience Audience
+	// IDAssertion is the identity assertion of GrantCrossAppAccess: an
+	// OpenID Connect ID token (a JWT), or else a SAML 2.0 assertion
+	// (base64url), issued to sonde by the identity provider.
+	IDAssertion string
+	// IdPTokenEndpoint is the identity provider's token endpoint, where
+	// GrantCrossAppAccess exchanges IDAssertion for an ID-JAG (RFC 8693).
+	IdPTokenEndpoint string
+	// IdPClientID and IdPClientSecret are sonde's client at the identity
+	// provider (the secret optional: client_secret_basic when set).
+	IdPClientID, IdPClientSecret string
+}
+
+// Grant names how sonde gets an access token.
+type Grant string
+
+// The grants.
+const (
+	// GrantAuthorizationCode is the authorization code flow with PKCE and
+	// a loopback redirect: a user signs in.
+	GrantAuthorizationCode Grant = "authorization-code"
+	// GrantClientCredentials is the client credentials grant (OAuth 2.1
+	// §4.2; the MCP client credentials extension, SEP-1046): a machine
+	// client authenticates with its secret or a private key, no user.
+	GrantClientCredentials Grant = "client-credentials"
+	// GrantCrossAppAccess is enterprise-managed authorization (SEP-990):
+	// the identity assertion exchanged at the identity provider for an
+	// ID-JAG (RFC 8693 token exchange), which the authorization server
+	// takes with the JWT bearer grant (RFC 7523).
+	GrantCrossAppAccess Grant = "cross-app-access"
+)
+
+// Audience names the aud of a private_key_jwt client assertion.
+type Audience string
+
+// The audiences of client assertions.
+const (
+	// AudienceIssuer is the authorization server's issuer identifier
+	// (draft-ietf-oauth-rfc7523bis; what the MCP conformance suite checks).
+	AudienceIssuer Audience = "issuer"
+	// AudienceTokenEndpoint is the token endpoint's URL (RFC 7523 §3
+	// allows it; some authorization servers require it).
+	AudienceTokenEndpoint Audience = "token-endpoint"
+)
+
+// Grants lists the grants, the default first.
+var Grants = []Grant{GrantAuthorizationCode, GrantClientCredentials, GrantCrossAppAccess}
+
+// DefaultClientMetadataURL is the client id sonde uses, when it is given
+// none, with an authorization server that supports Client ID Metadata
+// Documents (client_id_metadata_document_supported): the URL of sonde's
+// client metadata document (docs/client-metadata.json in sonde's
+// repository, published with the project's pages). The document names this
+// URL as its client_id, a public client (token_endpoint_auth_method none)
+// with the authorization_code and refresh_token grants, and the redirect
+// URI http://127.0.0.1/callback, whose port the authorization server must
+// let vary (RFC 8252 §7.3: sonde listens on a free port).
+const DefaultClientMetadataURL = "https://sonde-mcp.github.io/sonde/client-metadata.json"
+
+// grantOf is cfg's grant, GrantAuthorizationCode for "".
+func (c *Config) grantOf() Grant {
+	if c.Grant == "" {
+		return GrantAuthorizationCode
+	}
+	return c.Grant
 }
 
 // secret hands v to OnSecret.
@@ -71,7 +154,9 @@ func (c *Config) secret(v string) {
 // Error is a failed authorization: the step that failed and why.
 type Error struct {
 	// Step is "discovery", "pkce", "registration", "authorization",
-	// "token" or "refresh".
+	// "assertion" (a client assertion, or the identity assertion of
+	// cross-app access, that sonde cannot sign or use), "token-exchange"
+	// (cross-app access at the identity provider), "token" or "refresh".
 	Step string
 	Msg  string
 	Err  error
@@ -111,11 +196,15 @@ type grant struct {
 	issuer   string // the issuer asked about (and checked in as)
 	clientID string
 	// secret and method authenticate the client at the token endpoint:
-	// Config.ClientSecret, or what registration returned.
+	// Config.ClientSecret, or what registration returned; with
+	// Config.PrivateKey, method is private_key_jwt.
 	secret, method string
-	resource       string
-	scope          string // asked for by the flow
-	redirect       string
+	// why says how the client id was chosen (Config.ClientID, a client
+	// metadata document, dynamic registration) and why.
+	why      string
+	resource string
+	scope    string // asked for by the flow
+	redirect string
 }
 
 // NewAuthorizer prepares the flow for the MCP server at server, sending
@@ -164,6 +253,15 @@ func (a *Authorizer) Authorize(conn context.Context, sent string, d *Discovery, 
 	ctx, cancel := context.WithTimeout(conn, timeout)
 	defer cancel()
 	f := &flow{a: a, conn: conn, ctx: ctx}
+	return f.scrub(f.dispatch(d, sent, stepUp))
+}
+
+// dispatch runs what a refusal calls for: the grant again with the scope
+// widened (a step-up), a refresh (or, for a machine grant without a
+// refresh token, the grant again) after a refused token, the grant
+// otherwise.
+func (f *flow) dispatch(d *Discovery, sent string, stepUp bool) error {
+	a := f.a
 	switch {
 	case stepUp:
 		a.mu.Lock()
@@ -176,6 +274,13 @@ func (a *Authorizer) Authorize(conn context.Context, sent string, d *Discovery, 
 		}
 		return f.run(d)
 	case sent != "":
+		a.mu.Lock()
+		rt := a.refresh
+		a.mu.Unlock()
+		if rt == "" && a.cfg.grantOf() != GrantAuthorizationCode {
+			// A machine grant needs no user: it just runs again.
+			return f.run(d)
+		}
 		return f.refresh()
 	}
 	return f.run(d)

@@ -71,6 +71,9 @@ type ServerMetadata struct {
 	ScopesSupported      []string `json:"scopes_supported,omitempty"`
 	// TokenAuthMethods is token_endpoint_auth_methods_supported.
 	TokenAuthMethods []string `json:"token_endpoint_auth_methods_supported,omitempty"`
+	// TokenAuthSigningAlgs is token_endpoint_auth_signing_alg_values_supported:
+	// the JWS algorithms of private_key_jwt client assertions.
+	TokenAuthSigningAlgs []string `json:"token_endpoint_auth_signing_alg_values_supported,omitempty"`
 	// ClientIDMetadataDocument is client_id_metadata_document_supported
 	// (2025-11-25: a client may use a URL as its client id).
 	ClientIDMetadataDocument bool `json:"client_id_metadata_document_supported,omitempty"`

@@ -1,10 +1,15 @@
 // Package oauth is the authorization side of sonde's HTTP transport (MCP
 // authorization, 2025-11-25): discovery after a refusal (RFC 9728 protected
 // resource metadata, RFC 8414 authorization server metadata, the
-// WWW-Authenticate challenge) and the OAuth 2.1 authorization code flow
-// with PKCE (RFC 7591 dynamic registration, a loopback redirect, the code
-// exchange and refresh through golang.org/x/oauth2, the RFC 8707 resource
-// parameter, step-up after a 403 insufficient_scope).
+// WWW-Authenticate challenge) and the grants that get a token: the OAuth
+// 2.1 authorization code flow with PKCE (a client ID metadata document's
+// URL as client id where the server supports them, else RFC 7591 dynamic
+// registration; a loopback redirect, the code exchange and refresh
+// through golang.org/x/oauth2, the RFC 8707 resource parameter, step-up
+// after a 403 insufficient_scope), client credentials, and cross-app
+// access (RFC 8693 token exchange at the identity provider, then the RFC
+// 7523 JWT bearer grant); a client authenticates with a secret or with
+// private_key_jwt (assertions signed through go-jose).
 //
 // The transport imports this package, never the other way round: it asks
 // a Discoverer what a refusal means, and an Authorizer for the token to

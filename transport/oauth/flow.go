@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +21,32 @@ import (
 type flow struct {
 	a         *Authorizer
 	conn, ctx context.Context
+	secrets   []string // learnt or made by the flow, never in its errors
+}
+
+// secret hands v to Config.OnSecret, and keeps it out of the flow's
+// errors.
+func (f *flow) secret(v string) {
+	f.a.cfg.secret(v)
+	if v != "" {
+		f.secrets = append(f.secrets, v)
+	}
+}
+
+// scrub replaces in err's message every secret the flow knows (what a
+// hostile endpoint may echo in an error_description) by Redacted.
+func (f *flow) scrub(err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	cfg := f.a.cfg
+	for _, s := range append(f.secrets, cfg.ClientSecret, cfg.IDAssertion, cfg.IdPClientSecret) {
+		if len(s) >= 4 {
+			e.Msg = strings.ReplaceAll(e.Msg, s, httpshow.Redacted)
+		}
+	}
+	return err
 }
 
 // run runs the authorization code flow with PKCE, step by step, and keeps
@@ -28,6 +55,13 @@ func (f *flow) run(d *Discovery) error {
 	g, err := f.discover(d)
 	if err != nil {
 		return err
+	}
+	f.secret(f.a.cfg.ClientSecret)
+	switch f.a.cfg.grantOf() {
+	case GrantClientCredentials:
+		return f.clientCredentials(g)
+	case GrantCrossAppAccess:
+		return f.crossAppAccess(g)
 	}
 	lb, err := listenLoopback()
 	if err != nil {
@@ -38,6 +72,7 @@ func (f *flow) run(d *Discovery) error {
 	if err := f.register(&g); err != nil {
 		return err
 	}
+	f.grantNote("authorization code with PKCE (the default grant: a user signs in in a browser); " + g.why)
 	verifier, state := oauth2.GenerateVerifier(), rand.Text()
 	code, err := f.authorize(lb, g, verifier, state)
 	if err != nil {
@@ -77,13 +112,21 @@ func (f *flow) discover(d *Discovery) (grant, error) {
 	if strings.TrimSuffix(as.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
 		return grant{}, &Error{Step: "discovery", Msg: fmt.Sprintf("the authorization server metadata at %s names issuer %s, not %s: refusing to use it (RFC 8414 §3.3)", orNone(d.ASURL), orNone(as.Issuer), issuer)}
 	}
-	if !as.S256() {
-		return grant{}, &Error{Step: "pkce", Msg: "the authorization server metadata lacks S256 in code_challenge_methods_supported: refusing to proceed (MCP requires PKCE with S256)", Err: ErrNoS256}
+	endpoints := []struct{ name, v string }{{"token_endpoint", as.TokenEndpoint}}
+	if f.a.cfg.grantOf() == GrantAuthorizationCode {
+		// PKCE and the authorization endpoint are the code grant's; the
+		// other grants only POST to the token endpoint.
+		if !as.S256() {
+			return grant{}, &Error{Step: "pkce", Msg: "the authorization server metadata lacks S256 in code_challenge_methods_supported: refusing to proceed (MCP requires PKCE with S256)", Err: ErrNoS256}
+		}
+		if as.AuthorizationEndpoint == "" || as.TokenEndpoint == "" {
+			return grant{}, &Error{Step: "discovery", Msg: "the authorization server metadata lacks authorization_endpoint or token_endpoint"}
+		}
+		endpoints = append([]struct{ name, v string }{{"authorization_endpoint", as.AuthorizationEndpoint}}, endpoints...)
+	} else if as.TokenEndpoint == "" {
+		return grant{}, &Error{Step: "discovery", Msg: "the authorization server metadata lacks token_endpoint"}
 	}
-	if as.AuthorizationEndpoint == "" || as.TokenEndpoint == "" {
-		return grant{}, &Error{Step: "discovery", Msg: "the authorization server metadata lacks authorization_endpoint or token_endpoint"}
-	}
-	for _, ep := range []struct{ name, v string }{{"authorization_endpoint", as.AuthorizationEndpoint}, {"token_endpoint", as.TokenEndpoint}} {
+	for _, ep := range endpoints {
 		if why := insecureEndpoint(ep.v); why != "" {
 			return grant{}, &Error{Step: "discovery", Msg: fmt.Sprintf("the authorization server's %s %s %s: refusing to proceed", ep.name, ep.v, why)}
 		}

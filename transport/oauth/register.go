@@ -2,9 +2,11 @@ package oauth
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -12,17 +14,42 @@ import (
 	"github.com/sonde-mcp/sonde/transport/internal/httpshow"
 )
 
-// register fills g's client: Config.ClientID (and ClientSecret) when
-// given, else a client registered at the registration endpoint (RFC 7591)
-// of g's authorization server for g's redirect URI.
+// register fills g's client for the code grant. With an authorization
+// server that supports Client ID Metadata Documents, the client id is a
+// URL: Config.ClientID when it is one, else DefaultClientMetadataURL.
+// Otherwise Config.ClientID (and ClientSecret or PrivateKey) when it is
+// given and no URL, else a client registered at the registration endpoint
+// (RFC 7591) of g's authorization server for g's redirect URI; a URL
+// client id with neither is used as given. g.why says which and why.
 func (f *flow) register(g *grant) error {
 	cfg, as := f.a.cfg, g.as
 	g.clientID, g.secret, g.method = cfg.ClientID, cfg.ClientSecret, ""
-	if g.clientID != "" {
+	if cfg.PrivateKey != nil {
+		g.method = "private_key_jwt"
+	}
+	metadataURL := cfg.ClientID == "" || ClientMetadataURL(cfg.ClientID)
+	switch {
+	case metadataURL && as.ClientIDMetadataDocument && cfg.ClientID == "":
+		g.clientID = DefaultClientMetadataURL
+		g.why = "client id " + g.clientID + ": sonde's client metadata document, since the authorization server supports client ID metadata documents (--oauth-client-id names another)"
+		return nil
+	case metadataURL && as.ClientIDMetadataDocument:
+		g.why = "client id " + g.clientID + " (--oauth-client-id): a client metadata document, which the authorization server supports"
+		return nil
+	case !metadataURL:
+		g.why = "client id " + g.clientID + " (--oauth-client-id)" + g.authDescription()
+		return nil
+	case cfg.ClientID != "" && as.RegistrationEndpoint == "":
+		g.why = "client id " + g.clientID + " (--oauth-client-id) used as given: the authorization server does not say it supports client ID metadata documents, and offers no dynamic registration"
 		return nil
 	}
 	if as.RegistrationEndpoint == "" {
 		return &Error{Step: "registration", Msg: "the authorization server offers no dynamic registration (no registration_endpoint): register a client there and pass --oauth-client-id"}
+	}
+	g.secret, g.method = "", ""
+	g.why = "a client registered dynamically at " + as.RegistrationEndpoint + ", since the authorization server does not support client ID metadata documents"
+	if cfg.ClientID != "" {
+		g.why = "a client registered dynamically at " + as.RegistrationEndpoint + ": --oauth-client-id names a client metadata document, which the authorization server does not support"
 	}
 	if why := insecureEndpoint(as.RegistrationEndpoint); why != "" {
 		return &Error{Step: "registration", Msg: fmt.Sprintf("the authorization server's registration_endpoint %s %s: refusing to proceed", as.RegistrationEndpoint, why)}
@@ -45,12 +72,47 @@ func (f *flow) register(g *grant) error {
 	if err := f.postJSON(req, "registration", &out); err != nil {
 		return err
 	}
-	cfg.secret(out.ClientSecret)
+	f.secret(out.ClientSecret)
 	g.secret, g.method = out.ClientSecret, out.Method
 	if out.ClientID == "" {
 		return &Error{Step: "registration", Msg: "the registration response has no client_id"}
 	}
 	g.clientID = out.ClientID
+	g.why += g.authDescription()
+	return nil
+}
+
+// ClientMetadataURL reports whether a client id is a URL naming a client
+// metadata document: an https URL with a path (Client ID Metadata
+// Documents, MCP 2025-11-25).
+func ClientMetadataURL(clientID string) bool {
+	u, err := url.Parse(clientID)
+	return err == nil && strings.EqualFold(u.Scheme, "https") && u.Host != "" && u.Path != "" && u.Path != "/"
+}
+
+// CheckClientMetadataURL says what makes a URL client id unusable as the
+// URL of a client metadata document (nil when nothing): it must be https,
+// with a host and a path, no user or password, no fragment, no "." or
+// ".." path segment.
+func CheckClientMetadataURL(clientID string) error {
+	u, err := url.Parse(clientID)
+	switch {
+	case err != nil:
+		return err
+	case !strings.EqualFold(u.Scheme, "https") || u.Host == "":
+		return errors.New("a client metadata document's URL must be an absolute https URL")
+	case u.Path == "" || u.Path == "/":
+		return errors.New("a client metadata document's URL must have a path")
+	case u.User != nil:
+		return errors.New("a client metadata document's URL must not hold a user or password")
+	case u.Fragment != "" || strings.Contains(clientID, "#"):
+		return errors.New("a client metadata document's URL must not have a fragment")
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return errors.New(`a client metadata document's URL must not have "." or ".." path segments`)
+		}
+	}
 	return nil
 }
 

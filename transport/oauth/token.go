@@ -60,8 +60,16 @@ func (g grant) authStyle() (oauth2.AuthStyle, string) {
 // exchange trades the code for tokens (with the PKCE verifier and the
 // resource) and keeps them.
 func (f *flow) exchange(g grant, code, verifier string) error {
+	auth, err := f.clientAuth(g)
+	if err != nil {
+		return err
+	}
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", g.resource)}
+	for k, v := range auth {
+		opts = append(opts, oauth2.SetAuthURLParam(k, v[0]))
+	}
 	tr := f.tokenTransport(nil)
-	tok, err := g.config().Exchange(tr.context(f.ctx), code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", g.resource))
+	tok, err := g.config().Exchange(tr.context(f.ctx), code, opts...)
 	return f.took("token", g, tr, tok, err)
 }
 
@@ -73,12 +81,21 @@ func (f *flow) refresh() error {
 	g, rt := a.grant, a.refresh
 	a.refresh = ""
 	a.mu.Unlock()
+	f.secrets = append(f.secrets, rt)
 	if rt == "" {
 		return &Error{Step: "refresh", Msg: "the server refused the access token and there is no refresh token"}
 	}
 	// x/oauth2's refresh takes no extra parameters: tokenTransport adds
 	// the resource (RFC 8707) to its form.
-	tr := f.tokenTransport(url.Values{"resource": {g.resource}})
+	add, err := f.clientAuth(g)
+	if err != nil {
+		return err
+	}
+	if add == nil {
+		add = url.Values{}
+	}
+	add.Set("resource", g.resource)
+	tr := f.tokenTransport(add)
 	tok, err := g.config().TokenSource(tr.context(f.ctx), &oauth2.Token{RefreshToken: rt}).Token()
 	return f.took("refresh", g, tr, tok, err)
 }
@@ -97,8 +114,8 @@ func (f *flow) took(step string, g grant, tr *tokenTransport, tok *oauth2.Token,
 	// What the answer itself says: x/oauth2 puts the old refresh token in
 	// a refresh's answer that has none.
 	refresh, _ := tok.Extra("refresh_token").(string)
-	f.a.cfg.secret(tok.AccessToken)
-	f.a.cfg.secret(refresh)
+	f.secret(tok.AccessToken)
+	f.secret(refresh)
 	if tok.TokenType != "" && !strings.EqualFold(tok.TokenType, "Bearer") {
 		return &Error{Step: step, Msg: fmt.Sprintf("the token response has token_type %q, not Bearer", tok.TokenType)}
 	}

@@ -24,6 +24,7 @@ type Authorize struct {
 	keys   AuthorizeKeyMap
 	url    string
 	wait   time.Duration
+	grant  string
 	copied bool
 	w, h   int
 }
@@ -43,9 +44,10 @@ func (k AuthorizeKeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Copy
 func (k AuthorizeKeyMap) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Copy, k.Close}} }
 
 // NewAuthorize returns the dialog for authURL; wait is how long the flow
-// waits for the redirect (--oauth-timeout).
-func NewAuthorize(st *theme.Styles, authURL string, wait time.Duration) *Authorize {
-	return &Authorize{st: st, url: authURL, wait: wait, keys: AuthorizeKeyMap{
+// waits for the redirect (--oauth-timeout); grant says which grant runs
+// and why ("" when unknown).
+func NewAuthorize(st *theme.Styles, authURL string, wait time.Duration, grant string) *Authorize {
+	return &Authorize{st: st, url: authURL, wait: wait, grant: grant, keys: AuthorizeKeyMap{
 		Copy:  key.NewBinding(key.WithKeys("y", "c"), key.WithHelp("y", "copy URL")),
 		Close: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "hide (sonde keeps waiting)")),
 	}}
@@ -90,6 +92,10 @@ func (d *Authorize) View() string {
 	w := max(d.w, 10)
 	var l lines
 	l.add(wrap(fmt.Sprintf("The server answered 401: it wants an OAuth token. Open this URL in a browser and sign in; sonde waits up to %v for the browser's redirect to its loopback listener, then connects with the token.", d.wait), w, st.Text, ""))
+	if d.grant != "" {
+		l.add("")
+		l.add(wrap("Grant: "+textfmt.Clean(d.grant)+".", w, st.Subtle, ""))
+	}
 	l.add("")
 	// The URL is cut at the width, not at its hyphens: full rows.
 	l.add(st.Accent.Render(ansi.Hardwrap(textfmt.Clean(d.url), w, true)))

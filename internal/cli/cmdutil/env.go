@@ -8,6 +8,7 @@ package cmdutil
 import (
 	"io"
 	"os"
+	"sync"
 
 	"github.com/charmbracelet/x/term"
 
@@ -34,6 +35,9 @@ type Env struct {
 	// server is the name and version of the server the run last
 	// completed a handshake with, for what Main prints after the command.
 	server string
+
+	mu    sync.Mutex
+	grant string // the OAuth grant of the run's last authorization, and why
 }
 
 // NewEnv is the Env of a run on these streams (see Env for what reaches a
@@ -57,6 +61,22 @@ func guard(w io.Writer) io.Writer {
 // SetServer records the server (name and version) the run completed a
 // handshake with.
 func (e *Env) SetServer(name string) { e.server = name }
+
+// SetAuthGrant records which OAuth grant the run's last authorization
+// ran, and why (--oauth): the flow tells it from its own goroutine.
+func (e *Env) SetAuthGrant(grant string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.grant = grant
+}
+
+// AuthGrant is the OAuth grant of the run's last authorization, and why
+// ("" when none ran).
+func (e *Env) AuthGrant() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.grant
+}
 
 // ServerName is the server the run last completed a handshake with (""
 // if none).

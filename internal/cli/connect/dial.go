@@ -48,9 +48,9 @@ func ClientOptions(f *Flags, t *Target) (client.Options, transport.StdioConfig, 
 // Dial returns how to reach the server: the process cfg (from
 // ClientOptions) as a subprocess, or the target's URL over HTTP. name is the
 // transport's name and what the server is, for display. With --oauth, the
-// authorization URL goes to prompt and the tokens the flow obtains to
-// secrets.
-func Dial(f *Flags, t *Target, cfg transport.StdioConfig, prompt func(authURL string), secrets *SecretSink) (d client.Dialer, name, what string, err error) {
+// authorization URL and the grant go to hooks, and the secrets the flow
+// obtains or makes to secrets.
+func Dial(f *Flags, t *Target, cfg transport.StdioConfig, hooks OAuthHooks, secrets *SecretSink) (d client.Dialer, name, what string, err error) {
 	if t.URL == "" {
 		if len(f.Headers) > 0 || f.BearerEnv != "" || f.Insecure || f.Reconnect {
 			return nil, "", "", cmdutil.Usagef("--header, --bearer-token-env, --insecure and --reconnect need --url")
@@ -60,7 +60,7 @@ func Dial(f *Flags, t *Target, cfg transport.StdioConfig, prompt func(authURL st
 		}
 		return client.Stdio(cfg), "stdio", strings.Join(cfg.Argv, " "), nil
 	}
-	hc, err := httpConfig(f, t, prompt, secrets)
+	hc, err := httpConfig(f, t, hooks, secrets)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -69,7 +69,7 @@ func Dial(f *Flags, t *Target, cfg transport.StdioConfig, prompt func(authURL st
 
 // httpConfig turns the HTTP flags and the target into the transport's
 // configuration.
-func httpConfig(f *Flags, t *Target, prompt func(authURL string), secrets *SecretSink) (transport.HTTPConfig, error) {
+func httpConfig(f *Flags, t *Target, hooks OAuthHooks, secrets *SecretSink) (transport.HTTPConfig, error) {
 	mode := transport.HTTPMode(t.Mode)
 	switch mode {
 	case transport.ModeAuto, transport.ModeStreamable, transport.ModeSSE:
@@ -98,7 +98,7 @@ func httpConfig(f *Flags, t *Target, prompt func(authURL string), secrets *Secre
 		}
 		h.Set("Authorization", "Bearer "+tok)
 	}
-	oauth, err := oauthConfig(f, prompt, secrets)
+	oauth, err := oauthConfig(f, hooks, secrets)
 	if err != nil {
 		return transport.HTTPConfig{}, err
 	}
@@ -108,12 +108,23 @@ func httpConfig(f *Flags, t *Target, prompt func(authURL string), secrets *Secre
 	}, nil
 }
 
+// OAuthHooks are how the OAuth flow (--oauth) reaches the user: Prompt
+// shows the authorization URL of the code grant; Grant, if set, is told at
+// each authorization which grant runs and why (before Prompt).
+type OAuthHooks struct {
+	Prompt func(authURL string)
+	Grant  func(grant string)
+}
+
 // oauthConfig turns the --oauth flags into the transport's OAuth
 // configuration (nil without --oauth).
-func oauthConfig(f *Flags, prompt func(authURL string), secrets *SecretSink) (*transport.OAuthConfig, error) {
+func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*transport.OAuthConfig, error) {
 	if !f.OAuth {
-		if f.OAuthClientID != "" || f.OAuthSecretEnv != "" {
-			return nil, cmdutil.Usagef("--oauth-client-id and --oauth-client-secret-env need --oauth")
+		if f.OAuthClientID != "" || f.OAuthSecretEnv != "" || f.OAuthPrivateKey != "" || f.OAuthIDTokenEnv != "" || f.OAuthIDTokenFile != "" ||
+			f.OAuthIdPTokenEndpoint != "" || f.OAuthIdPClientID != "" || f.OAuthIdPSecretEnv != "" ||
+			(f.OAuthGrant != "" && f.OAuthGrant != string(transport.GrantAuthorizationCode)) ||
+			(f.OAuthAssertionAud != "" && f.OAuthAssertionAud != string(transport.AudienceIssuer)) {
+			return nil, cmdutil.Usagef("--oauth-client-id, --oauth-client-secret-env, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth")
 		}
 		return nil, nil
 	}
@@ -124,7 +135,20 @@ func oauthConfig(f *Flags, prompt func(authURL string), secrets *SecretSink) (*t
 	if f.OAuthTimeout <= 0 {
 		return nil, cmdutil.Usagef("--oauth-timeout must be positive")
 	}
-	cfg := &transport.OAuthConfig{ClientID: f.OAuthClientID, Browser: browser, Timeout: f.OAuthTimeout}
+	grant := transport.OAuthGrant(f.OAuthGrant)
+	switch grant {
+	case "":
+		grant = transport.GrantAuthorizationCode
+	case transport.GrantAuthorizationCode, transport.GrantClientCredentials, transport.GrantCrossAppAccess:
+	default:
+		return nil, cmdutil.Usagef(fmt.Sprintf("--oauth-grant %q: want authorization-code, client-credentials or cross-app-access", f.OAuthGrant))
+	}
+	cfg := &transport.OAuthConfig{ClientID: f.OAuthClientID, Browser: browser, Timeout: f.OAuthTimeout, Grant: grant}
+	if strings.HasPrefix(strings.ToLower(f.OAuthClientID), "https://") {
+		if err := transport.CheckClientMetadataURL(f.OAuthClientID); err != nil {
+			return nil, cmdutil.Usagef("--oauth-client-id " + f.OAuthClientID + ": " + err.Error())
+		}
+	}
 	if f.OAuthSecretEnv != "" {
 		if f.OAuthClientID == "" {
 			return nil, cmdutil.Usagef("--oauth-client-secret-env needs --oauth-client-id")
@@ -133,10 +157,91 @@ func oauthConfig(f *Flags, prompt func(authURL string), secrets *SecretSink) (*t
 		if cfg.ClientSecret == "" {
 			return nil, cmdutil.Usagef("--oauth-client-secret-env " + f.OAuthSecretEnv + ": the variable is unset or empty")
 		}
+		secrets.add(cfg.ClientSecret)
+	}
+	if f.OAuthPrivateKey != "" {
+		switch {
+		case f.OAuthClientID == "":
+			return nil, cmdutil.Usagef("--oauth-private-key needs --oauth-client-id")
+		case f.OAuthSecretEnv != "":
+			return nil, cmdutil.Usagef("--oauth-private-key and --oauth-client-secret-env exclude each other: private_key_jwt or a client secret")
+		}
+		pemBytes, err := os.ReadFile(f.OAuthPrivateKey)
+		if err != nil {
+			return nil, cmdutil.Usagef("--oauth-private-key: " + err.Error())
+		}
+		if cfg.PrivateKey, err = transport.ParseOAuthPrivateKey(pemBytes); err != nil {
+			return nil, cmdutil.Usagef("--oauth-private-key " + f.OAuthPrivateKey + ": " + err.Error())
+		}
+	}
+	switch aud := transport.OAuthAudience(f.OAuthAssertionAud); aud {
+	case "", transport.AudienceIssuer, transport.AudienceTokenEndpoint:
+		if aud != "" && aud != transport.AudienceIssuer && f.OAuthPrivateKey == "" {
+			return nil, cmdutil.Usagef("--oauth-assertion-audience needs --oauth-private-key")
+		}
+		cfg.AssertionAudience = aud
+	default:
+		return nil, cmdutil.Usagef(fmt.Sprintf("--oauth-assertion-audience %q: want issuer or token-endpoint", f.OAuthAssertionAud))
+	}
+	crossApp := f.OAuthIDTokenEnv != "" || f.OAuthIDTokenFile != "" || f.OAuthIdPTokenEndpoint != "" || f.OAuthIdPClientID != "" || f.OAuthIdPSecretEnv != ""
+	if crossApp && grant != transport.GrantCrossAppAccess {
+		return nil, cmdutil.Usagef("--oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth-grant cross-app-access")
+	}
+	if grant != transport.GrantAuthorizationCode {
+		if f.OAuthClientID == "" || (f.OAuthSecretEnv == "" && f.OAuthPrivateKey == "") {
+			return nil, cmdutil.Usagef("--oauth-grant " + string(grant) + " needs a registered client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key")
+		}
+	}
+	if grant == transport.GrantCrossAppAccess {
+		if err := crossAppConfig(f, cfg, secrets); err != nil {
+			return nil, err
+		}
 	}
 	cfg.OnSecret = secrets.add
-	cfg.Prompt = prompt
+	cfg.Prompt = hooks.Prompt
+	cfg.OnGrant = hooks.Grant
 	return cfg, nil
+}
+
+// crossAppConfig reads what --oauth-grant cross-app-access needs: the
+// identity assertion (from a variable or a file) and the identity
+// provider's token endpoint and client.
+func crossAppConfig(f *Flags, cfg *transport.OAuthConfig, secrets *SecretSink) error {
+	switch {
+	case f.OAuthIDTokenEnv != "" && f.OAuthIDTokenFile != "":
+		return cmdutil.Usagef("--oauth-id-token-env and --oauth-id-token-file exclude each other")
+	case f.OAuthIDTokenEnv != "":
+		cfg.IDAssertion = strings.TrimSpace(os.Getenv(f.OAuthIDTokenEnv))
+		if cfg.IDAssertion == "" {
+			return cmdutil.Usagef("--oauth-id-token-env " + f.OAuthIDTokenEnv + ": the variable is unset or empty")
+		}
+	case f.OAuthIDTokenFile != "":
+		b, err := os.ReadFile(f.OAuthIDTokenFile)
+		if err != nil {
+			return cmdutil.Usagef("--oauth-id-token-file: " + err.Error())
+		}
+		if cfg.IDAssertion = strings.TrimSpace(string(b)); cfg.IDAssertion == "" {
+			return cmdutil.Usagef("--oauth-id-token-file " + f.OAuthIDTokenFile + ": the file is empty")
+		}
+	default:
+		return cmdutil.Usagef("--oauth-grant cross-app-access needs the identity assertion: --oauth-id-token-env NAME or --oauth-id-token-file FILE")
+	}
+	secrets.add(cfg.IDAssertion)
+	if f.OAuthIdPTokenEndpoint == "" {
+		return cmdutil.Usagef("--oauth-grant cross-app-access needs --oauth-idp-token-endpoint URL")
+	}
+	cfg.IdPTokenEndpoint, cfg.IdPClientID = f.OAuthIdPTokenEndpoint, f.OAuthIdPClientID
+	if f.OAuthIdPSecretEnv != "" {
+		if f.OAuthIdPClientID == "" {
+			return cmdutil.Usagef("--oauth-idp-client-secret-env needs --oauth-idp-client-id")
+		}
+		cfg.IdPClientSecret = strings.TrimSpace(os.Getenv(f.OAuthIdPSecretEnv))
+		if cfg.IdPClientSecret == "" {
+			return cmdutil.Usagef("--oauth-idp-client-secret-env " + f.OAuthIdPSecretEnv + ": the variable is unset or empty")
+		}
+		secrets.add(cfg.IdPClientSecret)
+	}
+	return nil
 }
 
 // PrintPrompt is the OAuth prompt of the headless commands: the

@@ -135,6 +135,12 @@ func TestHTTPOAuth(t *testing.T) {
 			t.Errorf("the capture shows %s…", secret)
 		}
 	}
+	// sonde check says which grant ran, with which client, and why.
+	r = clitest.RunSonde(t, "", "check", "--url", base+"/mcp", "--oauth", "--oauth-browser", "fetch")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "  auth grant: authorization code with PKCE (the default grant: a user signs in in a browser); a client registered dynamically at http://127.0.0.1:") ||
+		!strings.Contains(r.Stdout, "since the authorization server does not support client ID metadata documents") {
+		t.Errorf("check: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
+	}
 	// Without --oauth: MCP_HTTP, exit 10, with the hint.
 	r = clitest.RunSonde(t, "", "call", "echo", "--url", base+"/mcp")
 	if r.Code != cmdutil.ExitHTTP || !strings.Contains(r.Stderr, "or authorize with --oauth") {

@@ -1,7 +1,14 @@
 package connect_test
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"net"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,6 +81,56 @@ func TestHTTPUsage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clitest.CheckRun(t, clitest.RunSonde(t, "", tc.args...), cmdutil.ExitUsage, tc.line+"\n")
+		})
+	}
+}
+
+// The flags of the OAuth grants: what each needs, what excludes what, and
+// private keys refused before anything is sent (the key never shown).
+func TestOAuthGrantUsage(t *testing.T) {
+	dir := t.TempDir()
+	pub := filepath.Join(dir, "pub.pem")
+	rsaKey, _ := rsa.GenerateKey(rand.Reader, 1024)
+	short := filepath.Join(dir, "short.pem")
+	shortPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rsaKey)})
+	pubDER, _ := x509.MarshalPKIXPublicKey(rsaKey.Public())
+	if os.WriteFile(pub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o600) != nil || os.WriteFile(short, shortPEM, 0o600) != nil {
+		t.Fatal("writing the keys")
+	}
+	t.Setenv("SONDE_TEST_SECRET", "s3cret")
+	t.Setenv("SONDE_TEST_EMPTY", "")
+	url := []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--oauth"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		line string
+	}{
+		{"bad grant", []string{"--oauth-grant", "implicit"}, `sonde: --oauth-grant "implicit": want authorization-code, client-credentials or cross-app-access`},
+		{"grant without oauth", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--oauth-grant", "client-credentials"}, "sonde: --oauth-client-id, --oauth-client-secret-env, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth"},
+		{"machine grant without a client", []string{"--oauth-grant", "client-credentials"}, "sonde: --oauth-grant client-credentials needs a registered client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key"},
+		{"machine grant without a secret", []string{"--oauth-grant", "client-credentials", "--oauth-client-id", "c"}, "sonde: --oauth-grant client-credentials needs a registered client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key"},
+		{"key without client", []string{"--oauth-private-key", pub}, "sonde: --oauth-private-key needs --oauth-client-id"},
+		{"key and secret", []string{"--oauth-client-id", "c", "--oauth-private-key", pub, "--oauth-client-secret-env", "SONDE_TEST_SECRET"}, "sonde: --oauth-private-key and --oauth-client-secret-env exclude each other: private_key_jwt or a client secret"},
+		{"public key", []string{"--oauth-client-id", "c", "--oauth-private-key", pub}, "sonde: --oauth-private-key " + pub + ": unusable private key: the PEM block is a public key, not a private key"},
+		{"short RSA key", []string{"--oauth-client-id", "c", "--oauth-private-key", short}, "sonde: --oauth-private-key " + short + ": unusable private key: a 1024-bit RSA key (want 2048 bits or more)"},
+		{"bad audience", []string{"--oauth-assertion-audience", "resource"}, `sonde: --oauth-assertion-audience "resource": want issuer or token-endpoint`},
+		{"audience without key", []string{"--oauth-assertion-audience", "token-endpoint"}, "sonde: --oauth-assertion-audience needs --oauth-private-key"},
+		{"bad metadata URL", []string{"--oauth-client-id", "https://app.example.com/c.json#frag"}, "sonde: --oauth-client-id https://app.example.com/c.json#frag: a client metadata document's URL must not have a fragment"},
+		{"id token without cross-app", []string{"--oauth-id-token-env", "SONDE_TEST_SECRET"}, "sonde: --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth-grant cross-app-access"},
+		{"cross-app without assertion", []string{"--oauth-grant", "cross-app-access", "--oauth-client-id", "c", "--oauth-client-secret-env", "SONDE_TEST_SECRET"}, "sonde: --oauth-grant cross-app-access needs the identity assertion: --oauth-id-token-env NAME or --oauth-id-token-file FILE"},
+		{"cross-app, empty assertion", []string{"--oauth-grant", "cross-app-access", "--oauth-client-id", "c", "--oauth-client-secret-env", "SONDE_TEST_SECRET", "--oauth-id-token-env", "SONDE_TEST_EMPTY"}, "sonde: --oauth-id-token-env SONDE_TEST_EMPTY: the variable is unset or empty"},
+		{"cross-app without IdP", []string{"--oauth-grant", "cross-app-access", "--oauth-client-id", "c", "--oauth-client-secret-env", "SONDE_TEST_SECRET", "--oauth-id-token-file", pub}, "sonde: --oauth-grant cross-app-access needs --oauth-idp-token-endpoint URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if args[0] != "tools" {
+				args = append(slices.Clone(url), args...)
+			}
+			r := clitest.RunSonde(t, "", args...)
+			clitest.CheckRun(t, r, cmdutil.ExitUsage, tc.line+"\n")
+			if strings.Contains(r.Stderr, string(shortPEM[40:60])) {
+				t.Error("the key is shown")
+			}
 		})
 	}
 }

@@ -57,6 +57,17 @@ type Flags struct {
 	OAuthSecretEnv string
 	OAuthBrowser   string
 	OAuthTimeout   time.Duration
+	// The grant (--oauth-grant) and what the grants other than the
+	// default need: a private key for private_key_jwt, the identity
+	// assertion and the identity provider of cross-app access.
+	OAuthGrant            string
+	OAuthPrivateKey       string
+	OAuthAssertionAud     string
+	OAuthIDTokenEnv       string
+	OAuthIDTokenFile      string
+	OAuthIdPTokenEndpoint string
+	OAuthIdPClientID      string
+	OAuthIdPSecretEnv     string
 
 	// A server of a host config file (--config, --server, --input).
 	Config string
@@ -84,15 +95,23 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.JSON, "json", false, "machine-readable output")
 	fs.BoolVar(&f.Trace, "trace", false, "print every frame, lifecycle event and stderr chunk on stderr as it happens")
 	fs.StringVar(&f.Record, "record", "", "write the session to FILE as it happens, mode 0600 (a capture: docs/capture-format.md); FILE must not exist")
-	fs.StringArrayVar(&f.Redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env, --pass-env and --header values always are, and so are a --server entry's header and password input values and the tokens --oauth obtains")
+	fs.StringArrayVar(&f.Redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env, --pass-env and --header values always are, and so are a --server entry's header and password input values and the secrets of --oauth (tokens, client secrets, assertions)")
 	fs.StringVar(&f.URL, "url", "", "connect to the MCP server at `URL` over HTTP instead of starting a command")
 	fs.StringVar(&f.Mode, "transport", string(transport.ModeAuto), "with --url: auto, streamable (Streamable HTTP) or sse (legacy HTTP+SSE); auto tries Streamable HTTP and falls back to SSE")
 	fs.StringArrayVar(&f.Headers, "header", nil, "with --url: send header 'Name: value' on every request (repeatable; values are never shown or recorded)")
 	fs.StringVar(&f.BearerEnv, "bearer-token-env", "", "with --url: send 'Authorization: Bearer <token>' with the token read from environment variable `NAME`")
 	fs.BoolVar(&f.Insecure, "insecure", false, "with --url: do not verify the server's TLS certificate (dangerous)")
-	fs.BoolVar(&f.OAuth, "oauth", false, "with --url: on a 401 (or a 403 insufficient_scope: step-up), run the OAuth 2.1 authorization code flow with PKCE (discovery, dynamic registration unless --oauth-client-id, a loopback redirect on 127.0.0.1) and send the access token on every request; the authorization URL is printed on stderr (in the UI, in a dialog); sonde never opens a browser")
-	fs.StringVar(&f.OAuthClientID, "oauth-client-id", "", "with --oauth: use this registered client `ID` instead of dynamic client registration")
-	fs.StringVar(&f.OAuthSecretEnv, "oauth-client-secret-env", "", "with --oauth-client-id: read the client secret from environment variable `NAME` (never shown)")
+	fs.BoolVar(&f.OAuth, "oauth", false, "with --url: on a 401 (or a 403 insufficient_scope: step-up), run the OAuth 2.1 authorization code flow with PKCE (discovery, a client ID metadata document where the authorization server supports them or else dynamic registration, unless --oauth-client-id; a loopback redirect on 127.0.0.1) or the grant --oauth-grant names and send the access token on every request; the authorization URL is printed on stderr (in the UI, in a dialog); sonde never opens a browser")
+	fs.StringVar(&f.OAuthClientID, "oauth-client-id", "", "with --oauth: use this registered client `ID` instead of dynamic client registration; an https URL is a client ID metadata document, used where the authorization server supports them (by default sonde uses "+transport.DefaultClientMetadataURL+" there)")
+	fs.StringVar(&f.OAuthSecretEnv, "oauth-client-secret-env", "", "with --oauth-client-id: read the client secret from environment variable `NAME` (never shown); client_secret_basic or client_secret_post, as the metadata says")
+	fs.StringVar(&f.OAuthGrant, "oauth-grant", string(transport.GrantAuthorizationCode), "with --oauth: how sonde gets its token, `GRANT`: authorization-code (a user signs in), client-credentials (a machine client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key) or cross-app-access (an identity assertion exchanged at --oauth-idp-token-endpoint for an ID-JAG, then the JWT bearer grant)")
+	fs.StringVar(&f.OAuthPrivateKey, "oauth-private-key", "", "with --oauth-client-id: authenticate with private_key_jwt, signing each client assertion with the PEM private key in `FILE` (EC P-256/P-384/P-521, RSA of 2048 bits or more, Ed25519; never shown)")
+	fs.StringVar(&f.OAuthAssertionAud, "oauth-assertion-audience", string(transport.AudienceIssuer), "with --oauth-private-key: the aud of each client assertion, `AUD`: issuer (the authorization server's issuer identifier) or token-endpoint (its token endpoint URL, for servers that want it)")
+	fs.StringVar(&f.OAuthIDTokenEnv, "oauth-id-token-env", "", "with --oauth-grant cross-app-access: read the identity assertion (an ID token, or a SAML assertion) from environment variable `NAME` (never shown)")
+	fs.StringVar(&f.OAuthIDTokenFile, "oauth-id-token-file", "", "with --oauth-grant cross-app-access: read the identity assertion from `FILE` (never shown)")
+	fs.StringVar(&f.OAuthIdPTokenEndpoint, "oauth-idp-token-endpoint", "", "with --oauth-grant cross-app-access: the identity provider's token endpoint `URL`, where the identity assertion is exchanged for an ID-JAG (RFC 8693)")
+	fs.StringVar(&f.OAuthIdPClientID, "oauth-idp-client-id", "", "with --oauth-grant cross-app-access: sonde's client `ID` at the identity provider")
+	fs.StringVar(&f.OAuthIdPSecretEnv, "oauth-idp-client-secret-env", "", "with --oauth-idp-client-id: read sonde's client secret at the identity provider from environment variable `NAME` (never shown)")
 	fs.StringVar(&f.OAuthBrowser, "oauth-browser", string(transport.BrowserPrint), "with --oauth: print (print the authorization URL and wait for the redirect) or fetch (GET the URL and follow its redirects: for authorization servers without a login page, in tests and automation)")
 	fs.DurationVar(&f.OAuthTimeout, "oauth-timeout", transport.DefaultOAuthTimeout, "with --oauth: how long one authorization may take, the visit to the authorization URL included")
 	fs.BoolVar(&f.Reconnect, "reconnect", false, "with --url: when the server ends the session (MCP_SESSION_EXPIRED), initialize a new one and retry once")

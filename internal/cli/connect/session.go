@@ -66,7 +66,7 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 	if err != nil {
 		return nil, nil, err
 	}
-	dial, _, _, err := Dial(f, t, cfg, PrintPrompt(s.env.Err, f), s.secrets)
+	dial, _, _, err := Dial(f, t, cfg, OAuthHooks{Prompt: PrintPrompt(s.env.Err, f), Grant: s.env.SetAuthGrant}, s.secrets)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -71,14 +71,23 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	sr.Roots, sr.Sampling, sr.Elicitation, sr.Interactive = true, true, true, true
 	// The UI owns the terminal: the OAuth flow's authorization URL goes to
 	// a dialog (the program exists by the time a server answers 401).
+	// The grant line (which grant, and why) comes just before the URL.
 	var prog atomic.Pointer[tea.Program]
-	prompt := func(authURL string) {
-		if p := prog.Load(); p != nil {
-			p.Send(ui.AuthorizeMsg{URL: authURL, Wait: f.OAuthTimeout})
-		}
+	var grant atomic.Pointer[string]
+	hooks := connect.OAuthHooks{
+		Grant: func(g string) { grant.Store(&g) },
+		Prompt: func(authURL string) {
+			if p := prog.Load(); p != nil {
+				msg := ui.AuthorizeMsg{URL: authURL, Wait: f.OAuthTimeout}
+				if g := grant.Load(); g != nil {
+					msg.Grant = *g
+				}
+				p.Send(msg)
+			}
+		},
 	}
 	secrets := &connect.SecretSink{}
-	dial, transportName, what, err := connect.Dial(f, t, cfg, prompt, secrets)
+	dial, transportName, what, err := connect.Dial(f, t, cfg, hooks, secrets)
 	if err != nil {
 		return err
 	}

@@ -685,14 +685,14 @@ func TestTUIURLRequired(t *testing.T) {
 }
 
 // TestTUIOAuth: a server that answers 401 with --oauth: the authorization
-// URL opens in a dialog; visiting it (the test plays the browser: the
+// URL opens in a dialog, with the grant line; visiting it (the test plays the browser: the
 // fixture's authorization server grants at once and redirects to sonde's
 // loopback listener) lets the flow finish, the dialog closes and the UI
 // connects with the token.
 func TestTUIOAuth(t *testing.T) {
 	base := clitest.FixtureHTTP(t, "--fault", "http-unauthorized")
 	tt := startTUI(t, 200, 40, []string{"--url", base + "/mcp", "--oauth"})
-	s := tt.waitFor("the authorization dialog", `Authorize sonde \(OAuth\)`, `waits up to 5m0s`, `&state=`)
+	s := tt.waitFor("the authorization dialog", `Authorize sonde \(OAuth\)`, `waits up to 5m0s`, `&state=`, `Grant: authorization code with PKCE`)
 	// The URL wraps in full rows of the dialog: read it column-wise.
 	var authURL string
 	lines := strings.Split(s, "\n")

@@ -45,7 +45,9 @@ tools/list over all pages, ping; then report what went wrong on the wire on the 
 much the server wrote on stderr. Nothing with side effects is called. Over HTTP, when the
 server refuses sonde with 401 (or 403 insufficient_scope), an auth line says what
 authorization discovery found: the resource, its authorization server (S256, dynamic
-registration), the scopes, and what went wrong on the way.
+registration), the scopes, and what went wrong on the way. With --oauth, an "auth grant"
+line says which grant sonde ran (authorization code, client credentials, cross-app
+access), with which client and why.
 
 The exit status is the one of the first failing step (0 when all pass).
 
@@ -93,7 +95,7 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 		target = t.URL
 	}
 	if !step("start+initialize", t0, target, err) {
-		return reportCheck(env, f.JSON, steps, nil, auth, firstErr)
+		return reportCheck(env, f.JSON, steps, nil, auth, env.AuthGrant(), firstErr)
 	}
 	defer s.Close()
 	steps[0].Detail = initDetail(s)
@@ -115,7 +117,7 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 	st := s.Client.Stats()
 	wire := fmt.Sprintf("%d frames sent; %d malformed, %d invalid, %d unknown, %d late, %d duplicate; %s on stderr",
 		st.Sent, st.Malformed, st.Invalid, st.Unknown, st.Late, st.Duplicate, textfmt.Size(int(st.StderrBytes)))
-	return reportCheck(env, f.JSON, steps, &wire, auth, firstErr)
+	return reportCheck(env, f.JSON, steps, &wire, auth, env.AuthGrant(), firstErr)
 }
 
 func initDetail(s *connect.Session) string {
@@ -142,10 +144,14 @@ func capabilityNames(res *mcp.InitializeResult) string {
 
 // reportCheck prints the steps, the wire counts and, when the server asked
 // for authorization, what discovery found (auth; with --json it is in the
-// error object already).
-func reportCheck(env *cmdutil.Env, asJSON bool, steps []checkStep, wire *string, auth *transport.AuthDiscovery, firstErr error) error {
+// error object already) and, with --oauth, which grant the authorization
+// ran and why (grant).
+func reportCheck(env *cmdutil.Env, asJSON bool, steps []checkStep, wire *string, auth *transport.AuthDiscovery, grant string, firstErr error) error {
 	if asJSON {
 		out := map[string]any{"ok": firstErr == nil, "steps": steps}
+		if grant != "" {
+			out["oauth_grant"] = grant
+		}
 		if wire != nil {
 			out["wire"] = *wire
 		}
@@ -169,6 +175,9 @@ func reportCheck(env *cmdutil.Env, asJSON bool, steps []checkStep, wire *string,
 	}
 	if auth != nil {
 		fmt.Fprintf(env.Out, "  auth %s\n", auth.Summary())
+	}
+	if grant != "" {
+		fmt.Fprintf(env.Out, "  auth grant: %s\n", grant)
 	}
 	if wire != nil {
 		fmt.Fprintf(env.Out, "  wire %s\n", *wire)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,10 @@ type conformanceCheck struct {
 // (interop/conformance-client.sh drives the sonde binary, here the test
 // binary acting as sonde). The suite's exit status is not enough: a client
 // that does nothing passes some scenarios with no checks at all, so each
-// scenario must produce its own checks, all SUCCESS. Scenarios run one at a
-// time: sse-retry measures timing.
+// scenario must produce its own checks, every one SUCCESS or INFO (none
+// WARNING or FAILURE), those named in want SUCCESS. The list is every
+// client scenario `conformance list` shows. Scenarios run one at a time:
+// sse-retry measures timing.
 func TestConformance(t *testing.T) {
 	suite, nodeDir := conformanceSuite(t)
 	// The checks of a whole OAuth flow with dynamic registration.
@@ -41,40 +44,68 @@ func TestConformance(t *testing.T) {
 		"pkce-code-challenge-sent", "pkce-s256-method-used", "pkce-code-verifier-sent", "pkce-verifier-matches-challenge",
 		"token-request", "valid-bearer-token"}
 	authFlow = authFlow[:len(authFlow):len(authFlow)] // appends copy
+	// The same with a client ID metadata document instead of registration
+	// (the authorization server supports them).
+	cimdFlow := slices.DeleteFunc(slices.Clone(authFlow), func(id string) bool { return id == "client-registration" })
+	cimdFlow = cimdFlow[:len(cimdFlow):len(cimdFlow)]
+	// The grants without a user: discovery, then one token request.
+	machineFlow := []string{"prm-pathbased-requested", "authorization-server-metadata", "token-request", "valid-bearer-token"}
+	noUser := []string{"client-registration", "authorization-request"}
+	listed := clientScenarios(t, suite, nodeDir)
+	defer func() {
+		if len(listed) > 0 {
+			t.Errorf("client scenarios of the suite that the test does not run: %v", listed)
+		}
+	}()
 	adapter, _ := filepath.Abs(filepath.Join(peertest.Root(), "interop", "conformance-client.sh"))
 	for _, sc := range []struct {
-		name string
-		want []string // check ids that must be present and SUCCESS
+		name   string
+		want   []string // check ids that must be present and SUCCESS
+		absent []string // check ids that must not be there
 	}{
-		{"initialize", []string{"mcp-client-initialization"}},
-		{"tools_call", []string{"tool-add-numbers"}},
-		{"sse-retry", []string{"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"}},
+		{"initialize", []string{"mcp-client-initialization"}, nil},
+		{"tools_call", []string{"tool-add-numbers"}, nil},
+		{"sse-retry", []string{"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"}, nil},
 		{"elicitation-sep1034-client-defaults", []string{
 			"client-elicitation-sep1034-string-default", "client-elicitation-sep1034-integer-default",
 			"client-elicitation-sep1034-number-default", "client-elicitation-sep1034-enum-default",
 			"client-elicitation-sep1034-boolean-default",
-		}},
+		}, nil},
 		// OAuth (--oauth --oauth-browser fetch): discovery, registration,
 		// PKCE, resource, the token on every request.
-		{"auth/metadata-default", authFlow},
-		{"auth/metadata-var1", authFlow},
-		{"auth/metadata-var2", authFlow},
-		{"auth/metadata-var3", authFlow},
-		{"auth/scope-from-www-authenticate", append(authFlow, "scope-from-www-authenticate")},
-		{"auth/scope-from-scopes-supported", append(authFlow, "scope-from-scopes-supported")},
-		{"auth/scope-omitted-when-undefined", append(authFlow, "scope-omitted-when-undefined")},
-		{"auth/scope-step-up", append(authFlow, "scope-step-up-initial", "scope-step-up-escalation")},
-		{"auth/scope-retry-limit", []string{"authorization-request", "token-request", "scope-retry-limit"}},
-		{"auth/token-endpoint-auth-basic", append(authFlow, "token-endpoint-auth-method", "resource-parameter-in-authorization", "resource-parameter-in-token", "resource-parameter-consistency")},
-		{"auth/token-endpoint-auth-post", append(authFlow, "token-endpoint-auth-method")},
-		{"auth/token-endpoint-auth-none", append(authFlow, "token-endpoint-auth-method")},
-		{"auth/pre-registration", []string{"authorization-request", "pkce-verifier-matches-challenge", "pre-registration-auth", "token-request", "valid-bearer-token"}},
-		{"auth/2025-03-26-oauth-metadata-backcompat", authFlow[1:]},
-		{"auth/2025-03-26-oauth-endpoint-fallback", []string{"client-registration", "authorization-request", "token-request", "valid-bearer-token"}},
-		{"auth/resource-mismatch", []string{"prm-pathbased-requested", "resource-mismatch-rejected"}},
-		{"auth/offline-access-scope", append(authFlow, "sep-2207-client-metadata-grant-types")},
-		{"auth/offline-access-not-supported", append(authFlow, "sep-2207-offline-access-not-requested")},
+		{"auth/metadata-default", authFlow, nil},
+		{"auth/metadata-var1", authFlow, nil},
+		{"auth/metadata-var2", authFlow, nil},
+		{"auth/metadata-var3", authFlow, nil},
+		// The authorization server supports client ID metadata documents:
+		// the client id is the URL the adapter passes, no registration.
+		{"auth/basic-cimd", append(cimdFlow, "cimd-client-id-used"), []string{"client-registration"}},
+		{"auth/scope-from-www-authenticate", append(authFlow, "scope-from-www-authenticate"), nil},
+		{"auth/scope-from-scopes-supported", append(authFlow, "scope-from-scopes-supported"), nil},
+		{"auth/scope-omitted-when-undefined", append(authFlow, "scope-omitted-when-undefined"), nil},
+		{"auth/scope-step-up", append(authFlow, "scope-step-up-initial", "scope-step-up-escalation"), nil},
+		{"auth/scope-retry-limit", []string{"authorization-request", "token-request", "scope-retry-limit"}, nil},
+		{"auth/token-endpoint-auth-basic", append(authFlow, "token-endpoint-auth-method", "resource-parameter-in-authorization", "resource-parameter-in-token", "resource-parameter-consistency"), nil},
+		{"auth/token-endpoint-auth-post", append(authFlow, "token-endpoint-auth-method"), nil},
+		{"auth/token-endpoint-auth-none", append(authFlow, "token-endpoint-auth-method"), nil},
+		{"auth/pre-registration", []string{"authorization-request", "pkce-verifier-matches-challenge", "pre-registration-auth", "token-request", "valid-bearer-token"}, nil},
+		{"auth/2025-03-26-oauth-metadata-backcompat", authFlow[1:], nil},
+		{"auth/2025-03-26-oauth-endpoint-fallback", []string{"client-registration", "authorization-request", "token-request", "valid-bearer-token"}, nil},
+		{"auth/resource-mismatch", []string{"prm-pathbased-requested", "resource-mismatch-rejected"}, nil},
+		// Client ID metadata documents are supported there too: sonde uses
+		// its own (oauth.DefaultClientMetadataURL) and does not register;
+		// the suite's fetch of that document makes its grant_types check
+		// SUCCESS, or INFO when the document cannot be fetched (offline).
+		{"auth/offline-access-scope", cimdFlow, []string{"client-registration"}},
+		{"auth/offline-access-not-supported", append(authFlow, "sep-2207-offline-access-not-requested"), nil},
+		// The extensions: client credentials (a secret in Basic, a
+		// private_key_jwt assertion), cross-app access (token exchange at
+		// the identity provider, then the JWT bearer grant).
+		{"auth/client-credentials-basic", append(machineFlow, "client-credentials-basic-auth"), noUser},
+		{"auth/client-credentials-jwt", append(machineFlow, "client-credentials-jwt-verified"), noUser},
+		{"auth/cross-app-access-complete-flow", append(machineFlow[1:], "complete-flow-token-exchange", "complete-flow-jwt-bearer"), noUser},
 	} {
+		listed = slices.DeleteFunc(listed, func(n string) bool { return n == sc.name })
 		t.Run(strings.ReplaceAll(sc.name, "/", "_"), func(t *testing.T) {
 			out := t.TempDir()
 			cmd := exec.Command(suite, "client", "--command", "sh "+adapter, "--scenario", sc.name, "-o", out, "--timeout", "30000")
@@ -107,11 +138,45 @@ func TestConformance(t *testing.T) {
 					t.Errorf("check %s missing or not SUCCESS: %+v", id, c)
 				}
 			}
+			for _, id := range sc.absent {
+				if c, ok := byID[id]; ok {
+					t.Errorf("check %s should not be there: %+v", id, c)
+				}
+			}
 			if err != nil || t.Failed() {
 				t.Errorf("suite exit: %v\n%s", err, output)
 			}
 		})
 	}
+}
+
+// clientScenarios lists the suite's client scenarios (`conformance list`:
+// the "  - NAME [versions]" lines after "Client scenarios").
+func clientScenarios(t *testing.T, suite, nodeDir string) []string {
+	t.Helper()
+	cmd := exec.Command(suite, "list")
+	cmd.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("conformance list: %v", err)
+	}
+	var names []string
+	client := false
+	for line := range strings.Lines(string(out)) {
+		switch {
+		case strings.HasPrefix(line, "Client scenarios"):
+			client = true
+		case strings.HasSuffix(strings.TrimSpace(line), ":"):
+			client = false
+		case client && strings.HasPrefix(strings.TrimSpace(line), "- "):
+			name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "- "), " ")
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("conformance list shows no client scenario:\n%s", out)
+	}
+	return names
 }
 
 // readChecks reads DIR/<scenario>-<time>/checks.json (a scenario named
