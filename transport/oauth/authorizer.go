@@ -127,7 +127,8 @@ var Grants = []Grant{GrantAuthorizationCode, GrantClientCredentials, GrantCrossA
 
 // DefaultClientMetadataURL is the client id sonde uses, when it is given
 // none, with an authorization server that supports Client ID Metadata
-// Documents (client_id_metadata_document_supported): the URL of sonde's
+// Documents (client_id_metadata_document_supported) and offers no dynamic
+// registration (with one, sonde registers): the URL of sonde's
 // client metadata document (docs/client-metadata.json in sonde's
 // repository, published with the project's pages). The document names this
 // URL as its client_id, a public client (token_endpoint_auth_method none)

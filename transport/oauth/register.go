@@ -16,7 +16,9 @@ import (
 
 // register fills g's client for the code grant. With an authorization
 // server that supports Client ID Metadata Documents, the client id is a
-// URL: Config.ClientID when it is one, else DefaultClientMetadataURL.
+// URL: Config.ClientID when it is one, else (when the server offers no
+// dynamic registration, which needs nothing published)
+// DefaultClientMetadataURL.
 // Otherwise Config.ClientID (and ClientSecret or PrivateKey) when it is
 // given and no URL, else a client registered at the registration endpoint
 // (RFC 7591) of g's authorization server for g's redirect URI; a URL
@@ -29,9 +31,9 @@ func (f *flow) register(g *grant) error {
 	}
 	metadataURL := cfg.ClientID == "" || ClientMetadataURL(cfg.ClientID)
 	switch {
-	case metadataURL && as.ClientIDMetadataDocument && cfg.ClientID == "":
+	case metadataURL && as.ClientIDMetadataDocument && cfg.ClientID == "" && as.RegistrationEndpoint == "":
 		g.clientID = DefaultClientMetadataURL
-		g.why = "client id " + g.clientID + ": sonde's client metadata document, since the authorization server supports client ID metadata documents (--oauth-client-id names another)"
+		g.why = "client id " + g.clientID + ": sonde's client metadata document, since the authorization server supports client ID metadata documents and offers no dynamic registration (--oauth-client-id names another)"
 		return nil
 	case metadataURL && as.ClientIDMetadataDocument:
 		g.why = "client id " + g.clientID + " (--oauth-client-id): a client metadata document, which the authorization server supports"
@@ -48,6 +50,9 @@ func (f *flow) register(g *grant) error {
 	}
 	g.secret, g.method = "", ""
 	g.why = "a client registered dynamically at " + as.RegistrationEndpoint + ", since the authorization server does not support client ID metadata documents"
+	if as.ClientIDMetadataDocument {
+		g.why = "a client registered dynamically at " + as.RegistrationEndpoint + " (the authorization server also supports client ID metadata documents: --oauth-client-id URL uses one)"
+	}
 	if cfg.ClientID != "" {
 		g.why = "a client registered dynamically at " + as.RegistrationEndpoint + ": --oauth-client-id names a client metadata document, which the authorization server does not support"
 	}
