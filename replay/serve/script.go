@@ -56,6 +56,9 @@ type Anchor struct {
 	Method string
 	t      int64
 	Lines  []Line
+	// Session is the recorded session (1 for the first; a restart record
+	// starts the next) the anchor belongs to.
+	Session int
 }
 
 // Exchange is a recorded client request and what the server wrote for it.
@@ -87,7 +90,19 @@ type Script struct {
 	ProtocolVersion, ServerName, ServerVersion string
 	// Warnings lists what was skipped while building.
 	Warnings []string
+	// Sessions is how many sessions the capture holds (restart records
+	// separate them); 1 for a capture without restarts.
+	Sessions int
+
+	starts   []*Anchor   // the start anchor of each session (starts[0] is &Start)
+	sessions []handshake // the session record of each session
+
+	strict bool   // Options.Strict
+	repeat Repeat // Options.Repeat
 }
+
+// handshake is what a session record says.
+type handshake struct{ version, name, serverVersion string }
 
 // Build reads a capture and builds its script. Each line the server wrote
 // is given to one anchor: a response to the request with its id; a
@@ -101,7 +116,9 @@ func Build(r io.Reader) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Script{notes: map[string][]*Anchor{}, answers: map[string]*Anchor{}}
+	s := &Script{notes: map[string][]*Anchor{}, answers: map[string]*Anchor{}, Sessions: 1, sessions: []handshake{{}}}
+	s.starts = []*Anchor{&s.Start}
+	s.Start.Session = 1
 	var (
 		gen     int
 		byID    = map[string]*Exchange{}
@@ -131,10 +148,23 @@ func Build(r io.Reader) (*Script, error) {
 		}
 		switch rec.Type {
 		case capture.TypeRestart:
+			// What the old server wrote last stays with its session.
+			if last == nil {
+				last = s.starts[gen]
+			}
+			flush(last)
 			gen++
+			s.Sessions++
+			st := &Anchor{t: rec.T, Session: gen + 1}
+			s.starts = append(s.starts, st)
+			s.sessions = append(s.sessions, handshake{})
+			last = nil
 			continue
 		case capture.TypeSession:
-			s.ProtocolVersion, s.ServerName, s.ServerVersion = rec.ProtocolVersion, rec.ServerName, rec.ServerVersion
+			s.sessions[gen] = handshake{rec.ProtocolVersion, rec.ServerName, rec.ServerVersion}
+			if gen == 0 {
+				s.ProtocolVersion, s.ServerName, s.ServerVersion = rec.ProtocolVersion, rec.ServerName, rec.ServerVersion
+			}
 			continue
 		case capture.TypeFrame:
 		case capture.TypeStderr:
@@ -152,12 +182,12 @@ func Build(r io.Reader) (*Script, error) {
 		if rec.Dir == "out" {
 			prev := last
 			if prev == nil {
-				prev = &s.Start
+				prev = s.starts[gen]
 			}
 			flush(prev)
 			switch {
 			case rec.Kind == "request" && rec.ID != nil:
-				ex, err := newExchange(rec)
+				ex, err := newExchange(rec, gen+1)
 				if err != nil {
 					s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
 					continue
@@ -169,12 +199,12 @@ func Build(r io.Reader) (*Script, error) {
 				}
 				last = &ex.Anchor
 			case rec.Kind == "notification":
-				a := &Anchor{Method: rec.Method, t: rec.T}
+				a := &Anchor{Method: rec.Method, t: rec.T, Session: gen + 1}
 				s.notes[rec.Method] = append(s.notes[rec.Method], a)
 				last = a
 			case rec.Kind == "response" && rec.ID != nil:
-				a := &Anchor{t: rec.T}
-				s.answers[rec.ID.String()] = a
+				a := &Anchor{t: rec.T, Session: gen + 1}
+				s.answers[key(*rec.ID)] = a
 				last = a
 			}
 			continue
@@ -201,7 +231,7 @@ func Build(r io.Reader) (*Script, error) {
 		s.add(&owner.Anchor, rec, kind)
 	}
 	if last == nil {
-		last = &s.Start
+		last = s.starts[gen]
 	}
 	flush(last)
 	s.Warnings = append(s.Warnings, rd.Warnings()...)
@@ -230,13 +260,13 @@ func (s *Script) add(a *Anchor, rec capture.Record, kind LineKind) {
 	a.Lines = append(a.Lines, Line{Offset: at, Raw: raw, Kind: kind})
 }
 
-func newExchange(rec capture.Record) (*Exchange, error) {
+func newExchange(rec capture.Record, session int) (*Exchange, error) {
 	raw, err := rec.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("request bytes: %v", err)
 	}
 	msg, _ := jsonrpc.Decode(raw)
-	ex := &Exchange{Anchor: Anchor{Method: rec.Method, t: rec.T}, ID: *rec.ID, Params: msg.Params}
+	ex := &Exchange{Anchor: Anchor{Method: rec.Method, t: rec.T, Session: session}, ID: *rec.ID, Params: msg.Params}
 	ex.canon, ex.Name, ex.token = canonical(rec.Method, msg.Params)
 	return ex, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,16 @@ type Options struct {
 	// Stderr gets the recorded server's stderr, at its points (nil: it is
 	// not played).
 	Stderr io.Writer
+	// Strict answers only recorded requests (and ping, and initialize from
+	// the session record): no synthesized housekeeping, and list methods
+	// matched like any other.
+	Strict bool
+	// Repeat says what a request gets once the recorded answers it matches
+	// were all played ("": RepeatCycle).
+	Repeat Repeat
+	// Session serves only the recorded session N (1-based: a restart record
+	// starts the next); 0 serves every session as one pool.
+	Session int
 }
 
 // ExitError is what Serve returns when it played the recorded server's own
@@ -70,6 +81,10 @@ func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Option
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
+	s, err := s.session(o.Session, o)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := &player{ctx: ctx, out: out, stderr: o.Stderr, speed: o.Speed, fail: cancel}
@@ -98,7 +113,7 @@ func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Option
 		}
 	}()
 
-	p.play(&s.Start, nil, nil)
+	p.play(&s.Start, nil, nil, nil)
 	for {
 		var it item
 		select {
@@ -166,11 +181,13 @@ func (s *Script) handle(p *player, line []byte, log io.Writer) {
 		s.request(p, msg, log)
 	case jsonrpc.KindNotification:
 		if a := s.notification(msg.Method); a != nil {
-			p.play(a, nil, nil)
+			p.play(a, nil, nil, nil)
+		} else {
+			fmt.Fprintf(log, "sonde replay: %s: not recorded, accepted (synthesized)\n", msg.Method)
 		}
 	case jsonrpc.KindResponse:
 		if a := s.answer(msg.ID); a != nil {
-			p.play(a, nil, nil)
+			p.play(a, nil, nil, nil)
 		} else {
 			fmt.Fprintf(log, "sonde replay: response id %s answers no recorded server request (ignored)\n", msg.ID)
 		}
@@ -187,22 +204,31 @@ func (s *Script) request(p *player, msg jsonrpc.Message, log io.Writer) {
 		if !ex.answered() {
 			note = " (the capture has no response to it: none is sent)"
 		}
-		fmt.Fprintf(log, "sonde replay: %s id %s: recorded id %s (%s match)%s\n", msg.Method, msg.ID, ex.ID, how, note)
-		p.play(&ex.Anchor, idJSON, token)
+		if how == MatchLoose || how == MatchNewest {
+			if paths := paramDiff(ex.Params, msg.Params); len(paths) > 0 {
+				note = ", params differ at " + strings.Join(paths, ", ") + note
+			}
+		}
+		var version []byte
+		if msg.Method == mcp.MethodInitialize {
+			asked, recorded := initializeVersions(msg.Params, ex)
+			if v := s.handshakeVersion(asked, recorded); v != "" {
+				version, _ = json.Marshal(v)
+				note += fmt.Sprintf(", protocolVersion %s instead of the recorded %s (synthesized)", v, recorded)
+			}
+		}
+		fmt.Fprintf(log, "sonde replay: %s id %s: recorded id %s (%s match%s)\n", msg.Method, msg.ID, ex.ID, how, note)
+		p.play(&ex.Anchor, idJSON, token, version)
 		return
 	}
-	switch msg.Method {
-	case mcp.MethodPing:
-		fmt.Fprintf(log, "sonde replay: ping id %s: not recorded, answered {}\n", msg.ID)
-		p.reply(msg.ID, json.RawMessage("{}"), nil)
-	case mcp.MethodInitialize:
-		fmt.Fprintf(log, "sonde replay: initialize id %s: not recorded, answered from the session record\n", msg.ID)
-		p.reply(msg.ID, s.initResult(msg.Params), nil)
-	default:
-		e := s.unmatchedError(msg.Method, msg.Params)
-		fmt.Fprintf(log, "sonde replay: %s id %s: no match: answered %d\n", msg.Method, msg.ID, e.Code)
-		p.reply(msg.ID, nil, e)
+	if res, why, ok := s.synthesize(msg.Method, msg.Params); ok {
+		fmt.Fprintf(log, "sonde replay: %s id %s: not recorded, answered %s (synthesized)\n", msg.Method, msg.ID, why)
+		p.reply(msg.ID, res, nil)
+		return
 	}
+	e := s.unmatchedError(msg.Method, msg.Params)
+	fmt.Fprintf(log, "sonde replay: %s id %s: no match: answered %d\n", msg.Method, msg.ID, e.Code)
+	p.reply(msg.ID, nil, e)
 }
 
 // answered reports whether the recorded request got a response.
@@ -296,8 +322,9 @@ func (p *player) reply(id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) 
 }
 
 // play writes an anchor's lines after their delays, from now: responses
-// with id, progress notifications with token (when not nil).
-func (p *player) play(a *Anchor, id, token []byte) {
+// with id and result.protocolVersion set to version, progress notifications
+// with token (each when not nil).
+func (p *player) play(a *Anchor, id, token, version []byte) {
 	if len(a.Lines) == 0 {
 		return
 	}
@@ -332,6 +359,9 @@ func (p *player) play(a *Anchor, id, token []byte) {
 				continue
 			case l.Kind == Response && id != nil:
 				raw, _ = RewriteID(raw, id)
+				if version != nil {
+					raw, _ = RewriteResultMember(raw, "protocolVersion", version)
+				}
 			case l.Kind == Progress && token != nil:
 				raw, _ = RewriteToken(raw, token)
 			}

@@ -23,6 +23,12 @@ type ReplayOptions struct {
 	NoPacing       bool
 	Ignore         []string
 	Frames         int // the UI's Frames pane
+	// The mock's (--serve): --repeat, --session, --listen, --allow-remote
+	// (its --strict is Server.Strict).
+	Repeat      string
+	Session     int
+	Listen      string
+	AllowRemote bool
 }
 
 // OpenUI runs the interactive UI over the capture at path (`sonde replay
@@ -101,6 +107,8 @@ Matching, timing and the diff are described in docs/replay.md.
 	fs.Float64Var(&o.Speed, "speed", 1, "play the recorded delays this many times faster (0.5: twice as slow)")
 	fs.BoolVar(&o.NoPacing, "no-pacing", false, "send everything at once, without the recorded delays")
 	fs.IntVar(&o.Frames, "frames", 20000, "the UI (replay FILE): frames kept in the Frames pane (older ones are evicted and counted)")
+	fs.StringVar(&o.Repeat, "repeat", "cycle", "with --serve: once a request's recorded answers were all played, play them again (cycle), keep the last (last) or answer an error (fail)")
+	fs.IntVar(&o.Session, "session", 0, "with --serve: serve only the capture's session `N` (1 for the first; a restart starts the next); 0: all as one pool")
 	fs.StringArrayVar(&o.Ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
 	return cmd
 }
@@ -125,6 +133,10 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 	if f.Record != "" || f.Trace || len(o.Ignore) > 0 {
 		return cmdutil.Usagef("--record, --trace and --ignore apply to --against, not to --serve")
 	}
+	repeat, err := serve.ParseRepeat(o.Repeat)
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
 	fh, err := openCapture("--serve", path)
 	if err != nil {
 		return err
@@ -134,10 +146,14 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 	if err != nil {
 		return cmdutil.Usagef("--serve " + path + ": " + err.Error())
 	}
+	if o.Session < 0 || o.Session > script.Sessions {
+		return cmdutil.Usagef(fmt.Sprintf("--session %d: %s holds %d session(s) (1 to %d; 0 for all)", o.Session, path, script.Sessions, script.Sessions))
+	}
 	for _, w := range script.Warnings {
 		fmt.Fprintln(env.Err, "sonde replay: warning: "+w)
 	}
-	err = serve.Serve(cmd.Context(), script, env.In, env.Out, serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes)})
+	so := serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes), Strict: f.Strict, Repeat: repeat, Session: o.Session}
+	err = serve.Serve(cmd.Context(), script, env.In, env.Out, so)
 	var exit *serve.ExitError
 	if errors.As(err, &exit) {
 		return &cmdutil.ExitStatus{Code: exit.Code, Msg: "replay: " + exit.Error()}
