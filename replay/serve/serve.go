@@ -204,7 +204,7 @@ func (s *Script) request(p *player, msg jsonrpc.Message, log io.Writer) {
 		if !ex.answered() {
 			note = " (the capture has no response to it: none is sent)"
 		}
-		if how == MatchLoose || how == MatchNewest {
+		if (how == MatchLoose || how == MatchNewest) && msg.Method != mcp.MethodInitialize {
 			if paths := paramDiff(ex.Params, msg.Params); len(paths) > 0 {
 				note = ", params differ at " + strings.Join(paths, ", ") + note
 			}

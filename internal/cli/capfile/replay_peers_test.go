@@ -1,0 +1,161 @@
+package capfile_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/peertest"
+)
+
+// everythingScript is the session recorded against server-everything for
+// the clients nobody here wrote: a list, a call, a resource, a prompt.
+const everythingScript = `{"method":"tools/list"}
+{"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}
+{"method":"resources/read","params":{"uri":"demo://resource/static/document/architecture.md"}}
+{"method":"prompts/get","params":{"name":"simple-prompt"}}
+`
+
+// recordEverything records everythingScript against server-everything and
+// returns the capture and the recorded results by method.
+func recordEverything(t *testing.T) (string, map[string]json.RawMessage) {
+	t.Helper()
+	bin := peertest.Everything(t)
+	path := filepath.Join(t.TempDir(), "everything.jsonl")
+	r := clitest.RunSonde(t, everythingScript, "script", "-", "--timeout", "20s", "--record", path, "--", bin)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "sonde: capture "+path) {
+		t.Fatalf("not recorded: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	results := map[string]json.RawMessage{}
+	for line := range strings.Lines(r.Stdout) {
+		var l struct {
+			Method string
+			Result json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil || len(l.Result) == 0 {
+			t.Fatalf("script line %q: %v", line, err)
+		}
+		results[l.Method] = l.Result
+	}
+	return path, results
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return bytes.Equal(xb, yb)
+}
+
+// runInspector runs the Inspector's CLI with args against `sonde replay
+// --serve capture serveArgs...` (the test binary as sonde) and returns its
+// stdout, its stderr and whether it succeeded.
+func runInspector(t *testing.T, capture string, serveArgs []string, args ...string) (string, string, bool) {
+	t.Helper()
+	var cli []string
+	for _, kv := range clitest.ChildEnv() {
+		cli = append(cli, "-e", kv)
+	}
+	// The server command goes after "--": the Inspector takes the options
+	// after it (--strict too) as its own.
+	cli = append(append(cli, args...), "--", os.Args[0], "replay", "--serve", capture)
+	cmd := peertest.Inspector(t, append(cli, serveArgs...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return stdout.String(), stderr.String(), err == nil
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the Inspector did not end in 60s\nstdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	}
+	return "", "", false
+}
+
+// TestReplayServeInspector: the official Inspector's CLI (as a user runs
+// it, with its logging/setLevel after the handshake) against the mock
+// serving a capture of server-everything gets the recorded answers of
+// tools/list, tools/call, resources/read and prompts/get; a prompt the
+// capture does not have is refused with the nearest recorded one named;
+// --strict refuses the Inspector's logging/setLevel, and the Inspector
+// gives up (what the issue saw).
+func TestReplayServeInspector(t *testing.T) {
+	peertest.Inspector(t) // skip early when it is not installed
+	capture, want := recordEverything(t)
+	for _, tc := range []struct {
+		method string
+		args   []string
+	}{
+		{"tools/list", nil},
+		{"tools/call", []string{"--tool-name", "echo", "--tool-arg", "message=hi"}},
+		{"resources/read", []string{"--uri", "demo://resource/static/document/architecture.md"}},
+		{"prompts/get", []string{"--prompt-name", "simple-prompt"}},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			out, errOut, ok := runInspector(t, capture, nil, append([]string{"--method", tc.method}, tc.args...)...)
+			if !ok || !sameJSON([]byte(out), want[tc.method]) {
+				t.Errorf("ok %v\nstdout: %s\nwant: %s\nstderr: %s", ok, out, want[tc.method], errOut)
+			}
+			if !strings.Contains(errOut, "sonde replay: logging/setLevel id 1: not recorded, answered {} (the recorded server declared logging) (synthesized)") {
+				t.Errorf("stderr: %s", errOut)
+			}
+		})
+	}
+	t.Run("unmatched", func(t *testing.T) {
+		out, errOut, ok := runInspector(t, capture, nil, "--method", "prompts/get", "--prompt-name", "simple-prompts")
+		if ok || !strings.Contains(out+errOut, `the capture has no recorded request matching prompts/get \"simple-prompts\"; nearest: prompts/get \"simple-prompt\" (recorded id 5)`) &&
+			!strings.Contains(out+errOut, `the capture has no recorded request matching prompts/get "simple-prompts"; nearest: prompts/get "simple-prompt" (recorded id 5)`) {
+			t.Errorf("ok %v\nstdout: %s\nstderr: %s", ok, out, errOut)
+		}
+	})
+	t.Run("strict", func(t *testing.T) {
+		out, errOut, ok := runInspector(t, capture, []string{"--strict"}, "--method", "tools/list")
+		if ok || !strings.Contains(errOut, "logging/setLevel id 1: no match: answered -32010") ||
+			!strings.Contains(out+errOut, `{"error":{"code":"error","message":"sonde replay: the capture has no recorded request matching logging/setLevel;`) {
+			t.Errorf("ok %v\nstdout: %s\nstderr: %s", ok, out, errOut)
+		}
+	})
+}
+
+// TestReplayServeGoSDK: the official Go SDK's client (interop/gosdk-client)
+// over stdio against the mock serving a capture of server-everything gets
+// the recorded tool list and the recorded answer of the call.
+func TestReplayServeGoSDK(t *testing.T) {
+	client := peertest.GoSDKClient(t)
+	capture, want := recordEverything(t)
+	cmd := exec.Command(client, "-tool", "echo", "-args", `{"message":"hi"}`, "-terminate", "2s", "--", os.Args[0], "replay", "--serve", capture)
+	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	var got struct {
+		Tools  []string
+		Result json.RawMessage
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	var list struct{ Tools []struct{ Name string } }
+	json.Unmarshal(want["tools/list"], &list)
+	if len(got.Tools) != len(list.Tools) || len(got.Tools) < 5 || !sameJSON(got.Result, want["tools/call"]) {
+		t.Errorf("got %s\nwant tools %s\nresult %s\nstderr: %s", stdout.String(), want["tools/list"], want["tools/call"], stderr.String())
+	}
+}
