@@ -266,4 +266,3 @@ func RewriteResultMember(raw []byte, key string, val []byte) ([]byte, bool) {
 	out = append(out, res...)
 	return append(out, raw[re:]...), true
 }
-
