@@ -187,7 +187,7 @@ func (s *Script) synthesize(method string, params json.RawMessage) (result json.
 	}
 	caps := s.capabilities()
 	list := func(cap, member string) (json.RawMessage, string, bool) {
-		if !declared(caps, cap, "") {
+		if !declared(caps, cap, "") || cursorOf(params) != "" {
 			return nil, "", false
 		}
 		return json.RawMessage(`{"` + member + `":[]}`), "an empty list (the recorded server declared " + cap + ")", true
