@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -108,6 +111,8 @@ Matching, timing and the diff are described in docs/replay.md.
 	fs.BoolVar(&o.NoPacing, "no-pacing", false, "send everything at once, without the recorded delays")
 	fs.IntVar(&o.Frames, "frames", 20000, "the UI (replay FILE): frames kept in the Frames pane (older ones are evicted and counted)")
 	fs.StringVar(&o.Repeat, "repeat", "cycle", "with --serve: once a request's recorded answers were all played, play them again (cycle), keep the last (last) or answer an error (fail)")
+	fs.StringVar(&o.Listen, "listen", "", "with --serve: serve the mock over HTTP on `ADDR` (host:port; Streamable HTTP on /mcp, legacy HTTP+SSE on /sse) instead of stdio; loopback only unless --allow-remote")
+	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "with --listen: accept an address that is not loopback (the mock answers anyone who can reach it)")
 	fs.IntVar(&o.Session, "session", 0, "with --serve: serve only the capture's session `N` (1 for the first; a restart starts the next); 0: all as one pool")
 	fs.StringArrayVar(&o.Ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
 	return cmd
@@ -129,6 +134,13 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 	path := o.Serve
 	if len(args) > 0 || f.URL != "" {
 		return cmdutil.Usagef("--serve takes no server command and no --url: it is the server")
+	}
+	if o.Listen != "" {
+		if err := checkListen(o.Listen, o.AllowRemote); err != nil {
+			return err
+		}
+	} else if o.AllowRemote {
+		return cmdutil.Usagef("--allow-remote goes with --listen ADDR")
 	}
 	if f.Record != "" || f.Trace || len(o.Ignore) > 0 {
 		return cmdutil.Usagef("--record, --trace and --ignore apply to --against, not to --serve")
@@ -153,6 +165,9 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 		fmt.Fprintln(env.Err, "sonde replay: warning: "+w)
 	}
 	so := serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes), Strict: f.Strict, Repeat: repeat, Session: o.Session}
+	if o.Listen != "" {
+		return listenServe(cmd.Context(), env, o, script, so)
+	}
 	err = serve.Serve(cmd.Context(), script, env.In, env.Out, so)
 	var exit *serve.ExitError
 	if errors.As(err, &exit) {
@@ -162,6 +177,52 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted}
 	}
 	return err
+}
+
+// checkListen refuses a --listen address that is not host:port, or not
+// loopback without --allow-remote.
+func checkListen(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return cmdutil.Usagef(fmt.Sprintf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:3001 (%v)", addr, err))
+	}
+	if allowRemote {
+		return nil
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return cmdutil.Usagef(fmt.Sprintf("--listen %q is not a loopback address: the mock would answer anyone who can reach it; add --allow-remote to mean it", addr))
+}
+
+// listenServe is `sonde replay --serve FILE --listen ADDR`: the mock over
+// HTTP until interrupted.
+func listenServe(ctx context.Context, env *cmdutil.Env, o *ReplayOptions, script *serve.Script, so serve.Options) error {
+	h, err := serve.NewHandler(script, so)
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	defer h.Close()
+	l, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "replay: --listen: " + err.Error()}
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(env.Err, "sonde replay: serving %s on http://%s/mcp (Streamable HTTP) and http://%s/sse (HTTP+SSE)\n", o.Serve, l.Addr(), l.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("replay: --listen: %w", err)
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		h.Close()
+		srv.Shutdown(sctx)
+		srv.Close()
+		<-done
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted}
+	}
 }
 
 // runAgainst is `sonde replay --against FILE -- COMMAND`: the re-drive.
