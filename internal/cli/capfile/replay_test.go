@@ -411,6 +411,7 @@ func TestReplayUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.jsonl")
+	sample := filepath.Join(peertest.Root(), "testdata", "captures", "out-of-order-late-crash.jsonl")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -424,6 +425,11 @@ func TestReplayUsage(t *testing.T) {
 		{"not a capture", []string{"replay", "--serve", notCapture}, "sonde: --serve " + notCapture + ": capture line 1: not a sonde capture: ..."},
 		{"serve with a command", []string{"replay", "--serve", notCapture, "--", "x"}, "sonde: --serve takes no server command and no --url: it is the server\n"},
 		{"serve with --record", []string{"replay", "--serve", notCapture, "--record", missing}, "sonde: --record, --trace and --ignore apply to --against, not to --serve\n"},
+		{"bad repeat", []string{"replay", "--serve", notCapture, "--repeat", "again"}, `sonde: --repeat "again": want cycle, last or fail` + "\n"},
+		{"remote listen", []string{"replay", "--serve", notCapture, "--listen", "0.0.0.0:3001"}, `sonde: --listen "0.0.0.0:3001" is not a loopback address: the mock would answer anyone who can reach it; add --allow-remote to mean it` + "\n"},
+		{"listen without port", []string{"replay", "--serve", notCapture, "--listen", "localhost"}, `sonde: --listen "localhost": want HOST:PORT, e.g. 127.0.0.1:3001 (address localhost: missing port in address)` + "\n"},
+		{"allow-remote alone", []string{"replay", "--serve", notCapture, "--allow-remote"}, "sonde: --allow-remote goes with --listen ADDR\n"},
+		{"session out of range", []string{"replay", "--serve", sample, "--session", "2"}, "sonde: --session 2: " + sample + " holds 1 session(s) (1 to 1; 0 for all)\n"},
 		{"against without a server", []string{"replay", "--against", notCapture}, "sonde: no server command: put it after --, e.g. sonde replay ... -- ./server --flag, or connect with --url URL\n"},
 		{"bad ignore", []string{"replay", "--against", notCapture, "--ignore", "result[x]", "--", "x"}, `sonde: --ignore "result[x]": [x] is not an index (want [N] or [*])` + "\n"},
 		{"against not a capture", []string{"replay", "--against", notCapture, "--", "x"}, "sonde: --against " + notCapture + ": capture line 1: not a sonde capture: ..."},
