@@ -44,8 +44,8 @@ type OpenUI func(ctx context.Context, env *cmdutil.Env, path string, frames int)
 func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
 	var o ReplayOptions
 	cmd := &cobra.Command{
-		Use:   "replay (FILE | --serve FILE | --against FILE (-- COMMAND [ARG...] | --url URL))",
-		Short: "Step through a capture in the UI, serve it as a mock server, or re-send it to a live server and diff",
+		Use:   "replay (FILE | --serve FILE [--listen ADDR] | --against FILE (-- COMMAND [ARG...] | --url URL))",
+		Short: "Step through a capture in the UI, serve it as a mock server (stdio or HTTP), or re-send it to a live server and diff",
 		Long: `Replay a capture (a file written with --record; docs/capture-format.md).
 
   sonde replay FILE
@@ -61,13 +61,24 @@ func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
       A file that is missing or is not a capture fails before the UI opens, with exit
       status 2. A capture whose last line was cut (sonde was killed) opens with a warning.
 
-  sonde replay --serve FILE
-      Act as an MCP server on stdio built from the capture: each request is matched to a
-      recorded one (same method and params without _meta; else the same method and tool,
-      prompt or resource) and answered with the recorded response, its id rewritten to the
-      caller's, with the notifications, server requests and malformed lines recorded around
-      it, at their recorded delays (--speed); the recorded stderr too, and the server's own
-      exit (a crash). Unmatched requests get JSON-RPC error -32010.
+  sonde replay --serve FILE [--listen ADDR]
+      Act as an MCP server built from the capture, on stdio (or over HTTP with --listen):
+      each request is matched to a recorded one (same method and params without _meta;
+      else the same method and tool, prompt or resource) and answered with the recorded
+      response, its id rewritten to the caller's, with the notifications, server requests
+      and malformed lines recorded around it, at their recorded delays (--speed); the
+      recorded stderr too, and the server's own exit (a crash). Identical requests get the
+      recorded answers in recorded order, then as --repeat says (cycle, last, fail).
+      What a capture rarely holds is answered on its own, and logged as synthesized:
+      ping, logging/setLevel and resources/(un)subscribe ({} when the recorded server
+      declared them), list methods (the newest recorded answer, whatever the params, or an
+      empty list), completion/complete (empty), server/discover (from the recorded
+      initialize); initialize answers with the client's protocol version when the recorded
+      server answered it. --strict answers only recorded requests (and ping). Unmatched
+      requests get JSON-RPC error -32010 naming the nearest recorded request.
+      --session N serves one session of a capture that restarted the server.
+      --listen ADDR serves Streamable HTTP on http://ADDR/mcp and legacy HTTP+SSE on /sse,
+      a fresh mock per client session; a non-loopback ADDR needs --allow-remote.
       Use it as the server command of any client: sonde -- sonde replay --serve bug.jsonl
 
   sonde replay --against FILE -- COMMAND [ARG...]   (or --url URL)
@@ -105,7 +116,7 @@ Matching, timing and the diff are described in docs/replay.md.
 	}
 	o.Server.Register(cmd.Flags())
 	fs := cmd.Flags()
-	fs.StringVar(&o.Serve, "serve", "", "act as a mock MCP server on stdio built from capture `FILE`")
+	fs.StringVar(&o.Serve, "serve", "", "act as a mock MCP server built from capture `FILE` (on stdio, or over HTTP with --listen)")
 	fs.StringVar(&o.Against, "against", "", "re-send the requests of capture `FILE` to the server and report the differences")
 	fs.Float64Var(&o.Speed, "speed", 1, "play the recorded delays this many times faster (0.5: twice as slow)")
 	fs.BoolVar(&o.NoPacing, "no-pacing", false, "send everything at once, without the recorded delays")
