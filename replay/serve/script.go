@@ -1,9 +1,10 @@
-// Package mock turns a capture into a mock MCP server on stdio: it answers
-// each request by matching it to a recorded client request and playing back
-// what the server wrote after that request (its response with the id
-// rewritten to the caller's, and the notifications, server requests and
-// malformed lines around it) with their recorded timing. docs/replay.md
-// describes the matching rules.
+// Package serve turns a capture into a mock MCP server, on stdio (Serve) or
+// over HTTP (NewHandler): it answers each request by matching it to a
+// recorded client request and playing back what the server wrote after that
+// request (its response with the id rewritten to the caller's, and the
+// notifications, server requests and malformed lines around it) with their
+// recorded timing, and answers on its own the housekeeping a capture rarely
+// holds. docs/replay.md describes the matching rules.
 package serve
 
 import (

@@ -63,9 +63,13 @@ func (e *ExitError) Error() string {
 // lets what is scheduled finish, at most Options.Grace) or ctx is done. A
 // request is matched with Script.Match; its recorded lines are written
 // after their recorded delays (scaled by Options.Speed), its response with
-// the caller's id. A request nothing matches gets the error CodeUnmatched
-// (ping is answered {} and initialize from the session record when the
-// capture has none). A line that is not JSON gets -32700, one that is not a
+// the caller's id (an initialize's protocolVersion follows the client when
+// the recorded server answered the client's version). A request nothing
+// matches is answered by the mock when it is housekeeping (ping, and unless
+// Options.Strict logging/setLevel, subscriptions, list methods, completion
+// and server/discover, from the recorded capabilities; initialize from the
+// session record when the capture has none), else gets the error
+// CodeUnmatched naming the nearest recorded request. A line that is not JSON gets -32700, one that is not a
 // valid request -32600, both with id null (or the request's id when it
 // could be read). The recorded server's stderr goes to Options.Stderr, and
 // its own exit, once reached, ends Serve with an *ExitError. Otherwise it
