@@ -246,25 +246,51 @@ func (ex *Exchange) answered() bool {
 }
 
 // initResult is an initialize result for a capture that has no recorded
-// initialize (a recording started mid-session).
+// initialize (a recording started mid-session, or a modern-era session with
+// server/discover): the client's version when the recorded server answered
+// it, else the recorded legacy-era one (the session record's, else the
+// newest of the recorded discovery's), else the client's; the recorded
+// capabilities and server (from the session record, else the discovery's
+// _meta).
 func (s *Script) initResult(params json.RawMessage) json.RawMessage {
 	var p mcp.InitializeParams
 	_ = json.Unmarshal(params, &p)
-	version := s.ProtocolVersion
+	versions := s.versions()
+	version := ""
+	switch {
+	case p.ProtocolVersion != "" && versions[p.ProtocolVersion]:
+		version = p.ProtocolVersion
+	case s.ProtocolVersion != "" && s.ProtocolVersion < mcp.ModernVersion:
+		version = s.ProtocolVersion
+	default:
+		for v := range versions {
+			if v < mcp.ModernVersion && v > version {
+				version = v
+			}
+		}
+	}
 	if version == "" {
 		version = p.ProtocolVersion
 	}
 	if version == "" {
 		version = mcp.LatestVersion
 	}
-	name, ver := s.ServerName, s.ServerVersion
-	if name == "" {
-		name, ver = "sonde-replay", "0"
+	info := mcp.Implementation{Name: s.ServerName, Version: s.ServerVersion}
+	if info.Name == "" {
+		var d struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if res := s.recordedResult(mcp.MethodServerDiscover); res != nil && json.Unmarshal(res, &d) == nil {
+			_ = json.Unmarshal(d.Meta[mcp.MetaServerInfo], &info)
+		}
+	}
+	if info.Name == "" {
+		info = mcp.Implementation{Name: "sonde-replay", Version: "0"}
 	}
 	b, _ := json.Marshal(map[string]any{
 		"protocolVersion": version,
-		"capabilities":    map[string]any{"tools": map[string]any{}},
-		"serverInfo":      map[string]string{"name": name, "version": ver},
+		"capabilities":    s.capabilities(),
+		"serverInfo":      info,
 	})
 	return b
 }

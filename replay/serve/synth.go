@@ -180,7 +180,7 @@ func (s *Script) synthesize(method string, params json.RawMessage) (result json.
 	case mcp.MethodPing:
 		return json.RawMessage("{}"), "{}", true
 	case mcp.MethodInitialize:
-		return s.initResult(params), "from the session record", true
+		return s.initResult(params), "from the session record and the recorded capabilities", true
 	}
 	if s.strict {
 		return nil, "", false

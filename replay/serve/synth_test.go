@@ -217,3 +217,25 @@ func TestServeRepeat(t *testing.T) {
 		}
 	}
 }
+
+// TestServeModernCapture: a capture of a modern-era session (server/discover,
+// no initialize) serves a modern client its recorded discovery, and a
+// legacy client an initialize made from that discovery: the client's
+// version when the discovery lists it, the server's info and capabilities.
+func TestServeModernCapture(t *testing.T) {
+	s := captureOf(t,
+		`>{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`<{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18"],"capabilities":{"tools":{},"logging":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"m","version":"2"}}}}`,
+	)
+	out, _ := serveLines(t, s, Options{},
+		`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	if !strings.HasPrefix(out[0], `{"jsonrpc":"2.0","id":"d","result":{"resultType":"complete","supportedVersions":["2026-07-28",`) {
+		t.Errorf("discover: %s", out[0])
+	}
+	for asked, want := range map[string]string{"2025-06-18": "2025-06-18", "2024-11-05": "2025-11-25"} {
+		out, _ = serveLines(t, s, Options{}, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+asked+`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		if w := `{"jsonrpc":"2.0","id":1,"result":{"capabilities":{"logging":{},"tools":{}},"protocolVersion":"` + want + `","serverInfo":{"name":"m","version":"2"}}}`; out[0] != w {
+			t.Errorf("initialize %s: %s\nwant %s", asked, out[0], w)
+		}
+	}
+}
