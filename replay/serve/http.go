@@ -303,7 +303,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	sse := strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	// SSE when the client accepts it, unless the recorded server answered
+	// as JSON and the client accepts JSON too.
+	accept := r.Header.Get("Accept")
+	sse := strings.Contains(accept, "text/event-stream") &&
+		!(h.script.HTTPAnswers == "json" && (strings.Contains(accept, "application/json") || strings.Contains(accept, "*/*")))
 	st := newStream()
 	key := msg.ID.String()
 	s.mu.Lock()

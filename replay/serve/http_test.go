@@ -119,3 +119,31 @@ func TestHTTP(t *testing.T) {
 		t.Errorf("legacy answer %q", ev)
 	}
 }
+
+// TestHTTPAnswersAsRecorded: a capture whose server answered its POSTs as
+// JSON is served as JSON to a client that accepts both.
+func TestHTTPAnswersAsRecorded(t *testing.T) {
+	s := captureOf(t, initV1,
+		`http {"method":"POST","url":"http://x/mcp","status":200,"header":["> Accept: application/json, text/event-stream","< Content-Type: application/json"],"stream":"POST 1","id":1}`,
+		initR1)
+	if s.HTTPAnswers != "json" {
+		t.Fatalf("HTTPAnswers %q", s.HTTPAnswers)
+	}
+	h, err := NewHandler(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(strings.TrimPrefix(initV1, ">")))
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q", ct)
+	}
+}

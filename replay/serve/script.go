@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
@@ -95,6 +96,11 @@ type Script struct {
 	// separate them); 1 for a capture without restarts.
 	Sessions int
 
+	// HTTPAnswers says how the recorded server answered POSTed requests
+	// over HTTP: "json" when always as application/json, "sse" when ever
+	// as text/event-stream, "" when not over HTTP.
+	HTTPAnswers string
+
 	starts   []*Anchor   // the start anchor of each session (starts[0] is &Start)
 	sessions []handshake // the session record of each session
 
@@ -167,6 +173,9 @@ func Build(r io.Reader) (*Script, error) {
 				s.ProtocolVersion, s.ServerName, s.ServerVersion = rec.ProtocolVersion, rec.ServerName, rec.ServerVersion
 			}
 			continue
+		case capture.TypeHTTP:
+			s.noteHTTP(rec)
+			continue
 		case capture.TypeFrame:
 		case capture.TypeStderr:
 			buffer = append(buffer, rec)
@@ -237,6 +246,25 @@ func Build(r io.Reader) (*Script, error) {
 	flush(last)
 	s.Warnings = append(s.Warnings, rd.Warnings()...)
 	return s, nil
+}
+
+// noteHTTP notes the content type of a recorded POST's answer.
+func (s *Script) noteHTTP(rec capture.Record) {
+	if rec.HTTP == nil || rec.HTTP.Method != "POST" {
+		return
+	}
+	for _, h := range rec.HTTP.Header {
+		name, value, ok := strings.Cut(strings.TrimPrefix(h, "< "), ":")
+		if !ok || !strings.HasPrefix(h, "< ") || !strings.EqualFold(name, "Content-Type") {
+			continue
+		}
+		switch value = strings.ToLower(strings.TrimSpace(value)); {
+		case strings.HasPrefix(value, "text/event-stream"):
+			s.HTTPAnswers = "sse"
+		case strings.HasPrefix(value, "application/json") && s.HTTPAnswers == "":
+			s.HTTPAnswers = "json"
+		}
+	}
 }
 
 // add appends a recorded frame, stderr chunk or exit to anchor a.

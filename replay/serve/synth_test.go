@@ -13,7 +13,8 @@ import (
 )
 
 // captureOf writes a capture from lines: ">" a message the client sent,
-// "<" one the server wrote (a line that is not JSON too), "restart" a restart record, "session V" a
+// "<" one the server wrote (a line that is not JSON too), "http {…}" an
+// http record, "restart" a restart record, "session V" a
 // session record with protocol version V.
 func captureOf(t *testing.T, lines ...string) *Script {
 	t.Helper()
@@ -24,6 +25,9 @@ func captureOf(t *testing.T, lines ...string) *Script {
 		switch {
 		case l == "restart":
 			fmt.Fprintf(&b, `{"type":"restart","seq":%d,"t":%d}`+"\n", seq, at)
+			continue
+		case strings.HasPrefix(l, "http "):
+			fmt.Fprintf(&b, `{"type":"http","seq":%d,"t":%d,"http":%s}`+"\n", seq, at, l[5:])
 			continue
 		case strings.HasPrefix(l, "session "):
 			fmt.Fprintf(&b, `{"type":"session","seq":%d,"t":%d,"protocol_version":%q,"server_name":"srv","server_version":"1"}`+"\n", seq, at, l[8:])
