@@ -175,6 +175,32 @@ func (s *httpSession) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// WriteFor routes a line played for the request the caller sent with id:
+// to that request's stream when it is still open, else as Write does.
+func (s *httpSession) WriteFor(id, p []byte) (int, error) {
+	var rid jsonrpc.ID
+	if s.legacy || rid.UnmarshalJSON(id) != nil {
+		return s.Write(p)
+	}
+	line := bytes.TrimRight(p, "\r\n")
+	msg, err := jsonrpc.Decode(line)
+	if err != nil || msg.Kind == jsonrpc.KindResponse {
+		return s.Write(p)
+	}
+	s.mu.Lock()
+	st := s.pending[rid.String()]
+	open := false
+	for _, o := range s.streams {
+		open = open || o == st
+	}
+	if st != nil && open && st.send(append([]byte(nil), line...)) {
+		s.mu.Unlock()
+		return len(p), nil
+	}
+	s.mu.Unlock()
+	return s.Write(p)
+}
+
 // deliver writes one message (compacted to one line) into the mock.
 func (s *httpSession) deliver(body []byte) error {
 	var buf bytes.Buffer

@@ -308,8 +308,16 @@ type player struct {
 	err error // a write failed, or the recorded exit was played (*ExitError)
 }
 
-// write writes one line (a newline is added).
-func (p *player) write(raw []byte) {
+// routedWriter is an output that takes, with each line played for a
+// request, the caller's id of that request (over HTTP: the stream it goes
+// on).
+type routedWriter interface {
+	WriteFor(id, line []byte) (int, error)
+}
+
+// write writes one line (a newline is added); route is the caller's id of
+// the request it was played for (nil: none).
+func (p *player) write(raw, route []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
@@ -317,7 +325,13 @@ func (p *player) write(raw []byte) {
 	}
 	buf := make([]byte, 0, len(raw)+1)
 	buf = append(append(buf, raw...), '\n')
-	if _, err := p.out.Write(buf); err != nil {
+	var err error
+	if rw, ok := p.out.(routedWriter); ok && route != nil {
+		_, err = rw.WriteFor(route, buf)
+	} else {
+		_, err = p.out.Write(buf)
+	}
+	if err != nil {
 		p.err = fmt.Errorf("sonde replay: write: %w", err)
 		p.fail()
 	}
@@ -348,7 +362,7 @@ func (p *player) reply(id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) 
 	} else {
 		b, _ = jsonrpc.EncodeResult(id, result)
 	}
-	p.write(b)
+	p.write(b, nil)
 }
 
 // play writes an anchor's lines after their delays, from now: responses
@@ -395,7 +409,7 @@ func (p *player) play(a *Anchor, id, token, version []byte) {
 			case l.Kind == Progress && token != nil:
 				raw, _ = RewriteToken(raw, token)
 			}
-			p.write(raw)
+			p.write(raw, id)
 		}
 	}()
 }
