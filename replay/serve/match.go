@@ -188,7 +188,7 @@ func (s *Script) unmatchedError(method string, params json.RawMessage) *jsonrpc.
 		case near.Name == name && len(paths) > 0:
 			msg += ", which differs at " + strings.Join(paths, ", ")
 		case near.Name == name && s.repeat == RepeatFail:
-			msg += fmt.Sprintf(", whose recorded answers were all played (--repeat fail)")
+			msg += ", whose recorded answers were all played (--repeat fail)"
 		}
 		nd := map[string]any{"method": near.Method, "name": near.Name, "id": near.ID}
 		if len(paths) > 0 {
