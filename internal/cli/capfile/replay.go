@@ -116,12 +116,15 @@ Matching, timing and the diff are described in docs/replay.md.
 	}
 	o.Server.Register(cmd.Flags())
 	fs := cmd.Flags()
+	if f := fs.Lookup("strict"); f != nil {
+		f.Usage = "with --serve: answer only recorded requests (and ping), nothing synthesized; with --against: " + f.Usage
+	}
 	fs.StringVar(&o.Serve, "serve", "", "act as a mock MCP server built from capture `FILE` (on stdio, or over HTTP with --listen)")
 	fs.StringVar(&o.Against, "against", "", "re-send the requests of capture `FILE` to the server and report the differences")
 	fs.Float64Var(&o.Speed, "speed", 1, "play the recorded delays this many times faster (0.5: twice as slow)")
 	fs.BoolVar(&o.NoPacing, "no-pacing", false, "send everything at once, without the recorded delays")
 	fs.IntVar(&o.Frames, "frames", 20000, "the UI (replay FILE): frames kept in the Frames pane (older ones are evicted and counted)")
-	fs.StringVar(&o.Repeat, "repeat", "cycle", "with --serve: once a request's recorded answers were all played, play them again (cycle), keep the last (last) or answer an error (fail)")
+	fs.StringVar(&o.Repeat, "repeat", "cycle", "with --serve: what a request gets once its recorded answers were all played, `MODE` cycle (them again, in order), last (the last one) or fail (an error)")
 	fs.StringVar(&o.Listen, "listen", "", "with --serve: serve the mock over HTTP on `ADDR` (host:port; Streamable HTTP on /mcp, legacy HTTP+SSE on /sse) instead of stdio; loopback only unless --allow-remote")
 	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "with --listen: accept an address that is not loopback (the mock answers anyone who can reach it)")
 	fs.IntVar(&o.Session, "session", 0, "with --serve: serve only the capture's session `N` (1 for the first; a restart starts the next); 0: all as one pool")
