@@ -66,6 +66,7 @@ func ParseRepeat(s string) (Repeat, error) {
 func (s *Script) Match(method string, params json.RawMessage) (*Exchange, string) {
 	canon, name, _ := canonical(method, params)
 	exhausted := false
+	defer func() { s.exhausted = exhausted }()
 	pick := func(ok func(*Exchange) bool) *Exchange {
 		var best, first, last *Exchange
 		for _, ex := range s.Exchanges {

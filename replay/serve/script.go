@@ -104,8 +104,9 @@ type Script struct {
 	starts   []*Anchor   // the start anchor of each session (starts[0] is &Start)
 	sessions []handshake // the session record of each session
 
-	strict bool   // Options.Strict
-	repeat Repeat // Options.Repeat
+	strict    bool   // Options.Strict
+	repeat    Repeat // Options.Repeat
+	exhausted bool   // the last Match found recorded answers, all played (RepeatFail)
 }
 
 // handshake is what a session record says.

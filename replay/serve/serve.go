@@ -225,7 +225,9 @@ func (s *Script) request(p *player, msg jsonrpc.Message, log io.Writer) {
 		p.play(&ex.Anchor, idJSON, token, version)
 		return
 	}
-	if res, why, ok := s.synthesize(msg.Method, msg.Params); ok {
+	// Under --repeat fail, recorded answers all played are not replaced by
+	// a synthesized one.
+	if res, why, ok := s.synthesize(msg.Method, msg.Params); ok && (!s.exhausted || msg.Method == mcp.MethodPing) {
 		fmt.Fprintf(log, "sonde replay: %s id %s: not recorded, answered %s (synthesized)\n", msg.Method, msg.ID, why)
 		p.reply(msg.ID, res, nil)
 		return

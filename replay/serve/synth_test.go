@@ -174,6 +174,13 @@ func TestServeHandshakeVersion(t *testing.T) {
 	if out[0] != want {
 		t.Errorf("discover: %s\nwant %s\n%s", out[0], want, log)
 	}
+	// --repeat fail: the recorded list once, then an error, not an empty list.
+	list := func(id int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, id) }
+	l := captureOf(t, initV1, initR1, `>{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, `<{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"}]}}`)
+	out, _ = serveLines(t, l, Options{Repeat: RepeatFail}, list(1), list(2))
+	if out[0] != `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}}` || !strings.Contains(out[1], `"id":2,"error":{"code":-32010`) {
+		t.Errorf("--repeat fail list:\n%s", strings.Join(out, "\n"))
+	}
 	if _, err := s.session(3, Options{}); err == nil {
 		t.Errorf("session 3 of 2 accepted")
 	}
