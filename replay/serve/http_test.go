@@ -147,3 +147,43 @@ func TestHTTPAnswersAsRecorded(t *testing.T) {
 		t.Errorf("Content-Type %q", ct)
 	}
 }
+
+// TestHTTPLoopbackOnly: with LoopbackOnly, a Host or Origin that is not
+// loopback gets 403 (DNS rebinding); loopback ones are served.
+func TestHTTPLoopbackOnly(t *testing.T) {
+	s := captureOf(t, initV1, initR1)
+	h, err := NewHandler(s, Options{LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	for _, tc := range []struct {
+		host, origin string
+		want         int
+	}{
+		{"", "", 200},
+		{"localhost:3001", "http://localhost:3001", 200},
+		{"[::1]:3001", "", 200},
+		{"evil.example.com", "", 403},
+		{"", "http://evil.example.com", 403},
+	} {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(strings.TrimPrefix(initV1, ">")))
+		req.Header.Set("Accept", "application/json")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("Host %q Origin %q: %d, want %d", tc.host, tc.origin, resp.StatusCode, tc.want)
+		}
+	}
+}

@@ -47,6 +47,10 @@ type Options struct {
 	// Session serves only the recorded session N (1-based: a restart record
 	// starts the next); 0 serves every session as one pool.
 	Session int
+	// LoopbackOnly (HTTP) refuses, with 403, a request whose Host or Origin
+	// is not a loopback name or address: a web page cannot reach the mock
+	// through DNS rebinding.
+	LoopbackOnly bool
 }
 
 // ExitError is what Serve returns when it played the recorded server's own

@@ -212,6 +212,7 @@ func checkListen(addr string, allowRemote bool) error {
 // listenServe is `sonde replay --serve FILE --listen ADDR`: the mock over
 // HTTP until interrupted.
 func listenServe(ctx context.Context, env *cmdutil.Env, o *ReplayOptions, script *serve.Script, so serve.Options) error {
+	so.LoopbackOnly = !o.AllowRemote
 	h, err := serve.NewHandler(script, so)
 	if err != nil {
 		return cmdutil.Usagef(err.Error())
