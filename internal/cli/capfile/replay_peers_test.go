@@ -230,6 +230,9 @@ func listenMock(t *testing.T, capture string, serveArgs ...string) string {
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
+		if strings.Contains(stderr.String(), "WARNING: DATA RACE") {
+			t.Errorf("the mock raced")
+		}
 		if t.Failed() {
 			t.Logf("the mock's stderr:\n%s", stderr.String())
 		}
