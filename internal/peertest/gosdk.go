@@ -20,8 +20,10 @@ func GoSDK(t testing.TB) string {
 // GoSDKClient returns the path of an MCP client built with the Go SDK
 // (v1.8.0, interop/gosdk-client, its own module), which `make peers`
 // builds into interop/bin: `gosdk-client [-n N] [-c C] [-tool NAME]
-// [-args JSON] -- COMMAND...` prints one JSON line (the tools, the first
-// result, calls_per_s, p50_ns).
+// [-args JSON] [-read URI] [-prompt NAME] (-url URL | -- COMMAND...)`
+// prints one JSON line (the tools, the first result, calls_per_s, p50_ns,
+// and the resource and prompt asked for); -url connects over Streamable
+// HTTP.
 func GoSDKClient(t testing.TB) string {
 	t.Helper()
 	return Need(t, filepath.Join("interop", "bin", "gosdk-client"))

@@ -1,9 +1,11 @@
 // Command gosdk-client is an MCP client built with the official Go SDK
 // (go-sdk v1.8.0), outside sonde's go.mod, for sonde's tests: it starts a
-// stdio server, calls a tool n times with c calls in flight, and prints
-// one JSON line: the tool list, the first result, and the timings.
+// stdio server (or connects to -url over Streamable HTTP), calls a tool n
+// times with c calls in flight, and prints one JSON line: the tool list,
+// the first result, and the timings; with -read URI and -prompt NAME, the
+// resource and the prompt too.
 //
-//	gosdk-client [-n N] [-c C] [-tool NAME] [-args JSON] [-terminate D] -- COMMAND [ARG...]
+//	gosdk-client [-n N] [-c C] [-tool NAME] [-args JSON] [-terminate D] [-read URI] [-prompt NAME] (-url URL | -- COMMAND [ARG...])
 package main
 
 import (
@@ -27,15 +29,22 @@ func main() {
 	tool := flag.String("tool", "echo", "tool to call")
 	args := flag.String("args", `{"value":"hello"}`, "the tool's arguments (JSON)")
 	terminate := flag.Duration("terminate", 5*time.Second, "how long Close waits after closing stdin before SIGTERM")
+	url := flag.String("url", "", "connect to this Streamable HTTP endpoint instead of starting a command")
+	read := flag.String("read", "", "also read this resource")
+	prompt := flag.String("prompt", "", "also get this prompt (no arguments)")
 	flag.Parse()
 	argv := flag.Args()
-	if len(argv) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: gosdk-client [-n N] [-c C] [-tool NAME] [-args JSON] -- COMMAND [ARG...]")
+	if len(argv) == 0 && *url == "" {
+		fmt.Fprintln(os.Stderr, "usage: gosdk-client [-n N] [-c C] [-tool NAME] [-args JSON] [-read URI] [-prompt NAME] (-url URL | -- COMMAND [ARG...])")
 		os.Exit(2)
 	}
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-client", Version: "v1.0.0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...), TerminateDuration: *terminate}, nil)
+	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: *url}
+	if *url == "" {
+		tr = &mcp.CommandTransport{Command: exec.Command(argv[0], argv[1:]...), TerminateDuration: *terminate}
+	}
+	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {
 		fail(err)
 	}
@@ -75,12 +84,30 @@ func main() {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	report := map[string]any{}
+	if *read != "" {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: *read})
+		if err != nil {
+			fail(err)
+		}
+		report["resource"] = res
+	}
+	if *prompt != "" {
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: *prompt})
+		if err != nil {
+			fail(err)
+		}
+		report["prompt"] = res
+	}
 	cs.Close()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	out, _ := json.Marshal(map[string]any{
+	for k, v := range map[string]any{
 		"tools": names, "result": json.RawMessage(first), "calls": *n, "in_flight": *c,
 		"calls_per_s": float64(*n) / elapsed.Seconds(), "p50_ns": lat[len(lat)/2].Nanoseconds(),
-	})
+	} {
+		report[k] = v
+	}
+	out, _ := json.Marshal(report)
 	fmt.Println(string(out))
 }
 

@@ -1,9 +1,10 @@
-// Package mock turns a capture into a mock MCP server on stdio: it answers
-// each request by matching it to a recorded client request and playing back
-// what the server wrote after that request (its response with the id
-// rewritten to the caller's, and the notifications, server requests and
-// malformed lines around it) with their recorded timing. docs/replay.md
-// describes the matching rules.
+// Package serve turns a capture into a mock MCP server, on stdio (Serve) or
+// over HTTP (NewHandler): it answers each request by matching it to a
+// recorded client request and playing back what the server wrote after that
+// request (its response with the id rewritten to the caller's, and the
+// notifications, server requests and malformed lines around it) with their
+// recorded timing, and answers on its own the housekeeping a capture rarely
+// holds. docs/replay.md describes the matching rules.
 package serve
 
 import (
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
@@ -56,6 +58,9 @@ type Anchor struct {
 	Method string
 	t      int64
 	Lines  []Line
+	// Session is the recorded session (1 for the first; a restart record
+	// starts the next) the anchor belongs to.
+	Session int
 }
 
 // Exchange is a recorded client request and what the server wrote for it.
@@ -87,7 +92,25 @@ type Script struct {
 	ProtocolVersion, ServerName, ServerVersion string
 	// Warnings lists what was skipped while building.
 	Warnings []string
+	// Sessions is how many sessions the capture holds (restart records
+	// separate them); 1 for a capture without restarts.
+	Sessions int
+
+	// HTTPAnswers says how the recorded server answered POSTed requests
+	// over HTTP: "json" when always as application/json, "sse" when ever
+	// as text/event-stream, "" when not over HTTP.
+	HTTPAnswers string
+
+	starts   []*Anchor   // the start anchor of each session (starts[0] is &Start)
+	sessions []handshake // the session record of each session
+
+	strict    bool   // Options.Strict
+	repeat    Repeat // Options.Repeat
+	exhausted bool   // the last Match found recorded answers, all played (RepeatFail)
 }
+
+// handshake is what a session record says.
+type handshake struct{ version, name, serverVersion string }
 
 // Build reads a capture and builds its script. Each line the server wrote
 // is given to one anchor: a response to the request with its id; a
@@ -101,7 +124,9 @@ func Build(r io.Reader) (*Script, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Script{notes: map[string][]*Anchor{}, answers: map[string]*Anchor{}}
+	s := &Script{notes: map[string][]*Anchor{}, answers: map[string]*Anchor{}, Sessions: 1, sessions: []handshake{{}}}
+	s.starts = []*Anchor{&s.Start}
+	s.Start.Session = 1
 	var (
 		gen     int
 		byID    = map[string]*Exchange{}
@@ -131,10 +156,26 @@ func Build(r io.Reader) (*Script, error) {
 		}
 		switch rec.Type {
 		case capture.TypeRestart:
+			// What the old server wrote last stays with its session.
+			if last == nil {
+				last = s.starts[gen]
+			}
+			flush(last)
 			gen++
+			s.Sessions++
+			st := &Anchor{t: rec.T, Session: gen + 1}
+			s.starts = append(s.starts, st)
+			s.sessions = append(s.sessions, handshake{})
+			last = nil
 			continue
 		case capture.TypeSession:
-			s.ProtocolVersion, s.ServerName, s.ServerVersion = rec.ProtocolVersion, rec.ServerName, rec.ServerVersion
+			s.sessions[gen] = handshake{rec.ProtocolVersion, rec.ServerName, rec.ServerVersion}
+			if gen == 0 {
+				s.ProtocolVersion, s.ServerName, s.ServerVersion = rec.ProtocolVersion, rec.ServerName, rec.ServerVersion
+			}
+			continue
+		case capture.TypeHTTP:
+			s.noteHTTP(rec)
 			continue
 		case capture.TypeFrame:
 		case capture.TypeStderr:
@@ -152,12 +193,12 @@ func Build(r io.Reader) (*Script, error) {
 		if rec.Dir == "out" {
 			prev := last
 			if prev == nil {
-				prev = &s.Start
+				prev = s.starts[gen]
 			}
 			flush(prev)
 			switch {
 			case rec.Kind == "request" && rec.ID != nil:
-				ex, err := newExchange(rec)
+				ex, err := newExchange(rec, gen+1)
 				if err != nil {
 					s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
 					continue
@@ -169,12 +210,12 @@ func Build(r io.Reader) (*Script, error) {
 				}
 				last = &ex.Anchor
 			case rec.Kind == "notification":
-				a := &Anchor{Method: rec.Method, t: rec.T}
+				a := &Anchor{Method: rec.Method, t: rec.T, Session: gen + 1}
 				s.notes[rec.Method] = append(s.notes[rec.Method], a)
 				last = a
 			case rec.Kind == "response" && rec.ID != nil:
-				a := &Anchor{t: rec.T}
-				s.answers[rec.ID.String()] = a
+				a := &Anchor{t: rec.T, Session: gen + 1}
+				s.answers[key(*rec.ID)] = a
 				last = a
 			}
 			continue
@@ -201,11 +242,30 @@ func Build(r io.Reader) (*Script, error) {
 		s.add(&owner.Anchor, rec, kind)
 	}
 	if last == nil {
-		last = &s.Start
+		last = s.starts[gen]
 	}
 	flush(last)
 	s.Warnings = append(s.Warnings, rd.Warnings()...)
 	return s, nil
+}
+
+// noteHTTP notes the content type of a recorded POST's answer.
+func (s *Script) noteHTTP(rec capture.Record) {
+	if rec.HTTP == nil || rec.HTTP.Method != "POST" {
+		return
+	}
+	for _, h := range rec.HTTP.Header {
+		name, value, ok := strings.Cut(strings.TrimPrefix(h, "< "), ":")
+		if !ok || !strings.HasPrefix(h, "< ") || !strings.EqualFold(name, "Content-Type") {
+			continue
+		}
+		switch value = strings.ToLower(strings.TrimSpace(value)); {
+		case strings.HasPrefix(value, "text/event-stream"):
+			s.HTTPAnswers = "sse"
+		case strings.HasPrefix(value, "application/json") && s.HTTPAnswers == "":
+			s.HTTPAnswers = "json"
+		}
+	}
 }
 
 // add appends a recorded frame, stderr chunk or exit to anchor a.
@@ -230,13 +290,13 @@ func (s *Script) add(a *Anchor, rec capture.Record, kind LineKind) {
 	a.Lines = append(a.Lines, Line{Offset: at, Raw: raw, Kind: kind})
 }
 
-func newExchange(rec capture.Record) (*Exchange, error) {
+func newExchange(rec capture.Record, session int) (*Exchange, error) {
 	raw, err := rec.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("request bytes: %v", err)
 	}
 	msg, _ := jsonrpc.Decode(raw)
-	ex := &Exchange{Anchor: Anchor{Method: rec.Method, t: rec.T}, ID: *rec.ID, Params: msg.Params}
+	ex := &Exchange{Anchor: Anchor{Method: rec.Method, t: rec.T, Session: session}, ID: *rec.ID, Params: msg.Params}
 	ex.canon, ex.Name, ex.token = canonical(rec.Method, msg.Params)
 	return ex, nil
 }

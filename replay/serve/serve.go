@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,20 @@ type Options struct {
 	// Stderr gets the recorded server's stderr, at its points (nil: it is
 	// not played).
 	Stderr io.Writer
+	// Strict answers only recorded requests (and ping, and initialize from
+	// the session record): no synthesized housekeeping, and list methods
+	// matched like any other.
+	Strict bool
+	// Repeat says what a request gets once the recorded answers it matches
+	// were all played ("": RepeatCycle).
+	Repeat Repeat
+	// Session serves only the recorded session N (1-based: a restart record
+	// starts the next); 0 serves every session as one pool.
+	Session int
+	// LoopbackOnly (HTTP) refuses, with 403, a request whose Host or Origin
+	// is not a loopback name or address: a web page cannot reach the mock
+	// through DNS rebinding.
+	LoopbackOnly bool
 }
 
 // ExitError is what Serve returns when it played the recorded server's own
@@ -52,9 +67,13 @@ func (e *ExitError) Error() string {
 // lets what is scheduled finish, at most Options.Grace) or ctx is done. A
 // request is matched with Script.Match; its recorded lines are written
 // after their recorded delays (scaled by Options.Speed), its response with
-// the caller's id. A request nothing matches gets the error CodeUnmatched
-// (ping is answered {} and initialize from the session record when the
-// capture has none). A line that is not JSON gets -32700, one that is not a
+// the caller's id (an initialize's protocolVersion follows the client when
+// the recorded server answered the client's version). A request nothing
+// matches is answered by the mock when it is housekeeping (ping, and unless
+// Options.Strict logging/setLevel, subscriptions, list methods, completion
+// and server/discover, from the recorded capabilities; initialize from the
+// session record when the capture has none), else gets the error
+// CodeUnmatched naming the nearest recorded request. A line that is not JSON gets -32700, one that is not a
 // valid request -32600, both with id null (or the request's id when it
 // could be read). The recorded server's stderr goes to Options.Stderr, and
 // its own exit, once reached, ends Serve with an *ExitError. Otherwise it
@@ -69,6 +88,10 @@ func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Option
 	}
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
+	}
+	s, err := s.session(o.Session, o)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -98,7 +121,7 @@ func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Option
 		}
 	}()
 
-	p.play(&s.Start, nil, nil)
+	p.play(&s.Start, nil, nil, nil)
 	for {
 		var it item
 		select {
@@ -166,11 +189,13 @@ func (s *Script) handle(p *player, line []byte, log io.Writer) {
 		s.request(p, msg, log)
 	case jsonrpc.KindNotification:
 		if a := s.notification(msg.Method); a != nil {
-			p.play(a, nil, nil)
+			p.play(a, nil, nil, nil)
+		} else {
+			fmt.Fprintf(log, "sonde replay: %s: not recorded, accepted (synthesized)\n", msg.Method)
 		}
 	case jsonrpc.KindResponse:
 		if a := s.answer(msg.ID); a != nil {
-			p.play(a, nil, nil)
+			p.play(a, nil, nil, nil)
 		} else {
 			fmt.Fprintf(log, "sonde replay: response id %s answers no recorded server request (ignored)\n", msg.ID)
 		}
@@ -187,22 +212,33 @@ func (s *Script) request(p *player, msg jsonrpc.Message, log io.Writer) {
 		if !ex.answered() {
 			note = " (the capture has no response to it: none is sent)"
 		}
-		fmt.Fprintf(log, "sonde replay: %s id %s: recorded id %s (%s match)%s\n", msg.Method, msg.ID, ex.ID, how, note)
-		p.play(&ex.Anchor, idJSON, token)
+		if (how == MatchLoose || how == MatchNewest) && msg.Method != mcp.MethodInitialize {
+			if paths := paramDiff(ex.Params, msg.Params); len(paths) > 0 {
+				note = ", params differ at " + strings.Join(paths, ", ") + note
+			}
+		}
+		var version []byte
+		if msg.Method == mcp.MethodInitialize {
+			asked, recorded := initializeVersions(msg.Params, ex)
+			if v := s.handshakeVersion(asked, recorded); v != "" {
+				version, _ = json.Marshal(v)
+				note += fmt.Sprintf(", protocolVersion %s instead of the recorded %s (synthesized)", v, recorded)
+			}
+		}
+		fmt.Fprintf(log, "sonde replay: %s id %s: recorded id %s (%s match%s)\n", msg.Method, msg.ID, ex.ID, how, note)
+		p.play(&ex.Anchor, idJSON, token, version)
 		return
 	}
-	switch msg.Method {
-	case mcp.MethodPing:
-		fmt.Fprintf(log, "sonde replay: ping id %s: not recorded, answered {}\n", msg.ID)
-		p.reply(msg.ID, json.RawMessage("{}"), nil)
-	case mcp.MethodInitialize:
-		fmt.Fprintf(log, "sonde replay: initialize id %s: not recorded, answered from the session record\n", msg.ID)
-		p.reply(msg.ID, s.initResult(msg.Params), nil)
-	default:
-		e := s.unmatchedError(msg.Method, msg.Params)
-		fmt.Fprintf(log, "sonde replay: %s id %s: no match: answered %d\n", msg.Method, msg.ID, e.Code)
-		p.reply(msg.ID, nil, e)
+	// Under --repeat fail, recorded answers all played are not replaced by
+	// a synthesized one.
+	if res, why, ok := s.synthesize(msg.Method, msg.Params); ok && (!s.exhausted || msg.Method == mcp.MethodPing) {
+		fmt.Fprintf(log, "sonde replay: %s id %s: not recorded, answered %s (synthesized)\n", msg.Method, msg.ID, why)
+		p.reply(msg.ID, res, nil)
+		return
 	}
+	e := s.unmatchedError(msg.Method, msg.Params)
+	fmt.Fprintf(log, "sonde replay: %s id %s: no match: answered %d\n", msg.Method, msg.ID, e.Code)
+	p.reply(msg.ID, nil, e)
 }
 
 // answered reports whether the recorded request got a response.
@@ -216,25 +252,51 @@ func (ex *Exchange) answered() bool {
 }
 
 // initResult is an initialize result for a capture that has no recorded
-// initialize (a recording started mid-session).
+// initialize (a recording started mid-session, or a modern-era session with
+// server/discover): the client's version when the recorded server answered
+// it, else the recorded legacy-era one (the session record's, else the
+// newest of the recorded discovery's), else the client's; the recorded
+// capabilities and server (from the session record, else the discovery's
+// _meta).
 func (s *Script) initResult(params json.RawMessage) json.RawMessage {
 	var p mcp.InitializeParams
 	_ = json.Unmarshal(params, &p)
-	version := s.ProtocolVersion
+	versions := s.versions()
+	version := ""
+	switch {
+	case p.ProtocolVersion != "" && versions[p.ProtocolVersion]:
+		version = p.ProtocolVersion
+	case s.ProtocolVersion != "" && s.ProtocolVersion < mcp.ModernVersion:
+		version = s.ProtocolVersion
+	default:
+		for v := range versions {
+			if v < mcp.ModernVersion && v > version {
+				version = v
+			}
+		}
+	}
 	if version == "" {
 		version = p.ProtocolVersion
 	}
 	if version == "" {
 		version = mcp.LatestVersion
 	}
-	name, ver := s.ServerName, s.ServerVersion
-	if name == "" {
-		name, ver = "sonde-replay", "0"
+	info := mcp.Implementation{Name: s.ServerName, Version: s.ServerVersion}
+	if info.Name == "" {
+		var d struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if res := s.recordedResult(mcp.MethodServerDiscover); res != nil && json.Unmarshal(res, &d) == nil {
+			_ = json.Unmarshal(d.Meta[mcp.MetaServerInfo], &info)
+		}
+	}
+	if info.Name == "" {
+		info = mcp.Implementation{Name: "sonde-replay", Version: "0"}
 	}
 	b, _ := json.Marshal(map[string]any{
 		"protocolVersion": version,
-		"capabilities":    map[string]any{"tools": map[string]any{}},
-		"serverInfo":      map[string]string{"name": name, "version": ver},
+		"capabilities":    s.capabilities(),
+		"serverInfo":      info,
 	})
 	return b
 }
@@ -252,8 +314,16 @@ type player struct {
 	err error // a write failed, or the recorded exit was played (*ExitError)
 }
 
-// write writes one line (a newline is added).
-func (p *player) write(raw []byte) {
+// routedWriter is an output that takes, with each line played for a
+// request, the caller's id of that request (over HTTP: the stream it goes
+// on).
+type routedWriter interface {
+	WriteFor(id, line []byte) (int, error)
+}
+
+// write writes one line (a newline is added); route is the caller's id of
+// the request it was played for (nil: none).
+func (p *player) write(raw, route []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
@@ -261,7 +331,13 @@ func (p *player) write(raw []byte) {
 	}
 	buf := make([]byte, 0, len(raw)+1)
 	buf = append(append(buf, raw...), '\n')
-	if _, err := p.out.Write(buf); err != nil {
+	var err error
+	if rw, ok := p.out.(routedWriter); ok && route != nil {
+		_, err = rw.WriteFor(route, buf)
+	} else {
+		_, err = p.out.Write(buf)
+	}
+	if err != nil {
 		p.err = fmt.Errorf("sonde replay: write: %w", err)
 		p.fail()
 	}
@@ -292,12 +368,13 @@ func (p *player) reply(id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) 
 	} else {
 		b, _ = jsonrpc.EncodeResult(id, result)
 	}
-	p.write(b)
+	p.write(b, nil)
 }
 
 // play writes an anchor's lines after their delays, from now: responses
-// with id, progress notifications with token (when not nil).
-func (p *player) play(a *Anchor, id, token []byte) {
+// with id and result.protocolVersion set to version, progress notifications
+// with token (each when not nil).
+func (p *player) play(a *Anchor, id, token, version []byte) {
 	if len(a.Lines) == 0 {
 		return
 	}
@@ -332,10 +409,13 @@ func (p *player) play(a *Anchor, id, token []byte) {
 				continue
 			case l.Kind == Response && id != nil:
 				raw, _ = RewriteID(raw, id)
+				if version != nil {
+					raw, _ = RewriteResultMember(raw, "protocolVersion", version)
+				}
 			case l.Kind == Progress && token != nil:
 				raw, _ = RewriteToken(raw, token)
 			}
-			p.write(raw)
+			p.write(raw, id)
 		}
 	}()
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +26,12 @@ type ReplayOptions struct {
 	NoPacing       bool
 	Ignore         []string
 	Frames         int // the UI's Frames pane
+	// The mock's (--serve): --repeat, --session, --listen, --allow-remote
+	// (its --strict is Server.Strict).
+	Repeat      string
+	Session     int
+	Listen      string
+	AllowRemote bool
 }
 
 // OpenUI runs the interactive UI over the capture at path (`sonde replay
@@ -35,8 +44,8 @@ type OpenUI func(ctx context.Context, env *cmdutil.Env, path string, frames int)
 func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
 	var o ReplayOptions
 	cmd := &cobra.Command{
-		Use:   "replay (FILE | --serve FILE | --against FILE (-- COMMAND [ARG...] | --url URL))",
-		Short: "Step through a capture in the UI, serve it as a mock server, or re-send it to a live server and diff",
+		Use:   "replay (FILE | --serve FILE [--listen ADDR] | --against FILE (-- COMMAND [ARG...] | --url URL))",
+		Short: "Step through a capture in the UI, serve it as a mock server (stdio or HTTP), or re-send it to a live server and diff",
 		Long: `Replay a capture (a file written with --record; docs/capture-format.md).
 
   sonde replay FILE
@@ -52,13 +61,24 @@ func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
       A file that is missing or is not a capture fails before the UI opens, with exit
       status 2. A capture whose last line was cut (sonde was killed) opens with a warning.
 
-  sonde replay --serve FILE
-      Act as an MCP server on stdio built from the capture: each request is matched to a
-      recorded one (same method and params without _meta; else the same method and tool,
-      prompt or resource) and answered with the recorded response, its id rewritten to the
-      caller's, with the notifications, server requests and malformed lines recorded around
-      it, at their recorded delays (--speed); the recorded stderr too, and the server's own
-      exit (a crash). Unmatched requests get JSON-RPC error -32010.
+  sonde replay --serve FILE [--listen ADDR]
+      Act as an MCP server built from the capture, on stdio (or over HTTP with --listen):
+      each request is matched to a recorded one (same method and params without _meta;
+      else the same method and tool, prompt or resource) and answered with the recorded
+      response, its id rewritten to the caller's, with the notifications, server requests
+      and malformed lines recorded around it, at their recorded delays (--speed); the
+      recorded stderr too, and the server's own exit (a crash). Identical requests get the
+      recorded answers in recorded order, then as --repeat says (cycle, last, fail).
+      What a capture rarely holds is answered on its own, and logged as synthesized:
+      ping, logging/setLevel and resources/(un)subscribe ({} when the recorded server
+      declared them), list methods (the newest recorded answer, whatever the params, or an
+      empty list), completion/complete (empty), server/discover (from the recorded
+      initialize); initialize answers with the client's protocol version when the recorded
+      server answered it. --strict answers only recorded requests (and ping). Unmatched
+      requests get JSON-RPC error -32010 naming the nearest recorded request.
+      --session N serves one session of a capture that restarted the server.
+      --listen ADDR serves Streamable HTTP on http://ADDR/mcp and legacy HTTP+SSE on /sse,
+      a fresh mock per client session; a non-loopback ADDR needs --allow-remote.
       Use it as the server command of any client: sonde -- sonde replay --serve bug.jsonl
 
   sonde replay --against FILE -- COMMAND [ARG...]   (or --url URL)
@@ -96,11 +116,18 @@ Matching, timing and the diff are described in docs/replay.md.
 	}
 	o.Server.Register(cmd.Flags())
 	fs := cmd.Flags()
-	fs.StringVar(&o.Serve, "serve", "", "act as a mock MCP server on stdio built from capture `FILE`")
+	if f := fs.Lookup("strict"); f != nil {
+		f.Usage = "with --serve: answer only recorded requests (and ping), nothing synthesized; with --against: " + f.Usage
+	}
+	fs.StringVar(&o.Serve, "serve", "", "act as a mock MCP server built from capture `FILE` (on stdio, or over HTTP with --listen)")
 	fs.StringVar(&o.Against, "against", "", "re-send the requests of capture `FILE` to the server and report the differences")
 	fs.Float64Var(&o.Speed, "speed", 1, "play the recorded delays this many times faster (0.5: twice as slow)")
 	fs.BoolVar(&o.NoPacing, "no-pacing", false, "send everything at once, without the recorded delays")
 	fs.IntVar(&o.Frames, "frames", 20000, "the UI (replay FILE): frames kept in the Frames pane (older ones are evicted and counted)")
+	fs.StringVar(&o.Repeat, "repeat", "cycle", "with --serve: what a request gets once its recorded answers were all played, `MODE` cycle (them again, in order), last (the last one) or fail (an error)")
+	fs.StringVar(&o.Listen, "listen", "", "with --serve: serve the mock over HTTP on `ADDR` (host:port; Streamable HTTP on /mcp, legacy HTTP+SSE on /sse) instead of stdio; loopback only unless --allow-remote")
+	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "with --listen: accept an address that is not loopback (the mock answers anyone who can reach it)")
+	fs.IntVar(&o.Session, "session", 0, "with --serve: serve only the capture's session `N` (1 for the first; a restart starts the next); 0: all as one pool")
 	fs.StringArrayVar(&o.Ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
 	return cmd
 }
@@ -122,8 +149,19 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 	if len(args) > 0 || f.URL != "" {
 		return cmdutil.Usagef("--serve takes no server command and no --url: it is the server")
 	}
+	if o.Listen != "" {
+		if err := checkListen(o.Listen, o.AllowRemote); err != nil {
+			return err
+		}
+	} else if o.AllowRemote {
+		return cmdutil.Usagef("--allow-remote goes with --listen ADDR")
+	}
 	if f.Record != "" || f.Trace || len(o.Ignore) > 0 {
 		return cmdutil.Usagef("--record, --trace and --ignore apply to --against, not to --serve")
+	}
+	repeat, err := serve.ParseRepeat(o.Repeat)
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
 	}
 	fh, err := openCapture("--serve", path)
 	if err != nil {
@@ -134,10 +172,17 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 	if err != nil {
 		return cmdutil.Usagef("--serve " + path + ": " + err.Error())
 	}
+	if o.Session < 0 || o.Session > script.Sessions {
+		return cmdutil.Usagef(fmt.Sprintf("--session %d: %s holds %d session(s) (1 to %d; 0 for all)", o.Session, path, script.Sessions, script.Sessions))
+	}
 	for _, w := range script.Warnings {
 		fmt.Fprintln(env.Err, "sonde replay: warning: "+w)
 	}
-	err = serve.Serve(cmd.Context(), script, env.In, env.Out, serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes)})
+	so := serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes), Strict: f.Strict, Repeat: repeat, Session: o.Session}
+	if o.Listen != "" {
+		return listenServe(cmd.Context(), env, o, script, so)
+	}
+	err = serve.Serve(cmd.Context(), script, env.In, env.Out, so)
 	var exit *serve.ExitError
 	if errors.As(err, &exit) {
 		return &cmdutil.ExitStatus{Code: exit.Code, Msg: "replay: " + exit.Error()}
@@ -146,6 +191,53 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted}
 	}
 	return err
+}
+
+// checkListen refuses a --listen address that is not host:port, or not
+// loopback without --allow-remote.
+func checkListen(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return cmdutil.Usagef(fmt.Sprintf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:3001 (%v)", addr, err))
+	}
+	if allowRemote {
+		return nil
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return cmdutil.Usagef(fmt.Sprintf("--listen %q is not a loopback address: the mock would answer anyone who can reach it; add --allow-remote to mean it", addr))
+}
+
+// listenServe is `sonde replay --serve FILE --listen ADDR`: the mock over
+// HTTP until interrupted.
+func listenServe(ctx context.Context, env *cmdutil.Env, o *ReplayOptions, script *serve.Script, so serve.Options) error {
+	so.LoopbackOnly = !o.AllowRemote
+	h, err := serve.NewHandler(script, so)
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	defer h.Close()
+	l, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "replay: --listen: " + err.Error()}
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(env.Err, "sonde replay: serving %s on http://%s/mcp (Streamable HTTP) and http://%s/sse (HTTP+SSE)\n", o.Serve, l.Addr(), l.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("replay: --listen: %w", err)
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		h.Close()
+		srv.Shutdown(sctx)
+		srv.Close()
+		<-done
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted}
+	}
 }
 
 // runAgainst is `sonde replay --against FILE -- COMMAND`: the re-drive.

@@ -147,17 +147,28 @@ func showFrames(fs []wireFrame) string {
 }
 
 // TestReplayServeMatching: a request nothing recorded matches gets -32010
-// naming the method and what the capture has (MCP_ERROR, exit 3); a call of
-// the same tool with other arguments gets the recorded answer (the looser
-// match).
+// naming the method, the nearest recorded request and what the capture has
+// (MCP_ERROR, exit 3); a call of the same tool with other arguments gets
+// the recorded answer (the looser match), unless --repeat fail and the
+// answer was played: then the error names the argument that differs.
 func TestReplayServeMatching(t *testing.T) {
 	orig, _ := record(t, "", []string{"call", "echo", "--args", `{"value":"hi"}`})
 	r := clitest.RunSonde(t, "", mockCmd([]string{"call", "nope"}, orig)...)
-	clitest.CheckRun(t, r, cmdutil.ExitRemote, `sonde: MCP_ERROR: server error -32010: sonde replay: the capture has no recorded request matching tools/call "nope"; recorded: initialize ×1, tools/call echo ×1`+"\n")
+	clitest.CheckRun(t, r, cmdutil.ExitRemote, `sonde: MCP_ERROR: server error -32010: sonde replay: the capture has no recorded request matching tools/call "nope"; nearest: tools/call "echo" (recorded id 2); recorded: initialize ×1, tools/call echo ×1`+"\n")
 	r = clitest.RunSonde(t, "", mockCmd([]string{"call", "echo", "--args", `{"value":"other"}`}, orig)...)
 	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 	if r.Stdout != "hi\n" {
 		t.Errorf("loose match: stdout %q, want the recorded answer hi", r.Stdout)
+	}
+	// --repeat fail: the recorded answer is played once; then a call with
+	// other arguments is refused, naming the argument that differs.
+	const twice = `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"hi"}}}
+{"method":"tools/call","params":{"name":"echo","arguments":{"value":"other"}}}
+`
+	r = clitest.RunSonde(t, twice, mockCmd([]string{"script", "-"}, orig, "--repeat", "fail")...)
+	if r.Code != cmdutil.ExitToolError || !strings.Contains(r.Stdout, `"result":{"content":[{"type":"text","text":"hi"}]`) ||
+		!strings.Contains(r.Stdout, `nearest: tools/call \"echo\" (recorded id 2), which differs at arguments.value; recorded: initialize ×1, tools/call echo ×1`) {
+		t.Errorf("--repeat fail: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -400,6 +411,7 @@ func TestReplayUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "missing.jsonl")
+	sample := filepath.Join(peertest.Root(), "testdata", "captures", "out-of-order-late-crash.jsonl")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -413,6 +425,11 @@ func TestReplayUsage(t *testing.T) {
 		{"not a capture", []string{"replay", "--serve", notCapture}, "sonde: --serve " + notCapture + ": capture line 1: not a sonde capture: ..."},
 		{"serve with a command", []string{"replay", "--serve", notCapture, "--", "x"}, "sonde: --serve takes no server command and no --url: it is the server\n"},
 		{"serve with --record", []string{"replay", "--serve", notCapture, "--record", missing}, "sonde: --record, --trace and --ignore apply to --against, not to --serve\n"},
+		{"bad repeat", []string{"replay", "--serve", notCapture, "--repeat", "again"}, `sonde: --repeat "again": want cycle, last or fail` + "\n"},
+		{"remote listen", []string{"replay", "--serve", notCapture, "--listen", "0.0.0.0:3001"}, `sonde: --listen "0.0.0.0:3001" is not a loopback address: the mock would answer anyone who can reach it; add --allow-remote to mean it` + "\n"},
+		{"listen without port", []string{"replay", "--serve", notCapture, "--listen", "localhost"}, `sonde: --listen "localhost": want HOST:PORT, e.g. 127.0.0.1:3001 (address localhost: missing port in address)` + "\n"},
+		{"allow-remote alone", []string{"replay", "--serve", notCapture, "--allow-remote"}, "sonde: --allow-remote goes with --listen ADDR\n"},
+		{"session out of range", []string{"replay", "--serve", sample, "--session", "2"}, "sonde: --session 2: " + sample + " holds 1 session(s) (1 to 1; 0 for all)\n"},
 		{"against without a server", []string{"replay", "--against", notCapture}, "sonde: no server command: put it after --, e.g. sonde replay ... -- ./server --flag, or connect with --url URL\n"},
 		{"bad ignore", []string{"replay", "--against", notCapture, "--ignore", "result[x]", "--", "x"}, `sonde: --ignore "result[x]": [x] is not an index (want [N] or [*])` + "\n"},
 		{"against not a capture", []string{"replay", "--against", notCapture, "--", "x"}, "sonde: --against " + notCapture + ": capture line 1: not a sonde capture: ..."},

@@ -1,0 +1,527 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// SessionHeader is the Streamable HTTP session header.
+const SessionHeader = "Mcp-Session-Id"
+
+// Handler serves a script over HTTP: Streamable HTTP on every path but
+// /sse and /message, and the legacy HTTP+SSE transport on those two. Each
+// client session (an initialize, or a GET /sse) gets a mock of its own, as
+// Serve runs it on stdio: every recorded answer unplayed, the same
+// matching and synthesized answers. Close ends the sessions.
+type Handler struct {
+	script *Script
+	o      Options
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	sharedMu sync.Mutex // one shared session is made at a time
+	wg       sync.WaitGroup
+}
+
+// NewHandler returns a Handler serving s with o (Options.Stderr and
+// Options.Log are shared by the sessions; MaxLineBytes caps a POST body).
+// It checks o.Session against the script first.
+func NewHandler(s *Script, o Options) (*Handler, error) {
+	if _, err := s.session(o.Session, o); err != nil {
+		return nil, err
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = transport.DefaultMaxLineBytes
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Handler{script: s, o: o, ctx: ctx, cancel: cancel, sessions: map[string]*httpSession{}}, nil
+}
+
+// Close ends every session and waits for their mocks to stop.
+func (h *Handler) Close() {
+	h.cancel()
+	h.mu.Lock()
+	for id, s := range h.sessions {
+		s.in.Close()
+		delete(h.sessions, id)
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+}
+
+// httpSession is one client's mock: Serve reading from in, writing to the
+// session's router (its Write).
+type httpSession struct {
+	id     string
+	legacy bool // HTTP+SSE: every line goes to the GET stream
+	in     *io.PipeWriter
+	done   chan struct{} // closed when the mock ended
+	log    io.Writer
+
+	mu      sync.Mutex
+	err     error              // why the mock ended
+	pending map[string]*stream // POSTs waiting for their response, by the caller's id
+	streams []*stream          // open POST streams (SSE), oldest first
+	get     *stream            // the GET stream
+	inMu    sync.Mutex         // one message into in at a time
+}
+
+// stream is where the lines for one HTTP response go.
+type stream struct {
+	ch chan []byte
+}
+
+func newStream() *stream { return &stream{ch: make(chan []byte, 256)} }
+
+// send queues a line; a stream whose reader is too slow loses it.
+func (st *stream) send(line []byte) bool {
+	select {
+	case st.ch <- line:
+		return true
+	default:
+		return false
+	}
+}
+
+// newSession starts a mock for one client, under a new random id (shared:
+// under "", the session of the clients that send no session id).
+func (h *Handler) newSession(legacy, shared bool) *httpSession {
+	id := ""
+	if !shared {
+		b := make([]byte, 16)
+		rand.Read(b)
+		id = hex.EncodeToString(b)
+	}
+	pr, pw := io.Pipe()
+	s := &httpSession{id: id, legacy: legacy, in: pw, done: make(chan struct{}), log: h.o.Log, pending: map[string]*stream{}}
+	h.mu.Lock()
+	h.sessions[s.id] = s
+	h.mu.Unlock()
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		err := Serve(h.ctx, h.script, pr, s, h.o)
+		pr.CloseWithError(io.ErrClosedPipe)
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			fmt.Fprintf(h.o.Log, "sonde replay: session %s: %v\n", s.id, exit)
+		}
+		s.mu.Lock()
+		s.err = err
+		s.mu.Unlock()
+		close(s.done)
+		h.mu.Lock()
+		if h.sessions[s.id] == s {
+			delete(h.sessions, s.id)
+		}
+		h.mu.Unlock()
+	}()
+	return s
+}
+
+// Write routes one line the mock wrote: a response to the POST waiting for
+// it; anything else to the newest open POST stream, else the GET stream,
+// else nowhere (logged). A line that is not JSON cannot travel over HTTP.
+func (s *httpSession) Write(p []byte) (int, error) {
+	line := bytes.TrimRight(p, "\r\n")
+	msg, err := jsonrpc.Decode(line)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		fmt.Fprintf(s.log, "sonde replay: session %s: a recorded line that is not a JSON-RPC message cannot be sent over HTTP: dropped: %.60q\n", s.id, line)
+		return len(p), nil
+	}
+	out := append([]byte(nil), line...)
+	if s.legacy {
+		if s.get == nil || !s.get.send(out) {
+			fmt.Fprintf(s.log, "sonde replay: session %s: no SSE stream: dropped %.60q\n", s.id, line)
+		}
+		return len(p), nil
+	}
+	if msg.Kind == jsonrpc.KindResponse {
+		if st := s.pending[msg.ID.String()]; st != nil {
+			delete(s.pending, msg.ID.String())
+			st.send(out)
+			return len(p), nil
+		}
+	}
+	for i := len(s.streams) - 1; i >= 0; i-- {
+		if s.streams[i].send(out) {
+			return len(p), nil
+		}
+	}
+	if s.get != nil && s.get.send(out) {
+		return len(p), nil
+	}
+	fmt.Fprintf(s.log, "sonde replay: session %s: no open stream for %.60q: dropped\n", s.id, line)
+	return len(p), nil
+}
+
+// WriteFor routes a line played for the request the caller sent with id:
+// to that request's stream when it is still open, else as Write does.
+func (s *httpSession) WriteFor(id, p []byte) (int, error) {
+	var rid jsonrpc.ID
+	if s.legacy || rid.UnmarshalJSON(id) != nil {
+		return s.Write(p)
+	}
+	line := bytes.TrimRight(p, "\r\n")
+	msg, err := jsonrpc.Decode(line)
+	if err != nil || msg.Kind == jsonrpc.KindResponse {
+		return s.Write(p)
+	}
+	s.mu.Lock()
+	st := s.pending[rid.String()]
+	open := false
+	for _, o := range s.streams {
+		open = open || o == st
+	}
+	if st != nil && open && st.send(append([]byte(nil), line...)) {
+		s.mu.Unlock()
+		return len(p), nil
+	}
+	s.mu.Unlock()
+	return s.Write(p)
+}
+
+// deliver writes one message (compacted to one line) into the mock.
+func (s *httpSession) deliver(body []byte) error {
+	var buf bytes.Buffer
+	if json.Compact(&buf, body) != nil {
+		buf.Reset()
+		buf.Write(bytes.ReplaceAll(body, []byte("\n"), []byte(" ")))
+	}
+	buf.WriteByte('\n')
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	_, err := s.in.Write(buf.Bytes())
+	return err
+}
+
+// ServeHTTP answers one HTTP request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.o.LoopbackOnly && (!loopbackHost(r.Host) || !loopbackOrigin(r.Header.Get("Origin"))) {
+		fmt.Fprintf(h.o.Log, "sonde replay: refused a request with Host %q, Origin %q: not loopback (DNS rebinding?)\n", r.Host, r.Header.Get("Origin"))
+		http.Error(w, "sonde replay: Host and Origin must be loopback", http.StatusForbidden)
+		return
+	}
+	switch {
+	case r.URL.Path == "/sse" && r.Method == http.MethodGet:
+		h.legacyStream(w, r)
+	case r.URL.Path == "/message" && r.Method == http.MethodPost:
+		h.legacyPost(w, r)
+	case r.Method == http.MethodPost:
+		h.post(w, r)
+	case r.Method == http.MethodGet:
+		h.getStream(w, r)
+	case r.Method == http.MethodDelete:
+		s := h.lookup(r.Header.Get(SessionHeader))
+		if s == nil {
+			http.Error(w, "unknown session", http.StatusNotFound)
+			return
+		}
+		h.end(s)
+		w.WriteHeader(http.StatusOK)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+func (h *Handler) lookup(id string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id]
+}
+
+// end closes a session's input: its mock ends as at stdin's end.
+func (h *Handler) end(s *httpSession) {
+	h.mu.Lock()
+	if h.sessions[s.id] == s {
+		delete(h.sessions, s.id)
+	}
+	h.mu.Unlock()
+	s.in.Close()
+}
+
+// readMessage reads a POST body: one JSON-RPC message. On failure it has
+// answered.
+func (h *Handler) readMessage(w http.ResponseWriter, r *http.Request) ([]byte, jsonrpc.Message, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(h.o.MaxLineBytes)+1))
+	if err != nil {
+		http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
+		return nil, jsonrpc.Message{}, false
+	}
+	if len(body) > h.o.MaxLineBytes {
+		writeJSONError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, fmt.Sprintf("body longer than %d bytes", h.o.MaxLineBytes))
+		return nil, jsonrpc.Message{}, false
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "batches are not supported")
+		return nil, jsonrpc.Message{}, false
+	}
+	msg, err := jsonrpc.Decode(body)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) && de.Class == jsonrpc.ClassNotJSON {
+			writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error: the body is not JSON")
+		} else {
+			writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		}
+		return nil, jsonrpc.Message{}, false
+	}
+	return body, msg, true
+}
+
+func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, code int, text string) {
+	b, _ := jsonrpc.EncodeError(id, &jsonrpc.Error{Code: int64(code), Message: "sonde replay: " + text})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// post is a Streamable HTTP POST: a request is answered with its response
+// (SSE when the client accepts it, with the lines played before the
+// response; else JSON), anything else with 202.
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
+	body, msg, ok := h.readMessage(w, r)
+	if !ok {
+		return
+	}
+	sid := r.Header.Get(SessionHeader)
+	var s *httpSession
+	switch {
+	case msg.Kind == jsonrpc.KindRequest && msg.Method == mcp.MethodInitialize:
+		s = h.newSession(false, false)
+		w.Header().Set(SessionHeader, s.id)
+	case sid != "":
+		if s = h.lookup(sid); s == nil || s.legacy {
+			http.Error(w, "unknown session", http.StatusNotFound)
+			return
+		}
+	default:
+		// No session (a modern-era client, or a lenient one): one shared
+		// mock for the clients without a session.
+		h.sharedMu.Lock()
+		if s = h.lookup(""); s == nil {
+			s = h.newSession(false, true)
+		}
+		h.sharedMu.Unlock()
+	}
+	if msg.Kind != jsonrpc.KindRequest {
+		if err := s.deliver(body); err != nil {
+			http.Error(w, "the session ended", http.StatusNotFound)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	// SSE when the client accepts it, unless the recorded server answered
+	// as JSON and the client accepts JSON too.
+	accept := r.Header.Get("Accept")
+	sse := strings.Contains(accept, "text/event-stream") &&
+		!(h.script.HTTPAnswers == "json" && (strings.Contains(accept, "application/json") || strings.Contains(accept, "*/*")))
+	st := newStream()
+	key := msg.ID.String()
+	s.mu.Lock()
+	s.pending[key] = st
+	if sse {
+		s.streams = append(s.streams, st)
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.pending[key] == st {
+			delete(s.pending, key)
+		}
+		for i, o := range s.streams {
+			if o == st {
+				s.streams = append(s.streams[:i:i], s.streams[i+1:]...)
+				break
+			}
+		}
+		s.mu.Unlock()
+	}()
+	if err := s.deliver(body); err != nil {
+		http.Error(w, "the session ended", http.StatusNotFound)
+		return
+	}
+	flusher, _ := w.(http.Flusher)
+	started := false
+	for {
+		select {
+		case line := <-st.ch:
+			m, _ := jsonrpc.Decode(line)
+			final := m.Kind == jsonrpc.KindResponse && m.ID.String() == key
+			if !sse {
+				if final {
+					w.Header().Set("Content-Type", "application/json")
+					w.Write(line)
+					return
+				}
+				continue
+			}
+			if !started {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Cache-Control", "no-cache")
+				w.WriteHeader(http.StatusOK)
+				started = true
+			}
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", line)
+			if flusher != nil {
+				flusher.Flush()
+			}
+			if final {
+				return
+			}
+		case <-s.done:
+			if !started {
+				s.mu.Lock()
+				err := s.err
+				s.mu.Unlock()
+				msg := "the mock session ended"
+				if err != nil {
+					msg += ": " + err.Error()
+				}
+				http.Error(w, msg, http.StatusBadGateway)
+			}
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// getStream is the Streamable HTTP GET: the stream of what the mock
+// plays outside a request (one per session).
+func (h *Handler) getStream(w http.ResponseWriter, r *http.Request) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		http.Error(w, "GET opens an event stream: Accept: text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	s := h.lookup(r.Header.Get(SessionHeader))
+	if s == nil || s.legacy {
+		http.Error(w, "unknown session", http.StatusNotFound)
+		return
+	}
+	h.pump(w, r, s, "")
+}
+
+// pump holds an SSE stream open and writes what the session sends to its
+// GET stream, after first (an event written first, e.g. legacy's
+// endpoint).
+func (h *Handler) pump(w http.ResponseWriter, r *http.Request, s *httpSession, first string) {
+	st := newStream()
+	s.mu.Lock()
+	if s.get != nil {
+		s.mu.Unlock()
+		http.Error(w, "a stream is already open for this session", http.StatusConflict)
+		return
+	}
+	s.get = st
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.get == st {
+			s.get = nil
+		}
+		s.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	io.WriteString(w, first)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	for {
+		select {
+		case line := <-st.ch:
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", line)
+			if flusher != nil {
+				flusher.Flush()
+			}
+		case <-s.done:
+			return
+		case <-h.ctx.Done():
+			return
+		case <-r.Context().Done():
+			if s.legacy {
+				h.end(s)
+			}
+			return
+		}
+	}
+}
+
+// legacyStream is the legacy transport's GET /sse: a new session, its
+// endpoint event, then every line the mock writes.
+func (h *Handler) legacyStream(w http.ResponseWriter, r *http.Request) {
+	s := h.newSession(true, false)
+	h.pump(w, r, s, "event: endpoint\ndata: /message?sessionId="+s.id+"\n\n")
+}
+
+// legacyPost is the legacy transport's POST /message?sessionId=…: the
+// message goes to the mock, the answer comes on the SSE stream.
+func (h *Handler) legacyPost(w http.ResponseWriter, r *http.Request) {
+	s := h.lookup(r.URL.Query().Get("sessionId"))
+	if s == nil || !s.legacy {
+		http.Error(w, "unknown session", http.StatusNotFound)
+		return
+	}
+	body, _, ok := h.readMessage(w, r)
+	if !ok {
+		return
+	}
+	if err := s.deliver(body); err != nil {
+		http.Error(w, "the session ended", http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, "Accepted")
+}
+
+// loopbackHost reports whether a Host header names a loopback address:
+// localhost, 127.0.0.0/8 or ::1, with or without a port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackOrigin reports whether an Origin header is absent or a loopback
+// origin.
+func loopbackOrigin(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && loopbackHost(u.Host)
+}
