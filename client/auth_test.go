@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // A server that wants a token: initialize fails with MCP_HTTP, whose
@@ -69,7 +70,7 @@ func evHTTPText(ev Event) string {
 // A 401 whose body is a JSON-RPC error is MCP_ERROR, as on stdio, and keeps
 // the summary of discovery; other errors have no discovery.
 func TestAuthorizationOfErrors(t *testing.T) {
-	a := &transport.AuthDiscovery{Status: 401, Scope: "s"}
+	a := &oauth.Discovery{Status: 401, Scope: "s"}
 	xe := &transport.ExchangeError{Kind: transport.ExchangeStatus, Status: 401, RPC: &jsonrpc.Error{Code: -32001, Message: "Unauthorized"}, Auth: a}
 	e := exchangeErr(xe)
 	if e.Code != CodeRemote || !strings.HasSuffix(e.Message, "(HTTP 401); authorization: no protected resource metadata, scope s") || Authorization(e) != a {

@@ -9,6 +9,7 @@ import (
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // Code is the stable code of a failure. Codes never change meaning; scripts
@@ -201,7 +202,7 @@ func exchangeErr(xe *transport.ExchangeError) *Error {
 // error="insufficient_scope"): the challenge, the protected resource and
 // authorization server metadata, and the problems met on the way. It is nil
 // for any other error.
-func Authorization(err error) *transport.AuthDiscovery {
+func Authorization(err error) *oauth.Discovery {
 	var xe *transport.ExchangeError
 	if errors.As(err, &xe) {
 		return xe.Auth

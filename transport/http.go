@@ -76,7 +76,7 @@ type HTTPConfig struct {
 	AuthTimeout time.Duration
 	// OAuth, when set, runs the OAuth authorization code flow on a 401
 	// (transport/oauth) and then sends the access token on every request.
-	OAuth *OAuthConfig
+	OAuth *oauth.Config
 }
 
 // HTTPEvent describes one HTTP exchange, or one thing that happened on a
@@ -142,7 +142,7 @@ type ExchangeError struct {
 	// with error="insufficient_scope") to a request: the challenge, the
 	// protected resource metadata, the authorization server's metadata and
 	// the problems met (transport/oauth). Nil when discovery did not run.
-	Auth *AuthDiscovery
+	Auth *oauth.Discovery
 	// RPC is the JSON-RPC error the body held, if it held one.
 	RPC *jsonrpc.Error
 	// Msg says what failed, in words.

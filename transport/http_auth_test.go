@@ -140,7 +140,7 @@ func refusal(t *testing.T, h *HTTP, line string) *ExchangeError {
 	}
 }
 
-func problemKinds(a *AuthDiscovery) []oauth.ProblemKind {
+func problemKinds(a *oauth.Discovery) []oauth.ProblemKind {
 	var out []oauth.ProblemKind
 	for _, p := range a.Problems {
 		out = append(out, p.Kind)
@@ -160,7 +160,7 @@ func TestAuthDiscovery_HeaderURL(t *testing.T) {
 		t.Fatalf("%+v", xe)
 	}
 	a := xe.Auth
-	want := &AuthDiscovery{Status: 401, ResourceMetadataURL: base + wkPRM + "/mcp", Scope: "fixture:tools",
+	want := &oauth.Discovery{Status: 401, ResourceMetadataURL: base + wkPRM + "/mcp", Scope: "fixture:tools",
 		PRMURL: base + wkPRM + "/mcp",
 		PRM: &oauth.ProtectedResourceMetadata{Resource: base + "/mcp", AuthorizationServers: []string{base + "/as"},
 			ScopesSupported: []string{"fixture:tools"}, BearerMethodsSupported: []string{"header"}},
@@ -284,7 +284,7 @@ func TestAuthDiscovery_AuthServer(t *testing.T) {
 			if tc.found && a.ASURL != base+tc.gets[len(tc.gets)-1] {
 				t.Errorf("AS URL %s", a.ASURL)
 			}
-			var p *AuthProblem
+			var p *oauth.Problem
 			if len(tc.kinds) > 0 && (!errors.As(a.Err(), &p) || p.Kind != tc.kinds[0]) {
 				t.Errorf("errors.As: %v", a.Err())
 			}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // Metadata whose issuer is not the authorization server the PRM names
@@ -14,13 +16,13 @@ import (
 func TestHostile_OAuthIssuerMismatch(t *testing.T) {
 	evil := newSink(t)
 	srv := newAuthServer(t, func(base string) string { return base + "/as" }, func(string) string { return asMeta(evil.URL, evil.URL) })
-	h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable, OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 5 * time.Second}}, nil)
+	h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable, OAuth: &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 5 * time.Second}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
 	xe := refusal(t, h, initLine)
-	var oe *OAuthError
+	var oe *oauth.Error
 	if !errors.As(xe, &oe) || oe.Step != "discovery" || !strings.Contains(oe.Msg, "names issuer "+evil.URL+", not "+srv.URL+"/as") || !strings.Contains(oe.Msg, "RFC 8414") {
 		t.Fatalf("%v", xe)
 	}
@@ -36,13 +38,13 @@ func TestHostile_OAuthPlainHTTPEndpoint(t *testing.T) {
 		return fmt.Sprintf(`{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
 			base+"/as", base+"/as/authorize", "http://token.sonde-test.invalid/token", base+"/as/register")
 	})
-	h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable, OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 5 * time.Second}}, nil)
+	h, err := DialHTTP(HTTPConfig{URL: srv.URL + "/mcp", Mode: ModeStreamable, OAuth: &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 5 * time.Second}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
 	xe := refusal(t, h, initLine)
-	var oe *OAuthError
+	var oe *oauth.Error
 	if !errors.As(xe, &oe) || oe.Step != "discovery" || !strings.Contains(oe.Msg, "token_endpoint http://token.sonde-test.invalid/token is not https") {
 		t.Fatalf("%v", xe)
 	}

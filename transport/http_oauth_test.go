@@ -67,7 +67,7 @@ func (r *recorder) bearers() []string {
 func TestOAuth_FullFlowWithRegistration(t *testing.T) {
 	base := serveFixture(t, "--fault", "http-unauthorized")
 	var secrets []string // OnSecret runs in the flow, before Read has the response
-	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second,
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 20 * time.Second,
 		OnSecret: func(s string) { secrets = append(secrets, s) }}})
 	initOK(t, h)
 	want := []string{"POST /as/register", "GET /as/authorize", "POST /as/token"}
@@ -115,7 +115,7 @@ func TestOAuth_FullFlowWithRegistration(t *testing.T) {
 // unregistered client id.
 func TestOAuth_GivenClientID(t *testing.T) {
 	base := serveFixture(t, "--fault", "http-unauthorized")
-	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{ClientID: "my-client", Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &oauth.Config{ClientID: "my-client", Browser: oauth.BrowserFetch, Timeout: 20 * time.Second}})
 	initOK(t, h)
 	want := []string{"GET /as/authorize", "POST /as/token"}
 	if got := rec.oauthPaths(); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -123,13 +123,13 @@ func TestOAuth_GivenClientID(t *testing.T) {
 	}
 }
 
-// oauthRefusal runs initialize against base and returns the OAuthError in
+// oauthRefusal runs initialize against base and returns the oauth.Error in
 // the ExchangeError it fails with.
-func oauthRefusal(t *testing.T, base string, cfg *OAuthConfig) (*ExchangeError, *OAuthError) {
+func oauthRefusal(t *testing.T, base string, cfg *oauth.Config) (*ExchangeError, *oauth.Error) {
 	t.Helper()
 	h, _ := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: cfg})
 	xe := refusal(t, h, initLine)
-	var oe *OAuthError
+	var oe *oauth.Error
 	if xe.Status != http.StatusUnauthorized || !errors.As(xe, &oe) {
 		t.Fatalf("refusal %v (status %d)", xe, xe.Status)
 	}
@@ -142,8 +142,8 @@ func TestOAuth_NoS256Refused(t *testing.T) {
 	for _, variant := range []string{"no-s256", "no-pkce"} {
 		t.Run(variant, func(t *testing.T) {
 			base := serveFixture(t, "--fault", "http-unauthorized", "--http-auth", variant)
-			xe, oe := oauthRefusal(t, base, &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second})
-			if oe.Step != "pkce" || !errors.Is(xe, ErrNoS256) || !strings.Contains(xe.Msg, "refusing to proceed") {
+			xe, oe := oauthRefusal(t, base, &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 20 * time.Second})
+			if oe.Step != "pkce" || !errors.Is(xe, oauth.ErrNoS256) || !strings.Contains(xe.Msg, "refusing to proceed") {
 				t.Errorf("error %v", xe)
 			}
 		})
@@ -165,7 +165,7 @@ func TestOAuth_StateMismatch(t *testing.T) {
 			}
 		}()
 	}
-	xe, oe := oauthRefusal(t, base, &OAuthConfig{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
+	xe, oe := oauthRefusal(t, base, &oauth.Config{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
 	if oe.Step != "authorization" || !strings.Contains(xe.Msg, "state does not match") {
 		t.Errorf("error %v", xe)
 	}
@@ -186,7 +186,7 @@ func TestOAuth_WrongVerifierRejected(t *testing.T) {
 			}
 		}()
 	}
-	xe, oe := oauthRefusal(t, base, &OAuthConfig{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
+	xe, oe := oauthRefusal(t, base, &oauth.Config{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
 	if oe.Step != "token" || !strings.Contains(xe.Msg, "PKCE verification failed") {
 		t.Errorf("error %v", xe)
 	}
@@ -195,7 +195,7 @@ func TestOAuth_WrongVerifierRejected(t *testing.T) {
 // No answer in time: the flow gives up, the listener closed (goleak).
 func TestOAuth_Timeout(t *testing.T) {
 	base := serveFixture(t, "--fault", "http-unauthorized")
-	xe, oe := oauthRefusal(t, base, &OAuthConfig{ClientID: "c", Timeout: 300 * time.Millisecond})
+	xe, oe := oauthRefusal(t, base, &oauth.Config{ClientID: "c", Timeout: 300 * time.Millisecond})
 	if oe.Step != "authorization" || !strings.Contains(xe.Msg, "in time") {
 		t.Errorf("error %v", xe)
 	}
@@ -205,7 +205,7 @@ func TestOAuth_Timeout(t *testing.T) {
 // first access token works for one request).
 func TestOAuth_RefreshAfter401(t *testing.T) {
 	base := serveFixture(t, "--fault", "http-unauthorized", "--http-auth", "token-once")
-	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 20 * time.Second}})
 	initOK(t, h)
 	if err := h.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestOAuth_RefreshAfter401(t *testing.T) {
 // to authorize for it.
 func TestOAuth_ResourceMismatchRefused(t *testing.T) {
 	base := serveFixture(t, "--fault", "http-unauthorized", "--http-auth", "prm-mismatch")
-	xe, oe := oauthRefusal(t, base, &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second})
+	xe, oe := oauthRefusal(t, base, &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 20 * time.Second})
 	if oe.Step != "discovery" || !strings.Contains(xe.Msg, "names resource "+base+"/other, not this server") {
 		t.Errorf("error %v", xe)
 	}
@@ -243,7 +243,7 @@ func TestOAuth_ResourceMismatchRefused(t *testing.T) {
 // id was registered once.
 func TestOAuth_StepUp(t *testing.T) {
 	base := serveFixture(t, "--fault", "http-unauthorized", "--http-auth", "insufficient-scope")
-	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/mcp", OAuth: &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 20 * time.Second}})
 	initOK(t, h)
 	if err := h.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestOAuth_StepUp(t *testing.T) {
 // 401; sonde authorizes and opens it again with the token.
 func TestOAuth_LegacySSE(t *testing.T) {
 	base := serveFixture(t, "--fault", "http-unauthorized")
-	h, rec := dialRec(t, HTTPConfig{URL: base + "/sse", Mode: ModeSSE, OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 20 * time.Second}})
+	h, rec := dialRec(t, HTTPConfig{URL: base + "/sse", Mode: ModeSSE, OAuth: &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 20 * time.Second}})
 	initOK(t, h)
 	var resource string
 	rec.mu.Lock()
@@ -391,7 +391,7 @@ func TestOAuth_IssuerMismatch(t *testing.T) {
 			}
 		}()
 	}
-	xe, oe := oauthRefusal(t, base, &OAuthConfig{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
+	xe, oe := oauthRefusal(t, base, &oauth.Config{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
 	if oe.Step != "authorization" || !strings.Contains(xe.Msg, `iss "http://evil.example" is not the issuer "`+base+`/as" (RFC 9207)`) {
 		t.Errorf("error %v", xe)
 	}
@@ -436,7 +436,7 @@ func TestOAuth_Legacy2503Endpoints(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	srvURL = srv.URL
-	h, _ := dialRec(t, HTTPConfig{URL: srv.URL + "/mcp", OAuth: &OAuthConfig{Browser: BrowserFetch, Timeout: 5 * time.Second}})
+	h, _ := dialRec(t, HTTPConfig{URL: srv.URL + "/mcp", OAuth: &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 5 * time.Second}})
 	initOK(t, h)
 	mu.Lock()
 	defer mu.Unlock()

@@ -9,11 +9,11 @@ import (
 // AuthorizeMsg asks the UI to show the authorization URL of sonde's OAuth
 // flow (--oauth): the server answered 401 and the flow waits, up to Wait,
 // for the browser's redirect. The program's owner sends it from the flow's
-// prompt (transport.OAuthConfig.Prompt), which runs outside Update.
+// prompt (oauth.Config.Prompt), which runs outside Update.
 type AuthorizeMsg struct {
 	URL  string
 	Wait time.Duration
-	// Grant says which grant runs and why (transport.OAuthConfig.OnGrant),
+	// Grant says which grant runs and why (oauth.Config.OnGrant),
 	// "" when unknown.
 	Grant string
 }

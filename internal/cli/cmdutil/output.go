@@ -67,7 +67,7 @@ func ErrorJSON(err error) map[string]any {
 			e["elicitations"] = els
 		}
 		if a := client.Authorization(err); a != nil {
-			e["auth"] = a // what discovery found after a 401 (transport.AuthDiscovery)
+			e["auth"] = a // what discovery found after a 401 (oauth.Discovery)
 		}
 	}
 	return e

@@ -10,6 +10,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // ClientOptions turns the flags and the target into the client's options
@@ -118,34 +119,34 @@ type OAuthHooks struct {
 
 // oauthConfig turns the --oauth flags into the transport's OAuth
 // configuration (nil without --oauth).
-func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*transport.OAuthConfig, error) {
+func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*oauth.Config, error) {
 	if !f.OAuth {
 		if f.OAuthClientID != "" || f.OAuthSecretEnv != "" || f.OAuthPrivateKey != "" || f.OAuthIDTokenEnv != "" || f.OAuthIDTokenFile != "" ||
 			f.OAuthIdPTokenEndpoint != "" || f.OAuthIdPClientID != "" || f.OAuthIdPSecretEnv != "" ||
-			(f.OAuthGrant != "" && f.OAuthGrant != string(transport.GrantAuthorizationCode)) ||
-			(f.OAuthAssertionAud != "" && f.OAuthAssertionAud != string(transport.AudienceIssuer)) {
+			(f.OAuthGrant != "" && f.OAuthGrant != string(oauth.GrantAuthorizationCode)) ||
+			(f.OAuthAssertionAud != "" && f.OAuthAssertionAud != string(oauth.AudienceIssuer)) {
 			return nil, cmdutil.Usagef("--oauth-client-id, --oauth-client-secret-env, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth")
 		}
 		return nil, nil
 	}
-	browser := transport.OAuthBrowser(f.OAuthBrowser)
-	if browser != transport.BrowserPrint && browser != transport.BrowserFetch {
+	browser := oauth.Browser(f.OAuthBrowser)
+	if browser != oauth.BrowserPrint && browser != oauth.BrowserFetch {
 		return nil, cmdutil.Usagef(fmt.Sprintf("--oauth-browser %q: want print or fetch", f.OAuthBrowser))
 	}
 	if f.OAuthTimeout <= 0 {
 		return nil, cmdutil.Usagef("--oauth-timeout must be positive")
 	}
-	grant := transport.OAuthGrant(f.OAuthGrant)
+	grant := oauth.Grant(f.OAuthGrant)
 	switch grant {
 	case "":
-		grant = transport.GrantAuthorizationCode
-	case transport.GrantAuthorizationCode, transport.GrantClientCredentials, transport.GrantCrossAppAccess:
+		grant = oauth.GrantAuthorizationCode
+	case oauth.GrantAuthorizationCode, oauth.GrantClientCredentials, oauth.GrantCrossAppAccess:
 	default:
 		return nil, cmdutil.Usagef(fmt.Sprintf("--oauth-grant %q: want authorization-code, client-credentials or cross-app-access", f.OAuthGrant))
 	}
-	cfg := &transport.OAuthConfig{ClientID: f.OAuthClientID, Browser: browser, Timeout: f.OAuthTimeout, Grant: grant}
+	cfg := &oauth.Config{ClientID: f.OAuthClientID, Browser: browser, Timeout: f.OAuthTimeout, Grant: grant}
 	if strings.HasPrefix(strings.ToLower(f.OAuthClientID), "https://") {
-		if err := transport.CheckClientMetadataURL(f.OAuthClientID); err != nil {
+		if err := oauth.CheckClientMetadataURL(f.OAuthClientID); err != nil {
 			return nil, cmdutil.Usagef("--oauth-client-id " + f.OAuthClientID + ": " + err.Error())
 		}
 	}
@@ -170,13 +171,13 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*transport.OA
 		if err != nil {
 			return nil, cmdutil.Usagef("--oauth-private-key: " + err.Error())
 		}
-		if cfg.PrivateKey, err = transport.ParseOAuthPrivateKey(pemBytes); err != nil {
+		if cfg.PrivateKey, err = oauth.ParsePrivateKey(pemBytes); err != nil {
 			return nil, cmdutil.Usagef("--oauth-private-key " + f.OAuthPrivateKey + ": " + err.Error())
 		}
 	}
-	switch aud := transport.OAuthAudience(f.OAuthAssertionAud); aud {
-	case "", transport.AudienceIssuer, transport.AudienceTokenEndpoint:
-		if aud != "" && aud != transport.AudienceIssuer && f.OAuthPrivateKey == "" {
+	switch aud := oauth.Audience(f.OAuthAssertionAud); aud {
+	case "", oauth.AudienceIssuer, oauth.AudienceTokenEndpoint:
+		if aud != "" && aud != oauth.AudienceIssuer && f.OAuthPrivateKey == "" {
 			return nil, cmdutil.Usagef("--oauth-assertion-audience needs --oauth-private-key")
 		}
 		cfg.AssertionAudience = aud
@@ -184,15 +185,15 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*transport.OA
 		return nil, cmdutil.Usagef(fmt.Sprintf("--oauth-assertion-audience %q: want issuer or token-endpoint", f.OAuthAssertionAud))
 	}
 	crossApp := f.OAuthIDTokenEnv != "" || f.OAuthIDTokenFile != "" || f.OAuthIdPTokenEndpoint != "" || f.OAuthIdPClientID != "" || f.OAuthIdPSecretEnv != ""
-	if crossApp && grant != transport.GrantCrossAppAccess {
+	if crossApp && grant != oauth.GrantCrossAppAccess {
 		return nil, cmdutil.Usagef("--oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth-grant cross-app-access")
 	}
-	if grant != transport.GrantAuthorizationCode {
+	if grant != oauth.GrantAuthorizationCode {
 		if f.OAuthClientID == "" || (f.OAuthSecretEnv == "" && f.OAuthPrivateKey == "") {
 			return nil, cmdutil.Usagef("--oauth-grant " + string(grant) + " needs a registered client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key")
 		}
 	}
-	if grant == transport.GrantCrossAppAccess {
+	if grant == oauth.GrantCrossAppAccess {
 		if err := crossAppConfig(f, cfg, secrets); err != nil {
 			return nil, err
 		}
@@ -206,7 +207,7 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*transport.OA
 // crossAppConfig reads what --oauth-grant cross-app-access needs: the
 // identity assertion (from a variable or a file) and the identity
 // provider's token endpoint and client.
-func crossAppConfig(f *Flags, cfg *transport.OAuthConfig, secrets *SecretSink) error {
+func crossAppConfig(f *Flags, cfg *oauth.Config, secrets *SecretSink) error {
 	switch {
 	case f.OAuthIDTokenEnv != "" && f.OAuthIDTokenFile != "":
 		return cmdutil.Usagef("--oauth-id-token-env and --oauth-id-token-file exclude each other")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // Flags are the flags of every command that talks to a server, as parsed.
@@ -102,18 +103,18 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.BearerEnv, "bearer-token-env", "", "with --url: send 'Authorization: Bearer <token>' with the token read from environment variable `NAME`")
 	fs.BoolVar(&f.Insecure, "insecure", false, "with --url: do not verify the server's TLS certificate (dangerous)")
 	fs.BoolVar(&f.OAuth, "oauth", false, "with --url: on a 401 (or a 403 insufficient_scope: step-up), run the OAuth 2.1 authorization code flow with PKCE (discovery, a client ID metadata document where the authorization server supports them or else dynamic registration, unless --oauth-client-id; a loopback redirect on 127.0.0.1) or the grant --oauth-grant names and send the access token on every request; the authorization URL is printed on stderr (in the UI, in a dialog); sonde never opens a browser")
-	fs.StringVar(&f.OAuthClientID, "oauth-client-id", "", "with --oauth: use this registered client `ID` instead of dynamic client registration; an https URL is a client ID metadata document, used where the authorization server supports them (by default sonde uses "+transport.DefaultClientMetadataURL+" there)")
+	fs.StringVar(&f.OAuthClientID, "oauth-client-id", "", "with --oauth: use this registered client `ID` instead of dynamic client registration; an https URL is a client ID metadata document, used where the authorization server supports them (by default sonde uses "+oauth.DefaultClientMetadataURL+" there)")
 	fs.StringVar(&f.OAuthSecretEnv, "oauth-client-secret-env", "", "with --oauth-client-id: read the client secret from environment variable `NAME` (never shown); client_secret_basic or client_secret_post, as the metadata says")
-	fs.StringVar(&f.OAuthGrant, "oauth-grant", string(transport.GrantAuthorizationCode), "with --oauth: how sonde gets its token, `GRANT`: authorization-code (a user signs in), client-credentials (a machine client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key) or cross-app-access (an identity assertion exchanged at --oauth-idp-token-endpoint for an ID-JAG, then the JWT bearer grant)")
+	fs.StringVar(&f.OAuthGrant, "oauth-grant", string(oauth.GrantAuthorizationCode), "with --oauth: how sonde gets its token, `GRANT`: authorization-code (a user signs in), client-credentials (a machine client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key) or cross-app-access (an identity assertion exchanged at --oauth-idp-token-endpoint for an ID-JAG, then the JWT bearer grant)")
 	fs.StringVar(&f.OAuthPrivateKey, "oauth-private-key", "", "with --oauth-client-id: authenticate with private_key_jwt, signing each client assertion with the PEM private key in `FILE` (EC P-256/P-384/P-521, RSA of 2048 bits or more, Ed25519; never shown)")
-	fs.StringVar(&f.OAuthAssertionAud, "oauth-assertion-audience", string(transport.AudienceIssuer), "with --oauth-private-key: the aud of each client assertion, `AUD`: issuer (the authorization server's issuer identifier) or token-endpoint (its token endpoint URL, for servers that want it)")
+	fs.StringVar(&f.OAuthAssertionAud, "oauth-assertion-audience", string(oauth.AudienceIssuer), "with --oauth-private-key: the aud of each client assertion, `AUD`: issuer (the authorization server's issuer identifier) or token-endpoint (its token endpoint URL, for servers that want it)")
 	fs.StringVar(&f.OAuthIDTokenEnv, "oauth-id-token-env", "", "with --oauth-grant cross-app-access: read the identity assertion (an ID token, or a SAML assertion) from environment variable `NAME` (never shown)")
 	fs.StringVar(&f.OAuthIDTokenFile, "oauth-id-token-file", "", "with --oauth-grant cross-app-access: read the identity assertion from `FILE` (never shown)")
 	fs.StringVar(&f.OAuthIdPTokenEndpoint, "oauth-idp-token-endpoint", "", "with --oauth-grant cross-app-access: the identity provider's token endpoint `URL`, where the identity assertion is exchanged for an ID-JAG (RFC 8693)")
 	fs.StringVar(&f.OAuthIdPClientID, "oauth-idp-client-id", "", "with --oauth-grant cross-app-access: sonde's client `ID` at the identity provider")
 	fs.StringVar(&f.OAuthIdPSecretEnv, "oauth-idp-client-secret-env", "", "with --oauth-idp-client-id: read sonde's client secret at the identity provider from environment variable `NAME` (never shown)")
-	fs.StringVar(&f.OAuthBrowser, "oauth-browser", string(transport.BrowserPrint), "with --oauth: print (print the authorization URL and wait for the redirect) or fetch (GET the URL and follow its redirects: for authorization servers without a login page, in tests and automation)")
-	fs.DurationVar(&f.OAuthTimeout, "oauth-timeout", transport.DefaultOAuthTimeout, "with --oauth: how long one authorization may take, the visit to the authorization URL included")
+	fs.StringVar(&f.OAuthBrowser, "oauth-browser", string(oauth.BrowserPrint), "with --oauth: print (print the authorization URL and wait for the redirect) or fetch (GET the URL and follow its redirects: for authorization servers without a login page, in tests and automation)")
+	fs.DurationVar(&f.OAuthTimeout, "oauth-timeout", oauth.DefaultTimeout, "with --oauth: how long one authorization may take, the visit to the authorization URL included")
 	fs.BoolVar(&f.Reconnect, "reconnect", false, "with --url: when the server ends the session (MCP_SESSION_EXPIRED), initialize a new one and retry once")
 	f.answers.register(fs)
 	fs.DurationVar(&f.ConnTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")

@@ -16,7 +16,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // checkStep is one line of the health report.
@@ -69,7 +69,7 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 	f := &o.Server
 	var steps []checkStep
 	var firstErr error
-	var auth *transport.AuthDiscovery
+	var auth *oauth.Discovery
 	step := func(name string, start time.Time, detail string, err error) bool {
 		st := checkStep{Name: name, OK: err == nil, MS: ms(time.Since(start)), Detail: detail}
 		if err != nil {
@@ -146,7 +146,7 @@ func capabilityNames(res *mcp.InitializeResult) string {
 // for authorization, what discovery found (auth; with --json it is in the
 // error object already) and, with --oauth, which grant the authorization
 // ran and why (grant).
-func reportCheck(env *cmdutil.Env, asJSON bool, steps []checkStep, wire *string, auth *transport.AuthDiscovery, grant string, firstErr error) error {
+func reportCheck(env *cmdutil.Env, asJSON bool, steps []checkStep, wire *string, auth *oauth.Discovery, grant string, firstErr error) error {
 	if asJSON {
 		out := map[string]any{"ok": firstErr == nil, "steps": steps}
 		if grant != "" {
