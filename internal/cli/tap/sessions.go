@@ -343,8 +343,9 @@ func RunSessions(env *cmdutil.Env, o *SessionsOptions) error {
 		if s.Problem != "" {
 			server = "(" + s.Problem + ")"
 		}
-		if len(server) > 60 {
-			server = server[:57] + "..."
+		server = textfmt.Escape(server)
+		if r := []rune(server); len(r) > 60 {
+			server = string(r[:59]) + "…"
 		}
 		state := "live"
 		if !s.Live {
@@ -360,7 +361,7 @@ func RunSessions(env *cmdutil.Env, o *SessionsOptions) error {
 		if !s.Started.IsZero() {
 			started = s.Started.Local().Format("2006-01-02 15:04:05")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", textfmt.Escape(s.ID), textfmt.Escape(s.Label), textfmt.Escape(server),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", textfmt.Escape(s.ID), textfmt.Escape(s.Label), server,
 			started, state, textfmt.Size(int(s.Size)), s.Calls, s.Errors)
 	}
 	_ = tw.Flush()
