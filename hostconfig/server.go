@@ -9,7 +9,10 @@
 // variable references of one server (${env:NAME}, ${NAME:-default},
 // ${workspaceFolder}, ${input:ID}, …) when it is about to be started, and
 // SetApprovals marks Claude Code's .mcp.json servers with the approval
-// Claude Code's settings files give them.
+// Claude Code's settings files give them. Wrap and Unwrap, the only
+// edits, are pure functions over a file's bytes (the caller writes) that put sonde tap
+// in front of stdio entries' commands and take it out again, editing only
+// those values so that comments and layout are kept.
 package hostconfig
 
 import (

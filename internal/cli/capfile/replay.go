@@ -88,6 +88,9 @@ func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
       --ignore paths, and outcomes that changed in kind (a result that is now an error, a
       timeout). Exit status 0 when everything is equal, 1 when anything differs.
 
+FILE may also be a session recorded by sonde tap, named by its id (sonde sessions lists
+them: the file name without .jsonl) or by the start of it when only one session begins so.
+
 Matching, timing and the diff are described in docs/replay.md.
 
 ` + cmdutil.ExitCodesHelp,
@@ -98,6 +101,23 @@ Matching, timing and the diff are described in docs/replay.md.
 			speed := o.Speed
 			if o.NoPacing {
 				speed = 0
+			}
+			// A session of sonde tap may be named by its id.
+			for _, p := range []*string{&o.Serve, &o.Against} {
+				if *p != "" {
+					r, err := cmdutil.CaptureArg(*p)
+					if err != nil {
+						return err
+					}
+					*p = r
+				}
+			}
+			if len(args) == 1 && cmd.ArgsLenAtDash() < 0 {
+				r, err := cmdutil.CaptureArg(args[0])
+				if err != nil {
+					return err
+				}
+				args[0] = r
 			}
 			switch {
 			case o.Serve != "" && o.Against != "":

@@ -1,0 +1,192 @@
+package hostconfig
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// A span is one JSON value of a file and where it is: the byte range
+// [start, end) of its text, and for an object or an array what it holds.
+// It is read from the text stripJSONC returns, whose offsets are the
+// file's, so a range locates the same bytes in the file as written.
+type span struct {
+	start, end int
+	kind       byte // '{', '[', '"', or 'v' for a number, true, false, null
+	members    []spanMember
+	elems      []*span
+}
+
+// spanMember is one member of an object: its key (decoded) and value.
+type spanMember struct {
+	key   string
+	value *span
+}
+
+// member returns the value of the last member named key (the one a host's
+// JSON parser keeps), or nil.
+func (s *span) member(key string) *span {
+	if s == nil || s.kind != '{' {
+		return nil
+	}
+	for i := len(s.members) - 1; i >= 0; i-- {
+		if s.members[i].key == key {
+			return s.members[i].value
+		}
+	}
+	return nil
+}
+
+// errSpan is what scanSpans returns for text it cannot read.
+var errSpan = errors.New("not valid JSON")
+
+// maxSpanDepth bounds the nesting scanSpans follows.
+const maxSpanDepth = 512
+
+// scanSpans reads the JSON value of b (stripped of JSONC comments, a
+// UTF-8 BOM allowed) into spans.
+func scanSpans(b []byte) (*span, error) {
+	p := &spanScanner{b: b}
+	if len(b) >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf {
+		p.i = 3
+	}
+	p.space()
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i != len(b) {
+		return nil, errSpan
+	}
+	return v, nil
+}
+
+type spanScanner struct {
+	b []byte
+	i int
+}
+
+func (p *spanScanner) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *spanScanner) value(depth int) (*span, error) {
+	if p.i >= len(p.b) || depth > maxSpanDepth {
+		return nil, errSpan
+	}
+	s := &span{start: p.i, kind: p.b[p.i]}
+	switch p.b[p.i] {
+	case '"':
+		if err := p.str(); err != nil {
+			return nil, err
+		}
+	case '{':
+		p.i++
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == '}' {
+			p.i++
+			break
+		}
+		for {
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != '"' {
+				return nil, errSpan
+			}
+			k := p.i
+			if err := p.str(); err != nil {
+				return nil, err
+			}
+			var key string
+			if json.Unmarshal(p.b[k:p.i], &key) != nil {
+				return nil, errSpan
+			}
+			p.space()
+			if p.i >= len(p.b) || p.b[p.i] != ':' {
+				return nil, errSpan
+			}
+			p.i++
+			p.space()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			s.members = append(s.members, spanMember{key: key, value: v})
+			p.space()
+			if p.i >= len(p.b) {
+				return nil, errSpan
+			}
+			if p.b[p.i] == '}' {
+				p.i++
+				break
+			}
+			if p.b[p.i] != ',' {
+				return nil, errSpan
+			}
+			p.i++
+		}
+	case '[':
+		p.i++
+		p.space()
+		if p.i < len(p.b) && p.b[p.i] == ']' {
+			p.i++
+			break
+		}
+		for {
+			p.space()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			s.elems = append(s.elems, v)
+			p.space()
+			if p.i >= len(p.b) {
+				return nil, errSpan
+			}
+			if p.b[p.i] == ']' {
+				p.i++
+				break
+			}
+			if p.b[p.i] != ',' {
+				return nil, errSpan
+			}
+			p.i++
+		}
+	default:
+		s.kind = 'v'
+		j := p.i
+		for j < len(p.b) {
+			c := p.b[j]
+			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+				break
+			}
+			j++
+		}
+		if j == p.i {
+			return nil, errSpan
+		}
+		p.i = j
+	}
+	s.end = p.i
+	return s, nil
+}
+
+// str moves past the string that starts at p.i.
+func (p *spanScanner) str() error {
+	for j := p.i + 1; j < len(p.b); j++ {
+		switch p.b[j] {
+		case '\\':
+			j++
+		case '"':
+			p.i = j + 1
+			return nil
+		}
+	}
+	return errSpan
+}

@@ -1,0 +1,530 @@
+package tap
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/hostconfig"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/internal/paths"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+)
+
+// WrapOptions are the flags of `sonde wrap` and `sonde unwrap`.
+type WrapOptions struct {
+	Config  string
+	Host    string
+	Servers []string
+	All     bool
+	DryRun  bool
+	// Sonde is the command a wrapped entry launches; "" is this sonde
+	// (os.Executable, or the sonde on the PATH when it is the same file).
+	Sonde string
+}
+
+// hostFlags are the names --host takes.
+var hostFlags = []struct{ flag, host string }{
+	{"claude-desktop", paths.ClaudeDesktop},
+	{"claude-code", paths.ClaudeCode},
+	{"cursor", paths.Cursor},
+	{"vscode", paths.VSCode},
+	{"windsurf", paths.Windsurf},
+	{"cline", paths.Cline},
+}
+
+// hostByFlag returns the host --host NAME names: a name of hostFlags, or
+// a host's own name, in any case, with spaces, '-' and '_' ignored.
+func hostByFlag(name string) (string, bool) {
+	norm := func(s string) string {
+		return strings.NewReplacer(" ", "", "-", "", "_", "").Replace(strings.ToLower(s))
+	}
+	for _, h := range hostFlags {
+		if norm(name) == norm(h.flag) || norm(name) == norm(h.host) {
+			return h.host, true
+		}
+	}
+	return "", false
+}
+
+const wrapHelpCommon = `Which entries: --server NAME (repeatable) or --all, in --config FILE, or in the files of
+--host NAME (claude-desktop, claude-code, cursor, vscode, windsurf, cline: the user's file
+and this folder's project file), or else in every host config file sonde knows (sonde
+config list shows them). A name found in the files of several hosts needs --host or --config.
+
+The file is edited as text: only the "command" value and the start of the "args" array
+change, so comments (VS Code and Cursor read JSONC), key order and layout are kept. Before
+a file is written, a copy is made next to it: FILE.sonde-backup, or, when that exists,
+FILE.sonde-backup-TIME (a backup is never overwritten); the file keeps its mode, and is
+replaced at once (a host never reads half of it). A file that changed while sonde was
+editing it is left alone. --dry-run prints the change and writes nothing. Quit the host
+before, or restart it after: a host reads its config when it starts (and Claude Code
+rewrites ~/.claude.json while it runs).
+
+Exit status: 0 when every entry asked for is as wanted (changed, or already so); 2 for a
+usage error, a file that cannot be read, parsed or written, or an entry asked for by name
+that cannot be changed.`
+
+// NewCmdWrap is `sonde wrap`.
+func NewCmdWrap(env *cmdutil.Env) *cobra.Command {
+	var o WrapOptions
+	cmd := &cobra.Command{
+		Use:   "wrap [--config FILE | --host NAME] (--server NAME | --all) [--dry-run]",
+		Short: "Make a host launch its stdio servers through sonde tap (edits the host's config file)",
+		Long: `sonde wrap rewrites stdio entries of an MCP host's config file so that the host launches
+sonde tap in front of the server: the entry's "command" becomes sonde's absolute path, and
+"tap", "--label", NAME, "--" and the original command go in front of its "args":
+
+  "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]
+becomes
+  "command": "/usr/local/bin/sonde",
+  "args": ["tap", "--label", "github", "--", "npx", "-y", "@modelcontextprotocol/server-github"]
+
+(an entry without "args" gets "args": ["tap", "--label=NAME", "--", COMMAND], so that unwrap
+removes it again). The server's env, cwd and the rest of the entry are untouched. Every
+session the host starts is then recorded in the sessions folder (sonde sessions lists them;
+see sonde tap --help). An entry that launches sonde tap already is left as it is. sonde
+unwrap gives back the original entries, byte for byte.
+
+An entry of a server over HTTP (a URL) is not edited: sonde prints the sonde tap --listen
+command that would proxy it, and the URL to put in the entry instead; that is not automated.
+
+  sonde wrap --host claude-desktop --server github
+  sonde wrap --config .vscode/mcp.json --all --dry-run
+
+` + wrapHelpCommon,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return RunWrap(env, &o, false)
+		},
+	}
+	o.register(cmd)
+	return cmd
+}
+
+// NewCmdUnwrap is `sonde unwrap`.
+func NewCmdUnwrap(env *cmdutil.Env) *cobra.Command {
+	var o WrapOptions
+	cmd := &cobra.Command{
+		Use:   "unwrap [--config FILE | --host NAME] (--server NAME | --all) [--dry-run]",
+		Short: "Give back the host config entries sonde wrap changed",
+		Long: `sonde unwrap undoes sonde wrap: an entry whose command is sonde and whose args start with
+"tap" and hold "--" gets back the command after "--" as its command and what follows as
+its args (the tap's flags are dropped); the "args" that sonde wrap added to an entry that had
+none is removed. After sonde wrap, the file is the same, byte for byte, as before it. An entry
+that does not launch sonde tap is left as it is. Entries wrapped by hand are unwrapped the
+same way.
+
+  sonde unwrap --host claude-desktop --server github
+  sonde unwrap --all --dry-run
+
+` + wrapHelpCommon,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return RunWrap(env, &o, true)
+		},
+	}
+	o.register(cmd)
+	return cmd
+}
+
+func (o *WrapOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Config, "config", "", "edit this host config `FILE` (its host is told by its path and name, as with sonde --config)")
+	f.StringVar(&o.Host, "host", "", "edit the files of host `NAME`: claude-desktop, claude-code, cursor, vscode, windsurf or cline")
+	f.StringArrayVar(&o.Servers, "server", nil, "the entry `NAME` (repeatable)")
+	f.BoolVar(&o.All, "all", false, "every stdio entry of the files")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the change, write nothing")
+	f.StringVar(&o.Sonde, "sonde", "", "the sonde `PATH` the host launches (default: this sonde's absolute path)")
+}
+
+// wrapTarget is one host config file to edit.
+type wrapTarget struct {
+	path  string
+	host  string
+	scope paths.Scope
+}
+
+// RunWrap is sonde wrap (unwrap false) or sonde unwrap.
+func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
+	verb := "wrap"
+	if unwrap {
+		verb = "unwrap"
+	}
+	switch {
+	case o.All && len(o.Servers) > 0:
+		return cmdutil.Usagef("give either --server NAME or --all, not both")
+	case !o.All && len(o.Servers) == 0:
+		return cmdutil.Usagef(verb + " needs --server NAME or --all (see sonde " + verb + " --help)")
+	case o.Config != "" && o.Host != "":
+		return cmdutil.Usagef("give either --config FILE or --host NAME, not both")
+	}
+	for _, n := range o.Servers {
+		if n == "" {
+			return cmdutil.Usagef("--server: want a name")
+		}
+	}
+	sonde := o.Sonde
+	if sonde == "" {
+		var err error
+		if sonde, err = selfPath(); err != nil {
+			return cmdutil.Usagef("cannot find sonde's own path (give it with --sonde PATH): " + err.Error())
+		}
+	} else if !filepath.IsAbs(sonde) {
+		return cmdutil.Usagef(fmt.Sprintf("--sonde %q: want an absolute path (a host may not see your PATH)", sonde))
+	}
+	h, err := connect.CurrentHosts()
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	targets, err := wrapTargets(h, o)
+	if err != nil {
+		return err
+	}
+	type loaded struct {
+		wrapTarget
+		b       []byte
+		servers []hostconfig.Server
+	}
+	var files []loaded
+	where := map[string][]string{} // server name → the files that have it
+	for _, t := range targets {
+		b, err := os.ReadFile(t.path)
+		if errors.Is(err, fs.ErrNotExist) && o.Config == "" {
+			continue
+		}
+		if err != nil {
+			return cmdutil.Usagef(fmt.Sprintf("%s: %v", t.path, unwrapPathErr(err)))
+		}
+		servers, problems := hostconfig.Parse(b, t.path, t.host, t.scope, h.Project)
+		if bad := fileProblem(problems); bad != nil {
+			if o.Config != "" {
+				return cmdutil.Usagef(bad.Error())
+			}
+			fmt.Fprintf(env.Err, "sonde: skipping %s\n", textfmt.Escape(bad.Error()))
+			continue
+		}
+		files = append(files, loaded{t, b, servers})
+		for _, s := range servers {
+			where[s.Name] = append(where[s.Name], t.path)
+		}
+		for _, p := range problems {
+			if p.Server != "" {
+				where[p.Server] = append(where[p.Server], t.path)
+			}
+		}
+	}
+	for _, n := range o.Servers {
+		switch in := dedupe(where[n]); len(in) {
+		case 0:
+			var names []string
+			for name := range where {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			msg := fmt.Sprintf("no server %q", n)
+			if len(names) > 0 {
+				msg += "; the servers are: " + strings.Join(names, ", ")
+			}
+			return cmdutil.Usagef(msg)
+		case 1:
+		default:
+			return cmdutil.Usagef(fmt.Sprintf("server %q is in %s; choose one with --config FILE or --host NAME", n, strings.Join(in, " and ")))
+		}
+	}
+
+	failed := false
+	changedAny := false
+	for _, f := range files {
+		ho := hostconfig.WrapOptions{Sonde: sonde, All: o.All, Project: h.Project}
+		if !o.All {
+			for _, n := range o.Servers {
+				if len(where[n]) > 0 && where[n][0] == f.path {
+					ho.Servers = append(ho.Servers, n)
+				}
+			}
+			if len(ho.Servers) == 0 {
+				continue
+			}
+		}
+		fn := hostconfig.Wrap
+		if unwrap {
+			fn = hostconfig.Unwrap
+		}
+		out, changes, err := fn(f.b, f.host, f.scope, ho)
+		if err != nil {
+			if o.Config != "" || !o.All {
+				return cmdutil.Usagef(fmt.Sprintf("%s: %v", f.path, err))
+			}
+			fmt.Fprintf(env.Err, "sonde: skipping %s: %s\n", f.path, textfmt.Escape(err.Error()))
+			continue
+		}
+		if len(changes) == 0 {
+			continue
+		}
+		fmt.Fprintf(env.Out, "%s (%s · %s)\n", f.path, f.host, f.scope)
+		for _, c := range changes {
+			if printChange(env.Out, c, o.DryRun, unwrap) && !o.All {
+				failed = true
+			}
+		}
+		if bytes.Equal(out, f.b) {
+			continue
+		}
+		changedAny = true
+		if o.DryRun {
+			continue
+		}
+		backup, err := writeConfig(f.path, f.b, out)
+		if err != nil {
+			return cmdutil.Usagef(fmt.Sprintf("%s: %v", f.path, err))
+		}
+		fmt.Fprintf(env.Out, "  backup: %s\n", backup)
+	}
+	switch {
+	case o.DryRun:
+		fmt.Fprintln(env.Out, "Dry run: nothing was written.")
+	case changedAny && !unwrap:
+		dir := "the sessions folder"
+		if p, err := paths.Current(); err == nil {
+			dir = p.Sessions
+		}
+		fmt.Fprintf(env.Out, "Restart the host: its wrapped servers' sessions then go to %s (sonde sessions lists them).\n", dir)
+	case changedAny:
+		fmt.Fprintln(env.Out, "Restart the host: it launches the servers directly again.")
+	default:
+		fmt.Fprintln(env.Out, "Nothing to change.")
+	}
+	if failed {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "some entries could not be changed (see above)"}
+	}
+	return nil
+}
+
+// printChange prints what happened to one entry; true when it could not
+// be changed.
+func printChange(w io.Writer, c hostconfig.WrapChange, dry, unwrap bool) bool {
+	name := textfmt.Escape(fmt.Sprintf("%q", c.Server))
+	if c.Project != "" {
+		name += " (project " + textfmt.Escape(c.Project) + ")"
+	}
+	switch c.State {
+	case hostconfig.Wrapped, hostconfig.Unwrapped:
+		state := string(c.State)
+		if dry {
+			state = "would be " + state
+		}
+		fmt.Fprintf(w, "  server %s: %s (line %d)\n", name, state, c.Line)
+		for _, l := range c.Before {
+			fmt.Fprintf(w, "    - %s\n", diffLine(l))
+		}
+		for _, l := range c.After {
+			fmt.Fprintf(w, "    + %s\n", diffLine(l))
+		}
+	case hostconfig.AlreadyWrapped, hostconfig.NotWrapped:
+		fmt.Fprintf(w, "  server %s: %s, left as it is\n", name, c.State)
+	case hostconfig.URLEntry:
+		u := textfmt.Escape(c.URL)
+		if unwrap {
+			fmt.Fprintf(w, "  server %s: a URL entry (%s), nothing to unwrap\n", name, u)
+			break
+		}
+		fmt.Fprintf(w, "  server %s: a URL entry (%s), not edited. Tapping HTTP is not automated: run\n"+
+			"      sonde tap --listen 127.0.0.1:PORT --target %s --label %s\n"+
+			"    and put the address it serves in the entry's url instead.\n", name, u, shellQuote(u), shellQuote(textfmt.Escape(c.Server)))
+	case hostconfig.Skipped:
+		fmt.Fprintf(w, "  server %s: not changed: %s\n", name, textfmt.Escape(c.Err.Error()))
+		return true
+	}
+	return false
+}
+
+// diffLine is a line of the file as printed: tabs as four spaces, control
+// characters escaped.
+func diffLine(l string) string {
+	return textfmt.Escape(strings.ReplaceAll(l, "\t", "    "))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// fileProblem returns the problem of the whole file, if any.
+func fileProblem(problems []hostconfig.Problem) *hostconfig.Problem {
+	for i := range problems {
+		if problems[i].Server == "" {
+			return &problems[i]
+		}
+	}
+	return nil
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for _, v := range s {
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// wrapTargets are the files to edit: --config FILE, the files of --host
+// NAME, or every known file.
+func wrapTargets(h connect.Hosts, o *WrapOptions) ([]wrapTarget, error) {
+	if o.Config != "" {
+		host, scope := hostconfig.Detect(o.Config, h.Paths.Hosts, h.Project)
+		return []wrapTarget{{o.Config, host, scope}}, nil
+	}
+	host := ""
+	if o.Host != "" {
+		var ok bool
+		if host, ok = hostByFlag(o.Host); !ok {
+			var names []string
+			for _, hf := range hostFlags {
+				names = append(names, hf.flag)
+			}
+			return nil, cmdutil.Usagef(fmt.Sprintf("--host %q: want one of %s", o.Host, strings.Join(names, ", ")))
+		}
+	}
+	var out []wrapTarget
+	seen := map[string]bool{}
+	for _, hc := range h.Paths.Hosts {
+		if host != "" && hc.Host != host {
+			continue
+		}
+		p := hc.Path
+		if hc.Scope == paths.Project {
+			p = filepath.Join(h.Project, p)
+		}
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, wrapTarget{p, hc.Host, hc.Scope})
+	}
+	return out, nil
+}
+
+// selfPath is this sonde's absolute path: the sonde found on the PATH
+// when it is this very file (a stable name, where os.Executable may give
+// a versioned one), else os.Executable.
+func selfPath() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if p, err := exec.LookPath("sonde"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			a, err1 := os.Stat(abs)
+			b, err2 := os.Stat(exe)
+			if err1 == nil && err2 == nil && os.SameFile(a, b) {
+				return abs, nil
+			}
+		}
+	}
+	return filepath.Abs(exe)
+}
+
+// writeConfig replaces the file at path, whose contents were old, with
+// data: a backup of old first (FILE.sonde-backup, or FILE.sonde-backup-TIME
+// when that exists), then a new file of the same mode renamed over the
+// real file (a symlink is followed). It refuses when the file changed
+// since it was read. It returns the backup's path.
+func writeConfig(path string, old, data []byte) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	mode := st.Mode().Perm()
+	backup, err := writeBackup(path, old, mode)
+	if err != nil {
+		return "", fmt.Errorf("backup: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".sonde-*")
+	if err != nil {
+		return backup, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(mode); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return backup, err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return backup, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return backup, err
+	}
+	if err := tmp.Close(); err != nil {
+		return backup, err
+	}
+	now, err := os.ReadFile(real)
+	if err != nil {
+		return backup, err
+	}
+	if !bytes.Equal(now, old) {
+		return backup, errors.New("the file changed while sonde was editing it; nothing was written (try again)")
+	}
+	if err := os.Rename(tmp.Name(), real); err != nil {
+		return backup, err
+	}
+	done = true
+	return backup, nil
+}
+
+// writeBackup writes old to a new file next to path.
+func writeBackup(path string, old []byte, mode fs.FileMode) (string, error) {
+	name := path + ".sonde-backup"
+	stamp := time.Now().UTC().Format("20060102-150405")
+	for i := 0; ; i++ {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) && i < 100 {
+			name = path + ".sonde-backup-" + stamp
+			if i > 0 {
+				name += fmt.Sprintf("-%d", i)
+			}
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.Write(old); err != nil {
+			f.Close()
+			return "", err
+		}
+		return name, f.Close()
+	}
+}
