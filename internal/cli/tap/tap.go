@@ -36,6 +36,14 @@ type Options struct {
 	Redact       []string
 	RedactEnv    []string
 	MaxLineBytes int
+	// Listen, Target, AllowRemote: the HTTP tap (--listen ADDR --target
+	// URL [--allow-remote]).
+	Listen      string
+	Target      string
+	AllowRemote bool
+	// Ready, when set, receives the HTTP tap's URL for the host once it
+	// listens (tests).
+	Ready func(url string)
 	// SessionsDir overrides the sessions folder (tests); "" is
 	// paths.Current().Sessions.
 	SessionsDir string
@@ -48,7 +56,7 @@ type Options struct {
 func NewCmdTap(env *cmdutil.Env) *cobra.Command {
 	var o Options
 	cmd := &cobra.Command{
-		Use:   "tap [--label NAME] [--record FILE] -- COMMAND [ARG...]",
+		Use:   "tap [--label NAME] [--record FILE] (-- COMMAND [ARG...] | --listen ADDR --target URL)",
 		Short: "Sit between a host and a stdio server, forwarding every byte and recording the session",
 		Long: `sonde tap is what a host (Claude Desktop, Claude Code, Cursor, VS Code…) launches instead
 of an MCP server over stdio: it starts COMMAND (no shell) and forwards bytes verbatim, the
@@ -95,12 +103,21 @@ pipes) is stopped, as in a session sonde drives.
 Exit status: the server's: its exit code, or 128 plus the signal's number when a signal
 ended it; 2 for a usage error; 7 (MCP_SPAWN) when the server could not be started.`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if o.Listen != "" || o.Target != "" {
+				if len(args) > 0 {
+					return cmdutil.Usagef("tap --listen forwards to --target URL: no command after it")
+				}
+				return nil
+			}
 			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 				return cmdutil.Usagef("tap needs the server command after -- (sonde tap [--label NAME] -- COMMAND [ARG...])")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Listen != "" || o.Target != "" {
+				return RunListen(env, &o)
+			}
 			return Run(env, &o, args)
 		},
 	}
@@ -110,7 +127,10 @@ ended it; 2 for a usage error; 7 (MCP_SPAWN) when the server could not be starte
 	f.BoolVar(&o.NoRecord, "no-record", false, "record nothing (forward only)")
 	f.StringArrayVar(&o.Redact, "redact", nil, "in the recording, replace what matches REGEX with «redacted» (repeatable)")
 	f.StringArrayVar(&o.RedactEnv, "redact-env", nil, "in the recording, replace the value of environment variable NAME with «redacted» (repeatable)")
-	f.IntVar(&o.MaxLineBytes, "max-line-bytes", transport.DefaultMaxLineBytes, "decode lines up to this size; a longer line is still forwarded whole, and recorded as too long")
+	f.IntVar(&o.MaxLineBytes, "max-line-bytes", transport.DefaultMaxLineBytes, "decode lines (HTTP: bodies and SSE events) up to this size; a longer one is still forwarded whole, and recorded as too long")
+	f.StringVar(&o.Listen, "listen", "", "HTTP tap: listen on ADDR (host:port, loopback unless --allow-remote) as a reverse proxy to --target")
+	f.StringVar(&o.Target, "target", "", "HTTP tap: the server's URL (Streamable HTTP endpoint, or legacy SSE URL)")
+	f.BoolVar(&o.AllowRemote, "allow-remote", false, "HTTP tap: allow a --listen address that is not loopback, and requests whose Host is not loopback")
 	return cmd
 }
 
