@@ -204,6 +204,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 		return
 	}
 	ex.url = redactURL(pr.Out.URL)
+	if ce := pr.In.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return // an encoded request body is forwarded, not decoded
+	}
 	if p.opts.Observer != nil && pr.Out.Body != nil && pr.Out.Body != http.NoBody {
 		pr.Out.Body = &obsBody{rc: pr.Out.Body, p: p, ex: ex, kind: hkReq}
 	}
@@ -234,6 +237,10 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		Method: ex.method, URL: ex.url, Status: resp.StatusCode, Header: hdr, Duration: now.Sub(ex.start), Stream: ex.stream,
 		Note: "through sonde tap",
 	}}, nil)
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		p.offer(hchunk{ex: ex, kind: hkNote, t: now, note: fmt.Sprintf("sonde tap: %s answered a body with Content-Encoding %s: forwarded as it is, not decoded", ex.stream, ce)}, nil)
+		return nil
+	}
 	if resp.Body != nil && resp.Body != http.NoBody {
 		resp.Body = &obsBody{rc: resp.Body, p: p, ex: ex, kind: hkResp, ctype: ctype}
 	}
