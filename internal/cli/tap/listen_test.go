@@ -44,7 +44,7 @@ func (h *httpTap) errText() string {
 
 // startHTTPTap starts `sonde tap --listen 127.0.0.1:0 --target target
 // args...` and waits for its URL. Cleanup stops it with SIGTERM.
-func startHTTPTap(t *testing.T, target string, args ...string) *httpTap {
+func startHTTPTap(t testing.TB, target string, args ...string) *httpTap {
 	t.Helper()
 	h := &httpTap{done: make(chan error, 1)}
 	h.cmd = exec.Command(os.Args[0], append([]string{"tap", "--listen", "127.0.0.1:0", "--target", target}, args...)...)
@@ -67,7 +67,7 @@ func startHTTPTap(t *testing.T, target string, args ...string) *httpTap {
 }
 
 // stop sends SIGTERM and waits for the tap to end (it exits 0).
-func (h *httpTap) stop(t *testing.T) {
+func (h *httpTap) stop(t testing.TB) {
 	t.Helper()
 	if h.cmd.ProcessState != nil {
 		return
