@@ -184,6 +184,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		ex.stream = r.Method
 	}
+	// The request body is sent upstream while the answer may already be
+	// coming back (a server answers once it has parsed the body; the
+	// transport reads on to the body's EOF after that): without full
+	// duplex, the HTTP/1 server would close the body when the answer's
+	// headers are written, the transport's last read of it would fail,
+	// and the transport would drop the upstream connection mid-answer.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exKey{}, ex)))
 }
 
