@@ -135,6 +135,10 @@ func NewProxy(opts ProxyOptions) *Proxy {
 	if opts.Transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.DisableCompression = true
+		// A host with many calls in flight would otherwise open and
+		// close an upstream connection for most of them (the default
+		// keeps 2 idle).
+		t.MaxIdleConnsPerHost = 256
 		opts.Transport = t
 	}
 	p := &Proxy{opts: opts, queue: make(chan hchunk, opts.Queue), observed: make(chan struct{}), closed: make(chan struct{})}
