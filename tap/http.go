@@ -740,10 +740,8 @@ func (p *Proxy) observe() {
 		case b.tooLong:
 			o.TooLong(dir, &client.LineTooLongError{Limit: p.opts.MaxMessageBytes, Prefix: b.buf[:min(len(b.buf), 256)]}, c.t)
 		case c.kind == hkResp && c.ctype != "application/json":
-			// 202 Accepted, an error page: nothing to decode.
-			if len(bytes.TrimSpace(b.buf)) > 0 && c.ctype != "" {
-				o.Note(fmt.Sprintf("sonde tap: %s answered a %s body (%d bytes)", c.ex.stream, c.ctype, len(b.buf)), c.t)
-			}
+			// 202 Accepted, an error page: nothing to decode (the
+			// exchange's record has its status and content type).
 		default:
 			p.messages(o, dir, b.buf, c.t, c.ex.stream, "")
 		}

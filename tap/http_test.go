@@ -276,3 +276,35 @@ func TestSSESplitter(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyUnreachable: a target that refuses connections gives the host
+// 502, and the observed exchange says why.
+func TestProxyUnreachable(t *testing.T) {
+	up := httptest.NewServer(http.NotFoundHandler())
+	target, _ := url.Parse(up.URL)
+	up.Close()
+	obs := client.NewObserver(0)
+	sub := obs.Subscribe(64)
+	p := NewProxy(ProxyOptions{Target: target, Observer: obs, LoopbackOnly: true})
+	srv := httptest.NewServer(p)
+	resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	srv.Close()
+	p.Close()
+	obs.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("status %d, want 502", resp.StatusCode)
+	}
+	var problem bool
+	for ev := range sub.C {
+		if ev.Kind == client.EvHTTP && ev.HTTP.Problem && strings.Contains(ev.HTTP.Note, "could not be reached") {
+			problem = true
+		}
+	}
+	if !problem {
+		t.Errorf("no observed exchange says the server could not be reached")
+	}
+}
