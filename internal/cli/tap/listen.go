@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,9 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	target, err := url.Parse(o.Target)
 	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
 		return cmdutil.Usagef(fmt.Sprintf("--target %q: want an http:// or https:// URL", o.Target))
+	}
+	if _, err := strconv.ParseUint(o.Listen, 10, 16); err == nil {
+		o.Listen = net.JoinHostPort("127.0.0.1", o.Listen) // a port alone: loopback
 	}
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		return cmdutil.Usagef(fmt.Sprintf("--listen %q: want HOST:PORT (127.0.0.1:8808; port 0 picks one)", o.Listen))
@@ -101,9 +105,6 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	fmt.Fprintf(env.Err, "sonde tap: forwarding %s to %s; put %s in the host's config instead of the server's URL\n", ln.Addr(), target.Redacted(), hostURL)
 	if recPath != "" {
 		fmt.Fprintf(env.Err, "sonde tap: recording to %s\n", recPath)
-	}
-	if o.Ready != nil {
-		o.Ready(hostURL)
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -17,6 +17,7 @@ import (
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -244,6 +245,52 @@ func TestListenSameAsDirect(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
+}
+
+// TestListenEverythingSSE: a legacy HTTP+SSE session with server-everything
+// (its sse mode) through the tap gets the same tools and echo as directly.
+func TestListenEverythingSSE(t *testing.T) {
+	base := peertest.EverythingHTTP(t, "sse")
+	session := func(url string) string {
+		c := client.New(client.Options{Timeout: 20 * time.Second})
+		if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: url, Mode: transport.ModeSSE})); err != nil {
+			t.Fatalf("connect %s: %v", url, err)
+		}
+		defer c.Close()
+		ctx := context.Background()
+		if _, err := c.Initialize(ctx); err != nil {
+			t.Fatalf("initialize through %s: %v", url, err)
+		}
+		tools, err := c.ListTools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range tools {
+			names = append(names, tl.Name)
+		}
+		r, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"message":"through"}`), client.CallOptions{Tool: "echo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mustJSON(names) + mustJSON(r.Content)
+	}
+	direct := session(base + "/sse")
+	rec := filepath.Join(t.TempDir(), "s.jsonl")
+	tap := startHTTPTap(t, base+"/sse", "--record", rec)
+	if through := session(tap.url); through != direct {
+		t.Errorf("through the tap:\n%s\ndirect:\n%s", through, direct)
+	}
+	tap.stop(t)
+	var sse int
+	for _, r := range readCapture(t, rec) {
+		if r.Type == capture.TypeFrame && r.Dir == "in" && r.Stream == "SSE" {
+			sse++
+		}
+	}
+	if sse < 3 {
+		t.Errorf("%d frames from the server on the SSE stream, want 3 (initialize, tools/list, echo)", sse)
+	}
 }
 
 // TestListenNotLoopback: a --listen address that is not loopback is a

@@ -41,9 +41,6 @@ type Options struct {
 	Listen      string
 	Target      string
 	AllowRemote bool
-	// Ready, when set, receives the HTTP tap's URL for the host once it
-	// listens (tests).
-	Ready func(url string)
 	// SessionsDir overrides the sessions folder (tests); "" is
 	// paths.Current().Sessions.
 	SessionsDir string
@@ -96,10 +93,10 @@ SIGINT or SIGTERM (requests in flight get 2s to finish, then the recording is cl
   sonde tap --listen 127.0.0.1:8808 --target https://mcp.example.com/mcp --label example
 
 In the host's config, replace the server's URL by the printed one (the target's path on the
-proxy: http://127.0.0.1:8808/mcp). ADDR must be loopback (127.0.0.1, ::1, localhost; port 0
-picks a free one), and requests whose Host is not loopback get 403 (DNS rebinding);
---allow-remote lifts both, with a warning: anyone who can reach ADDR can then use the server
-with whatever credentials the host sends. The recording has the HTTP exchanges (method,
+proxy: http://127.0.0.1:8808/mcp). ADDR must be loopback (127.0.0.1, ::1, localhost; a port
+alone means 127.0.0.1:PORT; port 0 picks a free one), and requests whose Host is not
+loopback get 403 (DNS rebinding); --allow-remote lifts both, with a warning: anyone who can
+reach ADDR can then use the server with whatever credentials the host sends. The recording has the HTTP exchanges (method,
 status, headers, with the values of Authorization, Proxy-Authorization, Cookie, Set-Cookie
 and of headers and query parameters named like secrets replaced by «redacted»), and the
 messages of both sides with their stream ("POST 3", "GET 1", "SSE" for the legacy stream)
@@ -153,7 +150,7 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 	f.StringArrayVar(&o.Redact, "redact", nil, "in the recording, replace what matches REGEX with «redacted» (repeatable)")
 	f.StringArrayVar(&o.RedactEnv, "redact-env", nil, "in the recording, replace the value of environment variable NAME with «redacted» (repeatable)")
 	f.IntVar(&o.MaxLineBytes, "max-line-bytes", transport.DefaultMaxLineBytes, "decode lines (HTTP: bodies and SSE events) up to this size; a longer one is still forwarded whole, and recorded as too long")
-	f.StringVar(&o.Listen, "listen", "", "HTTP tap: listen on ADDR (host:port, loopback unless --allow-remote) as a reverse proxy to --target")
+	f.StringVar(&o.Listen, "listen", "", "HTTP tap: listen on ADDR (host:port, or a port alone for 127.0.0.1:PORT; loopback unless --allow-remote) as a reverse proxy to --target")
 	f.StringVar(&o.Target, "target", "", "HTTP tap: the server's URL (Streamable HTTP endpoint, or legacy SSE URL)")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "HTTP tap: allow a --listen address that is not loopback, and requests whose Host is not loopback")
 	return cmd
