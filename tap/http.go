@@ -383,12 +383,12 @@ func (b *obsBody) Close() error {
 const maxEndpointHold = 64 << 10
 
 // endpointRewriter passes an SSE stream through, rewriting the data of
-// its first `endpoint` event when it is an absolute URL on the target's
-// origin: the proxy's origin takes its place (path and query kept). Until
-// that event has gone by, each event is held until its blank line (the
-// host dispatches an event only then, so nothing reaches it later than it
-// would have); after it, or past maxEndpointHold, bytes pass as they are
-// read.
+// its first event when that is an `endpoint` event (the legacy transport
+// sends it first) whose URL is absolute on the target's origin: the
+// proxy's origin takes its place (path and query kept). The first event is
+// held until its blank line (the host dispatches an event only then, so
+// nothing reaches it later than it would have); after it, or past
+// maxEndpointHold, bytes pass as they are read.
 type endpointRewriter struct {
 	rc     io.ReadCloser
 	p      *Proxy
@@ -442,11 +442,13 @@ func (e *endpointRewriter) scan() {
 		ev := e.held[:next]
 		if rewritten, ok := e.rewriteEndpoint(ev); ok {
 			e.out = append(e.out, rewritten...)
-			e.done = true
 		} else {
 			e.out = append(e.out, ev...)
 		}
 		e.held = e.held[next:]
+		// The legacy transport's endpoint event comes first: after
+		// the first event, whatever it was, the stream passes as read.
+		e.done = true
 	}
 	e.out = append(e.out, e.held...)
 	e.held = nil

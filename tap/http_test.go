@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -202,8 +203,9 @@ func TestProxyForwardsUnchanged(t *testing.T) {
 }
 
 // TestProxyEndpointRewrite: the legacy endpoint event that names the
-// server is rewritten to the proxy (its line ends kept), and only the
-// first; the rest of the stream is byte for byte.
+// server, first on its stream, is rewritten to the proxy (its line ends
+// kept); the rest of the stream is byte for byte, a later endpoint event
+// included.
 func TestProxyEndpointRewrite(t *testing.T) {
 	up := newUpstream(t)
 	base, done := newTestProxy(t, up)
@@ -306,5 +308,27 @@ func TestProxyUnreachable(t *testing.T) {
 	}
 	if !problem {
 		t.Errorf("no observed exchange says the server could not be reached")
+	}
+}
+
+// TestEndpointRewriterOneByte: the rewrite is the same when the stream
+// comes one byte per read, whatever its line ends; a relative endpoint
+// and a stream whose first event is not an endpoint pass unchanged.
+func TestEndpointRewriterOneByte(t *testing.T) {
+	target, _ := url.Parse("http://up.example:8080")
+	p := &Proxy{closed: make(chan struct{})}
+	for _, tc := range []struct{ in, want string }{
+		{"event: endpoint\r\ndata: http://up.example:8080/message?s=1\r\n\r\ndata: x\n\n", "event: endpoint\r\ndata: http://127.0.0.1:9/message?s=1\r\n\r\ndata: x\n\n"},
+		{"data:http://up.example:8080/m\revent:endpoint\r\rrest", "data:http://127.0.0.1:9/m\revent:endpoint\r\rrest"},
+		{"event: endpoint\ndata: /message?s=1\n\n", "event: endpoint\ndata: /message?s=1\n\n"},
+		{"event: endpoint\ndata: http://other.example/m\n\n", "event: endpoint\ndata: http://other.example/m\n\n"},
+		{"id: 1\ndata: {}\n\nevent: endpoint\ndata: http://up.example:8080/m\n\n", "id: 1\ndata: {}\n\nevent: endpoint\ndata: http://up.example:8080/m\n\n"},
+		{"event: endpoint\ndata: http://up.example:8080/m", "event: endpoint\ndata: http://up.example:8080/m"},
+	} {
+		e := &endpointRewriter{rc: io.NopCloser(iotest.OneByteReader(strings.NewReader(tc.in))), p: p, ex: &exchange{origin: "http://127.0.0.1:9"}, target: target}
+		got, err := io.ReadAll(e)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%q:\ngot  %q %v\nwant %q", tc.in, got, err, tc.want)
+		}
 	}
 }
