@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"mime"
 	"net"
 	"net/http"
@@ -47,7 +48,8 @@ type ProxyOptions struct {
 	// http.DefaultTransport that never compresses on its own (a body
 	// reaches the host as the server sent it).
 	Transport http.RoundTripper
-	// Log receives the refusals of LoopbackOnly (nil: io.Discard).
+	// Log receives the refusals of LoopbackOnly and the reverse proxy's
+	// errors (a host that went away mid-answer) (nil: io.Discard).
 	Log io.Writer
 }
 
@@ -55,7 +57,8 @@ type ProxyOptions struct {
 type HTTPStats struct {
 	// Exchanges is the number of requests forwarded.
 	Exchanges uint64
-	// MissedChunks and MissedBytes were forwarded but not observed.
+	// MissedChunks and MissedBytes were forwarded but not observed (body
+	// chunks, and exchanges and notes dropped when the queue was full).
 	MissedChunks uint64
 	MissedBytes  int64
 }
@@ -148,7 +151,7 @@ func NewProxy(opts ProxyOptions) *Proxy {
 		FlushInterval:  -1,
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.errorHandler,
-		ErrorLog:       nil,
+		ErrorLog:       log.New(opts.Log, "sonde tap: ", 0),
 	}
 	go func() {
 		defer close(p.observed)
@@ -305,16 +308,14 @@ func (p *Proxy) offer(c hchunk, miss *missCounter) bool {
 		default:
 		}
 	}
-	if c.kind == hkReq || c.kind == hkResp {
-		if miss != nil && !c.end {
-			miss.n++
-			miss.bytes += int64(len(c.data))
-		}
-		p.statsMu.Lock()
-		p.stats.MissedChunks++
-		p.stats.MissedBytes += int64(len(c.data))
-		p.statsMu.Unlock()
+	if miss != nil && !c.end {
+		miss.n++
+		miss.bytes += int64(len(c.data))
 	}
+	p.statsMu.Lock()
+	p.stats.MissedChunks++
+	p.stats.MissedBytes += int64(len(c.data))
+	p.statsMu.Unlock()
 	return false
 }
 

@@ -124,7 +124,11 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	cancel()
 	st := proxy.Close()
 	if obs != nil {
-		obs.Note(fmt.Sprintf("sonde tap: stopped after %d requests", st.Exchanges), time.Now())
+		note := fmt.Sprintf("sonde tap: stopped after %d requests", st.Exchanges)
+		if st.MissedChunks > 0 {
+			note += fmt.Sprintf("; observation missed %d reads (%d bytes), forwarded all the same", st.MissedChunks, st.MissedBytes)
+		}
+		obs.Note(note, time.Now())
 		obs.Close()
 		if sum := rec.Close(); sum.Err != nil {
 			fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", recPath, sum.Err)
