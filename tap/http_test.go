@@ -2,6 +2,7 @@ package tap
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -330,5 +331,49 @@ func TestEndpointRewriterOneByte(t *testing.T) {
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%q:\ngot  %q %v\nwant %q", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// TestProxyQueueFull: with an observation queue of one small chunk, a
+// stream of 2,000 flushed events still reaches the host byte for byte;
+// what observation could not take is counted, and reported as missed.
+func TestProxyQueueFull(t *testing.T) {
+	var want strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&want, "id: %d\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"n\":%d}}\n\n", i, i)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range strings.SplitAfter(want.String(), "\n\n") {
+			io.WriteString(w, ev)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+	target, _ := url.Parse(up.URL)
+	obs := client.NewObserver(0)
+	sub := obs.Subscribe(1 << 16)
+	p := NewProxy(ProxyOptions{Target: target, Observer: obs, Queue: 1, QueueBytes: 512})
+	srv := httptest.NewServer(p)
+	resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Close()
+	st := p.Close()
+	obs.Close()
+	if string(got) != want.String() {
+		t.Errorf("the host got %d bytes, want %d, the same", len(got), want.Len())
+	}
+	var missedNote bool
+	for ev := range sub.C {
+		if ev.Kind == client.EvNote && strings.Contains(ev.Note, "observation fell behind") {
+			missedNote = true
+		}
+	}
+	if st.MissedChunks == 0 || !missedNote {
+		t.Errorf("missed %d chunks, note %v: want some, reported", st.MissedChunks, missedNote)
 	}
 }
