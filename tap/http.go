@@ -217,7 +217,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	if ex == nil {
 		return
 	}
-	ex.url = redactURL(pr.Out.URL)
+	ex.url = RedactURL(pr.Out.URL)
 	if ce := pr.In.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		return // an encoded request body is forwarded, not decoded
 	}
@@ -509,7 +509,7 @@ func (e *endpointRewriter) rewriteEndpoint(ev []byte) ([]byte, bool) {
 	u, err := url.Parse(data)
 	if err != nil || !u.IsAbs() || !strings.EqualFold(u.Scheme, e.target.Scheme) || !strings.EqualFold(u.Host, e.target.Host) {
 		if err == nil && u.IsAbs() {
-			e.p.offer(hchunk{ex: e.ex, kind: hkNote, t: time.Now(), note: fmt.Sprintf("sonde tap: the endpoint event names another origin (%s): the host's POSTs will not go through the tap", redactURL(u))}, nil)
+			e.p.offer(hchunk{ex: e.ex, kind: hkNote, t: time.Now(), note: fmt.Sprintf("sonde tap: the endpoint event names another origin (%s): the host's POSTs will not go through the tap", RedactURL(u))}, nil)
 		}
 		return ev, true
 	}
@@ -532,7 +532,7 @@ func (e *endpointRewriter) rewriteEndpoint(ev []byte) ([]byte, bool) {
 		}
 		out = append(out, l...)
 	}
-	e.p.offer(hchunk{ex: e.ex, kind: hkNote, t: time.Now(), note: fmt.Sprintf("sonde tap: endpoint event rewritten from %s to %s, so the host's POSTs come through the tap", redactURL(mustParse(data)), redactURL(u))}, nil)
+	e.p.offer(hchunk{ex: e.ex, kind: hkNote, t: time.Now(), note: fmt.Sprintf("sonde tap: endpoint event rewritten from %s to %s, so the host's POSTs come through the tap", RedactURL(mustParse(data)), RedactURL(u))}, nil)
 	return out, true
 }
 
@@ -641,9 +641,9 @@ func headerLines(prefix string, h http.Header) []string {
 	return out
 }
 
-// redactURL is u with its password and the values of query parameters
+// RedactURL is u with its password and the values of query parameters
 // named like secrets replaced.
-func redactURL(u *url.URL) string {
+func RedactURL(u *url.URL) string {
 	c := *u
 	if q := c.Query(); len(q) > 0 {
 		changed := false

@@ -377,3 +377,18 @@ func TestProxyQueueFull(t *testing.T) {
 		t.Errorf("missed %d chunks, note %v: want some, reported", st.MissedChunks, missedNote)
 	}
 }
+
+// TestRedactURL: a password and the values of query parameters named like
+// secrets are kept out; the rest stays.
+func TestRedactURL(t *testing.T) {
+	u, _ := url.Parse("https://me:pw@mcp.example.com/mcp?api_key=k1&access_token=t1&team=x")
+	got := RedactURL(u)
+	for _, secret := range []string{"pw", "k1", "t1"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%s holds %q", got, secret)
+		}
+	}
+	if !strings.Contains(got, "team=x") || !strings.Contains(got, "mcp.example.com/mcp") {
+		t.Errorf("%s lost what is not secret", got)
+	}
+}

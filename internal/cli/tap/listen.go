@@ -79,7 +79,7 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		start := time.Now()
 		file, path, why := openRecording(o, label, start)
 		if file != nil {
-			r, err := capture.NewRecorder(file, capture.Options{Sonde: cmdutil.Version, Transport: "http", URL: o.Target, Redact: red, Start: start, Buffer: recordBuffer})
+			r, err := capture.NewRecorder(file, capture.Options{Sonde: cmdutil.Version, Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start, Buffer: recordBuffer})
 			if err != nil {
 				file.Close()
 				why = err.Error()
@@ -92,7 +92,7 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		} else {
 			obs = client.NewObserver(0)
 			rec.Follow(obs)
-			obs.Note(fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", label, ln.Addr(), target.Redacted(), os.Getpid()), start)
+			obs.Note(fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", label, ln.Addr(), coretap.RedactURL(target), os.Getpid()), start)
 		}
 	}
 
@@ -102,7 +102,7 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
 	hostURL := (&url.URL{Scheme: "http", Host: ln.Addr().String(), Path: target.Path, RawQuery: target.RawQuery}).String()
 	fmt.Fprintf(env.Out, "listening on %s\n", hostURL)
-	fmt.Fprintf(env.Err, "sonde tap: forwarding %s to %s; put %s in the host's config instead of the server's URL\n", ln.Addr(), target.Redacted(), hostURL)
+	fmt.Fprintf(env.Err, "sonde tap: forwarding %s to %s; put %s in the host's config instead of the server's URL\n", ln.Addr(), coretap.RedactURL(target), hostURL)
 	if recPath != "" {
 		fmt.Fprintf(env.Err, "sonde tap: recording to %s\n", recPath)
 	}
