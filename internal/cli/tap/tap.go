@@ -96,11 +96,14 @@ In the host's config, replace the server's URL by the printed one (the target's 
 proxy: http://127.0.0.1:8808/mcp). ADDR must be loopback (127.0.0.1, ::1, localhost; a port
 alone means 127.0.0.1:PORT; port 0 picks a free one), and requests whose Host is not
 loopback get 403 (DNS rebinding); --allow-remote lifts both, with a warning: anyone who can
-reach ADDR can then use the server with whatever credentials the host sends. The recording has the HTTP exchanges (method,
-status, headers, with the values of Authorization, Proxy-Authorization, Cookie, Set-Cookie
-and of headers and query parameters named like secrets replaced by «redacted»), and the
-messages of both sides with their stream ("POST 3", "GET 1", "SSE" for the legacy stream)
-and SSE event ids; a body sent with a Content-Encoding (gzip) is forwarded but not decoded.
+reach ADDR can then use the server with whatever credentials the host sends. The recording
+has the HTTP exchanges (method, status, headers, with the values of Authorization,
+Proxy-Authorization, Cookie, Set-Cookie and of headers and query parameters named like
+secrets replaced by «redacted»), and the messages of both sides with their stream ("POST 3",
+"GET 1", "SSE" for the legacy stream) and SSE event ids; a body sent with a
+Content-Encoding (gzip) is forwarded but not decoded. One recording holds every session
+that goes through the proxy: two sessions at once that use the same request ids confuse
+its verdicts.
 
 Recording: to --record FILE (a new file, mode 0600), else to a new file in the sessions
 folder, named LABEL-TIME-PID.jsonl (folder mode 0700, files 0600):
@@ -144,7 +147,7 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Label, "label", "", "a name for the session, in its file name (default: the command's base name)")
+	f.StringVar(&o.Label, "label", "", "a name for the session, in its file name (default: the command's base name, or the --target host)")
 	f.StringVar(&o.Record, "record", "", "record to FILE (a new file) instead of the sessions folder")
 	f.BoolVar(&o.NoRecord, "no-record", false, "record nothing (forward only)")
 	f.StringArrayVar(&o.Redact, "redact", nil, "in the recording, replace what matches REGEX with «redacted» (repeatable)")
