@@ -49,9 +49,9 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	if !loopback && !o.AllowRemote {
 		return cmdutil.Usagef(fmt.Sprintf("--listen %q is not a loopback address: anyone who can reach it could use the server through the tap; add --allow-remote to mean it", o.Listen))
 	}
-	red, err := capture.NewRedactor(nil, o.Redact)
+	red, err := redactor(o)
 	if err != nil {
-		return cmdutil.Usagef(err.Error())
+		return err
 	}
 	label := o.Label
 	if label == "" {

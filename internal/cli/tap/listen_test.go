@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -338,5 +339,42 @@ func TestListenManyCalls(t *testing.T) {
 		if d := time.Since(start); d > 900*time.Millisecond {
 			t.Fatalf("call %d took %v: its stream was resumed", i, d)
 		}
+	}
+}
+
+// TestListenRedacts: what the host sends in Authorization, and the value
+// of a variable of the tap's environment named like a secret, are not in
+// the recording, though both went through.
+func TestListenRedacts(t *testing.T) {
+	base := clitest.FixtureHTTP(t)
+	t.Setenv("SONDE_TEST_API_TOKEN", "tok-from-env-4711")
+	rec := filepath.Join(t.TempDir(), "s.jsonl")
+	tap := startHTTPTap(t, base+"/mcp", "--record", rec)
+	c := client.New(client.Options{Timeout: 20 * time.Second})
+	hdr := http.Header{"Authorization": {"Bearer hdr-secret-0815"}}
+	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: transport.ModeStreamable, Header: hdr})); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"value":"tok-from-env-4711"}`), client.CallOptions{Tool: "echo"})
+	if err != nil || !strings.Contains(mustJSON(r.Content), "tok-from-env-4711") {
+		t.Fatalf("echo through the tap: %v %v", r, err)
+	}
+	c.Close()
+	tap.stop(t)
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"hdr-secret-0815", "tok-from-env-4711"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the recording holds %q", secret)
+		}
+	}
+	if !strings.Contains(string(b), "Authorization: «redacted»") {
+		t.Errorf("the recording does not show the redacted Authorization header")
 	}
 }

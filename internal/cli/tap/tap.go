@@ -167,18 +167,9 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	if o.NoRecord && o.Record != "" {
 		return cmdutil.Usagef("--record and --no-record cannot be used together")
 	}
-	secrets := secretEnv(os.Environ())
-	for _, name := range o.RedactEnv {
-		if name == "" || strings.Contains(name, "=") {
-			return cmdutil.Usagef(fmt.Sprintf("--redact-env %q: want a variable name", name))
-		}
-		if v, ok := os.LookupEnv(name); ok {
-			secrets = append(secrets, name+"="+v)
-		}
-	}
-	red, err := capture.NewRedactor(secrets, o.Redact)
+	red, err := redactor(o)
 	if err != nil {
-		return cmdutil.Usagef(err.Error())
+		return err
 	}
 	label := o.Label
 	if label == "" {
@@ -238,6 +229,26 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 		return &cmdutil.ExitStatus{Code: ended.Status}
 	}
 	return nil
+}
+
+// redactor is the recording's redaction: the values of the environment's
+// variables named like secrets and of --redact-env NAME, and the matches
+// of --redact REGEX.
+func redactor(o *Options) (*capture.Redactor, error) {
+	secrets := secretEnv(os.Environ())
+	for _, name := range o.RedactEnv {
+		if name == "" || strings.Contains(name, "=") {
+			return nil, cmdutil.Usagef(fmt.Sprintf("--redact-env %q: want a variable name", name))
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			secrets = append(secrets, name+"="+v)
+		}
+	}
+	red, err := capture.NewRedactor(secrets, o.Redact)
+	if err != nil {
+		return nil, cmdutil.Usagef(err.Error())
+	}
+	return red, nil
 }
 
 // openRecording creates the recording's file: --record FILE, or a new
