@@ -165,8 +165,26 @@ func (o *Observer) Exit(x Exit) {
 // from the host to the server, In from the server to the host. last marks
 // the final line of a stream that ended without a newline.
 func (o *Observer) Line(dir Direction, raw []byte, t time.Time, last bool) {
+	o.frame(dir, raw, t, last, "", "")
+}
+
+// Message reports one message that went by over HTTP in dir at t: a
+// request or response body (or one element of a batch), or the data of an
+// SSE event; stream names the HTTP exchange that carried it ("POST 7",
+// "GET", "SSE") and eventID is its SSE event id ("" when none).
+func (o *Observer) Message(dir Direction, raw []byte, t time.Time, stream, eventID string) {
+	o.frame(dir, raw, t, false, stream, eventID)
+}
+
+// HTTP reports an HTTP exchange, or a stream event that is not a message,
+// seen on its way (Event.HTTP).
+func (o *Observer) HTTP(e HTTPEvent, t time.Time) {
+	o.hub.emit(Event{Time: t, Kind: EvHTTP, HTTP: &e})
+}
+
+func (o *Observer) frame(dir Direction, raw []byte, t time.Time, last bool, stream, eventID string) {
 	msg, err := jsonrpc.Decode(raw)
-	f := Frame{Dir: dir, Time: t, Raw: raw, Msg: msg, Err: err}
+	f := Frame{Dir: dir, Time: t, Raw: raw, Msg: msg, Err: err, Stream: stream, EventID: eventID}
 	if last && err != nil {
 		f.Err = &jsonrpc.DecodeError{Class: jsonrpc.ClassNotJSON, Reason: "incomplete line at the end of the stream (it stopped mid-message)"}
 	}

@@ -165,3 +165,29 @@ func TestObserverMissedLeavesAGap(t *testing.T) {
 	}
 	_ = transport.In
 }
+
+// TestObserverMessage: messages fed with their HTTP stream get the same
+// verdicts as lines, with the stream and SSE event id on their frames; an
+// exchange fed with HTTP is an EvHTTP event.
+func TestObserverMessage(t *testing.T) {
+	o := NewObserver(0)
+	sub := o.Subscribe(100)
+	t0 := time.Unix(1000, 0)
+	o.HTTP(HTTPEvent{Method: "POST", Status: 200, Stream: "POST 1"}, t0)
+	o.Message(Out, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), t0, "POST 1", "")
+	o.Message(In, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), t0.Add(time.Millisecond), "POST 1", "e7")
+	o.Close()
+	var got []string
+	for ev := range sub.C {
+		switch ev.Kind {
+		case EvHTTP:
+			got = append(got, "http "+ev.HTTP.Stream)
+		case EvFrame:
+			got = append(got, fmt.Sprintf("%s %s %s %s", ev.Frame.Dir, ev.Frame.Verdict, ev.Frame.Frame.Stream, ev.Frame.Frame.EventID))
+		}
+	}
+	want := []string{"http POST 1", "out sent POST 1 ", "in resolved POST 1 e7"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}

@@ -254,7 +254,7 @@ func SameJSON(t *testing.T, got, want string) bool {
 // FixtureHTTP runs `sonde fixture --http 127.0.0.1:0 ARGS` as a real
 // subprocess (the test binary acting as sonde) and returns its base URL.
 // The cleanup closes its stdin, which stops it, and waits for it.
-func FixtureHTTP(t *testing.T, args ...string) string {
+func FixtureHTTP(t testing.TB, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"fixture", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), ChildEnv()...)

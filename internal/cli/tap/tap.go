@@ -36,6 +36,11 @@ type Options struct {
 	Redact       []string
 	RedactEnv    []string
 	MaxLineBytes int
+	// Listen, Target, AllowRemote: the HTTP tap (--listen ADDR --target
+	// URL [--allow-remote]).
+	Listen      string
+	Target      string
+	AllowRemote bool
 	// SessionsDir overrides the sessions folder (tests); "" is
 	// paths.Current().Sessions.
 	SessionsDir string
@@ -48,8 +53,8 @@ type Options struct {
 func NewCmdTap(env *cmdutil.Env) *cobra.Command {
 	var o Options
 	cmd := &cobra.Command{
-		Use:   "tap [--label NAME] [--record FILE] -- COMMAND [ARG...]",
-		Short: "Sit between a host and a stdio server, forwarding every byte and recording the session",
+		Use:   "tap [--label NAME] [--record FILE] (-- COMMAND [ARG...] | --listen ADDR --target URL)",
+		Short: "Sit between a host and a server (stdio, or HTTP with --listen), forwarding every byte and recording the session",
 		Long: `sonde tap is what a host (Claude Desktop, Claude Code, Cursor, VS Code…) launches instead
 of an MCP server over stdio: it starts COMMAND (no shell) and forwards bytes verbatim, the
 host's stdin to the server's stdin, the server's stdout to the host, the server's stderr to
@@ -73,6 +78,33 @@ watched is counted and recorded as missed.
 In a host's config, replace the server's command by sonde and put "tap", "--label",
 NAME, "--" and the original command and arguments in front of its args.
 
+Over HTTP (Streamable HTTP, or the legacy HTTP+SSE transport), sonde tap is a reverse
+proxy instead: --listen ADDR --target URL, no command. It listens on ADDR and sends each
+request to the same path and query on URL's host: the host's requests, the server's
+responses and SSE streams go through unchanged and unbuffered (each read written on and
+flushed at once: an SSE event reaches the host as soon as the server sent it), with their
+headers (Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Authorization and the rest;
+the proxy drops only the hop-by-hop ones and sends the server its own Host). Redirects go to
+the host as they are. One change: a legacy "endpoint" event whose URL names the server's
+origin is rewritten to the proxy's (path and query kept), so the host's POSTs come back
+through the tap. It prints the URL to give the host ("listening on URL") and runs until
+SIGINT or SIGTERM (requests in flight get 2s to finish, then the recording is closed).
+
+  sonde tap --listen 127.0.0.1:8808 --target https://mcp.example.com/mcp --label example
+
+In the host's config, replace the server's URL by the printed one (the target's path on the
+proxy: http://127.0.0.1:8808/mcp). ADDR must be loopback (127.0.0.1, ::1, localhost; a port
+alone means 127.0.0.1:PORT; port 0 picks a free one), and requests whose Host is not
+loopback get 403 (DNS rebinding); --allow-remote lifts both, with a warning: anyone who can
+reach ADDR can then use the server with whatever credentials the host sends. The recording
+has the HTTP exchanges (method, status, headers, with the values of Authorization,
+Proxy-Authorization, Cookie, Set-Cookie and of headers and query parameters named like
+secrets replaced by «redacted»), and the messages of both sides with their stream ("POST 3",
+"GET 1", "SSE" for the legacy stream) and SSE event ids; a body sent with a
+Content-Encoding (gzip) is forwarded but not decoded. One recording holds every session
+that goes through the proxy: two sessions at once that use the same request ids confuse
+its verdicts.
+
 Recording: to --record FILE (a new file, mode 0600), else to a new file in the sessions
 folder, named LABEL-TIME-PID.jsonl (folder mode 0700, files 0600):
   Linux     $XDG_STATE_HOME/sonde/sessions (default ~/.local/state/sonde/sessions)
@@ -92,25 +124,38 @@ The host's end of stdin closes the server's stdin. When the server exits, what i
 its process group (and, on Linux, what left the group but carries its mark or holds its
 pipes) is stopped, as in a session sonde drives.
 
-Exit status: the server's: its exit code, or 128 plus the signal's number when a signal
-ended it; 2 for a usage error; 7 (MCP_SPAWN) when the server could not be started.`,
+Exit status (stdio): the server's: its exit code, or 128 plus the signal's number when a signal
+ended it; 2 for a usage error; 7 (MCP_SPAWN) when the server could not be started.
+Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be listened on.`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if o.Listen != "" || o.Target != "" {
+				if len(args) > 0 {
+					return cmdutil.Usagef("tap --listen forwards to --target URL: no command after it")
+				}
+				return nil
+			}
 			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
 				return cmdutil.Usagef("tap needs the server command after -- (sonde tap [--label NAME] -- COMMAND [ARG...])")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Listen != "" || o.Target != "" {
+				return RunListen(env, &o)
+			}
 			return Run(env, &o, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Label, "label", "", "a name for the session, in its file name (default: the command's base name)")
+	f.StringVar(&o.Label, "label", "", "a name for the session, in its file name (default: the command's base name, or the --target host)")
 	f.StringVar(&o.Record, "record", "", "record to FILE (a new file) instead of the sessions folder")
 	f.BoolVar(&o.NoRecord, "no-record", false, "record nothing (forward only)")
 	f.StringArrayVar(&o.Redact, "redact", nil, "in the recording, replace what matches REGEX with «redacted» (repeatable)")
 	f.StringArrayVar(&o.RedactEnv, "redact-env", nil, "in the recording, replace the value of environment variable NAME with «redacted» (repeatable)")
-	f.IntVar(&o.MaxLineBytes, "max-line-bytes", transport.DefaultMaxLineBytes, "decode lines up to this size; a longer line is still forwarded whole, and recorded as too long")
+	f.IntVar(&o.MaxLineBytes, "max-line-bytes", transport.DefaultMaxLineBytes, "decode lines (HTTP: bodies and SSE events) up to this size; a longer one is still forwarded whole, and recorded as too long")
+	f.StringVar(&o.Listen, "listen", "", "HTTP tap: listen on ADDR (host:port, or a port alone for 127.0.0.1:PORT; loopback unless --allow-remote) as a reverse proxy to --target")
+	f.StringVar(&o.Target, "target", "", "HTTP tap: the server's URL (Streamable HTTP endpoint, or legacy SSE URL)")
+	f.BoolVar(&o.AllowRemote, "allow-remote", false, "HTTP tap: allow a --listen address that is not loopback, and requests whose Host is not loopback")
 	return cmd
 }
 
@@ -122,18 +167,9 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	if o.NoRecord && o.Record != "" {
 		return cmdutil.Usagef("--record and --no-record cannot be used together")
 	}
-	secrets := secretEnv(os.Environ())
-	for _, name := range o.RedactEnv {
-		if name == "" || strings.Contains(name, "=") {
-			return cmdutil.Usagef(fmt.Sprintf("--redact-env %q: want a variable name", name))
-		}
-		if v, ok := os.LookupEnv(name); ok {
-			secrets = append(secrets, name+"="+v)
-		}
-	}
-	red, err := capture.NewRedactor(secrets, o.Redact)
+	red, err := redactor(o)
 	if err != nil {
-		return cmdutil.Usagef(err.Error())
+		return err
 	}
 	label := o.Label
 	if label == "" {
@@ -193,6 +229,26 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 		return &cmdutil.ExitStatus{Code: ended.Status}
 	}
 	return nil
+}
+
+// redactor is the recording's redaction: the values of the environment's
+// variables named like secrets and of --redact-env NAME, and the matches
+// of --redact REGEX.
+func redactor(o *Options) (*capture.Redactor, error) {
+	secrets := secretEnv(os.Environ())
+	for _, name := range o.RedactEnv {
+		if name == "" || strings.Contains(name, "=") {
+			return nil, cmdutil.Usagef(fmt.Sprintf("--redact-env %q: want a variable name", name))
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			secrets = append(secrets, name+"="+v)
+		}
+	}
+	red, err := capture.NewRedactor(secrets, o.Redact)
+	if err != nil {
+		return nil, cmdutil.Usagef(err.Error())
+	}
+	return red, nil
 }
 
 // openRecording creates the recording's file: --record FILE, or a new

@@ -1,0 +1,141 @@
+package tap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	coretap "github.com/sonde-mcp/sonde/tap"
+)
+
+// shutdownGrace is how long requests in flight (SSE streams among them)
+// may go on after a signal before their connections are closed.
+const shutdownGrace = 2 * time.Second
+
+// RunListen is `sonde tap --listen ADDR --target URL`: an HTTP reverse
+// proxy in front of the server at URL, recording what goes by, until
+// SIGINT or SIGTERM.
+func RunListen(env *cmdutil.Env, o *Options) error {
+	if o.Listen == "" || o.Target == "" {
+		return cmdutil.Usagef("tap --listen ADDR needs --target URL, and --target needs --listen")
+	}
+	if o.MaxLineBytes <= 0 {
+		return cmdutil.Usagef("--max-line-bytes must be positive")
+	}
+	if o.NoRecord && o.Record != "" {
+		return cmdutil.Usagef("--record and --no-record cannot be used together")
+	}
+	target, err := url.Parse(o.Target)
+	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
+		return cmdutil.Usagef(fmt.Sprintf("--target %q: want an http:// or https:// URL", o.Target))
+	}
+	if _, err := strconv.ParseUint(o.Listen, 10, 16); err == nil {
+		o.Listen = net.JoinHostPort("127.0.0.1", o.Listen) // a port alone: loopback
+	}
+	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
+		return cmdutil.Usagef(fmt.Sprintf("--listen %q: want HOST:PORT (127.0.0.1:8808; port 0 picks one)", o.Listen))
+	}
+	loopback := coretap.IsLoopbackAddr(o.Listen)
+	if !loopback && !o.AllowRemote {
+		return cmdutil.Usagef(fmt.Sprintf("--listen %q is not a loopback address: anyone who can reach it could use the server through the tap; add --allow-remote to mean it", o.Listen))
+	}
+	red, err := redactor(o)
+	if err != nil {
+		return err
+	}
+	label := o.Label
+	if label == "" {
+		label = target.Hostname()
+	}
+
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return &client.Error{Code: client.CodeSpawn, Message: fmt.Sprintf("sonde tap: listen on %s: %v", o.Listen, err), Err: err}
+	}
+	if !loopback {
+		fmt.Fprintf(env.Err, "sonde tap: warning: listening on %s, which is not loopback: anyone who can reach it can use %s through the tap\n", ln.Addr(), o.Target)
+	}
+
+	signals, stopSignals := o.Signals, func() {}
+	if signals == nil {
+		signals, stopSignals = notifySignals()
+	}
+	defer stopSignals()
+
+	var obs *client.Observer
+	var rec *capture.Recorder
+	var recPath string
+	if !o.NoRecord {
+		start := time.Now()
+		file, path, why := openRecording(o, label, start)
+		if file != nil {
+			r, err := capture.NewRecorder(file, capture.Options{Sonde: cmdutil.Version, Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start, Buffer: recordBuffer})
+			if err != nil {
+				file.Close()
+				why = err.Error()
+			} else {
+				rec, recPath = r, path
+			}
+		}
+		if rec == nil {
+			fmt.Fprintf(env.Err, "sonde tap: not recording: %s\n", why)
+		} else {
+			obs = client.NewObserver(0)
+			rec.Follow(obs)
+			obs.Note(fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", label, ln.Addr(), coretap.RedactURL(target), os.Getpid()), start)
+		}
+	}
+
+	proxy := coretap.NewProxy(coretap.ProxyOptions{
+		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err,
+	})
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
+	hostURL := (&url.URL{Scheme: "http", Host: ln.Addr().String(), Path: target.Path, RawQuery: target.RawQuery}).String()
+	fmt.Fprintf(env.Out, "listening on %s\n", hostURL)
+	fmt.Fprintf(env.Err, "sonde tap: forwarding %s to %s; put %s in the host's config instead of the server's URL\n", ln.Addr(), coretap.RedactURL(target), hostURL)
+	if recPath != "" {
+		fmt.Fprintf(env.Err, "sonde tap: recording to %s\n", recPath)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case sig := <-signals:
+		if obs != nil {
+			obs.Note(fmt.Sprintf("sonde tap: %v: stopping", sig), time.Now())
+		}
+	case serveErr = <-served:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	if err := srv.Shutdown(ctx); err != nil {
+		srv.Close() // streams still open after the grace
+	}
+	cancel()
+	st := proxy.Close()
+	if obs != nil {
+		note := fmt.Sprintf("sonde tap: stopped after %d requests", st.Exchanges)
+		if st.MissedChunks > 0 {
+			note += fmt.Sprintf("; observation missed %d reads (%d bytes), forwarded all the same", st.MissedChunks, st.MissedBytes)
+		}
+		obs.Note(note, time.Now())
+		obs.Close()
+		if sum := rec.Close(); sum.Err != nil {
+			fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", recPath, sum.Err)
+		}
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("sonde tap: %s", strings.TrimSpace(serveErr.Error()))
+	}
+	return nil
+}

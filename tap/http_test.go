@@ -1,0 +1,394 @@
+package tap
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+)
+
+const (
+	// jsonBody is answered as it is: odd spacing and key order, which a
+	// proxy that re-encoded would change.
+	jsonBody = "{ \"result\" : {\"b\":1,  \"a\":[ ]},\"id\":7,\"jsonrpc\":\"2.0\" }\n"
+	sseFirst = "id: e1\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":7,\"progress\":1}}\r\n\r\n"
+	sseLast  = ": a comment\ndata: {\"jsonrpc\":\"2.0\",\"id\":8,\ndata:   \"result\":{}}\n\n"
+)
+
+// upstream is a server for the proxy's tests: what it received, and a
+// gate that holds the second SSE event until the test saw the first.
+type upstream struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen http.Header
+	gate chan struct{}
+}
+
+func newUpstream(t *testing.T) *upstream {
+	u := &upstream{gate: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /mcp", func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.seen = r.Header.Clone()
+		u.mu.Unlock()
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Mcp-Session-Id", "sess-1")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, jsonBody)
+	})
+	mux.HandleFunc("POST /stream", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, sseFirst)
+		w.(http.Flusher).Flush()
+		select {
+		case <-u.gate:
+		case <-time.After(10 * time.Second):
+		}
+		io.WriteString(w, sseLast)
+	})
+	mux.HandleFunc("GET /sse", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: endpoint\r\ndata: "+u.srv.URL+"/message?sessionId=abc\r\n\r\n")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "event: endpoint\ndata: "+u.srv.URL+"/not-the-first\n\n")
+	})
+	mux.HandleFunc("GET /moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, u.srv.URL+"/elsewhere", http.StatusTemporaryRedirect)
+	})
+	u.srv = httptest.NewServer(mux)
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+// newTestProxy serves a proxy to up on loopback, observed; done closes it
+// and returns the events observed.
+func newTestProxy(t *testing.T, up *upstream) (string, func() []client.Event) {
+	target, _ := url.Parse(up.srv.URL)
+	obs := client.NewObserver(0)
+	sub := obs.Subscribe(1 << 14)
+	p := NewProxy(ProxyOptions{Target: target, Observer: obs, LoopbackOnly: true})
+	srv := httptest.NewServer(p)
+	var once sync.Once
+	var evs []client.Event
+	done := func() []client.Event {
+		once.Do(func() {
+			srv.Close()
+			p.Close()
+			obs.Close()
+			for ev := range sub.C {
+				evs = append(evs, ev)
+			}
+		})
+		return evs
+	}
+	t.Cleanup(func() { done() })
+	return srv.URL, done
+}
+
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// TestProxyForwardsUnchanged: a JSON body and an SSE body reach the host
+// byte for byte; the first SSE event reaches it before the server writes
+// the second (nothing is buffered); the session, protocol, resume and
+// auth headers reach the server and the session id comes back; a redirect
+// is passed on as it is; what is observed has the messages of both sides
+// with their stream labels, and the recorded headers hide credentials.
+func TestProxyForwardsUnchanged(t *testing.T) {
+	up := newUpstream(t)
+	base, done := newTestProxy(t, up)
+	hc := &http.Client{CheckRedirect: noRedirect}
+
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+	for k, v := range map[string]string{
+		"Authorization": "Bearer s3cret", "Mcp-Session-Id": "sess-1", "MCP-Protocol-Version": "2025-11-25",
+		"Last-Event-ID": "e0", "X-Api-Key": "k3y", "Content-Type": "application/json",
+	} {
+		req.Header.Set(k, v)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != jsonBody {
+		t.Errorf("JSON body through the proxy:\n%q\nwant\n%q", b, jsonBody)
+	}
+	if got := resp.Header.Get("Mcp-Session-Id"); got != "sess-1" {
+		t.Errorf("Mcp-Session-Id back to the host: %q", got)
+	}
+	up.mu.Lock()
+	for k, v := range map[string]string{"Authorization": "Bearer s3cret", "Mcp-Session-Id": "sess-1", "Mcp-Protocol-Version": "2025-11-25", "Last-Event-Id": "e0", "X-Api-Key": "k3y"} {
+		if got := up.seen.Get(k); got != v {
+			t.Errorf("the server got %s: %q, want %q", k, got, v)
+		}
+	}
+	if xf := up.seen.Get("X-Forwarded-For"); xf != "" {
+		t.Errorf("the server got X-Forwarded-For %q: the proxy adds nothing", xf)
+	}
+	up.mu.Unlock()
+
+	// SSE: the first event arrives while the server holds the second.
+	resp, err = hc.Post(base+"/stream", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":7}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, len(sseFirst))
+	got := make(chan error, 1)
+	go func() { _, err := io.ReadFull(resp.Body, first); got <- err }()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first SSE event did not reach the host while the server held the second: buffered")
+	}
+	close(up.gate)
+	rest, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if s := string(first) + string(rest); s != sseFirst+sseLast {
+		t.Errorf("SSE body through the proxy:\n%q\nwant\n%q", s, sseFirst+sseLast)
+	}
+
+	// A redirect goes to the host as it is.
+	resp, err = hc.Get(base + "/moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != up.srv.URL+"/elsewhere" {
+		t.Errorf("redirect: %d to %q, want 307 to %s", resp.StatusCode, resp.Header.Get("Location"), up.srv.URL+"/elsewhere")
+	}
+
+	evs := done()
+	var frames []string
+	var headers []string
+	for _, ev := range evs {
+		switch ev.Kind {
+		case client.EvFrame:
+			f := ev.Frame
+			frames = append(frames, f.Dir.String()+" "+f.Frame.Stream+" "+f.Frame.EventID+" "+string(f.Verdict))
+		case client.EvHTTP:
+			headers = append(headers, ev.HTTP.Header...)
+		}
+	}
+	want := []string{
+		"out POST 1  sent", "in POST 1  resolved",
+		"out POST 2  sent", "in POST 2 e1 progress", "in POST 2  resolved",
+	}
+	if strings.Join(frames, "\n") != strings.Join(want, "\n") {
+		t.Errorf("observed frames:\n%s\nwant\n%s", strings.Join(frames, "\n"), strings.Join(want, "\n"))
+	}
+	all := strings.Join(headers, "\n")
+	for _, secret := range []string{"s3cret", "k3y"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("recorded headers hold %q:\n%s", secret, all)
+		}
+	}
+	for _, line := range []string{"> Authorization: " + Redacted, "> X-Api-Key: " + Redacted, "> Mcp-Session-Id: sess-1", "< Mcp-Session-Id: sess-1"} {
+		if !strings.Contains(all, line) {
+			t.Errorf("recorded headers lack %q:\n%s", line, all)
+		}
+	}
+}
+
+// TestProxyEndpointRewrite: the legacy endpoint event that names the
+// server, first on its stream, is rewritten to the proxy (its line ends
+// kept); the rest of the stream is byte for byte, a later endpoint event
+// included.
+func TestProxyEndpointRewrite(t *testing.T) {
+	up := newUpstream(t)
+	base, done := newTestProxy(t, up)
+	resp, err := http.Get(base + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := "event: endpoint\r\ndata: " + base + "/message?sessionId=abc\r\n\r\n" + "event: endpoint\ndata: " + up.srv.URL + "/not-the-first\n\n"
+	if string(b) != want {
+		t.Errorf("legacy stream through the proxy:\n%q\nwant\n%q", b, want)
+	}
+	var notes []string
+	for _, ev := range done() {
+		if ev.Kind == client.EvNote {
+			notes = append(notes, ev.Note)
+		}
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "endpoint event rewritten") {
+		t.Errorf("no note of the rewrite: %q", notes)
+	}
+}
+
+// TestProxyLoopbackHost: a request whose Host is not loopback is refused
+// (403) and never reaches the server.
+func TestProxyLoopbackHost(t *testing.T) {
+	up := newUpstream(t)
+	base, _ := newTestProxy(t, up)
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{}`))
+	req.Host = "evil.example:80"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("Host evil.example: %d, want 403", resp.StatusCode)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if up.seen != nil {
+		t.Errorf("the server got the refused request")
+	}
+}
+
+// TestSSESplitter: events split across chunks at every byte, with every
+// line end, give the same events.
+func TestSSESplitter(t *testing.T) {
+	stream := []byte(sseFirst + sseLast + "event: endpoint\rdata: /m\r\r")
+	var whole []sseEvent
+	s := &sseSplitter{max: 1 << 20}
+	s.feed(stream, true, func(e sseEvent) { whole = append(whole, e) })
+	if len(whole) != 3 || whole[0].id != "e1" || string(whole[1].data) != "{\"jsonrpc\":\"2.0\",\"id\":8,\n  \"result\":{}}" || whole[2].event != "endpoint" {
+		t.Fatalf("events: %+v", whole)
+	}
+	for cut := 1; cut < len(stream); cut++ {
+		var got []sseEvent
+		s := &sseSplitter{max: 1 << 20}
+		emit := func(e sseEvent) { got = append(got, e) }
+		s.feed(stream[:cut], false, emit)
+		s.feed(stream[cut:], true, emit)
+		if len(got) != len(whole) {
+			t.Fatalf("cut at %d: %d events, want %d", cut, len(got), len(whole))
+		}
+		for i := range got {
+			if got[i].event != whole[i].event || got[i].id != whole[i].id || !bytes.Equal(got[i].data, whole[i].data) || !bytes.Equal(got[i].raw, whole[i].raw) {
+				t.Fatalf("cut at %d: event %d %+v, want %+v", cut, i, got[i], whole[i])
+			}
+		}
+	}
+}
+
+// TestProxyUnreachable: a target that refuses connections gives the host
+// 502, and the observed exchange says why.
+func TestProxyUnreachable(t *testing.T) {
+	up := httptest.NewServer(http.NotFoundHandler())
+	target, _ := url.Parse(up.URL)
+	up.Close()
+	obs := client.NewObserver(0)
+	sub := obs.Subscribe(64)
+	p := NewProxy(ProxyOptions{Target: target, Observer: obs, LoopbackOnly: true})
+	srv := httptest.NewServer(p)
+	resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	srv.Close()
+	p.Close()
+	obs.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("status %d, want 502", resp.StatusCode)
+	}
+	var problem bool
+	for ev := range sub.C {
+		if ev.Kind == client.EvHTTP && ev.HTTP.Problem && strings.Contains(ev.HTTP.Note, "could not be reached") {
+			problem = true
+		}
+	}
+	if !problem {
+		t.Errorf("no observed exchange says the server could not be reached")
+	}
+}
+
+// TestEndpointRewriterOneByte: the rewrite is the same when the stream
+// comes one byte per read, whatever its line ends; a relative endpoint
+// and a stream whose first event is not an endpoint pass unchanged.
+func TestEndpointRewriterOneByte(t *testing.T) {
+	target, _ := url.Parse("http://up.example:8080")
+	p := &Proxy{closed: make(chan struct{})}
+	for _, tc := range []struct{ in, want string }{
+		{"event: endpoint\r\ndata: http://up.example:8080/message?s=1\r\n\r\ndata: x\n\n", "event: endpoint\r\ndata: http://127.0.0.1:9/message?s=1\r\n\r\ndata: x\n\n"},
+		{"data:http://up.example:8080/m\revent:endpoint\r\rrest", "data:http://127.0.0.1:9/m\revent:endpoint\r\rrest"},
+		{"event: endpoint\ndata: /message?s=1\n\n", "event: endpoint\ndata: /message?s=1\n\n"},
+		{"event: endpoint\ndata: http://other.example/m\n\n", "event: endpoint\ndata: http://other.example/m\n\n"},
+		{"id: 1\ndata: {}\n\nevent: endpoint\ndata: http://up.example:8080/m\n\n", "id: 1\ndata: {}\n\nevent: endpoint\ndata: http://up.example:8080/m\n\n"},
+		{"event: endpoint\ndata: http://up.example:8080/m", "event: endpoint\ndata: http://up.example:8080/m"},
+	} {
+		e := &endpointRewriter{rc: io.NopCloser(iotest.OneByteReader(strings.NewReader(tc.in))), p: p, ex: &exchange{origin: "http://127.0.0.1:9"}, target: target}
+		got, err := io.ReadAll(e)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%q:\ngot  %q %v\nwant %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestProxyQueueFull: with an observation queue of one small chunk, a
+// stream of 2,000 flushed events still reaches the host byte for byte;
+// what observation could not take is counted, and reported as missed.
+func TestProxyQueueFull(t *testing.T) {
+	var want strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&want, "id: %d\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"n\":%d}}\n\n", i, i)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range strings.SplitAfter(want.String(), "\n\n") {
+			io.WriteString(w, ev)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer up.Close()
+	target, _ := url.Parse(up.URL)
+	obs := client.NewObserver(0)
+	sub := obs.Subscribe(1 << 16)
+	p := NewProxy(ProxyOptions{Target: target, Observer: obs, Queue: 1, QueueBytes: 512})
+	srv := httptest.NewServer(p)
+	resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Close()
+	st := p.Close()
+	obs.Close()
+	if string(got) != want.String() {
+		t.Errorf("the host got %d bytes, want %d, the same", len(got), want.Len())
+	}
+	var missedNote bool
+	for ev := range sub.C {
+		if ev.Kind == client.EvNote && strings.Contains(ev.Note, "observation fell behind") {
+			missedNote = true
+		}
+	}
+	if st.MissedChunks == 0 || !missedNote {
+		t.Errorf("missed %d chunks, note %v: want some, reported", st.MissedChunks, missedNote)
+	}
+}
+
+// TestRedactURL: a password and the values of query parameters named like
+// secrets are kept out; the rest stays.
+func TestRedactURL(t *testing.T) {
+	u, _ := url.Parse("https://me:pw@mcp.example.com/mcp?api_key=k1&access_token=t1&team=x")
+	got := RedactURL(u)
+	for _, secret := range []string{"pw", "k1", "t1"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%s holds %q", got, secret)
+		}
+	}
+	if !strings.Contains(got, "team=x") || !strings.Contains(got, "mcp.example.com/mcp") {
+		t.Errorf("%s lost what is not secret", got)
+	}
+}
