@@ -72,29 +72,8 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	}
 	defer stopSignals()
 
-	var obs *client.Observer
-	var rec *capture.Recorder
-	var recPath string
-	if !o.NoRecord {
-		start := time.Now()
-		file, path, why := openRecording(o, label, start)
-		if file != nil {
-			r, err := capture.NewRecorder(file, capture.Options{Sonde: cmdutil.Version, Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start, Buffer: recordBuffer})
-			if err != nil {
-				file.Close()
-				why = err.Error()
-			} else {
-				rec, recPath = r, path
-			}
-		}
-		if rec == nil {
-			fmt.Fprintf(env.Err, "sonde tap: not recording: %s\n", why)
-		} else {
-			obs = client.NewObserver(0)
-			rec.Follow(obs)
-			obs.Note(fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", label, ln.Addr(), coretap.RedactURL(target), os.Getpid()), start)
-		}
-	}
+	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red},
+		fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", label, ln.Addr(), coretap.RedactURL(target), os.Getpid()))
 
 	proxy := coretap.NewProxy(coretap.ProxyOptions{
 		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err,

@@ -182,30 +182,8 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	}
 	defer stopSignals()
 
-	var obs *client.Observer
-	var rec *capture.Recorder
-	var recPath string
-	if !o.NoRecord {
-		start := time.Now()
-		file, path, why := openRecording(o, label, start)
-		if file != nil {
-			r, err := capture.NewRecorder(file, capture.Options{Sonde: cmdutil.Version, Transport: "stdio", Command: argv, Redact: red, Start: start, Buffer: recordBuffer})
-			if err != nil {
-				file.Close()
-				why = err.Error()
-			} else {
-				rec, recPath = r, path
-			}
-		}
-		if rec == nil {
-			// Said once; the host's log of the server's stderr shows it.
-			fmt.Fprintf(env.Err, "sonde tap: not recording: %s\n", why)
-		} else {
-			obs = client.NewObserver(0)
-			rec.Follow(obs)
-			obs.Note(fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, os.Getpid(), os.Getppid()), start)
-		}
-	}
+	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "stdio", Command: argv, Redact: red},
+		fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, os.Getpid(), os.Getppid()))
 	ended, _, err := coretap.Run(coretap.Options{
 		Argv: argv, Observer: obs, MaxLineBytes: o.MaxLineBytes, Signals: signals,
 	}, env.In, env.Out, env.Err)
@@ -303,4 +281,33 @@ func secretEnv(env []string) []string {
 		}
 	}
 	return out
+}
+
+// startRecording opens the recording of a tapped session (unless
+// --no-record): --record FILE or a new file in the sessions folder, a
+// recorder with opts (sonde's version, the start and the buffer added)
+// following a new Observer, whose first note is note. When the
+// file cannot be written it says why once on stderr (the host's log of the
+// server's stderr shows it) and returns no observer: the tap forwards
+// anyway.
+func startRecording(env *cmdutil.Env, o *Options, label string, opts capture.Options, note string) (*client.Observer, *capture.Recorder, string) {
+	if o.NoRecord {
+		return nil, nil, ""
+	}
+	start := time.Now()
+	file, path, why := openRecording(o, label, start)
+	if file != nil {
+		opts.Sonde, opts.Start, opts.Buffer = cmdutil.Version, start, recordBuffer
+		rec, err := capture.NewRecorder(file, opts)
+		if err == nil {
+			obs := client.NewObserver(0)
+			rec.Follow(obs)
+			obs.Note(note, start)
+			return obs, rec, path
+		}
+		file.Close()
+		why = err.Error()
+	}
+	fmt.Fprintf(env.Err, "sonde tap: not recording: %s\n", why)
+	return nil, nil, ""
 }
