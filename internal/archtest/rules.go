@@ -94,6 +94,7 @@ func Rules() []Rule {
 		{Pkg: "internal/cli/capfile", Internal: notCLI(families...), External: []string{""}},
 		{Pkg: "internal/cli/interactive", Internal: notCLI(families...), External: []string{""}},
 		{Pkg: "internal/cli/config", Internal: notCLI(families...), External: []string{""}},
+		{Pkg: "internal/cli/doctor", Internal: notCLI(families...), External: []string{""}},
 		{Pkg: "internal/cli/tap", Internal: notCLI(append([]string{"tap"}, families...)...), External: []string{""}},
 		{Pkg: "internal/cli/...", Internal: []string{"..."}, External: []string{""}},
 		{Pkg: "internal/...", Internal: []string{"..."}, External: []string{""}}, // test helpers

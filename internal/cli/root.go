@@ -8,6 +8,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/capfile"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/config"
+	"github.com/sonde-mcp/sonde/internal/cli/doctor"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/cli/interactive"
 	"github.com/sonde-mcp/sonde/internal/cli/live"
@@ -72,6 +73,7 @@ found. The subcommands below do the same work headless, for scripts:
 		NewCmdFixture(env), interactive.NewCmdDemo(env), NewCmdVersion(env), config.NewCmdConfig(env), capfile.NewCmdReplay(env, interactive.RunReplay),
 		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdExport(env), tap.NewCmdTap(env),
 	)
+	root.AddCommand(doctor.NewCmdDoctor(env))
 	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env))
 	connect.CompleteServerNames(root)
 	root.AddCommand(live.NewCmdFeatures(env)...)

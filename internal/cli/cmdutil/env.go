@@ -81,3 +81,13 @@ func (e *Env) AuthGrant() string {
 // ServerName is the server the run last completed a handshake with (""
 // if none).
 func (e *Env) ServerName() string { return e.server }
+
+// ErrTerminal is stderr itself when it is a terminal (nil otherwise): for
+// a live display that redraws its lines with \r and cursor movements,
+// which must escape whatever server text it shows (textfmt.Escape).
+func (e *Env) ErrTerminal() io.Writer {
+	if f, ok := e.rawErr.(*os.File); ok && term.IsTerminal(f.Fd()) {
+		return f
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+// Package doctor is `sonde doctor`: every server of the hosts' config
+// files checked step by step, in parallel, each stopping at its first
+// failure with the cause in plain words and what to do about it.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/hostconfig"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+)
+
+// Options are the flags of `sonde doctor`.
+type Options struct {
+	Config  string   // --config: only this file
+	Servers []string // --server: only these names
+	Hosts   []string // --host: only these hosts
+	Inputs  []string // --input ID=VALUE
+	Jobs    int
+	Timeout time.Duration
+	JSON    bool
+}
+
+// NewCmdDoctor is `sonde doctor`.
+func NewCmdDoctor(env *cmdutil.Env) *cobra.Command {
+	var o Options
+	cmd := &cobra.Command{
+		Use:   "doctor [--config FILE] [--server NAME]... [--host NAME]... [--json]",
+		Short: "Check every configured server, step by step, and say why one does not connect",
+		Long: `Check every MCP server of the hosts' config files (the servers sonde config list
+shows), or only those of --config FILE, --server NAME and --host NAME, several at a time
+(--jobs). Each server goes through an ordered checklist that stops at the first failure,
+with the cause in plain words and a hint of what to do.
+
+A command (stdio): its config references resolve (variables, inputs); the command is found
+on the PATH the server gets (and for npx, uvx, node and python, the runtime answers
+--version); it spawns; it writes nothing but JSON-RPC on stdout before the handshake; its
+stderr before the handshake (shown); initialize answered; the protocol version; its
+capabilities; tools/list (all pages); the protocol rules of sonde lint over the session;
+ping; a clean shutdown (it exits when its stdin closes).
+
+A URL: DNS, TCP connect, TLS (certificate problems named), the initialize POST (HTTP
+status, content type, session header; on 401 what authorization discovery found and what
+to do next; the fallback to legacy SSE), the protocol version, tools/list, ping.
+
+Each step may take --timeout. On a terminal, stderr shows one line per server with its
+current step while it runs; then a table: server, host, result, failing step, time, and
+under it each failure's cause and hint. --json prints one object per server (one a line)
+with every step: name, ok, ms, detail, hint.
+
+The exit status is 0 when every server passes, 1 when one fails, 2 for a usage error
+(a bad flag, no server found).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return run(cmd.Context(), env, &o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.Config, "config", "", "check only the servers of this host config `FILE`")
+	fs.StringArrayVar(&o.Servers, "server", nil, "check only the server `NAME` (repeatable)")
+	fs.StringArrayVar(&o.Hosts, "host", nil, "check only the servers of host `NAME` as sonde config list shows it, e.g. \"VS Code\" or vscode (repeatable)")
+	fs.StringArrayVar(&o.Inputs, "input", nil, "the value of VS Code's ${input:ID}, given as `ID=VALUE` (repeatable); an input without one takes its default, or fails its server's config step")
+	fs.IntVar(&o.Jobs, "jobs", 4, "servers checked at the same time")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "the longest each step may take")
+	fs.BoolVar(&o.JSON, "json", false, "one JSON object per server, with every step")
+	return cmd
+}
+
+// Step is one check of one server.
+type Step struct {
+	Name   string  `json:"name"`
+	OK     bool    `json:"ok"`
+	MS     float64 `json:"ms"`
+	Detail string  `json:"detail"`
+	Hint   string  `json:"hint,omitempty"`
+}
+
+// Result is one server's checklist.
+type Result struct {
+	Server    string  `json:"server"`
+	Host      string  `json:"host"`
+	Scope     string  `json:"scope"`
+	File      string  `json:"file"`
+	Transport string  `json:"transport"`
+	OK        bool    `json:"ok"`
+	Failed    string  `json:"failed,omitempty"` // the failing step
+	MS        float64 `json:"ms"`
+	Steps     []Step  `json:"steps"`
+}
+
+// failure is the failing step, nil when all passed.
+func (r *Result) failure() *Step {
+	for i := range r.Steps {
+		if !r.Steps[i].OK {
+			return &r.Steps[i]
+		}
+	}
+	return nil
+}
+
+// run checks the servers found and reports.
+func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
+	if o.Jobs < 1 {
+		return cmdutil.Usagef("--jobs must be at least 1")
+	}
+	if o.Timeout <= 0 {
+		return cmdutil.Usagef("--timeout must be positive")
+	}
+	inputs, err := (&connect.Flags{Inputs: o.Inputs}).InputValues()
+	if err != nil {
+		return err
+	}
+	h, err := connect.CurrentHosts()
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	found := h.Load(o.Config)
+	servers, err := pick(found, o)
+	if err != nil {
+		return err
+	}
+	c := checker{hosts: h, inputs: inputs, timeout: o.Timeout, problems: found.Problems}
+	var prog *progress
+	if !o.JSON {
+		if w := env.ErrTerminal(); w != nil {
+			prog = newProgress(w, servers)
+		}
+	}
+	results := make([]Result, len(servers))
+	sem := make(chan struct{}, o.Jobs)
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			at := func(step string) {
+				if prog != nil {
+					prog.set(i, step)
+				}
+			}
+			results[i] = c.check(ctx, s, at)
+			if prog != nil {
+				prog.done(i, &results[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if prog != nil {
+		prog.stop()
+	}
+	failed := 0
+	for _, r := range results {
+		if !r.OK {
+			failed++
+		}
+	}
+	if o.JSON {
+		for _, r := range results {
+			cmdutil.WriteJSON(env.Out, r)
+		}
+	} else {
+		printSummary(env.Out, results)
+	}
+	if ctx.Err() != nil {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
+	}
+	if failed > 0 {
+		return &cmdutil.ExitStatus{Code: 1, Msg: fmt.Sprintf("doctor: %d of %d servers failed", failed, len(results))}
+	}
+	return nil
+}
+
+// pick narrows the servers found to --server and --host; none left is a
+// usage error that says what there is.
+func pick(found hostconfig.Found, o *Options) ([]hostconfig.Server, error) {
+	var out []hostconfig.Server
+	names := map[string]bool{}
+	for _, s := range found.Servers {
+		if len(o.Servers) > 0 && !contains(o.Servers, s.Name) {
+			continue
+		}
+		if len(o.Hosts) > 0 && !matchHost(o.Hosts, s.Host) {
+			continue
+		}
+		names[s.Name] = true
+		out = append(out, s)
+	}
+	for _, n := range o.Servers {
+		if !names[n] {
+			return nil, cmdutil.Usagef(fmt.Sprintf("--server %s: no such server in the files read (see sonde config list)", textfmt.Escape(n)))
+		}
+	}
+	if len(out) == 0 {
+		msg := "no servers found in the hosts' config files (see sonde config list)"
+		if o.Config != "" {
+			msg = "no servers found in " + o.Config
+		}
+		for _, p := range found.Problems {
+			msg += "; " + p.Error()
+		}
+		return nil, cmdutil.Usagef(msg)
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// matchHost compares host names without case, spaces and dashes: "VS
+// Code", "vscode" and "vs-code" are the same host.
+func matchHost(hosts []string, host string) bool {
+	norm := func(s string) string {
+		return strings.NewReplacer(" ", "", "-", "", "_", "").Replace(strings.ToLower(s))
+	}
+	for _, h := range hosts {
+		if norm(h) == norm(host) {
+			return true
+		}
+	}
+	return false
+}
+
+// printSummary is the table of results, then each failure's cause and hint.
+func printSummary(w io.Writer, results []Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tHOST\tRESULT\tFAILING STEP\tTIME")
+	for _, r := range results {
+		res, step := "ok", "-"
+		if f := r.failure(); f != nil {
+			res, step = "FAIL", f.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textfmt.Escape(r.Server), r.Host, res, step, textfmt.Dur(msDur(r.MS)))
+	}
+	_ = tw.Flush()
+	for _, r := range results {
+		f := r.failure()
+		if f == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (%s, %s): %s failed: %s\n", textfmt.Escape(r.Server), r.Host, r.File, f.Name, textfmt.CleanBlock(f.Detail))
+		if f.Hint != "" {
+			fmt.Fprintf(w, "  hint: %s\n", textfmt.CleanBlock(f.Hint))
+		}
+	}
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,220 @@
+package doctor
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// http is the checklist of a URL: DNS, TCP, TLS, the initialize POST and
+// what its answer says, then the handshake steps.
+func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
+	start := l.begin("url")
+	u, err := url.Parse(t.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		l.fail("url", start, fmt.Sprintf("%q is not an http:// or https:// URL", textfmt.Escape(t.URL)), "fix the entry's url")
+		return
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	l.pass("url", start, u.Redacted())
+
+	start = l.begin("dns")
+	if ip := net.ParseIP(host); ip != nil {
+		l.pass("dns", start, "an IP address: nothing to look up")
+	} else {
+		ctx1, cancel := context.WithTimeout(ctx, c.timeout)
+		addrs, err := net.DefaultResolver.LookupHost(ctx1, host)
+		cancel()
+		if err != nil {
+			hint := "check the host name in the url; if it is on a private network, connect to it (VPN) first"
+			var de *net.DNSError
+			if errors.As(err, &de) && de.IsTimeout {
+				hint = "the DNS server did not answer: check your network"
+			}
+			l.fail("dns", start, fmt.Sprintf("cannot resolve %s: %v", host, err), hint)
+			return
+		}
+		l.pass("dns", start, strings.Join(addrs, ", "))
+	}
+
+	start = l.begin("tcp")
+	d := net.Dialer{Timeout: c.timeout}
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		hint := "start the server, or fix the port in the url: nothing accepts connections there"
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			hint = "no answer at all: a firewall may drop the connection, or the host is down"
+		}
+		l.fail("tcp", start, fmt.Sprintf("cannot connect to %s: %v", net.JoinHostPort(host, port), err), hint)
+		return
+	}
+	conn.Close()
+	l.pass("tcp", start, "connected to "+net.JoinHostPort(host, port))
+
+	if u.Scheme == "https" {
+		start = l.begin("tls")
+		td := tls.Dialer{NetDialer: &d, Config: &tls.Config{ServerName: host}}
+		ctx1, cancel := context.WithTimeout(ctx, c.timeout)
+		tc, err := td.DialContext(ctx1, "tcp", net.JoinHostPort(host, port))
+		cancel()
+		if err != nil {
+			detail, hint := tlsProblem(err, host)
+			l.fail("tls", start, detail, hint)
+			return
+		}
+		state := tc.(*tls.Conn).ConnectionState()
+		tc.Close()
+		detail := tls.VersionName(state.Version)
+		if len(state.PeerCertificates) > 0 {
+			cert := state.PeerCertificates[0]
+			detail += fmt.Sprintf(", certificate of %s valid until %s", textfmt.Clean(cert.Subject.CommonName), cert.NotAfter.Format("2006-01-02"))
+		}
+		l.pass("tls", start, detail)
+	}
+
+	start = l.begin("initialize")
+	cl := client.New(client.Options{Timeout: c.timeout, ClientVersion: cmdutil.Version})
+	evs := follow(cl)
+	defer func() {
+		cl.Close()
+		evs.all()
+	}()
+	hc := transport.HTTPConfig{URL: t.URL, Mode: transport.HTTPMode(t.Mode), Header: t.Header, ConnectTimeout: c.timeout, AuthTimeout: c.timeout}
+	err = cl.Connect(client.HTTP(hc))
+	var res *mcp.InitializeResult
+	if err == nil {
+		ctx1, cancel := context.WithTimeout(ctx, c.timeout+time.Second)
+		r, ierr := cl.Initialize(ctx1)
+		cancel()
+		res, err = r, ierr
+	}
+	initMS := time.Since(start)
+	post := firstPost(evs.snapshot())
+	if auth := client.Authorization(err); auth != nil {
+		l.steps = append(l.steps, Step{Name: "post", OK: true, MS: ms(initMS), Detail: postDetail(post)})
+		hint := "the server wants authorization: give the entry a header with a token (\"headers\": {\"Authorization\": \"Bearer ${env:TOKEN}\"}), or sign in with sonde check --url " + u.Redacted() + " --oauth"
+		l.steps = append(l.steps, Step{Name: "authorization", MS: 0, Detail: "HTTP " + fmt.Sprint(post.status) + ": " + auth.Summary(), Hint: hint})
+		return
+	}
+	if err != nil {
+		detail := cmdutil.ErrText(err)
+		if post.seen {
+			detail = postDetail(post) + ": " + detail
+		}
+		if note := fallback(evs.snapshot()); note != "" {
+			detail += "; " + note
+		}
+		name, hint := "post", "check the url: it must be the server's MCP endpoint (often /mcp, or /sse for a legacy server)"
+		switch {
+		case client.CodeOf(err) == client.CodeTimeout:
+			name, hint = "initialize", "the server accepted the request but did not answer initialize in time: look at its logs, or raise --timeout"
+		case post.seen && post.status >= 200 && post.status < 300:
+			name, hint = "initialize", hintFor(err)
+		}
+		l.steps = append(l.steps, Step{Name: name, MS: ms(initMS), Detail: detail, Hint: hint})
+		return
+	}
+	detail := postDetail(post)
+	if note := fallback(evs.snapshot()); note != "" {
+		detail += "; " + note
+	}
+	l.steps = append(l.steps, Step{Name: "post", OK: true, MS: ms(initMS), Detail: detail})
+	session := "none (a stateless server)"
+	if post.session {
+		session = "Mcp-Session-Id given"
+	}
+	l.steps = append(l.steps, Step{Name: "session", OK: true, Detail: session})
+	l.steps = append(l.steps, Step{Name: "initialize", OK: true, MS: ms(initMS), Detail: "answered"})
+	c.handshake(ctx, l, cl, res, evs)
+}
+
+// post is what the initialize POST's answer said.
+type post struct {
+	seen        bool
+	status      int
+	contentType string
+	session     bool
+}
+
+func firstPost(evs []client.Event) post {
+	for _, ev := range evs {
+		if ev.Kind != client.EvHTTP || ev.HTTP.Method != "POST" {
+			continue
+		}
+		p := post{seen: true, status: ev.HTTP.Status}
+		for _, h := range ev.HTTP.Header {
+			name, value, _ := strings.Cut(strings.TrimPrefix(h, "< "), ":")
+			if !strings.HasPrefix(h, "< ") {
+				continue
+			}
+			switch strings.ToLower(strings.TrimSpace(name)) {
+			case "content-type":
+				p.contentType = strings.TrimSpace(value)
+			case "mcp-session-id":
+				p.session = true
+			}
+		}
+		return p
+	}
+	return post{}
+}
+
+func postDetail(p post) string {
+	if !p.seen {
+		return "no POST seen"
+	}
+	if p.status == 0 {
+		return "no answer to the POST"
+	}
+	d := fmt.Sprintf("HTTP %d", p.status)
+	if p.contentType != "" {
+		d += ", " + textfmt.Clean(p.contentType)
+	}
+	return d
+}
+
+// fallback is the transport's note about the legacy SSE fallback, if any.
+func fallback(evs []client.Event) string {
+	for _, ev := range evs {
+		if ev.Kind == client.EvHTTP && ev.HTTP.Method == "" && strings.Contains(ev.HTTP.Note, "legacy HTTP+SSE") {
+			return "Streamable HTTP failed, so sonde tried the legacy SSE transport: " + textfmt.Clean(ev.HTTP.Note)
+		}
+	}
+	return ""
+}
+
+// tlsProblem names a certificate problem.
+func tlsProblem(err error, host string) (detail, hint string) {
+	var ua x509.UnknownAuthorityError
+	var ci x509.CertificateInvalidError
+	var hn x509.HostnameError
+	switch {
+	case errors.As(err, &ua):
+		return "the certificate is signed by an unknown authority (self-signed, or a private CA): " + err.Error(),
+			"add the CA to the system's trust store (hosts verify the certificate too), or give the server a certificate from a public CA"
+	case errors.As(err, &ci) && ci.Reason == x509.Expired:
+		return "the certificate has expired or is not valid yet: " + err.Error(),
+			"renew the server's certificate (or check this machine's clock)"
+	case errors.As(err, &hn):
+		return fmt.Sprintf("the certificate is not for %s: %v", host, err),
+			"use the host name the certificate names in the url, or give the server a certificate for this name"
+	}
+	return "TLS handshake failed: " + err.Error(), "check that the port speaks TLS (an http:// server behind an https:// url?)"
+}
