@@ -76,7 +76,7 @@ func (p *progress) drawLocked() {
 		fmt.Fprintf(&b, "\x1b[%dA", len(p.lines))
 	}
 	for i, l := range p.lines {
-		b.WriteString("\r\x1b[K  " + textfmt.Fit(p.names[i]+": "+l, 100) + "\n")
+		b.WriteString("\r\x1b[K  " + strings.TrimRight(textfmt.Fit(p.names[i]+": "+l, 100), " ") + "\n")
 	}
 	_, _ = io.WriteString(p.w, b.String())
 	p.drawn = true
