@@ -106,7 +106,10 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 		res, err = r, ierr
 	}
 	initMS := time.Since(start)
-	post := firstPost(evs.snapshot())
+	// The POST's exchange is among the events shortly after.
+	post := firstPost(evs.until(func(ev client.Event) bool {
+		return ev.Kind == client.EvHTTP && ev.HTTP.Method == "POST"
+	}, time.Second))
 	if auth := client.Authorization(err); auth != nil {
 		l.steps = append(l.steps, Step{Name: "post", OK: true, MS: ms(initMS), Detail: postDetail(post)})
 		hint := "the server wants authorization: give the entry a header with a token (\"headers\": {\"Authorization\": \"Bearer ${env:TOKEN}\"}), or sign in with sonde check --url " + u.Redacted() + " --oauth"
