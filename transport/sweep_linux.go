@@ -45,7 +45,10 @@ func sweep(mark string, pipes []*os.File) []int {
 			continue
 		}
 		dir := "/proc/" + e.Name()
-		if !marked(dir, needle) && !holdsPipe(dir, inodes) {
+		if !marked(dir, needle) && (!holdsPipe(dir, inodes) || parent(dir) == self) {
+			// A child of sonde's own holds the pipes for a moment without
+			// being the server's: another server being started (between
+			// fork and exec it has a copy of every file sonde has open).
 			continue
 		}
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
@@ -63,6 +66,25 @@ func marked(dir string, needle []byte) bool {
 		return false
 	}
 	return bytes.HasPrefix(env, needle) || bytes.Contains(env, append([]byte{0}, needle...))
+}
+
+// parent is the process's parent pid (0 when it cannot be read).
+func parent(dir string) int {
+	b, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // holdsPipe reports whether one of the process's open files is one of the
