@@ -140,8 +140,11 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 	}
 	l.steps = append(l.steps, Step{Name: "post", OK: true, MS: ms(initMS), Detail: detail})
 	session := "none (a stateless server)"
-	if post.session {
+	switch {
+	case post.session:
 		session = "Mcp-Session-Id given"
+	case fallback(evs.snapshot()) != "":
+		session = "legacy HTTP+SSE: the session is the SSE stream"
 	}
 	l.steps = append(l.steps, Step{Name: "session", OK: true, Detail: session})
 	l.steps = append(l.steps, Step{Name: "initialize", OK: true, MS: ms(initMS), Detail: "answered"})

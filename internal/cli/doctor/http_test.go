@@ -22,9 +22,11 @@ func TestDoctorHTTP(t *testing.T) {
 	path := writeConfig(t, map[string]any{
 		"fixture":    map[string]any{"url": base + "/mcp"},
 		"selfsigned": map[string]any{"url": tlsSrv.URL + "/mcp"},
+		"legacy":     map[string]any{"url": base + "/sse"},
+		"nowhere":    map[string]any{"url": base + "/nowhere"},
 	})
 	r := clitest.RunSonde(t, "", "doctor", "--config", path, "--json", "--timeout", "5s")
-	clitest.CheckRun(t, r, 1, "sonde: doctor: 1 of 2 servers failed\n")
+	clitest.CheckRun(t, r, 1, "sonde: doctor: 2 of 4 servers failed\n")
 	got := decode(t, r.Stdout)
 
 	f := got["fixture"]
@@ -39,6 +41,17 @@ func TestDoctorHTTP(t *testing.T) {
 		if st.Name == "post" && !strings.HasPrefix(st.Detail, "HTTP 200") {
 			t.Errorf("post step %q", st.Detail)
 		}
+	}
+
+	// The fixture's /sse is the legacy transport: the POST's 405 makes
+	// sonde fall back, which the post step notes.
+	lg := got["legacy"]
+	if !lg.OK || len(lg.Steps) < 5 || lg.Steps[4].Name != "post" || !strings.Contains(lg.Steps[4].Detail, "HTTP 405") || !strings.Contains(lg.Steps[4].Detail, "legacy SSE") {
+		t.Errorf("legacy: %+v", lg)
+	}
+	nw := got["nowhere"]
+	if last := nw.Steps[len(nw.Steps)-1]; nw.Failed != "post" || !strings.Contains(last.Detail, "HTTP 404") || !strings.Contains(last.Hint, "MCP endpoint") {
+		t.Errorf("nowhere: failed at %q: %+v", nw.Failed, last)
 	}
 
 	s := got["selfsigned"]
