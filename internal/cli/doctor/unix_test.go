@@ -54,3 +54,31 @@ func TestDoctorParallel(t *testing.T) {
 		t.Errorf("--jobs 1 log:\n%s\nwant one server at a time", got)
 	}
 }
+
+// TestDoctorRuntime: npx is found on the PATH the server gets (the entry's
+// env sets it), and then node must be there too: its version is shown,
+// and without it the runtime step fails with the hint to install Node.js.
+func TestDoctorRuntime(t *testing.T) {
+	withNode, without := t.TempDir(), t.TempDir()
+	for _, d := range []string{withNode, without} {
+		clitest.WriteTestFile(t, filepath.Join(d, "npx"), "#!/bin/sh\nexit 1\n")
+		os.Chmod(filepath.Join(d, "npx"), 0o755)
+	}
+	clitest.WriteTestFile(t, filepath.Join(withNode, "node"), "#!/bin/sh\necho v22.1.0\n")
+	os.Chmod(filepath.Join(withNode, "node"), 0o755)
+	path := writeConfig(t, map[string]any{
+		"with":    entry([]string{"npx", "-y", "some-server"}, []string{"PATH=" + withNode}),
+		"without": entry([]string{"npx", "-y", "some-server"}, []string{"PATH=" + without}),
+	})
+	r := clitest.RunSonde(t, "", "doctor", "--config", path, "--json")
+	clitest.CheckRun(t, r, 1, "sonde: doctor: 2 of 2 servers failed\n")
+	got := decode(t, r.Stdout)
+	w := got["with"]
+	if len(w.Steps) < 3 || w.Steps[2].Name != "runtime" || !w.Steps[2].OK || w.Steps[2].Detail != "node v22.1.0" {
+		t.Errorf("with node: %+v", w.Steps)
+	}
+	wo := got["without"]
+	if last := wo.Steps[len(wo.Steps)-1]; wo.Failed != "runtime" || !strings.Contains(last.Detail, "the runtime is missing: node is not found on the server's PATH ("+without+")") || !strings.Contains(last.Hint, "install Node.js") {
+		t.Errorf("without node: failed at %q: %+v", wo.Failed, last)
+	}
+}
