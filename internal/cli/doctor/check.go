@@ -104,12 +104,13 @@ func (c *checker) config(l *list, s hostconfig.Server) (*connect.Target, bool) {
 		t, err = connect.UseServer(&cobra.Command{}, f, c.hosts, s, noAsk{})
 	}
 	if err != nil {
-		hint := "set what the entry refers to before starting the host (the host resolves the same references)"
+		hint := "fix the entry in " + s.File
+		var ie *hostconfig.InputError
 		switch {
-		case errors.Is(err, hostconfig.ErrNoValue):
+		case errors.As(err, &ie):
 			hint = "give the input's value with --input ID=VALUE (the host asks for it when it starts the server)"
-		case strings.Contains(err.Error(), "environment variable"):
-			hint = "export the variable in the environment the host starts from (a desktop host does not read your shell's profile), or give it a default in the entry"
+		case errors.Is(err, hostconfig.ErrReference):
+			hint = "export the variable in the environment the host starts from (a desktop host does not read your shell's profile), give it a default in the entry, or fix the envFile"
 		}
 		l.fail("config", start, err.Error(), hint)
 		return nil, false

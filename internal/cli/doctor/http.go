@@ -196,11 +196,27 @@ func postDetail(p post) string {
 	return d
 }
 
-// fallback is the transport's note about the legacy SSE fallback, if any.
+// fallback says, when the initialize POST was refused (4xx) and a GET
+// followed, that sonde fell back to the legacy HTTP+SSE transport ("" when
+// it did not).
 func fallback(evs []client.Event) string {
+	refused := 0
 	for _, ev := range evs {
-		if ev.Kind == client.EvHTTP && ev.HTTP.Method == "" && strings.Contains(ev.HTTP.Note, "legacy HTTP+SSE") {
-			return "Streamable HTTP failed, so sonde tried the legacy SSE transport: " + textfmt.Clean(ev.HTTP.Note)
+		if ev.Kind != client.EvHTTP {
+			continue
+		}
+		switch {
+		case refused == 0 && ev.HTTP.Method == "POST":
+			if ev.HTTP.Status < 400 || ev.HTTP.Status > 499 {
+				return ""
+			}
+			refused = ev.HTTP.Status
+		case refused != 0 && ev.HTTP.Method == "GET":
+			d := fmt.Sprintf("Streamable HTTP refused (HTTP %d): fell back to the legacy HTTP+SSE transport", refused)
+			if ev.HTTP.Status != 0 {
+				d += fmt.Sprintf(" (GET: HTTP %d)", ev.HTTP.Status)
+			}
+			return d
 		}
 	}
 	return ""

@@ -46,7 +46,7 @@ func TestDoctorHTTP(t *testing.T) {
 	// The fixture's /sse is the legacy transport: the POST's 405 makes
 	// sonde fall back, which the post step notes.
 	lg := got["legacy"]
-	if !lg.OK || len(lg.Steps) < 5 || lg.Steps[4].Name != "post" || !strings.Contains(lg.Steps[4].Detail, "HTTP 405") || !strings.Contains(lg.Steps[4].Detail, "legacy SSE") {
+	if !lg.OK || len(lg.Steps) < 5 || lg.Steps[4].Name != "post" || !strings.Contains(lg.Steps[4].Detail, "HTTP 405") || !strings.Contains(lg.Steps[4].Detail, "fell back to the legacy HTTP+SSE transport") {
 		t.Errorf("legacy: %+v", lg)
 	}
 	nw := got["nowhere"]
