@@ -65,7 +65,9 @@ func (c *checker) check(ctx context.Context, s hostconfig.Server, at func(string
 	t0 := time.Now()
 	r := Result{Server: s.Name, Host: s.Host, Scope: s.Scope, File: s.File, Transport: string(s.Transport)}
 	l := &list{at: at}
-	if t, ok := c.config(l, s); ok {
+	if ctx.Err() != nil {
+		l.fail("config", time.Now(), "interrupted before this server was checked", "")
+	} else if t, ok := c.config(l, s); ok {
 		if t.URL == "" {
 			c.stdio(ctx, l, t)
 		} else {

@@ -56,10 +56,11 @@ to do next; the fallback to legacy SSE), the protocol version, tools/list, ping.
 Each step may take --timeout. On a terminal, stderr shows one line per server with its
 current step while it runs; then a table: server, host, result, failing step, time, and
 under it each failure's cause and hint. --json prints one object per server (one a line)
-with every step: name, ok, ms, detail, hint.
+with every step: name, ok, ms, detail, hint. A config file that cannot be read or is not
+valid JSON is listed after the servers (with --json, as {"file", "ok": false, "problem"}).
 
-The exit status is 0 when every server passes, 1 when one fails, 2 for a usage error
-(a bad flag, no server found).`,
+The exit status is 0 when every server passes, 1 when one fails or a file has a problem,
+2 for a usage error (a bad flag, no server found).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return run(cmd.Context(), env, &o)
@@ -166,12 +167,22 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 			failed++
 		}
 	}
+	files := fileProblems(found.Problems)
 	if o.JSON {
 		for _, r := range results {
 			cmdutil.WriteJSON(env.Out, r)
 		}
+		for _, p := range files {
+			cmdutil.WriteJSON(env.Out, p)
+		}
 	} else {
 		printSummary(env.Out, results)
+		if len(files) > 0 {
+			fmt.Fprintf(env.Out, "\nFiles with problems (their servers are not checked):\n")
+			for _, p := range files {
+				fmt.Fprintf(env.Out, "  %s\n", textfmt.Escape(p.Problem))
+			}
+		}
 	}
 	if ctx.Err() != nil {
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
@@ -179,7 +190,33 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	if failed > 0 {
 		return &cmdutil.ExitStatus{Code: 1, Msg: fmt.Sprintf("doctor: %d of %d servers failed", failed, len(results))}
 	}
+	if len(files) > 0 {
+		msg := fmt.Sprintf("doctor: %d config files have problems", len(files))
+		if len(files) == 1 {
+			msg = "doctor: a config file has a problem"
+		}
+		return &cmdutil.ExitStatus{Code: 1, Msg: msg}
+	}
 	return nil
+}
+
+// FileProblem is a problem of a whole config file (not valid JSON, the
+// wrong shape, unreadable): the servers it lists are not checked.
+type FileProblem struct {
+	File    string `json:"file"`
+	OK      bool   `json:"ok"` // always false
+	Problem string `json:"problem"`
+}
+
+// fileProblems are the problems of whole files among problems.
+func fileProblems(problems []hostconfig.Problem) []FileProblem {
+	var out []FileProblem
+	for _, p := range problems {
+		if p.Server == "" {
+			out = append(out, FileProblem{File: p.File, Problem: p.Error()})
+		}
+	}
+	return out
 }
 
 // pick narrows the servers found to --server and --host; none left is a

@@ -5,7 +5,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -205,6 +207,20 @@ func TestDoctorDiscovery(t *testing.T) {
 	if res := got["cursor-fixture"]; !res.OK || res.Host != "Cursor" {
 		t.Errorf("discovered: %+v\n%s", got, r.Stdout)
 	}
+
+	// A broken file of another host is reported after the servers, and
+	// fails the run.
+	claude := filepath.Join(home, ".claude.json")
+	clitest.WriteTestFile(t, claude, "{not json")
+	r = clitest.RunSonde(t, "", "doctor")
+	clitest.CheckRun(t, r, 1, "sonde: doctor: a config file has a problem\n")
+	clitest.CheckOrder(t, r.Stdout, []string{`cursor-fixture +Cursor +ok`, "\nFiles with problems \\(their servers are not checked\\):\n  " + regexp.QuoteMeta(claude) + ": not valid JSON"})
+	r = clitest.RunSonde(t, "", "doctor", "--json")
+	clitest.CheckRun(t, r, 1, "sonde: doctor: a config file has a problem\n")
+	if !strings.Contains(r.Stdout, `{"file":`+strconv.Quote(claude)+`,"ok":false,"problem":`) {
+		t.Errorf("--json lacks the file problem:\n%s", r.Stdout)
+	}
+	os.Remove(claude)
 	r = clitest.RunSonde(t, "", "doctor", "--host", "vscode")
 	clitest.CheckRun(t, r, 2, "sonde: no servers found in the hosts' config files (see sonde config list)\n")
 }

@@ -125,7 +125,10 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 			detail += "; " + note
 		}
 		name, hint := "post", "check the url: it must be the server's MCP endpoint (often /mcp, or /sse for a legacy server)"
+		var xe *transport.ExchangeError
 		switch {
+		case errors.As(err, &xe) && xe.Kind == transport.ExchangeProtocol:
+			hint = "the answer is not MCP over HTTP: the server must answer application/json or text/event-stream with JSON-RPC; check the url, and a proxy in between"
 		case client.CodeOf(err) == client.CodeTimeout:
 			name, hint = "initialize", "the server accepted the request but did not answer initialize in time: look at its logs, or raise --timeout"
 		case post.seen && post.status >= 200 && post.status < 300:
