@@ -96,6 +96,7 @@ func TestDoctor(t *testing.T) {
 		"unset":   entry([]string{"sonde-x"}, []string{"TOKEN=${env:SONDE_DOCTOR_UNSET}"}),
 		"refused": map[string]any{"url": "http://" + closedPort(t) + "/mcp"},
 		"auth":    map[string]any{"url": authURL},
+		"nodns":   map[string]any{"url": "http://sonde-doctor.invalid/mcp"},
 	}
 	if runtime.GOOS != "windows" {
 		servers["crash"] = entry([]string{"sh", "-c", "echo boom >&2; exit 3"}, nil)
@@ -113,6 +114,7 @@ func TestDoctor(t *testing.T) {
 		"unset":   {"config", "SONDE_DOCTOR_UNSET is not set", "export the variable"},
 		"refused": {"tcp", "connection refused", "nothing accepts connections"},
 		"auth":    {"authorization", "HTTP 401", "--oauth"},
+		"nodns":   {"dns", "cannot resolve sonde-doctor.invalid", "host name"},
 		"crash":   {"initialize", "exited with exit code 3 before answering initialize; its stderr: boom", "stderr"},
 	}
 	if runtime.GOOS == "windows" {

@@ -17,6 +17,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // http is the checklist of a URL: DNS, TCP, TLS, the initialize POST and
@@ -112,8 +113,7 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 	}, time.Second))
 	if auth := client.Authorization(err); auth != nil {
 		l.steps = append(l.steps, Step{Name: "post", OK: true, MS: ms(initMS), Detail: postDetail(post)})
-		hint := "the server wants authorization: give the entry a header with a token (\"headers\": {\"Authorization\": \"Bearer ${env:TOKEN}\"}), or sign in with sonde check --url " + u.Redacted() + " --oauth"
-		l.steps = append(l.steps, Step{Name: "authorization", MS: 0, Detail: "HTTP " + fmt.Sprint(post.status) + ": " + auth.Summary(), Hint: hint})
+		l.steps = append(l.steps, Step{Name: "authorization", Detail: fmt.Sprintf("HTTP %d: %s", auth.Status, auth.Summary()), Hint: authHint(auth, u.Redacted(), len(t.Header) > 0)})
 		return
 	}
 	if err != nil {
@@ -223,6 +223,17 @@ func fallback(evs []client.Event) string {
 		}
 	}
 	return ""
+}
+
+// authHint is what to do after a refusal, from what discovery found.
+func authHint(auth *oauth.Discovery, u string, headers bool) string {
+	switch {
+	case headers:
+		return "the entry's headers were sent and refused: the token is wrong, expired or lacks a scope; get a new one"
+	case auth.AS == nil || len(auth.Problems) > 0:
+		return "the server asks for authorization, but its OAuth discovery is incomplete (see the problems), so a host cannot sign in: fix the server's metadata, or give the entry a header with a token (\"headers\": {\"Authorization\": \"Bearer ${env:TOKEN}\"})"
+	}
+	return "the server wants a sign-in: a host that supports OAuth signs in itself (try it from sonde: sonde check --url " + u + " --oauth); else give the entry a header with a token (\"headers\": {\"Authorization\": \"Bearer ${env:TOKEN}\"})"
 }
 
 // tlsProblem names a certificate problem.
