@@ -7,11 +7,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/hostconfig"
@@ -53,7 +55,7 @@ A URL: DNS, TCP connect, TLS (certificate problems named), the initialize POST (
 status, content type, session header; on 401 what authorization discovery found and what
 to do next; the fallback to legacy SSE), the protocol version, tools/list, ping.
 
-Each step may take --timeout. On a terminal, stderr shows one line per server with its
+Each step may take --timeout. On a terminal tall enough, stderr shows one line per server with its
 current step while it runs; then a table: server, host, result, failing step, time, and
 under it each failure's cause and hint. --json prints one object per server (one a line)
 with every step: name, ok, ms, detail, hint. A config file that cannot be read or is not
@@ -133,7 +135,7 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	c := checker{hosts: h, inputs: inputs, timeout: o.Timeout, problems: found.Problems}
 	var prog *progress
 	if !o.JSON {
-		if w := env.ErrTerminal(); w != nil {
+		if w := env.ErrTerminal(); w != nil && fits(w, len(servers)) {
 			prog = newProgress(w, servers)
 		}
 	}
@@ -217,6 +219,17 @@ func fileProblems(problems []hostconfig.Problem) []FileProblem {
 		}
 	}
 	return out
+}
+
+// fits reports whether n progress lines fit on the terminal w: lines
+// redrawn with the cursor moving up cannot scroll out of sight.
+func fits(w io.Writer, n int) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, h, err := term.GetSize(f.Fd())
+	return err == nil && n < h
 }
 
 // pick narrows the servers found to --server and --host; none left is a
