@@ -55,11 +55,12 @@ A URL: DNS, TCP connect, TLS (certificate problems named), the initialize POST (
 status, content type, session header; on 401 what authorization discovery found and what
 to do next; the fallback to legacy SSE), the protocol version, tools/list, ping.
 
-Each step may take --timeout. On a terminal tall enough, stderr shows one line per server with its
-current step while it runs; then a table: server, host, result, failing step, time, and
-under it each failure's cause and hint. --json prints one object per server (one a line)
-with every step: name, ok, ms, detail, hint. A config file that cannot be read or is not
-valid JSON is listed after the servers (with --json, as {"file", "ok": false, "problem"}).
+Each step may take --timeout. On a terminal tall enough, stderr shows one line per server
+with its current step while it runs; then a table: server, host, result, failing step,
+time, and under it each failure's cause and hint. --json prints one object per server (one
+a line) with every step: name, ok, ms, detail, hint. A config file that cannot be read or
+is not valid JSON is listed after the servers (with --json, as {"file", "ok": false,
+"problem"}).
 
 The exit status is 0 when every server passes, 1 when one fails or a file has a problem,
 2 for a usage error (a bad flag, no server found).`,
