@@ -63,7 +63,7 @@ func (noAsk) Prompt(hostconfig.Input) (string, error) {
 // check runs the checklist of s; at is told each step as it starts.
 func (c *checker) check(ctx context.Context, s hostconfig.Server, at func(string)) Result {
 	t0 := time.Now()
-	r := Result{Server: s.Name, Host: s.Host, Scope: s.Scope, File: s.File, Transport: string(s.Transport)}
+	r := Result{Server: s.Name, Host: s.Host, Scope: s.Scope, File: s.File, Transport: string(s.Transport), Disabled: s.Disabled}
 	l := &list{at: at}
 	if ctx.Err() != nil {
 		l.fail("config", time.Now(), "interrupted before this server was checked", "")

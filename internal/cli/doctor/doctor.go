@@ -91,15 +91,17 @@ type Step struct {
 
 // Result is one server's checklist.
 type Result struct {
-	Server    string  `json:"server"`
-	Host      string  `json:"host"`
-	Scope     string  `json:"scope"`
-	File      string  `json:"file"`
-	Transport string  `json:"transport"`
-	OK        bool    `json:"ok"`
-	Failed    string  `json:"failed,omitempty"` // the failing step
-	MS        float64 `json:"ms"`
-	Steps     []Step  `json:"steps"`
+	Server    string `json:"server"`
+	Host      string `json:"host"`
+	Scope     string `json:"scope"`
+	File      string `json:"file"`
+	Transport string `json:"transport"`
+	// Disabled: the host has the entry turned off (it is checked anyway).
+	Disabled bool    `json:"disabled,omitempty"`
+	OK       bool    `json:"ok"`
+	Failed   string  `json:"failed,omitempty"` // the failing step
+	MS       float64 `json:"ms"`
+	Steps    []Step  `json:"steps"`
 }
 
 // failure is the failing step, nil when all passed.
@@ -298,7 +300,11 @@ func printSummary(w io.Writer, results []Result) {
 		if f := r.failure(); f != nil {
 			res, step = "FAIL", f.Name
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textfmt.Escape(r.Server), r.Host, res, step, textfmt.Dur(msDur(r.MS)))
+		host := r.Host
+		if r.Disabled {
+			host += " (disabled there)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textfmt.Escape(r.Server), host, res, step, textfmt.Dur(msDur(r.MS)))
 	}
 	_ = tw.Flush()
 	for _, r := range results {
