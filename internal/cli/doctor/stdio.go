@@ -22,6 +22,10 @@ import (
 // stdin, after SIGTERM).
 const stdioKillAfter = 2 * time.Second
 
+// killAfter is each grace period of the shutdown: stdioKillAfter, or
+// --timeout when it is shorter.
+func (c *checker) killAfter() time.Duration { return min(stdioKillAfter, c.timeout) }
+
 // stdio is the checklist of a command: it resolves, its runtime answers,
 // it spawns, its stdout and stderr before the handshake, initialize, the
 // handshake steps, and a clean shutdown.
@@ -57,7 +61,7 @@ func (c *checker) stdio(ctx context.Context, l *list, t *connect.Target) {
 	start = l.begin("spawn")
 	cl := client.New(client.Options{Timeout: c.timeout, ClientVersion: cmdutil.Version})
 	evs := follow(cl)
-	cfg := transport.StdioConfig{Argv: t.Argv, Dir: t.Cwd, Env: env, KillAfter: stdioKillAfter, Hide: t.Hide}
+	cfg := transport.StdioConfig{Argv: t.Argv, Dir: t.Cwd, Env: env, KillAfter: c.killAfter(), Hide: t.Hide}
 	if err := cl.Connect(client.Stdio(cfg)); err != nil {
 		cl.Close()
 		l.fail("spawn", start, cmdutil.ErrText(err), "check that the file is a program for this system and that you may run it (chmod +x; a script needs its #! line)")
@@ -158,7 +162,7 @@ func (c *checker) shutdown(l *list, cl *client.Client, evs *events) {
 	x := exitOf(all)
 	switch {
 	case len(signals) > 0:
-		l.fail("shutdown", start, fmt.Sprintf("the server did not exit within %v of its stdin closing: sonde sent %s", stdioKillAfter, strings.Join(signals, ", ")),
+		l.fail("shutdown", start, fmt.Sprintf("the server did not exit within %v of its stdin closing: sonde sent %s", c.killAfter(), strings.Join(signals, ", ")),
 			"a stdio server must exit when its stdin closes (the host's way of stopping it); a process it leaves behind keeps running after the host quits")
 	case x == nil:
 		l.fail("shutdown", start, "the server's exit was not seen", "")
