@@ -93,6 +93,7 @@ func TestDoctor(t *testing.T) {
 		"missing": entry([]string{"sonde-no-such-command-xyz"}, nil),
 		"noinit":  entry(fx.Argv("--fault", "no-initialize-response"), clitest.ChildEnv()),
 		"noise":   entry(fx.Argv("--fault", "stdout-noise"), clitest.ChildEnv()),
+		"stays":   entry(fx.Argv("--fault", "ignore-sigterm"), clitest.ChildEnv()),
 		"unset":   entry([]string{"sonde-x"}, []string{"TOKEN=${env:SONDE_DOCTOR_UNSET}"}),
 		"refused": map[string]any{"url": "http://" + closedPort(t) + "/mcp"},
 		"auth":    map[string]any{"url": authURL},
@@ -104,16 +105,17 @@ func TestDoctor(t *testing.T) {
 	path := writeConfig(t, servers)
 	os.Unsetenv("SONDE_DOCTOR_UNSET")
 
-	r := clitest.RunSonde(t, "", "doctor", "--config", path, "--json", "--timeout", "2s")
+	r := clitest.RunSonde(t, "", "doctor", "--config", path, "--json", "--timeout", "1s")
 	clitest.CheckRun(t, r, 1, "sonde: doctor: ...")
 	got := decode(t, r.Stdout)
 	want := map[string]struct{ step, detail, hint string }{
 		"missing": {"command", "sonde-no-such-command-xyz is not found on the server's PATH", "full path"},
-		"noinit":  {"initialize", "no answer to initialize within 2s", "did not answer"},
+		"noinit":  {"initialize", "no answer to initialize within 1s", "did not answer"},
 		"noise":   {"stdout", `"fixture noise: this is not JSON"`, "stderr"},
 		"unset":   {"config", "SONDE_DOCTOR_UNSET is not set", "export the variable"},
 		"refused": {"tcp", "connection refused", "nothing accepts connections"},
 		"auth":    {"authorization", "HTTP 401", "--oauth"},
+		"stays":   {"shutdown", "the server did not exit within 1s of its stdin closing: sonde sent ", "must exit when its stdin closes"},
 		"nodns":   {"dns", "cannot resolve sonde-doctor.invalid", "host name"},
 		"crash":   {"initialize", "exited with exit code 3 before answering initialize; its stderr: boom", "stderr"},
 	}
