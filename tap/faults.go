@@ -1,0 +1,198 @@
+package tap
+
+import (
+	"bytes"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sonde-mcp/sonde/chaos"
+)
+
+// dest is one of the tap's outputs when fault rules are on: the server's
+// stdin, the host's stdout or the host's stderr. Its lock keeps what two
+// goroutines write there from interleaving (the forwarder of the stream,
+// and the other direction's forwarder when a rule answers a request or
+// writes noise); mid holds others back while a line longer than the cap
+// passes in pieces. With observe, what is written is offered to the
+// observer as stream s (the host's stdout: observation sees what the host
+// received).
+type dest struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	w       io.Writer
+	s       stream
+	observe bool
+	mid     bool
+}
+
+func newDest(w io.Writer, s stream, observe bool) *dest {
+	d := &dest{w: w, s: s, observe: observe}
+	d.cond = sync.NewCond(&d.mu)
+	return d
+}
+
+// write writes b, which ends a line unless mid (the first pieces of a
+// line over the cap: nobody else writes until its end).
+func (d *dest) write(t *tap, b []byte, mid bool, own bool) error {
+	if len(b) == 0 {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.mid && !own {
+		d.cond.Wait()
+	}
+	_, err := d.w.Write(b)
+	if d.observe {
+		t.offer(chunk{s: d.s, data: append([]byte(nil), b...), t: time.Now()})
+	}
+	if d.mid != mid {
+		d.mid = mid
+		d.cond.Broadcast()
+	}
+	return err
+}
+
+// Write makes dest an io.Writer of whole chunks (the server's stderr to
+// the host's stderr).
+func (d *dest) Write(b []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.w.Write(b)
+}
+
+// faultWriter forwards one direction a whole line at a time, each line
+// through the fault rules: a line no rule matches is written with its
+// exact bytes (with the unmatched lines before it in one write); a rule
+// never splits a line. A line longer than the tap's MaxLineBytes is not
+// held: it passes unmatched, in pieces, as it comes.
+type faultWriter struct {
+	t       *tap
+	dir     chaos.Direction
+	dst     *dest // this direction's output
+	back    *dest // the other direction's (an error answer goes there)
+	host    *dest // the host's stdout (noise)
+	errw    *dest // the host's stderr
+	part    []byte
+	passing bool // the rest of a line over the cap is passing through
+}
+
+// faultWriters returns the writers of the three streams with fault rules
+// on.
+func (t *tap) faultWriters(stdin io.Writer, out, errw io.Writer) (toServer, toHost, toErr io.Writer) {
+	server := newDest(stdin, streamIn, false) // observed as the host wrote it
+	host := newDest(out, streamOut, true)
+	errd := newDest(errw, streamErr, false)
+	return &faultWriter{t: t, dir: chaos.ToServer, dst: server, back: host, host: host, errw: errd},
+		&faultWriter{t: t, dir: chaos.ToHost, dst: host, back: server, host: host, errw: errd},
+		errd
+}
+
+func (f *faultWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	var batch []byte // unmatched whole lines, written together
+	flush := func() error {
+		err := f.dst.write(f.t, batch, false, false)
+		batch = batch[:0]
+		return err
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if f.passing {
+			seg, rest := p, []byte(nil)
+			if i >= 0 {
+				seg, rest = p[:i+1], p[i+1:]
+			}
+			if err := f.dst.write(f.t, seg, i < 0, true); err != nil {
+				return 0, err
+			}
+			f.passing = i < 0
+			p = rest
+			continue
+		}
+		if i < 0 {
+			if len(f.part)+len(p) > f.t.opts.MaxLineBytes {
+				// Too long to hold: it goes as it comes, unmatched.
+				if err := flush(); err != nil {
+					return 0, err
+				}
+				head := append(f.part, p...)
+				f.part = nil
+				if err := f.dst.write(f.t, head, true, false); err != nil {
+					return 0, err
+				}
+				f.passing = true
+				break
+			}
+			f.part = append(f.part, p...)
+			break
+		}
+		raw := p[:i+1]
+		p = p[i+1:]
+		line := raw[:i]
+		if len(f.part) > 0 {
+			line = append(f.part, line...)
+			raw = append(line[:len(line):len(line)], '\n')
+			f.part = nil
+		}
+		eff := f.t.opts.Faults.Apply(f.dir, line)
+		if !eff.Matched() {
+			batch = append(batch, raw...)
+			continue
+		}
+		if err := flush(); err != nil {
+			return 0, err
+		}
+		if err := f.apply(eff); err != nil {
+			return 0, err
+		}
+	}
+	if err := flush(); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// apply carries out what the rules made of one line: notes first (so the
+// recording says why before it shows the result), stderr text, noise and
+// answers, the delay, then the line's own copies.
+func (f *faultWriter) apply(eff chaos.Effect) error {
+	for _, n := range eff.Notes {
+		f.t.note(n)
+	}
+	if len(eff.Stderr) > 0 {
+		_ = f.errw.write(f.t, eff.Stderr, false, false)
+	}
+	for _, l := range eff.ToHost {
+		_ = f.host.write(f.t, lineOf(l), false, false)
+	}
+	for _, l := range eff.Back {
+		_ = f.back.write(f.t, lineOf(l), false, false)
+	}
+	if eff.Delay > 0 {
+		time.Sleep(eff.Delay)
+	}
+	var out []byte
+	for _, l := range eff.Lines {
+		out = append(out, l...)
+		out = append(out, '\n')
+	}
+	return f.dst.write(f.t, out, false, false)
+}
+
+func lineOf(l []byte) []byte { return append(append([]byte(nil), l...), '\n') }
+
+// end writes what is left of a last line without a newline, as it is.
+func (f *faultWriter) end() error {
+	part := f.part
+	f.part = nil
+	if f.passing {
+		f.passing = false
+		f.dst.mu.Lock()
+		f.dst.mid = false
+		f.dst.cond.Broadcast()
+		f.dst.mu.Unlock()
+	}
+	return f.dst.write(f.t, part, false, false)
+}
