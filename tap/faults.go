@@ -43,10 +43,10 @@ func (d *dest) write(t *tap, b []byte, mid bool, own bool) error {
 	for d.mid && !own {
 		d.cond.Wait()
 	}
-	_, err := d.w.Write(b)
-	if d.observe {
+	if d.observe { // before the write: the host may answer at once
 		t.offer(chunk{s: d.s, data: append([]byte(nil), b...), t: time.Now()})
 	}
+	_, err := d.w.Write(b)
 	if d.mid != mid {
 		d.mid = mid
 		d.cond.Broadcast()

@@ -120,6 +120,7 @@ type faultNotes struct {
 	all     []client.Event
 	pending []string
 	framed  bool // a frame came after the pending notes
+	grace   int  // clean frames the pending notes outlive (a duplicate's first copy)
 	after   map[uint64][]string
 }
 
@@ -131,13 +132,20 @@ func (fn *faultNotes) see(ev client.Event, found []lint.Finding) {
 	case ev.Kind == client.EvNote && strings.HasPrefix(ev.Note, "fault rule ") && strings.Contains(ev.Note, ") "):
 		fn.all = append(fn.all, ev)
 		if fn.framed { // a new change: the last one's frames are shown
-			fn.pending, fn.framed = nil, false
+			fn.pending, fn.framed, fn.grace = nil, false, 0
 		}
 		fn.pending = append(fn.pending, ev.Note)
+		if strings.Contains(ev.Note, " more time(s)") {
+			fn.grace = 1
+		}
 	case ev.Kind == client.EvFrame && len(fn.pending) > 0:
 		if len(found) == 0 {
 			// A frame nothing is wrong with: the rule's change is
-			// behind it.
+			// behind it (unless it is the first of duplicates).
+			if fn.grace > 0 {
+				fn.grace--
+				return
+			}
 			fn.pending = nil
 			return
 		}
