@@ -85,6 +85,21 @@ watched is counted and recorded as missed.
 In a host's config, replace the server's command by sonde and put "tap", "--label",
 NAME, "--" and the original command and arguments in front of its args.
 
+Fault rules (stdio only, docs/chaos.md): --fault RULE (repeatable) and --faults FILE (one
+rule a line, # comments) make the server misbehave on purpose, for the frames a rule matches.
+A rule is action:match,options:
+  delay:to-host,method=tools/call,ms=3000   drop:to-host,method=notifications/progress,p=0.5
+  duplicate:to-host,kind=response,every=5   corrupt:to-host,tool=search,how=string-id
+  error:to-server,tool=delete,code=-32603,message=boom   noise:to-host   stderr:text=T
+Actions: delay (ms=N or LO-HI; later frames of that direction wait behind it), drop,
+duplicate (n=), corrupt (how=truncate, break-json, string-id, result-and-error), error
+(answer a request instead of forwarding it), noise (a non-JSON line to the host), stderr.
+Match: to-server or to-host, request/response/notification, method=, tool= (a response
+matches through its request), id=, after=N, every=N, p= (draws from --seed N). The two
+directions then go a whole line at a time; a frame no rule changes keeps its exact bytes. The
+recording holds what the host sent and received, and a note for each rule that fired (sonde
+lint shows them). A bad rule is a usage error naming the rule and the character.
+
 Over HTTP (Streamable HTTP, or the legacy HTTP+SSE transport), sonde tap is a reverse
 proxy instead: --listen ADDR --target URL, no command. It listens on ADDR and sends each
 request to the same path and query on URL's host: the host's requests, the server's
