@@ -24,6 +24,7 @@ type dest struct {
 	s       stream
 	observe bool
 	mid     bool
+	closed  bool // Run has returned: nothing more is written
 }
 
 func newDest(w io.Writer, s stream, observe bool) *dest {
@@ -40,8 +41,11 @@ func (d *dest) write(t *tap, b []byte, mid bool, own bool) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for d.mid && !own {
+	for d.mid && !own && !d.closed {
 		d.cond.Wait()
+	}
+	if d.closed {
+		return nil
 	}
 	if d.observe { // before the write: the host may answer at once
 		t.offer(chunk{s: d.s, data: append([]byte(nil), b...), t: time.Now()})
@@ -59,7 +63,19 @@ func (d *dest) write(t *tap, b []byte, mid bool, own bool) error {
 func (d *dest) Write(b []byte) (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed {
+		return len(b), nil
+	}
 	return d.w.Write(b)
+}
+
+// close ends d: the other direction's forwarder, still reading the host,
+// writes nothing there once Run has returned.
+func (d *dest) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	d.cond.Broadcast()
 }
 
 // faultWriter forwards one direction a whole line at a time, each line
@@ -84,6 +100,7 @@ func (t *tap) faultWriters(stdin io.Writer, out, errw io.Writer) (toServer, toHo
 	server := newDest(stdin, streamIn, false) // observed as the host wrote it
 	host := newDest(out, streamOut, true)
 	errd := newDest(errw, streamErr, false)
+	t.dests = []*dest{server, host, errd}
 	return &faultWriter{t: t, dir: chaos.ToServer, dst: server, back: host, host: host, errw: errd},
 		&faultWriter{t: t, dir: chaos.ToHost, dst: host, back: server, host: host, errw: errd},
 		errd

@@ -121,6 +121,8 @@ type tap struct {
 	// observed chunk; offerMu serializes each stream's offers.
 	miss    [3]missState
 	offerMu [3]sync.Mutex
+	// dests are the outputs with fault rules on (faults.go).
+	dests []*dest
 }
 
 // missState counts a stream's chunks that were not observed since the
@@ -212,6 +214,9 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 	}
 	p.Stdout.Close()
 	p.Stderr.Close()
+	for _, d := range t.dests {
+		d.close()
+	}
 	close(stopSignals)
 	<-signalsDone
 	endc <- ended
