@@ -35,6 +35,10 @@ type Effect struct {
 	Stderr []byte
 	// Notes say what each rule that fired did.
 	Notes []string
+	// Hold, when set, is the reorder rule that holds Lines: the caller
+	// keeps them with the others that rule holds, and writes them all
+	// (Release) when Hold.Window are held or Hold.MinMS after the first.
+	Hold *Rule
 }
 
 // Matched reports whether a rule fired.
@@ -263,9 +267,44 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 		case Stderr:
 			eff.Stderr = append(append(eff.Stderr, r.Text2...), '\n')
 			note(fmt.Sprintf("wrote to the host's stderr (at %s %s)", f.describe(), d))
+		case Reorder:
+			note(fmt.Sprintf("held %s %s to reorder it", f.describe(), d))
+			eff.Hold = r
+			return eff
 		}
 	}
 	return eff
+}
+
+// Release orders the frames a reorder rule held (each a slice of lines),
+// for writing: reversed, or shuffled with the rule's draws (order=random).
+func (e *Engine) Release(r *Rule, d Direction, held [][][]byte) [][][]byte {
+	out := make([][][]byte, len(held))
+	copy(out, held)
+	if !r.Shuffle {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+		return out
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	i := e.index(r)
+	if i < 0 {
+		return out
+	}
+	rng := e.rand(i, d)
+	rng.Shuffle(len(out), func(a, b int) { out[a], out[b] = out[b], out[a] })
+	return out
+}
+
+func (e *Engine) index(r *Rule) int {
+	for i, x := range e.rules {
+		if x == r {
+			return i
+		}
+	}
+	return -1
 }
 
 // corrupt changes line as how says; nil (and why) when it cannot.

@@ -113,3 +113,35 @@ func TestApplyCounting(t *testing.T) {
 		t.Fatalf("p=0.5 dropped %d of 64", n)
 	}
 }
+
+// TestReorder: a reorder rule holds the frames it matches (Effect.Hold);
+// Release reverses them, or shuffles them the same way for one seed.
+func TestReorder(t *testing.T) {
+	e := New(mustRules(t, "reorder:to-host,window=3"), 1)
+	eff := e.Apply(ToHost, []byte(answerEcho))
+	if eff.Hold == nil || eff.Hold.Window != 3 || eff.Hold.MinMS != 1000 || !strings.Contains(eff.Notes[0], "held the response to id 7") {
+		t.Fatalf("%+v", eff)
+	}
+	held := [][][]byte{{[]byte("1")}, {[]byte("2")}, {[]byte("3")}}
+	if got := e.Release(eff.Hold, ToHost, held); string(got[0][0])+string(got[1][0])+string(got[2][0]) != "321" {
+		t.Fatalf("reverse: %q", got)
+	}
+	shuffle := func(seed uint64) string {
+		e := New(mustRules(t, "reorder:order=random,window=8"), seed)
+		var held [][][]byte
+		for i := range 8 {
+			held = append(held, [][]byte{{byte('a' + i)}})
+		}
+		var b strings.Builder
+		for _, f := range e.Release(e.Rules()[0], ToHost, held) {
+			b.Write(f[0])
+		}
+		return b.String()
+	}
+	if shuffle(5) != shuffle(5) || shuffle(5) == shuffle(6) {
+		t.Fatalf("shuffles: %s %s %s", shuffle(5), shuffle(5), shuffle(6))
+	}
+	if _, err := Parse("reorder:ms=100-200", 1); err == nil {
+		t.Fatal("reorder with a range of ms parsed")
+	}
+}

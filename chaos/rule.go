@@ -48,14 +48,16 @@ const (
 	Error     Action = "error"     // answer a request with an error instead of forwarding it
 	Noise     Action = "noise"     // write a non-JSON line to the host before it
 	Stderr    Action = "stderr"    // write text to the host's stderr
+	Reorder   Action = "reorder"   // hold frames and release them reversed or shuffled
 )
 
 var knownKeys = map[string]bool{
 	"kind": true, "dir": true, "direction": true, "method": true, "tool": true, "id": true, "every": true, "after": true,
 	"p": true, "ms": true, "n": true, "how": true, "code": true, "message": true, "text": true,
+	"window": true, "order": true,
 }
 
-var actions = map[Action]bool{Delay: true, Drop: true, Duplicate: true, Corrupt: true, Error: true, Noise: true, Stderr: true}
+var actions = map[Action]bool{Delay: true, Drop: true, Duplicate: true, Corrupt: true, Error: true, Noise: true, Stderr: true, Reorder: true}
 
 // The ways corrupt changes a line.
 const (
@@ -91,6 +93,8 @@ type Rule struct {
 	Code         int64  // error: the JSON-RPC code (default -32603)
 	Message      string // error: the message (default "sonde chaos")
 	Text2        string // noise, stderr: the text written
+	Window       int    // reorder: how many frames are held (default 4)
+	Shuffle      bool   // reorder: order=random (else reversed)
 }
 
 // ParseError is a rule that cannot be parsed: the rule, the 1-based
@@ -115,7 +119,7 @@ func Parse(text string, n int) (*Rule, error) {
 	act, rest, hasColon := strings.Cut(text, ":")
 	r.Action = Action(strings.TrimSpace(act))
 	if !actions[r.Action] {
-		return nil, fail(0, "unknown action %q (want delay, drop, duplicate, corrupt, error, noise or stderr)", act)
+		return nil, fail(0, "unknown action %q (want delay, drop, duplicate, corrupt, error, noise, stderr or reorder)", act)
 	}
 	seen := map[string]bool{}
 	if hasColon {
@@ -240,6 +244,13 @@ func (r *Rule) option(key, val string) string {
 		r.Message = val
 	case "text":
 		r.Text2 = val
+	case "window":
+		r.Window, err = num(2)
+	case "order":
+		if val != "reverse" && val != "random" {
+			return fmt.Sprintf("order=%q: want reverse or random", val)
+		}
+		r.Shuffle = val == "random"
 	default:
 		return fmt.Sprintf("unknown option %q", key)
 	}
@@ -249,7 +260,7 @@ func (r *Rule) option(key, val string) string {
 // check holds the options to the action.
 func (r *Rule) check(seen map[string]bool) string {
 	only := map[string][]Action{
-		"ms": {Delay}, "n": {Duplicate}, "how": {Corrupt}, "code": {Error}, "message": {Error}, "text": {Noise, Stderr},
+		"ms": {Delay, Reorder}, "n": {Duplicate}, "window": {Reorder}, "order": {Reorder}, "how": {Corrupt}, "code": {Error}, "message": {Error}, "text": {Noise, Stderr},
 	}
 	for key, acts := range only {
 		if !seen[key] {
@@ -267,6 +278,16 @@ func (r *Rule) check(seen map[string]bool) string {
 	case Delay:
 		if !seen["ms"] {
 			return "delay needs ms=N or ms=LO-HI"
+		}
+	case Reorder:
+		if r.Window == 0 {
+			r.Window = 4
+		}
+		if !seen["ms"] {
+			r.MinMS, r.MaxMS = 1000, 1000
+		}
+		if r.MaxMS != r.MinMS || r.MinMS == 0 {
+			return "reorder's ms= is how long the first frame held may wait: one value > 0"
 		}
 	case Corrupt:
 		if r.How == "" {

@@ -2,7 +2,9 @@ package tap
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -92,6 +94,16 @@ type faultWriter struct {
 	errw    *dest // the host's stderr
 	part    []byte
 	passing bool // the rest of a line over the cap is passing through
+
+	holdMu sync.Mutex
+	held   map[*chaos.Rule]*holding // by reorder rule
+}
+
+// holding is what one reorder rule holds: frames (each its lines), and
+// the timer that releases them when the first has waited long enough.
+type holding struct {
+	frames [][][]byte
+	timer  *time.Timer
 }
 
 // faultWriters returns the writers of the three streams with fault rules
@@ -190,6 +202,9 @@ func (f *faultWriter) apply(eff chaos.Effect) error {
 	if eff.Delay > 0 {
 		time.Sleep(eff.Delay)
 	}
+	if eff.Hold != nil {
+		return f.hold(eff.Hold, eff.Lines)
+	}
 	var out []byte
 	for _, l := range eff.Lines {
 		out = append(out, l...)
@@ -198,10 +213,82 @@ func (f *faultWriter) apply(eff chaos.Effect) error {
 	return f.dst.write(f.t, out, false, false)
 }
 
+// hold keeps a frame for reorder rule r; the frame that fills its window
+// releases them all at once.
+func (f *faultWriter) hold(r *chaos.Rule, lines [][]byte) error {
+	f.holdMu.Lock()
+	if f.held == nil {
+		f.held = map[*chaos.Rule]*holding{}
+	}
+	h := f.held[r]
+	if h == nil {
+		h = &holding{}
+		f.held[r] = h
+	}
+	frame := make([][]byte, len(lines))
+	for i, l := range lines {
+		frame[i] = append([]byte(nil), l...)
+	}
+	h.frames = append(h.frames, frame)
+	if len(h.frames) == 1 {
+		h.timer = time.AfterFunc(time.Duration(r.MinMS)*time.Millisecond, func() { _ = f.release(r, h) })
+	}
+	full := len(h.frames) >= r.Window
+	f.holdMu.Unlock()
+	if full {
+		return f.release(r, h)
+	}
+	return nil
+}
+
+// release writes what r holds (when h still is what it holds), in the
+// rule's order.
+func (f *faultWriter) release(r *chaos.Rule, h *holding) error {
+	f.holdMu.Lock()
+	if f.held[r] != h {
+		f.holdMu.Unlock()
+		return nil
+	}
+	delete(f.held, r)
+	h.timer.Stop()
+	f.holdMu.Unlock()
+	frames := f.t.opts.Faults.Release(r, f.dir, h.frames)
+	how := "reversed"
+	if r.Shuffle {
+		how = "shuffled"
+	}
+	f.t.note(fmt.Sprintf("fault rule %d (%s) released %d held frame(s) %s, %s", r.N, r.Text, len(frames), f.dir, how))
+	var out []byte
+	for _, fr := range frames {
+		for _, l := range fr {
+			out = append(out, l...)
+			out = append(out, '\n')
+		}
+	}
+	return f.dst.write(f.t, out, false, false)
+}
+
+// releaseAll writes whatever the reorder rules hold (the stream ended).
+func (f *faultWriter) releaseAll() {
+	f.holdMu.Lock()
+	var rules []*chaos.Rule
+	hs := map[*chaos.Rule]*holding{}
+	for r, h := range f.held {
+		rules = append(rules, r)
+		hs[r] = h
+	}
+	f.holdMu.Unlock()
+	slices.SortFunc(rules, func(a, b *chaos.Rule) int { return a.N - b.N })
+	for _, r := range rules {
+		_ = f.release(r, hs[r])
+	}
+}
+
 func lineOf(l []byte) []byte { return append(append([]byte(nil), l...), '\n') }
 
 // end writes what is left of a last line without a newline, as it is.
 func (f *faultWriter) end() error {
+	f.releaseAll()
 	part := f.part
 	f.part = nil
 	if f.passing {

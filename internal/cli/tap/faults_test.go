@@ -124,6 +124,23 @@ func TestFaultActions(t *testing.T) {
 			h.write(echoCall(2, "a", 0))
 			h.await("chaos noise here\n{\"jsonrpc\":\"2.0\",\"id\":2,", 1)
 		}, "wrote a noise line to the host", "not-json"},
+		{"reorder", "reorder:to-host,tool=echo,window=3", func(t *testing.T, h *host) {
+			h.write(echoCall(2, "a", 0), echoCall(3, "b", 150), echoCall(4, "c", 300))
+			h.await(`{"value":"a"}`, 1)
+			out := h.stdoutText()
+			if !(strings.Index(out, `"value":"c"`) < strings.Index(out, `"value":"b"`) && strings.Index(out, `"value":"b"`) < strings.Index(out, `"value":"a"`)) {
+				t.Errorf("want the answers c, b, a:\n%s", out)
+			}
+		}, "released 3 held frame(s) to-host, reversed", ""},
+		{"reorder on time", "reorder:to-host,tool=echo,window=10,ms=400", func(t *testing.T, h *host) {
+			start := time.Now()
+			h.write(echoCall(2, "a", 0), echoCall(3, "b", 100))
+			h.await(`{"value":"a"}`, 1)
+			out := h.stdoutText()
+			if d := time.Since(start); d < 400*time.Millisecond || strings.Index(out, `"value":"b"`) > strings.Index(out, `"value":"a"`) {
+				t.Errorf("after %v, want b then a after 400ms:\n%s", d, out)
+			}
+		}, "released 2 held frame(s) to-host, reversed", ""},
 		{"stderr", "stderr:to-server,method=tools/call,text=chaos on stderr", func(t *testing.T, h *host) {
 			h.write(echoCall(2, "a", 0))
 			h.await(`{"value":"a"}`, 1)
