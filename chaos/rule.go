@@ -2,7 +2,8 @@
 // language (action:match,options; docs/chaos.md) and the engine that
 // decides, line by line, what a rule does to a frame on its way between a
 // host and a server: delay, drop, duplicate, corrupt, answer with an
-// error instead of forwarding, add noise or stderr text. It knows nothing
+// error instead of forwarding, add noise or stderr text, hold frames and
+// release them reordered. It knows nothing
 // of processes or pipes: the tap hands it each whole line and writes what
 // it returns. It imports only the standard library and jsonrpc.
 package chaos
