@@ -25,6 +25,13 @@ type Effect struct {
 	Lines [][]byte
 	// Delay is how long to wait before writing Lines.
 	Delay time.Duration
+	// Stall is how long to wait after writing them (nothing more goes
+	// this way meanwhile).
+	Stall time.Duration
+	// Close closes the direction's output instead of writing Lines (the
+	// host's stdout, or the server's stdin): what comes after is
+	// discarded.
+	Close bool
 	// Back are lines written the other way (an error answer to the
 	// sender of a request), each followed by "\n".
 	Back [][]byte
@@ -267,6 +274,21 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 		case Stderr:
 			eff.Stderr = append(append(eff.Stderr, r.Text2...), '\n')
 			note(fmt.Sprintf("wrote to the host's stderr (at %s %s)", f.describe(), d))
+		case Stall:
+			ms := r.MinMS
+			if r.MaxMS > r.MinMS {
+				ms += e.rand(i, d).IntN(r.MaxMS - r.MinMS + 1)
+			}
+			eff.Stall += time.Duration(ms) * time.Millisecond
+			note(fmt.Sprintf("stalled %s for %dms after %s", d, ms, f.describe()))
+		case Close:
+			what := "the host's stdout"
+			if d == ToServer {
+				what = "the server's stdin"
+			}
+			note(fmt.Sprintf("closed %s instead of forwarding %s %s", what, f.describe(), d))
+			eff.Lines, eff.Close = nil, true
+			return eff
 		case Reorder:
 			note(fmt.Sprintf("held %s %s to reorder it", f.describe(), d))
 			eff.Hold = r

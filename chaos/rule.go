@@ -3,7 +3,7 @@
 // decides, line by line, what a rule does to a frame on its way between a
 // host and a server: delay, drop, duplicate, corrupt, answer with an
 // error instead of forwarding, add noise or stderr text, hold frames and
-// release them reordered. It knows nothing
+// release them reordered, stall a direction, close it. It knows nothing
 // of processes or pipes: the tap hands it each whole line and writes what
 // it returns. It imports only the standard library and jsonrpc.
 package chaos
@@ -50,6 +50,8 @@ const (
 	Noise     Action = "noise"     // write a non-JSON line to the host before it
 	Stderr    Action = "stderr"    // write text to the host's stderr
 	Reorder   Action = "reorder"   // hold frames and release them reversed or shuffled
+	Stall     Action = "stall"     // forward the frame, then nothing more that way for ms
+	Close     Action = "close"     // close the stream instead of forwarding the frame
 )
 
 var knownKeys = map[string]bool{
@@ -58,7 +60,7 @@ var knownKeys = map[string]bool{
 	"window": true, "order": true,
 }
 
-var actions = map[Action]bool{Delay: true, Drop: true, Duplicate: true, Corrupt: true, Error: true, Noise: true, Stderr: true, Reorder: true}
+var actions = map[Action]bool{Delay: true, Drop: true, Duplicate: true, Corrupt: true, Error: true, Noise: true, Stderr: true, Reorder: true, Stall: true, Close: true}
 
 // The ways corrupt changes a line.
 const (
@@ -120,7 +122,7 @@ func Parse(text string, n int) (*Rule, error) {
 	act, rest, hasColon := strings.Cut(text, ":")
 	r.Action = Action(strings.TrimSpace(act))
 	if !actions[r.Action] {
-		return nil, fail(0, "unknown action %q (want delay, drop, duplicate, corrupt, error, noise, stderr or reorder)", act)
+		return nil, fail(0, "unknown action %q (want delay, drop, duplicate, corrupt, error, noise, stderr, reorder, stall or close)", act)
 	}
 	seen := map[string]bool{}
 	if hasColon {
@@ -261,7 +263,7 @@ func (r *Rule) option(key, val string) string {
 // check holds the options to the action.
 func (r *Rule) check(seen map[string]bool) string {
 	only := map[string][]Action{
-		"ms": {Delay, Reorder}, "n": {Duplicate}, "window": {Reorder}, "order": {Reorder}, "how": {Corrupt}, "code": {Error}, "message": {Error}, "text": {Noise, Stderr},
+		"ms": {Delay, Reorder, Stall}, "n": {Duplicate}, "window": {Reorder}, "order": {Reorder}, "how": {Corrupt}, "code": {Error}, "message": {Error}, "text": {Noise, Stderr},
 	}
 	for key, acts := range only {
 		if !seen[key] {
@@ -276,9 +278,9 @@ func (r *Rule) check(seen map[string]bool) string {
 		}
 	}
 	switch r.Action {
-	case Delay:
+	case Delay, Stall:
 		if !seen["ms"] {
-			return "delay needs ms=N or ms=LO-HI"
+			return string(r.Action) + " needs ms=N or ms=LO-HI"
 		}
 	case Reorder:
 		if r.Window == 0 {

@@ -71,6 +71,22 @@ func (d *dest) Write(b []byte) (int, error) {
 	return d.w.Write(b)
 }
 
+// shut closes d's writer (a close rule: the host sees the end of the
+// server's stdout, or the server the end of its stdin); what comes after
+// is discarded.
+func (d *dest) shut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	d.closed = true
+	d.cond.Broadcast()
+	if c, ok := d.w.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
 // close ends d: the other direction's forwarder, still reading the host,
 // writes nothing there once Run has returned.
 func (d *dest) close() {
@@ -202,6 +218,10 @@ func (f *faultWriter) apply(eff chaos.Effect) error {
 	if eff.Delay > 0 {
 		time.Sleep(eff.Delay)
 	}
+	if eff.Close {
+		f.dst.shut()
+		return nil
+	}
 	if eff.Hold != nil {
 		return f.hold(eff.Hold, eff.Lines)
 	}
@@ -210,7 +230,11 @@ func (f *faultWriter) apply(eff chaos.Effect) error {
 		out = append(out, l...)
 		out = append(out, '\n')
 	}
-	return f.dst.write(f.t, out, false, false)
+	err := f.dst.write(f.t, out, false, false)
+	if eff.Stall > 0 {
+		time.Sleep(eff.Stall)
+	}
+	return err
 }
 
 // hold keeps a frame for reorder rule r; the frame that fills its window

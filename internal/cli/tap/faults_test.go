@@ -141,6 +141,33 @@ func TestFaultActions(t *testing.T) {
 				t.Errorf("after %v, want b then a after 400ms:\n%s", d, out)
 			}
 		}, "released 2 held frame(s) to-host, reversed", ""},
+		{"stall", "stall:to-host,tool=echo,ms=600", func(t *testing.T, h *host) {
+			h.write(echoCall(2, "a", 0), echoCall(3, "b", 0))
+			h.await(`{"value":"a"}`, 1)
+			first := time.Now()
+			h.await(`{"value":"b"}`, 1)
+			if d := time.Since(first); d < 500*time.Millisecond {
+				t.Errorf("the second answer came %v after the first, want ≥ 600ms", d)
+			}
+		}, "stalled to-host for 600ms after the response to id 2 (tools/call echo)", ""},
+		{"close to-host", "close:to-host,tool=echo", func(t *testing.T, h *host) {
+			h.write(echoCall(2, "a", 0))
+			time.Sleep(300 * time.Millisecond)
+			h.write(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+			time.Sleep(200 * time.Millisecond)
+			h.stdin.Close()
+			if h.wait(); strings.Contains(h.stdoutText(), `"value":"a"`) || strings.Contains(h.stdoutText(), `"id":9`) {
+				t.Errorf("the host got frames after the close:\n%s", h.stdoutText())
+			}
+		}, "closed the host's stdout instead of forwarding the response to id 2 (tools/call echo) to-host", ""},
+		{"close to-server", "close:to-server,tool=echo", func(t *testing.T, h *host) {
+			h.write(echoCall(2, "a", 0))
+			// The server sees the end of its stdin and exits: so does
+			// the tap, though the host's stdin is still open.
+			if code := h.wait(); code != 0 || strings.Contains(h.stdoutText(), `"value":"a"`) {
+				t.Errorf("exit %d:\n%s", code, h.stdoutText())
+			}
+		}, "closed the server's stdin instead of forwarding the request id 2 (tools/call echo) to-server", ""},
 		{"stderr", "stderr:to-server,method=tools/call,text=chaos on stderr", func(t *testing.T, h *host) {
 			h.write(echoCall(2, "a", 0))
 			h.await(`{"value":"a"}`, 1)

@@ -94,7 +94,8 @@ A rule is action:match,options:
 Actions: delay (ms=N or LO-HI; later frames of that direction wait behind it), drop,
 duplicate (n=), corrupt (how=truncate, break-json, string-id, result-and-error), error
 (answer a request instead of forwarding it), noise (a non-JSON line to the host), stderr,
-reorder (window=N, ms=T, order=reverse|random: hold N frames, release them reversed).
+reorder (window=N, ms=T, order=reverse|random: hold N frames, release them reversed),
+stall (ms=: the frame, then nothing that way for a while), close (end the stream there).
 Match: to-server or to-host, request/response/notification, method=, tool= (a response
 matches through its request), id=, after=N, every=N, p= (draws from --seed N). The two
 directions then go a whole line at a time; a frame no rule changes keeps its exact bytes. The
