@@ -3,17 +3,22 @@
 // decides, line by line, what a rule does to a frame on its way between a
 // host and a server: delay, drop, duplicate, corrupt, answer with an
 // error instead of forwarding, add noise or stderr text, hold frames and
-// release them reordered, stall a direction, close it. It knows nothing
-// of processes or pipes: the tap hands it each whole line and writes what
-// it returns. It imports only the standard library and jsonrpc.
+// release them reordered, stall a direction, close it. Engine.Apply
+// decides for one whole line; a Pipe carries both directions of a session
+// through the rules a line at a time, over the writers it is given (the
+// tap's, or replay --serve's). It knows nothing of processes. It imports
+// only the standard library and jsonrpc.
 package chaos
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Direction is which way a frame goes.
@@ -341,4 +346,42 @@ func ParseFile(r io.Reader, name string, first int) ([]*Rule, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return rules, nil
+}
+
+// Load parses the rules of the --fault flags (texts, in order) and of a
+// --faults file (when file is not ""), numbered in that order, into an
+// engine: nil when there are none. Without seedSet a new seed is taken
+// (Engine.Seed tells which). The error names the rule, and the file and
+// line.
+func Load(texts []string, file string, seed uint64, seedSet bool) (*Engine, error) {
+	var rules []*Rule
+	for _, text := range texts {
+		r, err := Parse(text, len(rules)+1)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		more, err := ParseFile(f, file, len(rules)+1)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, more...)
+	}
+	if len(rules) == 0 {
+		if seedSet {
+			return nil, errors.New("--seed is the seed of fault rules: give --fault or --faults")
+		}
+		return nil, nil
+	}
+	if !seedSet {
+		seed = uint64(time.Now().UnixNano())
+	}
+	return New(rules, seed), nil
 }

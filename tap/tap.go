@@ -121,8 +121,8 @@ type tap struct {
 	// observed chunk; offerMu serializes each stream's offers.
 	miss    [3]missState
 	offerMu [3]sync.Mutex
-	// dests are the outputs with fault rules on (faults.go).
-	dests []*dest
+	// pipe is the fault rules' path (faults.go), when they are on.
+	pipe *chaos.Pipe
 }
 
 // missState counts a stream's chunks that were not observed since the
@@ -214,8 +214,8 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 	}
 	p.Stdout.Close()
 	p.Stderr.Close()
-	for _, d := range t.dests {
-		d.close()
+	if t.pipe != nil {
+		t.pipe.Close()
 	}
 	close(stopSignals)
 	<-signalsDone
@@ -263,9 +263,9 @@ func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func(),
 			total += int64(n)
 		}
 		if rerr != nil {
-			if f, ok := dst.(*faultWriter); ok {
+			if f, ok := dst.(*chaos.LineWriter); ok {
 				// The last line, without its newline, goes as it is.
-				if err := f.end(); err != nil && onWriteErr != nil {
+				if err := f.End(); err != nil && onWriteErr != nil {
 					onWriteErr()
 				}
 			}

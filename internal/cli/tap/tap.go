@@ -193,37 +193,11 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 // faultEngine parses --fault and --faults into an engine (nil when there
 // are none). A bad rule is a usage error naming it and where it is wrong.
 func faultEngine(o *Options) (*chaos.Engine, error) {
-	var rules []*chaos.Rule
-	for _, text := range o.Faults {
-		r, err := chaos.Parse(text, len(rules)+1)
-		if err != nil {
-			return nil, cmdutil.Usagef("--fault: " + err.Error())
-		}
-		rules = append(rules, r)
+	e, err := chaos.Load(o.Faults, o.FaultsFile, o.Seed, o.SeedSet)
+	if err != nil {
+		return nil, cmdutil.Usagef(err.Error())
 	}
-	if o.FaultsFile != "" {
-		f, err := os.Open(o.FaultsFile)
-		if err != nil {
-			return nil, cmdutil.Usagef("--faults: " + err.Error())
-		}
-		more, err := chaos.ParseFile(f, o.FaultsFile, len(rules)+1)
-		f.Close()
-		if err != nil {
-			return nil, cmdutil.Usagef("--faults: " + err.Error())
-		}
-		rules = append(rules, more...)
-	}
-	if len(rules) == 0 {
-		if o.SeedSet {
-			return nil, cmdutil.Usagef("--seed is the seed of fault rules: give --fault or --faults")
-		}
-		return nil, nil
-	}
-	seed := o.Seed
-	if !o.SeedSet {
-		seed = uint64(time.Now().UnixNano())
-	}
-	return chaos.New(rules, seed), nil
+	return e, nil
 }
 
 // Run taps args (the server's argv) on env's streams.

@@ -1,30 +1,20 @@
-package tap
+package chaos
 
 import (
 	"bytes"
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/sonde-mcp/sonde/chaos"
 )
 
-func engine(t *testing.T, rules ...string) *chaos.Engine {
+func engine(t *testing.T, rules ...string) *Engine {
 	t.Helper()
-	var rs []*chaos.Rule
-	for i, s := range rules {
-		r, err := chaos.Parse(s, i+1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, r)
-	}
-	return chaos.New(rs, 1)
+	return New(mustRules(t, rules...), 1)
 }
 
 // feed writes stream to w in chunks of random sizes (lines cut anywhere),
 // then ends it.
-func feed(t *testing.T, w *faultWriter, stream string, seed uint64) {
+func feed(t *testing.T, w *LineWriter, stream string, seed uint64) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 0))
 	for b := []byte(stream); len(b) > 0; {
@@ -34,15 +24,15 @@ func feed(t *testing.T, w *faultWriter, stream string, seed uint64) {
 		}
 		b = b[n:]
 	}
-	if err := w.end(); err != nil {
+	if err := w.End(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestFaultWriterLines: whatever the chunks, a line no rule matches keeps
+// TestPipeLines: whatever the chunks, a line no rule matches keeps
 // its bytes (CRLF, a line over the cap, a last line without a newline),
 // and the rules see whole lines.
-func TestFaultWriterLines(t *testing.T) {
+func TestPipeLines(t *testing.T) {
 	long := `{"jsonrpc":"2.0","id":9,"result":{"text":"` + strings.Repeat("x", 300) + `"}}`
 	stream := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\r\n" +
 		"not json at all\n" +
@@ -52,9 +42,8 @@ func TestFaultWriterLines(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"result":{}}` // no newline
 	for seed := range uint64(50) {
 		var server, host, errw bytes.Buffer
-		tp := &tap{opts: Options{Faults: engine(t, "drop:to-host,id=404", "duplicate:to-host,id=2"), MaxLineBytes: 128}}
-		_, toHost, _ := tp.faultWriters(&server, &host, &errw)
-		feed(t, toHost.(*faultWriter), stream, seed)
+		p := engine(t, "drop:to-host,id=404", "duplicate:to-host,id=2").NewPipe(&server, &host, &errw, 128, Hooks{})
+		feed(t, p.ToHost, stream, seed)
 		want := strings.Replace(stream, `{"jsonrpc":"2.0","id":2,"result":{"a":1}}`+"\n", strings.Repeat(`{"jsonrpc":"2.0","id":2,"result":{"a":1}}`+"\n", 2), 1)
 		if host.String() != want {
 			t.Fatalf("seed %d:\n%q\nwant\n%q", seed, host.String(), want)
@@ -62,14 +51,13 @@ func TestFaultWriterLines(t *testing.T) {
 	}
 }
 
-// TestFaultWriterAnswersBetweenLines: an error answer to the host waits
+// TestPipeAnswersBetweenLines: an error answer to the host waits
 // while a line over the cap is passing to it, and goes after it, never
 // inside it.
-func TestFaultWriterAnswersBetweenLines(t *testing.T) {
+func TestPipeAnswersBetweenLines(t *testing.T) {
 	var server, host, errw bytes.Buffer
-	tp := &tap{opts: Options{Faults: engine(t, "error:to-server,method=ping"), MaxLineBytes: 16}}
-	toServer, toHost, _ := tp.faultWriters(&server, &host, &errw)
-	th := toHost.(*faultWriter)
+	p := engine(t, "error:to-server,method=ping").NewPipe(&server, &host, &errw, 16, Hooks{})
+	toServer, th := p.ToServer, p.ToHost
 	if _, err := th.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"long":"`)); err != nil {
 		t.Fatal(err)
 	}
