@@ -42,6 +42,10 @@ type Effect struct {
 	Stderr []byte
 	// Notes say what each rule that fired did.
 	Notes []string
+	// Later are copies to write LaterBy after Lines (duplicate with ms=),
+	// while the direction carries on.
+	Later   [][]byte
+	LaterBy time.Duration
 	// Hold, when set, is the reorder rule that holds Lines: the caller
 	// keeps them with the others that rule holds, and writes them all
 	// (Release) when Hold.Window are held or Hold.MinMS after the first.
@@ -58,6 +62,7 @@ type reqInfo struct{ method, tool string }
 type Engine struct {
 	rules []*Rule
 	seed  uint64
+	start time.Time
 
 	mu      sync.Mutex
 	matches []int                 // per rule: frames its filters matched
@@ -69,7 +74,7 @@ type Engine struct {
 // of delay ranges (per rule and direction, so a run with the same seed and
 // the same frames makes the same choices).
 func New(rules []*Rule, seed uint64) *Engine {
-	e := &Engine{rules: rules, seed: seed, matches: make([]int, len(rules)), rng: map[[2]int]*rand.Rand{}}
+	e := &Engine{rules: rules, seed: seed, start: time.Now(), matches: make([]int, len(rules)), rng: map[[2]int]*rand.Rand{}}
 	for i := range e.reqs {
 		e.reqs[i] = map[string]reqInfo{}
 	}
@@ -169,6 +174,12 @@ func (r *Rule) filters(d Direction, f *frame) bool {
 	return true
 }
 
+// inWindow reports whether now is within r's during= window (always
+// without one).
+func (r *Rule) inWindow(since time.Duration) bool {
+	return !r.during || since >= r.From && since < r.To
+}
+
 // describe names a frame in a note: "the response to id 7 (tools/call
 // echo)".
 func (f *frame) describe() string {
@@ -204,7 +215,7 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 	f := e.classify(d, line)
 	eff := Effect{Lines: [][]byte{line}}
 	for i, r := range e.rules {
-		if !r.filters(d, &f) {
+		if !r.filters(d, &f) || !r.inWindow(time.Since(e.start)) {
 			continue
 		}
 		e.matches[i]++
@@ -235,6 +246,18 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 			return eff
 		case Duplicate:
 			cur := eff.Lines[len(eff.Lines)-1]
+			if r.MaxMS > 0 {
+				ms := r.MinMS
+				if r.MaxMS > r.MinMS {
+					ms += e.rand(i, d).IntN(r.MaxMS - r.MinMS + 1)
+				}
+				for range r.Times {
+					eff.Later = append(eff.Later, cur)
+				}
+				eff.LaterBy = time.Duration(ms) * time.Millisecond
+				note(fmt.Sprintf("sent %s %s %d more time(s), %dms later", f.describe(), d, r.Times, ms))
+				continue
+			}
 			for range r.Times {
 				eff.Lines = append(eff.Lines, cur)
 			}

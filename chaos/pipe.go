@@ -254,6 +254,14 @@ func (f *LineWriter) apply(eff Effect) error {
 		out = append(out, '\n')
 	}
 	err := f.dst.write(out, false, false)
+	if len(eff.Later) > 0 {
+		var later []byte
+		for _, l := range eff.Later {
+			later = append(later, l...)
+			later = append(later, '\n')
+		}
+		time.AfterFunc(eff.LaterBy, func() { _ = f.dst.write(later, false, false) })
+	}
 	if eff.Stall > 0 {
 		time.Sleep(eff.Stall)
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func engine(t *testing.T, rules ...string) *Engine {
@@ -71,5 +73,55 @@ func TestPipeAnswersBetweenLines(t *testing.T) {
 	want := `{"jsonrpc":"2.0","id":1,"result":{"long":"yes"}}` + "\n" + `{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"sonde chaos"}}` + "\n"
 	if host.String() != want || server.Len() != 0 {
 		t.Fatalf("host %q, server %q", host.String(), server.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a timer writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestPipeDuplicateLater: duplicate with ms= writes the copies that much
+// later, while the lines after it go on at once.
+func TestPipeDuplicateLater(t *testing.T) {
+	var server, host, errw lockedBuffer
+	p := engine(t, "duplicate:to-host,id=1,n=2,ms=150").NewPipe(&server, &host, &errw, 1024, Hooks{})
+	one, two := `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", `{"jsonrpc":"2.0","id":2,"result":{}}`+"\n"
+	p.ToHost.Write([]byte(one + two))
+	if got := host.String(); got != one+two {
+		t.Fatalf("at once: %q", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for host.String() != one+two+one+one {
+		if time.Now().After(deadline) {
+			t.Fatalf("later: %q", host.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDuring: a rule with during= matches only within its window from the
+// engine's start.
+func TestDuring(t *testing.T) {
+	e := engine(t, "drop:during=0s-1h", "noise:during=1h-2h")
+	eff := e.Apply(ToHost, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	if eff.Lines != nil || len(eff.Notes) != 1 {
+		t.Fatalf("%+v", eff)
+	}
+	if _, err := Parse("drop:during=5s", 1); err == nil {
+		t.Fatal("during=5s parsed")
 	}
 }

@@ -62,7 +62,7 @@ const (
 var knownKeys = map[string]bool{
 	"kind": true, "dir": true, "direction": true, "method": true, "tool": true, "id": true, "every": true, "after": true,
 	"p": true, "ms": true, "n": true, "how": true, "code": true, "message": true, "text": true,
-	"window": true, "order": true,
+	"window": true, "order": true, "during": true,
 }
 
 var actions = map[Action]bool{Delay: true, Drop: true, Duplicate: true, Corrupt: true, Error: true, Noise: true, Stderr: true, Reorder: true, Stall: true, Close: true}
@@ -93,6 +93,10 @@ type Rule struct {
 	After  int    // only after the first N matches
 	P      float64
 	pSet   bool
+	// During is a time window from the start of the session (the
+	// engine's creation): only frames within [From, To) match.
+	From, To time.Duration
+	during   bool
 
 	// Options.
 	MinMS, MaxMS int    // delay: ms=N or ms=LO-HI
@@ -252,6 +256,14 @@ func (r *Rule) option(key, val string) string {
 		r.Message = val
 	case "text":
 		r.Text2 = val
+	case "during":
+		a, b, ok := strings.Cut(val, "-")
+		from, e1 := time.ParseDuration(a)
+		to, e2 := time.ParseDuration(b)
+		if !ok || e1 != nil || e2 != nil || from < 0 || to <= from {
+			return fmt.Sprintf("during=%q: want a window FROM-TO from the session's start, e.g. 5s-30s", val)
+		}
+		r.From, r.To, r.during = from, to, true
 	case "window":
 		r.Window, err = num(2)
 	case "order":
@@ -268,7 +280,7 @@ func (r *Rule) option(key, val string) string {
 // check holds the options to the action.
 func (r *Rule) check(seen map[string]bool) string {
 	only := map[string][]Action{
-		"ms": {Delay, Reorder, Stall}, "n": {Duplicate}, "window": {Reorder}, "order": {Reorder}, "how": {Corrupt}, "code": {Error}, "message": {Error}, "text": {Noise, Stderr},
+		"ms": {Delay, Reorder, Stall, Duplicate}, "n": {Duplicate}, "window": {Reorder}, "order": {Reorder}, "how": {Corrupt}, "code": {Error}, "message": {Error}, "text": {Noise, Stderr},
 	}
 	for key, acts := range only {
 		if !seen[key] {

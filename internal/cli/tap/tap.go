@@ -92,12 +92,13 @@ A rule is action:match,options:
   duplicate:to-host,kind=response,every=5   corrupt:to-host,tool=search,how=string-id
   error:to-server,tool=delete,code=-32603,message=boom   noise:to-host   stderr:text=T
 Actions: delay (ms=N or LO-HI; later frames of that direction wait behind it), drop,
-duplicate (n=), corrupt (how=truncate, break-json, string-id, result-and-error), error
+duplicate (n=, ms=), corrupt (how=truncate, break-json, string-id, result-and-error), error
 (answer a request instead of forwarding it), noise (a non-JSON line to the host), stderr,
 reorder (window=N, ms=T, order=reverse|random: hold N frames, release them reversed),
 stall (ms=: the frame, then nothing that way for a while), close (end the stream there).
 Match: to-server or to-host, request/response/notification, method=, tool= (a response
-matches through its request), id=, after=N, every=N, p= (draws from --seed N). The two
+matches through its request), id=, after=N, every=N, p= (draws from --seed N),
+during=5s-30s. The two
 directions then go a whole line at a time; a frame no rule changes keeps its exact bytes. The
 recording holds what the host sent and received, and a note for each rule that fired (sonde
 lint shows them). A bad rule is a usage error naming the rule and the character.
