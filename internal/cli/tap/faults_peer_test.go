@@ -2,10 +2,13 @@ package tap_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/peertest"
@@ -63,4 +66,46 @@ func gosdkResult(t *testing.T, report string) string {
 		t.Fatalf("report %q: %v", report, err)
 	}
 	return string(r.Result)
+}
+
+// TestFaultEverything: the actions against the reference server
+// (server-everything), as a host stand-in sees them.
+func TestFaultEverything(t *testing.T) {
+	server := peertest.Everything(t)
+	call := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"message":"m%d"}}}`, id, id)
+	}
+	for _, tc := range []struct {
+		rule  string
+		check func(h *host) bool
+	}{
+		{"drop:to-host,tool=echo,id=2", func(h *host) bool {
+			h.await(`m3`, 1)
+			time.Sleep(200 * time.Millisecond)
+			return !strings.Contains(h.stdoutText(), `"id":2,`)
+		}},
+		{"duplicate:to-host,tool=echo,id=2", func(h *host) bool { h.await(`m2`, 2); return true }},
+		{"corrupt:to-host,tool=echo,id=2,how=string-id", func(h *host) bool { h.await(`"id":"2"`, 1); return true }},
+		{"error:to-server,tool=echo,id=2,message=boom", func(h *host) bool {
+			h.await(`{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"boom"}}`, 1)
+			h.await(`m3`, 1)
+			return !strings.Contains(h.stdoutText(), `m2`)
+		}},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			rec := filepath.Join(t.TempDir(), "s.jsonl")
+			h := startHost(t, nil, os.Args[0], "tap", "--record", rec, "--fault", tc.rule, "--", server)
+			h.write(initLine)
+			h.await(`"serverInfo"`, 1)
+			h.write(initialized, call(2), call(3))
+			if !tc.check(h) {
+				t.Errorf("host saw:\n%s", h.stdoutText())
+			}
+			h.stdin.Close()
+			h.wait()
+			if n := notes(t, rec); !strings.Contains(n, "fault rule 1 ("+tc.rule+") ") {
+				t.Errorf("notes:\n%s", n)
+			}
+		})
+	}
 }
