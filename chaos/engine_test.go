@@ -103,7 +103,7 @@ func TestApplyCounting(t *testing.T) {
 		}
 		return b.String()
 	}
-	if draw(42) != draw(42) {
+	if a, b := draw(42), draw(42); a != b {
 		t.Fatal("the same seed drew differently")
 	}
 	if draw(42) == draw(43) {
@@ -138,8 +138,8 @@ func TestReorder(t *testing.T) {
 		}
 		return b.String()
 	}
-	if shuffle(5) != shuffle(5) || shuffle(5) == shuffle(6) {
-		t.Fatalf("shuffles: %s %s %s", shuffle(5), shuffle(5), shuffle(6))
+	if a, b, c := shuffle(5), shuffle(5), shuffle(6); a != b || a == c {
+		t.Fatalf("shuffles: %s %s %s", a, b, c)
 	}
 	if _, err := Parse("reorder:ms=100-200", 1); err == nil {
 		t.Fatal("reorder with a range of ms parsed")
