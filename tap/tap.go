@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -65,6 +66,12 @@ type Options struct {
 	// Signals are passed on to the server's process group as they come
 	// (Process.Signal); nil passes none.
 	Signals <-chan os.Signal
+	// Faults, when set, are sonde tap --fault's rules: the host's stdin
+	// and the server's stdout are then forwarded a whole line at a time
+	// (faults.go), each line through the engine, and the observer sees
+	// what the host sent and what the host received (not what the server
+	// wrote), with a note for each rule that fired.
+	Faults *chaos.Engine
 }
 
 // Stats is what a tap forwarded and what observation missed.
@@ -91,6 +98,8 @@ type chunk struct {
 	data []byte
 	t    time.Time
 	end  bool // the stream ended (data is empty)
+	// note, when set, is a note for the recording (a fault rule fired).
+	note string
 	// missed counts the chunks of this stream that were not observed
 	// just before this one; missedBytes their size; atLineStart whether
 	// the last of them ended with a newline.
@@ -108,6 +117,20 @@ type tap struct {
 	inflight atomic.Int64
 	stats    Stats
 	statsMu  sync.Mutex
+	// miss is what each stream's observation missed since its last
+	// observed chunk; offerMu serializes each stream's offers.
+	miss    [3]missState
+	offerMu [3]sync.Mutex
+	// pipe is the fault rules' path (faults.go), when they are on.
+	pipe *chaos.Pipe
+}
+
+// missState counts a stream's chunks that were not observed since the
+// last one that was.
+type missState struct {
+	n           uint64
+	bytes       int64
+	atLineStart bool
 }
 
 // Run starts the server and forwards in to its stdin, its stdout to out
@@ -152,8 +175,14 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 
 	// host → server: the host's EOF closes the server's stdin. Run does
 	// not wait for it (the host may never close its end).
+	var toServer, toHost, toErr io.Writer = p.Stdin, out, errw
+	observeOut := true
+	if opts.Faults != nil {
+		toServer, toHost, toErr = t.faultWriters(p.Stdin, out, errw)
+		observeOut = false // the host's stdout is observed as written
+	}
 	go func() {
-		n, _ := t.forward(streamIn, in, p.Stdin, nil)
+		n, _ := t.forward(streamIn, in, toServer, nil, true)
 		p.Stdin.Close()
 		t.count(streamIn, n)
 	}()
@@ -163,12 +192,12 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 		defer wg.Done()
 		// A host that stopped reading is gone: the server's next write
 		// fails as it would have, had the host started it.
-		n, _ := t.forward(streamOut, p.Stdout, out, func() { p.Stdout.Close() })
+		n, _ := t.forward(streamOut, p.Stdout, toHost, func() { p.Stdout.Close() }, observeOut)
 		t.count(streamOut, n)
 	}()
 	go func() {
 		defer wg.Done()
-		n, _ := t.forward(streamErr, p.Stderr, errw, func() { p.Stderr.Close() })
+		n, _ := t.forward(streamErr, p.Stderr, toErr, func() { p.Stderr.Close() }, true)
 		t.count(streamErr, n)
 	}()
 
@@ -185,6 +214,9 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 	}
 	p.Stdout.Close()
 	p.Stderr.Close()
+	if t.pipe != nil {
+		t.pipe.Close()
+	}
 	close(stopSignals)
 	<-signalsDone
 	endc <- ended
@@ -211,41 +243,16 @@ func (t *tap) count(s stream, n int64) {
 // soon as it is read, and offers a copy of each to the observer first
 // (without waiting: the copy is dropped, and counted, when the queue is
 // full). A failed write calls onWriteErr (when set) and ends the copy.
-func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func()) (int64, error) {
+// Without observe, the chunks read are not offered (dst offers what it
+// writes: the fault rules' writer of the host's stdout).
+func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func(), observe bool) (int64, error) {
 	buf := make([]byte, chunkBytes)
 	var total int64
-	var miss struct {
-		n           uint64
-		bytes       int64
-		atLineStart bool
-	}
-	offer := func(c chunk) {
-		c.missed, c.missedBytes, c.atLineStart = miss.n, miss.bytes, miss.atLineStart
-		if t.opts.Observer != nil && t.inflight.Load()+int64(len(c.data)) <= t.opts.QueueBytes {
-			select {
-			case t.queue <- c:
-				t.inflight.Add(int64(len(c.data)))
-				miss.n, miss.bytes = 0, 0
-				return
-			default:
-			}
-		}
-		if c.end {
-			return
-		}
-		miss.n++
-		miss.bytes += int64(len(c.data))
-		miss.atLineStart = c.data[len(c.data)-1] == '\n'
-		t.statsMu.Lock()
-		t.stats.MissedChunks++
-		t.stats.MissedBytes += int64(len(c.data))
-		t.statsMu.Unlock()
-	}
 	for {
 		n, rerr := src.Read(buf)
 		if n > 0 {
-			if t.opts.Observer != nil {
-				offer(chunk{s: s, data: append([]byte(nil), buf[:n]...), t: time.Now()})
+			if t.opts.Observer != nil && observe {
+				t.offer(chunk{s: s, data: append([]byte(nil), buf[:n]...), t: time.Now()})
 			}
 			if _, err := dst.Write(buf[:n]); err != nil {
 				if onWriteErr != nil {
@@ -256,12 +263,21 @@ func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func())
 			total += int64(n)
 		}
 		if rerr != nil {
+			if f, ok := dst.(*chaos.LineWriter); ok {
+				// The last line, without its newline, goes as it is.
+				if err := f.End(); err != nil && onWriteErr != nil {
+					onWriteErr()
+				}
+			}
 			if t.opts.Observer != nil {
 				// The end marker waits for room: the stream is over, so
 				// waiting slows no forwarding, and it carries the count
 				// of what was missed last.
+				t.offerMu[s].Lock()
+				m := t.miss[s]
+				t.offerMu[s].Unlock()
 				select {
-				case t.queue <- chunk{s: s, t: time.Now(), end: true, missed: miss.n, missedBytes: miss.bytes, atLineStart: miss.atLineStart}:
+				case t.queue <- chunk{s: s, t: time.Now(), end: true, missed: m.n, missedBytes: m.bytes, atLineStart: m.atLineStart}:
 				case <-t.observed: // the observer has finished: nobody reads
 				}
 			}
@@ -270,6 +286,46 @@ func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func())
 			}
 			return total, rerr
 		}
+	}
+}
+
+// offer hands a copy of a chunk of stream c.s to the observer without
+// waiting: when the queue is full it is counted as missed instead.
+func (t *tap) offer(c chunk) {
+	if t.opts.Observer == nil || len(c.data) == 0 {
+		return
+	}
+	t.offerMu[c.s].Lock()
+	defer t.offerMu[c.s].Unlock()
+	miss := &t.miss[c.s]
+	c.missed, c.missedBytes, c.atLineStart = miss.n, miss.bytes, miss.atLineStart
+	if t.inflight.Load()+int64(len(c.data)) <= t.opts.QueueBytes {
+		select {
+		case t.queue <- c:
+			t.inflight.Add(int64(len(c.data)))
+			miss.n, miss.bytes = 0, 0
+			return
+		default:
+		}
+	}
+	miss.n++
+	miss.bytes += int64(len(c.data))
+	miss.atLineStart = c.data[len(c.data)-1] == '\n'
+	t.statsMu.Lock()
+	t.stats.MissedChunks++
+	t.stats.MissedBytes += int64(len(c.data))
+	t.statsMu.Unlock()
+}
+
+// note hands the observer a note (a fault rule fired). It waits for room:
+// with fault rules, the record of what they did matters more than speed.
+func (t *tap) note(text string) {
+	if t.opts.Observer == nil {
+		return
+	}
+	select {
+	case t.queue <- chunk{s: streamOut, note: text, t: time.Now()}:
+	case <-t.observed:
 	}
 }
 
@@ -307,6 +363,10 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 	tail := transport.NewTail(DefaultStderrBytes)
 	handle := func(c chunk) {
 		t.inflight.Add(-int64(len(c.data)))
+		if c.note != "" {
+			o.Note(c.note, c.t)
+			return
+		}
 		if c.missed > 0 {
 			o.Missed(c.missed, fmt.Sprintf("observation fell behind: %d bytes of %s (%d reads) were forwarded but not observed", c.missedBytes, c.s, c.missed), c.t)
 			if c.s != streamErr {

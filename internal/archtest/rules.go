@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines",
+		"internal/ring", "internal/lines", "chaos",
 	}, cli...)
 }
 
@@ -83,7 +83,10 @@ func Rules() []Rule {
 		// The tap's core: the process and framing of transport, the
 		// client's passive Observer, the recorder. Only its command
 		// (internal/cli/tap) imports it.
-		{Pkg: "tap", Internal: []string{"transport", "client", "capture", "jsonrpc", "mcp"}},
+		{Pkg: "tap", Internal: []string{"transport", "client", "capture", "jsonrpc", "mcp", "chaos"}},
+		// The fault rules of sonde tap --fault: a language and a decision
+		// per line, no processes, no pipes.
+		{Pkg: "chaos", Internal: []string{"jsonrpc"}},
 		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring"}, folds...), External: charm},
 		// The command line: cmdutil at the bottom, connect on it, the
 		// families (which never import each other) on both, the root

@@ -225,3 +225,36 @@ func TestAuthDiscoveryRows(t *testing.T) {
 		}
 	}
 }
+
+// A note of sonde tap --fault saying what a rule did is a row of its own,
+// marked *, in the direction it names, which n stops at; other notes are
+// not rows.
+func TestFaultRows(t *testing.T) {
+	m := newModel(t, 160, 20)
+	m.Reset()
+	req := session()[0]
+	req.Seq = 1
+	m.Apply([]client.Event{
+		req,
+		{Seq: 2, Time: start.Add(5 * time.Millisecond), Kind: client.EvNote, Note: "fault rule 1: drop:to-host,id=1"},
+		{Seq: 3, Time: start.Add(10 * time.Millisecond), Kind: client.EvNote, Note: "fault rule 1 (drop:to-host,id=1) dropped the response to id 1 (initialize) to-host"},
+	})
+	if m.Len() != 2 {
+		t.Fatalf("Len %d, want 2 rows", m.Len())
+	}
+	view := ansi.Strip(m.View())
+	for _, want := range []string{"*", "<-", "fault rule 1", "fault (drop:to-host,id=1) dropped the response to id 1"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("view lacks %q:\n%s", want, view)
+		}
+	}
+	press(m, "g")
+	press(m, "n")
+	if selSeq(m) != 3 {
+		t.Errorf("n selected seq %d, want the fault row (3)", selSeq(m))
+	}
+	press(m, "enter")
+	if detail := ansi.Strip(m.View()); !strings.Contains(detail, "dropped the response") {
+		t.Errorf("detail:\n%s", detail)
+	}
+}

@@ -69,6 +69,32 @@ func httpFrame(h *client.HTTPEvent, t time.Time) *client.FrameInfo {
 	return f
 }
 
+// VerdictFault is the verdict column of a fault row: a note of sonde tap
+// --fault saying what a rule did to the frames around it.
+const VerdictFault client.Verdict = "fault"
+
+// faultFrame is the stand-in frame of a fault row, from a note "fault rule
+// N (RULE) did …" (docs/chaos.md); nil for any other note. Its direction
+// is the one the note names.
+func faultFrame(note string, t time.Time) *client.FrameInfo {
+	rest, ok := strings.CutPrefix(note, "fault rule ")
+	if !ok {
+		return nil
+	}
+	n, did, ok := strings.Cut(rest, " (")
+	if _, err := strconv.Atoi(n); !ok || err != nil {
+		return nil
+	}
+	f := &client.FrameInfo{Verdict: VerdictFault, Detail: "(" + did}
+	f.Dir = client.Out
+	if strings.Contains(did, " to-host") {
+		f.Dir = client.In
+	}
+	f.Time = t
+	f.Msg.Method = "fault rule " + n
+	return f
+}
+
 // httpProblem reports whether an HTTP row is a failure worth n/N: a status
 // that is not 2xx, an exchange with no answer, or a stream event the
 // transport marked as a problem (a dropped stream, an event cut off).
@@ -109,6 +135,16 @@ func (m *Model) Apply(evs []client.Event) {
 			}
 			m.ring.push(ev.Seq, ev.Time, httpFrame(ev.HTTP, ev.Time), ev.HTTP, max(m.proc, 1), found)
 			added = true
+			continue
+		}
+		if ev.Kind == client.EvNote {
+			if f := faultFrame(ev.Note, ev.Time); f != nil {
+				if m.t0.IsZero() {
+					m.t0 = ev.Time
+				}
+				m.ring.push(ev.Seq, ev.Time, f, nil, max(m.proc, 1), nil)
+				added = true
+			}
 			continue
 		}
 		if ev.Kind != client.EvFrame || ev.Frame == nil {
@@ -198,6 +234,9 @@ func problem(e *entry) bool {
 		return httpProblem(e.h)
 	}
 	f := e.f
+	if f.Verdict == VerdictFault {
+		return true
+	}
 	bad, _ := violation(f.Verdict)
 	return bad || f.Verdict == client.VerdictRemoteError || f.Msg.Error != nil || f.Err != nil
 }

@@ -191,6 +191,8 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	mark, markPen := " ", r.pen(skText)
 	if e.h != nil && httpProblem(e.h) {
 		mark, markPen = "!", r.pen(skError)
+	} else if f.Verdict == VerdictFault {
+		mark, markPen = "*", r.pen(skWarn) // a change sonde tap --fault made
 	} else if bad, isErr := violation(f.Verdict); bad {
 		mark, markPen = "!", r.pen(pick(isErr, skError, skWarn))
 	} else if len(e.lint) > 0 {

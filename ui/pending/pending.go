@@ -21,6 +21,8 @@ package pending
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -96,6 +98,7 @@ type entry struct {
 	latency  time.Duration
 	err      string
 	stream   string // HTTP: the stream the answer is expected on
+	fault    string // "dropped by fault rule 2": sonde tap --fault kept its answer away
 	retryOf  jsonrpc.ID
 	task     string // a task's row: its status and status message
 	dead     bool   // retired: compacted out of live at the end of the batch
@@ -183,6 +186,12 @@ func (m *Model) Apply(evs []client.Event) {
 		case ev.Kind == client.EvHTTP && ev.HTTP != nil && ev.HTTP.ReqID.IsValid() && ev.HTTP.Stream != "":
 			if e := m.byKey[reqKey{client.Out, ev.HTTP.ReqID}]; e != nil && !e.state.Final() {
 				e.stream = clean(ev.HTTP.Stream, 60)
+			}
+		case ev.Kind == client.EvNote:
+			if k, what, ok := faultedAnswer(ev.Note); ok {
+				if e := m.byKey[k]; e != nil && !e.state.Final() {
+					e.fault = what
+				}
 			}
 		}
 	}
@@ -343,4 +352,50 @@ func (m *Model) Title() string {
 		}
 	}
 	return s
+}
+
+// faultedAnswer reads a note of sonde tap --fault that kept a response
+// from its requester ("fault rule 2 (RULE) dropped the response to id 7
+// (tools/call echo) to-host", or closed the stream instead of forwarding
+// it, docs/chaos.md): the request's key and "dropped by fault rule 2".
+func faultedAnswer(note string) (reqKey, string, bool) {
+	rest, ok := strings.CutPrefix(note, "fault rule ")
+	if !ok {
+		return reqKey{}, "", false
+	}
+	n, _, _ := strings.Cut(rest, " ")
+	if _, err := strconv.Atoi(n); err != nil {
+		return reqKey{}, "", false
+	}
+	var verb string
+	switch {
+	case strings.Contains(rest, ") dropped the response to id "):
+		verb = "dropped"
+	case strings.Contains(rest, " instead of forwarding the response to id ") && strings.Contains(rest, ") closed "):
+		verb = "closed"
+	default:
+		return reqKey{}, "", false
+	}
+	_, idText, _ := strings.Cut(rest, " the response to id ")
+	var id jsonrpc.ID
+	if strings.HasPrefix(idText, `"`) {
+		q, err := strconv.QuotedPrefix(idText)
+		if err != nil {
+			return reqKey{}, "", false
+		}
+		s, _ := strconv.Unquote(q)
+		id = jsonrpc.String(s)
+	} else {
+		num, _, _ := strings.Cut(idText, " ")
+		v, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			return reqKey{}, "", false
+		}
+		id = jsonrpc.Int(v)
+	}
+	dir := client.Out // a response to the host answers the host's request
+	if strings.HasSuffix(note, " to-server") {
+		dir = client.In
+	}
+	return reqKey{dir, id}, verb + " by fault rule " + n, true
 }

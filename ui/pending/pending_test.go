@@ -347,3 +347,41 @@ func TestHeldRowHasNoCountdown(t *testing.T) {
 		t.Fatalf("after the hold:\n%s", v)
 	}
 }
+
+// TestFaultDropped: a request whose answer sonde tap --fault dropped says
+// so (docs/chaos.md); a note about another id, or a string id, marks only
+// its own request.
+func TestFaultDropped(t *testing.T) {
+	m := newModel(Options{})
+	note := func(ms int, text string) client.Event {
+		return client.Event{Time: at(ms), Kind: client.EvNote, Note: text}
+	}
+	m.Apply([]client.Event{
+		queued(0, 7, "tools/call", "echo", 30000), out(1, 7, "tools/call", client.StateSent),
+		queued(2, 8, "tools/call", "echo", 30000), out(3, 8, "tools/call", client.StateSent),
+		note(5, "fault rule 2 (drop:to-host,tool=echo,id=7) dropped the response to id 7 (tools/call echo) to-host"),
+		note(6, `fault rule 3 (drop:to-host,id="8") dropped the response to id "8" to-host`),
+	})
+	v := m.View()
+	if !strings.Contains(v, "dropped by fault rule 2") || strings.Contains(v, "fault rule 3") {
+		t.Fatalf("view:\n%s", v)
+	}
+	for _, tc := range []struct {
+		note string
+		key  reqKey
+		what string
+	}{
+		{"fault rule 1 (close:to-host) closed the host's stdout instead of forwarding the response to id 3 to-host", reqKey{client.Out, jsonrpc.Int(3)}, "closed by fault rule 1"},
+		{`fault rule 4 (drop:to-server) dropped the response to id "a b" (sampling/createMessage) to-server`, reqKey{client.In, jsonrpc.String("a b")}, "dropped by fault rule 4"},
+	} {
+		k, what, ok := faultedAnswer(tc.note)
+		if !ok || k != tc.key || what != tc.what {
+			t.Errorf("%s: %v %q %v", tc.note, k, what, ok)
+		}
+	}
+	for _, n := range []string{"fault rule 1: drop", "fault rule 1 (delay:ms=5) delayed the response to id 3 to-host", "sonde tap: session"} {
+		if _, _, ok := faultedAnswer(n); ok {
+			t.Errorf("%q read as a dropped answer", n)
+		}
+	}
+}

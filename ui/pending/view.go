@@ -144,6 +144,9 @@ func (m *Model) liveCells(e *entry) []cell {
 	if e.stream != "" {
 		detail = strings.TrimSpace("on " + e.stream + "  " + detail)
 	}
+	if e.fault != "" {
+		detail = strings.TrimSpace(e.fault + "  " + detail)
+	}
 	if e.retryOf.IsValid() {
 		detail = strings.TrimSpace("retry of id " + e.retryOf.String() + "  " + detail)
 	}

@@ -65,8 +65,11 @@ Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a
 func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
 	l := lint.New()
 	var found []lint.Finding
+	var faults faultNotes
 	h, warnings, err := eachEvent(path, nil, func(ev client.Event) {
-		found = append(found, l.Check(ev)...)
+		fs := l.Check(ev)
+		faults.see(ev, fs)
+		found = append(found, fs...)
 	})
 	if err != nil {
 		return err
@@ -75,7 +78,8 @@ func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
 		cmdutil.WriteJSON(env.Out, lintJSON(path, h.Start, found, warnings))
 	} else {
 		warnCapture(env, path, warnings)
-		writeLint(env, h.Start, found)
+		faults.write(env, h.Start)
+		writeLint(env, h.Start, found, faults.after)
 	}
 	if len(found) > 0 {
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError}
@@ -108,7 +112,68 @@ func lintCounts(found []lint.Finding) ([]string, map[string]int) {
 	return order, counts
 }
 
-func writeLint(env *cmdutil.Env, start time.Time, found []lint.Finding) {
+// faultNotes are the notes of sonde tap --fault in a capture: each time a
+// rule fired ("fault rule N (RULE) dropped …"), and, by the frame event
+// that shows a finding, the notes just before it (the change a rule made
+// that the finding is about).
+type faultNotes struct {
+	all     []client.Event
+	pending []string
+	framed  bool // a frame came after the pending notes
+	grace   int  // clean frames the pending notes outlive (a duplicate's first copy)
+	after   map[uint64][]string
+}
+
+// maxFaultNotes bounds the notes listed before the findings.
+const maxFaultNotes = 50
+
+func (fn *faultNotes) see(ev client.Event, found []lint.Finding) {
+	switch {
+	case ev.Kind == client.EvNote && strings.HasPrefix(ev.Note, "fault rule ") && strings.Contains(ev.Note, ") "):
+		fn.all = append(fn.all, ev)
+		if fn.framed { // a new change: the last one's frames are shown
+			fn.pending, fn.framed, fn.grace = nil, false, 0
+		}
+		fn.pending = append(fn.pending, ev.Note)
+		if strings.Contains(ev.Note, " more time(s)") {
+			fn.grace = 1
+		}
+	case ev.Kind == client.EvFrame && len(fn.pending) > 0:
+		if len(found) == 0 {
+			// A frame nothing is wrong with: the rule's change is
+			// behind it (unless it is the first of duplicates).
+			if fn.grace > 0 {
+				fn.grace--
+				return
+			}
+			fn.pending = nil
+			return
+		}
+		fn.framed = true
+		if fn.after == nil {
+			fn.after = map[uint64][]string{}
+		}
+		fn.after[ev.Seq] = fn.pending
+	}
+}
+
+// write lists the notes of the rules that fired, when there are any.
+func (fn *faultNotes) write(env *cmdutil.Env, start time.Time) {
+	if len(fn.all) == 0 {
+		return
+	}
+	fmt.Fprintf(env.Out, "fault rules (sonde tap --fault) changed this session %d %s; the findings are about what the host saw:\n", len(fn.all), plural(len(fn.all), "time", "times"))
+	for i, ev := range fn.all {
+		if i == maxFaultNotes {
+			fmt.Fprintf(env.Out, "  … and %d more\n", len(fn.all)-i)
+			break
+		}
+		fmt.Fprintf(env.Out, "  +%s  event %d  %s\n", textfmt.Dur(ev.Time.Sub(start)), ev.Seq, textfmt.Escape(ev.Note))
+	}
+	fmt.Fprintln(env.Out)
+}
+
+func writeLint(env *cmdutil.Env, start time.Time, found []lint.Finding, injected map[uint64][]string) {
 	if len(found) == 0 {
 		fmt.Fprintln(env.Out, "no protocol violations")
 		return
@@ -121,7 +186,11 @@ func writeLint(env *cmdutil.Env, start time.Time, found []lint.Finding) {
 		if f.Method != "" {
 			fmt.Fprintf(env.Out, "  %s", textfmt.Escape(f.Method))
 		}
-		fmt.Fprintf(env.Out, "  %s\n  %s\n  %s\n\n", f.Rule, textfmt.Escape(f.Detail), textfmt.Preview(f.Raw, previewRunes))
+		fmt.Fprintf(env.Out, "  %s\n  %s\n  %s\n", f.Rule, textfmt.Escape(f.Detail), textfmt.Preview(f.Raw, previewRunes))
+		for _, n := range injected[f.Seq] {
+			fmt.Fprintf(env.Out, "  injected: %s\n", textfmt.Escape(n))
+		}
+		fmt.Fprintln(env.Out)
 	}
 	order, counts := lintCounts(found)
 	parts := make([]string, len(order))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/mcp"
@@ -32,6 +34,10 @@ type ReplayOptions struct {
 	Session     int
 	Listen      string
 	AllowRemote bool
+	// --fault, --faults, --seed (stdio --serve; docs/chaos.md).
+	Faults     []string
+	FaultsFile string
+	Seed       uint64
 }
 
 // OpenUI runs the interactive UI over the capture at path (`sonde replay
@@ -79,6 +85,9 @@ func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
       --session N serves one session of a capture that restarted the server.
       --listen ADDR serves Streamable HTTP on http://ADDR/mcp and legacy HTTP+SSE on /sse,
       a fresh mock per client session; a non-loopback ADDR needs --allow-remote.
+      --fault RULE, --faults FILE, --seed N (stdio): fault rules between the client and
+      the mock, as sonde tap has them (docs/chaos.md); each rule that fires says so on
+      stderr. A mock of a recorded bug that also drops, delays or corrupts on purpose.
       Use it as the server command of any client: sonde -- sonde replay --serve bug.jsonl
 
   sonde replay --against FILE -- COMMAND [ARG...]   (or --url URL)
@@ -148,6 +157,9 @@ Matching, timing and the diff are described in docs/replay.md.
 	fs.StringVar(&o.Listen, "listen", "", "with --serve: serve the mock over HTTP on `ADDR` (host:port; Streamable HTTP on /mcp, legacy HTTP+SSE on /sse) instead of stdio; loopback only unless --allow-remote")
 	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "with --listen: accept an address that is not loopback (the mock answers anyone who can reach it)")
 	fs.IntVar(&o.Session, "session", 0, "with --serve: serve only the capture's session `N` (1 for the first; a restart starts the next); 0: all as one pool")
+	fs.StringArrayVar(&o.Faults, "fault", nil, "with --serve (stdio): a fault rule on the mock's traffic, RULE = action:match,options (repeatable; docs/chaos.md)")
+	fs.StringVar(&o.FaultsFile, "faults", "", "with --serve (stdio): read fault rules from `FILE`, one a line")
+	fs.Uint64Var(&o.Seed, "seed", 0, "with --fault: the seed of the rules' draws (default: a new one, said on stderr)")
 	fs.StringArrayVar(&o.Ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
 	return cmd
 }
@@ -198,11 +210,24 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 	for _, w := range script.Warnings {
 		fmt.Fprintln(env.Err, "sonde replay: warning: "+w)
 	}
+	faults, err := chaos.Load(o.Faults, o.FaultsFile, o.Seed, cmd.Flags().Changed("seed"))
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	if faults != nil && o.Listen != "" {
+		return cmdutil.Usagef("--fault works on the stdio mock (not yet with --listen)")
+	}
 	so := serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes), Strict: f.Strict, Repeat: repeat, Session: o.Session}
 	if o.Listen != "" {
 		return listenServe(cmd.Context(), env, o, script, so)
 	}
-	err = serve.Serve(cmd.Context(), script, env.In, env.Out, so)
+	in, out := env.In, env.Out
+	if faults != nil {
+		var end func()
+		in, out, end = faultPipe(env, faults, int(f.MaxLineBytes))
+		defer end()
+	}
+	err = serve.Serve(cmd.Context(), script, in, out, so)
 	var exit *serve.ExitError
 	if errors.As(err, &exit) {
 		return &cmdutil.ExitStatus{Code: exit.Code, Msg: "replay: " + exit.Error()}
@@ -211,6 +236,29 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted}
 	}
 	return err
+}
+
+// faultPipe puts fault rules between the host (env's streams) and the
+// mock: the host's lines reach the mock through in, the mock's reach the
+// host through out, a line at a time through the rules (chaos.Pipe); each
+// rule that fires says so on stderr. end writes what is held and closes
+// the pipe.
+func faultPipe(env *cmdutil.Env, faults *chaos.Engine, maxLine int) (in io.Reader, out io.Writer, end func()) {
+	fmt.Fprintf(env.Err, "sonde replay: fault rules on (--seed %d)\n", faults.Seed())
+	pr, pw := io.Pipe()
+	p := faults.NewPipe(pw, env.Out, env.Err, maxLine, chaos.Hooks{Note: func(s string) {
+		fmt.Fprintln(env.Err, "sonde replay: "+s)
+	}})
+	go func() {
+		_, _ = io.Copy(p.ToServer, env.In)
+		_ = p.ToServer.End()
+		_ = pw.Close()
+	}()
+	return pr, p.ToHost, func() {
+		_ = p.ToHost.End()
+		p.Close()
+		_ = pr.Close()
+	}
 }
 
 // checkListen refuses a --listen address that is not host:port, or not

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/paths"
@@ -41,6 +42,12 @@ type Options struct {
 	Listen      string
 	Target      string
 	AllowRemote bool
+	// Faults, FaultsFile, Seed: --fault RULE (repeatable), --faults FILE,
+	// --seed N (docs/chaos.md); SeedSet says --seed was given.
+	Faults     []string
+	FaultsFile string
+	Seed       uint64
+	SeedSet    bool
 	// SessionsDir overrides the sessions folder (tests); "" is
 	// paths.Current().Sessions.
 	SessionsDir string
@@ -77,6 +84,24 @@ watched is counted and recorded as missed.
 
 In a host's config, replace the server's command by sonde and put "tap", "--label",
 NAME, "--" and the original command and arguments in front of its args.
+
+Fault rules (stdio only, docs/chaos.md): --fault RULE (repeatable) and --faults FILE (one
+rule a line, # comments) make the server misbehave on purpose, for the frames a rule matches.
+A rule is action:match,options:
+  delay:to-host,method=tools/call,ms=3000   drop:to-host,method=notifications/progress,p=0.5
+  duplicate:to-host,kind=response,every=5   corrupt:to-host,tool=search,how=string-id
+  error:to-server,tool=delete,code=-32603,message=boom   noise:to-host   stderr:text=T
+Actions: delay (ms=N or LO-HI; later frames of that direction wait behind it), drop,
+duplicate (n=, ms=), corrupt (how=truncate, break-json, string-id, result-and-error), error
+(answer a request instead of forwarding it), noise (a non-JSON line to the host), stderr,
+reorder (window=N, ms=T, order=reverse|random: hold N frames, release them reversed),
+stall (ms=: the frame, then nothing that way for a while), close (end the stream there).
+Match: to-server or to-host, request/response/notification, method=, tool= (a response
+matches through its request), id=, after=N, every=N, p= (draws from --seed N),
+during=5s-30s. The two
+directions then go a whole line at a time; a frame no rule changes keeps its exact bytes. The
+recording holds what the host sent and received, and a note for each rule that fired (sonde
+lint shows them). A bad rule is a usage error naming the rule and the character.
 
 Over HTTP (Streamable HTTP, or the legacy HTTP+SSE transport), sonde tap is a reverse
 proxy instead: --listen ADDR --target URL, no command. It listens on ADDR and sends each
@@ -140,7 +165,11 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.SeedSet = cmd.Flags().Changed("seed")
 			if o.Listen != "" || o.Target != "" {
+				if len(o.Faults) > 0 || o.FaultsFile != "" {
+					return cmdutil.Usagef("--fault and --faults work on the stdio tap (not yet with --listen)")
+				}
 				return RunListen(env, &o)
 			}
 			return Run(env, &o, args)
@@ -156,7 +185,20 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 	f.StringVar(&o.Listen, "listen", "", "HTTP tap: listen on ADDR (host:port, or a port alone for 127.0.0.1:PORT; loopback unless --allow-remote) as a reverse proxy to --target")
 	f.StringVar(&o.Target, "target", "", "HTTP tap: the server's URL (Streamable HTTP endpoint, or legacy SSE URL)")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "HTTP tap: allow a --listen address that is not loopback, and requests whose Host is not loopback")
+	f.StringArrayVar(&o.Faults, "fault", nil, "stdio: inject a fault, RULE = action:match,options, e.g. drop:to-host,kind=response,every=3 (repeatable; docs/chaos.md)")
+	f.StringVar(&o.FaultsFile, "faults", "", "stdio: read fault rules from FILE, one a line ('#' starts a comment)")
+	f.Uint64Var(&o.Seed, "seed", 0, "the seed of the fault rules' draws (p=, ms=LO-HI); default: a new one each run, written in the recording")
 	return cmd
+}
+
+// faultEngine parses --fault and --faults into an engine (nil when there
+// are none). A bad rule is a usage error naming it and where it is wrong.
+func faultEngine(o *Options) (*chaos.Engine, error) {
+	e, err := chaos.Load(o.Faults, o.FaultsFile, o.Seed, o.SeedSet)
+	if err != nil {
+		return nil, cmdutil.Usagef(err.Error())
+	}
+	return e, nil
 }
 
 // Run taps args (the server's argv) on env's streams.
@@ -168,6 +210,10 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 		return cmdutil.Usagef("--record and --no-record cannot be used together")
 	}
 	red, err := redactor(o)
+	if err != nil {
+		return err
+	}
+	faults, err := faultEngine(o)
 	if err != nil {
 		return err
 	}
@@ -184,8 +230,14 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 
 	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "stdio", Command: argv, Redact: red},
 		fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, os.Getpid(), os.Getppid()))
+	if obs != nil && faults != nil {
+		for _, r := range faults.Rules() {
+			obs.Note(fmt.Sprintf("fault rule %d: %s", r.N, r.Text), time.Now())
+		}
+		obs.Note(fmt.Sprintf("fault rules on (--seed %d): frames are recorded as the host sent and received them", faults.Seed()), time.Now())
+	}
 	ended, _, err := coretap.Run(coretap.Options{
-		Argv: argv, Observer: obs, MaxLineBytes: o.MaxLineBytes, Signals: signals,
+		Argv: argv, Observer: obs, MaxLineBytes: o.MaxLineBytes, Signals: signals, Faults: faults,
 	}, env.In, env.Out, env.Err)
 	if err != nil && obs != nil {
 		err = obs.SpawnFailed(err, time.Now())

@@ -1,0 +1,425 @@
+package chaos
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// maxTracked bounds the requests remembered per direction (for the method
+// and tool of the responses that answer them).
+const maxTracked = 16384
+
+// Effect is what the rules do to one line. A line no rule matched has
+// Lines == [the line] and nothing else set: the caller writes it as it
+// came.
+type Effect struct {
+	// Lines are written on in the line's direction, in order, each
+	// followed by "\n" (empty when the line is dropped or answered).
+	Lines [][]byte
+	// Delay is how long to wait before writing Lines.
+	Delay time.Duration
+	// Stall is how long to wait after writing them (nothing more goes
+	// this way meanwhile).
+	Stall time.Duration
+	// Close closes the direction's output instead of writing Lines (the
+	// host's stdout, or the server's stdin): what comes after is
+	// discarded.
+	Close bool
+	// Back are lines written the other way (an error answer to the
+	// sender of a request), each followed by "\n".
+	Back [][]byte
+	// ToHost are lines for the host's stdout when the line goes to the
+	// server (noise); for a line going to the host they are in Lines.
+	ToHost [][]byte
+	// Stderr is text for the host's stderr.
+	Stderr []byte
+	// Notes say what each rule that fired did.
+	Notes []string
+	// Later are copies to write LaterBy after Lines (duplicate with ms=),
+	// while the direction carries on.
+	Later   [][]byte
+	LaterBy time.Duration
+	// Hold, when set, is the reorder rule that holds Lines: the caller
+	// keeps them with the others that rule holds, and writes them all
+	// (Release) when Hold.Window are held or Hold.MinMS after the first.
+	Hold *Rule
+}
+
+// Matched reports whether a rule fired.
+func (e Effect) Matched() bool { return len(e.Notes) > 0 }
+
+type reqInfo struct{ method, tool string }
+
+// Engine applies rules to lines. It is safe for use by the two
+// directions' forwarders at once.
+type Engine struct {
+	rules []*Rule
+	seed  uint64
+	start time.Time
+
+	mu      sync.Mutex
+	matches []int                 // per rule: frames its filters matched
+	rng     map[[2]int]*rand.Rand // per rule and direction
+	reqs    [3]map[string]reqInfo // by the direction the request went
+}
+
+// New returns an engine over rules; seed fixes the draws of p= rules and
+// of delay ranges (per rule and direction, so a run with the same seed and
+// the same frames makes the same choices).
+func New(rules []*Rule, seed uint64) *Engine {
+	e := &Engine{rules: rules, seed: seed, start: time.Now(), matches: make([]int, len(rules)), rng: map[[2]int]*rand.Rand{}}
+	for i := range e.reqs {
+		e.reqs[i] = map[string]reqInfo{}
+	}
+	return e
+}
+
+// Rules are the engine's rules.
+func (e *Engine) Rules() []*Rule { return e.rules }
+
+// Seed is the engine's seed.
+func (e *Engine) Seed() uint64 { return e.seed }
+
+func (e *Engine) rand(rule int, d Direction) *rand.Rand {
+	k := [2]int{rule, int(d)}
+	r := e.rng[k]
+	if r == nil {
+		r = rand.New(rand.NewPCG(e.seed, uint64(rule)<<8|uint64(d)))
+		e.rng[k] = r
+	}
+	return r
+}
+
+// frame is what the rules match on.
+type frame struct {
+	msg    jsonrpc.Message
+	ok     bool
+	kind   string
+	method string
+	tool   string
+	id     string
+	hasID  bool
+}
+
+func other(d Direction) Direction {
+	if d == ToServer {
+		return ToHost
+	}
+	return ToServer
+}
+
+// classify decodes line and tracks requests (under e.mu).
+func (e *Engine) classify(d Direction, line []byte) frame {
+	var f frame
+	m, err := jsonrpc.Decode(line)
+	if err != nil {
+		return f
+	}
+	f.msg, f.ok = m, true
+	switch m.Kind {
+	case jsonrpc.KindRequest:
+		f.kind, f.method, f.id, f.hasID = "request", m.Method, m.ID.String(), true
+		if m.Method == "tools/call" {
+			var p struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(m.Params, &p) == nil {
+				f.tool = p.Name
+			}
+		}
+		reqs := e.reqs[d]
+		if len(reqs) >= maxTracked {
+			for k := range reqs {
+				delete(reqs, k)
+				break
+			}
+		}
+		reqs[f.id] = reqInfo{f.method, f.tool}
+	case jsonrpc.KindNotification:
+		f.kind, f.method = "notification", m.Method
+	case jsonrpc.KindResponse:
+		f.kind, f.id, f.hasID = "response", m.ID.String(), true
+		reqs := e.reqs[other(d)]
+		if q, ok := reqs[f.id]; ok {
+			f.method, f.tool = q.method, q.tool
+			delete(reqs, f.id)
+		}
+	}
+	return f
+}
+
+func (r *Rule) filters(d Direction, f *frame) bool {
+	if r.Dir != Both && r.Dir != d {
+		return false
+	}
+	if r.Kind != "" && r.Kind != f.kind {
+		return false
+	}
+	if r.Method != "" && r.Method != f.method {
+		return false
+	}
+	if r.Tool != "" && r.Tool != f.tool {
+		return false
+	}
+	if r.ID != "" && (!f.hasID || r.ID != f.id) {
+		return false
+	}
+	return true
+}
+
+// inWindow reports whether now is within r's during= window (always
+// without one).
+func (r *Rule) inWindow(since time.Duration) bool {
+	return !r.during || since >= r.From && since < r.To
+}
+
+// describe names a frame in a note: "the response to id 7 (tools/call
+// echo)".
+func (f *frame) describe() string {
+	if !f.ok {
+		return "a line that is not a JSON-RPC message"
+	}
+	what := ""
+	switch f.kind {
+	case "request":
+		what = "the request id " + f.id
+	case "response":
+		what = "the response to id " + f.id
+	default:
+		what = "a notification"
+	}
+	if f.method != "" {
+		what += " (" + f.method
+		if f.tool != "" {
+			what += " " + f.tool
+		}
+		what += ")"
+	}
+	return what
+}
+
+// Apply runs the rules over one line going d (without its "\n"; a "\r"
+// before it is part of the line), in the order they were given: each rule
+// that matches acts on the line as the rules before it left it; drop and
+// error end the line's way (the rules after them do not see it).
+func (e *Engine) Apply(d Direction, line []byte) Effect {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f := e.classify(d, line)
+	eff := Effect{Lines: [][]byte{line}}
+	for i, r := range e.rules {
+		if !r.filters(d, &f) || !r.inWindow(time.Since(e.start)) {
+			continue
+		}
+		e.matches[i]++
+		m := e.matches[i]
+		if m <= r.After {
+			continue
+		}
+		if r.Every > 0 && (m-r.After)%r.Every != 0 {
+			continue
+		}
+		if r.pSet && e.rand(i, d).Float64() >= r.P {
+			continue
+		}
+		note := func(did string) {
+			eff.Notes = append(eff.Notes, fmt.Sprintf("fault rule %d (%s) %s", r.N, r.Text, did))
+		}
+		switch r.Action {
+		case Delay:
+			ms := r.MinMS
+			if r.MaxMS > r.MinMS {
+				ms += e.rand(i, d).IntN(r.MaxMS - r.MinMS + 1)
+			}
+			eff.Delay += time.Duration(ms) * time.Millisecond
+			note(fmt.Sprintf("delayed %s %s by %dms", f.describe(), d, ms))
+		case Drop:
+			note(fmt.Sprintf("dropped %s %s", f.describe(), d))
+			eff.Lines = nil
+			return eff
+		case Duplicate:
+			cur := eff.Lines[len(eff.Lines)-1]
+			if r.MaxMS > 0 {
+				ms := r.MinMS
+				if r.MaxMS > r.MinMS {
+					ms += e.rand(i, d).IntN(r.MaxMS - r.MinMS + 1)
+				}
+				for range r.Times {
+					eff.Later = append(eff.Later, cur)
+				}
+				eff.LaterBy = time.Duration(ms) * time.Millisecond
+				note(fmt.Sprintf("sent %s %s %d more time(s), %dms later", f.describe(), d, r.Times, ms))
+				continue
+			}
+			for range r.Times {
+				eff.Lines = append(eff.Lines, cur)
+			}
+			note(fmt.Sprintf("sent %s %s %d more time(s)", f.describe(), d, r.Times))
+		case Corrupt:
+			last := len(eff.Lines) - 1
+			out, what := corrupt(eff.Lines[last], r.How)
+			if out == nil {
+				note(fmt.Sprintf("left %s %s unchanged: %s", f.describe(), d, what))
+				continue
+			}
+			for j := range eff.Lines {
+				if bytes.Equal(eff.Lines[j], eff.Lines[last]) {
+					eff.Lines[j] = out
+				}
+			}
+			note(fmt.Sprintf("corrupted %s %s: %s", f.describe(), d, what))
+		case Error:
+			if !f.ok || f.kind != "request" {
+				continue
+			}
+			ans, err := jsonrpc.EncodeError(f.msg.ID, &jsonrpc.Error{Code: r.Code, Message: r.Message})
+			if err != nil {
+				continue
+			}
+			eff.Lines = nil
+			eff.Back = append(eff.Back, ans)
+			note(fmt.Sprintf("answered %s with error %d %q instead of forwarding it %s", f.describe(), r.Code, r.Message, d))
+			return eff
+		case Noise:
+			if d == ToHost {
+				eff.Lines = append([][]byte{[]byte(r.Text2)}, eff.Lines...)
+			} else {
+				eff.ToHost = append(eff.ToHost, []byte(r.Text2))
+			}
+			note(fmt.Sprintf("wrote a noise line to the host (at %s %s)", f.describe(), d))
+		case Stderr:
+			eff.Stderr = append(append(eff.Stderr, r.Text2...), '\n')
+			note(fmt.Sprintf("wrote to the host's stderr (at %s %s)", f.describe(), d))
+		case Stall:
+			ms := r.MinMS
+			if r.MaxMS > r.MinMS {
+				ms += e.rand(i, d).IntN(r.MaxMS - r.MinMS + 1)
+			}
+			eff.Stall += time.Duration(ms) * time.Millisecond
+			note(fmt.Sprintf("stalled %s for %dms after %s", d, ms, f.describe()))
+		case Close:
+			what := "the host's stdout"
+			if d == ToServer {
+				what = "the server's stdin"
+			}
+			note(fmt.Sprintf("closed %s instead of forwarding %s %s", what, f.describe(), d))
+			eff.Lines, eff.Close = nil, true
+			return eff
+		case Reorder:
+			note(fmt.Sprintf("held %s %s to reorder it", f.describe(), d))
+			eff.Hold = r
+			return eff
+		}
+	}
+	return eff
+}
+
+// Release orders the frames a reorder rule held (each a slice of lines),
+// for writing: reversed, or shuffled with the rule's draws (order=random).
+func (e *Engine) Release(r *Rule, d Direction, held [][][]byte) [][][]byte {
+	out := make([][][]byte, len(held))
+	copy(out, held)
+	if !r.Shuffle {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+		return out
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	i := e.index(r)
+	if i < 0 {
+		return out
+	}
+	rng := e.rand(i, d)
+	rng.Shuffle(len(out), func(a, b int) { out[a], out[b] = out[b], out[a] })
+	return out
+}
+
+func (e *Engine) index(r *Rule) int {
+	for i, x := range e.rules {
+		if x == r {
+			return i
+		}
+	}
+	return -1
+}
+
+// corrupt changes line as how says; nil (and why) when it cannot.
+func corrupt(line []byte, how string) ([]byte, string) {
+	body := bytes.TrimRight(line, "\r")
+	cr := line[len(body):]
+	body = bytes.TrimRight(body, " \t")
+	switch how {
+	case HowTruncate:
+		if len(line) < 2 {
+			return nil, "too short to truncate"
+		}
+		return append([]byte(nil), line[:len(line)/2]...), fmt.Sprintf("truncated to %d of %d bytes", len(line)/2, len(line))
+	case HowBreakJSON:
+		if len(body) == 0 || body[len(body)-1] != '}' {
+			return nil, "not a JSON object"
+		}
+		return join(body[:len(body)-1], []byte(",}"), cr), "a trailing comma before the closing brace"
+	case HowResultAndError:
+		m, err := jsonrpc.Decode(line)
+		if err != nil || m.Kind != jsonrpc.KindResponse || body[len(body)-1] != '}' {
+			return nil, "not a response"
+		}
+		add := `,"error":{"code":-32603,"message":"sonde chaos"}`
+		what := "an error added next to the result"
+		if m.Error != nil {
+			add, what = `,"result":{}`, "a result added next to the error"
+		}
+		return join(body[:len(body)-1], []byte(add+"}"), cr), what
+	case HowStringID:
+		start, end, ok := idSpan(body)
+		if !ok {
+			return nil, "no integer id"
+		}
+		id := body[start:end]
+		return join(body[:start], []byte(strconv.Quote(string(id))), body[end:], cr), fmt.Sprintf("id %s became the string %q", id, id)
+	}
+	return nil, "unknown how"
+}
+
+func join(parts ...[]byte) []byte {
+	var out []byte
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// idSpan finds the value of the top-level "id" member of a JSON object
+// when it is a number: its start and end offsets.
+func idSpan(obj []byte) (start, end int, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, 0, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return 0, 0, false
+		}
+		key, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return 0, 0, false
+		}
+		end := int(dec.InputOffset())
+		if key == "id" && len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+			return end - len(raw), end, true
+		}
+	}
+	return 0, 0, false
+}

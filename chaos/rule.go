@@ -1,0 +1,399 @@
+// Package chaos is the fault rules of sonde tap --fault: a small rule
+// language (action:match,options; docs/chaos.md) and the engine that
+// decides, line by line, what a rule does to a frame on its way between a
+// host and a server: delay, drop, duplicate, corrupt, answer with an
+// error instead of forwarding, add noise or stderr text, hold frames and
+// release them reordered, stall a direction, close it. Engine.Apply
+// decides for one whole line; a Pipe carries both directions of a session
+// through the rules a line at a time, over the writers it is given (the
+// tap's, or replay --serve's). It knows nothing of processes. It imports
+// only the standard library and jsonrpc.
+package chaos
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Direction is which way a frame goes.
+type Direction uint8
+
+// The directions a rule matches.
+const (
+	Both     Direction = iota // either (a rule that names none)
+	ToServer                  // the host's stdin, on its way to the server
+	ToHost                    // the server's stdout, on its way to the host
+)
+
+// String is the direction as a rule names it.
+func (d Direction) String() string {
+	switch d {
+	case ToServer:
+		return "to-server"
+	case ToHost:
+		return "to-host"
+	}
+	return "both"
+}
+
+// Action is what a rule does to a frame it matches.
+type Action string
+
+// The actions.
+const (
+	Delay     Action = "delay"     // hold the frame (and those after it) ms
+	Drop      Action = "drop"      // never forward the frame
+	Duplicate Action = "duplicate" // forward it n+1 times
+	Corrupt   Action = "corrupt"   // change its bytes (how=)
+	Error     Action = "error"     // answer a request with an error instead of forwarding it
+	Noise     Action = "noise"     // write a non-JSON line to the host before it
+	Stderr    Action = "stderr"    // write text to the host's stderr
+	Reorder   Action = "reorder"   // hold frames and release them reversed or shuffled
+	Stall     Action = "stall"     // forward the frame, then nothing more that way for ms
+	Close     Action = "close"     // close the stream instead of forwarding the frame
+)
+
+var knownKeys = map[string]bool{
+	"kind": true, "dir": true, "direction": true, "method": true, "tool": true, "id": true, "every": true, "after": true,
+	"p": true, "ms": true, "n": true, "how": true, "code": true, "message": true, "text": true,
+	"window": true, "order": true, "during": true,
+}
+
+var actions = map[Action]bool{Delay: true, Drop: true, Duplicate: true, Corrupt: true, Error: true, Noise: true, Stderr: true, Reorder: true, Stall: true, Close: true}
+
+// The ways corrupt changes a line.
+const (
+	HowTruncate       = "truncate"         // the first half of the line
+	HowBreakJSON      = "break-json"       // a trailing comma before the closing brace
+	HowStringID       = "string-id"        // an integer id becomes a string ("7")
+	HowResultAndError = "result-and-error" // a response gets both result and error
+)
+
+// Rule is one parsed --fault rule.
+type Rule struct {
+	// N is the rule's number (1-based, in the order given), Text its
+	// source.
+	N    int
+	Text string
+
+	Action Action
+	// Match.
+	Dir    Direction
+	Kind   string // "", "request", "response", "notification"
+	Method string // a request's method; a response's, the method of the request it answers
+	Tool   string // the tool of a tools/call request, or of the request a response answers
+	ID     string // the id as on the wire: 7, or "7" (quoted) for a string id
+	Every  int    // only every Nth match (0: all)
+	After  int    // only after the first N matches
+	P      float64
+	pSet   bool
+	// During is a time window from the start of the session (the
+	// engine's creation): only frames within [From, To) match.
+	From, To time.Duration
+	during   bool
+
+	// Options.
+	MinMS, MaxMS int    // delay: ms=N or ms=LO-HI
+	Times        int    // duplicate: n= extra copies (default 1)
+	How          string // corrupt
+	Code         int64  // error: the JSON-RPC code (default -32603)
+	Message      string // error: the message (default "sonde chaos")
+	Text2        string // noise, stderr: the text written
+	Window       int    // reorder: how many frames are held (default 4)
+	Shuffle      bool   // reorder: order=random (else reversed)
+}
+
+// ParseError is a rule that cannot be parsed: the rule, the 1-based
+// character position of the problem, and what is wrong.
+type ParseError struct {
+	Rule string
+	Pos  int
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("fault rule %q: at character %d: %s", e.Rule, e.Pos, e.Msg)
+}
+
+// Parse parses one rule: action:match,options, for example
+// delay:to-host,method=tools/call,ms=3000. n is its number.
+func Parse(text string, n int) (*Rule, error) {
+	r := &Rule{N: n, Text: text, Times: 1, Code: -32603, Message: "sonde chaos"}
+	fail := func(pos int, f string, a ...any) error {
+		return &ParseError{Rule: text, Pos: pos + 1, Msg: fmt.Sprintf(f, a...)}
+	}
+	act, rest, hasColon := strings.Cut(text, ":")
+	r.Action = Action(strings.TrimSpace(act))
+	if !actions[r.Action] {
+		return nil, fail(0, "unknown action %q (want delay, drop, duplicate, corrupt, error, noise, stderr, reorder, stall or close)", act)
+	}
+	seen := map[string]bool{}
+	if hasColon {
+		pos := len(act) + 1
+		for _, item := range strings.Split(rest, ",") {
+			at := pos
+			pos += len(item) + 1
+			item = strings.TrimSpace(item)
+			if item == "" {
+				return nil, fail(at, "empty item")
+			}
+			key, val, isKV := strings.Cut(item, "=")
+			if !isKV {
+				if err := r.bare(item); err != "" {
+					return nil, fail(at, "%s", err)
+				}
+				continue
+			}
+			if seen[key] {
+				return nil, fail(at, "%s given twice", key)
+			}
+			seen[key] = true
+			if !knownKeys[key] {
+				return nil, fail(at, "unknown option %q", key)
+			}
+			if err := r.option(key, val); err != "" {
+				return nil, fail(at+len(key)+1, "%s", err)
+			}
+		}
+	}
+	if err := r.check(seen); err != "" {
+		return nil, fail(len(text), "%s", err)
+	}
+	return r, nil
+}
+
+// bare is an item without '=': a direction or a kind.
+func (r *Rule) bare(item string) string {
+	switch item {
+	case "to-server", "to-host":
+		if r.Dir != Both {
+			return "a second direction " + strconv.Quote(item)
+		}
+		r.Dir = map[string]Direction{"to-server": ToServer, "to-host": ToHost}[item]
+	case "request", "response", "notification":
+		if r.Kind != "" {
+			return "a second kind " + strconv.Quote(item)
+		}
+		r.Kind = item
+	default:
+		return fmt.Sprintf("unknown item %q (want to-server, to-host, request, response, notification or key=value)", item)
+	}
+	return ""
+}
+
+func (r *Rule) option(key, val string) string {
+	num := func(min int) (int, string) {
+		v, err := strconv.Atoi(val)
+		if err != nil || v < min {
+			return 0, fmt.Sprintf("%s=%q: want an integer ≥ %d", key, val, min)
+		}
+		return v, ""
+	}
+	var err string
+	switch key {
+	case "kind":
+		if val != "request" && val != "response" && val != "notification" {
+			return fmt.Sprintf("kind=%q: want request, response or notification", val)
+		}
+		r.Kind = val
+	case "dir", "direction":
+		if val != "to-server" && val != "to-host" {
+			return fmt.Sprintf("%s=%q: want to-server or to-host", key, val)
+		}
+		r.Dir = map[string]Direction{"to-server": ToServer, "to-host": ToHost}[val]
+	case "method":
+		r.Method = val
+	case "tool":
+		r.Tool = val
+	case "id":
+		if val == "" {
+			return "id=: want an id (7, or \"7\" for a string id)"
+		}
+		r.ID = val
+	case "every":
+		r.Every, err = num(1)
+	case "after":
+		r.After, err = num(0)
+	case "p":
+		p, e := strconv.ParseFloat(val, 64)
+		if e != nil || !(p > 0 && p <= 1) {
+			return fmt.Sprintf("p=%q: want a probability in (0, 1]", val)
+		}
+		r.P, r.pSet = p, true
+	case "ms":
+		lo, hi, isRange := strings.Cut(val, "-")
+		a, e1 := strconv.Atoi(lo)
+		b, e2 := a, error(nil)
+		if isRange {
+			b, e2 = strconv.Atoi(hi)
+		}
+		if e1 != nil || e2 != nil || a < 0 || b < a || b > 3600_000 {
+			return fmt.Sprintf("ms=%q: want milliseconds N or a range LO-HI (at most 3600000)", val)
+		}
+		r.MinMS, r.MaxMS = a, b
+	case "n":
+		r.Times, err = num(1)
+	case "how":
+		switch val {
+		case HowTruncate, HowBreakJSON, HowStringID, HowResultAndError:
+			r.How = val
+		default:
+			return fmt.Sprintf("how=%q: want truncate, break-json, string-id or result-and-error", val)
+		}
+	case "code":
+		c, e := strconv.ParseInt(val, 10, 64)
+		if e != nil {
+			return fmt.Sprintf("code=%q: want an integer", val)
+		}
+		r.Code = c
+	case "message":
+		r.Message = val
+	case "text":
+		r.Text2 = val
+	case "during":
+		a, b, ok := strings.Cut(val, "-")
+		from, e1 := time.ParseDuration(a)
+		to, e2 := time.ParseDuration(b)
+		if !ok || e1 != nil || e2 != nil || from < 0 || to <= from {
+			return fmt.Sprintf("during=%q: want a window FROM-TO from the session's start, e.g. 5s-30s", val)
+		}
+		r.From, r.To, r.during = from, to, true
+	case "window":
+		r.Window, err = num(2)
+	case "order":
+		if val != "reverse" && val != "random" {
+			return fmt.Sprintf("order=%q: want reverse or random", val)
+		}
+		r.Shuffle = val == "random"
+	default:
+		return fmt.Sprintf("unknown option %q", key)
+	}
+	return err
+}
+
+// check holds the options to the action.
+func (r *Rule) check(seen map[string]bool) string {
+	only := map[string][]Action{
+		"ms": {Delay, Reorder, Stall, Duplicate}, "n": {Duplicate}, "window": {Reorder}, "order": {Reorder}, "how": {Corrupt}, "code": {Error}, "message": {Error}, "text": {Noise, Stderr},
+	}
+	for key, acts := range only {
+		if !seen[key] {
+			continue
+		}
+		ok := false
+		for _, a := range acts {
+			ok = ok || a == r.Action
+		}
+		if !ok {
+			return fmt.Sprintf("%s= does not apply to %s", key, r.Action)
+		}
+	}
+	switch r.Action {
+	case Delay, Stall:
+		if !seen["ms"] {
+			return string(r.Action) + " needs ms=N or ms=LO-HI"
+		}
+	case Reorder:
+		if r.Window == 0 {
+			r.Window = 4
+		}
+		if !seen["ms"] {
+			r.MinMS, r.MaxMS = 1000, 1000
+		}
+		if r.MaxMS != r.MinMS || r.MinMS == 0 {
+			return "reorder's ms= is how long the first frame held may wait: one value > 0"
+		}
+	case Corrupt:
+		if r.How == "" {
+			return "corrupt needs how=truncate, break-json, string-id or result-and-error"
+		}
+	case Error:
+		if r.Kind != "" && r.Kind != "request" {
+			return "error answers requests: kind=" + r.Kind + " never matches"
+		}
+		r.Kind = "request"
+	case Noise:
+		if r.Text2 == "" {
+			r.Text2 = "sonde chaos: noise on stdout"
+		}
+		if strings.HasPrefix(strings.TrimSpace(r.Text2), "{") || strings.HasPrefix(strings.TrimSpace(r.Text2), "[") {
+			return "noise text= must not look like JSON"
+		}
+	case Stderr:
+		if r.Text2 == "" {
+			r.Text2 = "sonde chaos: text on stderr"
+		}
+	}
+	return ""
+}
+
+// ParseFile parses the rules of a --faults file: one a line, blank lines
+// and lines starting with '#' skipped. first is the number of the first
+// rule (rules given with --fault before it). name is the file's name, for
+// errors.
+func ParseFile(r io.Reader, name string, first int) ([]*Rule, error) {
+	var rules []*Rule
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		rule, err := Parse(text, first+len(rules))
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		rules = append(rules, rule)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return rules, nil
+}
+
+// Load parses the rules of the --fault flags (texts, in order) and of a
+// --faults file (when file is not ""), numbered in that order, into an
+// engine: nil when there are none. Without seedSet a new seed is taken
+// (Engine.Seed tells which). The error names the rule, and the file and
+// line.
+func Load(texts []string, file string, seed uint64, seedSet bool) (*Engine, error) {
+	var rules []*Rule
+	for _, text := range texts {
+		r, err := Parse(text, len(rules)+1)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		more, err := ParseFile(f, file, len(rules)+1)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, more...)
+	}
+	if len(rules) == 0 {
+		if seedSet {
+			return nil, errors.New("--seed is the seed of fault rules: give --fault or --faults")
+		}
+		return nil, nil
+	}
+	if !seedSet {
+		seed = uint64(time.Now().UnixNano())
+	}
+	return New(rules, seed), nil
+}

@@ -1,0 +1,28 @@
+package tap
+
+import (
+	"io"
+	"time"
+
+	"github.com/sonde-mcp/sonde/chaos"
+)
+
+// faultWriters returns the writers of the three streams with fault rules
+// on (chaos.Pipe): the host's stdin and the server's stdout go a whole
+// line at a time through the rules; what the host's stdout gets is
+// observed as it is written (observation sees what the host received),
+// and each rule that fired is noted.
+func (t *tap) faultWriters(stdin io.Writer, out, errw io.Writer) (toServer, toHost, toErr io.Writer) {
+	p := t.opts.Faults.NewPipe(stdin, out, errw, t.opts.MaxLineBytes, chaosHooks(t))
+	t.pipe = p
+	return p.ToServer, p.ToHost, p.HostErr
+}
+
+func chaosHooks(t *tap) chaos.Hooks {
+	return chaos.Hooks{
+		Note: t.note,
+		ToHost: func(b []byte) {
+			t.offer(chunk{s: streamOut, data: append([]byte(nil), b...), t: time.Now()})
+		},
+	}
+}
