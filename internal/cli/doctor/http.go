@@ -106,13 +106,13 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 		cancel()
 		res, err = r, ierr
 	}
-	initMS := time.Since(start)
+	initTook := time.Since(start)
 	// The POST's exchange is among the events shortly after.
 	post := firstPost(evs.until(func(ev client.Event) bool {
 		return ev.Kind == client.EvHTTP && ev.HTTP.Method == "POST"
 	}, time.Second))
 	if auth := client.Authorization(err); auth != nil {
-		l.steps = append(l.steps, Step{Name: "post", OK: true, MS: ms(initMS), Detail: postDetail(post)})
+		l.steps = append(l.steps, Step{Name: "post", OK: true, MS: ms(initTook), Detail: postDetail(post)})
 		l.steps = append(l.steps, Step{Name: "authorization", Detail: fmt.Sprintf("HTTP %d: %s", auth.Status, auth.Summary()), Hint: authHint(auth, u.Redacted(), len(t.Header) > 0)})
 		return
 	}
@@ -134,14 +134,14 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 		case post.seen && post.status >= 200 && post.status < 300:
 			name, hint = "initialize", hintFor(err)
 		}
-		l.steps = append(l.steps, Step{Name: name, MS: ms(initMS), Detail: detail, Hint: hint})
+		l.steps = append(l.steps, Step{Name: name, MS: ms(initTook), Detail: detail, Hint: hint})
 		return
 	}
 	detail := postDetail(post)
 	if note := fallback(evs.snapshot()); note != "" {
 		detail += "; " + note
 	}
-	l.steps = append(l.steps, Step{Name: "post", OK: true, MS: ms(initMS), Detail: detail})
+	l.steps = append(l.steps, Step{Name: "post", OK: true, MS: ms(initTook), Detail: detail})
 	session := "none (a stateless server)"
 	switch {
 	case post.session:
@@ -150,7 +150,7 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 		session = "legacy HTTP+SSE: the session is the SSE stream"
 	}
 	l.steps = append(l.steps, Step{Name: "session", OK: true, Detail: session})
-	l.steps = append(l.steps, Step{Name: "initialize", OK: true, MS: ms(initMS), Detail: "answered"})
+	l.steps = append(l.steps, Step{Name: "initialize", OK: true, MS: ms(initTook), Detail: "answered"})
 	c.handshake(ctx, l, cl, res, evs)
 }
 

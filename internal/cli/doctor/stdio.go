@@ -76,7 +76,7 @@ func (c *checker) stdio(ctx context.Context, l *list, t *connect.Target) {
 	ctx1, cancel := context.WithTimeout(ctx, c.timeout+time.Second)
 	res, initErr := cl.Initialize(ctx1)
 	cancel()
-	initMS := time.Since(start)
+	initTook := time.Since(start)
 	// The initialize response (or the exit, and the last of stderr) is
 	// among the events shortly after Initialize returns.
 	pre := evs.until(func(ev client.Event) bool {
@@ -107,11 +107,11 @@ func (c *checker) stdio(ctx context.Context, l *list, t *connect.Target) {
 
 	if initErr != nil {
 		detail, hint := initFailure(initErr, pre, c.timeout)
-		l.steps = append(l.steps, Step{Name: "initialize", MS: ms(initMS), Detail: detail, Hint: hint})
+		l.steps = append(l.steps, Step{Name: "initialize", MS: ms(initTook), Detail: detail, Hint: hint})
 		c.shutdown(nil, cl, evs)
 		return
 	}
-	l.steps = append(l.steps, Step{Name: "initialize", OK: true, MS: ms(initMS), Detail: "answered"})
+	l.steps = append(l.steps, Step{Name: "initialize", OK: true, MS: ms(initTook), Detail: "answered"})
 	if !c.handshake(ctx, l, cl, res, evs) {
 		c.shutdown(nil, cl, evs)
 		return
