@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -133,58 +132,6 @@ func (rc *httpRecorder) write(t *testing.T, path string) {
 	}
 }
 
-// resultTime is the time at the end of a result folder's name.
-var resultTime = regexp.MustCompile(`-\d{4}-\d\d-\d\dT[\d-]+Z$`)
-
-// conformanceResults runs the official conformance suite's server
-// scenarios against url and returns, for each scenario, whether every
-// check passed.
-func conformanceResults(t *testing.T, url string) map[string]bool {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := peertest.Conformance(t, "server", "--url", url, "-o", dir)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done: // exit 1 when any scenario fails: the checks say which
-	case <-time.After(3 * time.Minute):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("the conformance suite did not end in 3 minutes:\n%s", out.String())
-	}
-	entries, _ := os.ReadDir(dir)
-	results := map[string]bool{}
-	for _, e := range entries {
-		// server-<scenario>-<time>: 2026-12-01T15-05-46-204Z
-		name := strings.TrimPrefix(e.Name(), "server-")
-		if loc := resultTime.FindStringIndex(name); loc != nil {
-			name = name[:loc[0]]
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "checks.json"))
-		if err != nil {
-			continue
-		}
-		var checks []struct{ Status string }
-		if json.Unmarshal(b, &checks) != nil || len(checks) == 0 {
-			continue
-		}
-		ok := true
-		for _, c := range checks {
-			ok = ok && c.Status != "FAILURE"
-		}
-		results[name] = ok
-	}
-	if len(results) == 0 {
-		t.Fatalf("no results from the conformance suite:\n%s", out.String())
-	}
-	return results
-}
-
 // TestReplayServeConformance: the official conformance suite's server
 // scenarios, run against server-everything over Streamable HTTP through a
 // recording proxy, then against `sonde replay --serve --listen` on that
@@ -196,11 +143,11 @@ func TestReplayServeConformance(t *testing.T) {
 	rc := &httpRecorder{upstream: peertest.EverythingHTTP(t, "streamableHttp") + "/mcp", start: time.Now()}
 	proxy := httptest.NewServer(rc)
 	defer proxy.Close()
-	live := conformanceResults(t, proxy.URL+"/mcp")
+	live := peertest.ConformanceResults(t, proxy.URL+"/mcp")
 	capture := filepath.Join(t.TempDir(), "conformance.jsonl")
 	rc.write(t, capture)
 
-	mocked := conformanceResults(t, listenMock(t, capture)+"/mcp")
+	mocked := peertest.ConformanceResults(t, listenMock(t, capture)+"/mcp")
 	var passed, lost, gained []string
 	for name, ok := range live {
 		switch {

@@ -32,14 +32,7 @@ func TestFaultGoSDKClient(t *testing.T) {
 		out, err := cmd.Output()
 		return string(out), stderr.String(), err
 	}
-	for _, tc := range []struct {
-		name       string
-		argv       func(t *testing.T) []string
-		tool, args string
-	}{
-		{"fixture", func(t *testing.T) []string { return clitest.NewFixture(t).Argv() }, "echo", `{"value":"hi"}`},
-		{"server-everything", func(t *testing.T) []string { return []string{peertest.Everything(t)} }, "echo", `{"message":"hi"}`},
-	} {
+	for _, tc := range echoServers {
 		t.Run(tc.name, func(t *testing.T) {
 			server := tc.argv(t)
 			_, stderr, err := run(server, tc.tool, tc.args, "error:to-server,tool=echo,code=-32001,message=boom from the tap")

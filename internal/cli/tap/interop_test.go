@@ -56,19 +56,24 @@ func drive(t *testing.T, argv []string, tool string, args string) ([]string, str
 	return names, string(raw), frames
 }
 
+// echoServers are the servers the interop tests call echo on through the
+// tap: the fixture and the reference server (server-everything, installed
+// by make peers), each with its command line and echo's arguments.
+var echoServers = []struct {
+	name       string
+	argv       func(t *testing.T) []string
+	tool, args string
+}{
+	{"fixture", func(t *testing.T) []string { return clitest.NewFixture(t).Argv() }, "echo", `{"value":"hi"}`},
+	{"server-everything", func(t *testing.T) []string { return []string{peertest.Everything(t)} }, "echo", `{"message":"hi"}`},
+}
+
 // TestTapInterop: sonde's client gets the same tools and the same answer
 // through `sonde tap` as directly, from the fixture and from the reference
 // server (server-everything, installed by make peers), and the tap's
 // recording holds every frame the client saw, in each direction.
 func TestTapInterop(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		argv       func(t *testing.T) []string
-		tool, args string
-	}{
-		{"fixture", func(t *testing.T) []string { return clitest.NewFixture(t).Argv() }, "echo", `{"value":"hi"}`},
-		{"server-everything", func(t *testing.T) []string { return []string{peertest.Everything(t)} }, "echo", `{"message":"hi"}`},
-	} {
+	for _, tc := range echoServers {
 		t.Run(tc.name, func(t *testing.T) {
 			server := tc.argv(t)
 			wantTools, wantResult, _ := drive(t, server, tc.tool, tc.args)
@@ -123,14 +128,7 @@ type gosdkReport struct {
 // its requests resolved.
 func TestTapGoSDKClient(t *testing.T) {
 	bin := peertest.GoSDKClient(t)
-	for _, tc := range []struct {
-		name       string
-		argv       func(t *testing.T) []string
-		tool, args string
-	}{
-		{"fixture", func(t *testing.T) []string { return clitest.NewFixture(t).Argv() }, "echo", `{"value":"hi"}`},
-		{"server-everything", func(t *testing.T) []string { return []string{peertest.Everything(t)} }, "echo", `{"message":"hi"}`},
-	} {
+	for _, tc := range echoServers {
 		t.Run(tc.name, func(t *testing.T) {
 			server := tc.argv(t)
 			want := gosdkRun(t, bin, 5, 2, tc.tool, tc.args, server...)
