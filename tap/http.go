@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/loopback"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -173,7 +174,7 @@ func (p *Proxy) Close() HTTPStats {
 
 // ServeHTTP forwards one request.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if p.opts.LoopbackOnly && !loopbackHost(r.Host) {
+	if p.opts.LoopbackOnly && !loopback.Host(r.Host) {
 		fmt.Fprintf(p.opts.Log, "sonde tap: refused a request with Host %q: not loopback (DNS rebinding?); --allow-remote accepts it\n", r.Host)
 		http.Error(w, "sonde tap: Host must be loopback", http.StatusForbidden)
 		return
@@ -570,20 +571,6 @@ func splitKeep(b []byte) [][]byte {
 
 func (e *endpointRewriter) Close() error { return e.rc.Close() }
 
-// loopbackHost reports whether a Host header names a loopback address:
-// localhost or a loopback IP, with or without a port.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // IsLoopbackAddr reports whether a listen address (host:port) is on a
 // loopback interface only: localhost or a loopback IP. An empty host (all
 // interfaces) is not.
@@ -592,7 +579,7 @@ func IsLoopbackAddr(addr string) bool {
 	if err != nil || h == "" {
 		return false
 	}
-	return loopbackHost(h)
+	return loopback.Host(h)
 }
 
 // secretHeader reports whether a header's value is kept out of the

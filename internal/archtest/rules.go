@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "chaos",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos",
 	}, cli...)
 }
 
@@ -69,12 +69,13 @@ func Rules() []Rule {
 		{Pkg: "internal/paths"},
 		{Pkg: "internal/ring"},
 		{Pkg: "internal/lines"},
+		{Pkg: "internal/loopback"},
 		{Pkg: "internal/textfmt", External: []string{"charm.land/lipgloss/", "github.com/charmbracelet/x/ansi"}},
 		{Pkg: "hostconfig", Internal: []string{"internal/paths"}},
-		{Pkg: "transport/...", Internal: []string{"jsonrpc", "transport/...", "internal/lines"}, External: []string{"golang.org/x/sys/", "golang.org/x/oauth2", "github.com/go-jose/go-jose/v4"}},
+		{Pkg: "transport/...", Internal: []string{"jsonrpc", "transport/...", "internal/lines", "internal/loopback"}, External: []string{"golang.org/x/sys/", "golang.org/x/oauth2", "github.com/go-jose/go-jose/v4"}},
 		{Pkg: "client", Internal: []string{"transport/...", "jsonrpc", "mcp"}},
 		// The line reader is the one piece of transport a mock server needs.
-		{Pkg: "replay/serve", Internal: append([]string{"transport"}, folds...)},
+		{Pkg: "replay/serve", Internal: append([]string{"transport", "internal/loopback"}, folds...)},
 		{Pkg: "capture", Internal: folds},
 		{Pkg: "lint", Internal: folds},
 		{Pkg: "stats", Internal: folds},
@@ -83,7 +84,7 @@ func Rules() []Rule {
 		// The tap's core: the process and framing of transport, the
 		// client's passive Observer, the recorder. Only its command
 		// (internal/cli/tap) imports it.
-		{Pkg: "tap", Internal: []string{"transport", "client", "capture", "jsonrpc", "mcp", "chaos"}},
+		{Pkg: "tap", Internal: []string{"transport", "client", "capture", "jsonrpc", "mcp", "chaos", "internal/loopback"}},
 		// The fault rules of sonde tap --fault: a language and a decision
 		// per line, no processes, no pipes.
 		{Pkg: "chaos", Internal: []string{"jsonrpc"}},

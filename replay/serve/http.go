@@ -9,12 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 
+	"github.com/sonde-mcp/sonde/internal/loopback"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
@@ -219,7 +219,7 @@ func (s *httpSession) deliver(body []byte) error {
 
 // ServeHTTP answers one HTTP request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.o.LoopbackOnly && (!loopbackHost(r.Host) || !loopbackOrigin(r.Header.Get("Origin"))) {
+	if h.o.LoopbackOnly && (!loopback.Host(r.Host) || !loopbackOrigin(r.Header.Get("Origin"))) {
 		fmt.Fprintf(h.o.Log, "sonde replay: refused a request with Host %q, Origin %q: not loopback (DNS rebinding?)\n", r.Host, r.Header.Get("Origin"))
 		http.Error(w, "sonde replay: Host and Origin must be loopback", http.StatusForbidden)
 		return
@@ -502,20 +502,6 @@ func (h *Handler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "Accepted")
 }
 
-// loopbackHost reports whether a Host header names a loopback address:
-// localhost, 127.0.0.0/8 or ::1, with or without a port.
-func loopbackHost(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // loopbackOrigin reports whether an Origin header is absent or a loopback
 // origin.
 func loopbackOrigin(origin string) bool {
@@ -523,5 +509,5 @@ func loopbackOrigin(origin string) bool {
 		return true
 	}
 	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && loopbackHost(u.Host)
+	return err == nil && u.Host != "" && loopback.Host(u.Host)
 }

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 
 	"golang.org/x/oauth2"
 
+	netloop "github.com/sonde-mcp/sonde/internal/loopback"
 	"github.com/sonde-mcp/sonde/transport/internal/httpshow"
 )
 
@@ -217,19 +217,10 @@ func insecureEndpoint(raw string) string {
 	switch {
 	case strings.EqualFold(u.Scheme, "https"):
 		return ""
-	case strings.EqualFold(u.Scheme, "http") && loopbackHost(u.Hostname()):
+	case strings.EqualFold(u.Scheme, "http") && netloop.Host(u.Hostname()):
 		return ""
 	}
 	return "is not https: the flow's secrets would travel in clear (plain http is allowed on loopback hosts only)"
-}
-
-// loopbackHost reports whether host is localhost or a loopback address.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Unmap().IsLoopback()
 }
 
 // checkCallback checks an authorization response (its state, its issuer
