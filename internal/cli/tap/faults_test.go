@@ -83,7 +83,7 @@ func TestFaultActions(t *testing.T) {
 		lint       string
 	}{
 		{"drop", "drop:to-host,tool=echo,id=3", func(t *testing.T, h *host) {
-			h.write(echoCall(2, "a", 0), echoCall(3, "b", 0), echoCall(4, "c", 100))
+			h.write(echoCall(2, "a", 0), echoCall(3, "b", 0), echoCall(4, "c", 400))
 			h.await(`{"value":"c"}`, 1)
 			h.stdin.Close()
 			if h.wait(); strings.Contains(h.stdoutText(), `"id":3`) {
