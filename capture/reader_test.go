@@ -49,15 +49,9 @@ func frameEvent(seq uint64, dir client.Direction, raw []byte, v client.Verdict) 
 
 func readEvents(t *testing.T, data []byte) (*Reader, []client.Event) {
 	t.Helper()
-	rd, err := NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rd, recs := readRecords(t, bytes.NewReader(data))
 	var evs []client.Event
-	for rec, err := range rd.All() {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range recs {
 		ev, ok, err := rd.Header().Event(rec)
 		if err != nil {
 			t.Fatal(err)

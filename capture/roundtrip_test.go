@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"reflect"
 	"strconv"
@@ -54,6 +55,7 @@ func faultySession(t *testing.T, l *live) {
 	<-l.c.Done()
 }
 
+// readAll reads every record of the capture at path.
 func readAll(t *testing.T, path string) (*Reader, []Record) {
 	t.Helper()
 	f, err := os.Open(path)
@@ -61,7 +63,13 @@ func readAll(t *testing.T, path string) (*Reader, []Record) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	rd, err := NewReader(f)
+	return readRecords(t, f)
+}
+
+// readRecords reads every record from r, failing the test on an error.
+func readRecords(t *testing.T, r io.Reader) (*Reader, []Record) {
+	t.Helper()
+	rd, err := NewReader(r)
 	if err != nil {
 		t.Fatal(err)
 	}

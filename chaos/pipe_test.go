@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 func engine(t *testing.T, rules ...string) *Engine {
@@ -76,28 +77,10 @@ func TestPipeAnswersBetweenLines(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe to read while a timer writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestPipeDuplicateLater: duplicate with ms= writes the copies that much
 // later, while the lines after it go on at once.
 func TestPipeDuplicateLater(t *testing.T) {
-	var server, host, errw lockedBuffer
+	var server, host, errw proctest.Buffer
 	p := engine(t, "duplicate:to-host,id=1,n=2,ms=150").NewPipe(&server, &host, &errw, 1024, Hooks{})
 	one, two := `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", `{"jsonrpc":"2.0","id":2,"result":{}}`+"\n"
 	p.ToHost.Write([]byte(one + two))

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 )
 
 func withRecorder(r Recorder) opt { return func(o *Options) { o.Recorder = r } }
@@ -51,24 +52,13 @@ func TestRecordKey(t *testing.T) {
 	if st := hs.status(); strings.Contains(st, "REC") || !strings.Contains(st, "saved "+names[0].Name()+" (") {
 		t.Fatalf("status after stopping: %q", st)
 	}
-	f, err := os.Open(filepath.Join(dir, names[0].Name()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := capture.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, recs := capturetest.Records(t, filepath.Join(dir, names[0].Name()))
 	var end bool
-	for rec, err := range rd.All() {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range recs {
 		end = end || rec.Type == capture.TypeEnd
 	}
-	if !end || rd.Header().Command[0] != "srv" {
-		t.Errorf("capture: end record %v, header %+v", end, rd.Header())
+	if !end || h.Command[0] != "srv" {
+		t.Errorf("capture: end record %v, header %+v", end, h)
 	}
 }
 

@@ -6,9 +6,6 @@ package capturetest
 
 import (
 	"context"
-	"errors"
-	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,20 +58,7 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 	var dial client.Dialer
 	var argv []string
 	if o.HTTP {
-		ctx, cancel := context.WithCancel(context.Background())
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		served := make(chan error, 1)
-		go func() { served <- fixtures.ServeHTTP(ctx, ln, o.Fixture, io.Discard) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-served; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("fixture over HTTP: %v", err)
-			}
-		})
-		url := "http://" + ln.Addr().String() + "/mcp"
+		url := fixturetest.Origin(t, o.Fixture...) + "/mcp"
 		argv = []string{url}
 		dial = client.HTTP(transport.HTTPConfig{URL: url, ConnectTimeout: 5 * time.Second})
 	} else {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 // sample is a real session against the fixture (docs/capture-format.md):
@@ -142,8 +144,8 @@ func TestServeCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	var out bytes.Buffer
-	go func() { done <- Serve(ctx, s, pr, &lockedWriter{w: &out}, Options{Speed: 0.001}) }()
+	var out proctest.Buffer
+	go func() { done <- Serve(ctx, s, pr, &out, Options{Speed: 0.001}) }()
 	pw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"value":"slow","delay_ms":80}}}` + "\n"))
 	cancel()
 	if err := <-done; err != context.Canceled {
@@ -158,10 +160,10 @@ func TestServeExit(t *testing.T) {
 	s := buildSample(t)
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	var out, stderr bytes.Buffer
+	var out, stderr proctest.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(context.Background(), s, pr, &lockedWriter{w: &out}, Options{Stderr: &lockedWriter{w: &stderr}})
+		done <- Serve(context.Background(), s, pr, &out, Options{Stderr: &stderr})
 	}()
 	pw.Write([]byte(`{"jsonrpc":"2.0","id":"z","method":"tools/call","params":{"name":"crash","arguments":{}}}` + "\n"))
 	var exit *ExitError

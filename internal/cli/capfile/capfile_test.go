@@ -35,9 +35,7 @@ func TestCaptureErrors(t *testing.T) {
 	lines := strings.SplitAfter(string(data), "\n")
 	write := func(name, s string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		clitest.WriteTestFile(t, p, s)
 		return p
 	}
 	bad := write("bad.jsonl", lines[0]+lines[1]+"{not json\n"+strings.Join(lines[2:], ""))

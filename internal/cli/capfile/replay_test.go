@@ -407,9 +407,7 @@ func TestReplayAgainst(t *testing.T) {
 func TestReplayUsage(t *testing.T) {
 	dir := t.TempDir()
 	notCapture := filepath.Join(dir, "notes.txt")
-	if err := os.WriteFile(notCapture, []byte("hello\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, notCapture, "hello\n")
 	missing := filepath.Join(dir, "missing.jsonl")
 	sample := filepath.Join(peertest.Root(), "testdata", "captures", "out-of-order-late-crash.jsonl")
 	for _, tc := range []struct {

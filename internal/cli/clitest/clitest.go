@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -129,43 +128,11 @@ func RunSondeWith(t *testing.T, ctx context.Context, stdin *strings.Reader, stde
 	panic("unreachable")
 }
 
-// SyncBuffer is a goroutine-safe buffer. A watched one (WatchBuffer)
-// closes Hit the first time the written text matches its regexp.
-type SyncBuffer struct {
-	mu    sync.Mutex
-	b     bytes.Buffer
-	watch *regexp.Regexp
-	hit   chan struct{}
-	seen  bool
-}
+// SyncBuffer is a goroutine-safe buffer (proctest.Buffer).
+type SyncBuffer = proctest.Buffer
 
 // WatchBuffer is a SyncBuffer watching for re.
-func WatchBuffer(re string) *SyncBuffer {
-	return &SyncBuffer{watch: regexp.MustCompile(re), hit: make(chan struct{})}
-}
-
-// Hit is closed once the text matches the watched regexp (never for a
-// buffer that watches nothing).
-func (s *SyncBuffer) Hit() <-chan struct{} { return s.hit }
-
-// Write appends p.
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n, err := s.b.Write(p)
-	if s.watch != nil && !s.seen && s.watch.Match(s.b.Bytes()) {
-		s.seen = true
-		close(s.hit)
-	}
-	return n, err
-}
-
-// String is the text written so far.
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+func WatchBuffer(re string) *SyncBuffer { return proctest.WatchBuffer(re) }
 
 // CheckRun compares the exit status and the stderr line of r. errLine is
 // the exact stderr ("" for none) unless it ends in "...", then it is a

@@ -1,7 +1,6 @@
 package cmdutil_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -187,9 +186,7 @@ func TestExitStatus(t *testing.T) {
 			name: "MCP_SPAWN not executable",
 			args: func(t *testing.T, f *clitest.Fixture) []string {
 				path := filepath.Join(t.TempDir(), "server.txt")
-				if err := os.WriteFile(path, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				clitest.WriteTestFile(t, path, "#!/bin/sh\nexit 0\n")
 				return []string{"tools", "--", path}
 			},
 			code: cmdutil.ExitSpawn, stdout: "",
@@ -238,9 +235,7 @@ func TestExitStatus(t *testing.T) {
 func TestSpawnMessages(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "server.txt")
-	if err := os.WriteFile(plain, []byte("#!/bin/sh\nexit 0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, plain, "#!/bin/sh\nexit 0\n")
 	missing := filepath.Join(dir, "no-such-server")
 	cases := []struct {
 		name, argv0, want string

@@ -1,7 +1,6 @@
 package cmdutil_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,9 +113,7 @@ func TestScriptURLRequiredThenRetry(t *testing.T) {
 func TestURLRequiredEverything(t *testing.T) {
 	bin := peertest.Everything(t)
 	reply := filepath.Join(t.TempDir(), "ok.txt")
-	if err := os.WriteFile(reply, []byte("accept\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, reply, "accept\n")
 	call := `{"method":"tools/call","params":{"name":"trigger-url-elicitation","arguments":{"url":"https://example.com","errorPath":true}}`
 	r := clitest.RunSonde(t, call+"}\n"+call+`,"delay_ms":200}`+"\n", "script", "-", "--elicit-reply", reply, "--", bin)
 	if r.Code != cmdutil.ExitToolError {

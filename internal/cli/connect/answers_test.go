@@ -1,7 +1,6 @@
 package connect_test
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,9 +14,7 @@ import (
 func writeFile(t *testing.T, name, text string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, p, text)
 	return p
 }
 

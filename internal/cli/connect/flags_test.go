@@ -1,7 +1,6 @@
 package connect_test
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -77,9 +76,7 @@ func TestEraHelp(t *testing.T) {
 // server's input_required (retried under a new id, as --trace shows).
 func TestEraConfirmWithReply(t *testing.T) {
 	reply := filepath.Join(t.TempDir(), "accept.json")
-	if err := os.WriteFile(reply, []byte(`{"action":"accept","content":{"confirm":true}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, reply, `{"action":"accept","content":{"confirm":true}}`)
 	for _, era := range []string{"legacy", "modern"} {
 		t.Run(era, func(t *testing.T) {
 			f := clitest.NewFixture(t)

@@ -1,7 +1,6 @@
 package interactive_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/replay"
@@ -22,13 +22,9 @@ import (
 func TestReplayUIBadCapture(t *testing.T) {
 	dir := t.TempDir()
 	notCapture := filepath.Join(dir, "notes.txt")
-	if err := os.WriteFile(notCapture, []byte("just some notes\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, notCapture, "just some notes\n")
 	newer := filepath.Join(dir, "newer.jsonl")
-	if err := os.WriteFile(newer, []byte(`{"type":"header","format":"sonde-capture","version":"9.0","start":"2026-01-01T00:00:00Z","transport":"stdio"}`+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, newer, `{"type":"header","format":"sonde-capture","version":"9.0","start":"2026-01-01T00:00:00Z","transport":"stdio"}`+"\n")
 	missing := filepath.Join(dir, "missing.jsonl")
 	cases := []struct {
 		name    string
@@ -82,20 +78,9 @@ func TestReplayUIRecordedSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tl.Close()
-	file, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer file.Close()
-	rd, err := capture.NewReader(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, recs := capturetest.Records(t, path)
 	events := 0
-	for rec, err := range rd.All() {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, rec := range recs {
 		switch rec.Type {
 		case capture.TypeFrame, capture.TypeRequest, capture.TypeStderr, capture.TypeProcess, capture.TypeNote, capture.TypeHTTP:
 			events++

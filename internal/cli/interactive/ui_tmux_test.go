@@ -83,9 +83,7 @@ func startTUI(t *testing.T, w, h int, args []string) *tuiTerm {
 		"set -g default-shell /bin/sh\n" +
 		"set -g status off\n" +
 		"set -g history-limit 0\n"
-	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, conf, confText)
 	var sockPath string
 	t.Cleanup(func() {
 		// The server is usually gone already (its only pane exited), but

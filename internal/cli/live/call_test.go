@@ -1,7 +1,6 @@
 package live_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,9 +105,7 @@ func TestCallJSONSpawnFailure(t *testing.T) {
 func TestCallArgsFrom(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "args.json")
-	if err := os.WriteFile(file, []byte("  {\"value\": \"from a file\"}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, file, "  {\"value\": \"from a file\"}\n")
 	missing := filepath.Join(dir, "missing.json")
 	cases := []struct {
 		name    string

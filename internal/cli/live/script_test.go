@@ -3,7 +3,6 @@ package live_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -279,9 +278,7 @@ func TestScriptFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "calls.jsonl")
 	input := `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"one"}}}` + "\r\n" +
 		`{"method":"tools/call","params":{"name":"echo","arguments":{"value":"two"}}}`
-	if err := os.WriteFile(path, []byte(input), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteTestFile(t, path, input)
 	r := clitest.RunSonde(t, `{"method":"not read"}`, f.Cmd([]string{"script", path})...)
 	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 	outs := parseScriptOutput(t, r.Stdout)

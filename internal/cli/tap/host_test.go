@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 )
 
@@ -143,25 +144,10 @@ func (h *host) stderr() string {
 	return h.errb.String()
 }
 
-// readCapture reads a capture's records.
+// readCapture reads a capture's records (failing on a reader warning).
 func readCapture(t *testing.T, path string) []capture.Record {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := capture.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []capture.Record
-	for rec, err := range r.All() {
-		if err != nil {
-			t.Fatalf("read %s: %v", path, err)
-		}
-		recs = append(recs, rec)
-	}
+	_, recs := capturetest.Records(t, path)
 	return recs
 }
 

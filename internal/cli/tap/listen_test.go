@@ -17,6 +17,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/mcp"
@@ -187,24 +188,13 @@ func TestListenSameAsDirect(t *testing.T) {
 			}
 			tap.stop(t)
 
-			f, err := os.Open(rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			r, err := capture.NewReader(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h := r.Header(); h.Transport != "http" || h.URL != base+tc.path {
+			h, recs := capturetest.Records(t, rec)
+			if h.Transport != "http" || h.URL != base+tc.path {
 				t.Errorf("header %+v, want transport http, url %s", h, base+tc.path)
 			}
 			count := map[string]int{}
 			var exchanges int
-			for rec, err := range r.All() {
-				if err != nil {
-					t.Fatal(err)
-				}
+			for _, rec := range recs {
 				switch rec.Type {
 				case capture.TypeFrame:
 					count[rec.Dir+" "+rec.Verdict]++
