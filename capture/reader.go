@@ -291,6 +291,24 @@ func (r *Reader) All() iter.Seq2[Record, error] {
 	}
 }
 
+// Good iterates over the readable records: a bad record (a *FormatError)
+// is skipped and its message appended to *warnings; an I/O error is
+// yielded and ends the iteration.
+func (r *Reader) Good(warnings *[]string) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		for rec, err := range r.All() {
+			var fe *FormatError
+			if errors.As(err, &fe) {
+				*warnings = append(*warnings, err.Error())
+				continue
+			}
+			if !yield(rec, err) {
+				return
+			}
+		}
+	}
+}
+
 func knownType(t string) bool {
 	switch t {
 	case TypeFrame, TypeRequest, TypeStderr, TypeProcess, TypeNote, TypeHTTP, TypeSession, TypeMissed, TypeEnd, TypeRestart:

@@ -118,6 +118,34 @@ func TestTruncatedLastLine(t *testing.T) {
 	}
 }
 
+// TestGoodSkipsBadRecords: Good passes a bad record over with a warning
+// and goes on to the records after it.
+func TestGoodSkipsBadRecords(t *testing.T) {
+	data := encodeEvents(t, nil,
+		frameEvent(1, client.Out, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`), client.VerdictSent),
+		frameEvent(2, client.In, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`), client.VerdictResolved),
+	)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	bad := append(append(bytes.Join(lines[:2], nil), "{not a record\n"...), bytes.Join(lines[2:], nil)...)
+	rd, err := NewReader(bytes.NewReader(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	var seqs []uint64
+	for rec, err := range rd.Good(&warnings) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type == TypeFrame {
+			seqs = append(seqs, rec.Seq)
+		}
+	}
+	if len(seqs) != 2 || seqs[1] != 2 || len(warnings) != 1 || !strings.Contains(warnings[0], "line 3") {
+		t.Fatalf("frames %v, warnings %q", seqs, warnings)
+	}
+}
+
 func TestBadHeaders(t *testing.T) {
 	for _, tc := range []struct {
 		name, data string

@@ -159,11 +159,7 @@ func TestOAuth_StateMismatch(t *testing.T) {
 		q := u.Query()
 		cb, _ := url.Parse(q.Get("redirect_uri"))
 		cb.RawQuery = url.Values{"code": {"c"}, "state": {"forged"}}.Encode()
-		go func() {
-			if resp, err := http.Get(cb.String()); err == nil {
-				resp.Body.Close()
-			}
-		}()
+		go visit(cb.String())
 	}
 	xe, oe := oauthRefusal(t, base, &oauth.Config{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
 	if oe.Step != "authorization" || !strings.Contains(xe.Msg, "state does not match") {
@@ -180,11 +176,7 @@ func TestOAuth_WrongVerifierRejected(t *testing.T) {
 		q := u.Query()
 		q.Set("code_challenge", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
 		u.RawQuery = q.Encode()
-		go func() {
-			if resp, err := http.Get(u.String()); err == nil {
-				resp.Body.Close()
-			}
-		}()
+		go visit(u.String())
 	}
 	xe, oe := oauthRefusal(t, base, &oauth.Config{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
 	if oe.Step != "token" || !strings.Contains(xe.Msg, "PKCE verification failed") {
@@ -385,11 +377,7 @@ func TestOAuth_IssuerMismatch(t *testing.T) {
 		q := u.Query()
 		cb, _ := url.Parse(q.Get("redirect_uri"))
 		cb.RawQuery = url.Values{"code": {"c"}, "state": {q.Get("state")}, "iss": {"http://evil.example"}}.Encode()
-		go func() {
-			if resp, err := http.Get(cb.String()); err == nil {
-				resp.Body.Close()
-			}
-		}()
+		go visit(cb.String())
 	}
 	xe, oe := oauthRefusal(t, base, &oauth.Config{ClientID: "c", Prompt: prompt, Timeout: 20 * time.Second})
 	if oe.Step != "authorization" || !strings.Contains(xe.Msg, `iss "http://evil.example" is not the issuer "`+base+`/as" (RFC 9207)`) {
@@ -443,5 +431,13 @@ func TestOAuth_Legacy2503Endpoints(t *testing.T) {
 	got := strings.Join(paths, ", ")
 	if !strings.Contains(got, "POST /register, GET /authorize, POST /token, POST /mcp") {
 		t.Errorf("requests: %s", got)
+	}
+}
+
+// visit is the user's browser following a link: a GET whose answer is
+// dropped.
+func visit(link string) {
+	if resp, err := http.Get(link); err == nil {
+		resp.Body.Close()
 	}
 }

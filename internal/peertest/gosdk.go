@@ -1,12 +1,9 @@
 package peertest
 
 import (
-	"net"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
 )
 
 // GoSDK returns the path of the official Go SDK's example server (v1.8.0,
@@ -35,29 +32,6 @@ func GoSDKClient(t testing.TB) string {
 func GoSDKHTTP(t testing.TB) string {
 	t.Helper()
 	bin := GoSDK(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	cmd := exec.Command(bin, "-http="+addr)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the Go SDK's server did not listen on %s: %v", addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	addr := FreeAddr(t)
+	return Serve(t, exec.Command(bin, "-http="+addr), addr, "the Go SDK's server", nil)
 }

@@ -5,12 +5,12 @@
 package peertest
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -49,14 +49,32 @@ func Everything(t testing.TB) string {
 func EverythingHTTP(t testing.TB, mode string) string {
 	t.Helper()
 	bin := Everything(t)
+	addr := FreeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, mode)
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	return Serve(t, cmd, addr, "server-everything "+mode, nil)
+}
+
+// FreeAddr is a loopback address (127.0.0.1:PORT) where nothing listens
+// now: a port the system just handed out and took back.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	addr := l.Addr().String()
 	l.Close()
-	cmd := exec.Command(bin, mode)
-	cmd.Env = append(os.Environ(), "PORT="+port)
+	return addr
+}
+
+// Serve starts cmd, a server that will listen on addr, and returns
+// http://addr once a connection is accepted there (within 20 s; what
+// names it in the failure). The cleanup kills and reaps it; stderr, when
+// not nil, is shown with a failure to listen.
+func Serve(t testing.TB, cmd *exec.Cmd, addr, what string, stderr fmt.Stringer) string {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +82,6 @@ func EverythingHTTP(t testing.TB, mode string) string {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	addr := "127.0.0.1:" + port
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
@@ -72,8 +89,12 @@ func EverythingHTTP(t testing.TB, mode string) string {
 			return "http://" + addr
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("server-everything %s did not listen on %s: %v", mode, addr, err)
+			var text string
+			if stderr != nil {
+				text = stderr.String()
+			}
+			t.Fatalf("%s did not listen on %s: %v\n%s", what, addr, err, text)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -99,14 +99,9 @@ func Load(r io.Reader) (*Session, error) {
 	queued := map[string]int64{}
 	var t0 int64
 	key := func(id *jsonrpc.ID) string { return strconv.Itoa(gen) + " " + id.String() }
-	for rec, err := range rd.All() {
+	for rec, err := range rd.Good(&s.Warnings) {
 		if err != nil {
-			var fe *capture.FormatError
-			if !errors.As(err, &fe) {
-				return nil, err
-			}
-			s.Warnings = append(s.Warnings, err.Error())
-			continue
+			return nil, err
 		}
 		switch {
 		case rec.Type == capture.TypeRestart:

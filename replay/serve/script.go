@@ -10,7 +10,6 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -142,14 +141,9 @@ func Build(r io.Reader) (*Script, error) {
 		}
 		buffer = buffer[:0]
 	}
-	for rec, err := range rd.All() {
+	for rec, err := range rd.Good(&s.Warnings) {
 		if err != nil {
-			var fe *capture.FormatError
-			if !errors.As(err, &fe) {
-				return nil, err
-			}
-			s.Warnings = append(s.Warnings, err.Error())
-			continue
+			return nil, err
 		}
 		if first {
 			s.Start.t, first = rec.T, false

@@ -3,7 +3,6 @@ package capfile_test
 import (
 	"bytes"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,22 +213,12 @@ func TestReplayServeGoSDK(t *testing.T) {
 // listens; it is stopped when the test ends.
 func listenMock(t *testing.T, capture string, serveArgs ...string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := peertest.FreeAddr(t)
 	cmd := exec.Command(os.Args[0], append([]string{"replay", "--serve", capture, "--listen", addr}, serveArgs...)...)
 	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
 	var stderr clitest.SyncBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
 		if strings.Contains(stderr.String(), "WARNING: DATA RACE") {
 			t.Errorf("the mock raced")
 		}
@@ -237,15 +226,5 @@ func listenMock(t *testing.T, capture string, serveArgs ...string) string {
 			t.Logf("the mock's stderr:\n%s", stderr.String())
 		}
 	})
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the mock did not listen on %s: %v\n%s", addr, err, stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return peertest.Serve(t, cmd, addr, "the mock", &stderr)
 }

@@ -2,7 +2,6 @@ package doctor_test
 
 import (
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/peertest"
 )
 
 // result is one line of doctor --json.
@@ -70,18 +70,6 @@ func writeConfig(t *testing.T, servers map[string]any) string {
 	return path
 }
 
-// closedPort is a loopback address where nothing listens.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // TestDoctor checks a config listing a healthy fixture and broken servers
 // of each kind: each fails at its own step with a hint; the healthy one
 // passes every step; the exit status is 1.
@@ -95,7 +83,7 @@ func TestDoctor(t *testing.T) {
 		"noise":   entry(fx.Argv("--fault", "stdout-noise"), clitest.ChildEnv()),
 		"stays":   entry(fx.Argv("--fault", "ignore-sigterm"), clitest.ChildEnv()),
 		"unset":   entry([]string{"sonde-x"}, []string{"TOKEN=${env:SONDE_DOCTOR_UNSET}"}),
-		"refused": map[string]any{"url": "http://" + closedPort(t) + "/mcp"},
+		"refused": map[string]any{"url": "http://" + peertest.FreeAddr(t) + "/mcp"},
 		"auth":    map[string]any{"url": authURL},
 		"nodns":   map[string]any{"url": "http://sonde-doctor.invalid/mcp"},
 	}
