@@ -115,53 +115,16 @@ func TestFixtureFaults(t *testing.T) {
 			}
 		}, want: []string{RuleUndeclared}, verdict: client.VerdictUndeclared}, // its ping is fine; sampling was not declared
 		{name: "stdout-noise", o: capturetest.Options{Fixture: []string{"--fault", "stdout-noise"}}, run: calls(1), want: []string{RuleNotJSON}, verdict: client.VerdictMalformed},
-		{name: "exit-mid-call", o: capturetest.Options{Fixture: []string{"--fault", "exit-mid-call"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
-			return func(ctx context.Context, c *client.Client) {
-				initialize(t, ctx, c)
-				if err := echo(ctx, c, client.CallOptions{}); !errors.Is(err, client.ErrProcessExit) {
-					t.Fatalf("%v, want MCP_PROCESS_EXIT", err)
-				}
-			}
-		}, want: []string{RuleNotJSON}, verdict: client.VerdictMalformed},
+		{name: "exit-mid-call", o: capturetest.Options{Fixture: []string{"--fault", "exit-mid-call"}}, run: callWant(client.CallOptions{}, client.ErrProcessExit, ""), want: []string{RuleNotJSON}, verdict: client.VerdictMalformed},
 		{name: "non-object-json", o: capturetest.Options{Fixture: []string{"--fault", "non-object-json"}}, run: calls(1), want: []string{RuleNotObject}, verdict: client.VerdictMalformed},
 		{name: "unknown-id", o: capturetest.Options{Fixture: []string{"--fault", "unknown-id"}}, run: calls(2), want: []string{RuleUnknownID}, verdict: client.VerdictUnknown},
-		{name: "string-id", o: capturetest.Options{Fixture: []string{"--fault", "string-id"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
-			return func(ctx context.Context, c *client.Client) {
-				initialize(t, ctx, c)
-				if err := echo(ctx, c, client.CallOptions{Timeout: 300 * time.Millisecond}); !errors.Is(err, client.ErrTimeout) {
-					t.Fatalf("%v, want MCP_TIMEOUT", err)
-				}
-			}
-		}, want: []string{RuleUnknownID}, verdict: client.VerdictUnknown},
+		{name: "string-id", o: capturetest.Options{Fixture: []string{"--fault", "string-id"}}, run: callWant(client.CallOptions{Timeout: 300 * time.Millisecond}, client.ErrTimeout, ""), want: []string{RuleUnknownID}, verdict: client.VerdictUnknown},
 		// The response comes 1.5s late, the call times out after 50ms: a
 		// gap no loaded machine closes (150ms once lost to a timer firing
 		// late under -race).
-		{name: "late-response", o: capturetest.Options{Fixture: []string{"--fault", "late-response", "--late-ms", "1500"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
-			return func(ctx context.Context, c *client.Client) {
-				initialize(t, ctx, c)
-				if err := echo(ctx, c, client.CallOptions{Timeout: 50 * time.Millisecond}); !errors.Is(err, client.ErrTimeout) {
-					t.Fatalf("%v, want MCP_TIMEOUT", err)
-				}
-				waitStat(t, c, "late", func(s client.Stats) bool { return s.Late >= 1 })
-			}
-		}, want: []string{RuleLateResponse}, verdict: client.VerdictLate},
-		{name: "duplicate-response", o: capturetest.Options{Fixture: []string{"--fault", "duplicate-response"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
-			return func(ctx context.Context, c *client.Client) {
-				initialize(t, ctx, c)
-				if err := echo(ctx, c, client.CallOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				waitStat(t, c, "duplicate", func(s client.Stats) bool { return s.Duplicate >= 1 })
-			}
-		}, want: []string{RuleDuplicateResponse}, verdict: client.VerdictDuplicate},
-		{name: "result-and-error", o: capturetest.Options{Fixture: []string{"--fault", "result-and-error"}}, run: func(t *testing.T) func(context.Context, *client.Client) {
-			return func(ctx context.Context, c *client.Client) {
-				initialize(t, ctx, c)
-				if err := echo(ctx, c, client.CallOptions{}); !errors.Is(err, client.ErrProtocol) {
-					t.Fatalf("%v, want MCP_PROTOCOL", err)
-				}
-			}
-		}, want: []string{RuleResultAndError}, verdict: client.VerdictInvalid},
+		{name: "late-response", o: capturetest.Options{Fixture: []string{"--fault", "late-response", "--late-ms", "1500"}}, run: callWant(client.CallOptions{Timeout: 50 * time.Millisecond}, client.ErrTimeout, "late"), want: []string{RuleLateResponse}, verdict: client.VerdictLate},
+		{name: "duplicate-response", o: capturetest.Options{Fixture: []string{"--fault", "duplicate-response"}}, run: callWant(client.CallOptions{}, nil, "duplicate"), want: []string{RuleDuplicateResponse}, verdict: client.VerdictDuplicate},
+		{name: "result-and-error", o: capturetest.Options{Fixture: []string{"--fault", "result-and-error"}}, run: callWant(client.CallOptions{}, client.ErrProtocol, ""), want: []string{RuleResultAndError}, verdict: client.VerdictInvalid},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,6 +166,26 @@ func TestFixtureFaults(t *testing.T) {
 }
 
 // calls initializes and makes n echo calls.
+// callWant initializes, makes one echo call with o that must fail with
+// want (nil: succeed), then, when late is "late" or "duplicate", waits for
+// such a frame.
+func callWant(o client.CallOptions, want error, late string) func(t *testing.T) func(context.Context, *client.Client) {
+	return func(t *testing.T) func(context.Context, *client.Client) {
+		return func(ctx context.Context, c *client.Client) {
+			initialize(t, ctx, c)
+			if err := echo(ctx, c, o); !errors.Is(err, want) {
+				t.Fatalf("%v, want %v", err, want)
+			}
+			switch late {
+			case "late":
+				waitStat(t, c, late, func(s client.Stats) bool { return s.Late >= 1 })
+			case "duplicate":
+				waitStat(t, c, late, func(s client.Stats) bool { return s.Duplicate >= 1 })
+			}
+		}
+	}
+}
+
 func calls(n int) func(t *testing.T) func(context.Context, *client.Client) {
 	return func(t *testing.T) func(context.Context, *client.Client) {
 		return func(ctx context.Context, c *client.Client) {
