@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/loopback"
 	"github.com/sonde-mcp/sonde/transport"
@@ -50,8 +52,13 @@ type ProxyOptions struct {
 	// reaches the host as the server sent it).
 	Transport http.RoundTripper
 	// Log receives the refusals of LoopbackOnly and the reverse proxy's
-	// errors (a host that went away mid-answer) (nil: io.Discard).
+	// errors (a host that went away mid-answer), and the stderr text of
+	// fault rules (nil: io.Discard).
 	Log io.Writer
+	// Faults, when set, are fault rules on the forwarding path (httpFaults):
+	// what the host sent and what it received are observed, and each
+	// change a rule made is noted.
+	Faults *chaos.Engine
 }
 
 // HTTPStats is what an HTTP tap forwarded and what observation missed.
@@ -84,6 +91,7 @@ type Proxy struct {
 	gets     atomic.Uint64
 	stats    HTTPStats
 	statsMu  sync.Mutex
+	faults   *httpFaults // nil without fault rules
 }
 
 // exchange is one request the proxy forwards.
@@ -95,6 +103,12 @@ type exchange struct {
 	origin string // the proxy's origin as the host addressed it
 	reqHdr http.Header
 	url    string // the upstream URL, redacted
+
+	// With fault rules: the body the host sent (observed as it is, not as
+	// the rules left it), and noise lines for the host's answer.
+	hostBody     []byte
+	hostObserved bool
+	noise        [][]byte
 }
 
 type exKey struct{}
@@ -154,6 +168,9 @@ func NewProxy(opts ProxyOptions) *Proxy {
 		ErrorHandler:   p.errorHandler,
 		ErrorLog:       log.New(opts.Log, "sonde tap: ", 0),
 	}
+	if opts.Faults != nil {
+		p.faults = newHTTPFaults(opts.Faults, p)
+	}
 	go func() {
 		defer close(p.observed)
 		p.observe()
@@ -192,14 +209,31 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		ex.stream = r.Method
 	}
+	if p.faults != nil {
+		u := *r.URL
+		u.Scheme, u.Host = p.opts.Target.Scheme, p.opts.Target.Host
+		ex.url = RedactURL(&u)
+		if p.faults.request(w, r, ex) {
+			return
+		}
+	}
 	// The request body is sent upstream while the answer may already be
 	// coming back (a server answers once it has parsed the body; the
 	// transport reads on to the body's EOF after that): without full
 	// duplex, the HTTP/1 server would close the body when the answer's
 	// headers are written, the transport's last read of it would fail,
 	// and the transport would drop the upstream connection mid-answer.
-	_ = http.NewResponseController(w).EnableFullDuplex()
+	if ex.hostBody == nil { // (a body the rules read whole is in memory)
+		_ = http.NewResponseController(w).EnableFullDuplex()
+	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exKey{}, ex)))
+}
+
+// mediaType is the media type of a Content-Type value, in lower case
+// ("" when there is none or it cannot be parsed).
+func mediaType(v string) string {
+	t, _, _ := mime.ParseMediaType(v)
+	return t
 }
 
 func exchangeOf(r *http.Request) *exchange {
@@ -222,6 +256,10 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	if ce := pr.In.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		return // an encoded request body is forwarded, not decoded
 	}
+	if ex.hostBody != nil {
+		p.faults.observeHostBody(ex)
+		return
+	}
 	if p.opts.Observer != nil && pr.Out.Body != nil && pr.Out.Body != http.NoBody {
 		pr.Out.Body = &obsBody{rc: pr.Out.Body, p: p, ex: ex, kind: hkReq}
 	}
@@ -235,13 +273,19 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 	now := time.Now()
-	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ctype := mediaType(resp.Header.Get("Content-Type"))
 	sse := ctype == "text/event-stream"
 	if sse && ex.method == http.MethodGet {
 		resp.Body = &endpointRewriter{rc: resp.Body, p: p, ex: ex, target: p.opts.Target}
 		// The rewrite may change the length.
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
+	}
+	if p.faults != nil && resp.Header.Get("Content-Encoding") == "" {
+		if err := p.faults.response(resp, ex, ctype); err != nil {
+			return err
+		}
+		ctype = mediaType(resp.Header.Get("Content-Type"))
 	}
 	if p.opts.Observer == nil {
 		return nil
@@ -265,6 +309,12 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 // errorHandler answers 502 when the target could not be reached (or the
 // host went away), and records why.
 func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, errDropped) {
+		if r.Context().Err() == nil {
+			http.Error(w, err.Error(), http.StatusGatewayTimeout)
+		}
+		return
+	}
 	if ex := exchangeOf(r); ex != nil && p.opts.Observer != nil {
 		now := time.Now()
 		p.offer(hchunk{ex: ex, kind: hkHTTP, t: now, http: &client.HTTPEvent{

@@ -102,3 +102,45 @@ func TestFaultEverything(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultHTTPGoSDKClient: the HTTP tap with fault rules, the official Go
+// SDK's client as the host over Streamable HTTP and the fixture behind
+// it: an error rule's answer reaches the host as the call's error and the
+// recording notes the rule; answers sent twice (an SSE stream of two
+// events) leave the host's result as it is without the rule.
+func TestFaultHTTPGoSDKClient(t *testing.T) {
+	bin := peertest.GoSDKClient(t)
+	target := clitest.FixtureHTTP(t) + "/mcp"
+	run := func(rules ...string) (string, string, string, error) {
+		rec := filepath.Join(t.TempDir(), "http.jsonl")
+		args := []string{"--record", rec}
+		for _, r := range rules {
+			args = append(args, "--fault", r)
+		}
+		tap := startHTTPTap(t, target, args...)
+		cmd := exec.Command(bin, "-n", "3", "-c", "1", "-tool", "echo", "-args", `{"value":"v"}`, "-url", tap.url)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		tap.stop(t)
+		return string(out), stderr.String(), notes(t, rec), err
+	}
+	_, stderr, recNotes, err := run("error:to-server,tool=echo,code=-32001,message=boom over http")
+	if err == nil || !strings.Contains(stderr, "boom over http") {
+		t.Errorf("error rule: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(recNotes, "fault rule 1 (error:to-server,tool=echo,code=-32001,message=boom over http) answered") {
+		t.Errorf("the recording does not note the rule:\n%s", recNotes)
+	}
+	want, stderr, _, err := run()
+	if err != nil {
+		t.Fatalf("no rule: %v\n%s", err, stderr)
+	}
+	got, stderr, recNotes, err := run("duplicate:to-host,kind=response,tool=echo")
+	if err != nil || gosdkResult(t, got) != gosdkResult(t, want) {
+		t.Errorf("duplicate rule: %v\n%s\ngot %s\nwant %s", err, stderr, got, want)
+	}
+	if !strings.Contains(recNotes, "more time(s)") {
+		t.Errorf("the recording does not note the duplicates:\n%s", recNotes)
+	}
+}

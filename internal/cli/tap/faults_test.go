@@ -249,8 +249,8 @@ func TestFaultBadRule(t *testing.T) {
 	if r.Code != 2 || !strings.Contains(r.Stderr, file+`:4: fault rule "duplicate:to-host,n=zero": at character 21`) {
 		t.Errorf("exit %d\n%s", r.Code, r.Stderr)
 	}
-	r = clitest.RunSonde(t, "", "tap", "--listen", "127.0.0.1:0", "--target", "http://127.0.0.1:1/mcp", "--fault", "drop")
-	if r.Code != 2 {
+	r = clitest.RunSonde(t, "", "tap", "--listen", "127.0.0.1:0", "--target", "http://127.0.0.1:1/mcp", "--fault", "delay:to-host,ms=fast")
+	if r.Code != 2 || !strings.Contains(r.Stderr, `fault rule "delay:to-host,ms=fast": at character 18`) {
 		t.Errorf("--listen --fault: exit %d\n%s", r.Code, r.Stderr)
 	}
 }

@@ -53,6 +53,10 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	if err != nil {
 		return err
 	}
+	faults, err := faultEngine(o)
+	if err != nil {
+		return err
+	}
 	label := o.Label
 	if label == "" {
 		label = target.Hostname()
@@ -75,8 +79,9 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red},
 		fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", label, ln.Addr(), coretap.RedactURL(target), os.Getpid()))
 
+	noteFaults(obs, faults)
 	proxy := coretap.NewProxy(coretap.ProxyOptions{
-		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err,
+		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err, Faults: faults,
 	})
 	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
 	hostURL := (&url.URL{Scheme: "http", Host: ln.Addr().String(), Path: target.Path, RawQuery: target.RawQuery}).String()

@@ -85,7 +85,7 @@ watched is counted and recorded as missed.
 In a host's config, replace the server's command by sonde and put "tap", "--label",
 NAME, "--" and the original command and arguments in front of its args.
 
-Fault rules (stdio only, docs/chaos.md): --fault RULE (repeatable) and --faults FILE (one
+Fault rules (stdio and --listen, docs/chaos.md): --fault RULE (repeatable) and --faults FILE (one
 rule a line, # comments) make the server misbehave on purpose, for the frames a rule matches.
 A rule is action:match,options:
   delay:to-host,method=tools/call,ms=3000   drop:to-host,method=notifications/progress,p=0.5
@@ -102,6 +102,11 @@ during=5s-30s. The two
 directions then go a whole line at a time; a frame no rule changes keeps its exact bytes. The
 recording holds what the host sent and received, and a note for each rule that fired (sonde
 lint shows them). A bad rule is a usage error naming the rule and the character.
+Over HTTP a frame is one message: a POST's body to the server, a JSON answer or one SSE
+event's data to the host. A dropped request's answer never comes (the POST gets an SSE
+stream with no event); duplicates to the server are extra POSTs; several messages for the
+host (duplicate, noise) turn a JSON answer into an SSE stream; close to-server ends the
+session (404 from then on), to-host ends the stream; reorder holds answers to-host.
 
 Over HTTP (Streamable HTTP, or the legacy HTTP+SSE transport), sonde tap is a reverse
 proxy instead: --listen ADDR --target URL, no command. It listens on ADDR and sends each
@@ -167,9 +172,6 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.SeedSet = cmd.Flags().Changed("seed")
 			if o.Listen != "" || o.Target != "" {
-				if len(o.Faults) > 0 || o.FaultsFile != "" {
-					return cmdutil.Usagef("--fault and --faults work on the stdio tap (not yet with --listen)")
-				}
 				return RunListen(env, &o)
 			}
 			return Run(env, &o, args)
@@ -185,10 +187,21 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 	f.StringVar(&o.Listen, "listen", "", "HTTP tap: listen on ADDR (host:port, or a port alone for 127.0.0.1:PORT; loopback unless --allow-remote) as a reverse proxy to --target")
 	f.StringVar(&o.Target, "target", "", "HTTP tap: the server's URL (Streamable HTTP endpoint, or legacy SSE URL)")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "HTTP tap: allow a --listen address that is not loopback, and requests whose Host is not loopback")
-	f.StringArrayVar(&o.Faults, "fault", nil, "stdio: inject a fault, RULE = action:match,options, e.g. drop:to-host,kind=response,every=3 (repeatable; docs/chaos.md)")
-	f.StringVar(&o.FaultsFile, "faults", "", "stdio: read fault rules from FILE, one a line ('#' starts a comment)")
+	f.StringArrayVar(&o.Faults, "fault", nil, "inject a fault, RULE = action:match,options, e.g. drop:to-host,kind=response,every=3 (repeatable; docs/chaos.md)")
+	f.StringVar(&o.FaultsFile, "faults", "", "read fault rules from FILE, one a line ('#' starts a comment)")
 	f.Uint64Var(&o.Seed, "seed", 0, "the seed of the fault rules' draws (p=, ms=LO-HI); default: a new one each run, written in the recording")
 	return cmd
+}
+
+// noteFaults writes the fault rules at the start of the recording.
+func noteFaults(obs *client.Observer, faults *chaos.Engine) {
+	if obs == nil || faults == nil {
+		return
+	}
+	for _, r := range faults.Rules() {
+		obs.Note(fmt.Sprintf("fault rule %d: %s", r.N, r.Text), time.Now())
+	}
+	obs.Note(fmt.Sprintf("fault rules on (--seed %d): frames are recorded as the host sent and received them", faults.Seed()), time.Now())
 }
 
 // faultEngine parses --fault and --faults into an engine (nil when there
@@ -230,12 +243,7 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 
 	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "stdio", Command: argv, Redact: red},
 		fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, os.Getpid(), os.Getppid()))
-	if obs != nil && faults != nil {
-		for _, r := range faults.Rules() {
-			obs.Note(fmt.Sprintf("fault rule %d: %s", r.N, r.Text), time.Now())
-		}
-		obs.Note(fmt.Sprintf("fault rules on (--seed %d): frames are recorded as the host sent and received them", faults.Seed()), time.Now())
-	}
+	noteFaults(obs, faults)
 	ended, _, err := coretap.Run(coretap.Options{
 		Argv: argv, Observer: obs, MaxLineBytes: o.MaxLineBytes, Signals: signals, Faults: faults,
 	}, env.In, env.Out, env.Err)

@@ -1,0 +1,636 @@
+package tap
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sonde-mcp/sonde/chaos"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// releaseGap is the pause between two answers a reorder rule releases over
+// HTTP: each goes on its own connection, so without it the host could
+// receive them in any order.
+const releaseGap = 25 * time.Millisecond
+
+// httpFaults carries out fault rules on an HTTP tap's forwarding path.
+// The unit is one JSON-RPC message: a POST's body on its way to the
+// server; a JSON answer, or one SSE event's data, on its way to the host.
+//
+// To the server: a dropped request gets an SSE stream that never answers
+// (the host waits, as for a lost answer), a dropped notification or
+// response 202; an error rule answers the POST itself; duplicates are
+// extra POSTs whose answers are discarded; close ends the session (404
+// now and for every later request of that Mcp-Session-Id).
+//
+// To the host: a dropped JSON answer never comes (the response is held
+// until the host gives up); duplicates and noise turn a JSON answer into
+// an SSE stream of several events; in an SSE stream, events are dropped,
+// delayed, duplicated (with their event id) or corrupted, and close ends
+// the stream. Reorder holds answers across requests and releases them in
+// the rule's order, releaseGap apart.
+type httpFaults struct {
+	e    *chaos.Engine
+	p    *Proxy
+	done <-chan struct{} // the proxy is closing
+
+	mu       sync.Mutex
+	closed   map[string]int // Mcp-Session-Id → the close rule that ended it
+	gate     time.Time      // a stall: nothing goes to the server before it
+	held     map[*chaos.Rule]*httpHold
+	sessions int
+}
+
+// httpHold is what one reorder rule holds over HTTP: the answers waiting,
+// each released by closing its channel.
+type httpHold struct {
+	waiters []chan struct{}
+	timer   *time.Timer
+}
+
+func newHTTPFaults(e *chaos.Engine, p *Proxy) *httpFaults {
+	return &httpFaults{e: e, p: p, done: p.closed, closed: map[string]int{}, held: map[*chaos.Rule]*httpHold{}}
+}
+
+// note records what a rule did (and, for the tap's user, nothing else:
+// the host's stderr is not ours over HTTP).
+func (f *httpFaults) note(ex *exchange, text string) {
+	f.p.offer(hchunk{ex: ex, kind: hkNote, t: time.Now(), note: text}, nil)
+}
+
+// effects records the notes of eff and writes its stderr text to the
+// tap's log.
+func (f *httpFaults) effects(ex *exchange, eff chaos.Effect) {
+	for _, n := range eff.Notes {
+		f.note(ex, n)
+	}
+	if len(eff.Stderr) > 0 {
+		f.p.opts.Log.Write(eff.Stderr)
+	}
+}
+
+// sleep waits d, or until ctx ends or the proxy closes; it reports
+// whether the whole d went by.
+func (f *httpFaults) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-f.done:
+	}
+	return false
+}
+
+// sessionClosed reports the close rule that ended r's session (0: none).
+func (f *httpFaults) sessionClosed(r *http.Request) int {
+	sid := r.Header.Get("Mcp-Session-Id")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed[sid]
+}
+
+func (f *httpFaults) closeSession(sid string, rule int) {
+	f.mu.Lock()
+	f.closed[sid] = rule
+	f.mu.Unlock()
+}
+
+// closeRule is the number of the close rule among eff's notes' rules; the
+// engine's notes start "fault rule N".
+func closeRule(eff chaos.Effect) int {
+	if len(eff.Notes) == 0 {
+		return 0
+	}
+	var n int
+	fmt.Sscanf(eff.Notes[len(eff.Notes)-1], "fault rule %d", &n)
+	return n
+}
+
+// request applies the rules to a POST's body on its way to the server. It
+// either answers the host itself (true), or sets r's body to what goes
+// on, and returns false for the proxy to forward it.
+func (f *httpFaults) request(w http.ResponseWriter, r *http.Request, ex *exchange) bool {
+	if n := f.sessionClosed(r); n > 0 {
+		if r.Body != nil {
+			io.Copy(io.Discard, io.LimitReader(r.Body, int64(f.p.opts.MaxMessageBytes)))
+		}
+		f.note(ex, fmt.Sprintf("fault rule %d: the session it closed got %s: answered 404", n, ex.stream))
+		http.Error(w, "sonde tap: session closed by fault rule "+strconv.Itoa(n), http.StatusNotFound)
+		return true
+	}
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		return false
+	}
+	max := f.p.opts.MaxMessageBytes
+	body, err := io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
+	if err != nil || len(body) > max {
+		// Unreadable, or too long to hold: forwarded as it comes, no rule.
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		return false
+	}
+	r.Body.Close()
+	ex.hostBody = body
+	line := bytes.TrimSpace(body)
+	f.mu.Lock()
+	gate := f.gate
+	f.mu.Unlock()
+	f.sleep(r.Context(), time.Until(gate))
+	eff := f.e.Apply(chaos.ToServer, line)
+	if !eff.Matched() {
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		return false
+	}
+	f.effects(ex, eff)
+	ex.noise = eff.ToHost
+	if !f.sleep(r.Context(), eff.Delay) {
+		return true
+	}
+	if eff.Stall > 0 {
+		f.mu.Lock()
+		f.gate = time.Now().Add(eff.Stall)
+		f.mu.Unlock()
+	}
+	switch {
+	case eff.Close:
+		f.closeSession(r.Header.Get("Mcp-Session-Id"), closeRule(eff))
+		f.answer(w, ex, http.StatusNotFound, "text/plain; charset=utf-8", []byte("sonde tap: session closed by fault rule "+strconv.Itoa(closeRule(eff))+"\n"))
+		return true
+	case len(eff.Back) > 0:
+		f.answer(w, ex, http.StatusOK, "application/json", eff.Back[0])
+		return true
+	case len(eff.Lines) == 0 || eff.Hold != nil:
+		if eff.Hold != nil {
+			f.note(ex, fmt.Sprintf("fault rule %d: reorder holds answers on their way to the host over HTTP; %s is forwarded", eff.Hold.N, ex.stream))
+			eff.Lines = [][]byte{line}
+			break
+		}
+		f.dropped(w, r, ex, line)
+		return true
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(eff.Lines[0])), int64(len(eff.Lines[0]))
+	for _, l := range eff.Lines[1:] {
+		go f.post(r, ex, l, 0)
+	}
+	for _, l := range eff.Later {
+		go f.post(r, ex, l, eff.LaterBy)
+	}
+	return false
+}
+
+// dropped answers a POST whose message the rules dropped: a request's
+// answer never comes (an SSE stream held open without an event until the
+// host goes away or the tap stops); anything else is accepted (202), as a
+// server would.
+func (f *httpFaults) dropped(w http.ResponseWriter, r *http.Request, ex *exchange, line []byte) {
+	msg, err := jsonrpc.Decode(line)
+	if err != nil || msg.Kind != jsonrpc.KindRequest {
+		f.answer(w, ex, http.StatusAccepted, "", nil)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	http.NewResponseController(w).Flush()
+	f.observeAnswer(ex, http.StatusOK, "text/event-stream", nil)
+	select {
+	case <-r.Context().Done():
+	case <-f.done:
+	}
+}
+
+// answer writes the tap's own answer to the host and observes it.
+func (f *httpFaults) answer(w http.ResponseWriter, ex *exchange, status int, ctype string, body []byte) {
+	if ctype != "" {
+		w.Header().Set("Content-Type", ctype)
+	}
+	w.WriteHeader(status)
+	w.Write(body)
+	f.observeAnswer(ex, status, ctype, body)
+}
+
+// observeAnswer offers what the host sent and the tap's own answer to the
+// observer, as the proxy does for a forwarded exchange.
+func (f *httpFaults) observeAnswer(ex *exchange, status int, ctype string, body []byte) {
+	p := f.p
+	if p.opts.Observer == nil {
+		return
+	}
+	f.observeHostBody(ex)
+	now := time.Now()
+	hdr := headerLines("> ", ex.reqHdr)
+	if ctype != "" {
+		hdr = append(hdr, "< Content-Type: "+ctype)
+	}
+	p.offer(hchunk{ex: ex, kind: hkHTTP, t: now, http: &client.HTTPEvent{
+		Method: ex.method, URL: ex.url, Status: status, Header: hdr, Duration: now.Sub(ex.start), Stream: ex.stream,
+		Note: "answered by sonde tap (fault rule)",
+	}}, nil)
+	mt := mediaType(ctype)
+	if len(body) > 0 {
+		p.offer(hchunk{ex: ex, kind: hkResp, ctype: mt, data: body, t: now}, nil)
+	}
+	if mt != "text/event-stream" {
+		p.offerEnd(hchunk{ex: ex, kind: hkResp, ctype: mt, end: true, t: now}, &missCounter{})
+	}
+}
+
+// observeHostBody offers the body the host sent (before the rules), once.
+func (f *httpFaults) observeHostBody(ex *exchange) {
+	if ex.hostBody == nil || ex.hostObserved || f.p.opts.Observer == nil {
+		return
+	}
+	ex.hostObserved = true
+	now := time.Now()
+	f.p.offer(hchunk{ex: ex, kind: hkReq, data: ex.hostBody, t: now}, nil)
+	f.p.offerEnd(hchunk{ex: ex, kind: hkReq, end: true, t: now}, &missCounter{})
+}
+
+// post sends body to the server as a POST of its own, after d, with r's
+// headers (the session's): a duplicate the host never sees the answer of.
+func (f *httpFaults) post(r *http.Request, ex *exchange, body []byte, d time.Duration) {
+	if !f.sleep(context.Background(), d) {
+		return
+	}
+	u := *r.URL
+	u.Scheme, u.Host = f.p.opts.Target.Scheme, f.p.opts.Target.Host
+	req, err := http.NewRequest(http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header = r.Header.Clone()
+	req.Header.Del("Content-Length")
+	resp, err := f.p.opts.Transport.RoundTrip(req)
+	if err != nil {
+		f.note(ex, fmt.Sprintf("sonde tap: a duplicate of %s could not be sent: %v", ex.stream, err))
+		return
+	}
+	// The answer is the server's to a message the host sent once: read
+	// and dropped, cut short when the proxy closes.
+	copied := make(chan struct{})
+	go func() {
+		select {
+		case <-f.done:
+			resp.Body.Close()
+		case <-copied:
+		}
+	}()
+	io.Copy(io.Discard, resp.Body)
+	close(copied)
+	resp.Body.Close()
+}
+
+// hold waits for r's turn among the answers r holds; it reports false when
+// the host went away or the tap stopped first.
+func (f *httpFaults) hold(ctx context.Context, ex *exchange, r *chaos.Rule) bool {
+	me := make(chan struct{})
+	f.mu.Lock()
+	h := f.held[r]
+	if h == nil {
+		h = &httpHold{}
+		f.held[r] = h
+		h.timer = time.AfterFunc(time.Duration(r.MinMS)*time.Millisecond, func() { f.release(r, h, ex) })
+	}
+	h.waiters = append(h.waiters, me)
+	full := len(h.waiters) >= r.Window
+	f.mu.Unlock()
+	if full {
+		go f.release(r, h, ex)
+	}
+	select {
+	case <-me:
+		return true
+	case <-ctx.Done():
+	case <-f.done:
+	}
+	return false
+}
+
+// release lets the answers h holds go, in r's order, releaseGap apart.
+func (f *httpFaults) release(r *chaos.Rule, h *httpHold, ex *exchange) {
+	f.mu.Lock()
+	if f.held[r] != h {
+		f.mu.Unlock()
+		return
+	}
+	delete(f.held, r)
+	h.timer.Stop()
+	f.mu.Unlock()
+	frames := make([][][]byte, len(h.waiters))
+	for i := range frames {
+		frames[i] = [][]byte{[]byte(strconv.Itoa(i))}
+	}
+	how := "reversed"
+	if r.Shuffle {
+		how = "shuffled"
+	}
+	f.note(ex, fmt.Sprintf("fault rule %d (%s) released %d held answer(s) to-host, %s", r.N, r.Text, len(frames), how))
+	for k, fr := range f.e.Release(r, chaos.ToHost, frames) {
+		i, _ := strconv.Atoi(string(fr[0]))
+		if k > 0 && !f.sleep(context.Background(), releaseGap) {
+			for _, w := range h.waiters {
+				closeOnce(w)
+			}
+			return
+		}
+		closeOnce(h.waiters[i])
+	}
+}
+
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// response applies the rules to an answer on its way to the host, before
+// its headers go: a JSON body is read whole and replaced; an SSE stream
+// is rewritten event by event as it comes. It returns an error when the
+// answer must not reach the host at all (dropped: held until the host
+// gives up; the error is then not shown to anyone).
+func (f *httpFaults) response(resp *http.Response, ex *exchange, ctype string) error {
+	ctx := resp.Request.Context()
+	switch ctype {
+	case "application/json":
+		return f.jsonResponse(resp, ex, ctx)
+	case "text/event-stream":
+		pr, pw := io.Pipe()
+		go f.sseStream(ctx, ex, resp.Request, resp.Body, pw)
+		resp.Body = pr
+		resp.ContentLength = -1
+		resp.Header.Del("Content-Length")
+	}
+	return nil
+}
+
+// errDropped ends a response a rule dropped.
+var errDropped = fmt.Errorf("sonde tap: the answer was dropped by a fault rule")
+
+func (f *httpFaults) jsonResponse(resp *http.Response, ex *exchange, ctx context.Context) error {
+	max := f.p.opts.MaxMessageBytes
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
+	if err != nil || len(body) > max {
+		resp.Body = readCloser{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+		return nil
+	}
+	resp.Body.Close()
+	eff := f.e.Apply(chaos.ToHost, bytes.TrimSpace(body))
+	if !eff.Matched() && len(ex.noise) == 0 {
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return nil
+	}
+	f.effects(ex, eff)
+	if !f.sleep(ctx, eff.Delay) {
+		return errDropped
+	}
+	if eff.Hold != nil {
+		if !f.hold(ctx, ex, eff.Hold) {
+			return errDropped
+		}
+	}
+	if len(eff.Lines) == 0 || eff.Close {
+		if eff.Close {
+			f.closeSession(resp.Request.Header.Get("Mcp-Session-Id"), closeRule(eff))
+		}
+		<-merge(ctx.Done(), f.done)
+		return errDropped
+	}
+	lines := append(append([][]byte(nil), ex.noise...), eff.ToHost...)
+	lines = append(lines, eff.Lines...)
+	if len(lines) == 1 && len(eff.Later) == 0 {
+		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(lines[0])), int64(len(lines[0]))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(lines[0])))
+		return nil
+	}
+	// Several messages (or noise) cannot be one JSON body: they go as an
+	// SSE stream, which a host must accept for a POST's answer.
+	var out bytes.Buffer
+	for _, l := range lines {
+		writeEvent(&out, nil, l)
+	}
+	resp.Header.Set("Content-Type", "text/event-stream")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+	if len(eff.Later) == 0 {
+		resp.Body = io.NopCloser(&out)
+		return nil
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write(out.Bytes())
+		if f.sleep(ctx, eff.LaterBy) {
+			var later bytes.Buffer
+			for _, l := range eff.Later {
+				writeEvent(&later, nil, l)
+			}
+			pw.Write(later.Bytes())
+		}
+		pw.Close()
+	}()
+	resp.Body = pr
+	return nil
+}
+
+// sseStream copies an SSE stream to pw, applying the rules to the data of
+// each event (the other fields of an event, its id among them, go with
+// each copy of its data).
+func (f *httpFaults) sseStream(ctx context.Context, ex *exchange, req *http.Request, up io.ReadCloser, pw *io.PipeWriter) {
+	defer up.Close()
+	var mu sync.Mutex // pw: the stream, and duplicates sent later
+	write := func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		_, err := pw.Write(b)
+		return err
+	}
+	noise := ex.noise
+	var ev []byte
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := up.Read(buf)
+		ev = append(ev, buf[:n]...)
+		for {
+			end := eventEnd(ev)
+			if end < 0 {
+				break
+			}
+			out, stop := f.sseEvent(ctx, ex, req, ev[:end], &noise, write)
+			ev = ev[end:]
+			if len(out) > 0 {
+				if werr := write(out); werr != nil {
+					return
+				}
+			}
+			if stop {
+				pw.Close()
+				return
+			}
+		}
+		if len(ev) > f.p.opts.MaxMessageBytes {
+			// Too long to hold as one event: it passes as it comes.
+			if werr := write(ev); werr != nil {
+				return
+			}
+			ev = ev[:0]
+		}
+		if err != nil {
+			if len(ev) > 0 {
+				write(ev)
+			}
+			if err == io.EOF {
+				pw.Close()
+			} else {
+				pw.CloseWithError(err)
+			}
+			return
+		}
+	}
+}
+
+// sseEvent applies the rules to one event (its bytes up to and with the
+// blank line that ends it) and returns what goes to the host, and whether
+// the stream ends there.
+func (f *httpFaults) sseEvent(ctx context.Context, ex *exchange, req *http.Request, raw []byte, noise *[][]byte, write func([]byte) error) ([]byte, bool) {
+	fields, data, ok := splitEvent(raw)
+	if !ok || !messageEvent(fields) {
+		return raw, false // no data (a comment, a priming event), or not a message (endpoint)
+	}
+	eff := f.e.Apply(chaos.ToHost, data)
+	if !eff.Matched() && len(*noise) == 0 {
+		return raw, false
+	}
+	f.effects(ex, eff)
+	for _, l := range eff.Back {
+		// The answer to a server's request: the host would POST it.
+		if req.Method == http.MethodPost {
+			go f.post(req, ex, l, 0)
+		} else {
+			f.note(ex, fmt.Sprintf("sonde tap: the error answer for %s cannot be sent: the legacy transport's POST endpoint is the host's", ex.stream))
+		}
+	}
+	if !f.sleep(ctx, eff.Delay) {
+		return nil, true
+	}
+	if eff.Hold != nil && !f.hold(ctx, ex, eff.Hold) {
+		return nil, true
+	}
+	if eff.Close {
+		return nil, true
+	}
+	var out bytes.Buffer
+	for _, l := range *noise {
+		writeEvent(&out, nil, l)
+	}
+	*noise = nil
+	for _, l := range eff.ToHost {
+		writeEvent(&out, nil, l)
+	}
+	for _, l := range eff.Lines {
+		writeEvent(&out, fields, l)
+	}
+	if len(eff.Later) > 0 {
+		var later bytes.Buffer
+		for _, l := range eff.Later {
+			writeEvent(&later, fields, l)
+		}
+		time.AfterFunc(eff.LaterBy, func() { write(later.Bytes()) })
+	}
+	if eff.Stall > 0 {
+		if err := write(out.Bytes()); err != nil {
+			return nil, true
+		}
+		out.Reset()
+		if !f.sleep(ctx, eff.Stall) {
+			return nil, true
+		}
+	}
+	return out.Bytes(), false
+}
+
+// splitEvent parses an SSE event into its lines other than data (id,
+// event, retry, comments) and its data (the data lines joined by "\n");
+// ok is false when it has no data line.
+func splitEvent(raw []byte) (fields [][]byte, data []byte, ok bool) {
+	var parts [][]byte
+	for _, l := range splitKeep(raw) {
+		l = bytes.TrimRight(l, "\r\n")
+		if len(l) == 0 {
+			continue
+		}
+		if v, found := bytes.CutPrefix(l, []byte("data:")); found {
+			parts = append(parts, bytes.TrimPrefix(v, []byte(" ")))
+			continue
+		}
+		if bytes.Equal(l, []byte("data")) {
+			parts = append(parts, nil)
+			continue
+		}
+		fields = append(fields, l)
+	}
+	if len(parts) == 0 {
+		return fields, nil, false
+	}
+	return fields, bytes.Join(parts, []byte("\n")), true
+}
+
+// messageEvent reports whether an event's type (its event field) is
+// "message", the default: the events that carry JSON-RPC messages.
+func messageEvent(fields [][]byte) bool {
+	for _, l := range fields {
+		if v, ok := bytes.CutPrefix(l, []byte("event:")); ok {
+			return string(bytes.TrimSpace(v)) == "message"
+		}
+	}
+	return true
+}
+
+// writeEvent writes one SSE event: fields, then data, one data line a
+// line of it (an event without an event field is a message).
+func writeEvent(w *bytes.Buffer, fields [][]byte, data []byte) {
+	for _, l := range fields {
+		w.Write(l)
+		w.WriteByte('\n')
+	}
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		w.WriteString("data: ")
+		w.Write(l)
+		w.WriteByte('\n')
+	}
+	w.WriteByte('\n')
+}
+
+// merge is a channel closed when a or b is.
+func merge(a, b <-chan struct{}) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		select {
+		case <-a:
+		case <-b:
+		}
+		close(c)
+	}()
+	return c
+}
+
+// readCloser reads from r and closes c.
+type readCloser struct {
+	io.Reader
+	c io.Closer
+}
+
+func (r readCloser) Close() error { return r.c.Close() }
