@@ -1,0 +1,208 @@
+package tap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+)
+
+// watchPoll is how often a followed recording is looked at for more.
+const watchPoll = 100 * time.Millisecond
+
+// WatchOptions are the flags of sonde watch.
+type WatchOptions struct {
+	JSON bool
+	New  bool   // only what is recorded from now on
+	Dir  string // the sessions folder (tests)
+	// Signals, when set, stops the watch (tests); otherwise SIGINT does.
+	Signals <-chan os.Signal
+}
+
+// NewCmdWatch is `sonde watch`.
+func NewCmdWatch(env *cmdutil.Env) *cobra.Command {
+	var o WatchOptions
+	cmd := &cobra.Command{
+		Use:   "watch [SESSION] [--json] [--new]",
+		Short: "Follow a session sonde tap is recording, live, one line per event",
+		Long: `Follow a session of the sessions folder while sonde tap records it (SESSION: its id, the
+start of one, or a capture file; default: the newest live session): every frame both ways
+with its verdict, each request's outcome and latency, the server's stderr, the notes of
+fault rules, as --trace prints them, from the session's start (--new: from now on). It ends
+when the recording ends (the tap stopped) or on ctrl+c.
+
+--json prints the capture's header, then each record as it is written, one JSON object a
+line: the output is a capture itself (docs/capture-format.md).
+
+  sonde watch                                  the newest live session
+  sonde watch github-20261201-143007-4242 --new
+
+Exit status: 0; 2 for a usage error, no live session, or a file that is not a capture.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			arg := ""
+			if len(args) == 1 {
+				arg = args[0]
+			}
+			return RunWatch(env, &o, arg)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "the capture's records, one JSON object a line")
+	cmd.Flags().BoolVar(&o.New, "new", false, "only what is recorded from now on, not the session so far")
+	return cmd
+}
+
+// RunWatch follows the session named by arg ("" for the newest live one).
+func RunWatch(env *cmdutil.Env, o *WatchOptions, arg string) error {
+	path, pid, err := watchTarget(o, arg)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return cmdutil.Usagef(fmt.Sprintf("sonde watch: %v", err))
+	}
+	defer f.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := o.Signals
+	if sigs == nil {
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, os.Interrupt)
+		defer signal.Stop(c)
+		sigs = c
+	}
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	fr := &followReader{ctx: ctx, f: f, pid: pid}
+	var skipTo int64
+	if o.New {
+		if st, err := f.Stat(); err == nil {
+			skipTo = st.Size()
+		}
+	}
+	rd, err := capture.NewReader(fr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return cmdutil.Usagef(fmt.Sprintf("sonde watch: %s: %v", path, err))
+	}
+	h := rd.Header()
+	if o.JSON {
+		cmdutil.WriteJSON(env.Out, h) // the output reads as a capture
+	} else {
+		fmt.Fprintf(env.Out, "watching %s (%s)\n", filepath.Base(path), watchWhat(h))
+	}
+	for rec, err := range rd.All() {
+		if err != nil {
+			var fe *capture.FormatError
+			if errors.As(err, &fe) {
+				fmt.Fprintf(env.Err, "sonde watch: %v\n", err)
+				continue
+			}
+			break
+		}
+		if rec.Offset < skipTo {
+			continue
+		}
+		if o.JSON {
+			cmdutil.WriteJSON(env.Out, rec)
+		} else if ev, ok, err := h.Event(rec); err == nil && ok {
+			if line := connect.DescribeEvent(ev, h.Start); line != "" {
+				fmt.Fprintln(env.Out, line)
+			}
+		} else if rec.Type == capture.TypeEnd {
+			fmt.Fprintln(env.Out, "the recording ended")
+		}
+		if rec.Type == capture.TypeEnd {
+			break
+		}
+	}
+	return nil
+}
+
+// watchWhat names the server of a capture's header.
+func watchWhat(h capture.Header) string {
+	if h.URL != "" {
+		return h.URL
+	}
+	return strings.Join(h.Command, " ")
+}
+
+// watchTarget finds the recording to follow and the pid of its tap (0
+// when not known: a file named on the command line).
+func watchTarget(o *WatchOptions, arg string) (string, int, error) {
+	dir, err := sessionsDir(o.Dir)
+	if err != nil {
+		return "", 0, err
+	}
+	if arg == "" {
+		sessions, err := ListSessions(dir)
+		if err != nil {
+			return "", 0, cmdutil.Usagef(fmt.Sprintf("sonde watch: the sessions folder: %v", err))
+		}
+		for _, s := range sessions {
+			if s.Live {
+				return s.File, s.TapPID, nil
+			}
+		}
+		return "", 0, cmdutil.Usagef(fmt.Sprintf("sonde watch: no live session in %s (sonde sessions lists them; a host runs sonde tap once sonde wrap set it up)", dir))
+	}
+	path := arg
+	if o.Dir == "" {
+		if path, err = cmdutil.CaptureArg(arg); err != nil {
+			return "", 0, err
+		}
+	} else if _, err := os.Stat(arg); err != nil {
+		path = filepath.Join(dir, strings.TrimSuffix(arg, cmdutil.SessionExt)+cmdutil.SessionExt)
+	}
+	_, _, pid, _ := parseSessionID(strings.TrimSuffix(filepath.Base(path), cmdutil.SessionExt))
+	return path, pid, nil
+}
+
+// followReader reads a file that is still being written: at its end it
+// waits for more (watchPoll), until ctx ends, or the tap that writes it
+// (pid, when known) is gone and nothing more came.
+type followReader struct {
+	ctx context.Context
+	f   *os.File
+	pid int
+}
+
+func (r *followReader) Read(p []byte) (int, error) {
+	for {
+		n, err := r.f.Read(p)
+		if n > 0 || (err != nil && err != io.EOF) {
+			return n, err
+		}
+		if r.pid > 0 && !tapAlive(r.pid) {
+			// The tap is gone: what it wrote before is there now.
+			if n, err = r.f.Read(p); n > 0 {
+				return n, nil
+			}
+			return 0, io.EOF
+		}
+		select {
+		case <-r.ctx.Done():
+			return 0, io.EOF
+		case <-time.After(watchPoll):
+		}
+	}
+}
