@@ -72,6 +72,9 @@ type Options struct {
 	// what the host sent and what the host received (not what the server
 	// wrote), with a note for each rule that fired.
 	Faults *chaos.Engine
+	// Injector, when set, lets a watcher send requests of its own into
+	// the session (inject.go); not with Faults.
+	Injector *Injector
 }
 
 // Stats is what a tap forwarded and what observation missed.
@@ -176,13 +179,21 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 	// host → server: the host's EOF closes the server's stdin. Run does
 	// not wait for it (the host may never close its end).
 	var toServer, toHost, toErr io.Writer = p.Stdin, out, errw
-	observeOut := true
-	if opts.Faults != nil {
+	observeOut, observeIn := true, true
+	var filter *hostFilter
+	switch {
+	case opts.Faults != nil:
 		toServer, toHost, toErr = t.faultWriters(p.Stdin, out, errw)
 		observeOut = false // the host's stdout is observed as written
+	case opts.Injector != nil:
+		opts.Injector.attach(t, p.Stdin)
+		filter = &hostFilter{in: opts.Injector, w: out, max: opts.MaxLineBytes}
+		toServer, toHost = serverWriter{opts.Injector}, filter
+		observeIn = false // serverWriter offers what it writes
+		defer opts.Injector.end()
 	}
 	go func() {
-		n, _ := t.forward(streamIn, in, toServer, nil, true)
+		n, _ := t.forward(streamIn, in, toServer, nil, observeIn)
 		p.Stdin.Close()
 		t.count(streamIn, n)
 	}()
@@ -214,6 +225,10 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 	}
 	p.Stdout.Close()
 	p.Stderr.Close()
+	if filter != nil {
+		filter.flush()
+		opts.Injector.end()
+	}
 	if t.pipe != nil {
 		t.pipe.Close()
 	}

@@ -401,6 +401,8 @@ func RunPrune(env *cmdutil.Env, o *PruneOptions) error {
 			fmt.Fprintf(env.Err, "sonde: %v\n", err)
 			failed = true
 			continue
+		} else {
+			os.Remove(socketPath(s.File)) // left by a tap that was killed
 		}
 		n++
 		freed += s.Size

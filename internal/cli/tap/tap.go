@@ -244,8 +244,19 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "stdio", Command: argv, Redact: red},
 		fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, os.Getpid(), os.Getppid()))
 	noteFaults(obs, faults)
+	var inj *coretap.Injector
+	if obs != nil && o.Record == "" && faults == nil {
+		// A live session in the sessions folder takes sonde inject's
+		// requests through a socket beside its recording.
+		inj = coretap.NewInjector()
+		if stop := serveInjector(inj, socketPath(recPath), env.Err); stop != nil {
+			defer stop()
+		} else {
+			inj = nil
+		}
+	}
 	ended, _, err := coretap.Run(coretap.Options{
-		Argv: argv, Observer: obs, MaxLineBytes: o.MaxLineBytes, Signals: signals, Faults: faults,
+		Argv: argv, Observer: obs, MaxLineBytes: o.MaxLineBytes, Signals: signals, Faults: faults, Injector: inj,
 	}, env.In, env.Out, env.Err)
 	if err != nil && obs != nil {
 		err = obs.SpawnFailed(err, time.Now())

@@ -1,0 +1,195 @@
+package tap
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	coretap "github.com/sonde-mcp/sonde/tap"
+)
+
+// SocketExt names a live session's socket: the recording's name with it
+// in place of .jsonl, in the sessions folder (0700).
+const SocketExt = ".sock"
+
+// maxInjectLine bounds a request a watcher sends through the socket.
+const maxInjectLine = 1 << 20
+
+// socketPath is the socket of the recording at recPath.
+func socketPath(recPath string) string {
+	return strings.TrimSuffix(recPath, cmdutil.SessionExt) + SocketExt
+}
+
+// serveInjector listens on the session's socket and hands each request
+// line a connection sends to inj, writing back the answer (or a JSON-RPC
+// error saying why there is none). It returns a stop function that closes
+// the listener, the connections and removes the socket; nil when the
+// socket could not be made (said once on errw).
+func serveInjector(inj *coretap.Injector, path string, errw io.Writer) func() {
+	os.Remove(path) // a socket left by a tap killed with the same pid and second
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		fmt.Fprintf(errw, "sonde tap: no injection socket (sonde inject will not reach this session): %v\n", err)
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	conns := map[net.Conn]bool{}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				serveInjectConn(ctx, inj, c)
+				mu.Lock()
+				delete(conns, c)
+				mu.Unlock()
+				c.Close()
+			}()
+		}
+	}()
+	return func() {
+		cancel()
+		ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+		os.Remove(path)
+	}
+}
+
+// serveInjectConn answers the requests of one connection, each as it
+// comes (several may wait at once), until it closes or ctx ends.
+func serveInjectConn(ctx context.Context, inj *coretap.Injector, c net.Conn) {
+	var wmu sync.Mutex
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sc := bufio.NewScanner(c)
+	sc.Buffer(make([]byte, 64<<10), maxInjectLine)
+	for sc.Scan() {
+		line := append([]byte(nil), sc.Bytes()...)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answer, err := inj.Inject(ctx, line)
+			if err != nil {
+				id, _ := jsonrpc.ScanID(line)
+				answer, _ = jsonrpc.EncodeError(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "sonde tap: " + err.Error()})
+			}
+			wmu.Lock()
+			defer wmu.Unlock()
+			c.Write(append(answer, '\n'))
+		}()
+	}
+}
+
+// InjectOptions are the flags of sonde inject.
+type InjectOptions struct {
+	Session string
+	Params  string
+	Timeout time.Duration
+	Dir     string // the sessions folder (tests)
+}
+
+// NewCmdInject is `sonde inject`.
+func NewCmdInject(env *cmdutil.Env) *cobra.Command {
+	var o InjectOptions
+	cmd := &cobra.Command{
+		Use:   "inject METHOD [--params JSON] [--session SESSION]",
+		Short: "Send a request of your own into a session sonde tap is running; its answer comes to you, not the host",
+		Long: `Send one request into a live stdio session of sonde tap (--session: its id or the start of
+one; default: the newest live session) and print the server's answer: the result as JSON,
+or the error. The tap writes the request to the server between two of the host's lines,
+never inside one, and only after the host's handshake; it goes under an id of the tap's own,
+and the tap takes its answer out of what the host would read: the host never sees it. The
+recording notes each injected request.
+
+  sonde inject tools/list
+  sonde inject tools/call --params '{"name":"echo","arguments":{"value":"hi"}}'
+  sonde inject ping --session github-20261201-143007-4242
+
+A tap with fault rules (--fault), one that does not record in the sessions folder (--record
+FILE, --no-record), and the HTTP tap (--listen) take no injected requests yet.
+
+Exit status: 0; 2 for a usage error, or no live session that takes requests; 3 when the
+server answered with an error; 4 when no answer came within --timeout; 5 when the tap went
+away first (docs/errors.md).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return RunInject(env, &o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Session, "session", "", "the session's `ID` (or the start of one); default: the newest live session")
+	f.StringVar(&o.Params, "params", "", "the request's params, a JSON object")
+	f.DurationVar(&o.Timeout, "timeout", 30*time.Second, "how long to wait for the answer")
+	return cmd
+}
+
+// RunInject sends one request into a live session and prints its answer.
+func RunInject(env *cmdutil.Env, o *InjectOptions, method string) error {
+	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
+	if o.Params != "" {
+		var p map[string]any
+		if err := json.Unmarshal([]byte(o.Params), &p); err != nil {
+			return cmdutil.Usagef(fmt.Sprintf("--params: want a JSON object: %v", err))
+		}
+		req["params"] = json.RawMessage(o.Params)
+	}
+	path, _, err := watchTarget(&WatchOptions{Dir: o.Dir}, o.Session)
+	if err != nil {
+		return err
+	}
+	conn, err := net.Dial("unix", socketPath(path))
+	if err != nil {
+		return cmdutil.Usagef(fmt.Sprintf("sonde inject: the session %s takes no requests (is it live, a stdio tap recording in the sessions folder, without --fault?): %v", strings.TrimSuffix(path, cmdutil.SessionExt), err))
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(o.Timeout))
+	line, _ := json.Marshal(req)
+	if _, err := conn.Write(append(line, '\n')); err != nil {
+		return &client.Error{Code: client.CodeProcessExit, Message: "sonde inject: the tap went away: " + err.Error(), Err: err}
+	}
+	br := bufio.NewReaderSize(conn, 64<<10)
+	answer, err := br.ReadBytes('\n')
+	if err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return &client.Error{Code: client.CodeTimeout, Message: fmt.Sprintf("sonde inject: no answer within %v", o.Timeout), Err: client.ErrTimeout}
+		}
+		return &client.Error{Code: client.CodeProcessExit, Message: "sonde inject: the tap went away before the answer: " + err.Error(), Err: err}
+	}
+	msg, err := jsonrpc.Decode(answer)
+	if err != nil {
+		return &client.Error{Code: client.CodeProtocol, Message: "sonde inject: the answer is not a JSON-RPC response: " + err.Error(), Err: client.ErrProtocol}
+	}
+	if msg.Error != nil {
+		return &client.Error{Code: client.CodeRemote, Message: fmt.Sprintf("%s: %d %s", method, msg.Error.Code, msg.Error.Message), RPC: msg.Error}
+	}
+	fmt.Fprintln(env.Out, cmdutil.IndentJSON(msg.Result))
+	return nil
+}

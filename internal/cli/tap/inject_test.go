@@ -1,0 +1,61 @@
+package tap_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+)
+
+// TestInjectLive: sonde inject calls a tool in the session a host runs
+// through sonde tap; the answer comes to sonde inject, the host never
+// sees it, and the host's own calls go on; a session that ended takes no
+// requests; a server's error is the command's error.
+func TestInjectLive(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	fx := clitest.NewFixture(t)
+	h := startHost(t, []string{"SONDE_HOME=" + home}, append([]string{os.Args[0], "tap", "--label", "driven", "--"}, fx.Argv()...)...)
+	h.write(initLine)
+	h.await(`"serverInfo"`, 1)
+	h.write(initialized)
+
+	r := clitest.RunSonde(t, "", "inject", "tools/call", "--params", `{"name":"echo","arguments":{"value":"injected by sonde"}}`)
+	clitest.CheckRun(t, r, 0, "")
+	if !strings.Contains(r.Stdout, `"text": "injected by sonde"`) {
+		t.Errorf("stdout:\n%s", r.Stdout)
+	}
+	r = clitest.RunSonde(t, "", "inject", "tools/call", "--params", `{"name":"fail","arguments":{}}`)
+	if r.Code != 3 || !strings.Contains(r.Stderr, "MCP_ERROR") {
+		t.Errorf("a failing call: exit %d\n%s", r.Code, r.Stderr)
+	}
+	h.write(echoCall(2, "the host's own", 0))
+	h.await(`"id":2`, 1)
+	if out := h.stdoutText(); strings.Contains(out, "injected by sonde") || strings.Contains(out, `"id":"sonde-`) {
+		t.Errorf("the host saw an injected answer:\n%s", out)
+	}
+	if n := strings.Count(h.stdoutText(), "\n"); n != 2 {
+		t.Errorf("the host got %d lines, want 2:\n%s", n, h.stdoutText())
+	}
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "driven-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	id := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+	h.stdin.Close()
+	if code := h.wait(); code != 0 {
+		t.Fatalf("tap exit %d\n%s", code, h.stderr())
+	}
+	if n := strings.Count(notes(t, files[0]), "sonde inject: request "); n != 2 {
+		t.Errorf("%d injected requests noted, want 2:\n%s", n, notes(t, files[0]))
+	}
+	if _, err := os.Stat(strings.TrimSuffix(files[0], ".jsonl") + ".sock"); !os.IsNotExist(err) {
+		t.Errorf("the socket is left after the tap ended: %v", err)
+	}
+	r = clitest.RunSonde(t, "", "inject", "ping", "--session", id)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "takes no requests") {
+		t.Errorf("an ended session: exit %d\n%s", r.Code, r.Stderr)
+	}
+}
