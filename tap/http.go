@@ -92,6 +92,7 @@ type Proxy struct {
 	stats    HTTPStats
 	statsMu  sync.Mutex
 	faults   *httpFaults // nil without fault rules
+	session  hostSession // for injected requests (httpinject.go)
 }
 
 // exchange is one request the proxy forwards.
@@ -197,6 +198,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex := &exchange{method: r.Method, start: time.Now(), origin: "http://" + r.Host, reqHdr: r.Header.Clone()}
+	p.session.learn(r)
 	p.statsMu.Lock()
 	p.stats.Exchanges++
 	ex.n = p.stats.Exchanges
@@ -272,6 +274,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	if ex == nil {
 		return nil
 	}
+	p.session.learnAnswer(resp)
 	now := time.Now()
 	ctype := mediaType(resp.Header.Get("Content-Type"))
 	sse := ctype == "text/event-stream"

@@ -18,10 +18,11 @@ import (
 	"github.com/sonde-mcp/sonde/transport"
 )
 
-// faultProxy is an HTTP tap with fault rules in front of the fixture
+// faultProxy is an HTTP tap (with fault rules, when given) in front of the fixture
 // (over HTTP, in this process; json: it answers POSTs with JSON bodies,
 // else with SSE streams), and sonde's own client as the host.
 type faultProxy struct {
+	p      *Proxy
 	c      *client.Client
 	done   func() []client.Event
 	closed sync.Once
@@ -44,7 +45,11 @@ func newFaultProxy(t *testing.T, json bool, rules ...string) *faultProxy {
 	}
 	obs := client.NewObserver(0)
 	sub := obs.Subscribe(1 << 14)
-	p := NewProxy(ProxyOptions{Target: target, Observer: obs, LoopbackOnly: true, Faults: chaos.New(parsed, 1)})
+	var faults *chaos.Engine
+	if len(parsed) > 0 {
+		faults = chaos.New(parsed, 1)
+	}
+	p := NewProxy(ProxyOptions{Target: target, Observer: obs, LoopbackOnly: true, Faults: faults})
 	srv := httptest.NewServer(p)
 	c := client.New(client.Options{Timeout: 10 * time.Second})
 	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: srv.URL + "/mcp", Mode: transport.ModeStreamable})); err != nil {
@@ -53,7 +58,7 @@ func newFaultProxy(t *testing.T, json bool, rules ...string) *faultProxy {
 	if _, err := c.Initialize(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	fp := &faultProxy{c: c}
+	fp := &faultProxy{p: p, c: c}
 	var evs []client.Event
 	fp.done = func() []client.Event {
 		fp.closed.Do(func() {

@@ -17,7 +17,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	coretap "github.com/sonde-mcp/sonde/tap"
 )
 
 // SocketExt names a live session's socket: the recording's name with it
@@ -32,12 +31,18 @@ func socketPath(recPath string) string {
 	return strings.TrimSuffix(recPath, cmdutil.SessionExt) + SocketExt
 }
 
+// injectTarget takes a watcher's requests: a stdio tap's
+// *coretap.Injector or an HTTP tap's *coretap.Proxy.
+type injectTarget interface {
+	Inject(ctx context.Context, req []byte) ([]byte, error)
+}
+
 // serveInjector listens on the session's socket and hands each request
 // line a connection sends to inj, writing back the answer (or a JSON-RPC
 // error saying why there is none). It returns a stop function that closes
 // the listener, the connections and removes the socket; nil when the
 // socket could not be made (said once on errw).
-func serveInjector(inj *coretap.Injector, path string, errw io.Writer) func() {
+func serveInjector(inj injectTarget, path string, errw io.Writer) func() {
 	os.Remove(path) // a socket left by a tap killed with the same pid and second
 	ln, err := net.Listen("unix", path)
 	if err != nil {
@@ -85,7 +90,7 @@ func serveInjector(inj *coretap.Injector, path string, errw io.Writer) func() {
 
 // serveInjectConn answers the requests of one connection, each as it
 // comes (several may wait at once), until it closes or ctx ends.
-func serveInjectConn(ctx context.Context, inj *coretap.Injector, c net.Conn) {
+func serveInjectConn(ctx context.Context, inj injectTarget, c net.Conn) {
 	var wmu sync.Mutex
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -122,7 +127,7 @@ func NewCmdInject(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inject METHOD [--params JSON] [--session SESSION]",
 		Short: "Send a request of your own into a session sonde tap is running; its answer comes to you, not the host",
-		Long: `Send one request into a live stdio session of sonde tap (--session: its id or the start of
+		Long: `Send one request into a live session of sonde tap (--session: its id or the start of
 one; default: the newest live session) and print the server's answer: the result as JSON,
 or the error. The tap writes the request to the server between two of the host's lines,
 never inside one, and only after the host's handshake; it goes under an id of the tap's own,
@@ -133,8 +138,10 @@ recording notes each injected request.
   sonde inject tools/call --params '{"name":"echo","arguments":{"value":"hi"}}'
   sonde inject ping --session github-20261201-143007-4242
 
-A tap with fault rules (--fault), one that does not record in the sessions folder (--record
-FILE, --no-record), and the HTTP tap (--listen) take no injected requests yet.
+Over HTTP (sonde tap --listen), the request is a POST of its own to the server, in the host's
+session (its Mcp-Session-Id, protocol version and credentials), once the host has opened one;
+its answer comes back on that POST. A tap with fault rules (--fault), and one that does not
+record in the sessions folder (--record FILE, --no-record), take no injected requests.
 
 Exit status: 0; 2 for a usage error, or no live session that takes requests; 3 when the
 server answered with an error; 4 when no answer came within --timeout; 5 when the tap went
@@ -167,7 +174,7 @@ func RunInject(env *cmdutil.Env, o *InjectOptions, method string) error {
 	}
 	conn, err := net.Dial("unix", socketPath(path))
 	if err != nil {
-		return cmdutil.Usagef(fmt.Sprintf("sonde inject: the session %s takes no requests (is it live, a stdio tap recording in the sessions folder, without --fault?): %v", strings.TrimSuffix(path, cmdutil.SessionExt), err))
+		return cmdutil.Usagef(fmt.Sprintf("sonde inject: the session %s takes no requests (is it live, a tap recording in the sessions folder, without --fault?): %v", strings.TrimSuffix(path, cmdutil.SessionExt), err))
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(o.Timeout))

@@ -1,12 +1,16 @@
 package tap_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // TestInjectLive: sonde inject calls a tool in the session a host runs
@@ -57,5 +61,39 @@ func TestInjectLive(t *testing.T) {
 	r = clitest.RunSonde(t, "", "inject", "ping", "--session", id)
 	if r.Code != 2 || !strings.Contains(r.Stderr, "takes no requests") {
 		t.Errorf("an ended session: exit %d\n%s", r.Code, r.Stderr)
+	}
+}
+
+// TestInjectHTTP: sonde inject into a session a host runs through the
+// HTTP tap: the answer comes to sonde inject, the host's client sees
+// nothing of it and goes on.
+func TestInjectHTTP(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	tap := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "remote")
+	c := client.New(client.Options{Timeout: 10 * time.Second})
+	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: transport.ModeStreamable})); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := clitest.RunSonde(t, "", "inject", "tools/call", "--params", `{"name":"echo","arguments":{"value":"injected over http"}}`)
+	clitest.CheckRun(t, r, 0, "")
+	if !strings.Contains(r.Stdout, `"text": "injected over http"`) {
+		t.Errorf("stdout:\n%s", r.Stdout)
+	}
+	if _, err := c.ListTools(context.Background()); err != nil {
+		t.Fatalf("the host's call after: %v", err)
+	}
+	if s := c.Stats(); s.Unknown+s.Malformed+s.Duplicate != 0 {
+		t.Errorf("the host saw something: %+v", s)
+	}
+	c.Close()
+	tap.stop(t)
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "remote-*.jsonl"))
+	if len(files) != 1 || !strings.Contains(notes(t, files[0]), "sonde inject: request ") {
+		t.Fatalf("sessions %v: the injected request is not noted", files)
 	}
 }

@@ -83,6 +83,11 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	proxy := coretap.NewProxy(coretap.ProxyOptions{
 		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err, Faults: faults,
 	})
+	if obs != nil && o.Record == "" && faults == nil {
+		if stop := serveInjector(proxy, socketPath(recPath), env.Err); stop != nil {
+			defer stop()
+		}
+	}
 	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
 	hostURL := (&url.URL{Scheme: "http", Host: ln.Addr().String(), Path: target.Path, RawQuery: target.RawQuery}).String()
 	fmt.Fprintf(env.Out, "listening on %s\n", hostURL)
