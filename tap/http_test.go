@@ -74,14 +74,27 @@ func newUpstream(t *testing.T) *upstream {
 // and returns the events observed.
 func newTestProxy(t *testing.T, up *upstream) (string, func() []client.Event) {
 	target, _ := url.Parse(up.srv.URL)
+	base, _, done := serveProxy(t, ProxyOptions{Target: target, LoopbackOnly: true})
+	return base, done
+}
+
+// serveProxy serves a proxy with opts on loopback, observed; done (also
+// run at the test's end) runs first (when set), closes the proxy, and
+// returns the events observed.
+func serveProxy(t *testing.T, opts ProxyOptions, first ...func()) (string, *Proxy, func() []client.Event) {
 	obs := client.NewObserver(0)
 	sub := obs.Subscribe(1 << 14)
-	p := NewProxy(ProxyOptions{Target: target, Observer: obs, LoopbackOnly: true})
+	opts.Observer = obs
+	p := NewProxy(opts)
 	srv := httptest.NewServer(p)
 	var once sync.Once
 	var evs []client.Event
 	done := func() []client.Event {
 		once.Do(func() {
+			for _, f := range first {
+				f()
+			}
+			srv.CloseClientConnections()
 			srv.Close()
 			p.Close()
 			obs.Close()
@@ -92,7 +105,7 @@ func newTestProxy(t *testing.T, up *upstream) (string, func() []client.Event) {
 		return evs
 	}
 	t.Cleanup(func() { done() })
-	return srv.URL, done
+	return srv.URL, p, done
 }
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,10 +20,9 @@ import (
 // (over HTTP, in this process; json: it answers POSTs with JSON bodies,
 // else with SSE streams), and sonde's own client as the host.
 type faultProxy struct {
-	p      *Proxy
-	c      *client.Client
-	done   func() []client.Event
-	closed sync.Once
+	p    *Proxy
+	c    *client.Client
+	done func() []client.Event
 }
 
 func newFaultProxy(t *testing.T, json bool, rules ...string) *faultProxy {
@@ -43,37 +40,19 @@ func newFaultProxy(t *testing.T, json bool, rules ...string) *faultProxy {
 		}
 		parsed = append(parsed, r)
 	}
-	obs := client.NewObserver(0)
-	sub := obs.Subscribe(1 << 14)
 	var faults *chaos.Engine
 	if len(parsed) > 0 {
 		faults = chaos.New(parsed, 1)
 	}
-	p := NewProxy(ProxyOptions{Target: target, Observer: obs, LoopbackOnly: true, Faults: faults})
-	srv := httptest.NewServer(p)
 	c := client.New(client.Options{Timeout: 10 * time.Second})
-	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: srv.URL + "/mcp", Mode: transport.ModeStreamable})); err != nil {
+	base, p, done := serveProxy(t, ProxyOptions{Target: target, LoopbackOnly: true, Faults: faults}, func() { c.Close() })
+	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: base + "/mcp", Mode: transport.ModeStreamable})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Initialize(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	fp := &faultProxy{p: p, c: c}
-	var evs []client.Event
-	fp.done = func() []client.Event {
-		fp.closed.Do(func() {
-			c.Close()
-			srv.CloseClientConnections()
-			srv.Close()
-			p.Close()
-			obs.Close()
-			for ev := range sub.C {
-				evs = append(evs, ev)
-			}
-		})
-		return evs
-	}
-	t.Cleanup(func() { fp.done() })
+	fp := &faultProxy{p: p, c: c, done: done}
 	return fp
 }
 

@@ -20,10 +20,7 @@ import (
 func TestInjectLive(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SONDE_HOME", home)
-	fx := clitest.NewFixture(t)
-	h := startHost(t, []string{"SONDE_HOME=" + home}, append([]string{os.Args[0], "tap", "--label", "driven", "--"}, fx.Argv()...)...)
-	h.write(initLine)
-	h.await(`"serverInfo"`, 1)
+	h := liveTap(t, home, "driven")
 	h.write(initialized)
 
 	r := clitest.RunSonde(t, "", "inject", "tools/call", "--params", `{"name":"echo","arguments":{"value":"injected by sonde"}}`)
@@ -96,4 +93,16 @@ func TestInjectHTTP(t *testing.T) {
 	if len(files) != 1 || !strings.Contains(notes(t, files[0]), "sonde inject: request ") {
 		t.Fatalf("sessions %v: the injected request is not noted", files)
 	}
+}
+
+// liveTap starts a host running the fixture through sonde tap --label
+// label, recording in home's sessions folder, and does the handshake's
+// first half (initialize answered).
+func liveTap(t *testing.T, home, label string) *host {
+	t.Helper()
+	fx := clitest.NewFixture(t)
+	h := startHost(t, []string{"SONDE_HOME=" + home}, append([]string{os.Args[0], "tap", "--label", label, "--"}, fx.Argv()...)...)
+	h.write(initLine)
+	h.await(`"serverInfo"`, 1)
+	return h
 }

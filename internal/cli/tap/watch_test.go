@@ -22,10 +22,7 @@ func TestWatchLive(t *testing.T) {
 	r := clitest.RunSonde(t, "", "watch")
 	clitest.CheckRun(t, r, 2, "sonde: sonde watch: no live session in "+filepath.Join(home, "sessions")+" (sonde sessions lists them; a host runs sonde tap once sonde wrap set it up)\n")
 
-	fx := clitest.NewFixture(t)
-	h := startHost(t, []string{"SONDE_HOME=" + home}, append([]string{os.Args[0], "tap", "--label", "watched", "--"}, fx.Argv()...)...)
-	h.write(initLine)
-	h.await(`"serverInfo"`, 1)
+	h := liveTap(t, home, "watched")
 
 	watch := exec.Command(os.Args[0], "watch")
 	watch.Env = append(os.Environ(), clitest.ChildEnv()...)
