@@ -29,11 +29,9 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	if o.Listen == "" || o.Target == "" {
 		return cmdutil.Usagef("tap --listen ADDR needs --target URL, and --target needs --listen")
 	}
-	if o.MaxLineBytes <= 0 {
-		return cmdutil.Usagef("--max-line-bytes must be positive")
-	}
-	if o.NoRecord && o.Record != "" {
-		return cmdutil.Usagef("--record and --no-record cannot be used together")
+	red, faults, err := common(o)
+	if err != nil {
+		return err
 	}
 	target, err := url.Parse(o.Target)
 	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
@@ -48,14 +46,6 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	loopback := coretap.IsLoopbackAddr(o.Listen)
 	if !loopback && !o.AllowRemote {
 		return cmdutil.Usagef(fmt.Sprintf("--listen %q is not a loopback address: anyone who can reach it could use the server through the tap; add --allow-remote to mean it", o.Listen))
-	}
-	red, err := redactor(o)
-	if err != nil {
-		return err
-	}
-	faults, err := faultEngine(o)
-	if err != nil {
-		return err
 	}
 	label := o.Label
 	if label == "" {

@@ -216,17 +216,7 @@ func faultEngine(o *Options) (*chaos.Engine, error) {
 
 // Run taps args (the server's argv) on env's streams.
 func Run(env *cmdutil.Env, o *Options, argv []string) error {
-	if o.MaxLineBytes <= 0 {
-		return cmdutil.Usagef("--max-line-bytes must be positive")
-	}
-	if o.NoRecord && o.Record != "" {
-		return cmdutil.Usagef("--record and --no-record cannot be used together")
-	}
-	red, err := redactor(o)
-	if err != nil {
-		return err
-	}
-	faults, err := faultEngine(o)
+	red, faults, err := common(o)
 	if err != nil {
 		return err
 	}
@@ -278,6 +268,26 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 		return &cmdutil.ExitStatus{Code: ended.Status}
 	}
 	return nil
+}
+
+// common checks the flags both taps have and builds the recording's
+// redaction and the fault rules from them.
+func common(o *Options) (*capture.Redactor, *chaos.Engine, error) {
+	if o.MaxLineBytes <= 0 {
+		return nil, nil, cmdutil.Usagef("--max-line-bytes must be positive")
+	}
+	if o.NoRecord && o.Record != "" {
+		return nil, nil, cmdutil.Usagef("--record and --no-record cannot be used together")
+	}
+	red, err := redactor(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	faults, err := faultEngine(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return red, faults, nil
 }
 
 // redactor is the recording's redaction: the values of the environment's
