@@ -1,10 +1,12 @@
 package peertest
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Inspector returns a command running the official Inspector's CLI
@@ -37,4 +39,26 @@ func node22(t testing.TB, name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(node, append([]string{bin}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return cmd
+}
+
+// Run runs cmd (at most 60 s, then it is killed and the test fails) and
+// returns its stdout, its stderr and whether it succeeded.
+func Run(t testing.TB, cmd *exec.Cmd) (string, string, bool) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return stdout.String(), stderr.String(), err == nil
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s did not end in 60s\nstdout: %s\nstderr: %s", cmd.Args, stdout.String(), stderr.String())
+	}
+	return "", "", false
 }

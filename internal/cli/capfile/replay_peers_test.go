@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/peertest"
@@ -78,32 +77,10 @@ func runInspector(t *testing.T, capture string, serveArgs []string, args ...stri
 	// goes first (--tool-arg takes every argument after it).
 	if strings.HasPrefix(capture, "http://") {
 		cmd := peertest.Inspector(t, append([]string{capture}, args...)...)
-		return runCmd(t, cmd)
+		return peertest.Run(t, cmd)
 	}
 	cli = append(append(cli, args...), "--", os.Args[0], "replay", "--serve", capture)
-	return runCmd(t, peertest.Inspector(t, append(cli, serveArgs...)...))
-}
-
-// runCmd runs cmd (at most 60 s) and returns its stdout, its stderr and
-// whether it succeeded.
-func runCmd(t *testing.T, cmd *exec.Cmd) (string, string, bool) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return stdout.String(), stderr.String(), err == nil
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("%s did not end in 60s\nstdout: %s\nstderr: %s", cmd.Args, stdout.String(), stderr.String())
-	}
-	return "", "", false
+	return peertest.Run(t, peertest.Inspector(t, append(cli, serveArgs...)...))
 }
 
 // TestReplayServeInspector: the official Inspector's CLI (as a user runs
