@@ -73,9 +73,10 @@ func (h *Handler) Close() {
 // session's router (its Write).
 type httpSession struct {
 	id     string
-	legacy bool // HTTP+SSE: every line goes to the GET stream
-	in     *io.PipeWriter
-	done   chan struct{} // closed when the mock ended
+	legacy bool           // HTTP+SSE: every line goes to the GET stream
+	in     *io.PipeWriter // the mock's input; closing it ends the mock
+	to     io.Writer      // where a client's message goes: in, or Options.Wrap's writer
+	done   chan struct{}  // closed when the mock ended
 	log    io.Writer
 
 	mu      sync.Mutex
@@ -113,14 +114,20 @@ func (h *Handler) newSession(legacy, shared bool) *httpSession {
 		id = hex.EncodeToString(b)
 	}
 	pr, pw := io.Pipe()
-	s := &httpSession{id: id, legacy: legacy, in: pw, done: make(chan struct{}), log: h.o.Log, pending: map[string]*stream{}}
+	s := &httpSession{id: id, legacy: legacy, in: pw, to: pw, done: make(chan struct{}), log: h.o.Log, pending: map[string]*stream{}}
+	var out io.Writer = s
+	unwrap := func() {}
+	if h.o.Wrap != nil {
+		s.to, out, unwrap = h.o.Wrap(pw, s)
+	}
 	h.mu.Lock()
 	h.sessions[s.id] = s
 	h.mu.Unlock()
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		err := Serve(h.ctx, h.script, pr, s, h.o)
+		err := Serve(h.ctx, h.script, pr, out, h.o)
+		unwrap()
 		pr.CloseWithError(io.ErrClosedPipe)
 		var exit *ExitError
 		if errors.As(err, &exit) {
@@ -142,8 +149,13 @@ func (h *Handler) newSession(legacy, shared bool) *httpSession {
 // Write routes one line the mock wrote: a response to the POST waiting for
 // it; anything else to the newest open POST stream, else the GET stream,
 // else nowhere (logged). A line that is not JSON cannot travel over HTTP.
+//
+// Several lines in one Write (what a fault rule made of one line: copies,
+// noise before it) travel together, routed by the last one, and reach the
+// client in one write: a copy of an answer comes before its stream ends.
 func (s *httpSession) Write(p []byte) (int, error) {
-	line := bytes.TrimRight(p, "\r\n")
+	lines := bytes.TrimRight(p, "\r\n")
+	line := lines[bytes.LastIndexByte(lines, '\n')+1:]
 	msg, err := jsonrpc.Decode(line)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,7 +163,7 @@ func (s *httpSession) Write(p []byte) (int, error) {
 		fmt.Fprintf(s.log, "sonde replay: session %s: a recorded line that is not a JSON-RPC message cannot be sent over HTTP: dropped: %.60q\n", s.id, line)
 		return len(p), nil
 	}
-	out := append([]byte(nil), line...)
+	out := append([]byte(nil), lines...)
 	if s.legacy {
 		if s.get == nil || !s.get.send(out) {
 			fmt.Fprintf(s.log, "sonde replay: session %s: no SSE stream: dropped %.60q\n", s.id, line)
@@ -213,7 +225,7 @@ func (s *httpSession) deliver(body []byte) error {
 	buf.WriteByte('\n')
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
-	_, err := s.in.Write(buf.Bytes())
+	_, err := s.to.Write(buf.Bytes())
 	return err
 }
 
@@ -370,13 +382,20 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	started := false
 	for {
 		select {
-		case line := <-st.ch:
-			m, _ := jsonrpc.Decode(line)
-			final := m.Kind == jsonrpc.KindResponse && m.ID.String() == key
+		case lines := <-st.ch:
+			final := false
+			for line := range bytes.SplitSeq(lines, []byte("\n")) {
+				m, _ := jsonrpc.Decode(line)
+				if m.Kind == jsonrpc.KindResponse && m.ID.String() == key {
+					if !sse && !final {
+						w.Header().Set("Content-Type", "application/json")
+						w.Write(line)
+					}
+					final = true
+				}
+			}
 			if !sse {
 				if final {
-					w.Header().Set("Content-Type", "application/json")
-					w.Write(line)
 					return
 				}
 				continue
@@ -387,7 +406,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(http.StatusOK)
 				started = true
 			}
-			fmt.Fprintf(w, "event: message\ndata: %s\n\n", line)
+			writeEvents(w, lines)
 			if flusher != nil {
 				flusher.Flush()
 			}
@@ -409,6 +428,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+	}
+}
+
+// writeEvents writes each line of lines as an SSE message event.
+func writeEvents(w io.Writer, lines []byte) {
+	for line := range bytes.SplitSeq(lines, []byte("\n")) {
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", line)
 	}
 }
 
@@ -457,8 +483,8 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, s *httpSession, f
 	}
 	for {
 		select {
-		case line := <-st.ch:
-			fmt.Fprintf(w, "event: message\ndata: %s\n\n", line)
+		case lines := <-st.ch:
+			writeEvents(w, lines)
 			if flusher != nil {
 				flusher.Flush()
 			}

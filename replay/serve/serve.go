@@ -51,6 +51,12 @@ type Options struct {
 	// is not a loopback name or address: a web page cannot reach the mock
 	// through DNS rebinding.
 	LoopbackOnly bool
+	// Wrap (HTTP), when set, stands between each session's client and its
+	// mock: it gets where the client's lines go (the mock's input) and
+	// where the mock's lines go (the session's streams) and returns the
+	// writers to use instead, and a function run when the session ends
+	// (sonde replay --serve --listen --fault puts the fault rules there).
+	Wrap func(toMock, toClient io.Writer) (io.Writer, io.Writer, func())
 }
 
 // ExitError is what Serve returns when it played the recorded server's own

@@ -34,7 +34,7 @@ type ReplayOptions struct {
 	Session     int
 	Listen      string
 	AllowRemote bool
-	// --fault, --faults, --seed (stdio --serve; docs/chaos.md).
+	// --fault, --faults, --seed (--serve, stdio and --listen; docs/chaos.md).
 	Faults     []string
 	FaultsFile string
 	Seed       uint64
@@ -85,9 +85,9 @@ func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
       --session N serves one session of a capture that restarted the server.
       --listen ADDR serves Streamable HTTP on http://ADDR/mcp and legacy HTTP+SSE on /sse,
       a fresh mock per client session; a non-loopback ADDR needs --allow-remote.
-      --fault RULE, --faults FILE, --seed N (stdio): fault rules between the client and
-      the mock, as sonde tap has them (docs/chaos.md); each rule that fires says so on
-      stderr. A mock of a recorded bug that also drops, delays or corrupts on purpose.
+      --fault RULE, --faults FILE, --seed N: fault rules between the client and the mock
+      (over HTTP, between each client session and its mock), as sonde tap has them
+      (docs/chaos.md); each rule that fires says so on stderr. A mock of a recorded bug that also drops, delays or corrupts on purpose.
       Use it as the server command of any client: sonde -- sonde replay --serve bug.jsonl
 
   sonde replay --against FILE -- COMMAND [ARG...]   (or --url URL)
@@ -157,8 +157,8 @@ Matching, timing and the diff are described in docs/replay.md.
 	fs.StringVar(&o.Listen, "listen", "", "with --serve: serve the mock over HTTP on `ADDR` (host:port; Streamable HTTP on /mcp, legacy HTTP+SSE on /sse) instead of stdio; loopback only unless --allow-remote")
 	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "with --listen: accept an address that is not loopback (the mock answers anyone who can reach it)")
 	fs.IntVar(&o.Session, "session", 0, "with --serve: serve only the capture's session `N` (1 for the first; a restart starts the next); 0: all as one pool")
-	fs.StringArrayVar(&o.Faults, "fault", nil, "with --serve (stdio): a fault rule on the mock's traffic, RULE = action:match,options (repeatable; docs/chaos.md)")
-	fs.StringVar(&o.FaultsFile, "faults", "", "with --serve (stdio): read fault rules from `FILE`, one a line")
+	fs.StringArrayVar(&o.Faults, "fault", nil, "with --serve: a fault rule on the mock's traffic, RULE = action:match,options (repeatable; docs/chaos.md)")
+	fs.StringVar(&o.FaultsFile, "faults", "", "with --serve: read fault rules from `FILE`, one a line")
 	fs.Uint64Var(&o.Seed, "seed", 0, "with --fault: the seed of the rules' draws (default: a new one, said on stderr)")
 	fs.StringArrayVar(&o.Ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
 	return cmd
@@ -214,11 +214,11 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 	if err != nil {
 		return cmdutil.Usagef(err.Error())
 	}
-	if faults != nil && o.Listen != "" {
-		return cmdutil.Usagef("--fault works on the stdio mock (not yet with --listen)")
-	}
 	so := serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes), Strict: f.Strict, Repeat: repeat, Session: o.Session}
 	if o.Listen != "" {
+		if faults != nil {
+			so.Wrap = faultWrap(env, faults, int(f.MaxLineBytes))
+		}
 		return listenServe(cmd.Context(), env, o, script, so)
 	}
 	in, out := env.In, env.Out
@@ -258,6 +258,23 @@ func faultPipe(env *cmdutil.Env, faults *chaos.Engine, maxLine int) (in io.Reade
 		_ = p.ToHost.End()
 		p.Close()
 		_ = pr.Close()
+	}
+}
+
+// faultWrap puts fault rules between each HTTP client of the mock and its
+// session (serve.Options.Wrap): the client's messages reach the mock, and
+// the mock's lines reach the client's streams, a line at a time through
+// the rules; each rule that fires says so on stderr.
+func faultWrap(env *cmdutil.Env, faults *chaos.Engine, maxLine int) func(toMock, toClient io.Writer) (io.Writer, io.Writer, func()) {
+	fmt.Fprintf(env.Err, "sonde replay: fault rules on (--seed %d)\n", faults.Seed())
+	return func(toMock, toClient io.Writer) (io.Writer, io.Writer, func()) {
+		p := faults.NewPipe(toMock, toClient, env.Err, maxLine, chaos.Hooks{Note: func(s string) {
+			fmt.Fprintln(env.Err, "sonde replay: "+s)
+		}})
+		return p.ToServer, p.ToHost, func() {
+			_ = p.ToHost.End()
+			p.Close()
+		}
 	}
 }
 

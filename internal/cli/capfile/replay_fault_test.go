@@ -40,3 +40,24 @@ func TestReplayServeFault(t *testing.T) {
 		t.Errorf("bad rule: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
+
+// TestReplayServeFaultHTTP: the same over HTTP (--listen): an error rule
+// answers the call in the mock's place; answers sent twice reach the
+// client's recording as a duplicate lint finds.
+func TestReplayServeFaultHTTP(t *testing.T) {
+	orig, _ := record(t, "", []string{"call", "echo", "--args", `{"value":"hi"}`})
+	base := listenMock(t, orig, "--fault", "error:to-server,tool=echo,code=-32001,message=boom over http")
+	r := clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"hi"}`, "--url", base+"/mcp")
+	if r.Code != cmdutil.ExitRemote || !strings.Contains(r.Stderr, "boom over http") {
+		t.Errorf("error rule: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
+	}
+	base = listenMock(t, orig, "--fault", "duplicate:to-host,tool=echo,kind=response")
+	replayed := filepath.Join(t.TempDir(), "replayed.jsonl")
+	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"hi"}`, "--url", base+"/mcp", "--record", replayed)
+	if r.Code != cmdutil.ExitOK || r.Stdout != "hi\n" {
+		t.Fatalf("duplicate: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
+	}
+	if lint := clitest.RunSonde(t, "", "lint", replayed); lint.Code != 1 || !strings.Contains(lint.Stdout, " duplicate-response\n") {
+		t.Errorf("lint: exit %d\n%s", lint.Code, lint.Stdout)
+	}
+}
