@@ -250,3 +250,22 @@ func TestSondeHomeSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselines: the baselines are beside the sessions on every OS, and
+// under SONDE_HOME when it is set.
+func TestBaselines(t *testing.T) {
+	for _, tc := range []struct{ goos, home, sondeHome, want string }{
+		{"linux", "/home/ada", "", "/home/ada/.local/state/sonde/baselines"},
+		{"darwin", "/Users/ada", "", "/Users/ada/Library/Application Support/sonde/baselines"},
+		{"windows", `C:\Users\ada`, "", `C:\Users\ada\AppData\Local\sonde\baselines`},
+		{"linux", "/home/ada", "/srv/sonde", "/srv/sonde/baselines"},
+	} {
+		got, err := For(tc.goos, tc.home, env(map[string]string{"SONDE_HOME": tc.sondeHome}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Baselines != tc.want {
+			t.Errorf("%s, SONDE_HOME=%q: baselines %q, want %q", tc.goos, tc.sondeHome, got.Baselines, tc.want)
+		}
+	}
+}
