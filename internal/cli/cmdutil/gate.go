@@ -25,6 +25,7 @@ type GateFlags struct {
 	Format string
 	FailOn string
 	Label  string
+	failOn gate.FailOn
 }
 
 // FailOnHelp explains --fail-on's kinds, for the help of lint and check.
@@ -48,6 +49,9 @@ func (g *GateFlags) Register(fs *pflag.FlagSet, failOn string) {
 	fs.StringVar(&g.Label, "label", "", "the server label of the baseline for --fail-on drift (default: the server's name)")
 }
 
+// FailOnSet is --fail-on as Parse read it.
+func (g *GateFlags) FailOnSet() gate.FailOn { return g.failOn }
+
 // Parse checks --format (--json is --format json) and returns --fail-on.
 func (g *GateFlags) Parse(asJSON bool) (gate.FailOn, error) {
 	if asJSON {
@@ -63,6 +67,7 @@ func (g *GateFlags) Parse(asJSON bool) (gate.FailOn, error) {
 	if err != nil {
 		return nil, Usagef(err.Error())
 	}
+	g.failOn = f
 	return f, nil
 }
 
