@@ -64,8 +64,12 @@ type Store struct{ Dir string }
 
 // fileName maps a label to a file name: letters, digits, '.', '-' and '_'
 // are kept, every other byte is %XX (so distinct labels never share a
-// file, and none escapes the folder).
+// file, and none escapes the folder); the empty label is "%" (which no
+// other label's name is).
 func fileName(label string) string {
+	if label == "" {
+		return "%.json"
+	}
 	var b strings.Builder
 	for i := 0; i < len(label); i++ {
 		ch := label[i]

@@ -140,3 +140,36 @@ func TestCheckGates(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDrift: a baseline where echo is read-only, accepted from a
+// recorded check; a live check of the fixture (echo without hints) with
+// --fail-on drift names the rug-pull and fails, and passes without it.
+func TestCheckDrift(t *testing.T) {
+	t.Setenv("SONDE_HOME", t.TempDir())
+	rec := filepath.Join(t.TempDir(), "c.jsonl")
+	f := clitest.NewFixture(t)
+	if r := clitest.RunSonde(t, "", f.Cmd([]string{"check", "--record", rec})...); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted := filepath.Join(t.TempDir(), "trusted.jsonl")
+	text := strings.ReplaceAll(string(data), `\"name\":\"echo\",`, `\"name\":\"echo\",\"annotations\":{\"readOnlyHint\":true},`)
+	if err := os.WriteFile(trusted, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := clitest.RunSonde(t, "", "baseline", "accept", trusted); r.Code != 0 {
+		t.Fatal(r.Stdout, r.Stderr)
+	}
+	f = clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"check", "--fail-on", "drift"})...)
+	if r.Code != cmdutil.ExitToolError || !strings.Contains(r.Stdout, "  FAIL tool-drift        tool echo: a read-only tool turned destructive (annotations.readOnlyHint true → false)\n") {
+		t.Errorf("check --fail-on drift: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	f = clitest.NewFixture(t)
+	if r := clitest.RunSonde(t, "", f.Cmd([]string{"check"})...); r.Code != 0 {
+		t.Errorf("check without --fail-on drift: %d\n%s", r.Code, r.Stdout)
+	}
+}
