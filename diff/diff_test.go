@@ -112,8 +112,8 @@ func TestCompareCalls(t *testing.T) {
 	}
 	b := []*CallGroup{
 		group("echo", `{"v":1}`, 100*time.Millisecond, map[string]int{"tool-error": 2}),
-		group("echo", `{"v":2}`, 400*time.Millisecond, ok), // +300ms, 4x: slower
-		group("echo", `{"v":3}`, 50*time.Millisecond, ok),  // -50ms: under 100ms
+		group("echo", `{"v":2}`, 400*time.Millisecond, ok),  // +300ms, 4x: slower
+		group("echo", `{"v":3}`, 50*time.Millisecond, ok),   // -50ms: under 100ms
 		group("echo", `{"v":4}`, 1200*time.Millisecond, ok), // +200ms but 1.2x
 		group("echo", `{"v":5}`, 5*time.Millisecond, ok),
 		group("new", `{}`, time.Millisecond, ok),
