@@ -260,10 +260,19 @@ func reportCheck(env *cmdutil.Env, o *CheckOptions, steps []checkStep, wire *str
 		}
 		fmt.Fprintf(env.Out, "  %s %-17s %s\n", mark, r.ID, textfmt.Escape(detail))
 	}
+	counts := map[string]int{}
 	for _, res := range failed {
-		if !isContract(res.Rule) {
+		counts[res.Rule]++
+	}
+	for _, res := range failed {
+		switch n := counts[res.Rule]; {
+		case isContract(res.Rule) || n == 0:
+		case n == 1:
 			fmt.Fprintf(env.Out, "  FAIL %-17s %s\n", res.Rule, textfmt.Escape(res.Message))
+		default:
+			fmt.Fprintf(env.Out, "  FAIL %-17s %d results; the first: %s\n", res.Rule, n, textfmt.Escape(res.Message))
 		}
+		counts[res.Rule] = 0
 	}
 	return status
 }

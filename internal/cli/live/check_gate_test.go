@@ -84,7 +84,7 @@ func TestCheckContracts(t *testing.T) {
 func TestCheckGates(t *testing.T) {
 	f := clitest.NewFixture(t)
 	r := clitest.RunSonde(t, "", f.Cmd([]string{"check", "--fail-on", "must"}, "--fault", "stdout-noise")...)
-	if r.Code != cmdutil.ExitToolError || !strings.Contains(r.Stdout, "  FAIL not-json          line on stdout is not JSON: servers must log to stderr\n") {
+	if r.Code != cmdutil.ExitToolError || !strings.Contains(r.Stdout, "  FAIL not-json          3 results; the first: line on stdout is not JSON: servers must log to stderr\n") {
 		t.Errorf("--fail-on must with noise: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	f = clitest.NewFixture(t)
