@@ -49,13 +49,16 @@ func NewCollector(command, target, artifact string, failOn FailOn) *Collector {
 	}
 }
 
-// Add folds one event; line is its line in the capture (0 for none).
-func (c *Collector) Add(ev client.Event, line int) {
+// Add folds one event; line is its line in the capture (0 for none). It
+// returns lint's findings for the event (the linter's slice, reused by the
+// next call: copy what you keep).
+func (c *Collector) Add(ev client.Event, line int) []lint.Finding {
 	if c.cur == nil || diff.StartsSession(ev) && c.started() {
 		c.begin(ev)
 	}
 	c.last = ev
-	for _, f := range c.linter.Check(ev) {
+	found := c.linter.Check(ev)
+	for _, f := range found {
 		c.add(Result{Rule: f.Rule, Message: f.Detail, Seq: f.Seq, Line: line, Method: f.Method, ID: idText(f.ID.IsValid(), f.ID.String()), Time: f.Time})
 	}
 	tools := len(c.defs.Session().Tools)
@@ -83,6 +86,7 @@ func (c *Collector) Add(ev client.Event, line int) {
 	if ev.Kind == client.EvRequest && ev.Req != nil && ev.Req.Dir == client.Out {
 		c.outcome(ev, line)
 	}
+	return found
 }
 
 // started reports whether the current session has seen anything but its

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/diff"
 	"github.com/sonde-mcp/sonde/internal/capturetest"
 )
 
@@ -318,5 +319,62 @@ func TestSessionsSplit(t *testing.T) {
 	rep := c.Report()
 	if len(rep.Sessions) != 2 || rep.Sessions[1].Name != "session 2" {
 		t.Fatalf("%+v", rep.Sessions)
+	}
+}
+
+// TestSARIFCheckShape: a report as sonde check makes it (no capture:
+// methods as logical locations; contracts; drift with a baseline, and a
+// session skipping it) is valid SARIF too, and JUnit marks the skipped
+// rule.
+func TestSARIFCheckShape(t *testing.T) {
+	path := recordMixed(t)
+	c := NewCollector("sonde check", "./server", "", mustFailOn(t, "drift"))
+	for _, ev := range capturetest.Events(t, path) {
+		c.Add(ev, 0)
+	}
+	dir := t.TempDir()
+	st := Store{Dir: dir}
+	views := c.Views()
+	if len(views) != 1 || len(views[0].Tools) == 0 {
+		t.Fatalf("views: %+v", views)
+	}
+	b := NewBaseline("sonde-fixture", path, views[0], time.Now())
+	b.Tools = b.Tools[1:] // one tool more than trusted
+	if _, err := st.Save(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckDrift(st, func(s *diff.Session) string { return s.Server.Name }); err != nil {
+		t.Fatal(err)
+	}
+	rep := c.Report()
+	con := &Contracts{ExpectTools: []string{"nope"}, ToolsCount: -1}
+	rep.AddChecked(con.Rules(), con.Tools([]string{"echo"}, true))
+	if !rep.Failed() || len(rep.Failures()) != 2 {
+		t.Fatalf("failures: %+v", rep.Failures())
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteSARIF(&buf, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	if err := validate(t, schema(t), buf.Bytes()); err != nil {
+		t.Fatalf("not valid: %v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), `"logicalLocations"`) || !strings.Contains(buf.String(), `"ruleId": "tool-drift"`) || !strings.Contains(buf.String(), `"ruleId": "expect-tool"`) {
+		t.Errorf("sarif:\n%s", buf.String())
+	}
+	// Without a baseline the rule is skipped.
+	c2 := NewCollector("sonde check", "./server", "", mustFailOn(t, "drift"))
+	for _, ev := range capturetest.Events(t, path) {
+		c2.Add(ev, 0)
+	}
+	if err := c2.CheckDrift(Store{Dir: t.TempDir()}, func(s *diff.Session) string { return "x" }); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if err := c2.Report().WriteJUnit(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `<testcase name="tool-drift" classname="sonde.check" time="0">`) || !strings.Contains(buf.String(), `<skipped message="no baseline accepted for &#34;x&#34;`) {
+		t.Errorf("junit:\n%s", buf.String())
 	}
 }

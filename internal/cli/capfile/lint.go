@@ -2,6 +2,7 @@ package capfile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -77,15 +78,13 @@ func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	l := lint.New()
 	g := gate.NewCollector("sonde lint", path, path, failOn)
 	var found []lint.Finding
 	var faults faultNotes
 	h, warnings, err := eachEventAt(path, nil, func(ev client.Event, line int) {
-		fs := l.Check(ev)
+		fs := g.Add(ev, line)
 		faults.see(ev, fs)
 		found = append(found, fs...)
-		g.Add(ev, line)
 	})
 	if err != nil {
 		return err
@@ -140,8 +139,8 @@ func gateResults(rep *gate.Report) []gateResult {
 			}
 			out = append(out, gateResult{Rule: r.Rule, Session: i + 1, Line: r.Line, Seq: r.Seq, Message: r.Message})
 		}
-		for rule, why := range s.Skipped {
-			out = append(out, gateResult{Rule: rule, Session: i + 1, Message: "not checked: " + why})
+		for _, rule := range slices.Sorted(maps.Keys(s.Skipped)) {
+			out = append(out, gateResult{Rule: rule, Session: i + 1, Message: "not checked: " + s.Skipped[rule]})
 		}
 	}
 	return out
