@@ -11,23 +11,23 @@ import (
 // junitSuites is the root of a JUnit XML report (the schema Jenkins,
 // GitLab and the GitHub test reporters read).
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	junitCounts
+	Suites []junitSuite `xml:"testsuite"`
+}
+
+// junitCounts are the attributes a suite and the root share.
+type junitCounts struct {
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Time      string      `xml:"time,attr"`
+	junitCounts
 	Timestamp string      `xml:"timestamp,attr,omitempty"`
 	Cases     []junitCase `xml:"testcase"`
 }
@@ -75,11 +75,11 @@ func (r *Report) listResults(results []Result) string {
 // a pass listing them in system-out; a rule that could not be checked is
 // skipped.
 func (r *Report) WriteJUnit(w io.Writer) error {
-	root := junitSuites{Name: strings.TrimSpace(r.Command + " " + r.Target)}
+	root := junitSuites{junitCounts: junitCounts{Name: strings.TrimSpace(r.Command + " " + r.Target)}}
 	class := strings.ReplaceAll(r.Command, " ", ".")
 	var total time.Duration
 	for _, s := range r.Sessions {
-		suite := junitSuite{Name: s.Name, Time: seconds(s.Duration)}
+		suite := junitSuite{junitCounts: junitCounts{Name: s.Name, Time: seconds(s.Duration)}}
 		if !s.Start.IsZero() {
 			suite.Timestamp = s.Start.UTC().Format("2006-01-02T15:04:05")
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -197,12 +198,7 @@ func contractDetail(c *gate.Contracts, rule string) string {
 }
 
 func isContract(rule string) bool {
-	for _, r := range gate.ContractRules() {
-		if r.ID == rule {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(gate.ContractRules(), func(r gate.RuleInfo) bool { return r.ID == rule })
 }
 
 // resultJSON is a failing result in check --json.
