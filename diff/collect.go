@@ -12,8 +12,11 @@ package diff
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -27,7 +30,11 @@ const (
 	// calls beyond are counted in Session.CallsDropped.
 	MaxCallGroups = 10000
 	// MaxSamples bounds the latencies kept per group (the first ones).
-	MaxSamples = 1024
+	MaxSamples = 256
+	// MaxArgs bounds the arguments kept for a group: longer ones keep
+	// their start and a hash of the whole (so that two calls still match
+	// only when their arguments are the same).
+	MaxArgs = 1024
 	// maxPending bounds the requests remembered between their frame and
 	// their answer (the oldest are forgotten beyond).
 	maxPending = 4096
@@ -147,7 +154,10 @@ type pending struct {
 type Collector struct {
 	s       Session
 	pending map[jsonrpc.ID]*pending
-	order   []jsonrpc.ID // of pending, oldest first
+	// order lists the pending ids, oldest first, with ids already answered
+	// left in it (dropped when it is compacted, at twice maxPending).
+	order   []jsonrpc.ID
+	scratch bytes.Buffer // for measuring compact JSON
 	groups  map[string]*CallGroup
 	paging  map[string][]Item // listings under way, by list
 }
@@ -217,7 +227,7 @@ func (c *Collector) request(seq uint64, m jsonrpc.Message) {
 	case mcp.MethodToolsCall:
 		var ps mcp.CallToolParams
 		_ = json.Unmarshal(m.Params, &ps)
-		p.tool, p.args = ps.Name, Canonical(ps.Arguments)
+		p.tool, p.args = ps.Name, boundArgs(Canonical(ps.Arguments))
 	case mcp.MethodToolsList, methodPromptsList, methodResourcesList, methodTemplatesList:
 		var ps mcp.ListParams
 		_ = json.Unmarshal(m.Params, &ps)
@@ -230,7 +240,10 @@ func (c *Collector) request(seq uint64, m jsonrpc.Message) {
 		c.order = append(c.order, m.ID)
 	}
 	c.pending[m.ID] = p
-	for len(c.order) > maxPending {
+	if len(c.order) > 2*maxPending {
+		c.order = slices.DeleteFunc(c.order, func(id jsonrpc.ID) bool { return c.pending[id] == nil })
+	}
+	for len(c.pending) > maxPending { // forget the oldest
 		delete(c.pending, c.order[0])
 		c.order = c.order[1:]
 	}
@@ -267,12 +280,19 @@ func (c *Collector) result(seq uint64, p *pending, result json.RawMessage) {
 			}
 		}
 	case mcp.MethodToolsCall:
-		var r struct {
-			IsError bool `json:"isError"`
+		if bytes.Contains(result, []byte(`"isError"`)) {
+			var r struct {
+				IsError bool `json:"isError"`
+			}
+			_ = json.Unmarshal(result, &r)
+			p.isError = r.IsError
 		}
-		_ = json.Unmarshal(result, &r)
-		p.isError = r.IsError
-		p.bytes = len(compact(result))
+		c.scratch.Reset()
+		if json.Compact(&c.scratch, result) == nil {
+			p.bytes = c.scratch.Len()
+		} else {
+			p.bytes = len(result)
+		}
 	default:
 		c.listPage(seq, p, result)
 	}
@@ -328,9 +348,6 @@ func (c *Collector) outcome(seq uint64, r *client.ReqInfo) *Done {
 		return nil
 	}
 	delete(c.pending, r.ID)
-	if i := slices.Index(c.order, r.ID); i >= 0 {
-		c.order = slices.Delete(c.order, i, i+1)
-	}
 	if p.method != mcp.MethodToolsCall || r.State == client.StateRetried {
 		return nil
 	}
@@ -352,6 +369,16 @@ func (c *Collector) outcome(seq uint64, r *client.ReqInfo) *Done {
 	}
 	g.ResultBytes += p.bytes
 	return d
+}
+
+// boundArgs keeps arguments of up to MaxArgs bytes as they are, and of
+// longer ones their first 256 bytes, "…" and the SHA-256 of the whole.
+func boundArgs(s string) string {
+	if len(s) <= MaxArgs {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return strings.ToValidUTF8(s[:256], "") + "…sha256:" + hex.EncodeToString(sum[:])
 }
 
 // OutcomeToolError is the outcome of a call whose result had isError.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/capturetest"
@@ -216,5 +217,18 @@ func TestCollectorRealSession(t *testing.T) {
 	}
 	if len(done) != 3 || !done[2].ToolError || done[0].ToolError || done[0].FrameSeq == 0 || done[0].Latency <= 0 {
 		t.Errorf("done: %+v", done)
+	}
+}
+
+func TestBoundArgs(t *testing.T) {
+	short := `{"a":"` + strings.Repeat("x", 100) + `"}`
+	if boundArgs(short) != short {
+		t.Error("short arguments changed")
+	}
+	long1 := `{"a":"` + strings.Repeat("é", MaxArgs) + `1"}`
+	long2 := `{"a":"` + strings.Repeat("é", MaxArgs) + `2"}`
+	b1, b2 := boundArgs(long1), boundArgs(long2)
+	if b1 == b2 || len(b1) > 256+80 || !strings.HasPrefix(b1, `{"a":"éé`) || !strings.Contains(b1, "…sha256:") || b1 != boundArgs(long1) || !utf8.ValidString(b1) {
+		t.Errorf("%q %q", b1, b2)
 	}
 }
