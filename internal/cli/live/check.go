@@ -65,7 +65,8 @@ Contracts (each fails the run, exit status 1, when broken):
   --max-duration D          every request of the check (initialize, each tools/list page,
                             ping) must end within D
 
-The session is also linted, and its requests' outcomes kept: ` + cmdutil.FailOnHelp + `
+The session is also linted, and its requests' outcomes kept.
+` + cmdutil.FailOnHelp + `
 check's default --fail-on is none: only failing steps and broken contracts fail. The
 lines in a SARIF log are those of the --record capture, when there is one.
 
