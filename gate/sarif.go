@@ -93,10 +93,10 @@ const InformationURI = "https://github.com/sonde-mcp/sonde"
 // checked as a rule of the driver (its level: "error" for MUST rules and
 // contracts, "warning" for SHOULD rules and outcomes), and each result with
 // its level ("error" when it fails the run under FailOn, else the rule's
-// level, lowered to "note" for a rule that cannot fail), its message, and
-// its location: the line of its frame in the capture (Artifact), or the
-// method as a logical location when there is no capture. version is
-// sonde's.
+// level, "warning" at most), its message, and its location: the capture
+// (Artifact) and the line of its frame in it when there is one (every
+// result then has a file, which GitHub code scanning requires), and the
+// method as a logical location. version is sonde's.
 func (r *Report) WriteSARIF(w io.Writer, version string) error {
 	rules := r.rules()
 	index := map[string]int{}
@@ -134,11 +134,18 @@ func (r *Report) WriteSARIF(w io.Writer, version string) error {
 			if res.ID != "" {
 				sr.Properties["id"] = res.ID
 			}
-			switch {
-			case r.Artifact != "" && res.Line > 0:
-				sr.Locations = []sarifLocation{{Physical: &sarifPhysical{Artifact: sarifArtifact{URI: filepath.ToSlash(r.Artifact)}, Region: &sarifRegion{StartLine: res.Line}}}}
-			case res.Method != "":
-				sr.Locations = []sarifLocation{{Logical: []sarifLogical{{Name: res.Method, Kind: "function"}}}}
+			var loc sarifLocation
+			if r.Artifact != "" {
+				loc.Physical = &sarifPhysical{Artifact: sarifArtifact{URI: filepath.ToSlash(r.Artifact)}}
+				if res.Line > 0 {
+					loc.Physical.Region = &sarifRegion{StartLine: res.Line}
+				}
+			}
+			if res.Method != "" {
+				loc.Logical = []sarifLogical{{Name: res.Method, Kind: "function"}}
+			}
+			if loc.Physical != nil || loc.Logical != nil {
+				sr.Locations = []sarifLocation{loc}
 			}
 			run.Results = append(run.Results, sr)
 		}
