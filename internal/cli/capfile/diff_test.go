@@ -106,3 +106,20 @@ func TestDiffCalls(t *testing.T) {
 		t.Errorf("--min-shift 2s: %d\n%s", r.Code, r.Stdout)
 	}
 }
+
+// TestDiffPrompts: prompts are compared by name, field by field: an
+// argument that became required, a prompt gone.
+func TestDiffPrompts(t *testing.T) {
+	f := clitest.NewFixture(t)
+	a := filepath.Join(t.TempDir(), "prompts.jsonl")
+	if r := clitest.RunSonde(t, "", f.Cmd([]string{"prompts", "--record", a})...); r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	b := edit(t, a, `[{"arguments":[{"name":"arg","required":false}],"name":"prompt-1"},`, `[{"arguments":[{"name":"arg","required":true}],"name":"prompt-1"},`)
+	b = edit(t, b, `{"arguments":[{"name":"arg","required":true}],"name":"prompt-2"},`, ``)
+	r := clitest.RunSonde(t, "", "diff", "--exit-code", a, b)
+	want := "prompt prompt-1: arguments[0].required changed: false → true\nprompt prompt-2: removed\n"
+	if r.Code != 1 || !strings.HasPrefix(r.Stdout, want) {
+		t.Errorf("diff of prompts: %d, want %q at the start of\n%s%s", r.Code, want, r.Stdout, r.Stderr)
+	}
+}
