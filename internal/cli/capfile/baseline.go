@@ -83,7 +83,7 @@ func baselineErr(err error) error {
 }
 
 func acceptBaseline(env *cmdutil.Env, o *BaselineOptions, store gate.Store, path string) error {
-	s, warnings, err := readSession(path)
+	s, warnings, err := readSession(env, path, o.JSON)
 	if err != nil {
 		return err
 	}

@@ -69,10 +69,16 @@ as a capture.`,
 	return cmd
 }
 
-// readSession folds a whole capture into what its server showed.
-func readSession(path string) (*diff.Session, []string, error) {
+// readSession folds a whole capture into what its server showed, with
+// progress on a terminal unless quiet.
+func readSession(env *cmdutil.Env, path string, quiet bool) (*diff.Session, []string, error) {
 	c := diff.NewCollector()
-	_, warnings, err := eachEvent(path, nil, func(ev client.Event) { c.Add(ev) })
+	prog := newProgress(env, path, quiet)
+	_, warnings, err := eachEvent(path, nil, func(ev client.Event) {
+		prog.tick()
+		c.Add(ev)
+	})
+	prog.done()
 	return c.Session(), warnings, err
 }
 
@@ -80,11 +86,11 @@ func runDiff(env *cmdutil.Env, o *DiffOptions, pathA, pathB string) error {
 	if o.MinShift < 0 || o.Ratio < 1 {
 		return cmdutil.Usagef("--min-shift must not be negative and --ratio must be at least 1")
 	}
-	a, warnA, err := readSession(pathA)
+	a, warnA, err := readSession(env, pathA, o.JSON)
 	if err != nil {
 		return err
 	}
-	b, warnB, err := readSession(pathB)
+	b, warnB, err := readSession(env, pathB, o.JSON)
 	if err != nil {
 		return err
 	}

@@ -81,11 +81,14 @@ func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
 	g := gate.NewCollector("sonde lint", path, path, failOn)
 	var found []lint.Finding
 	var faults faultNotes
+	prog := newProgress(env, path, o.Gate.Format == cmdutil.FormatJSON)
 	h, warnings, err := eachEventAt(path, nil, func(ev client.Event, line int) {
+		prog.tick()
 		fs := g.Add(ev, line)
 		faults.see(ev, fs)
 		found = append(found, fs...)
 	})
+	prog.done()
 	if err != nil {
 		return err
 	}

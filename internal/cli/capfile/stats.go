@@ -66,10 +66,13 @@ func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
 	}
 	var c *stats.Collector
 	defs := diff.NewCollector()
+	prog := newProgress(env, path, o.JSON)
 	_, warnings, err := eachEvent(path, func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
+		prog.tick()
 		c.Add(ev)
 		defs.Add(ev)
 	})
+	prog.done()
 	if err != nil {
 		return err
 	}
