@@ -42,7 +42,7 @@ var charm = []string{"charm.land/", "github.com/charmbracelet/", "github.com/sah
 
 // folds are the packages that fold client events or capture files: they
 // see the session through client's types, never through transport's.
-var folds = []string{"client", "jsonrpc", "mcp", "internal/textfmt", "internal/lines", "capture", "replay", "lint"}
+var folds = []string{"client", "jsonrpc", "mcp", "internal/textfmt", "internal/lines", "capture", "replay", "lint", "diff"}
 
 // families is what a command family may import of the command line.
 var families = []string{"internal/cli/cmdutil", "internal/cli/connect"}
@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate",
 	}, cli...)
 }
 
@@ -80,6 +80,12 @@ func Rules() []Rule {
 		{Pkg: "lint", Internal: folds},
 		{Pkg: "stats", Internal: folds},
 		{Pkg: "diagram", Internal: folds},
+		// What a session showed, compared (sonde diff, drift, context
+		// cost): a fold like lint.
+		{Pkg: "diff", Internal: folds},
+		// The CI verdict over folds: results, --fail-on, JUnit and SARIF,
+		// baselines. Only the command line imports it.
+		{Pkg: "gate", Internal: folds},
 		{Pkg: "replay/...", Internal: folds},
 		// The tap's core: the process and framing of transport, the
 		// client's passive Observer, the recorder. Only its command

@@ -74,6 +74,7 @@ found. The subcommands below do the same work headless, for scripts:
 		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdExport(env), tap.NewCmdTap(env),
 	)
 	root.AddCommand(doctor.NewCmdDoctor(env))
+	root.AddCommand(capfile.NewCmdDiff(env), capfile.NewCmdBaseline(env))
 	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env), tap.NewCmdWatch(env), tap.NewCmdInject(env))
 	connect.CompleteServerNames(root)
 	root.AddCommand(live.NewCmdFeatures(env)...)

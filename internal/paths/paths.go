@@ -70,6 +70,9 @@ type Paths struct {
 	Logs string
 	// Sessions is the folder of the sessions sonde tap records.
 	Sessions string
+	// Baselines is the folder of the tool definitions sonde baseline
+	// accepted, one file per server label (beside the sessions: state).
+	Baselines string
 	// Hosts are the known host config files, user files first for each
 	// host, in a fixed order.
 	Hosts []HostConfig
@@ -95,8 +98,9 @@ type Paths struct {
 //     profile is copied at every sign-in); the config folder is %APPDATA%.
 //     Without the variables, AppData\Local and AppData\Roaming under home.
 //
-// On every OS, SONDE_HOME (absolute) puts the sessions in
-// $SONDE_HOME/sessions.
+// The baselines (sonde baseline) are in a baselines folder beside the
+// sessions. On every OS, SONDE_HOME (absolute) puts the sessions in
+// $SONDE_HOME/sessions and the baselines in $SONDE_HOME/baselines.
 //
 // The host files: Claude Desktop's Claude/claude_desktop_config.json and VS
 // Code's Code/User/mcp.json are in the config folder, and so is Cline's
@@ -129,12 +133,14 @@ func For(goos, home string, getenv func(string) string) (Paths, error) {
 		config = support
 		p.Captures = s.join(support, "sonde", "captures")
 		p.Sessions = s.join(support, "sonde", "sessions")
+		p.Baselines = s.join(support, "sonde", "baselines")
 		p.Logs = s.join(home, "Library", "Logs", "sonde")
 	case "windows":
 		local := or(env("LOCALAPPDATA"), s.join(home, "AppData", "Local"))
 		config = or(env("APPDATA"), s.join(home, "AppData", "Roaming"))
 		p.Captures = s.join(local, "sonde", "captures")
 		p.Sessions = s.join(local, "sonde", "sessions")
+		p.Baselines = s.join(local, "sonde", "baselines")
 		p.Logs = s.join(local, "sonde", "logs")
 	default:
 		config = or(env("XDG_CONFIG_HOME"), s.join(home, ".config"))
@@ -142,9 +148,11 @@ func For(goos, home string, getenv func(string) string) (Paths, error) {
 		state := or(env("XDG_STATE_HOME"), s.join(home, ".local", "state"))
 		p.Logs = s.join(state, "sonde", "logs")
 		p.Sessions = s.join(state, "sonde", "sessions")
+		p.Baselines = s.join(state, "sonde", "baselines")
 	}
 	if v := env("SONDE_HOME"); v != "" {
 		p.Sessions = s.join(v, "sessions")
+		p.Baselines = s.join(v, "baselines")
 	}
 	vscode := s.join(config, "Code", "User")
 	p.Hosts = []HostConfig{

@@ -232,21 +232,24 @@ func TestScopeString(t *testing.T) {
 	}
 }
 
-// TestSondeHomeSessions: SONDE_HOME (absolute) holds the sessions on every
-// OS; a relative one is ignored.
+// TestSondeHomeSessions: SONDE_HOME (absolute) holds the sessions and the
+// baselines on every OS; a relative one is ignored, and the baselines are
+// then beside the sessions.
 func TestSondeHomeSessions(t *testing.T) {
-	for _, tc := range []struct{ goos, home, sondeHome, want string }{
-		{"linux", "/home/ada", "/srv/sonde", "/srv/sonde/sessions"},
-		{"darwin", "/Users/ada", "/srv/sonde/", "/srv/sonde/sessions"},
-		{"windows", `C:\Users\ada`, `D:\sonde`, `D:\sonde\sessions`},
-		{"linux", "/home/ada", "rel", "/home/ada/.local/state/sonde/sessions"},
+	for _, tc := range []struct{ goos, home, sondeHome, want, baselines string }{
+		{"linux", "/home/ada", "/srv/sonde", "/srv/sonde/sessions", "/srv/sonde/baselines"},
+		{"darwin", "/Users/ada", "/srv/sonde/", "/srv/sonde/sessions", "/srv/sonde/baselines"},
+		{"windows", `C:\Users\ada`, `D:\sonde`, `D:\sonde\sessions`, `D:\sonde\baselines`},
+		{"linux", "/home/ada", "rel", "/home/ada/.local/state/sonde/sessions", "/home/ada/.local/state/sonde/baselines"},
+		{"darwin", "/Users/ada", "", "/Users/ada/Library/Application Support/sonde/sessions", "/Users/ada/Library/Application Support/sonde/baselines"},
+		{"windows", `C:\Users\ada`, "", `C:\Users\ada\AppData\Local\sonde\sessions`, `C:\Users\ada\AppData\Local\sonde\baselines`},
 	} {
 		got, err := For(tc.goos, tc.home, env(map[string]string{"SONDE_HOME": tc.sondeHome}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Sessions != tc.want {
-			t.Errorf("%s, SONDE_HOME=%q: sessions %q, want %q", tc.goos, tc.sondeHome, got.Sessions, tc.want)
+		if got.Sessions != tc.want || got.Baselines != tc.baselines {
+			t.Errorf("%s, SONDE_HOME=%q: sessions %q, baselines %q; want %q, %q", tc.goos, tc.sondeHome, got.Sessions, got.Baselines, tc.want, tc.baselines)
 		}
 	}
 }

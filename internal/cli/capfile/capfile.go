@@ -20,6 +20,12 @@ import (
 // capture (missing, not a capture, a newer format, a damaged record) is an
 // exit status 2 error naming the file, the line and the reason.
 func eachEvent(path string, begin func(capture.Header), fn func(client.Event)) (capture.Header, []string, error) {
+	return eachEventAt(path, begin, func(ev client.Event, _ int) { fn(ev) })
+}
+
+// eachEventAt is eachEvent with the line of each event's record in the
+// file.
+func eachEventAt(path string, begin func(capture.Header), fn func(client.Event, int)) (capture.Header, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return capture.Header{}, nil, captureErr(path, err)
@@ -45,7 +51,7 @@ func eachEvent(path string, begin func(capture.Header), fn func(client.Event)) (
 			return h, nil, captureErr(path, err)
 		}
 		if ok {
-			fn(ev)
+			fn(ev, rec.Line)
 		}
 	}
 	return h, rd.Warnings(), nil

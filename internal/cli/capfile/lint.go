@@ -2,6 +2,7 @@ package capfile
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/gate"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
@@ -22,6 +24,7 @@ const previewRunes = 200
 type LintOptions struct {
 	JSON  bool
 	Rules bool // list the rules instead of linting a file
+	Gate  cmdutil.GateFlags
 }
 
 // NewCmdLint is `sonde lint FILE`.
@@ -37,8 +40,15 @@ the rule's stable name and the spec reference. The rules are in docs/lint.md.
   sonde lint bug.jsonl
   sonde lint --json bug.jsonl
   sonde lint --rules           every rule: name, level, explanation, spec reference
+  sonde lint --format sarif --fail-on must,timeout,drift bug.jsonl > lint.sarif
 
-Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a capture.`,
+` + cmdutil.FailOnHelp + `
+The default --fail-on is must,should: every finding fails. In text and JSON output the
+results of the other gates (timeout, error, tool-error, drift) are listed when --fail-on
+names them.
+
+Exit status: 0 nothing that --fail-on names was found, 1 something was, 2 the file cannot
+be read as a capture (or a bad flag).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.Rules && len(args) == 0 {
 				return nil
@@ -56,35 +66,102 @@ Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a
 			return runLint(env, &o, args[0])
 		},
 	}
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output (--format json)")
 	cmd.Flags().BoolVar(&o.Rules, "rules", false, "list the rules instead of linting a file")
+	o.Gate.Register(cmd.Flags(), "must,should")
 	return cmd
 }
 
 // runLint reports the violations in the capture at path.
 func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
-	l := lint.New()
-	var found []lint.Finding
-	var faults faultNotes
-	h, warnings, err := eachEvent(path, nil, func(ev client.Event) {
-		fs := l.Check(ev)
-		faults.see(ev, fs)
-		found = append(found, fs...)
-	})
+	failOn, err := o.Gate.Parse(o.JSON)
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		cmdutil.WriteJSON(env.Out, lintJSON(path, h.Start, found, warnings))
-	} else {
+	g := gate.NewCollector("sonde lint", path, path, failOn)
+	var found []lint.Finding
+	var faults faultNotes
+	prog := newProgress(env, path, o.Gate.Format == cmdutil.FormatJSON)
+	h, warnings, err := eachEventAt(path, nil, func(ev client.Event, line int) {
+		prog.tick()
+		fs := g.Add(ev, line)
+		faults.see(ev, fs)
+		found = append(found, fs...)
+	})
+	prog.done()
+	if err != nil {
+		return err
+	}
+	if err := o.Gate.CheckDrift(g, failOn); err != nil {
+		return err
+	}
+	rep := g.Report()
+	gates := gateResults(rep)
+	switch o.Gate.Format {
+	case cmdutil.FormatJSON:
+		out := lintJSON(path, h.Start, found, warnings)
+		out.FailOn, out.Gates = failOn.String(), gates
+		cmdutil.WriteJSON(env.Out, out)
+	case cmdutil.FormatJUnit, cmdutil.FormatSARIF:
+		warnCapture(env, path, warnings)
+		if err := o.Gate.WriteMachine(env, rep); err != nil {
+			return err
+		}
+	default:
 		warnCapture(env, path, warnings)
 		faults.write(env, h.Start)
 		writeLint(env, h.Start, found, faults.after)
+		writeGates(env, gates)
 	}
-	if len(found) > 0 {
+	if rep.Failed() {
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError}
 	}
 	return nil
+}
+
+// gateResult is a result of a gate other than lint's rules, in lint's text
+// and JSON output.
+type gateResult struct {
+	Rule    string `json:"rule"`
+	Session int    `json:"session"`
+	Line    int    `json:"line,omitempty"`
+	Seq     uint64 `json:"seq,omitempty"`
+	Message string `json:"message"`
+}
+
+// gateResults are the failing results of the report that are not lint
+// findings (which lint lists on its own).
+func gateResults(rep *gate.Report) []gateResult {
+	lintRule := func(name string) bool { _, ok := lint.Lookup(name); return ok }
+	out := []gateResult{}
+	for i, s := range rep.Sessions {
+		for _, r := range s.Results {
+			ri, _ := s.Rule(r.Rule)
+			if lintRule(r.Rule) || !rep.FailOn.Fails(ri) {
+				continue
+			}
+			out = append(out, gateResult{Rule: r.Rule, Session: i + 1, Line: r.Line, Seq: r.Seq, Message: r.Message})
+		}
+		for _, rule := range slices.Sorted(maps.Keys(s.Skipped)) {
+			out = append(out, gateResult{Rule: rule, Session: i + 1, Message: "not checked: " + s.Skipped[rule]})
+		}
+	}
+	return out
+}
+
+// writeGates lists the results of the other gates.
+func writeGates(env *cmdutil.Env, gates []gateResult) {
+	if len(gates) == 0 {
+		return
+	}
+	fmt.Fprintf(env.Out, "\n%d %s of --fail-on:\n", len(gates), plural(len(gates), "result", "results"))
+	for _, g := range gates {
+		where := fmt.Sprintf("session %d", g.Session)
+		if g.Line > 0 {
+			where += fmt.Sprintf(", line %d", g.Line)
+		}
+		fmt.Fprintf(env.Out, "  %s  %s  %s\n", g.Rule, where, textfmt.Escape(g.Message))
+	}
 }
 
 // writeRules lists every rule.
@@ -227,6 +304,8 @@ type findingJSON struct {
 
 type lintReport struct {
 	File     string         `json:"file"`
+	FailOn   string         `json:"fail_on"`
+	Gates    []gateResult   `json:"gates"`
 	Findings []findingJSON  `json:"findings"`
 	Counts   map[string]int `json:"counts"`
 	Rules    []lint.Rule    `json:"rules"`

@@ -59,3 +59,46 @@ func TestLintRules(t *testing.T) {
 		t.Errorf("lint --rules FILE: %d", r.Code)
 	}
 }
+
+// TestLintFormats: --format junit and sarif write the findings of a real
+// capture; --fail-on decides the exit status; a bad --format or --fail-on
+// is a usage error.
+func TestLintFormats(t *testing.T) {
+	noisy := recordCall(t, "--fault", "stdout-noise")
+	r := clitest.RunSonde(t, "", "lint", "--format", "junit", noisy)
+	if r.Code != 1 || !strings.HasPrefix(r.Stdout, "<?xml") || !strings.Contains(r.Stdout, `<testcase name="not-json" classname="sonde.lint"`) ||
+		!strings.Contains(r.Stdout, `failures="1"`) {
+		t.Errorf("junit: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = clitest.RunSonde(t, "", "lint", "--format", "sarif", "--fail-on", "none", noisy)
+	var log struct {
+		Version string
+		Runs    []struct {
+			Results []struct {
+				RuleID, Level string
+				Locations     []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &log); err != nil || r.Code != 0 {
+		t.Fatalf("sarif --fail-on none: %d %v\n%s", r.Code, err, r.Stdout)
+	}
+	res := log.Runs[0].Results
+	if len(res) != 2 || res[0].RuleID != "not-json" || res[0].Level != "warning" || res[0].Locations[0].PhysicalLocation.ArtifactLocation.URI != noisy || res[0].Locations[0].PhysicalLocation.Region.StartLine < 2 {
+		t.Errorf("sarif results: %+v", res)
+	}
+	r = clitest.RunSonde(t, "", "lint", "--fail-on", "should", noisy)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "2 findings: 2 not-json") {
+		t.Errorf("--fail-on should with MUST findings: %d\n%s", r.Code, r.Stdout)
+	}
+	for _, args := range [][]string{{"--format", "xml"}, {"--fail-on", "bogus"}, {"--json", "--format", "sarif"}} {
+		if r := clitest.RunSonde(t, "", append(append([]string{"lint"}, args...), noisy)...); r.Code != 2 {
+			t.Errorf("%v: %d %s", args, r.Code, r.Stderr)
+		}
+	}
+}

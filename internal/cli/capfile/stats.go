@@ -1,13 +1,16 @@
 package capfile
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/diff"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/stats"
 )
 
@@ -29,13 +32,16 @@ per method (and tool, for tools/call): how many ended, how many did not end with
 that were answered (from queued to the response); requests from the server are listed
 apart. Then how many of sonde's requests were in flight at most, and when, with a
 histogram of the most in flight per time bucket (--bucket; by default a round width that
-gives at most 40 buckets).
+gives at most 40 buckets). Last, the context cost of each tool, in bytes (not tokens):
+its definition as tools/list sent it (compact JSON; its description and input schema
+apart) and the results of its calls, largest definition first.
 
   sonde stats bug.jsonl
   sonde stats --json --bucket 1s bug.jsonl
 
 --json prints one object: durations in nanoseconds, in_flight[i] is the most requests in
-flight during bucket i.
+flight during bucket i, context_cost the cost of each tool (the last tool listing of the
+capture; a tool called but not listed has no definition bytes).
 
 Exit status: 0, or 2 when the file cannot be read as a capture.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -59,17 +65,56 @@ func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
 		return cmdutil.Usagef("--bucket must not be negative")
 	}
 	var c *stats.Collector
+	defs := diff.NewCollector()
+	prog := newProgress(env, path, o.JSON)
 	_, warnings, err := eachEvent(path, func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
+		prog.tick()
 		c.Add(ev)
+		defs.Add(ev)
 	})
+	prog.done()
 	if err != nil {
 		return err
 	}
 	warnCapture(env, path, warnings)
 	rep := c.Report(o.Bucket)
+	costs := diff.Costs(defs.Session())
+	diff.SortByDef(costs)
 	if o.JSON {
-		cmdutil.WriteJSON(env.Out, rep)
+		cmdutil.WriteJSON(env.Out, struct {
+			stats.Report
+			Context []diff.ToolCost `json:"context_cost"`
+		}{rep, cmdutil.NonNil(costs)})
 		return nil
 	}
-	return rep.WriteText(env.Out)
+	if err := rep.WriteText(env.Out); err != nil {
+		return err
+	}
+	return writeCosts(env, costs)
+}
+
+// writeCosts is the context cost table of stats.
+func writeCosts(env *cmdutil.Env, costs []diff.ToolCost) error {
+	if len(costs) == 0 {
+		_, err := fmt.Fprintln(env.Out, "\ncontext cost: no tools listed or called")
+		return err
+	}
+	t := diff.TotalCost(costs)
+	fmt.Fprintf(env.Out, "\ncontext cost (bytes, not tokens): tool definitions %d, results %d\n", t.Def, t.Results)
+	w := len("tool")
+	for _, c := range costs {
+		w = max(w, len(textfmt.Escape(c.Name)))
+	}
+	row := func(name string, cells ...any) {
+		fmt.Fprintf(env.Out, "%-*s", w, name)
+		for _, c := range cells {
+			fmt.Fprintf(env.Out, "  %11v", c)
+		}
+		fmt.Fprintln(env.Out)
+	}
+	row("tool", "definition", "description", "input", "output", "calls", "results")
+	for _, c := range costs {
+		row(textfmt.Escape(c.Name), c.Def, c.Description, c.InputSchema, c.OutputSchema, c.Calls, c.Results)
+	}
+	return nil
 }

@@ -39,3 +39,30 @@ func TestStatsCommand(t *testing.T) {
 		t.Errorf("negative bucket: %d", r.Code)
 	}
 }
+
+// TestStatsContextCost: the cost of each tool of a real capture: the
+// definitions of a tools listing (the largest first, in both outputs) and
+// the results of a call.
+func TestStatsContextCost(t *testing.T) {
+	r := clitest.RunSonde(t, "", "stats", recordTools(t))
+	if r.Code != 0 || !strings.Contains(r.Stdout, "\ncontext cost (bytes, not tokens): tool definitions ") ||
+		!strings.Contains(r.Stdout, "\ntool           definition  description        input       output        calls      results\n") {
+		t.Errorf("stats of a listing: %d\n%s", r.Code, r.Stdout)
+	}
+	r = clitest.RunSonde(t, "", "stats", "--json", recordCall(t))
+	var rep struct {
+		Context []struct {
+			Name    string
+			Def     int `json:"definition_bytes"`
+			Calls   int
+			Results int `json:"result_bytes"`
+		} `json:"context_cost"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || len(rep.Context) != 1 {
+		t.Fatalf("%v %s", err, r.Stdout)
+	}
+	// The fixture's echo result: {"content":[{"type":"text","text":"hi"}],"structuredContent":{"value":"hi"}}.
+	if c := rep.Context[0]; c.Name != "echo" || c.Def != 0 || c.Calls != 1 || c.Results < len(`{"content":[{"type":"text","text":"hi"}]}`) {
+		t.Errorf("cost of a call: %+v", c)
+	}
+}

@@ -30,7 +30,8 @@ const (
 const ExitCodesHelp = `Exit status:
   0    ok
   1    a tool result with isError, a failed line in script, replay --against differences,
-       or lint found violations
+       lint found violations, check found what --fail-on names or a contract is broken,
+       diff --exit-code differences
   2    usage error, or a capture file that cannot be read
   3    MCP_ERROR         the server answered with a JSON-RPC error
   4    MCP_TIMEOUT       no answer before the deadline

@@ -71,3 +71,13 @@ func CaptureArg(arg string) (string, error) {
 	}
 	return "", Usagef(fmt.Sprintf("%q begins %d sessions of %s: %s%s; give more of the id (sonde sessions lists them)", arg, n, dir, strings.Join(hits, ", "), more))
 }
+
+// BaselinesDir is the folder of the baselines sonde baseline accepts
+// (paths.Paths.Baselines: $SONDE_HOME/baselines when SONDE_HOME is set).
+func BaselinesDir() (string, error) {
+	p, err := paths.Current()
+	if err != nil {
+		return "", err
+	}
+	return p.Baselines, nil
+}

@@ -26,6 +26,7 @@ type Session struct {
 	secrets *SecretSink
 	trace   *tracer
 	rec     *capture.Recorder // the --record capture, closed with the session
+	follow  func(*client.Client)
 	closed  bool
 }
 
@@ -34,7 +35,14 @@ type Session struct {
 // printer following its client. The caller must Close it. The server's name
 // and version are recorded in env.
 func Open(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target) (*Session, error) {
-	s := &Session{env: env, flags: f, target: t, secrets: &SecretSink{}}
+	return OpenFollowing(ctx, env, f, t, nil)
+}
+
+// OpenFollowing is Open with follow (if not nil) called with each client
+// the session starts, before it connects: a subscription made there sees
+// every event, the handshake's and those of a start that fails included.
+func OpenFollowing(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, follow func(*client.Client)) (*Session, error) {
+	s := &Session{env: env, flags: f, target: t, secrets: &SecretSink{}, follow: follow}
 	c, tr, err := s.start(ctx, true)
 	if err != nil {
 		return nil, err
@@ -79,6 +87,9 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 		}
 	}
 	c := client.New(opts)
+	if s.follow != nil {
+		s.follow(c)
+	}
 	if s.rec != nil {
 		s.rec.Follow(c)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/gate"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport/oauth"
 )
@@ -26,11 +27,16 @@ type checkStep struct {
 	MS     float64 `json:"ms"`
 	Detail string  `json:"detail"`
 	Error  any     `json:"error,omitempty"`
+	// Why says what sonde saw when the server could not be started or
+	// did not answer initialize.
+	Why string `json:"why,omitempty"`
 }
 
 // CheckOptions are the flags of `sonde check`.
 type CheckOptions struct {
-	Server connect.Flags
+	Server    connect.Flags
+	Gate      cmdutil.GateFlags
+	Contracts gate.Contracts
 }
 
 // NewCmdCheck is `sonde check`.
@@ -49,7 +55,26 @@ registration), the scopes, and what went wrong on the way. With --oauth, an "aut
 line says which grant sonde ran (authorization code, client credentials, cross-app
 access), with which client and why.
 
-The exit status is the one of the first failing step (0 when all pass).
+When the server cannot be started or does not answer initialize, a "why" line says what
+sonde saw: how it exited, what it wrote on stdout and stderr.
+
+Contracts (each fails the run, exit status 1, when broken):
+  --expect-tool NAME        the tool must be listed (repeatable)
+  --forbid-tool NAME        the tool must not be listed (repeatable)
+  --expect-tools-count N    exactly N tools must be listed
+  --max-duration D          every request of the check (initialize, each tools/list page,
+                            ping) must end within D
+
+The session is also linted, and its requests' outcomes kept.
+` + cmdutil.FailOnHelp + `
+check's default --fail-on is none: only failing steps and broken contracts fail. The
+lines in a SARIF log are those of the --record capture, when there is one.
+
+  sonde check --expect-tool search --forbid-tool shell --fail-on must,drift -- ./server
+  sonde check --format junit --fail-on all --record s.jsonl -- ./server > check.xml
+
+The exit status is the one of the first failing step; else 1 when a contract is broken or
+a result named by --fail-on was found; 0 when all pass.
 
 ` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,12 +86,24 @@ The exit status is the one of the first failing step (0 when all pass).
 		},
 	}
 	o.Server.Register(cmd.Flags())
+	o.Gate.Register(cmd.Flags(), "none")
+	cmd.Flags().StringArrayVar(&o.Contracts.ExpectTools, "expect-tool", nil, "fail unless the server lists tool NAME (repeatable)")
+	cmd.Flags().StringArrayVar(&o.Contracts.ForbidTools, "forbid-tool", nil, "fail if the server lists tool NAME (repeatable)")
+	cmd.Flags().DurationVar(&o.Contracts.MaxDuration, "max-duration", 0, "fail if a request takes longer than D")
+	cmd.Flags().IntVar(&o.Contracts.ToolsCount, "expect-tools-count", -1, "fail unless the server lists exactly N tools")
 	return cmd
 }
 
 // runCheck runs the steps of the health report and prints it.
 func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect.Target) error {
 	f := &o.Server
+	failOn, err := o.Gate.Parse(f.JSON)
+	if err != nil {
+		return err
+	}
+	if o.Contracts.MaxDuration < 0 {
+		return cmdutil.Usagef("--max-duration must not be negative")
+	}
 	var steps []checkStep
 	var firstErr error
 	var auth *oauth.Discovery
@@ -88,16 +125,22 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 		return err == nil
 	}
 
-	t0 := time.Now()
-	s, err := connect.Open(ctx, env, f, t)
 	target := strings.Join(t.Argv, " ")
 	if t.URL != "" {
 		target = t.URL
 	}
+	w := newCheckWatch(target, t.URL == "", failOn, &o.Contracts)
+	t0 := time.Now()
+	s, err := connect.OpenFollowing(ctx, env, f, t, w.follow)
 	if !step("start+initialize", t0, target, err) {
-		return reportCheck(env, f.JSON, steps, nil, auth, env.AuthGrant(), firstErr)
+		w.wait()
+		steps[0].Why = w.why(err)
+		rep, err := w.report(env, o, steps, nil, false)
+		if err != nil {
+			return err
+		}
+		return reportCheck(env, o, steps, nil, auth, env.AuthGrant(), firstErr, rep)
 	}
-	defer s.Close()
 	steps[0].Detail = initDetail(s)
 	modern := s.Client.Era() == client.EraModern
 	if modern {
@@ -107,6 +150,7 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 	t1 := time.Now()
 	tools, err := s.Client.ListTools(ctx)
 	step("tools/list", t1, fmt.Sprintf("%d tools", len(tools)), err)
+	listed := err == nil
 
 	if !modern { // the modern era has no ping
 		t2 := time.Now()
@@ -117,7 +161,17 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 	st := s.Client.Stats()
 	wire := fmt.Sprintf("%d frames sent; %d malformed, %d invalid, %d unknown, %d late, %d duplicate; %s on stderr",
 		st.Sent, st.Malformed, st.Invalid, st.Unknown, st.Late, st.Duplicate, textfmt.Size(int(st.StderrBytes)))
-	return reportCheck(env, f.JSON, steps, &wire, auth, env.AuthGrant(), firstErr)
+	s.Close()
+	w.wait()
+	names := make([]string, len(tools))
+	for i, tool := range tools {
+		names[i] = tool.Name
+	}
+	rep, err := w.report(env, o, steps, names, listed)
+	if err != nil {
+		return err
+	}
+	return reportCheck(env, o, steps, &wire, auth, env.AuthGrant(), firstErr, rep)
 }
 
 func initDetail(s *connect.Session) string {
@@ -145,10 +199,22 @@ func capabilityNames(res *mcp.InitializeResult) string {
 // reportCheck prints the steps, the wire counts and, when the server asked
 // for authorization, what discovery found (auth; with --json it is in the
 // error object already) and, with --oauth, which grant the authorization
-// ran and why (grant).
-func reportCheck(env *cmdutil.Env, asJSON bool, steps []checkStep, wire *string, auth *oauth.Discovery, grant string, firstErr error) error {
-	if asJSON {
-		out := map[string]any{"ok": firstErr == nil, "steps": steps}
+// ran and why (grant); then the contracts and the results --fail-on names
+// (rep). JUnit and SARIF print rep alone.
+func reportCheck(env *cmdutil.Env, o *CheckOptions, steps []checkStep, wire *string, auth *oauth.Discovery, grant string, firstErr error, rep *gate.Report) error {
+	failed := rep.Failures()
+	status := firstErr
+	if status == nil && len(failed) > 0 {
+		status = &cmdutil.ExitStatus{Code: cmdutil.ExitToolError, Msg: fmt.Sprintf("check failed: %s: %s", failed[0].Rule, failed[0].Message)}
+	}
+	switch o.Gate.Format {
+	case cmdutil.FormatJUnit, cmdutil.FormatSARIF:
+		if err := o.Gate.WriteMachine(env, rep); err != nil {
+			return err
+		}
+		return status
+	case cmdutil.FormatJSON:
+		out := map[string]any{"ok": status == nil, "steps": steps, "fail_on": rep.FailOn.String(), "results": resultsJSON(failed)}
 		if grant != "" {
 			out["oauth_grant"] = grant
 		}
@@ -159,19 +225,22 @@ func reportCheck(env *cmdutil.Env, asJSON bool, steps []checkStep, wire *string,
 			out["error"] = cmdutil.ErrorJSON(firstErr) // docs/errors.md: {"ok":false,"error":{...}}
 		}
 		cmdutil.WriteJSON(env.Out, out)
-		return firstErr
+		return status
 	}
-	status := "ok"
-	if firstErr != nil {
-		status = "FAILED"
+	word := "ok"
+	if status != nil {
+		word = "FAILED"
 	}
-	fmt.Fprintf(env.Out, "sonde check: %s\n", status)
+	fmt.Fprintf(env.Out, "sonde check: %s\n", word)
 	for _, st := range steps {
 		mark := "ok  "
 		if !st.OK {
 			mark = "FAIL"
 		}
 		fmt.Fprintf(env.Out, "  %s %-17s %9s  %s\n", mark, st.Name, textfmt.Dur(time.Duration(st.MS*float64(time.Millisecond))), st.Detail)
+		if st.Why != "" {
+			fmt.Fprintf(env.Out, "       why: %s\n", st.Why)
+		}
 	}
 	if auth != nil {
 		fmt.Fprintf(env.Out, "  auth %s\n", auth.Summary())
@@ -182,7 +251,31 @@ func reportCheck(env *cmdutil.Env, asJSON bool, steps []checkStep, wire *string,
 	if wire != nil {
 		fmt.Fprintf(env.Out, "  wire %s\n", *wire)
 	}
-	return firstErr
+	for _, r := range o.Contracts.Rules() {
+		mark, detail := "ok  ", contractDetail(&o.Contracts, r.ID)
+		for _, res := range failed {
+			if res.Rule == r.ID {
+				mark, detail = "FAIL", res.Message
+				break
+			}
+		}
+		fmt.Fprintf(env.Out, "  %s %-17s %s\n", mark, r.ID, textfmt.Escape(detail))
+	}
+	counts := map[string]int{}
+	for _, res := range failed {
+		counts[res.Rule]++
+	}
+	for _, res := range failed {
+		switch n := counts[res.Rule]; {
+		case isContract(res.Rule) || n == 0:
+		case n == 1:
+			fmt.Fprintf(env.Out, "  FAIL %-17s %s\n", res.Rule, textfmt.Escape(res.Message))
+		default:
+			fmt.Fprintf(env.Out, "  FAIL %-17s %d results; the first: %s\n", res.Rule, n, textfmt.Escape(res.Message))
+		}
+		counts[res.Rule] = 0
+	}
+	return status
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,434 @@
+// Package diff reads what a server showed in a session (its capabilities,
+// tools, prompts, resources and the calls made to it) from a client event
+// stream, compares two such sessions field by field (sonde diff, and the
+// drift gate of sonde check and sonde lint), and measures the context a
+// tool costs a model: the bytes of its definition and of its results.
+//
+// It is pure over events (Collector.Add), so a capture file and a live
+// session are read the same way, and memory is bounded: calls are grouped
+// by tool and arguments (at most MaxCallGroups groups, MaxSamples latencies
+// each).
+package diff
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+)
+
+// Bounds of a Collector's memory.
+const (
+	// MaxCallGroups bounds the distinct (tool, arguments) groups kept;
+	// calls beyond are counted in Session.CallsDropped.
+	MaxCallGroups = 10000
+	// MaxSamples bounds the latencies kept per group (the first ones).
+	MaxSamples = 256
+	// MaxArgs bounds the arguments kept for a group: longer ones keep
+	// their start and a hash of the whole (so that two calls still match
+	// only when their arguments are the same).
+	MaxArgs = 1024
+	// maxPending bounds the requests remembered between their frame and
+	// their answer (the oldest are forgotten beyond).
+	maxPending = 4096
+	// maxItems bounds the tools, prompts and resources of one list.
+	maxItems = 10000
+)
+
+// Methods the Collector follows beyond those of package mcp.
+const (
+	methodPromptsList   = "prompts/list"
+	methodResourcesList = "resources/list"
+	methodTemplatesList = "resources/templates/list"
+)
+
+// Item is one entry of a list (a tool, a prompt, a resource or a resource
+// template): its key (name, or URI) and its definition as the server sent
+// it, compacted.
+type Item struct {
+	Key string
+	Def json.RawMessage
+	// Seq is the event of the frame that listed it.
+	Seq uint64
+}
+
+// CallGroup is every call of one tool with the same arguments.
+type CallGroup struct {
+	Tool string
+	// Args are the arguments, compacted with sorted keys ("{}" for none).
+	Args string
+	// Outcomes counts the calls by how they ended: a client.State, or
+	// "tool-error" for a result with isError.
+	Outcomes map[string]int
+	// Latencies of the first MaxSamples calls that ended, in order.
+	Latencies []time.Duration
+	// ResultBytes sums the bytes of the results (the result object,
+	// compact, as the server sent it).
+	ResultBytes int
+	// Seq is the event of the first call's outcome.
+	Seq uint64
+}
+
+// Calls returns how many calls ended.
+func (g *CallGroup) Calls() int {
+	n := 0
+	for _, c := range g.Outcomes {
+		n += c
+	}
+	return n
+}
+
+// Median returns the median latency (0 without samples).
+func (g *CallGroup) Median() time.Duration {
+	if len(g.Latencies) == 0 {
+		return 0
+	}
+	s := slices.Clone(g.Latencies)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// Session is what one session showed.
+type Session struct {
+	Server       mcp.Implementation
+	Protocol     string
+	Capabilities json.RawMessage
+	// Tools, Prompts, Resources and Templates are the last complete
+	// listing of each (in the server's order; the pages of a listing
+	// joined).
+	Tools, Prompts, Resources, Templates []Item
+	// Listed says which lists the session fetched (a list it never asked
+	// for is unknown, not empty): keys "tools", "prompts", "resources",
+	// "templates".
+	Listed map[string]bool
+	// Groups are the calls, by tool and arguments, in order of first call.
+	Groups []*CallGroup
+	// CallsDropped counts calls beyond MaxCallGroups groups.
+	CallsDropped int
+}
+
+// Tool returns the tool named name and whether it was listed.
+func (s *Session) Tool(name string) (Item, bool) { return find(s.Tools, name) }
+
+func find(items []Item, key string) (Item, bool) {
+	for _, it := range items {
+		if it.Key == key {
+			return it, true
+		}
+	}
+	return Item{}, false
+}
+
+// A Done is a call that ended, as Collector.Add reports it.
+type Done struct {
+	Tool    string
+	Args    string
+	State   client.State
+	Latency time.Duration
+	// ToolError: the result had isError.
+	ToolError bool
+	// FrameSeq is the event of the answer's frame (0 if none came).
+	FrameSeq uint64
+}
+
+// pending is a request sonde sent, until its answer.
+type pending struct {
+	method   string
+	tool     string
+	args     string
+	cursor   bool // a list request continuing a listing
+	frameSeq uint64
+	isError  bool
+	bytes    int
+}
+
+// Collector folds one session's events. Use NewCollector; it is not safe
+// for concurrent use.
+type Collector struct {
+	s       Session
+	pending map[jsonrpc.ID]*pending
+	// order lists the pending ids, oldest first, with ids already answered
+	// left in it (dropped when it is compacted, at twice maxPending).
+	order   []jsonrpc.ID
+	scratch bytes.Buffer // for measuring compact JSON
+	groups  map[string]*CallGroup
+	paging  map[string][]Item // listings under way, by list
+}
+
+// NewCollector returns an empty collector.
+func NewCollector() *Collector {
+	return &Collector{
+		s:       Session{Listed: map[string]bool{}},
+		pending: map[jsonrpc.ID]*pending{},
+		groups:  map[string]*CallGroup{},
+		paging:  map[string][]Item{},
+	}
+}
+
+// Session returns what was collected so far. It shares memory with the
+// collector: read it, and stop adding events meanwhile.
+func (c *Collector) Session() *Session { return &c.s }
+
+// StartsSession reports whether ev begins a new session: a server process
+// started, an HTTP connection made, or the first event of a new client
+// (Seq 1, as after a restart in a capture).
+func StartsSession(ev client.Event) bool {
+	if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect) {
+		return true
+	}
+	return ev.Seq == 1
+}
+
+// Add folds one event. It returns the call that ev ended, if ev is the
+// outcome of a tools/call.
+func (c *Collector) Add(ev client.Event) *Done {
+	switch ev.Kind {
+	case client.EvFrame:
+		if ev.Frame != nil && ev.Frame.Err == nil {
+			c.frame(ev)
+		}
+	case client.EvRequest:
+		if r := ev.Req; r != nil && r.Dir == client.Out && r.State.Final() {
+			return c.outcome(ev.Seq, r)
+		}
+	}
+	return nil
+}
+
+func (c *Collector) frame(ev client.Event) {
+	f := ev.Frame
+	m := f.Msg
+	switch {
+	case f.Dir == client.Out && m.Kind == jsonrpc.KindRequest:
+		c.request(ev.Seq, m)
+	case f.Dir == client.In && m.Kind == jsonrpc.KindResponse:
+		p := c.pending[m.ID]
+		if p == nil || f.Verdict != client.VerdictResolved && f.Verdict != client.VerdictRemoteError {
+			return
+		}
+		p.frameSeq = ev.Seq
+		if m.Error != nil {
+			return
+		}
+		c.result(ev.Seq, p, m.Result)
+	}
+}
+
+func (c *Collector) request(seq uint64, m jsonrpc.Message) {
+	p := &pending{method: m.Method, frameSeq: 0}
+	switch m.Method {
+	case mcp.MethodToolsCall:
+		var ps mcp.CallToolParams
+		_ = json.Unmarshal(m.Params, &ps)
+		p.tool, p.args = ps.Name, boundArgs(Canonical(ps.Arguments))
+	case mcp.MethodToolsList, methodPromptsList, methodResourcesList, methodTemplatesList:
+		var ps mcp.ListParams
+		_ = json.Unmarshal(m.Params, &ps)
+		p.cursor = ps.Cursor != ""
+	case mcp.MethodInitialize, mcp.MethodServerDiscover:
+	default:
+		return
+	}
+	if _, ok := c.pending[m.ID]; !ok {
+		c.order = append(c.order, m.ID)
+	}
+	c.pending[m.ID] = p
+	if len(c.order) > 2*maxPending {
+		c.order = slices.DeleteFunc(c.order, func(id jsonrpc.ID) bool { return c.pending[id] == nil })
+	}
+	for len(c.pending) > maxPending { // forget the oldest
+		delete(c.pending, c.order[0])
+		c.order = c.order[1:]
+	}
+}
+
+// listKey names the list a method fetches, and the field of its items.
+func listKey(method string) (list, field, key string) {
+	switch method {
+	case mcp.MethodToolsList:
+		return "tools", "tools", "name"
+	case methodPromptsList:
+		return "prompts", "prompts", "name"
+	case methodResourcesList:
+		return "resources", "resources", "uri"
+	case methodTemplatesList:
+		return "templates", "resourceTemplates", "uriTemplate"
+	}
+	return "", "", ""
+}
+
+func (c *Collector) result(seq uint64, p *pending, result json.RawMessage) {
+	switch p.method {
+	case mcp.MethodInitialize:
+		var r mcp.InitializeResult
+		if json.Unmarshal(result, &r) == nil {
+			c.s.Server, c.s.Protocol, c.s.Capabilities = r.ServerInfo, r.ProtocolVersion, compact(r.Capabilities)
+		}
+	case mcp.MethodServerDiscover:
+		var r mcp.DiscoverResult
+		if json.Unmarshal(result, &r) == nil {
+			c.s.Capabilities = compact(r.Capabilities)
+			if len(r.SupportedVersions) > 0 {
+				c.s.Protocol = r.SupportedVersions[0]
+			}
+		}
+	case mcp.MethodToolsCall:
+		if bytes.Contains(result, []byte(`"isError"`)) {
+			var r struct {
+				IsError bool `json:"isError"`
+			}
+			_ = json.Unmarshal(result, &r)
+			p.isError = r.IsError
+		}
+		c.scratch.Reset()
+		if json.Compact(&c.scratch, result) == nil {
+			p.bytes = c.scratch.Len()
+		} else {
+			p.bytes = len(result)
+		}
+	default:
+		c.listPage(seq, p, result)
+	}
+}
+
+func (c *Collector) listPage(seq uint64, p *pending, result json.RawMessage) {
+	list, field, keyField := listKey(p.method)
+	if list == "" {
+		return
+	}
+	var page map[string]json.RawMessage
+	if json.Unmarshal(result, &page) != nil {
+		return
+	}
+	var raw []json.RawMessage
+	_ = json.Unmarshal(page[field], &raw)
+	items := c.paging[list]
+	if !p.cursor {
+		items = nil
+	}
+	for _, r := range raw {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(r, &obj) != nil || len(items) >= maxItems {
+			continue
+		}
+		var key string
+		_ = json.Unmarshal(obj[keyField], &key)
+		items = append(items, Item{Key: key, Def: compact(r), Seq: seq})
+	}
+	var next string
+	_ = json.Unmarshal(page["nextCursor"], &next)
+	if next != "" {
+		c.paging[list] = items
+		return
+	}
+	delete(c.paging, list)
+	c.s.Listed[list] = true
+	switch list {
+	case "tools":
+		c.s.Tools = items
+	case "prompts":
+		c.s.Prompts = items
+	case "resources":
+		c.s.Resources = items
+	case "templates":
+		c.s.Templates = items
+	}
+}
+
+func (c *Collector) outcome(seq uint64, r *client.ReqInfo) *Done {
+	p := c.pending[r.ID]
+	if p == nil {
+		return nil
+	}
+	delete(c.pending, r.ID)
+	if p.method != mcp.MethodToolsCall || r.State == client.StateRetried {
+		return nil
+	}
+	d := &Done{Tool: p.tool, Args: p.args, State: r.State, Latency: r.Latency, ToolError: p.isError, FrameSeq: p.frameSeq}
+	k := p.tool + "\x00" + p.args
+	g := c.groups[k]
+	if g == nil {
+		if len(c.s.Groups) >= MaxCallGroups {
+			c.s.CallsDropped++
+			return d
+		}
+		g = &CallGroup{Tool: p.tool, Args: p.args, Outcomes: map[string]int{}, Seq: seq}
+		c.groups[k] = g
+		c.s.Groups = append(c.s.Groups, g)
+	}
+	g.Outcomes[outcomeName(d)]++
+	if len(g.Latencies) < MaxSamples {
+		g.Latencies = append(g.Latencies, r.Latency)
+	}
+	g.ResultBytes += p.bytes
+	return d
+}
+
+// boundArgs keeps arguments of up to MaxArgs bytes as they are, and of
+// longer ones their first 256 bytes, "…" and the SHA-256 of the whole.
+func boundArgs(s string) string {
+	if len(s) <= MaxArgs {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return strings.ToValidUTF8(s[:256], "") + "…sha256:" + hex.EncodeToString(sum[:])
+}
+
+// OutcomeToolError is the outcome of a call whose result had isError.
+const OutcomeToolError = "tool-error"
+
+func outcomeName(d *Done) string {
+	if d.State == client.StateResolved && d.ToolError {
+		return OutcomeToolError
+	}
+	return string(d.State)
+}
+
+// compact returns b without insignificant space (b itself if it is not
+// valid JSON, nil for nothing).
+func compact(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return slices.Clone(b)
+	}
+	return buf.Bytes()
+}
+
+// Canonical returns a JSON value compacted with object keys sorted, so that
+// the same arguments written two ways compare equal ("{}" for nothing; the
+// text itself if it is not JSON).
+func Canonical(b json.RawMessage) string {
+	if len(bytes.TrimSpace(b)) == 0 || string(bytes.TrimSpace(b)) == "null" {
+		return "{}"
+	}
+	v, ok := decode(b)
+	if !ok {
+		return string(b)
+	}
+	out, err := json.Marshal(v) // maps marshal with sorted keys
+	if err != nil {
+		return string(b)
+	}
+	return string(out)
+}
+
+// decode reads one JSON value, numbers kept as written (json.Number).
+func decode(b []byte) (any, bool) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil || d.More() {
+		return nil, false
+	}
+	return v, true
+}
