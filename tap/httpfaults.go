@@ -41,11 +41,10 @@ type httpFaults struct {
 	p    *Proxy
 	done <-chan struct{} // the proxy is closing
 
-	mu       sync.Mutex
-	closed   map[string]int // Mcp-Session-Id → the close rule that ended it
-	gate     time.Time      // a stall: nothing goes to the server before it
-	held     map[*chaos.Rule]*httpHold
-	sessions int
+	mu     sync.Mutex
+	closed map[string]int // Mcp-Session-Id → the close rule that ended it
+	gate   time.Time      // a stall: nothing goes to the server before it
+	held   map[*chaos.Rule]*httpHold
 }
 
 // httpHold is what one reorder rule holds over HTTP: the answers waiting,

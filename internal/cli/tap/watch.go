@@ -194,7 +194,7 @@ func (r *followReader) Read(p []byte) (int, error) {
 		}
 		if r.pid > 0 && !tapAlive(r.pid) {
 			// The tap is gone: what it wrote before is there now.
-			if n, err = r.f.Read(p); n > 0 {
+			if n, _ := r.f.Read(p); n > 0 {
 				return n, nil
 			}
 			return 0, io.EOF
