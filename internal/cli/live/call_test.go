@@ -68,7 +68,7 @@ func TestCallOutput(t *testing.T) {
 			// A usage error is not a failure of the server: nothing on stdout.
 			name: "json usage error", sub: []string{"call", "echo", "--json", "--args", "nope"},
 			code: cmdutil.ExitUsage, stdout: "",
-			errLine: `sonde: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n",
+			errLine: "sonde: --args is not valid JSON: invalid character 'o' in literal null (expecting 'u') (line 1, column 2)\n  nope\n   ^\n",
 		},
 	}
 	for _, tc := range cases {
@@ -119,9 +119,11 @@ func TestCallArgsFrom(t *testing.T) {
 		{name: "file", args: "@" + file, code: cmdutil.ExitOK, stdout: "from a file\n", started: 1},
 		{name: "stdin", args: "@-", stdin: `{"value":"from stdin"}`, code: cmdutil.ExitOK, stdout: "from stdin\n", started: 1},
 		{name: "stdin not an object", args: "@-", stdin: `"from stdin"`, code: cmdutil.ExitUsage,
-			errLine: `sonde: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
+			errLine: `sonde: --args must be a JSON object, e.g. '{"value":"hi"}', not a string` + "\n"},
 		{name: "empty stdin", args: "@-", stdin: "", code: cmdutil.ExitUsage,
-			errLine: `sonde: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
+			errLine: `sonde: --args is empty: want a JSON object, e.g. '{"value":"hi"}'` + "\n"},
+		{name: "second line broken", args: "@-", stdin: "{\"value\": 1,\n  \"other\": [1, 2,, 3]}", code: cmdutil.ExitUsage,
+			errLine: "sonde: --args is not valid JSON: invalid character ',' looking for beginning of value (line 2, column 18)\n    \"other\": [1, 2,, 3]}\n                   ^\n"},
 		{name: "missing file", args: "@" + missing, code: cmdutil.ExitUsage,
 			errLine: "sonde: --args @" + missing + ": open " + missing + ": no such file or directory\n"},
 	}
