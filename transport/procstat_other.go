@@ -1,0 +1,5 @@
+//go:build !linux && !darwin && !windows
+
+package transport
+
+func statGroup(pid int) ([]ProcStat, error) { return nil, ErrStatUnsupported }

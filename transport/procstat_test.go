@@ -1,0 +1,99 @@
+package transport
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestParseProcStat(t *testing.T) {
+	line := "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0"
+	st, pgrp, ok := parseProcStat(line)
+	if !ok || st.Pid != 4242 || st.Name != "my (odd) name" || st.State != ProcSleeping || pgrp != 4242 || st.CPU != 3*time.Second {
+		t.Fatalf("parseProcStat = %+v, %d, %v", st, pgrp, ok)
+	}
+	for _, bad := range []string{"", "x (a) S", "12 (a) S 1 2", "12 (a) SS 1 2 3 4 5 6 7 8 9 10 11 12", "12 a) R 1 2 3 4 5 6 7 8 9 10 11 12"} {
+		if _, _, ok := parseProcStat(bad); ok {
+			t.Errorf("parseProcStat(%q) accepted", bad)
+		}
+	}
+	for c, want := range map[byte]ProcState{'R': ProcRunning, 'D': ProcDiskWait, 'T': ProcStopped, 'Z': ProcZombie, '?': ProcUnknown} {
+		if got := linuxState(c); got != want {
+			t.Errorf("linuxState(%c) = %s, want %s", c, got, want)
+		}
+	}
+}
+
+func TestParsePSLine(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		cpu  time.Duration
+		st   ProcState
+		name string
+	}{
+		{"  311   311 Ss     0:01.50 /usr/local/bin/node", 1500 * time.Millisecond, ProcSleeping, "node"},
+		{"  312   311 R+   1:02:03.00 my server", time.Hour + 2*time.Minute + 3*time.Second, ProcRunning, "my server"},
+		{"  313   311 T    2-00:00:01 x", 48*time.Hour + time.Second, ProcStopped, "x"},
+		{"  314   311 Z    0:00.00 (node)", 0, ProcZombie, "(node)"},
+	} {
+		st, _, ok := parsePSLine(c.line)
+		if !ok || st.CPU != c.cpu || st.State != c.st || st.Name != c.name {
+			t.Errorf("parsePSLine(%q) = %+v, %v", c.line, st, ok)
+		}
+	}
+	for _, bad := range []string{"", "1 2 S", "1 2 S NaN:00 x", "1 2 S 0:61 x", "a 2 S 0:01 x", "1 2 S -1:00 x"} {
+		if _, _, ok := parsePSLine(bad); ok {
+			t.Errorf("parsePSLine(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseProcStat(f *testing.F) {
+	f.Add("4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0")
+	f.Add("1 () R 0 0 0 0 0 0 0 0 0 0 0 0")
+	f.Fuzz(func(t *testing.T, line string) {
+		st, _, ok := parseProcStat(line)
+		if ok && (st.Pid <= 0 || st.CPU < 0) {
+			t.Fatalf("accepted %q as %+v", line, st)
+		}
+	})
+}
+
+func FuzzParsePSLine(f *testing.F) {
+	f.Add("  312   311 R+   1:02:03.00 my server")
+	f.Add("1 1 S 2-00:00:01 x")
+	f.Fuzz(func(t *testing.T, line string) {
+		st, _, ok := parsePSLine(line)
+		if ok && (st.Pid <= 0 || st.CPU < 0) {
+			t.Fatalf("accepted %q as %+v", line, st)
+		}
+	})
+}
+
+// TestStatGroup reads a real process: sonde's test binary's own entry,
+// and a pid that is not there.
+func TestStatGroup(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("process groups are read on Linux and macOS")
+	}
+	p, err := StartProcess(ProcessConfig{Argv: []string{"sleep", "30"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Wait()
+	defer p.Kill()
+	var sts []ProcStat
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if sts, err = StatGroup(p.Pid()); err == nil && len(sts) > 0 && sts[0].State == ProcSleeping {
+			break
+		}
+	}
+	if err != nil || len(sts) == 0 || sts[0].Pid != p.Pid() || sts[0].State != ProcSleeping || sts[0].Name != "sleep" {
+		t.Fatalf("StatGroup(sleep) = %+v, %v", sts, err)
+	}
+	p.Kill()
+	p.Wait()
+	if sts, err = StatGroup(p.Pid()); err != nil || sts[0].State != ProcGone {
+		t.Fatalf("StatGroup(ended) = %+v, %v", sts, err)
+	}
+}
