@@ -29,6 +29,10 @@ type ProcStat struct {
 	State ProcState
 	// CPU is the user and system CPU time the process has used so far.
 	CPU time.Duration
+	// Wait is the time its threads were ready to run but waited for a CPU
+	// (Linux, from schedstat; zero elsewhere): on a loaded machine a busy
+	// server gets little CPU but waits for it.
+	Wait time.Duration
 }
 
 // ErrStatUnsupported is returned by StatGroup where sonde cannot read
@@ -47,13 +51,48 @@ func StatGroup(pid int) ([]ProcStat, error) {
 	return statGroup(pid)
 }
 
-// GroupCPU is the CPU time of every process in ps.
-func GroupCPU(ps []ProcStat) time.Duration {
-	var d time.Duration
+// GroupCPU is the CPU time of every process in ps, and the time they
+// waited for a CPU.
+func GroupCPU(ps []ProcStat) (cpu, wait time.Duration) {
 	for _, p := range ps {
-		d += p.CPU
+		cpu += p.CPU
+		wait += p.Wait
 	}
-	return d
+	return cpu, wait
+}
+
+// parseSchedstat reads /proc/PID/task/TID/schedstat: the time on a CPU,
+// the time waiting to run (both in ns) and the number of timeslices. It
+// returns the wait.
+func parseSchedstat(s string) (time.Duration, bool) {
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(f[1], 10, 63)
+	if err != nil {
+		return 0, false
+	}
+	return time.Duration(n), true
+}
+
+// threadsState is the state of a process from its threads' states: one
+// ready to run makes it running, else one in an uninterruptible wait makes
+// it disk-wait, else the process's own.
+func threadsState(own ProcState, threads []ProcState) ProcState {
+	if own == ProcZombie || own == ProcStopped {
+		return own
+	}
+	out := own
+	for _, t := range threads {
+		switch {
+		case t == ProcRunning:
+			return ProcRunning
+		case t == ProcDiskWait:
+			out = ProcDiskWait
+		}
+	}
+	return out
 }
 
 // linuxState maps the state letter of /proc/PID/stat.

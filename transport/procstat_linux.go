@@ -37,14 +37,33 @@ func statGroup(pid int) ([]ProcStat, error) {
 	return out, nil
 }
 
+// readProcStat reads a process's stat (its CPU time counts every thread),
+// then each thread's state and wait for a CPU.
 func readProcStat(pid int) (ProcStat, int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	dir := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(dir + "/stat")
 	if err != nil {
 		return ProcStat{}, 0, err
 	}
 	st, pgrp, ok := parseProcStat(string(b))
 	if !ok {
-		return ProcStat{}, 0, errors.New("/proc/" + strconv.Itoa(pid) + "/stat: unreadable")
+		return ProcStat{}, 0, errors.New(dir + "/stat: unreadable")
 	}
+	tasks, _ := os.ReadDir(dir + "/task")
+	states := make([]ProcState, 0, len(tasks))
+	for _, t := range tasks {
+		tdir := dir + "/task/" + t.Name()
+		if b, err := os.ReadFile(tdir + "/stat"); err == nil {
+			if ts, _, ok := parseProcStat(string(b)); ok {
+				states = append(states, ts.State)
+			}
+		}
+		if b, err := os.ReadFile(tdir + "/schedstat"); err == nil {
+			if w, ok := parseSchedstat(string(b)); ok {
+				st.Wait += w
+			}
+		}
+	}
+	st.State = threadsState(st.State, states)
 	return st, pgrp, nil
 }

@@ -97,3 +97,27 @@ func TestStatGroup(t *testing.T) {
 		t.Fatalf("StatGroup(ended) = %+v, %v", sts, err)
 	}
 }
+
+func TestThreadsState(t *testing.T) {
+	for _, c := range []struct {
+		own     ProcState
+		threads []ProcState
+		want    ProcState
+	}{
+		{ProcSleeping, []ProcState{ProcSleeping, ProcRunning}, ProcRunning},
+		{ProcSleeping, []ProcState{ProcSleeping, ProcDiskWait}, ProcDiskWait},
+		{ProcSleeping, nil, ProcSleeping},
+		{ProcStopped, []ProcState{ProcRunning}, ProcStopped},
+		{ProcZombie, []ProcState{ProcRunning}, ProcZombie},
+	} {
+		if got := threadsState(c.own, c.threads); got != c.want {
+			t.Errorf("threadsState(%s, %v) = %s, want %s", c.own, c.threads, got, c.want)
+		}
+	}
+	if w, ok := parseSchedstat("385855 44016 1\n"); !ok || w != 44016 {
+		t.Errorf("parseSchedstat = %v, %v", w, ok)
+	}
+	if _, ok := parseSchedstat("1"); ok {
+		t.Error("parseSchedstat accepted one field")
+	}
+}
