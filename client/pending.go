@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -39,6 +40,16 @@ type pending struct {
 	// go; the timer is stopped.
 	held bool
 	left time.Duration
+
+	// For the timeout snapshot (snapshot.go): when the bytes were handed
+	// to the connection, the stderr count and CPU reading at queueing, the
+	// progress seen, and (HTTP) what its POST did.
+	sentAt       time.Time
+	stderrMark   uint64
+	cpuBase      cpuReading
+	progressN    int
+	lastProgress time.Time
+	http         *httpSeen
 }
 
 // Call is one request. It is settled exactly once; Done is closed then.
@@ -91,7 +102,7 @@ type outcome struct {
 func (c *Client) settleLocked(p *pending, o outcome) {
 	delete(c.pending, p.id)
 	now := time.Now()
-	c.retired.add(p.id, retiredInfo{state: o.state, at: now, answered: o.state == StateResolved || o.state == StateError})
+	c.retired.add(p.id, retiredInfo{state: o.state, at: now, answered: o.state == StateResolved || o.state == StateError, queued: p.queuedAt, method: p.method, tool: p.tool})
 	p.timer.Stop()
 	p.stopCtx()
 	call := p.call
@@ -136,6 +147,7 @@ func (c *Client) failAllLocked(err *Error, state State) {
 
 // expire is the timer callback of request id.
 func (c *Client) expire(id int64) {
+	procs, procErr := c.statServer()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pending[id]
@@ -150,12 +162,19 @@ func (c *Client) expire(id int64) {
 	if c.opts.ResetOnProgress && !p.maxEnd.IsZero() && p.deadline.Equal(p.maxEnd) {
 		limit = p.maxEnd.Sub(p.queuedAt)
 	}
-	c.settleLocked(p, outcome{state: StateTimeout, err: newErr(CodeTimeout, "%s id %d: no response within %s", p.method, p.id, limit)})
+	err := c.timeoutErrLocked(p, time.Now(), procs, procErr, fmt.Sprintf("%s id %d: no response within %s", p.method, p.id, limit))
+	c.settleLocked(p, outcome{state: StateTimeout, err: err})
 	c.sendCancelLocked(p, "timeout after "+limit.String())
 }
 
 // cancelByCaller is the context hook of request id.
 func (c *Client) cancelByCaller(id int64, cause error) {
+	var procs []ProcStat
+	var procErr error
+	deadline := errors.Is(cause, context.DeadlineExceeded)
+	if deadline {
+		procs, procErr = c.statServer()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pending[id]
@@ -165,9 +184,10 @@ func (c *Client) cancelByCaller(id int64, cause error) {
 	reason := "cancelled by caller"
 	err := &Error{Code: CodeAborted, Message: p.method + " " + idText(id) + ": " + reason, Err: cause}
 	state := StateCancelled
-	if errors.Is(cause, context.DeadlineExceeded) {
+	if deadline {
 		reason = "caller deadline passed"
-		err = &Error{Code: CodeTimeout, Message: p.method + " " + idText(id) + ": " + reason, Err: cause}
+		err = c.timeoutErrLocked(p, time.Now(), procs, procErr, p.method+" "+idText(id)+": "+reason)
+		err.Err = cause
 		state = StateTimeout
 	}
 	c.settleLocked(p, outcome{state: state, err: err})
@@ -193,6 +213,9 @@ type retiredInfo struct {
 	state    State
 	at       time.Time
 	answered bool // a response arrived for it (so another is a duplicate)
+	// queued, method, tool: for a late response's report (Late).
+	queued       time.Time
+	method, tool string
 }
 
 // retiredSet remembers the last n settled ids (a ring plus an index).

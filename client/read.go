@@ -40,6 +40,7 @@ func (c *Client) readLoop(conn transport.Conn) {
 func (c *Client) handleFrame(f transport.Frame) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.watch.lastStdout = f.Time
 	if f.Err != nil {
 		c.badFrameLocked(f)
 		return
@@ -206,7 +207,15 @@ func (c *Client) responseLocked(f transport.Frame) {
 		}
 		c.stats.Late++
 		c.retired.markAnswered(n)
-		c.emitFrame(f, VerdictLate, fmt.Sprintf("response for %s arrived %s after it ended (%s); ignored", idText(n), ago, ri.state))
+		detail := fmt.Sprintf("response for %s arrived %s after it ended (%s); ignored", idText(n), ago, ri.state)
+		var late *Late
+		if ri.state == StateTimeout {
+			c.stats.LateTimeouts++
+			lat := f.Time.Sub(ri.queued)
+			late = &Late{ID: f.Msg.ID, Method: ri.method, Tool: ri.tool, AfterDeadline: f.Time.Sub(ri.at), Latency: lat, Enough: enoughTimeout(lat), Error: f.Msg.Error != nil}
+			detail += lateNote(late)
+		}
+		c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictLate, Detail: detail, Late: late}})
 		return
 	}
 	if n > 0 && n <= c.lastID {
@@ -241,6 +250,8 @@ func (c *Client) notificationLocked(f transport.Frame) {
 		return
 	}
 	c.stats.Progress++
+	p.progressN++
+	p.lastProgress = f.Time
 	now := f.Time
 	state, deadline := StateProgress, p.deadline
 	switch {
