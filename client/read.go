@@ -185,6 +185,10 @@ func (c *Client) responseLocked(f transport.Frame) {
 		return
 	}
 	if p := c.pending[n]; p != nil {
+		if p.expiring != nil {
+			c.heldResponseLocked(p, f)
+			return
+		}
 		lat := f.Time.Sub(p.queuedAt)
 		if f.Msg.Error != nil {
 			c.emitFrameSentence(f, VerdictRemoteError, fmt.Sprintf("for %s after %s", idText(n), roundDur(lat)))
@@ -199,7 +203,7 @@ func (c *Client) responseLocked(f transport.Frame) {
 		return
 	}
 	if ri, ok := c.retired.get(n); ok {
-		ago := roundDur(f.Time.Sub(ri.at))
+		ago := roundDur(max(f.Time.Sub(ri.at), 0))
 		if ri.answered {
 			c.stats.Duplicate++
 			c.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s (already %s %s ago); ignored", idText(n), ri.state, ago))
@@ -212,7 +216,7 @@ func (c *Client) responseLocked(f transport.Frame) {
 		if ri.state == StateTimeout {
 			c.stats.LateTimeouts++
 			lat := f.Time.Sub(ri.queued)
-			late = &Late{ID: f.Msg.ID, Method: ri.method, Tool: ri.tool, AfterDeadline: f.Time.Sub(ri.at), Latency: lat, Enough: enoughTimeout(lat), Error: f.Msg.Error != nil}
+			late = &Late{ID: f.Msg.ID, Method: ri.method, Tool: ri.tool, AfterDeadline: max(f.Time.Sub(ri.due), 0), Latency: lat, Enough: enoughTimeout(lat), Error: f.Msg.Error != nil}
 			detail += lateNote(late)
 		}
 		c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictLate, Detail: detail, Late: late}})
@@ -266,7 +270,7 @@ func (c *Client) notificationLocked(f transport.Frame) {
 			}
 		}
 		state, deadline = StateHeld, time.Time{}
-	case c.opts.ResetOnProgress:
+	case c.opts.ResetOnProgress && p.expiring == nil: // after the deadline, progress moves nothing
 		p.deadline = now.Add(p.timeout)
 		if !p.maxEnd.IsZero() && p.deadline.After(p.maxEnd) {
 			p.deadline = p.maxEnd

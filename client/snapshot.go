@@ -130,7 +130,7 @@ func (s *Snapshot) Summary() string {
 	case SnapBusy:
 		fmt.Fprintf(&b, "busy: the server used %s of CPU in the %s before the deadline", rd(s.CPU), rd(s.CPUWindow))
 		if s.CPUWait > s.CPU {
-			fmt.Fprintf(&b, " and waited %s for a CPU (this machine is loaded)", rd(s.CPUWait))
+			fmt.Fprintf(&b, " and its threads waited %s in all for a CPU (this machine is loaded)", rd(s.CPUWait))
 		}
 	case SnapSleeping:
 		fmt.Fprintf(&b, "sleeping: the server runs but used %s of CPU in %s (it waits for something)", rd(s.CPU), rd(s.CPUWindow))
@@ -194,7 +194,10 @@ func (s *Snapshot) Lines() []string {
 	}
 	if len(s.Procs) > 0 {
 		p := s.Procs[0]
-		text := fmt.Sprintf("pid %d %s %s", p.Pid, p.Name, p.State)
+		text := fmt.Sprintf("pid %d %s", p.Pid, p.State)
+		if p.Name != "" {
+			text = fmt.Sprintf("pid %d %s %s", p.Pid, p.Name, p.State)
+		}
 		if s.CPUWindow > 0 {
 			text += fmt.Sprintf(", %s CPU in %s", rd(s.CPU), rd(s.CPUWindow))
 			if s.CPUWait > 0 {
@@ -487,22 +490,50 @@ func classify(s *Snapshot, stuck time.Duration) SnapshotKind {
 	return SnapUnknown
 }
 
-// statServer reads the server's processes for a snapshot (without c.mu):
-// nil, nil when sonde runs no process (HTTP).
-func (c *Client) statServer() ([]ProcStat, error) {
-	c.mu.Lock()
-	pid := c.watch.pid
-	c.mu.Unlock()
-	if pid == 0 {
-		return nil, nil
-	}
-	return transport.StatGroup(pid)
+// expiry is a timeout in progress (pending.expiring): the response that
+// came meanwhile, if any.
+type expiry struct {
+	held *transport.Frame
 }
 
-// timeoutErr is the MCP_TIMEOUT error of p with its snapshot.
-func (c *Client) timeoutErrLocked(p *pending, now time.Time, procs []ProcStat, procErr error, msg string) *Error {
-	s := c.snapshotLocked(p, now, procs, procErr)
-	return &Error{Code: CodeTimeout, Message: msg + "; " + s.Summary(), Snapshot: s}
+// expireLocked settles p with MCP_TIMEOUT and its snapshot. Reading the
+// server's processes takes a scan of /proc (a ps on macOS), so it runs
+// with c.mu released: p is marked expiring meanwhile, and a response that
+// comes then does not settle it (the deadline has passed) but is held and
+// reported late afterwards. A settle by another path meanwhile (cancel,
+// exit, close) wins, and the snapshot is dropped. cause is the error's
+// Err (the caller's deadline). It reports whether it settled p. c.mu is
+// held on entry and on return.
+func (c *Client) expireLocked(p *pending, msg string, cause error) bool {
+	p.expiring = &expiry{}
+	pid := c.watch.pid
+	var procs []ProcStat
+	var procErr error
+	if pid != 0 {
+		c.mu.Unlock()
+		procs, procErr = transport.StatGroup(pid)
+		c.mu.Lock()
+	}
+	if c.pending[p.id] != p {
+		return false
+	}
+	s := c.snapshotLocked(p, time.Now(), procs, procErr)
+	c.settleLocked(p, outcome{state: StateTimeout, err: &Error{Code: CodeTimeout, Message: msg + "; " + s.Summary(), Snapshot: s, Err: cause}})
+	if f := p.expiring.held; f != nil {
+		c.responseLocked(*f) // now retired: a late response
+	}
+	return true
+}
+
+// heldResponseLocked keeps the first response that comes while p's
+// timeout is being settled; another is a duplicate.
+func (c *Client) heldResponseLocked(p *pending, f transport.Frame) {
+	if p.expiring.held == nil {
+		p.expiring.held = &f
+		return
+	}
+	c.stats.Duplicate++
+	c.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s while it timed out; ignored", idText(p.id)))
 }
 
 // lateNote is the sentence for a response that came after its request
@@ -543,4 +574,61 @@ func rd(d time.Duration) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return roundDur(d).String()
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote (a capture's error record):
+// spans come back to the millisecond, and Summary is recomputed.
+func (s *Snapshot) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Kind             SnapshotKind
+		At, Queued, Sent *time.Time
+		Written          string
+		BlockedMS        int64      `json:"blocked_ms"`
+		LastStdout       *time.Time `json:"last_stdout"`
+		LastStderr       *time.Time `json:"last_stderr"`
+		Progress         int
+		LastProgress     *time.Time `json:"last_progress"`
+		StderrBytes      uint64     `json:"stderr_bytes"`
+		Stderr           string
+		CPUMS            int64  `json:"cpu_ms"`
+		CPUWaitMS        int64  `json:"cpu_wait_ms"`
+		CPUWindowMS      int64  `json:"cpu_window_ms"`
+		ProcessError     string `json:"process_error"`
+		Processes        []struct {
+			Pid   int
+			Name  string
+			State ProcState
+			CPUMS int64 `json:"cpu_ms"`
+		}
+		HTTP *struct {
+			Status      int
+			Headers     *time.Time
+			SSE         bool
+			StreamEnded bool       `json:"stream_ended"`
+			LastEvent   *time.Time `json:"last_event"`
+		}
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	t := func(p *time.Time) time.Time {
+		if p == nil {
+			return time.Time{}
+		}
+		return *p
+	}
+	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	*s = Snapshot{Kind: v.Kind, At: t(v.At), Queued: t(v.Queued), Sent: t(v.Sent), Written: v.Written, BlockedFor: ms(v.BlockedMS),
+		LastStdout: t(v.LastStdout), LastStderr: t(v.LastStderr), Progress: v.Progress, LastProgress: t(v.LastProgress),
+		StderrBytes: v.StderrBytes, ProcErr: v.ProcessError, CPU: ms(v.CPUMS), CPUWait: ms(v.CPUWaitMS), CPUWindow: ms(v.CPUWindowMS)}
+	if v.Stderr != "" {
+		s.Stderr = []byte(v.Stderr)
+	}
+	for _, p := range v.Processes {
+		s.Procs = append(s.Procs, ProcStat{Pid: p.Pid, Name: p.Name, State: p.State, CPU: ms(p.CPUMS)})
+	}
+	if h := v.HTTP; h != nil {
+		s.HTTP = &HTTPSnapshot{Status: h.Status, Headers: t(h.Headers), SSE: h.SSE, StreamEnded: h.StreamEnded, LastEvent: t(h.LastEvent)}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,27 @@ func TestEnoughTimeout(t *testing.T) {
 		if got := enoughTimeout(lat); got != want {
 			t.Errorf("enoughTimeout(%v) = %v, want %v", lat, got, want)
 		}
+	}
+}
+
+// TestSnapshotJSON: what MarshalJSON writes (--json, a capture's error
+// record) reads back the same, to the millisecond.
+func TestSnapshotJSON(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 5, 0, time.UTC)
+	s := &Snapshot{Kind: SnapBusy, At: at, Queued: at.Add(-5 * time.Second), Sent: at.Add(-4 * time.Second), Written: "written",
+		LastStdout: at.Add(-5 * time.Second), LastStderr: at.Add(-time.Second), Progress: 2, LastProgress: at.Add(-2 * time.Second),
+		StderrBytes: 12, Stderr: []byte("working…\n"), CPU: 4 * time.Second, CPUWait: 250 * time.Millisecond, CPUWindow: 5 * time.Second,
+		Procs: []ProcStat{{Pid: 7, Name: "node", State: transport.ProcRunning, CPU: 9 * time.Second}},
+		HTTP:  &HTTPSnapshot{Status: 200, Headers: at.Add(-4 * time.Second), SSE: true, LastEvent: at.Add(-2 * time.Second)}}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Snapshot
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s, &back) {
+		t.Fatalf("read back\n%+v\nwant\n%+v", back, *s)
 	}
 }
