@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"time"
 	"unicode/utf8"
@@ -105,6 +106,11 @@ func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
 			d := e.off(q.Deadline)
 			r.Deadline = &d
 		}
+		r.Timeout = int64(q.Timeout)
+		if !q.MaxEnd.IsZero() {
+			d := e.off(q.MaxEnd)
+			r.MaxEnd = &d
+		}
 		r.Latency = int64(q.Latency)
 		if p := q.Progress; p != nil {
 			msg, _ := e.redact.String(p.Message)
@@ -181,6 +187,12 @@ func (e *encoder) errRec(err error) *ErrorRec {
 			x := *ce.Exit
 			x.Stderr = nil
 			out.Exit = e.exitRec(&x)
+		}
+		if ce.Snapshot != nil {
+			if b, err := json.Marshal(ce.Snapshot); err == nil {
+				text, _ := e.redact.String(string(b))
+				out.Snapshot = json.RawMessage(text)
+			}
 		}
 		return out
 	}

@@ -78,6 +78,10 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		if rec.Deadline != nil {
 			q.Deadline = h.Time(*rec.Deadline)
 		}
+		q.Timeout = time.Duration(rec.Timeout)
+		if rec.MaxEnd != nil {
+			q.MaxEnd = h.Time(*rec.MaxEnd)
+		}
 		if p := rec.Progress; p != nil {
 			q.Progress = &client.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
 		}
@@ -233,7 +237,14 @@ func (h Header) errOf(e *ErrorRec) error {
 		return nil
 	}
 	if e.Code != "" {
-		return &client.Error{Code: client.Code(e.Code), Message: e.Message, RPC: e.RPC, Exit: h.exitOf(e.Exit)}
+		ce := &client.Error{Code: client.Code(e.Code), Message: e.Message, RPC: e.RPC, Exit: h.exitOf(e.Exit)}
+		if len(e.Snapshot) > 0 {
+			var s client.Snapshot
+			if json.Unmarshal(e.Snapshot, &s) == nil {
+				ce.Snapshot = &s
+			}
+		}
+		return ce
 	}
 	if e.RPC != nil {
 		return e.RPC
