@@ -227,6 +227,10 @@ func (e *encoder) exitRec(x *client.Exit) *ExitRec {
 		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, T: e.off(x.Time),
 	}
 	out.Stderr, out.StderrB64, _ = e.bytesField(x.Stderr)
+	for _, l := range x.Left {
+		name, _ := e.redact.String(l.Name)
+		out.Left = append(out.Left, LeftRec{Pid: l.Pid, Name: name, State: string(l.State), CPU: int64(l.CPU), Wait: int64(l.Wait)})
+	}
 	return out
 }
 

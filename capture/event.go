@@ -263,8 +263,12 @@ func (h Header) exitOf(x *ExitRec) *client.Exit {
 	if len(stderr) == 0 {
 		stderr = nil
 	}
-	return &client.Exit{
+	out := &client.Exit{
 		Pid: x.Pid, Code: x.Code, Signal: x.Signal, Stderr: stderr, StderrDropped: x.StderrDropped,
 		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, Time: h.Time(x.T),
 	}
+	for _, l := range x.Left {
+		out.Left = append(out.Left, client.ProcStat{Pid: l.Pid, Name: l.Name, State: client.ProcState(l.State), CPU: time.Duration(l.CPU), Wait: time.Duration(l.Wait)})
+	}
+	return out
 }

@@ -190,6 +190,19 @@ type ExitRec struct {
 	ByClose       bool   `json:"by_close,omitempty"`
 	StdoutClosed  bool   `json:"stdout_closed,omitempty"`
 	T             int64  `json:"t"` // ns since Header.Start
+	// Left (1.3) are the processes the server left running when it ended,
+	// which sonde stopped.
+	Left []LeftRec `json:"left,omitempty"`
+}
+
+// LeftRec is a process a server left behind: its pid, name, state and the
+// CPU time it had used (ns), and its wait for a CPU (ns, Linux).
+type LeftRec struct {
+	Pid   int    `json:"pid"`
+	Name  string `json:"name,omitempty"`
+	State string `json:"state,omitempty"`
+	CPU   int64  `json:"cpu,omitempty"`
+	Wait  int64  `json:"wait,omitempty"`
 }
 
 // HTTPRec is one HTTP exchange, or something that happened on an HTTP

@@ -20,21 +20,35 @@ func statGroup(pid int) ([]ProcStat, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []ProcStat{lead}
+	return append([]ProcStat{lead}, groupMembers(pid)...), nil
+}
+
+// groupMembers lists the processes of process group pgid other than its
+// leader.
+func groupMembers(pgid int) []ProcStat {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return out, nil
+		return nil
 	}
+	var out []ProcStat
 	for _, e := range entries {
 		n, err := strconv.Atoi(e.Name())
-		if err != nil || n == pid {
+		if err != nil || n == pgid {
 			continue
 		}
-		if st, pgrp, err := readProcStat(n); err == nil && pgrp == pid {
+		// The stat line alone first: most processes are not the group's.
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if _, pgrp, ok := parseProcStat(string(b)); !ok || pgrp != pgid {
+			continue
+		}
+		if st, _, err := readProcStat(n); err == nil {
 			out = append(out, st)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // readProcStat reads a process's stat (its CPU time counts every thread),

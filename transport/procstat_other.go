@@ -3,3 +3,5 @@
 package transport
 
 func statGroup(pid int) ([]ProcStat, error) { return nil, ErrStatUnsupported }
+
+func groupMembers(pgid int) []ProcStat { return nil }

@@ -48,26 +48,25 @@ func TestParsePSLine(t *testing.T) {
 	}
 }
 
-func FuzzParseProcStat(f *testing.F) {
-	f.Add("4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0")
-	f.Add("1 () R 0 0 0 0 0 0 0 0 0 0 0 0")
+// fuzzParser checks that parse never accepts a line as a process with no
+// pid or a negative CPU time.
+func fuzzParser(f *testing.F, parse func(string) (ProcStat, int, bool), seeds ...string) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, line string) {
-		st, _, ok := parseProcStat(line)
-		if ok && (st.Pid <= 0 || st.CPU < 0) {
+		if st, _, ok := parse(line); ok && (st.Pid <= 0 || st.CPU < 0) {
 			t.Fatalf("accepted %q as %+v", line, st)
 		}
 	})
 }
 
+func FuzzParseProcStat(f *testing.F) {
+	fuzzParser(f, parseProcStat, "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0", "1 () R 0 0 0 0 0 0 0 0 0 0 0 0")
+}
+
 func FuzzParsePSLine(f *testing.F) {
-	f.Add("  312   311 R+   1:02:03.00 my server")
-	f.Add("1 1 S 2-00:00:01 x")
-	f.Fuzz(func(t *testing.T, line string) {
-		st, _, ok := parsePSLine(line)
-		if ok && (st.Pid <= 0 || st.CPU < 0) {
-			t.Fatalf("accepted %q as %+v", line, st)
-		}
-	})
+	fuzzParser(f, parsePSLine, "  312   311 R+   1:02:03.00 my server", "1 1 S 2-00:00:01 x")
 }
 
 // TestStatGroup reads a real process: sonde's test binary's own entry,

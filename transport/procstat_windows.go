@@ -38,3 +38,6 @@ func statGroup(pid int) ([]ProcStat, error) {
 func filetimeDur(f windows.Filetime) time.Duration {
 	return time.Duration(uint64(f.HighDateTime)<<32|uint64(f.LowDateTime)) * 100
 }
+
+// groupMembers is not read on Windows: the job object ends them all.
+func groupMembers(pgid int) []ProcStat { return nil }
