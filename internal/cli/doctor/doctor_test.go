@@ -94,6 +94,8 @@ func TestDoctor(t *testing.T) {
 		"noinit":  entry(fx.Argv("--fault", "no-initialize-response"), clitest.ChildEnv()),
 		"noise":   entry(fx.Argv("--fault", "stdout-noise"), clitest.ChildEnv()),
 		"stays":   entry(fx.Argv("--fault", "ignore-sigterm"), clitest.ChildEnv()),
+		"schemas": entry(fx.Argv("--fault", "invalid-schema"), clitest.ChildEnv()),
+		"leaves":  entry(fx.Argv("--fault", "grandchild-holds-stdout"), clitest.ChildEnv()),
 		"unset":   entry([]string{"sonde-x"}, []string{"TOKEN=${env:SONDE_DOCTOR_UNSET}"}),
 		"refused": map[string]any{"url": "http://" + closedPort(t) + "/mcp"},
 		"auth":    map[string]any{"url": authURL},
@@ -118,9 +120,12 @@ func TestDoctor(t *testing.T) {
 		"stays":   {"shutdown", "the server did not exit within 1s of its stdin closing: sonde sent ", "must exit when its stdin closes"},
 		"nodns":   {"dns", "cannot resolve sonde-doctor.invalid", "host name"},
 		"crash":   {"initialize", "exited with exit code 3 before answering initialize; its stderr: boom", "stderr"},
+		"schemas": {"tool schemas", `2 schema problem(s): bad-schema: inputSchema is not a valid JSON Schema: at '/properties/x/type'`, "valid JSON Schema of type object"},
+		"leaves":  {"shutdown", "the server exited (exit code 0) but left 1 process: pid ", "must end what it started"},
 	}
 	if runtime.GOOS == "windows" {
 		delete(want, "crash")
+		delete(want, "leaves") // the job object ends them; sonde does not list them there
 		want["refused"] = struct{ step, detail, hint string }{"tcp", "", "nothing accepts connections"}
 	}
 	for name, w := range want {
@@ -154,7 +159,7 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("healthy: step %s has no ms", st.Name)
 		}
 	}
-	if got, want := strings.Join(names, " "), "config command spawn stdout stderr initialize protocol capabilities tools/list ping lint shutdown"; got != want {
+	if got, want := strings.Join(names, " "), "config command spawn stdout stderr initialize protocol capabilities tools/list tool schemas ping lint shutdown"; got != want {
 		t.Errorf("healthy steps: %s\nwant %s", got, want)
 	}
 	// The crash's stderr is shown in its stderr step too.
