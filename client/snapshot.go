@@ -181,12 +181,16 @@ func (s *Snapshot) Lines() []string {
 		}
 		add("request", w)
 	}
-	add("stdout", "last message "+s.ago(s.LastStdout))
-	st := "last write " + s.ago(s.LastStderr)
-	if s.StderrBytes > 0 {
-		st += fmt.Sprintf("; %d bytes since the request", s.StderrBytes)
+	if s.HTTP != nil { // no process of sonde's: no stdout, no stderr
+		add("messages", "last one "+s.ago(s.LastStdout))
+	} else {
+		add("stdout", "last message "+s.ago(s.LastStdout))
+		st := "last write " + s.ago(s.LastStderr)
+		if s.StderrBytes > 0 {
+			st += fmt.Sprintf("; %d bytes since the request", s.StderrBytes)
+		}
+		add("stderr", st)
 	}
-	add("stderr", st)
 	if s.Progress > 0 {
 		add("progress", fmt.Sprintf("%d, the last %s", s.Progress, s.ago(s.LastProgress)))
 	} else {

@@ -174,3 +174,26 @@ func TestSnapshotJSON(t *testing.T) {
 		t.Fatalf("read back\n%+v\nwant\n%+v", back, *s)
 	}
 }
+
+// TestSnapshotHTTP: over HTTP the snapshot says what became of the POST:
+// headers that never came, or an event stream left open without the
+// answer (its priming event the last).
+func TestSnapshotHTTP(t *testing.T) {
+	t.Run("stream open", func(t *testing.T) {
+		s := dialSession(t, Options{}, HTTP(transport.HTTPConfig{URL: serveFixtureHTTP(t, "--fault", "never-respond"), Mode: transport.ModeStreamable}))
+		s.init()
+		snap := timeoutSnapshot(t, s, echoX, 600*time.Millisecond)
+		h := snap.HTTP
+		if snap.Kind != SnapStreamOpen || h == nil || h.Status != 200 || !h.SSE || h.StreamEnded || h.Headers.IsZero() || h.LastEvent.IsZero() || len(snap.Procs) != 0 {
+			t.Fatalf("kind %s, http %+v, procs %v", snap.Kind, h, snap.Procs)
+		}
+	})
+	t.Run("no headers", func(t *testing.T) {
+		s := dialSession(t, Options{Timeout: 10 * time.Second}, HTTP(transport.HTTPConfig{URL: serveFixtureHTTP(t, "--fault", "http-slow-headers", "--late-ms", "1500"), Mode: transport.ModeStreamable}))
+		s.init()
+		snap := timeoutSnapshot(t, s, echoX, 500*time.Millisecond)
+		if snap.Kind != SnapNoHeaders || snap.HTTP == nil || snap.HTTP.Status != 0 || snap.Written != "written" {
+			t.Fatalf("kind %s, written %q, http %+v", snap.Kind, snap.Written, snap.HTTP)
+		}
+	})
+}
