@@ -55,7 +55,6 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	if timeout <= 0 {
 		timeout = c.opts.Timeout
 	}
-	cpu := c.cpuBaseline(time.Now())
 
 	c.mu.Lock()
 	if err := c.refuseLocked(method, handshake); err != nil {
@@ -73,7 +72,8 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	if c.opts.ResetOnProgress {
 		p.maxEnd = now.Add(max(c.opts.MaxTotalTimeout, timeout))
 	}
-	p.stderrMark, p.cpuBase = c.stats.StderrBytes, cpu
+	p.stderrMark = c.stats.StderrBytes
+	c.baselineLocked(p, now)
 	c.pending[id] = p
 	if method == mcp.MethodTasksCancel {
 		c.noteTaskCancelLocked(rawParams)

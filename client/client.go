@@ -317,6 +317,7 @@ func (c *Client) Close() error {
 			<-c.out.done
 		}
 		c.era.wg.Wait()
+		c.watch.readers.Wait() // the snapshots' readings of the server's processes
 		c.endRead()
 		c.closeSubscriptions()
 		close(c.closeDone)

@@ -89,8 +89,9 @@ type Snapshot struct {
 	// Procs are the server's processes (its process group on Linux and
 	// macOS, the server alone on Windows), the server first; ProcErr says
 	// why they are missing. CPU is the CPU time they used over CPUWindow,
-	// a span that ends at At and starts at most 1 s before the request was
-	// queued (zero CPUWindow: no earlier reading).
+	// a span that ends at At and starts at the reading taken for the
+	// request: at most 1 s before it was queued, or just after (zero
+	// CPUWindow: no reading).
 	Procs     []ProcStat
 	ProcErr   string
 	CPU       time.Duration
@@ -288,8 +289,7 @@ func TimeoutSnapshot(err error) *Snapshot {
 }
 
 // watchState is what the client follows for snapshots: guarded by Client.mu
-// except the atomics of the write in progress and the CPU readings (their
-// own lock, taken without mu).
+// except the atomics of the write in progress.
 type watchState struct {
 	pid        int
 	http       bool
@@ -302,8 +302,13 @@ type watchState struct {
 	writeSince atomic.Int64
 	writeID    atomic.Int64
 
-	cpuMu sync.Mutex
-	cpu   cpuReading // the last reading, reused for cpuReuse
+	// The last CPU reading (reused for cpuReuse), whether one is being
+	// taken, the requests waiting for it, and the goroutines taking it
+	// (Close waits for them).
+	cpu      cpuReading
+	reading  bool
+	awaiting []*pending
+	readers  sync.WaitGroup
 }
 
 // cpuReading is the server's group CPU time at a moment.
@@ -315,33 +320,53 @@ type cpuReading struct {
 
 // cpuReuse is how long one CPU reading serves as the baseline of new
 // requests: reading the process group costs a scan of /proc (a ps on
-// macOS), so it is done at most this often, not per request.
+// macOS), about 2 ms, so it is done at most this often, not per request.
 const cpuReuse = time.Second
 
-// cpuBaseline returns a reading of the server's CPU time at most cpuReuse
-// old (zero when there is no process to read). Called without c.mu.
-func (c *Client) cpuBaseline(now time.Time) cpuReading {
-	c.mu.Lock()
-	pid, ready := c.watch.pid, c.initialized
-	c.mu.Unlock()
-	if pid == 0 {
-		return cpuReading{}
-	}
+// baselineLocked gives p the CPU reading its snapshot will compare with:
+// the last one when it is fresh, else the next, which a goroutine takes
+// (never the caller: the reading costs milliseconds) and hands to every
+// request waiting for it. A reading from before the handshake is not
+// reused after it: the server's start-up would count as work.
+func (c *Client) baselineLocked(p *pending, now time.Time) {
 	w := &c.watch
-	w.cpuMu.Lock()
-	defer w.cpuMu.Unlock()
-	// A reading from before the handshake is not reused after it: the
-	// server's start-up would count as work on the first requests.
-	if !w.cpu.at.IsZero() && now.Sub(w.cpu.at) < cpuReuse && w.cpu.ready == ready {
-		return w.cpu
+	if w.pid == 0 {
+		return
 	}
+	if r := w.cpu; !r.at.IsZero() && now.Sub(r.at) < cpuReuse && r.ready == c.initialized {
+		p.cpuBase = r
+		return
+	}
+	w.awaiting = append(w.awaiting, p)
+	if w.reading {
+		return
+	}
+	w.reading = true
+	w.readers.Add(1)
+	go c.readCPU(w.pid, c.initialized)
+}
+
+// readCPU takes a CPU reading of process group pid and hands it to the
+// requests waiting for one.
+func (c *Client) readCPU(pid int, ready bool) {
+	defer c.watch.readers.Done()
 	procs, err := transport.StatGroup(pid)
-	if err != nil || len(procs) == 0 {
-		return cpuReading{}
+	at := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := &c.watch
+	w.reading = false
+	if err == nil && len(procs) > 0 {
+		cpu, wait := transport.GroupCPU(procs)
+		w.cpu = cpuReading{at: at, cpu: cpu, wait: wait, ready: ready}
+		for _, p := range w.awaiting {
+			if c.pending[p.id] == p {
+				p.cpuBase = w.cpu
+			}
+		}
 	}
-	cpu, wait := transport.GroupCPU(procs)
-	w.cpu = cpuReading{at: now, cpu: cpu, wait: wait, ready: ready}
-	return w.cpu
+	clear(w.awaiting)
+	w.awaiting = w.awaiting[:0]
 }
 
 // seenStderr records a chunk of stderr (c.mu held).
@@ -514,9 +539,11 @@ func (c *Client) expireLocked(p *pending, msg string, cause error) bool {
 	var procs []ProcStat
 	var procErr error
 	if pid != 0 {
+		c.watch.readers.Add(1) // Close waits for it
 		c.mu.Unlock()
 		procs, procErr = transport.StatGroup(pid)
 		c.mu.Lock()
+		c.watch.readers.Done()
 	}
 	if c.pending[p.id] != p {
 		return false

@@ -120,3 +120,23 @@ func TestThreadsState(t *testing.T) {
 		t.Error("parseSchedstat accepted one field")
 	}
 }
+
+// BenchmarkStatGroup is the cost of one reading of a server's processes:
+// the /proc scan a timeout (and, at most once a second, a new request's
+// CPU baseline) pays.
+func BenchmarkStatGroup(b *testing.B) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		b.Skip("process groups are read on Linux and macOS")
+	}
+	p, err := StartProcess(ProcessConfig{Argv: []string{"sleep", "30"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Wait()
+	defer p.Kill()
+	for b.Loop() {
+		if _, err := StatGroup(p.Pid()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
