@@ -118,28 +118,6 @@ func TestSnapshotClassify(t *testing.T) {
 	}
 }
 
-// TestLateAnswer: a response after the deadline says how late it was and
-// the --timeout that would have been enough.
-func TestLateAnswer(t *testing.T) {
-	s := start(t, Options{}, fixtureArgs{faults: []string{"late-response"}, extra: []string{"--late-ms", "1200"}})
-	s.init()
-	call := s.c.Go(context.Background(), "tools/call", echoX, CallOptions{Timeout: 400 * time.Millisecond})
-	if _, err := call.Wait(); !errors.Is(err, ErrTimeout) {
-		t.Fatalf("got %v", err)
-	}
-	f := s.waitFor("late frame", isFrame(VerdictLate, "would have succeeded")).Frame
-	l := f.Late
-	if l == nil || l.ID != call.ID || l.Method != "tools/call" {
-		t.Fatalf("late %+v", l)
-	}
-	if l.Latency < 1200*time.Millisecond || l.Enough <= l.Latency || l.AfterDeadline > l.Latency-400*time.Millisecond || l.AfterDeadline < 400*time.Millisecond {
-		t.Fatalf("late %+v", l)
-	}
-	if !strings.Contains(f.Detail, "--timeout "+l.Enough.String()+" would have been enough") {
-		t.Fatalf("detail %q", f.Detail)
-	}
-}
-
 func TestEnoughTimeout(t *testing.T) {
 	for lat, want := range map[time.Duration]time.Duration{
 		1234 * time.Millisecond: 1300 * time.Millisecond,

@@ -3,20 +3,18 @@
 package client
 
 import (
-	"errors"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 // TestSnapshotStopped: a server stopped with SIGSTOP is "stopped".
 func TestSnapshotStopped(t *testing.T) {
 	s := start(t, Options{}, fixtureArgs{faults: []string{"never-respond"}})
 	s.init()
-	pid := fixturePid(t, s)
+	pid := proctest.ReadPIDs(t, s.pidFile)[0]
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -31,17 +29,4 @@ func TestSnapshotStopped(t *testing.T) {
 	if snap.Kind != SnapStopped {
 		t.Fatalf("kind %s", snap.Kind)
 	}
-}
-
-func fixturePid(t *testing.T, s *session) int {
-	t.Helper()
-	b, err := os.ReadFile(s.pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.Fields(string(b))[0])
-	if err != nil || pid <= 0 {
-		t.Fatal(errors.Join(err, errors.New("no pid in "+s.pidFile)))
-	}
-	return pid
 }

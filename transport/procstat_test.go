@@ -69,19 +69,12 @@ func FuzzParsePSLine(f *testing.F) {
 	fuzzParser(f, parsePSLine, "  312   311 R+   1:02:03.00 my server", "1 1 S 2-00:00:01 x")
 }
 
-// TestStatGroup reads a real process: sonde's test binary's own entry,
-// and a pid that is not there.
+// TestStatGroup reads a real process: a sleeping one, then the same pid
+// once it has ended.
 func TestStatGroup(t *testing.T) {
-	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
-		t.Skip("process groups are read on Linux and macOS")
-	}
-	p, err := StartProcess(ProcessConfig{Argv: []string{"sleep", "30"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Wait()
-	defer p.Kill()
+	p := startSleep(t)
 	var sts []ProcStat
+	var err error
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if sts, err = StatGroup(p.Pid()); err == nil && len(sts) > 0 && sts[0].State == ProcSleeping {
 			break
@@ -125,18 +118,25 @@ func TestThreadsState(t *testing.T) {
 // the /proc scan a timeout (and, at most once a second, a new request's
 // CPU baseline) pays.
 func BenchmarkStatGroup(b *testing.B) {
-	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
-		b.Skip("process groups are read on Linux and macOS")
-	}
-	p, err := StartProcess(ProcessConfig{Argv: []string{"sleep", "30"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Wait()
-	defer p.Kill()
+	p := startSleep(b)
 	for b.Loop() {
 		if _, err := StatGroup(p.Pid()); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// startSleep starts a sleeping process to read, ended by the test's
+// cleanup; it skips where process groups are not read.
+func startSleep(tb testing.TB) *Process {
+	tb.Helper()
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		tb.Skip("process groups are read on Linux and macOS")
+	}
+	p, err := StartProcess(ProcessConfig{Argv: []string{"sleep", "30"}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Kill(); p.Wait() })
+	return p
 }
