@@ -51,8 +51,9 @@ const (
 	SnapUnknown SnapshotKind = "unknown"
 )
 
-// busyShare is the share of one CPU (used, or waited for), over the
-// snapshot's CPU window, from which the server counts as busy.
+// busyShare is the share of one CPU used (or, for a server ready to run,
+// used and waited for) over the snapshot's CPU window from which the
+// server counts as busy.
 const busyShare = 0.3
 
 // snapStderrTail bounds the stderr a snapshot keeps (the last bytes
@@ -502,16 +503,23 @@ func classify(s *Snapshot, stuck time.Duration) SnapshotKind {
 	case transport.ProcStopped:
 		return SnapStopped
 	}
+	running := false // one of its processes is on a CPU or ready for one
+	for _, p := range s.Procs {
+		running = running || p.State == transport.ProcRunning
+	}
 	if s.CPUWindow > 0 {
-		if float64(s.CPU+s.CPUWait) >= busyShare*float64(s.CPUWindow) {
+		// Used a CPU for much of the time; or, on a machine too loaded to
+		// give it one, ready to run now and waiting for one much of the
+		// time (an idle process's threads wait too when they wake, but do
+		// not stay ready to run).
+		share := func(d time.Duration) bool { return float64(d) >= busyShare*float64(s.CPUWindow) }
+		if share(s.CPU) || (running && share(s.CPU+s.CPUWait)) {
 			return SnapBusy
 		}
 		return SnapSleeping
 	}
-	for _, p := range s.Procs {
-		if p.State == transport.ProcRunning {
-			return SnapBusy
-		}
+	if running {
+		return SnapBusy
 	}
 	if s.Procs[0].State == transport.ProcSleeping || s.Procs[0].State == transport.ProcDiskWait {
 		return SnapSleeping

@@ -100,6 +100,14 @@ func TestSnapshotClassify(t *testing.T) {
 			s.Procs = []ProcStat{{Pid: 9, State: transport.ProcSleeping}, {Pid: 10, State: transport.ProcRunning}}
 			s.CPU = 900 * time.Millisecond
 		}, SnapBusy},
+		{"busy, starved", func(s *Snapshot) {
+			s.Procs = []ProcStat{{Pid: 9, State: transport.ProcRunning}}
+			s.CPU, s.CPUWait = 20*time.Millisecond, 2*time.Second
+		}, SnapBusy},
+		{"idle, its wake-ups waited", func(s *Snapshot) {
+			s.Procs = []ProcStat{{Pid: 9, State: transport.ProcSleeping}}
+			s.CPUWait = 600 * time.Millisecond
+		}, SnapSleeping},
 		{"windows", func(s *Snapshot) { s.Procs = []ProcStat{{Pid: 9, State: transport.ProcUnknown}} }, SnapSleeping},
 		{"no reading", func(s *Snapshot) { s.ProcErr = "not available" }, SnapUnknown},
 		{"http no headers", func(s *Snapshot) { s.HTTP = &HTTPSnapshot{} }, SnapNoHeaders},

@@ -19,14 +19,25 @@ type lateWatch struct {
 	done chan struct{}
 }
 
+// lateShown is how many late answers are printed one by one; the rest
+// are counted in one line at the end (a bench run may time out thousands).
+const lateShown = 10
+
 func startLateWatch(c *client.Client, w io.Writer) *lateWatch {
 	l := &lateWatch{c: c, sub: c.Subscribe(1024), w: w, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
+		n := 0
 		for ev := range l.sub.C {
-			if ev.Kind == client.EvFrame && ev.Frame.Late != nil {
+			if ev.Kind != client.EvFrame || ev.Frame.Late == nil {
+				continue
+			}
+			if n++; n <= lateShown {
 				fmt.Fprintln(l.w, "sonde: "+LateText(ev.Frame.Late))
 			}
+		}
+		if n > lateShown {
+			fmt.Fprintf(l.w, "sonde: and %d more late answers\n", n-lateShown)
 		}
 	}()
 	return l

@@ -118,3 +118,17 @@ func TestLinger(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", r.Code, r.Stderr)
 	}
 }
+
+// TestLateAnswersCounted: past the first ten, late answers are counted in
+// one line rather than printed one by one.
+func TestLateAnswersCounted(t *testing.T) {
+	f := clitest.NewFixture(t)
+	var script strings.Builder
+	for range 12 {
+		script.WriteString(`{"method":"tools/call","params":{"name":"echo","arguments":{"value":"x"}},"timeout_ms":100}` + "\n")
+	}
+	r := clitest.RunSonde(t, script.String(), f.Cmd([]string{"script", "-", "--linger", "20s"}, "--fault", "late-response", "--late-ms", "500")...)
+	if n := strings.Count(r.Stderr, "sonde: late answer: tools/call id "); n != 10 || !strings.Contains(r.Stderr, "sonde: and 2 more late answers\n") {
+		t.Fatalf("%d late answers printed; stderr:\n%s", n, r.Stderr)
+	}
+}
