@@ -124,10 +124,14 @@ func (s *Snapshot) Summary() string {
 	since := s.At.Sub(s.Queued)
 	switch s.Kind {
 	case SnapBlocked:
+		why := "the server stopped reading its stdin"
+		if s.HTTP != nil {
+			why = "the server does not read the request's body"
+		}
 		if s.Written == "blocked" {
-			fmt.Fprintf(&b, "blocked: the request is not fully written (the write has waited %s: the server stopped reading its stdin)", rd(s.BlockedFor))
+			fmt.Fprintf(&b, "blocked: the request is not fully written (the write has waited %s: %s)", rd(s.BlockedFor), why)
 		} else {
-			fmt.Fprintf(&b, "blocked: the request was never written (an earlier write has waited %s: the server stopped reading its stdin)", rd(s.BlockedFor))
+			fmt.Fprintf(&b, "blocked: the request was never written (an earlier write has waited %s: %s)", rd(s.BlockedFor), why)
 		}
 	case SnapBusy:
 		fmt.Fprintf(&b, "busy: the server used %s of CPU in the %s before the deadline", rd(s.CPU), rd(s.CPUWindow))
