@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"time"
 	"unicode/utf8"
@@ -105,6 +106,11 @@ func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
 			d := e.off(q.Deadline)
 			r.Deadline = &d
 		}
+		r.Timeout = int64(q.Timeout)
+		if !q.MaxEnd.IsZero() {
+			d := e.off(q.MaxEnd)
+			r.MaxEnd = &d
+		}
 		r.Latency = int64(q.Latency)
 		if p := q.Progress; p != nil {
 			msg, _ := e.redact.String(p.Message)
@@ -182,6 +188,12 @@ func (e *encoder) errRec(err error) *ErrorRec {
 			x.Stderr = nil
 			out.Exit = e.exitRec(&x)
 		}
+		if ce.Snapshot != nil {
+			if b, err := json.Marshal(ce.Snapshot); err == nil {
+				text, _ := e.redact.String(string(b))
+				out.Snapshot = json.RawMessage(text)
+			}
+		}
 		return out
 	}
 	var re *jsonrpc.Error
@@ -215,6 +227,10 @@ func (e *encoder) exitRec(x *client.Exit) *ExitRec {
 		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, T: e.off(x.Time),
 	}
 	out.Stderr, out.StderrB64, _ = e.bytesField(x.Stderr)
+	for _, l := range x.Left {
+		name, _ := e.redact.String(l.Name)
+		out.Left = append(out.Left, LeftRec{Pid: l.Pid, Name: name, State: string(l.State), CPU: int64(l.CPU), Wait: int64(l.Wait)})
+	}
 	return out
 }
 

@@ -78,6 +78,10 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		if rec.Deadline != nil {
 			q.Deadline = h.Time(*rec.Deadline)
 		}
+		q.Timeout = time.Duration(rec.Timeout)
+		if rec.MaxEnd != nil {
+			q.MaxEnd = h.Time(*rec.MaxEnd)
+		}
 		if p := rec.Progress; p != nil {
 			q.Progress = &client.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
 		}
@@ -233,7 +237,14 @@ func (h Header) errOf(e *ErrorRec) error {
 		return nil
 	}
 	if e.Code != "" {
-		return &client.Error{Code: client.Code(e.Code), Message: e.Message, RPC: e.RPC, Exit: h.exitOf(e.Exit)}
+		ce := &client.Error{Code: client.Code(e.Code), Message: e.Message, RPC: e.RPC, Exit: h.exitOf(e.Exit)}
+		if len(e.Snapshot) > 0 {
+			var s client.Snapshot
+			if json.Unmarshal(e.Snapshot, &s) == nil {
+				ce.Snapshot = &s
+			}
+		}
+		return ce
 	}
 	if e.RPC != nil {
 		return e.RPC
@@ -252,8 +263,12 @@ func (h Header) exitOf(x *ExitRec) *client.Exit {
 	if len(stderr) == 0 {
 		stderr = nil
 	}
-	return &client.Exit{
+	out := &client.Exit{
 		Pid: x.Pid, Code: x.Code, Signal: x.Signal, Stderr: stderr, StderrDropped: x.StderrDropped,
 		ByClose: x.ByClose, StdoutClosed: x.StdoutClosed, Time: h.Time(x.T),
 	}
+	for _, l := range x.Left {
+		out.Left = append(out.Left, client.ProcStat{Pid: l.Pid, Name: l.Name, State: client.ProcState(l.State), CPU: time.Duration(l.CPU), Wait: time.Duration(l.Wait)})
+	}
+	return out
 }

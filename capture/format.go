@@ -10,6 +10,7 @@
 package capture
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
@@ -24,7 +25,7 @@ const Format = "sonde-capture"
 // older readers ignore or skip.
 const (
 	VersionMajor = 1
-	VersionMinor = 2
+	VersionMinor = 3
 )
 
 // Record types (the "type" field of each line).
@@ -94,10 +95,15 @@ type Record struct {
 	EventID  string     `json:"event_id,omitempty"` // HTTP: the SSE event id
 
 	// Requests.
-	Tool     string       `json:"tool,omitempty"`
-	State    string       `json:"state,omitempty"`
-	Deadline *int64       `json:"deadline,omitempty"` // ns since Header.Start
-	Latency  int64        `json:"latency,omitempty"`  // ns
+	Tool     string `json:"tool,omitempty"`
+	State    string `json:"state,omitempty"`
+	Deadline *int64 `json:"deadline,omitempty"` // ns since Header.Start
+	// Timeout and MaxEnd (1.3) are a queued request's budget: its timeout
+	// (ns) and, with --timeout-reset-on-progress, the latest its deadline
+	// may move to (ns since Header.Start).
+	Timeout  int64        `json:"timeout,omitempty"`
+	MaxEnd   *int64       `json:"max_end,omitempty"`
+	Latency  int64        `json:"latency,omitempty"` // ns
 	Progress *ProgressRec `json:"progress,omitempty"`
 	Err      *ErrorRec    `json:"error,omitempty"`
 	// RetryOf (1.1) is the request a modern input_required retry continues.
@@ -168,6 +174,9 @@ type ErrorRec struct {
 	Message string         `json:"message"`
 	RPC     *jsonrpc.Error `json:"rpc,omitempty"`
 	Exit    *ExitRec       `json:"exit,omitempty"`
+	// Snapshot (1.3) is what sonde saw of the server when a request timed
+	// out (client.Snapshot as JSON, redacted like frames).
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 }
 
 // ExitRec is how a server process ended.
@@ -181,6 +190,19 @@ type ExitRec struct {
 	ByClose       bool   `json:"by_close,omitempty"`
 	StdoutClosed  bool   `json:"stdout_closed,omitempty"`
 	T             int64  `json:"t"` // ns since Header.Start
+	// Left (1.3) are the processes the server left running when it ended,
+	// which sonde stopped.
+	Left []LeftRec `json:"left,omitempty"`
+}
+
+// LeftRec is a process a server left behind: its pid, name, state and the
+// CPU time it had used (ns), and its wait for a CPU (ns, Linux).
+type LeftRec struct {
+	Pid   int    `json:"pid"`
+	Name  string `json:"name,omitempty"`
+	State string `json:"state,omitempty"`
+	CPU   int64  `json:"cpu,omitempty"`
+	Wait  int64  `json:"wait,omitempty"`
 }
 
 // HTTPRec is one HTTP exchange, or something that happened on an HTTP

@@ -248,6 +248,12 @@ func (rec *Record) check() string {
 	if rec.Deadline != nil {
 		fields = append(fields, field{"deadline", *rec.Deadline})
 	}
+	if rec.MaxEnd != nil {
+		fields = append(fields, field{"max_end", *rec.MaxEnd})
+	}
+	if rec.Timeout != 0 {
+		fields = append(fields, field{"timeout", rec.Timeout})
+	}
 	if rec.HTTP != nil {
 		fields = append(fields, field{"http.duration", rec.HTTP.Duration})
 	}

@@ -72,13 +72,15 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	if c.opts.ResetOnProgress {
 		p.maxEnd = now.Add(max(c.opts.MaxTotalTimeout, timeout))
 	}
+	p.stderrMark = c.stats.StderrBytes
+	c.baselineLocked(p, now)
 	c.pending[id] = p
 	if method == mcp.MethodTasksCancel {
 		c.noteTaskCancelLocked(rawParams)
 	}
 	p.timer = time.AfterFunc(timeout, func() { c.expire(id) })
 	p.stopCtx = context.AfterFunc(ctx, func() { c.cancelByCaller(id, context.Cause(ctx)) })
-	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, State: StateQueued, Deadline: p.deadline, RetryOf: p.retryOf}})
+	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, State: StateQueued, Deadline: p.deadline, Timeout: timeout, MaxEnd: p.maxEnd, RetryOf: p.retryOf}})
 	if !c.heldSince.IsZero() {
 		c.holdLocked(p, now)
 	}

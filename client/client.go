@@ -136,6 +136,8 @@ type Client struct {
 
 	hub hub // the event stream (event.go)
 
+	watch watchState // what a timeout snapshot reports (snapshot.go)
+
 	readDone  chan struct{}
 	endRead   func() // closes readDone, once
 	closeOnce sync.Once
@@ -144,20 +146,23 @@ type Client struct {
 
 // Stats counts what the client has seen; read it with Client.Stats.
 type Stats struct {
-	Pending    int
-	Sent       uint64
-	Resolved   uint64
-	Errors     uint64
-	Timeouts   uint64
-	Cancelled  uint64
-	Failed     uint64
-	Late       uint64
-	Duplicate  uint64
-	Unknown    uint64
-	Malformed  uint64
-	Invalid    uint64
-	Progress   uint64
-	ServerReqs uint64
+	Pending   int
+	Sent      uint64
+	Resolved  uint64
+	Errors    uint64
+	Timeouts  uint64
+	Cancelled uint64
+	Failed    uint64
+	Late      uint64
+	// LateTimeouts counts the late responses to requests that timed out
+	// (Timeouts minus LateTimeouts have had no answer yet).
+	LateTimeouts uint64
+	Duplicate    uint64
+	Unknown      uint64
+	Malformed    uint64
+	Invalid      uint64
+	Progress     uint64
+	ServerReqs   uint64
 	// Undeclared counts the server's requests for a capability sonde did
 	// not declare.
 	Undeclared uint64
@@ -244,17 +249,27 @@ func (c *Client) Connect(dial Dialer) error {
 func (c *Client) observe(ev transport.Event) {
 	switch ev.Kind {
 	case transport.EventStart:
+		c.mu.Lock()
+		c.watch.pid = ev.Pid
+		c.mu.Unlock()
 		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcStart, Pid: ev.Pid, Argv: ev.Argv}})
 	case transport.EventStderr:
 		c.mu.Lock()
 		c.stats.StderrBytes += uint64(len(ev.Data))
+		c.watch.seenStderr(ev.Time, ev.Data)
 		c.mu.Unlock()
 		c.emit(Event{Time: ev.Time, Kind: EvStderr, Stderr: ev.Data})
 	case transport.EventSignal:
 		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcSignal, Pid: ev.Pid, Signal: ev.Signal}})
 	case transport.EventConnect:
+		c.mu.Lock()
+		c.watch.http = true
+		c.mu.Unlock()
 		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcConnect, Argv: ev.Argv}})
 	case transport.EventHTTP:
+		c.mu.Lock()
+		c.seenHTTPLocked(ev.Time, ev.HTTP)
+		c.mu.Unlock()
 		c.emit(Event{Time: ev.Time, Kind: EvHTTP, HTTP: ev.HTTP})
 	}
 }
@@ -302,6 +317,7 @@ func (c *Client) Close() error {
 			<-c.out.done
 		}
 		c.era.wg.Wait()
+		c.watch.readers.Wait() // the snapshots' readings of the server's processes
 		c.endRead()
 		c.closeSubscriptions()
 		close(c.closeDone)

@@ -48,6 +48,9 @@ type Error struct {
 	// HTTP is the failed exchange (CodeHTTP, CodeExpired, and the HTTP
 	// failures reported as CodeProtocol or CodeRemote).
 	HTTP *ExchangeError
+	// Snapshot is what sonde saw of the server at the deadline
+	// (CodeTimeout, from the request's deadline or the caller's; snapshot.go).
+	Snapshot *Snapshot
 	// Err is the underlying cause, if any.
 	Err error
 }

@@ -111,6 +111,10 @@ type FrameInfo struct {
 	// StateRetried, and sonde answers the input requests and retries under
 	// a new id (ReqInfo.RetryOf).
 	InputRequired bool
+	// Late is set on a VerdictLate frame answering a request that timed
+	// out: how long after the deadline it came, and the --timeout that
+	// would have been enough.
+	Late *Late
 }
 
 // DetailAfterVerdict is Detail without its leading repeat of the verdict
@@ -173,6 +177,11 @@ type ReqInfo struct {
 	Tool     string
 	State    State
 	Deadline time.Time
+	// Timeout and MaxEnd are the request's budget, on its queued
+	// transition: its own timeout, and with ResetOnProgress the latest its
+	// deadline can move to (zero: progress does not move it).
+	Timeout time.Duration
+	MaxEnd  time.Time
 	// Latency is the time since the request was queued (for outcomes).
 	Latency  time.Duration
 	Progress *Progress

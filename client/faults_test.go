@@ -306,6 +306,16 @@ func TestFault_LateResponse(t *testing.T) {
 	if f.Msg.ID != call.ID {
 		t.Fatalf("late frame for %s", f.Msg.ID)
 	}
+	// It says how long after the deadline it came, and the --timeout that
+	// would have been enough.
+	l := f.Late
+	if l == nil || l.ID != call.ID || l.Method != "tools/call" || l.Latency < 400*time.Millisecond || l.Enough <= l.Latency ||
+		l.AfterDeadline <= 0 || l.AfterDeadline > l.Latency-100*time.Millisecond {
+		t.Fatalf("late %+v", l)
+	}
+	if !strings.Contains(f.Detail, "; would have succeeded "+rd(l.AfterDeadline)+" after the deadline (--timeout "+l.Enough.String()+" would have been enough)") {
+		t.Fatalf("detail %q", f.Detail)
+	}
 	// A later call gets its own answer, never the late one.
 	if r, _, err := s.c.CallTool(context.Background(), "add", json.RawMessage(`{"a":1,"b":1}`), CallOptions{Timeout: 5 * time.Second}); err != nil || r.Content[0].Text != "2" {
 		t.Fatalf("%+v %v", r, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -39,6 +40,20 @@ type pending struct {
 	// go; the timer is stopped.
 	held bool
 	left time.Duration
+
+	// For the timeout snapshot (snapshot.go): when the bytes were handed
+	// to the connection, the stderr count and CPU reading at queueing, the
+	// progress seen, and (HTTP) what its POST did.
+	sentAt       time.Time
+	stderrMark   uint64
+	cpuBase      cpuReading
+	progressN    int
+	lastProgress time.Time
+	http         *httpSeen
+	// expiring is set while its timeout's snapshot reads the server's
+	// processes (the lock released): a response then is held in it and
+	// reported late once the timeout has settled the request.
+	expiring *expiry
 }
 
 // Call is one request. It is settled exactly once; Done is closed then.
@@ -91,7 +106,11 @@ type outcome struct {
 func (c *Client) settleLocked(p *pending, o outcome) {
 	delete(c.pending, p.id)
 	now := time.Now()
-	c.retired.add(p.id, retiredInfo{state: o.state, at: now, answered: o.state == StateResolved || o.state == StateError})
+	due := p.deadline // the deadline that passed; the caller's passed earlier
+	if now.Before(due) {
+		due = now
+	}
+	c.retired.add(p.id, retiredInfo{state: o.state, at: now, answered: o.state == StateResolved || o.state == StateError, queued: p.queuedAt, due: due, method: p.method, tool: p.tool})
 	p.timer.Stop()
 	p.stopCtx()
 	call := p.call
@@ -137,21 +156,24 @@ func (c *Client) failAllLocked(err *Error, state State) {
 // expire is the timer callback of request id.
 func (c *Client) expire(id int64) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	p := c.pending[id]
-	if p == nil || p.held {
+	if p == nil || p.held || p.expiring != nil {
+		c.mu.Unlock()
 		return
 	}
 	if now := time.Now(); now.Before(p.deadline) {
 		// Progress moved the deadline; the timer was reset.
+		c.mu.Unlock()
 		return
 	}
 	limit := p.timeout
 	if c.opts.ResetOnProgress && !p.maxEnd.IsZero() && p.deadline.Equal(p.maxEnd) {
 		limit = p.maxEnd.Sub(p.queuedAt)
 	}
-	c.settleLocked(p, outcome{state: StateTimeout, err: newErr(CodeTimeout, "%s id %d: no response within %s", p.method, p.id, limit)})
-	c.sendCancelLocked(p, "timeout after "+limit.String())
+	if c.expireLocked(p, fmt.Sprintf("%s id %d: no response within %s", p.method, p.id, limit), nil) {
+		c.sendCancelLocked(p, "timeout after "+limit.String())
+	}
+	c.mu.Unlock()
 }
 
 // cancelByCaller is the context hook of request id.
@@ -159,18 +181,18 @@ func (c *Client) cancelByCaller(id int64, cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pending[id]
-	if p == nil {
+	if p == nil || p.expiring != nil {
+		return
+	}
+	if errors.Is(cause, context.DeadlineExceeded) {
+		reason := "caller deadline passed"
+		if c.expireLocked(p, p.method+" "+idText(id)+": "+reason, cause) {
+			c.sendCancelLocked(p, reason)
+		}
 		return
 	}
 	reason := "cancelled by caller"
-	err := &Error{Code: CodeAborted, Message: p.method + " " + idText(id) + ": " + reason, Err: cause}
-	state := StateCancelled
-	if errors.Is(cause, context.DeadlineExceeded) {
-		reason = "caller deadline passed"
-		err = &Error{Code: CodeTimeout, Message: p.method + " " + idText(id) + ": " + reason, Err: cause}
-		state = StateTimeout
-	}
-	c.settleLocked(p, outcome{state: state, err: err})
+	c.settleLocked(p, outcome{state: StateCancelled, err: &Error{Code: CodeAborted, Message: p.method + " " + idText(id) + ": " + reason, Err: cause}})
 	c.sendCancelLocked(p, reason)
 }
 
@@ -193,6 +215,10 @@ type retiredInfo struct {
 	state    State
 	at       time.Time
 	answered bool // a response arrived for it (so another is a duplicate)
+	// queued, due (the deadline that passed), method, tool: for a late
+	// response's report (Late).
+	queued, due  time.Time
+	method, tool string
 }
 
 // retiredSet remembers the last n settled ids (a ring plus an index).

@@ -40,6 +40,7 @@ func (c *Client) readLoop(conn transport.Conn) {
 func (c *Client) handleFrame(f transport.Frame) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.watch.lastStdout = f.Time
 	if f.Err != nil {
 		c.badFrameLocked(f)
 		return
@@ -184,6 +185,10 @@ func (c *Client) responseLocked(f transport.Frame) {
 		return
 	}
 	if p := c.pending[n]; p != nil {
+		if p.expiring != nil {
+			c.heldResponseLocked(p, f)
+			return
+		}
 		lat := f.Time.Sub(p.queuedAt)
 		if f.Msg.Error != nil {
 			c.emitFrameSentence(f, VerdictRemoteError, fmt.Sprintf("for %s after %s", idText(n), roundDur(lat)))
@@ -198,7 +203,7 @@ func (c *Client) responseLocked(f transport.Frame) {
 		return
 	}
 	if ri, ok := c.retired.get(n); ok {
-		ago := roundDur(f.Time.Sub(ri.at))
+		ago := roundDur(max(f.Time.Sub(ri.at), 0))
 		if ri.answered {
 			c.stats.Duplicate++
 			c.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s (already %s %s ago); ignored", idText(n), ri.state, ago))
@@ -206,7 +211,15 @@ func (c *Client) responseLocked(f transport.Frame) {
 		}
 		c.stats.Late++
 		c.retired.markAnswered(n)
-		c.emitFrame(f, VerdictLate, fmt.Sprintf("response for %s arrived %s after it ended (%s); ignored", idText(n), ago, ri.state))
+		detail := fmt.Sprintf("response for %s arrived %s after it ended (%s); ignored", idText(n), ago, ri.state)
+		var late *Late
+		if ri.state == StateTimeout {
+			c.stats.LateTimeouts++
+			lat := f.Time.Sub(ri.queued)
+			late = &Late{ID: f.Msg.ID, Method: ri.method, Tool: ri.tool, AfterDeadline: max(f.Time.Sub(ri.due), 0), Latency: lat, Enough: enoughTimeout(lat), Error: f.Msg.Error != nil}
+			detail += lateNote(late)
+		}
+		c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictLate, Detail: detail, Late: late}})
 		return
 	}
 	if n > 0 && n <= c.lastID {
@@ -241,6 +254,8 @@ func (c *Client) notificationLocked(f transport.Frame) {
 		return
 	}
 	c.stats.Progress++
+	p.progressN++
+	p.lastProgress = f.Time
 	now := f.Time
 	state, deadline := StateProgress, p.deadline
 	switch {
@@ -255,7 +270,7 @@ func (c *Client) notificationLocked(f transport.Frame) {
 			}
 		}
 		state, deadline = StateHeld, time.Time{}
-	case c.opts.ResetOnProgress:
+	case c.opts.ResetOnProgress && p.expiring == nil: // after the deadline, progress moves nothing
 		p.deadline = now.Add(p.timeout)
 		if !p.maxEnd.IsZero() && p.deadline.After(p.maxEnd) {
 			p.deadline = p.maxEnd

@@ -119,7 +119,10 @@ func (c *Client) writeLoop(conn transport.Conn) {
 		if !c.beforeWrite(it) {
 			continue
 		}
-		if err := conn.Write(it.raw); err != nil {
+		c.watch.writeStarted(it)
+		err := conn.Write(it.raw)
+		c.watch.writeEnded()
+		if err != nil {
 			c.mu.Lock()
 			c.writeFailedLocked(it, err)
 			c.mu.Unlock()
@@ -137,7 +140,7 @@ func (c *Client) beforeWrite(it outItem) bool {
 		if c.pending[it.p.id] != it.p {
 			return false
 		}
-		it.p.wstate = written
+		it.p.wstate, it.p.sentAt = written, now
 	}
 	c.stats.Sent++
 	f := transport.Frame{Dir: transport.Out, Time: now, Raw: it.raw}

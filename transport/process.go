@@ -56,6 +56,11 @@ type Ended struct {
 	// Status is what a shell reports: Code, or 128 plus the signal's
 	// number when a signal ended the process.
 	Status int
+	// Left are the processes the program left running when it ended,
+	// which Wait then stopped: the rest of its process group (Linux,
+	// macOS) and, on Linux, those that had left it (see sweep). Empty is
+	// the clean case.
+	Left []ProcStat
 }
 
 // StartProcess starts cfg.Argv as the first member of a new process group
@@ -129,10 +134,15 @@ func (p *Process) Wait() Ended {
 		_ = p.cmd.Wait()
 		code, sig := exitStatus(p.cmd.ProcessState)
 		p.ended = Ended{Code: code, Signal: sig, Status: shellStatus(p.cmd.ProcessState)}
-		_ = p.group.kill() // orphans left by the program; none is the normal case
+		p.ended.Left = groupMembers(p.pid) // named before they are stopped
+		_ = p.group.kill()                 // orphans left by the program; none is the normal case
 		p.reaped.Store(true)
 		p.group.release()
-		sweep(p.mark, []*os.File{p.Stdout, p.Stderr}) // and those that left the group
+		for _, st := range sweep(p.mark, []*os.File{p.Stdout, p.Stderr}) { // and those that left the group
+			if !slices.ContainsFunc(p.ended.Left, func(l ProcStat) bool { return l.Pid == st.Pid }) {
+				p.ended.Left = append(p.ended.Left, st)
+			}
+		}
 	})
 	return p.ended
 }

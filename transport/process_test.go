@@ -29,7 +29,7 @@ func startProcessRole(t *testing.T, role string) *Process {
 func TestProcessRawPipes(t *testing.T) {
 	p := startProcessRole(t, "exit7")
 	errText, _ := io.ReadAll(p.Stderr)
-	if got := p.Wait(); got != (Ended{Code: 7, Status: 7}) {
+	if got := p.Wait(); got.Code != 7 || got.Status != 7 || got.Signal != "" || len(got.Left) != 0 {
 		t.Errorf("Wait = %+v, want code 7", got)
 	}
 	if string(errText) != "first line\nbye from role\n" {

@@ -73,6 +73,9 @@ type Exit struct {
 	// (sonde then shut it down).
 	StdoutClosed bool
 	Time         time.Time
+	// Left are the processes the server left running when it ended, which
+	// sonde then stopped (Ended.Left).
+	Left []ProcStat
 }
 
 // Status is a short description: "exit code 3" or "signal SIGKILL".
@@ -230,6 +233,7 @@ func (s *Stdio) wait() {
 	s.exit = Exit{
 		Pid: s.pid, Code: code, Signal: sig, Stderr: tail, StderrDropped: dropped,
 		ByClose: s.closing.Load() && !s.stdoutFirst.Load(), StdoutClosed: s.stdoutFirst.Load(), Time: time.Now(),
+		Left: ended.Left,
 	}
 	close(s.exited)
 	waitFor(s.stdoutDone, grace)

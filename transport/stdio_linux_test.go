@@ -27,8 +27,12 @@ func TestStdioDaemonLeftBehind(t *testing.T) {
 	done := make(chan *ExitError)
 	go func() { _, xe := readUntilExit(t, s); done <- xe }()
 	s.Close()
-	if xe := <-done; xe.Exit.Code != 0 {
+	xe := <-done
+	if xe.Exit.Code != 0 {
 		t.Fatalf("exit %+v", xe.Exit)
+	}
+	if left := xe.Exit.Left; len(left) != 1 || left[0].Pid != pids[1] || left[0].Name == "" {
+		t.Errorf("left behind %+v, want the daemon %d, named", left, pids[1])
 	}
 	proctest.AssertGone(t, pidFile)
 }

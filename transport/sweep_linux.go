@@ -24,7 +24,7 @@ import (
 // such orphans, but also every daemon any of its children starts (a tmux
 // server started by a test, a browser opened for OAuth), and telling them
 // apart needs these same marks. So sonde does not adopt; it searches.
-func sweep(mark string, pipes []*os.File) []int {
+func sweep(mark string, pipes []*os.File) []ProcStat {
 	inodes := make(map[string]bool, len(pipes))
 	for _, f := range pipes {
 		var st syscall.Stat_t
@@ -38,7 +38,7 @@ func sweep(mark string, pipes []*os.File) []int {
 	}
 	self := os.Getpid()
 	needle := []byte(MarkEnv + "=" + mark + "\x00")
-	var killed []int
+	var killed []ProcStat
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == self || pid <= 1 {
@@ -51,8 +51,14 @@ func sweep(mark string, pipes []*os.File) []int {
 			// fork and exec it has a copy of every file sonde has open).
 			continue
 		}
+		st := ProcStat{Pid: pid}
+		if b, err := os.ReadFile(dir + "/stat"); err == nil {
+			if s, _, ok := parseProcStat(string(b)); ok {
+				st = s
+			}
+		}
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
-			killed = append(killed, pid)
+			killed = append(killed, st)
 		}
 	}
 	return killed

@@ -36,7 +36,7 @@ func TestSweepSparesOwnChildren(t *testing.T) {
 	grandchild, _ := strconv.Atoi(strings.TrimSpace(line))
 
 	killed := sweep("no-such-mark", []*os.File{r})
-	if len(killed) != 1 || killed[0] != grandchild {
+	if len(killed) != 1 || killed[0].Pid != grandchild {
 		t.Errorf("sweep killed %v, want only the grandchild %d (not sonde's own child %d)", killed, grandchild, cmd.Process.Pid)
 	}
 }

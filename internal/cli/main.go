@@ -37,6 +37,9 @@ func Run(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) 
 	var quiet *cmdutil.ExitStatus
 	if !errors.As(err, &quiet) || quiet.Msg != "" {
 		fmt.Fprintf(env.Err, "sonde: %s\n", cmdutil.ErrText(err))
+		if env.ErrTerminal() != nil { // a person reads it: the snapshot's evidence too
+			cmdutil.PrintSnapshot(env.Err, err)
+		}
 	}
 	return code
 }

@@ -93,6 +93,7 @@ type entry struct {
 	state    client.State
 	queued   time.Time
 	deadline time.Time
+	budget   budget // the request's own timeout and total cap (budget.go)
 	progress *client.Progress
 	settled  time.Time
 	latency  time.Duration
@@ -232,6 +233,7 @@ func (m *Model) apply(t time.Time, r *client.ReqInfo) {
 	if !r.Deadline.IsZero() {
 		e.deadline = r.Deadline
 	}
+	e.budget.follow(r)
 	if r.Progress != nil {
 		e.progress = r.Progress
 	}

@@ -150,6 +150,9 @@ func (m *Model) liveCells(e *entry) []cell {
 	if e.retryOf.IsValid() {
 		detail = strings.TrimSpace("retry of id " + e.retryOf.String() + "  " + detail)
 	}
+	if b := e.budget.text(m.now); b != "" && e.state != client.StateHeld {
+		detail = strings.TrimSpace(detail + "  " + b) // last: the first cut when narrow
+	}
 	return append(cells, cell{clock(m.now.Sub(e.queued)), st.Text, timeW}, cell{left, leftStyle, timeW},
 		cell{detail, st.Text, dw})
 }

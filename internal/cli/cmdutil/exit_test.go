@@ -128,7 +128,7 @@ func TestExitStatus(t *testing.T) {
 				return f.Cmd([]string{"call", "echo", "--args", hi, "--timeout", clitest.SlowTimeout}, "--fault", "never-respond")
 			},
 			code: cmdutil.ExitTimeout, stdout: "",
-			errLine: "sonde: MCP_TIMEOUT: tools/call id 2: no response within " + clitest.SlowTimeout + "\n", started: 1,
+			errLine: "sonde: MCP_TIMEOUT: tools/call id 2: no response within " + clitest.SlowTimeout + "; ...", started: 1,
 		},
 		{
 			name: "MCP_TIMEOUT in the handshake",
@@ -136,7 +136,7 @@ func TestExitStatus(t *testing.T) {
 				return f.Cmd([]string{"tools", "--timeout", "200ms"}, "--fault", "no-initialize-response")
 			},
 			code: cmdutil.ExitTimeout, stdout: "",
-			errLine: "sonde: MCP_TIMEOUT: initialize id 1: no response within 200ms\n", started: 1,
+			errLine: "sonde: MCP_TIMEOUT: initialize id 1: no response within 200ms; ...", started: 1,
 		},
 		{
 			name: "MCP_PROCESS_EXIT",

@@ -66,6 +66,9 @@ func ErrorJSON(err error) map[string]any {
 		if els := ElicitationsJSON(err); els != nil {
 			e["elicitations"] = els
 		}
+		if ce.Snapshot != nil {
+			e["snapshot"] = ce.Snapshot // what sonde saw at the deadline (MCP_TIMEOUT)
+		}
 		if a := client.Authorization(err); a != nil {
 			e["auth"] = a // what discovery found after a 401 (oauth.Discovery)
 		}
@@ -127,4 +130,17 @@ func (t *Table) Flush() error {
 	}
 	t.buf.Reset()
 	return nil
+}
+
+// PrintSnapshot prints the snapshot of an MCP_TIMEOUT error (what the
+// server was doing at the deadline), one labelled line each, indented
+// under the error's own line. It prints nothing for other errors.
+func PrintSnapshot(w io.Writer, err error) {
+	s := client.TimeoutSnapshot(err)
+	if s == nil {
+		return
+	}
+	for _, l := range s.Lines() {
+		fmt.Fprintln(w, "  "+l)
+	}
 }

@@ -25,6 +25,9 @@ type Flags struct {
 	Timeout         time.Duration
 	ResetOnProgress bool
 	MaxTotal        time.Duration
+	// Linger is how long Close waits for the late answers of requests
+	// that timed out (--linger).
+	Linger          time.Duration
 	MaxPending      int
 	MaxLineBytes    ByteSize
 	StderrBytes     ByteSize
@@ -83,6 +86,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.Timeout, "timeout", client.DefaultTimeout, "deadline of each request")
 	fs.BoolVar(&f.ResetOnProgress, "timeout-reset-on-progress", false, "restart a request's deadline when the server reports progress for it")
 	fs.DurationVar(&f.MaxTotal, "max-total-timeout", 0, "with --timeout-reset-on-progress, the longest a request may live (default 10 x --timeout)")
+	fs.DurationVar(&f.Linger, "linger", 0, "before exiting, wait up to this long for the late answers of requests that timed out (each is reported on stderr with the --timeout that would have been enough)")
 	fs.IntVar(&f.MaxPending, "max-pending", client.DefaultMaxPending, "requests in flight at most; past it a request fails with MCP_BUSY")
 	fs.Var(&f.MaxLineBytes, "max-line-bytes", "longest line accepted from the server's stdout (e.g. 8MiB); longer is MCP_PROTOCOL")
 	fs.Var(&f.StderrBytes, "stderr-bytes", "bytes of the server's stderr tail kept (e.g. 64KiB)")

@@ -25,6 +25,7 @@ type Session struct {
 	target  *Target
 	secrets *SecretSink
 	trace   *tracer
+	late    *lateWatch        // late answers on stderr; --linger
 	rec     *capture.Recorder // the --record capture, closed with the session
 	follow  func(*client.Client)
 	closed  bool
@@ -113,8 +114,9 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 		if err != nil {
 			return fail(err)
 		}
-		tr = startTracer(c, s.env.Err, red)
+		tr = startTracer(c, s.env.Err, red, f)
 	}
+	late := startLateWatch(c, s.env.Err)
 	err = c.Connect(dial)
 	if err == nil {
 		var res *mcp.InitializeResult
@@ -123,8 +125,12 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 		}
 	}
 	if err != nil {
-		return fail(err)
+		c, tr, err := fail(err)
+		late.wait() // fail closed its client
+		return c, tr, err
 	}
+	// A reconnect's old watch ends with the old client (Retry closes it).
+	s.late = late
 	return c, tr, nil
 }
 
@@ -157,7 +163,13 @@ func (s *Session) Close() {
 		return
 	}
 	s.closed = true
+	if s.late != nil {
+		s.late.linger(s.flags.Linger)
+	}
 	s.Client.Close()
+	if s.late != nil {
+		s.late.wait()
+	}
 	if s.trace != nil {
 		s.trace.wait()
 	}

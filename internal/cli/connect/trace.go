@@ -21,16 +21,34 @@ type tracer struct {
 // knows (the capture's: --env and --pass-env values, headers, the bearer
 // and OAuth tokens, --redact matches) replaced as in a capture: a server
 // echoing one on stderr or in a result does not print it.
-func startTracer(c *client.Client, w io.Writer, red *capture.Redactor) *tracer {
+//
+// Every second it also shows the budget left of each request in flight
+// for a second or more (countdownLine; a JSON object with --json).
+func startTracer(c *client.Client, w io.Writer, red *capture.Redactor, f *Flags) *tracer {
 	t := &tracer{sub: c.Subscribe(4096), done: make(chan struct{})}
 	go func() {
 		defer close(t.done)
 		var t0 time.Time
 		var lastSeq uint64
-		for ev := range t.sub.C {
+		inflight := budgets{}
+		tick := time.NewTicker(countdownEvery)
+		defer tick.Stop()
+		for {
+			var ev client.Event
+			var ok bool
+			select {
+			case ev, ok = <-t.sub.C:
+			case now := <-tick.C:
+				printCountdown(w, inflight, now, t0, f.JSON)
+				continue
+			}
+			if !ok {
+				return
+			}
 			if t0.IsZero() {
 				t0 = ev.Time
 			}
+			inflight.follow(ev)
 			if lastSeq != 0 && ev.Seq != lastSeq+1 {
 				fmt.Fprintf(w, "trace: %d events missed (output too slow)\n", ev.Seq-lastSeq-1)
 			}
@@ -167,4 +185,20 @@ func taskLine(at string, ti *client.TaskInfo) string {
 		line += ": " + ti.Err.Error()
 	}
 	return line
+}
+
+// printCountdown prints the budget left of the requests due at now.
+func printCountdown(w io.Writer, inflight budgets, now, t0 time.Time, asJSON bool) {
+	due, more := inflight.due(now)
+	at := fmt.Sprintf("%9s", "+"+textfmt.Dur(now.Sub(t0)))
+	for _, e := range due {
+		if asJSON {
+			fmt.Fprintln(w, countdownJSON(e, now))
+		} else {
+			fmt.Fprintln(w, countdownLine(at, e, now))
+		}
+	}
+	if more > 0 && !asJSON {
+		fmt.Fprintf(w, "%s     and %d more request(s) in flight\n", at, more)
+	}
 }

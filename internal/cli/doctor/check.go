@@ -234,6 +234,14 @@ func (c *checker) handshake(ctx context.Context, l *list, cl *client.Client, res
 			return false
 		}
 		l.pass("tools/list", start, fmt.Sprintf("%d tools", len(tools)))
+
+		start = l.begin("tool schemas")
+		if p := schemaProblems(tools); len(p) > 0 {
+			l.fail("tool schemas", start, fmt.Sprintf("%d schema problem(s): %s", len(p), strings.Join(firstN(p, 3), " | ")),
+				"each tool's inputSchema (and outputSchema) must be a valid JSON Schema of type object: a host may refuse the tool, or the whole server")
+			return false
+		}
+		l.pass("tool schemas", start, fmt.Sprintf("%d tools, each schema valid", len(tools)))
 	}
 
 	start = l.begin("ping")

@@ -48,12 +48,14 @@ A command (stdio): its config references resolve (variables, inputs); the comman
 on the PATH the server gets (and for npx, uvx, node and python, the runtime answers
 --version); it spawns; it writes nothing but JSON-RPC on stdout before the handshake; its
 stderr before the handshake (shown); initialize answered; the protocol version; its
-capabilities; tools/list (all pages); the protocol rules of sonde lint over the session;
-ping; a clean shutdown (it exits when its stdin closes).
+capabilities; tools/list (all pages); each tool's inputSchema and outputSchema a valid
+JSON Schema of type object; ping; the protocol rules of sonde lint over the session; a clean
+shutdown (it exits when its stdin closes, and leaves no process of its own running).
 
 A URL: DNS, TCP connect, TLS (certificate problems named), the initialize POST (HTTP
 status, content type, session header; on 401 what authorization discovery found and what
-to do next; the fallback to legacy SSE), the protocol version, tools/list, ping.
+to do next; the fallback to legacy SSE), the protocol version, tools/list and the tool
+schemas, ping.
 
 Each step may take --timeout. On a terminal tall enough, stderr shows one line per server
 with its current step while it runs; then a table: server, host, result, failing step,

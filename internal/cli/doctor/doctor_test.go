@@ -96,7 +96,7 @@ func TestDoctor(t *testing.T) {
 	r := clitest.RunSonde(t, "", "doctor", "--config", path, "--json", "--timeout", "1s")
 	clitest.CheckRun(t, r, 1, "sonde: doctor: ...")
 	got := decode(t, r.Stdout)
-	want := map[string]struct{ step, detail, hint string }{
+	want := map[string]failure{
 		"missing": {"command", "sonde-no-such-command-xyz is not found on the server's PATH", "full path"},
 		"noinit":  {"initialize", "no answer to initialize within 1s", "did not answer"},
 		"noise":   {"stdout", `"fixture noise: this is not JSON"`, "stderr"},
@@ -109,28 +109,9 @@ func TestDoctor(t *testing.T) {
 	}
 	if runtime.GOOS == "windows" {
 		delete(want, "crash")
-		want["refused"] = struct{ step, detail, hint string }{"tcp", "", "nothing accepts connections"}
+		want["refused"] = failure{"tcp", "", "nothing accepts connections"}
 	}
-	for name, w := range want {
-		res, ok := got[name]
-		if !ok {
-			t.Errorf("no result for %s:\n%s", name, r.Stdout)
-			continue
-		}
-		if res.OK || res.Failed != w.step {
-			t.Errorf("%s: ok %v, failed at %q, want a failure at %q\n%+v", name, res.OK, res.Failed, w.step, res.Steps)
-			continue
-		}
-		last := res.Steps[len(res.Steps)-1]
-		if last.Name != w.step || last.OK || !strings.Contains(last.Detail, w.detail) || !strings.Contains(last.Hint, w.hint) {
-			t.Errorf("%s: last step %+v, want %s failing with %q and a hint with %q", name, last, w.step, w.detail, w.hint)
-		}
-		for _, st := range res.Steps[:len(res.Steps)-1] {
-			if !st.OK {
-				t.Errorf("%s: step %s failed before the last", name, st.Name)
-			}
-		}
-	}
+	expectFailures(t, r.Stdout, got, want)
 	h := got["healthy"]
 	if !h.OK || h.Failed != "" {
 		t.Fatalf("healthy: %+v", h)
@@ -142,7 +123,7 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("healthy: step %s has no ms", st.Name)
 		}
 	}
-	if got, want := strings.Join(names, " "), "config command spawn stdout stderr initialize protocol capabilities tools/list ping lint shutdown"; got != want {
+	if got, want := strings.Join(names, " "), "config command spawn stdout stderr initialize protocol capabilities tools/list tool schemas ping lint shutdown"; got != want {
 		t.Errorf("healthy steps: %s\nwant %s", got, want)
 	}
 	// The crash's stderr is shown in its stderr step too.
@@ -215,4 +196,55 @@ func TestDoctorDiscovery(t *testing.T) {
 	os.Remove(claude)
 	r = clitest.RunSonde(t, "", "doctor", "--host", "vscode")
 	clitest.CheckRun(t, r, 2, "sonde: no servers found in the hosts' config files (see sonde config list)\n")
+}
+
+// failure is the step a server is expected to fail, with words of its
+// detail and its hint.
+type failure struct{ step, detail, hint string }
+
+// expectFailures checks that each server of want failed at its step, and
+// at that step only.
+func expectFailures(t *testing.T, out string, got map[string]result, want map[string]failure) {
+	t.Helper()
+	for name, w := range want {
+		res, ok := got[name]
+		if !ok {
+			t.Errorf("no result for %s:\n%s", name, out)
+			continue
+		}
+		if res.OK || res.Failed != w.step {
+			t.Errorf("%s: ok %v, failed at %q, want a failure at %q\n%+v", name, res.OK, res.Failed, w.step, res.Steps)
+			continue
+		}
+		last := res.Steps[len(res.Steps)-1]
+		if last.Name != w.step || last.OK || !strings.Contains(last.Detail, w.detail) || !strings.Contains(last.Hint, w.hint) {
+			t.Errorf("%s: last step %+v, want %s failing with %q and a hint with %q", name, last, w.step, w.detail, w.hint)
+		}
+		for _, st := range res.Steps[:len(res.Steps)-1] {
+			if !st.OK {
+				t.Errorf("%s: step %s failed before the last", name, st.Name)
+			}
+		}
+	}
+}
+
+// TestDoctorToolsAndLeftovers: a server whose tool schemas are broken fails
+// at the tool schemas step, naming the tool; one that leaves a process of
+// its group running when it exits fails at shutdown, naming it.
+func TestDoctorToolsAndLeftovers(t *testing.T) {
+	fx := clitest.NewFixture(t)
+	servers := map[string]any{
+		"schemas": entry(fx.Argv("--fault", "invalid-schema"), clitest.ChildEnv()),
+		"leaves":  entry(fx.Argv("--fault", "grandchild-holds-stdout"), clitest.ChildEnv()),
+	}
+	r := clitest.RunSonde(t, "", "doctor", "--config", writeConfig(t, servers), "--json", "--timeout", "20s")
+	clitest.CheckRun(t, r, 1, "sonde: doctor: ...")
+	want := map[string]failure{
+		"schemas": {"tool schemas", `2 schema problem(s): bad-schema: inputSchema is not a valid JSON Schema: at '/properties/x/type'`, "valid JSON Schema of type object"},
+		"leaves":  {"shutdown", "the server exited (exit code 0) but left 1 process: pid ", "must end what it started"},
+	}
+	if runtime.GOOS == "windows" {
+		delete(want, "leaves") // the job object ends them; sonde does not list them there
+	}
+	expectFailures(t, r.Stdout, decode(t, r.Stdout), want)
 }

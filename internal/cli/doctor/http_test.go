@@ -34,7 +34,7 @@ func TestDoctorHTTP(t *testing.T) {
 	for _, st := range f.Steps {
 		names = append(names, st.Name)
 	}
-	if !f.OK || strings.Join(names, " ") != "config url dns tcp post session initialize protocol capabilities tools/list ping lint" {
+	if !f.OK || strings.Join(names, " ") != "config url dns tcp post session initialize protocol capabilities tools/list tool schemas ping lint" {
 		t.Errorf("fixture over HTTP: ok %v, steps %s\n%s", f.OK, names, r.Stdout)
 	}
 	for _, st := range f.Steps {

@@ -166,6 +166,9 @@ func (c *checker) shutdown(l *list, cl *client.Client, evs *events) {
 			"a stdio server must exit when its stdin closes (the host's way of stopping it); a process it leaves behind keeps running after the host quits")
 	case x == nil:
 		l.fail("shutdown", start, "the server's exit was not seen", "")
+	case len(x.Left) > 0:
+		l.fail("shutdown", start, fmt.Sprintf("the server exited (%s) but left %s running; sonde stopped them", x.Status(), leftText(x.Left)),
+			"a stdio server must end what it started when it exits: a host that closes it leaves these running")
 	case x.Code != 0:
 		l.pass("shutdown", start, "exited on stdin close with "+x.Status())
 	default:
@@ -351,4 +354,25 @@ func commandHint(name string) string {
 		return "install Python, or give the full path of the interpreter in the entry (a virtualenv's bin/python)"
 	}
 	return "give the full path of the command in the entry, or install it: a desktop host does not see the PATH of your shell"
+}
+
+// leftText names the processes a server left behind: "2 processes: pid
+// 4711 (node), pid 4712 (sh)".
+func leftText(left []client.ProcStat) string {
+	names := make([]string, 0, len(left))
+	for _, p := range left[:min(len(left), 5)] {
+		n := fmt.Sprintf("pid %d", p.Pid)
+		if p.Name != "" {
+			n += " (" + textfmt.Clean(p.Name) + ")"
+		}
+		names = append(names, n)
+	}
+	if len(left) > 5 {
+		names = append(names, fmt.Sprintf("and %d more", len(left)-5))
+	}
+	what := "1 process"
+	if len(left) > 1 {
+		what = fmt.Sprintf("%d processes", len(left))
+	}
+	return what + ": " + strings.Join(names, ", ")
 }

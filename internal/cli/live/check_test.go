@@ -144,7 +144,7 @@ func TestCheckJSON(t *testing.T) {
 		{
 			name: "no initialize response", sub: []string{"check", "--json", "--timeout", "200ms"}, fixture: []string{"--fault", "no-initialize-response"},
 			code: cmdutil.ExitTimeout, steps: []string{"start+initialize"}, failed: 1, failCode: "MCP_TIMEOUT",
-			errPrefix: "sonde: MCP_TIMEOUT: initialize id 1: no response within 200ms\n",
+			errPrefix: "sonde: MCP_TIMEOUT: initialize id 1: no response within 200ms; ...",
 		},
 		{
 			name: "strict with noise", sub: []string{"check", "--json", "--strict"}, fixture: []string{"--fault", "stdout-noise"},

@@ -26,6 +26,8 @@ type scriptOut struct {
 		Message string          `json:"message"`
 		RPCCode *int            `json:"rpc_code"`
 		Data    json.RawMessage `json:"data"`
+		// Snapshot: MCP_TIMEOUT's (docs/errors.md).
+		Snapshot json.RawMessage `json:"snapshot"`
 	} `json:"error"`
 	MS float64 `json:"ms"`
 }
@@ -166,7 +168,7 @@ func TestScriptOutcomes(t *testing.T) {
 			flags: []string{"--trace"},
 			code:  cmdutil.ExitToolError, errLine: "sonde: 1 of 2 script lines failed",
 			want: []want{
-				{id: 2, method: "tools/call", code: "MCP_TIMEOUT", message: "tools/call id 2: no response within 150ms"},
+				{id: 2, method: "tools/call", code: "MCP_TIMEOUT", message: "tools/call id 2: no response within 150ms; ..."},
 				{ok: true, id: 3, method: "ping", result: `{}`},
 			},
 			// The server is told to stop working on it.
@@ -206,7 +208,7 @@ func TestScriptOutcomes(t *testing.T) {
 				`{"method":"tools/call","params":{"name":"echo","arguments":{"value":"b"}}}` + "\n",
 			code: cmdutil.ExitToolError, errLine: "sonde: 2 of 2 script lines failed",
 			want: []want{
-				{id: 2, method: "tools/call", code: "MCP_TIMEOUT", message: "tools/call id 2: no response within 300ms"},
+				{id: 2, method: "tools/call", code: "MCP_TIMEOUT", message: "tools/call id 2: no response within 300ms; ..."},
 				{id: 0, method: "tools/call", code: "MCP_BUSY", message: "tools/call: 1 requests already in flight (--max-pending)"},
 			},
 		},
@@ -250,7 +252,7 @@ func TestScriptOutcomes(t *testing.T) {
 					t.Errorf("line %d has no error", i)
 					continue
 				}
-				if o.Error.Code != w.code || o.Error.Message != w.message {
+				if prefix, ok := strings.CutSuffix(w.message, "..."); o.Error.Code != w.code || (ok && !strings.HasPrefix(o.Error.Message, prefix)) || (!ok && o.Error.Message != w.message) {
 					t.Errorf("line %d error %s %q, want %s %q", i, o.Error.Code, o.Error.Message, w.code, w.message)
 				}
 				switch {
