@@ -83,7 +83,7 @@ error code; the exit status is the one of the most frequent error code (0 when n
 // runBench loads tool on the target's server and reports.
 func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect.Target, tool string, toolArgs []byte) error {
 	return connect.Run(ctx, env, &o.Server, t, func(ctx context.Context, s *connect.Session) error {
-		rep := benchCalls(ctx, s.Client, tool, toolArgs, o.Calls, o.Concurrency)
+		rep := BenchCalls(ctx, s.Client, tool, toolArgs, o.Calls, o.Concurrency)
 		printBench(env, o.Server.JSON, rep)
 		if ctx.Err() != nil {
 			return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "bench interrupted"}
@@ -92,8 +92,10 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 	})
 }
 
-// benchCalls makes the n calls, conc at a time, and measures them.
-func benchCalls(ctx context.Context, c *client.Client, tool string, args []byte, n, conc int) BenchReport {
+// BenchCalls makes n calls of tool with args, conc at a time, over c (an
+// initialized client), and measures them: the engine of `sonde bench`, also
+// driven by the peer benchmark (bench/peers).
+func BenchCalls(ctx context.Context, c *client.Client, tool string, args []byte, n, conc int) BenchReport {
 	rep := BenchReport{Tool: tool, Calls: n, Concurrency: conc, Errors: map[string]int{}}
 	lat := make([]time.Duration, 0, n)
 	var mu sync.Mutex
