@@ -38,9 +38,10 @@ func BenchmarkPipelinedEcho(b *testing.B) {
 	}
 }
 
-// runPipelined makes b.N echo calls from conc goroutines.
+// runPipelined makes b.N echo calls from conc goroutines, with CallTool as
+// sonde bench does (a progress token added, the result decoded).
 func runPipelined(b *testing.B, c *Client, conc int) {
-	args := json.RawMessage(`{"name":"echo","arguments":{"value":"hello"}}`)
+	args := json.RawMessage(`{"value":"hello"}`)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.ReportAllocs()
@@ -51,7 +52,7 @@ func runPipelined(b *testing.B, c *Client, conc int) {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
-				if _, err := c.Call(context.Background(), "tools/call", args, CallOptions{}); err != nil {
+				if _, _, err := c.CallTool(context.Background(), "echo", args, CallOptions{}); err != nil {
 					b.Error(err)
 					return
 				}
