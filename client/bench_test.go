@@ -38,8 +38,9 @@ func BenchmarkPipelinedEcho(b *testing.B) {
 	}
 }
 
-// runPipelined makes b.N echo calls from conc goroutines, with CallTool as
-// sonde bench does (a progress token added, the result decoded).
+// runPipelined makes b.N echo calls from conc goroutines as sonde bench
+// makes them: GoTool (a progress token added), then ToolIsError on the
+// result.
 func runPipelined(b *testing.B, c *Client, conc int) {
 	args := json.RawMessage(`{"value":"hello"}`)
 	var next atomic.Int64
@@ -52,7 +53,11 @@ func runPipelined(b *testing.B, c *Client, conc int) {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
-				if _, _, err := c.CallTool(context.Background(), "echo", args, CallOptions{}); err != nil {
+				raw, err := c.GoTool(context.Background(), "echo", args, CallOptions{}).Wait()
+				if err == nil {
+					_, err = ToolIsError("echo", raw)
+				}
+				if err != nil {
 					b.Error(err)
 					return
 				}

@@ -95,7 +95,19 @@ func NewSSEReader(r io.Reader, max int) *SSEReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &SSEReader{br: bufio.NewReaderSize(r, 4<<10), max: max}
+	return newSSEReader(bufio.NewReaderSize(r, sseBufBytes), max)
+}
+
+// sseBufBytes is the read buffer of an SSEReader.
+const sseBufBytes = 4 << 10
+
+// newSSEReader is NewSSEReader over a given buffered reader (reused by HTTP
+// for the response streams: the reader copies what it returns out of br).
+func newSSEReader(br *bufio.Reader, max int) *SSEReader {
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	return &SSEReader{br: br, max: max}
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF,
