@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/sonde-mcp/sonde/internal/cli/cmdutil.Version=$(VERSION)
 
-.PHONY: all build test tools fmt-check vet staticcheck cross race bench fuzz peers release clean
+.PHONY: all build test tools fmt-check vet staticcheck cross race bench bench-peers fuzz peers release clean
 
 all: build
 
@@ -41,8 +41,11 @@ fmt-check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 
+## vet: also vets the peer benchmark (bench/peers, its own go.mod), which type-checks it
+## against sonde's current client without running it, so that it cannot rot.
 vet:
 	$(GO) vet ./...
+	cd bench/peers && $(GO) vet .
 
 ## staticcheck: the checks beyond vet (unused code, deprecated calls, simplifications), pinned.
 STATICCHECK_VERSION := v0.8.2
@@ -87,6 +90,14 @@ release:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./client/ ./transport/ ./jsonrpc/
 
+## bench-peers: the peer benchmark of docs/performance.md (not part of `make test`, which
+## only vets it): sonde's client, the official Go SDK's, mcp-go's and a raw pipe against
+## sonde's fixture, a Go SDK echo server and a minimal one, at 1/16/64 in flight, one table.
+## PEERS_FLAGS passes flags (-n calls per run, -runs, -c, -servers, -clients).
+PEERS_FLAGS ?=
+bench-peers:
+	cd bench/peers && GOFLAGS=-buildvcs=false $(GO) build -o $(CURDIR)/bench/peers/peers . && ./peers $(PEERS_FLAGS)
+
 ## fuzz: a short run of every fuzz target in the tree (FUZZTIME each; the seed corpora already
 ## run in `make test`). A crasher is kept in the package's testdata/fuzz as a seed.
 FUZZTIME ?= 30s
@@ -100,4 +111,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf sonde dist interop/node_modules interop/bin
+	rm -rf sonde dist interop/node_modules interop/bin bench/peers/peers

@@ -38,9 +38,11 @@ func BenchmarkPipelinedEcho(b *testing.B) {
 	}
 }
 
-// runPipelined makes b.N echo calls from conc goroutines.
+// runPipelined makes b.N echo calls from conc goroutines as sonde bench
+// makes them: GoTool (a progress token added), then ToolIsError on the
+// result.
 func runPipelined(b *testing.B, c *Client, conc int) {
-	args := json.RawMessage(`{"name":"echo","arguments":{"value":"hello"}}`)
+	args := json.RawMessage(`{"value":"hello"}`)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.ReportAllocs()
@@ -51,7 +53,11 @@ func runPipelined(b *testing.B, c *Client, conc int) {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(b.N) {
-				if _, err := c.Call(context.Background(), "tools/call", args, CallOptions{}); err != nil {
+				raw, err := c.GoTool(context.Background(), "echo", args, CallOptions{}).Wait()
+				if err == nil {
+					_, err = ToolIsError("echo", raw)
+				}
+				if err != nil {
 					b.Error(err)
 					return
 				}

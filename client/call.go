@@ -91,13 +91,16 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 		}
 		p.base.o.cont = nil
 	}
+	var metaBuf [4]metaMember
+	var token [20]byte
+	meta := metaBuf[:0]
 	if o.ProgressToken {
-		rawParams = withProgressToken(rawParams, id)
+		meta = append(meta, metaMember{"progressToken", strconv.AppendInt(token[:0], id, 10)})
 	}
 	if c.modernLocked() {
-		rawParams = withMeta(rawParams, c.modernMeta())
+		meta = append(meta, c.modernMeta()...)
 	}
-	raw := encodeRequest(id, method, rawParams)
+	raw := encodeRequest(id, method, rawParams, meta)
 	if !c.out.push(outItem{p: p, raw: raw, method: method}) {
 		c.settleLocked(p, outcome{state: StateRejected, err: newErr(CodeBusy, "%s: write queue full", method)})
 	}
@@ -142,25 +145,47 @@ func encodeParams(params any) (json.RawMessage, error) {
 			return nil, errInvalidJSON
 		}
 		return p, nil
+	case mcp.CallToolParams:
+		if p.Meta == nil {
+			return encodeToolParams(p.Name, p.Arguments)
+		}
 	}
 	return json.Marshal(params)
 }
 
+// encodeToolParams is json.Marshal of mcp.CallToolParams without its
+// reflection, for the request sonde sends most: {"name":...,"arguments":...}.
+func encodeToolParams(name string, args json.RawMessage) (json.RawMessage, error) {
+	if len(args) > 0 && !json.Valid(args) {
+		return nil, errInvalidJSON
+	}
+	args = compact(args)
+	b := make([]byte, 0, len(name)+len(args)+24)
+	b = append(b, `{"name":`...)
+	b = appendKey(b, name)
+	if len(args) > 0 {
+		b = append(b, `,"arguments":`...)
+		b = append(b, args...)
+	}
+	return append(b, '}'), nil
+}
+
 var errInvalidJSON = errors.New("params are not valid JSON")
 
-// encodeRequest builds the request line by hand: the id is known to be an
-// integer and method a plain string, so this avoids a second marshal of
-// params.
-func encodeRequest(id int64, method string, params json.RawMessage) []byte {
-	m, _ := json.Marshal(method)
-	b := make([]byte, 0, len(params)+len(m)+48)
+// encodeRequest builds the request line by hand, in one buffer: the id is
+// known to be an integer and method a plain string, so this avoids a second
+// marshal of params, and the members of meta are spliced into params._meta
+// (appendMeta) as the line is made.
+func encodeRequest(id int64, method string, params json.RawMessage, meta []metaMember) []byte {
+	params = compact(params)
+	b := make([]byte, 0, len(params)+len(method)+membersLen(meta)+64)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"method":`...)
-	b = append(b, m...)
-	if len(params) > 0 {
+	b = appendKey(b, method)
+	if len(params) > 0 || len(meta) > 0 {
 		b = append(b, `,"params":`...)
-		b = append(b, compact(params)...)
+		b = appendMeta(b, params, meta)
 	}
 	return append(b, '}')
 }
@@ -175,35 +200,6 @@ func compact(raw json.RawMessage) []byte {
 		return raw
 	}
 	return buf.Bytes()
-}
-
-// withProgressToken sets params._meta.progressToken to id when params is an
-// object without one.
-func withProgressToken(params json.RawMessage, id int64) json.RawMessage {
-	var obj map[string]json.RawMessage
-	if len(params) == 0 {
-		obj = map[string]json.RawMessage{}
-	} else if err := json.Unmarshal(params, &obj); err != nil || obj == nil {
-		return params
-	}
-	var meta map[string]json.RawMessage
-	if m, ok := obj["_meta"]; ok {
-		if err := json.Unmarshal(m, &meta); err != nil || meta == nil {
-			return params
-		}
-	} else {
-		meta = map[string]json.RawMessage{}
-	}
-	if _, ok := meta["progressToken"]; ok {
-		return params
-	}
-	meta["progressToken"] = json.RawMessage(strconv.FormatInt(id, 10))
-	obj["_meta"], _ = json.Marshal(meta)
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return params
-	}
-	return out
 }
 
 func idText(id int64) string { return "id " + strconv.FormatInt(id, 10) }

@@ -105,43 +105,15 @@ func (c *Client) Discovered() *mcp.DiscoverResult {
 
 func (c *Client) modernLocked() bool { return c.era.resolved == EraModern }
 
-// modernMeta is the _meta every modern request carries.
-func (c *Client) modernMeta() map[string]json.RawMessage {
+// modernMeta is the _meta every modern request carries (added to its
+// params by spliceMeta).
+func (c *Client) modernMeta() []metaMember {
 	info, _ := json.Marshal(mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion})
-	return map[string]json.RawMessage{
-		mcp.MetaProtocolVersion:    json.RawMessage(`"` + mcp.ModernVersion + `"`),
-		mcp.MetaClientCapabilities: c.capabilities(true),
-		mcp.MetaClientInfo:         info,
+	return []metaMember{
+		{mcp.MetaProtocolVersion, json.RawMessage(`"` + mcp.ModernVersion + `"`)},
+		{mcp.MetaClientCapabilities, c.capabilities(true)},
+		{mcp.MetaClientInfo, info},
 	}
-}
-
-// withMeta adds the keys of meta that params._meta does not have yet.
-// Absent or null params become an object; other params that are not an
-// object, or whose _meta is not one, are sent as given.
-func withMeta(params json.RawMessage, meta map[string]json.RawMessage) json.RawMessage {
-	obj := map[string]json.RawMessage{}
-	if p := bytes.TrimSpace(params); len(p) > 0 && string(p) != "null" {
-		if err := json.Unmarshal(params, &obj); err != nil || obj == nil {
-			return params // not an object: sent as given, the server will say
-		}
-	}
-	have := map[string]json.RawMessage{}
-	if m, ok := obj["_meta"]; ok {
-		if err := json.Unmarshal(m, &have); err != nil || have == nil {
-			return params
-		}
-	}
-	for k, v := range meta {
-		if _, ok := have[k]; !ok {
-			have[k] = v
-		}
-	}
-	obj["_meta"], _ = json.Marshal(have)
-	out, err := json.Marshal(obj)
-	if err != nil {
-		return params
-	}
-	return out
 }
 
 // startEra runs the start of a session in the configured era. It returns
@@ -189,7 +161,7 @@ func fallsBack(err error) bool {
 // the server showed itself to be modern (a DiscoverResult, or a modern-era
 // error), in which case auto must not fall back.
 func (c *Client) discover(ctx context.Context) (res *mcp.InitializeResult, modern bool, err error) {
-	params := map[string]any{"_meta": c.modernMeta()}
+	params := spliceMeta(nil, c.modernMeta())
 	raw, err := c.start(ctx, mcp.MethodServerDiscover, params, CallOptions{}, true).Wait()
 	if err != nil {
 		var e *Error

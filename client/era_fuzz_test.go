@@ -13,8 +13,9 @@ import (
 // request. Params that are an object, absent or null come out a JSON
 // object with the same other members, the _meta keys added where params
 // did not have them, and a retry's inputResponses and requestState set as
-// given (or removed); other params are sent as given by withMeta and
+// given (or removed); other params are sent as given by spliceMeta and
 // refused with an error by retryParams. Valid JSON never comes out invalid.
+// (spliceMeta is given valid JSON only, as encodeParams makes sure.)
 func FuzzEraParams(f *testing.F) {
 	f.Add([]byte(`{"name":"echo","arguments":{"value":"hi"}}`), "k", []byte(`"v"`), []byte(`{"s":1}`))
 	f.Add([]byte(`{"_meta":{"progressToken":3,"k":"mine"},"a":[1,2]}`), "k", []byte(`1`), []byte(`"opaque"`))
@@ -34,6 +35,12 @@ func FuzzEraParams(f *testing.F) {
 		}
 		key = strings.ToValidUTF8(key, "?") // keys are the era's own, or a server's decoded from JSON
 		meta := map[string]json.RawMessage{"io.modelcontextprotocol/protocolVersion": json.RawMessage(`"2026-07-28"`), key: val}
+		add := []metaMember{{"io.modelcontextprotocol/protocolVersion", json.RawMessage(`"2026-07-28"`)}}
+		if key != add[0].key {
+			add = append(add, metaMember{key, val})
+		} else {
+			add[0].value = val
+		}
 		answers := map[string]json.RawMessage{key: val}
 		objectLike := false
 		var in map[string]json.RawMessage
@@ -43,20 +50,25 @@ func FuzzEraParams(f *testing.F) {
 			objectLike = true
 		}
 
-		out := withMeta(json.RawMessage(params), meta)
+		validIn := len(params) == 0 || json.Valid(params) // what encodeParams lets through
+		out := json.RawMessage(params)
+		if validIn {
+			out = spliceMeta(json.RawMessage(params), add)
+		}
 		var inMeta map[string]json.RawMessage
 		metaObject := in["_meta"] == nil || (json.Unmarshal(in["_meta"], &inMeta) == nil && inMeta != nil)
 		switch {
+		case !validIn:
 		case !objectLike || !metaObject:
 			if !bytes.Equal(out, params) {
-				t.Fatalf("withMeta(%q) = %q, want it sent as given", params, out)
+				t.Fatalf("spliceMeta(%q) = %q, want it sent as given", params, out)
 			}
 		default:
-			got := eraObject(t, "withMeta", params, out)
-			eraSameMembers(t, "withMeta", params, in, got, "_meta")
+			got := eraObject(t, "spliceMeta", params, out)
+			eraSameMembers(t, "spliceMeta", params, in, got, "_meta")
 			var m map[string]json.RawMessage
 			if err := json.Unmarshal(got["_meta"], &m); err != nil || m == nil {
-				t.Fatalf("withMeta(%q) = %q: _meta not an object", params, out)
+				t.Fatalf("spliceMeta(%q) = %q: _meta not an object", params, out)
 			}
 			for k, v := range meta {
 				want := v
@@ -64,7 +76,7 @@ func FuzzEraParams(f *testing.F) {
 					want = old // the caller's own keys are kept
 				}
 				if !eraSameJSON(m[k], want) {
-					t.Fatalf("withMeta(%q) = %q: _meta[%q] = %s, want %s", params, out, k, m[k], want)
+					t.Fatalf("spliceMeta(%q) = %q: _meta[%q] = %s, want %s", params, out, k, m[k], want)
 				}
 			}
 		}

@@ -168,6 +168,44 @@ func (c *Client) GoTool(ctx context.Context, name string, args json.RawMessage, 
 	return c.Go(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: name, Arguments: args}, o)
 }
 
+// ToolIsError reports whether the raw result of a tools/call of tool name
+// has isError: true, reading only its top-level members (for a caller such
+// as sonde bench that needs nothing else, and so does not decode the
+// content). A result that is not an object, whose isError is not a boolean
+// or whose content is not an array is decoded by ToolResult, whose error it
+// returns (MCP_PROTOCOL).
+func ToolIsError(name string, raw json.RawMessage) (bool, error) {
+	p := trimSpace(raw)
+	isError, shaped := false, len(p) > 0 && p[0] == '{'
+	if shaped {
+		_, ok := scanObject(p, 0, func(key []byte, vs, ve int) {
+			v := p[vs:ve]
+			switch {
+			case keyFold(key, "isError"):
+				switch string(v) {
+				case "true":
+					isError = true
+				case "false", "null":
+					isError = false
+				default:
+					shaped = false
+				}
+			case keyFold(key, "content"):
+				shaped = shaped && (v[0] == '[' || string(v) == "null")
+			}
+		})
+		shaped = shaped && ok
+	}
+	if shaped {
+		return isError, nil
+	}
+	res, err := ToolResult(name, raw)
+	if err != nil {
+		return false, err
+	}
+	return res.IsError, nil
+}
+
 // ToolResult decodes the result of a tools/call of tool name; a result of
 // another shape is MCP_PROTOCOL.
 func ToolResult(name string, raw json.RawMessage) (*mcp.CallToolResult, error) {

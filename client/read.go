@@ -62,7 +62,26 @@ func (c *Client) emitFrame(f transport.Frame, v Verdict, detail string) {
 // emitFrameSentence emits a frame whose detail is a sentence led by the
 // verdict's word: v, a space, then rest (FrameInfo.VerdictInDetail).
 func (c *Client) emitFrameSentence(f transport.Frame, v Verdict, rest string) {
-	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: v, Detail: string(v) + " " + rest, VerdictInDetail: true}})
+	c.emitFrameDetail(f, v, string(v)+" "+rest)
+}
+
+// emitFrameDetail emits a frame whose detail, a sentence led by the
+// verdict's word, is already made.
+func (c *Client) emitFrameDetail(f transport.Frame, v Verdict, detail string) {
+	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: v, Detail: detail, VerdictInDetail: true}})
+}
+
+// answerSentence is the detail of an answer's frame, "<verdict> <what><id>
+// after <latency>", built in one buffer (it is made for every response).
+func answerSentence(v Verdict, what string, id int64, lat time.Duration) string {
+	var buf [96]byte
+	b := append(buf[:0], v...)
+	b = append(b, ' ')
+	b = append(b, what...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, " after "...)
+	b = append(b, roundDur(lat).String()...)
+	return string(b)
 }
 
 // badFrameLocked handles a line that is not a valid message. A response that
@@ -191,14 +210,14 @@ func (c *Client) responseLocked(f transport.Frame) {
 		}
 		lat := f.Time.Sub(p.queuedAt)
 		if f.Msg.Error != nil {
-			c.emitFrameSentence(f, VerdictRemoteError, fmt.Sprintf("for %s after %s", idText(n), roundDur(lat)))
+			c.emitFrameDetail(f, VerdictRemoteError, answerSentence(VerdictRemoteError, "for id ", n, lat))
 			c.settleLocked(p, outcome{state: StateError, err: remoteErr(f.Msg.Error)})
 			return
 		}
 		if c.modernLocked() && c.modernResultLocked(f, p) {
 			return
 		}
-		c.emitFrameSentence(f, VerdictResolved, fmt.Sprintf("%s after %s", idText(n), roundDur(lat)))
+		c.emitFrameDetail(f, VerdictResolved, answerSentence(VerdictResolved, "id ", n, lat))
 		c.settleLocked(p, outcome{state: StateResolved, result: f.Msg.Result})
 		return
 	}

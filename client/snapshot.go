@@ -302,10 +302,12 @@ type watchState struct {
 	lastStderr time.Time
 	stderr     []byte // the last snapStderrTail bytes of stderr
 
-	// The write in progress: its start (unix ns; 0: none) and the request
-	// it carries (0: a notification or response).
+	// The write in progress: its start (unix ns; 0: none) and the first
+	// and last request it carries (a batch of queued messages goes in one
+	// write; 0: only notifications or responses).
 	writeSince atomic.Int64
-	writeID    atomic.Int64
+	writeFrom  atomic.Int64
+	writeTo    atomic.Int64
 
 	// The last CPU reading (reused for cpuReuse), whether one is being
 	// taken, the requests waiting for it, and the goroutines taking it
@@ -387,13 +389,21 @@ func (w *watchState) seenStderr(t time.Time, b []byte) {
 	w.stderr = append(w.stderr, b...)
 }
 
-// writeStarted and writeEnded bracket each write of the writer goroutine.
-func (w *watchState) writeStarted(it outItem) {
-	var id int64
-	if it.p != nil {
-		id = it.p.id
+// writeStarted and writeEnded bracket each write of the writer goroutine
+// (of one message, or of a batch of them).
+func (w *watchState) writeStarted(items ...outItem) {
+	var from, to int64
+	for _, it := range items {
+		if it.p == nil {
+			continue
+		}
+		if from == 0 {
+			from = it.p.id
+		}
+		to = it.p.id
 	}
-	w.writeID.Store(id)
+	w.writeFrom.Store(from)
+	w.writeTo.Store(to)
 	w.writeSince.Store(time.Now().UnixNano())
 }
 
@@ -456,7 +466,7 @@ func (c *Client) snapshotLocked(p *pending, now time.Time, procs []ProcStat, pro
 	switch {
 	case p.wstate == notWritten:
 		s.Written, s.BlockedFor = "queued", stuck
-	case since != 0 && w.writeID.Load() == p.id:
+	case since != 0 && w.writeFrom.Load() != 0 && w.writeFrom.Load() <= p.id && p.id <= w.writeTo.Load():
 		s.Written, s.BlockedFor = "blocked", stuck
 	default:
 		s.Written = "written"

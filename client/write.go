@@ -54,24 +54,35 @@ func (q *writeQueue) push(it outItem) bool {
 	return true
 }
 
-// pop waits for the next item; it returns false once the queue is stopped.
-func (q *writeQueue) pop() (outItem, bool) {
+// maxBatchBytes bounds the bytes of one batch of popped items (a single
+// item may be larger).
+const maxBatchBytes = 64 << 10
+
+// popBatch waits for at least one item, then appends to dst the items queued
+// (in order), up to maxBatchBytes, or only the first unless many; it returns
+// false once the queue is stopped.
+func (q *writeQueue) popBatch(dst []outItem, many bool) ([]outItem, bool) {
 	for {
 		q.mu.Lock()
 		if q.stopped {
 			q.mu.Unlock()
-			return outItem{}, false
+			return dst, false
 		}
 		if len(q.items) > 0 {
-			it := q.items[0]
-			q.items[0] = outItem{}
-			q.items = q.items[1:]
+			n, size := 0, 0
+			for n < len(q.items) && (n == 0 || many && size+len(q.items[n].raw) <= maxBatchBytes) {
+				size += len(q.items[n].raw)
+				n++
+			}
+			dst = append(dst, q.items[:n]...)
+			clear(q.items[:n])
+			q.items = q.items[n:]
 			q.mu.Unlock()
-			return it, true
+			return dst, true
 		}
 		if q.draining {
 			q.mu.Unlock()
-			return outItem{}, false
+			return dst, false
 		}
 		q.mu.Unlock()
 		select {
@@ -109,24 +120,59 @@ func (q *writeQueue) stop() {
 // was settled while queued (timeout, cancel) is never written. The frame and
 // the request's sent transition are emitted as the bytes are handed to the
 // connection, so no response can appear in the stream before its request.
+//
+// A connection that is a transport.BatchWriter (stdio) gets everything queued
+// at once (up to maxBatchBytes) in one write system call: those requests are
+// handed to the connection together, and when that write fails, every one
+// of them fails as its own write would have. Any other connection gets one
+// message at a time, each checked just before its write.
 func (c *Client) writeLoop(conn transport.Conn) {
 	defer close(c.out.done)
+	bw, batches := conn.(transport.BatchWriter)
+	var items, sending []outItem
+	var raws [][]byte
 	for {
-		it, ok := c.out.pop()
+		var ok bool
+		items, ok = c.out.popBatch(items[:0], batches)
 		if !ok {
 			return
 		}
-		if !c.beforeWrite(it) {
+		if !batches {
+			if it := items[0]; c.beforeWrite(it) {
+				c.watch.writeStarted(it)
+				err := conn.Write(it.raw)
+				c.watch.writeEnded()
+				if err != nil {
+					c.mu.Lock()
+					c.writeFailedLocked(it, err)
+					c.mu.Unlock()
+				}
+			}
+			clear(items)
 			continue
 		}
-		c.watch.writeStarted(it)
-		err := conn.Write(it.raw)
-		c.watch.writeEnded()
-		if err != nil {
-			c.mu.Lock()
-			c.writeFailedLocked(it, err)
-			c.mu.Unlock()
+		sending, raws = sending[:0], raws[:0]
+		for _, it := range items {
+			if c.beforeWrite(it) {
+				sending = append(sending, it)
+				raws = append(raws, it.raw)
+			}
 		}
+		clear(items)
+		if len(sending) > 0 {
+			c.watch.writeStarted(sending...)
+			err := bw.WriteBatch(raws)
+			c.watch.writeEnded()
+			if err != nil {
+				c.mu.Lock()
+				for _, it := range sending {
+					c.writeFailedLocked(it, err)
+				}
+				c.mu.Unlock()
+			}
+		}
+		clear(sending)
+		clear(raws)
 	}
 }
 

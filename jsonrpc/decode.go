@@ -88,6 +88,7 @@ func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
 
 type wireMessage struct {
 	JSONRPC *string         `json:"jsonrpc"`
+	v2      bool            // members saw "jsonrpc":"2.0" (JSONRPC is then nil)
 	ID      json.RawMessage `json:"id"`
 	Method  json.RawMessage `json:"method"`
 	Params  json.RawMessage `json:"params"`
@@ -118,11 +119,21 @@ func Decode(line []byte) (Message, error) {
 	if !w.members(trimmed) {
 		// A member of the wrong type (jsonrpc not a string): encoding/json
 		// says which, in its own words.
-		if err := json.Unmarshal(trimmed, &w); err != nil {
+		u, err := unmarshalWire(trimmed)
+		if err != nil {
 			return Message{}, &DecodeError{Class: ClassInvalid, Reason: err.Error()}
 		}
+		w = u
 	}
 	return classify(&w)
+}
+
+// unmarshalWire decodes a message the byte scan of members could not (kept
+// apart so that Decode's own wireMessage stays off the heap).
+func unmarshalWire(obj []byte) (wireMessage, error) {
+	w := new(wireMessage)
+	err := json.Unmarshal(obj, w)
+	return *w, err
 }
 
 // members fills w from the top-level members of obj, a valid JSON object,
@@ -161,13 +172,15 @@ func (w *wireMessage) members(obj []byte) bool {
 		case bytes.EqualFold(key, []byte("jsonrpc")):
 			switch {
 			case string(v) == "null":
-				w.JSONRPC = nil
+				w.JSONRPC, w.v2 = nil, false
+			case string(v) == `"`+Version+`"`:
+				w.JSONRPC, w.v2 = nil, true
 			case v[0] == '"':
 				str := string(v[1 : len(v)-1])
 				if bytes.IndexByte(v, '\\') >= 0 || !utf8.ValidString(str) {
 					_ = json.Unmarshal(v, &str)
 				}
-				w.JSONRPC = &str
+				w.JSONRPC, w.v2 = &str, false
 			default:
 				return false
 			}
@@ -218,22 +231,28 @@ func classify(w *wireMessage) (Message, error) {
 	var m Message
 	var problems []string
 	var broken Broken
-	if w.JSONRPC == nil {
+	if w.v2 {
+		// "2.0", as it should be
+	} else if w.JSONRPC == nil {
 		problems = append(problems, `missing "jsonrpc":"2.0"`)
 	} else if *w.JSONRPC != Version {
 		problems = append(problems, fmt.Sprintf("jsonrpc is %q, want \"2.0\"", *w.JSONRPC))
 	}
 	hasID := len(w.ID) > 0 && string(w.ID) != "null"
 	if hasID {
-		if err := json.Unmarshal(w.ID, &m.ID); err != nil {
+		id, err := parseID(w.ID)
+		if err != nil {
 			return m, &DecodeError{Class: ClassInvalid, Reason: err.Error()}
 		}
+		m.ID = id
 	}
 	m.Params = w.Params
 	if len(w.Method) > 0 {
-		if err := json.Unmarshal(w.Method, &m.Method); err != nil {
+		method, ok := plainString(w.Method)
+		if !ok && json.Unmarshal(w.Method, &method) != nil {
 			return m, &DecodeError{Class: ClassInvalid, Reason: "method is not a string"}
 		}
+		m.Method = method
 		m.Kind = KindNotification
 		if hasID {
 			m.Kind = KindRequest

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 type idKind uint8
@@ -78,27 +79,55 @@ var ErrBadID = errors.New("id must be an integer or a string")
 // UnmarshalJSON reads an integer or string id. null leaves the id unset;
 // fractions, exponents, booleans, objects and arrays are ErrBadID.
 func (id *ID) UnmarshalJSON(b []byte) error {
+	v, err := parseID(b)
+	if err == nil {
+		*id = v
+	}
+	return err
+}
+
+// parseID reads the raw JSON of an id as UnmarshalJSON does, without the
+// reflection of json.Unmarshal on the common ids.
+func parseID(b []byte) (ID, error) {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) == 0:
-		return ErrBadID
+		return ID{}, ErrBadID
 	case string(b) == "null":
-		*id = ID{}
-		return nil
+		return ID{}, nil
 	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return fmt.Errorf("%w: %v", ErrBadID, err)
+		s, ok := plainString(b)
+		if !ok {
+			if err := json.Unmarshal(b, &s); err != nil {
+				return ID{}, fmt.Errorf("%w: %v", ErrBadID, err)
+			}
 		}
-		*id = String(s)
-		return nil
+		return String(s), nil
 	case b[0] == '-' || (b[0] >= '0' && b[0] <= '9'):
 		n, err := strconv.ParseInt(string(b), 10, 64)
 		if err != nil {
-			return fmt.Errorf("%w: %s is not a 64-bit integer", ErrBadID, b)
+			return ID{}, fmt.Errorf("%w: %s is not a 64-bit integer", ErrBadID, b)
 		}
-		*id = Int(n)
-		return nil
+		return Int(n), nil
 	}
-	return fmt.Errorf("%w: got %.20s", ErrBadID, b)
+	return ID{}, fmt.Errorf("%w: got %.20s", ErrBadID, b)
+}
+
+// plainString returns the JSON string b (quotes included) when it has no
+// escapes and is valid UTF-8, the common case that needs no decoding; ok is
+// false for anything else.
+func plainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	in := b[1 : len(b)-1]
+	for _, c := range in {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }

@@ -79,6 +79,13 @@ type Conn interface {
 	Close() error
 }
 
+// BatchWriter is a Conn that can send several messages at once (in one
+// system call, for stdio). The messages are written in order; an error means
+// any of them may not have reached the server.
+type BatchWriter interface {
+	WriteBatch(raws [][]byte) error
+}
+
 // EventKind says what an out-of-band transport event is.
 type EventKind uint8
 

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -205,6 +206,26 @@ type HTTP struct {
 	// Bearer (never shown) and gets a new one after a refusal (authz.go).
 	disc *oauth.Discoverer
 	auth authorizer
+
+	// sseBufs are the read buffers of finished response streams, reused by
+	// the next ones (a 4 KiB buffer per request was the largest allocation
+	// of a call).
+	sseBufs sync.Pool
+}
+
+// responseReader reads the SSE events of body with a reused buffer; done
+// gives the buffer back once nothing reads body any more.
+func (h *HTTP) responseReader(body io.Reader) (r *SSEReader, done func()) {
+	br, _ := h.sseBufs.Get().(*bufio.Reader)
+	if br == nil {
+		br = bufio.NewReaderSize(body, sseBufBytes)
+	} else {
+		br.Reset(body)
+	}
+	return newSSEReader(br, h.cfg.MaxEventBytes), func() {
+		br.Reset(nil)
+		h.sseBufs.Put(br)
+	}
 }
 
 // DialHTTP prepares a connection to cfg.URL. In ModeSSE it opens the SSE
@@ -748,7 +769,9 @@ func describeEvent(ev *SSEEvent) string {
 // and Last-Event-ID when it ends before the response.
 func (h *HTTP) readResponseStream(body io.Reader, stream string, msg jsonrpc.Message) {
 	st := &streamState{name: stream, retry: DefaultRetry}
-	err := h.readEvents(NewSSEReader(body, h.cfg.MaxEventBytes), st, msg)
+	r, done := h.responseReader(body)
+	err := h.readEvents(r, st, msg)
+	done()
 	for h.ctx.Err() == nil && !st.answered {
 		var tooLong *SSEEventTooLongError
 		if errors.As(err, &tooLong) {
@@ -796,7 +819,9 @@ func (h *HTTP) readResponseStream(body io.Reader, stream string, msg jsonrpc.Mes
 // readAndClose reads a stream's events and closes its body.
 func (h *HTTP) readAndClose(resp *http.Response, st *streamState, msg jsonrpc.Message) error {
 	defer resp.Body.Close()
-	return h.readEvents(NewSSEReader(resp.Body, h.cfg.MaxEventBytes), st, msg)
+	r, done := h.responseReader(resp.Body)
+	defer done()
+	return h.readEvents(r, st, msg)
 }
 
 // get opens a GET stream (the standalone stream, or a resume with

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/sonde-mcp/sonde/internal/lines"
 )
 
 // SSEEvent is one server-sent event as it was on the wire.
@@ -88,14 +90,37 @@ type SSEReader struct {
 	term      []byte
 	ev        SSEEvent
 	started   bool // at least one field or comment line in ev
+
+	// A line longer than the read buffer is gathered in blocks (long) and
+	// joined once, behind a copy of the event's bytes so far: whole is then
+	// ev.Raw followed by the line (line is its tail), with room for the rest
+	// of the event, and becomes the event's Raw without another copy.
+	long  lines.Blocks
+	whole []byte
 }
+
+// wholeSlack is the room left after a joined long line for the rest of its
+// event (its terminator, the blank line, an id line).
+const wholeSlack = 256
 
 // NewSSEReader returns a reader of events of at most max bytes each.
 func NewSSEReader(r io.Reader, max int) *SSEReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &SSEReader{br: bufio.NewReaderSize(r, 4<<10), max: max}
+	return newSSEReader(bufio.NewReaderSize(r, sseBufBytes), max)
+}
+
+// sseBufBytes is the read buffer of an SSEReader.
+const sseBufBytes = 4 << 10
+
+// newSSEReader is NewSSEReader over a given buffered reader (reused by HTTP
+// for the response streams: the reader copies what it returns out of br).
+func newSSEReader(br *bufio.Reader, max int) *SSEReader {
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	return &SSEReader{br: br, max: max}
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF,
@@ -116,8 +141,18 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 		if len(s.ev.Raw)+len(s.line)+len(s.term) > s.max {
 			return SSEEvent{}, &SSEEventTooLongError{Limit: s.max, Prefix: firstN(s.ev.Raw, s.line, prefixBytes)}
 		}
-		s.ev.Raw = append(append(s.ev.Raw, s.line...), s.term...)
-		if len(s.line) == 0 {
+		line, owned := s.line, false
+		if s.whole != nil {
+			// A long line, already behind the event's bytes: the event
+			// takes the buffer, and its fields may point into it.
+			n := len(s.whole)
+			s.ev.Raw = append(s.whole, s.term...)
+			line, owned = s.ev.Raw[n-len(s.line):n:n], true
+			s.whole, s.line = nil, nil
+		} else {
+			s.ev.Raw = append(append(s.ev.Raw, s.line...), s.term...)
+		}
+		if len(line) == 0 {
 			if !s.started {
 				s.ev.Raw = s.ev.Raw[:0]
 				continue
@@ -127,7 +162,7 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 			return ev, nil
 		}
 		s.started = true
-		s.field(s.line)
+		s.field(line, owned)
 	}
 }
 
@@ -136,8 +171,10 @@ func (s *SSEReader) reset() {
 	s.started = false
 }
 
-// field applies one non-empty line to the event being built.
-func (s *SSEReader) field(line []byte) {
+// field applies one non-empty line to the event being built. owned means
+// line is a part of the event's Raw (not the reader's own buffer), so the
+// first data value may be that part instead of a copy.
+func (s *SSEReader) field(line []byte, owned bool) {
 	if line[0] == ':' {
 		s.ev.Comments++
 		return
@@ -151,10 +188,15 @@ func (s *SSEReader) field(line []byte) {
 	}
 	switch string(name) {
 	case "data":
-		if s.ev.HasData {
+		switch {
+		case owned && !s.ev.HasData:
+			s.ev.Data = value[:len(value):len(value)] // a later append copies
+		case s.ev.HasData:
 			s.ev.Data = append(s.ev.Data, '\n')
+			fallthrough
+		default:
+			s.ev.Data = append(s.ev.Data, value...)
 		}
-		s.ev.Data = append(s.ev.Data, value...)
 		s.ev.HasData = true
 	case "event":
 		s.ev.Event = string(value)
@@ -178,9 +220,13 @@ func (s *SSEReader) field(line []byte) {
 // calls; a line longer than the cap stops being buffered at the cap.
 func (s *SSEReader) readLine() error {
 	s.line, s.term = s.line[:0], s.term[:0]
+	s.long.Reset()
 	for {
 		if s.br.Buffered() == 0 {
 			if _, err := s.br.Peek(1); err != nil {
+				if s.long.Len() > 0 {
+					s.line = s.long.Join(nil)
+				}
 				if len(s.line) > 0 && errors.Is(err, io.EOF) {
 					return io.ErrUnexpectedEOF
 				}
@@ -197,15 +243,21 @@ func (s *SSEReader) readLine() error {
 		}
 		i := bytes.IndexAny(buf, "\r\n")
 		if i < 0 {
-			if len(s.ev.Raw)+len(s.line)+len(buf) > s.max {
-				s.line = append(s.line, buf[:min(len(buf), prefixBytes)]...)
-				return &SSEEventTooLongError{Limit: s.max, Prefix: firstN(s.ev.Raw, s.line, prefixBytes)}
+			if len(s.ev.Raw)+s.long.Len()+len(buf) > s.max {
+				return &SSEEventTooLongError{Limit: s.max, Prefix: firstN(s.ev.Raw, s.long.Prefix(buf, prefixBytes), prefixBytes)}
 			}
-			s.line = append(s.line, buf...)
+			s.long.Add(buf)
 			s.br.Discard(len(buf))
 			continue
 		}
-		s.line = append(s.line, buf[:i]...)
+		if s.long.Len() > 0 {
+			w := make([]byte, 0, len(s.ev.Raw)+s.long.Len()+i+wholeSlack)
+			w = append(w, s.ev.Raw...)
+			w = s.long.AppendTo(w, buf[:i])
+			s.whole, s.line = w, w[len(s.ev.Raw):]
+		} else {
+			s.line = append(s.line, buf[:i]...)
+		}
 		s.term = append(s.term, buf[i])
 		if buf[i] == '\r' {
 			if i+1 < len(buf) {

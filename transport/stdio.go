@@ -118,7 +118,8 @@ type Stdio struct {
 	lines  *LineReader
 	tail   *Tail
 
-	writeMu sync.Mutex
+	writeMu  sync.Mutex
+	writeBuf []byte // WriteBatch's buffer, kept between writes (guarded by writeMu)
 
 	stderrDone chan struct{} // stderr reader finished
 	stdoutDone chan struct{} // Read saw the end of stdout
@@ -291,12 +292,31 @@ var ErrStdinClosed = errors.New("server stdin is closed")
 
 // Write sends raw and a newline to the server's stdin as one write.
 func (s *Stdio) Write(raw []byte) error {
-	buf := make([]byte, len(raw)+1)
-	copy(buf, raw)
-	buf[len(raw)] = '\n'
+	return s.WriteBatch([][]byte{raw})
+}
+
+// keepWriteBuf is the largest write buffer Stdio keeps between writes; a
+// larger one (a huge request) is dropped once written.
+const keepWriteBuf = 256 << 10
+
+// WriteBatch sends each message of raws followed by a newline, all in one
+// write system call (BatchWriter): the messages a client had queued go out
+// together instead of one call each.
+func (s *Stdio) WriteBatch(raws [][]byte) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if _, err := s.stdin.Write(buf); err != nil {
+	buf := s.writeBuf[:0]
+	for _, raw := range raws {
+		buf = append(buf, raw...)
+		buf = append(buf, '\n')
+	}
+	_, err := s.stdin.Write(buf)
+	if cap(buf) <= keepWriteBuf {
+		s.writeBuf = buf[:0]
+	} else {
+		s.writeBuf = nil
+	}
+	if err != nil {
 		if errors.Is(err, os.ErrClosed) {
 			return ErrStdinClosed
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
 // roleEnv makes the re-executed test binary act as a tiny server.
@@ -294,5 +295,38 @@ func TestStdioAbortSendsTERMAtOnce(t *testing.T) {
 	s.Close() // idempotent after Abort
 	if proctest.Alive(s.Pid()) {
 		t.Fatal("server still running")
+	}
+}
+
+// TestStdioWriteBatch: several messages handed over at once reach the
+// server as separate lines (each answered), and a batch after the server's
+// stdin is closed is an error.
+func TestStdioWriteBatch(t *testing.T) {
+	s, _ := startRole(t, "fixture", nil)
+	awaitStartup(t, s)
+	var batch [][]byte
+	for id := 2; id <= 4; id++ {
+		batch = append(batch, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
+	}
+	if err := s.WriteBatch(batch); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for len(seen) < 3 {
+		f, err := s.Read()
+		if err != nil {
+			t.Fatalf("after %v: %v", seen, err)
+		}
+		if f.Err != nil || f.Msg.Kind != jsonrpc.KindResponse {
+			t.Fatalf("frame %q: %v", f.Raw, f.Err)
+		}
+		seen[f.Msg.ID.String()] = true
+	}
+	if !seen["2"] || !seen["3"] || !seen["4"] {
+		t.Fatalf("answers to %v, want 2, 3 and 4", seen)
+	}
+	s.Close()
+	if err := s.WriteBatch(batch); !errors.Is(err, ErrStdinClosed) {
+		t.Fatalf("batch after close: %v", err)
 	}
 }

@@ -23,6 +23,17 @@ func (b *Blocks) Add(chunk []byte) {
 // Len is the number of bytes gathered.
 func (b *Blocks) Len() int { return b.n }
 
+// AppendTo appends the gathered blocks and then last to dst, and resets
+// (Join into a buffer of the caller's, which may hold more).
+func (b *Blocks) AppendTo(dst, last []byte) []byte {
+	for _, c := range b.blocks {
+		dst = append(dst, c...)
+	}
+	dst = append(dst, last...)
+	b.Reset()
+	return dst
+}
+
 // Join returns what was gathered followed by last, in one new slice of
 // exactly that length, and empties b.
 func (b *Blocks) Join(last []byte) []byte {

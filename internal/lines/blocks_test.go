@@ -6,7 +6,7 @@ import (
 )
 
 // FuzzBlocks: whatever the chunks, Join is their concatenation and Prefix
-// its start.
+// its start; AppendTo appends the same concatenation.
 func FuzzBlocks(f *testing.F) {
 	f.Add([]byte("abc"), []byte(""), []byte("defg"), 2)
 	f.Add([]byte(""), []byte(""), []byte(""), 0)
@@ -25,6 +25,11 @@ func FuzzBlocks(f *testing.F) {
 		got := bl.Join(last)
 		if !bytes.Equal(got, want) || cap(got) != len(want) || bl.Len() != 0 {
 			t.Fatalf("Join %q (cap %d), want %q; Len after %d", got, cap(got), want, bl.Len())
+		}
+		bl.Add(a)
+		bl.Add(b)
+		if got := bl.AppendTo([]byte("x"), last); !bytes.Equal(got, append([]byte("x"), want...)) || bl.Len() != 0 {
+			t.Fatalf("AppendTo %q, want x%q; Len after %d", got, want, bl.Len())
 		}
 	})
 }

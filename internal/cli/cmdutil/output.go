@@ -20,7 +20,10 @@ func PrintResult(w io.Writer, r *mcp.CallToolResult) {
 		switch c.Type {
 		case "text":
 			texts++
-			fmt.Fprintln(w, c.Text)
+			// Written as it is, not through fmt (whose buffer would copy a
+			// large text once more, growing by doubling).
+			io.WriteString(w, c.Text)
+			io.WriteString(w, "\n")
 		case "image", "audio":
 			fmt.Fprintf(w, "[%s %s, %d bytes base64]\n", c.Type, c.MimeType, len(c.Data))
 		case "resource_link":
@@ -45,10 +48,11 @@ func IndentJSON(raw json.RawMessage) string {
 	return string(b)
 }
 
-// WriteJSON writes v on w as one JSON line.
+// WriteJSON writes v on w as one JSON line, in one write (without fmt's
+// copies, which a large result would feel).
 func WriteJSON(w io.Writer, v any) {
 	b, _ := json.Marshal(v)
-	fmt.Fprintln(w, string(b))
+	w.Write(append(b, '\n'))
 }
 
 // ErrorJSON is the error object of --json output.

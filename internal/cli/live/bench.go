@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"sync"
@@ -40,6 +42,7 @@ type BenchOptions struct {
 	Args        string // --args: a JSON object, @FILE or @-
 	Calls       int    // -n
 	Concurrency int    // -c
+	CPUProfile  string // --cpuprofile: a pprof CPU profile of the calls
 }
 
 // NewCmdBench is `sonde bench TOOL`.
@@ -52,6 +55,9 @@ func NewCmdBench(env *cmdutil.Env) *cobra.Command {
 (pipelined: up to C requests in flight), and report calls per second and latency
 percentiles (nearest rank, from queueing to outcome). Failed calls are counted by
 error code; the exit status is the one of the most frequent error code (0 when none).
+
+--cpuprofile FILE writes a CPU profile of sonde while it makes the calls (the
+handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 
 ` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,13 +83,31 @@ error code; the exit status is the one of the most frequent error code (0 when n
 	cmd.Flags().StringVar(&o.Args, "args", "", "tool arguments: a JSON object, @FILE, or @- for stdin")
 	cmd.Flags().IntVarP(&o.Calls, "calls", "n", 1000, "number of calls")
 	cmd.Flags().IntVarP(&o.Concurrency, "concurrency", "c", 1, "calls in flight at once")
+	cmd.Flags().StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the calls to `FILE` (for go tool pprof)")
 	return cmd
 }
 
 // runBench loads tool on the target's server and reports.
 func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect.Target, tool string, toolArgs []byte) error {
+	var prof *os.File
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "--cpuprofile: " + err.Error()}
+		}
+		prof = f
+		defer prof.Close()
+	}
 	return connect.Run(ctx, env, &o.Server, t, func(ctx context.Context, s *connect.Session) error {
-		rep := benchCalls(ctx, s.Client, tool, toolArgs, o.Calls, o.Concurrency)
+		if prof != nil {
+			if err := pprof.StartCPUProfile(prof); err != nil {
+				return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "--cpuprofile: " + err.Error()}
+			}
+		}
+		rep := BenchCalls(ctx, s.Client, tool, toolArgs, o.Calls, o.Concurrency)
+		if prof != nil {
+			pprof.StopCPUProfile()
+		}
 		printBench(env, o.Server.JSON, rep)
 		if ctx.Err() != nil {
 			return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "bench interrupted"}
@@ -92,8 +116,10 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 	})
 }
 
-// benchCalls makes the n calls, conc at a time, and measures them.
-func benchCalls(ctx context.Context, c *client.Client, tool string, args []byte, n, conc int) BenchReport {
+// BenchCalls makes n calls of tool with args, conc at a time, over c (an
+// initialized client), and measures them: the engine of `sonde bench`, also
+// driven by the peer benchmark (bench/peers).
+func BenchCalls(ctx context.Context, c *client.Client, tool string, args []byte, n, conc int) BenchReport {
 	rep := BenchReport{Tool: tool, Calls: n, Concurrency: conc, Errors: map[string]int{}}
 	lat := make([]time.Duration, 0, n)
 	var mu sync.Mutex
@@ -113,13 +139,19 @@ func benchCalls(ctx context.Context, c *client.Client, tool string, args []byte,
 					return
 				}
 				t0 := time.Now()
-				res, _, err := c.CallTool(ctx, tool, args, client.CallOptions{})
+				// Only isError is read from the result (client.ToolIsError): its
+				// content is not decoded, as nothing here shows it.
+				raw, err := c.GoTool(ctx, tool, args, client.CallOptions{}).Wait()
+				isError := false
+				if err == nil {
+					isError, err = client.ToolIsError(tool, raw)
+				}
 				d := time.Since(t0)
 				mu.Lock()
 				switch {
 				case err != nil:
 					rep.Errors[string(client.CodeOf(err))]++
-				case res.IsError:
+				case isError:
 					rep.ToolErrors++
 				default:
 					rep.Succeeded++

@@ -2,6 +2,8 @@ package live_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -181,4 +183,25 @@ func TestBenchUsage(t *testing.T) {
 			f.AssertStarted(0)
 		})
 	}
+}
+
+// TestBenchCPUProfile: --cpuprofile FILE writes a pprof profile (gzipped
+// protobuf) of the calls; a FILE that cannot be created is a usage error
+// before anything starts.
+func TestBenchCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.prof")
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "200", "-c", "4", "--cpuprofile", prof, "--json"})...)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	b, err := os.ReadFile(prof)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile: %d bytes, %v (want a gzipped pprof profile)", len(b), err)
+	}
+
+	missing := filepath.Join(dir, "no-such-dir", "cpu.prof")
+	f2 := clitest.NewFixture(t)
+	r = clitest.RunSonde(t, "", f2.Cmd([]string{"bench", "echo", "--cpuprofile", missing})...)
+	clitest.CheckRun(t, r, cmdutil.ExitUsage, "sonde: --cpuprofile: open "+missing+": no such file or directory\n")
+	f2.AssertStarted(0)
 }
