@@ -71,6 +71,8 @@ type Options struct {
 	// sampling and elicitation by its Handler); nil: such a call fails with
 	// MCP_PROTOCOL.
 	Inputs InputFunc
+	// Flood limits the server's notifications (flood.go); zero: none.
+	Flood FloodLimit
 }
 
 func (o *Options) fill() {
@@ -128,6 +130,7 @@ type Client struct {
 	// sonde's deadlines were held (zero: they run). See hold.go.
 	holdWanted bool
 	heldSince  time.Time
+	flood      floodWindow // the notifications of the current second
 
 	init initState
 	era  eraState

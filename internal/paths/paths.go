@@ -70,6 +70,10 @@ type Paths struct {
 	Logs string
 	// Sessions is the folder of the sessions sonde tap records.
 	Sessions string
+	// State is the folder of what sonde keeps per user across runs (the
+	// server manager's hashes, failure counts and quarantines; the last
+	// failure report).
+	State string
 	// Hosts are the known host config files, user files first for each
 	// host, in a fixed order.
 	Hosts []HostConfig
@@ -95,8 +99,10 @@ type Paths struct {
 //     profile is copied at every sign-in); the config folder is %APPDATA%.
 //     Without the variables, AppData\Local and AppData\Roaming under home.
 //
+// The state folder (State) is sonde/state beside the sessions.
+//
 // On every OS, SONDE_HOME (absolute) puts the sessions in
-// $SONDE_HOME/sessions.
+// $SONDE_HOME/sessions and the state in $SONDE_HOME/state.
 //
 // The host files: Claude Desktop's Claude/claude_desktop_config.json and VS
 // Code's Code/User/mcp.json are in the config folder, and so is Cline's
@@ -130,21 +136,25 @@ func For(goos, home string, getenv func(string) string) (Paths, error) {
 		p.Captures = s.join(support, "sonde", "captures")
 		p.Sessions = s.join(support, "sonde", "sessions")
 		p.Logs = s.join(home, "Library", "Logs", "sonde")
+		p.State = s.join(support, "sonde", "state")
 	case "windows":
 		local := or(env("LOCALAPPDATA"), s.join(home, "AppData", "Local"))
 		config = or(env("APPDATA"), s.join(home, "AppData", "Roaming"))
 		p.Captures = s.join(local, "sonde", "captures")
 		p.Sessions = s.join(local, "sonde", "sessions")
 		p.Logs = s.join(local, "sonde", "logs")
+		p.State = s.join(local, "sonde", "state")
 	default:
 		config = or(env("XDG_CONFIG_HOME"), s.join(home, ".config"))
 		p.Captures = s.join(or(env("XDG_DATA_HOME"), s.join(home, ".local", "share")), "sonde", "captures")
 		state := or(env("XDG_STATE_HOME"), s.join(home, ".local", "state"))
 		p.Logs = s.join(state, "sonde", "logs")
 		p.Sessions = s.join(state, "sonde", "sessions")
+		p.State = s.join(state, "sonde", "state")
 	}
 	if v := env("SONDE_HOME"); v != "" {
 		p.Sessions = s.join(v, "sessions")
+		p.State = s.join(v, "state")
 	}
 	vscode := s.join(config, "Code", "User")
 	p.Hosts = []HostConfig{

@@ -30,6 +30,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: "/home/ada/.local/share/sonde/captures",
 				Logs:     "/home/ada/.local/state/sonde/logs",
 				Sessions: "/home/ada/.local/state/sonde/sessions",
+				State:    "/home/ada/.local/state/sonde/state",
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, "/home/ada/.config/Claude/claude_desktop_config.json"},
 					{ClaudeCode, User, "/home/ada/.claude.json"},
@@ -50,6 +51,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: "/data/sonde/captures",
 				Logs:     "/state/sonde/logs",
 				Sessions: "/state/sonde/sessions",
+				State:    "/state/sonde/state",
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, "/cfg/Claude/claude_desktop_config.json"},
 					{ClaudeCode, User, "/home/ada/.claude.json"},
@@ -71,6 +73,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: "/Users/ada/Library/Application Support/sonde/captures",
 				Logs:     "/Users/ada/Library/Logs/sonde",
 				Sessions: "/Users/ada/Library/Application Support/sonde/sessions",
+				State:    "/Users/ada/Library/Application Support/sonde/state",
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, "/Users/ada/Library/Application Support/Claude/claude_desktop_config.json"},
 					{ClaudeCode, User, "/Users/ada/.claude.json"},
@@ -91,6 +94,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: `D:\Local\sonde\captures`,
 				Logs:     `D:\Local\sonde\logs`,
 				Sessions: `D:\Local\sonde\sessions`,
+				State:    `D:\Local\sonde\state`,
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, `D:\Roam\Claude\claude_desktop_config.json`},
 					{ClaudeCode, User, `C:\Users\ada\.claude.json`},
@@ -112,6 +116,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: `C:\Users\ada\AppData\Local\sonde\captures`,
 				Logs:     `C:\Users\ada\AppData\Local\sonde\logs`,
 				Sessions: `C:\Users\ada\AppData\Local\sonde\sessions`,
+				State:    `C:\Users\ada\AppData\Local\sonde\state`,
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, `C:\Users\ada\AppData\Roaming\Claude\claude_desktop_config.json`},
 					{ClaudeCode, User, `C:\Users\ada\.claude.json`},
@@ -232,7 +237,7 @@ func TestScopeString(t *testing.T) {
 	}
 }
 
-// TestSondeHomeSessions: SONDE_HOME (absolute) holds the sessions on every
+// TestSondeHomeSessions: SONDE_HOME (absolute) holds the sessions (and the state) on every
 // OS; a relative one is ignored.
 func TestSondeHomeSessions(t *testing.T) {
 	for _, tc := range []struct{ goos, home, sondeHome, want string }{
@@ -247,6 +252,9 @@ func TestSondeHomeSessions(t *testing.T) {
 		}
 		if got.Sessions != tc.want {
 			t.Errorf("%s, SONDE_HOME=%q: sessions %q, want %q", tc.goos, tc.sondeHome, got.Sessions, tc.want)
+		}
+		if want := tc.want[:len(tc.want)-len("sessions")] + "state"; got.State != want {
+			t.Errorf("%s, SONDE_HOME=%q: state %q, want %q", tc.goos, tc.sondeHome, got.State, want)
 		}
 	}
 }

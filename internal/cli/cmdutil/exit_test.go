@@ -9,6 +9,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/manager"
 )
 
 // TestExitStatus runs each documented exit status through the command
@@ -279,7 +280,7 @@ func TestExitStatusValues(t *testing.T) {
 	codes := map[client.Code]int{
 		client.CodeRemote: 3, client.CodeTimeout: 4, client.CodeProcessExit: 5, client.CodeClosed: 5,
 		client.CodeProtocol: 6, client.CodeSpawn: 7, client.CodeHandshake: 8, client.CodeBusy: 9,
-		client.CodeHTTP: 10, client.CodeExpired: 11, client.CodeURLRequired: 12, client.CodeAborted: 130,
+		client.CodeHTTP: 10, client.CodeExpired: 11, client.CodeURLRequired: 12, client.CodeAborted: 130, client.CodeFlood: 6, manager.CodeQuarantined: 13,
 	}
 	for code, want := range codes {
 		if got := cmdutil.CodeExit(code); got != want {
