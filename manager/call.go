@@ -132,7 +132,7 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args any, o clien
 	if err != nil {
 		return fail("start", "", err, true, false)
 	}
-	readOnly := m.readOnly(name, tool)
+	readOnly := m.readOnly(callCtx, name, c, tool)
 	call := c.GoTool(callCtx, tool, raw, o)
 	out, err := call.Wait()
 	res.ID = call.ID.String()
@@ -150,13 +150,23 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args any, o clien
 	return res, nil
 }
 
-// readOnly reports whether the server's listed tool says readOnlyHint
-// (false when its tools were never listed: a tool not known to be
-// read-only is treated as one with side effects).
-func (m *Manager) readOnly(name, tool string) bool {
+// readOnly reports whether the server's tool says readOnlyHint, listing
+// the server's tools first when they were never listed (a listing that
+// fails leaves the tool unknown: a tool not known to be read-only is
+// treated as one with side effects).
+func (m *Manager) readOnly(ctx context.Context, name string, c *client.Client, tool string) bool {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, t := range m.servers[name].tools {
+	tools := m.servers[name].tools
+	m.mu.Unlock()
+	if tools == nil {
+		if listed, err := c.ListTools(ctx); err == nil {
+			tools = listed
+			m.mu.Lock()
+			m.servers[name].tools = listed
+			m.mu.Unlock()
+		}
+	}
+	for _, t := range tools {
 		if t.Name == tool {
 			return t.ReadOnly()
 		}

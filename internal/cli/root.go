@@ -73,7 +73,7 @@ found. The subcommands below do the same work headless, for scripts:
 		NewCmdFixture(env), interactive.NewCmdDemo(env), NewCmdVersion(env), config.NewCmdConfig(env), capfile.NewCmdReplay(env, interactive.RunReplay),
 		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdExport(env), tap.NewCmdTap(env),
 	)
-	root.AddCommand(doctor.NewCmdDoctor(env))
+	root.AddCommand(doctor.NewCmdDoctor(env), config.NewCmdServers(env), config.NewCmdReport(env))
 	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env))
 	connect.CompleteServerNames(root)
 	root.AddCommand(live.NewCmdFeatures(env)...)

@@ -32,6 +32,7 @@ type UIOptions struct {
 // shows what they would print).
 func (o *UIOptions) Register(cmd *cobra.Command) {
 	o.Server.Register(cmd.Flags())
+	o.Server.FloodOffByDefault(cmd.Flags())
 	cmd.Flags().IntVar(&o.Frames, "frames", 20000, "frames kept in the Frames pane (older ones are evicted and counted)")
 	for _, hidden := range []string{"json", "trace"} {
 		_ = cmd.Flags().MarkHidden(hidden)
