@@ -458,7 +458,7 @@ func (m *Manager) failLocked(s *server, err error) {
 	s.readyAt = time.Time{}
 	s.lastErr = err
 	r.Failures++
-	r.Why = bounded(err.Error(), 300)
+	r.Why = mcp.Clip(err.Error(), 300)
 	if r.Failures >= m.opts.Policy.MaxFailures {
 		r.Quarantined, r.Since, r.NextTry = true, now, time.Time{}
 		s.state = Quarantined
@@ -675,16 +675,6 @@ func quarantinedErr(name string, r *Record, changed bool) error {
 		msg += "; fix its configuration or binary, then approve it"
 	}
 	return &client.Error{Code: CodeQuarantined, Message: msg}
-}
-
-func bounded(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // rawArgs is args as JSON (nil stays nil).

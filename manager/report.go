@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // ReportFile is the name of the last failure report in the state folder.
@@ -79,7 +80,7 @@ func (m *Manager) Report(err error, args any, o ReportOptions) *Report {
 		Time: time.Now().UTC(), Server: ce.Server, Tool: ce.Tool, ID: ce.ID, Phase: ce.Phase,
 		Method: "tools/call", Code: string(client.CodeOf(ce.Err)), Uncertain: ce.Uncertain,
 		DurationMS: float64(ce.Duration.Microseconds()) / 1000,
-		Message:    scrub(bounded(ce.Err.Error(), 1000), secrets),
+		Message:    scrub(mcp.Clip(ce.Err.Error(), 1000), secrets),
 	}
 	if r.Code == "" {
 		r.Code = "MCP_ERROR"
@@ -287,7 +288,7 @@ func tailLines(b []byte, n, max int) string {
 	var keep []string
 	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
 		if l := strings.TrimRight(lines[i], "\r"); strings.TrimSpace(l) != "" {
-			keep = append([]string{bounded(l, max)}, keep...)
+			keep = append([]string{mcp.Clip(l, max)}, keep...)
 		}
 	}
 	return strings.Join(keep, "\n")
