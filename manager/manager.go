@@ -573,6 +573,12 @@ func (m *Manager) Stop(reason *Reason) {
 // tool name another server also has is marked Conflict. The servers that
 // could not list their tools are in errs, by name; the others are listed.
 func (m *Manager) Tools(ctx context.Context, names ...string) (entries []ToolEntry, errs map[string]error) {
+	return m.ToolsEach(ctx, nil, names...)
+}
+
+// ToolsEach is Tools, calling each (when not nil) as each server's list
+// comes, or its error (for a progress display).
+func (m *Manager) ToolsEach(ctx context.Context, each func(server string, err error), names ...string) (entries []ToolEntry, errs map[string]error) {
 	if len(names) == 0 {
 		names = m.order
 	}
@@ -585,6 +591,9 @@ func (m *Manager) Tools(ctx context.Context, names ...string) (entries []ToolEnt
 			tools, err := m.ListTools(ctx, n)
 			mu.Lock()
 			defer mu.Unlock()
+			if each != nil {
+				each(n, err)
+			}
 			if err != nil {
 				errs[n] = err
 				return

@@ -38,8 +38,8 @@ func runToolsAll(cmd *cobra.Command, env *cmdutil.Env, o *ToolsOptions, args []s
 		return cmdutil.Usagef("--record follows one server's session: use it with sonde call --all (which starts one server), not tools --all")
 	}
 	return m.Run(cmd.Context(), func(ctx context.Context) error {
-		entries, errs := m.Tools(ctx)
 		names := m.Names()
+		entries, errs := m.ToolsEach(ctx, listProgress(env, o.Server.JSON, len(names)))
 		var failed []string
 		for _, n := range names {
 			if errs[n] != nil {
@@ -197,3 +197,23 @@ func callOne(ctx context.Context, c *client.Client, tool string, args json.RawMe
 // readOnlyLookup bounds the tools/list that tells whether a failed call's
 // tool is read-only.
 const readOnlyLookup = 2 * time.Second
+
+// listProgress shows, on a terminal and without --json, how many servers
+// have listed their tools, on one line redrawn in place and erased at the
+// end (nil: quiet).
+func listProgress(env *cmdutil.Env, asJSON bool, total int) func(string, error) {
+	w := env.ErrTerminal()
+	if w == nil || asJSON {
+		return nil
+	}
+	done := 0
+	fmt.Fprintf(w, "\rsonde: listing the tools of %d servers…\x1b[K", total)
+	return func(string, error) {
+		done++
+		if done == total {
+			fmt.Fprint(w, "\r\x1b[K")
+			return
+		}
+		fmt.Fprintf(w, "\rsonde: listing the tools of %d servers… %d done\x1b[K", total, done)
+	}
+}
