@@ -131,6 +131,8 @@ type Client struct {
 	holdWanted bool
 	heldSince  time.Time
 	flood      floodWindow // the notifications of the current second
+	// stopped: the caller ended the server (Close, StopServer, Kill).
+	stopped bool
 
 	init initState
 	era  eraState
@@ -285,7 +287,7 @@ func (c *Client) Pending() int {
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
-		c.closed = true
+		c.closed, c.stopped = true, true
 		c.failAllLocked(newErr(CodeClosed, "client closed"), StateClosed)
 		conn := c.conn
 		c.mu.Unlock()
@@ -319,6 +321,7 @@ func (c *Client) Close() error {
 // it before replacing a server with a new one; call Close afterwards.
 func (c *Client) StopServer() {
 	c.mu.Lock()
+	c.stopped = true
 	conn := c.conn
 	c.mu.Unlock()
 	if conn != nil {
@@ -327,11 +330,21 @@ func (c *Client) StopServer() {
 	}
 }
 
+// Stopped reports whether the caller ended the server (Close, StopServer
+// or Kill), as opposed to the server ending by itself: a session manager
+// counts only the latter as a failure.
+func (c *Client) Stopped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopped
+}
+
 // Kill ends the server at once (SIGKILL to its process group, no grace
 // period), when the connection can do that. Pending requests then fail as
 // for any exit; call Close as usual.
 func (c *Client) Kill() {
 	c.mu.Lock()
+	c.stopped = true
 	conn := c.conn
 	c.mu.Unlock()
 	if k, ok := conn.(interface{ Kill() }); ok {

@@ -291,6 +291,13 @@ func (m *Manager) Client(ctx context.Context, name string) (*client.Client, erro
 		}
 		if s.state == Ready && s.client != nil {
 			c := s.client
+			select {
+			case <-c.Done(): // it ended; its watcher may not know yet
+				m.endedLocked(s, c)
+				m.mu.Unlock()
+				continue
+			default:
+			}
 			m.mu.Unlock()
 			return c, nil
 		}
@@ -407,14 +414,28 @@ func (m *Manager) watch(s *server, c *client.Client, sub *client.Subscription) {
 		case <-ended:
 			ended = nil
 			m.mu.Lock()
-			if s.client == c && !s.ours {
-				s.client = nil
-				m.failLocked(s, endedErr(s))
-				go c.Close() // releases the subscription too
-			}
+			m.endedLocked(s, c)
 			m.mu.Unlock()
 		}
 	}
+}
+
+// endedLocked handles the end of client c of s, once (whoever sees it
+// first: its watcher, or a use finding it ended): a server the caller
+// stopped (the UI's restart, Stop) is stopped; one that ended by itself
+// counts a failure. The client is closed either way (which also ends its
+// watcher's subscription).
+func (m *Manager) endedLocked(s *server, c *client.Client) {
+	if s.client != c {
+		return
+	}
+	s.client = nil
+	if s.ours || c.Stopped() {
+		s.state = Stopped
+	} else {
+		m.failLocked(s, endedErr(s))
+	}
+	go c.Close()
 }
 
 func (m *Manager) noteEvent(s *server, c *client.Client, ev client.Event) {

@@ -383,3 +383,28 @@ func TestHashCoversConfigAndBinary(t *testing.T) {
 		t.Error("a changed binary kept the hash")
 	}
 }
+
+// TestStoppedByCallerIsNoFailure: a server its user stops (the UI's
+// restart: StopServer, then Close) is no failure; the next use starts a
+// new process at once.
+func TestStoppedByCallerIsNoFailure(t *testing.T) {
+	a, pids := fixture(t, "alpha")
+	m := newManager(t, []Spec{a}, Options{})
+	ctx := context.Background()
+	c, err := m.Client(ctx, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.StopServer()
+	c.Close()
+	c2, err := m.Client(ctx, "alpha")
+	if err != nil || c2 == c {
+		t.Fatalf("restart: %v (same client: %v)", err, c2 == c)
+	}
+	if st := m.Status()[0]; st.State != Ready || st.Failures != 0 {
+		t.Fatalf("a stop by the caller counted: %+v", st)
+	}
+	if n := len(proctest.ReadPIDs(t, pids)); n != 2 {
+		t.Fatalf("want 2 starts, got %d", n)
+	}
+}
