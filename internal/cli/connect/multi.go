@@ -16,6 +16,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/paths"
 	"github.com/sonde-mcp/sonde/manager"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // serverFlag is --server: repeatable; the first value is Flags.Server.
@@ -98,6 +99,32 @@ type Multi struct {
 	secrets *SecretSink
 	record  string // the server whose client --record follows
 	rec     *capture.Recorder
+	// onClient, when set, also sees each new client before it connects
+	// (the UI subscribes there).
+	onClient func(name string, c *client.Client)
+}
+
+// OnClient sets a hook that sees each new client before it connects.
+// Call it before anything is started.
+func (m *Multi) OnClient(fn func(name string, c *client.Client)) { m.onClient = fn }
+
+// Describe is the transport's name and the command line or URL of server
+// name, for display.
+func (m *Multi) Describe(name string) (kind, what string) {
+	t := m.targets[name]
+	if t == nil {
+		return "", ""
+	}
+	if t.URL != "" {
+		return "http", t.URL
+	}
+	line := strings.Join(t.Argv, " ")
+	for _, h := range t.Hide {
+		if h != "" {
+			line = strings.ReplaceAll(line, h, transport.Redacted)
+		}
+	}
+	return "stdio", line
 }
 
 // OpenMulti resolves the servers of --all (every server found) or of each
@@ -183,6 +210,9 @@ func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, a
 			cmdutil.LiveFrom(cmd.Context()).Add(c)
 			if m.rec != nil && name == m.record {
 				m.rec.Follow(c)
+			}
+			if m.onClient != nil {
+				m.onClient(name, c)
 			}
 		},
 	}
