@@ -55,32 +55,13 @@ type CallError struct {
 func (e *CallError) Error() string {
 	msg := e.Err.Error()
 	if e.Uncertain {
-		msg += UncertainNote
+		msg += client.UncertainNote
 	}
 	return msg
 }
 
 // Unwrap returns the client's error: errors.Is matches its code.
 func (e *CallError) Unwrap() error { return e.Err }
-
-// UncertainNote is what a failed call of a tool with side effects adds to
-// its message.
-const UncertainNote = " (execution uncertain: the tool is not read-only and may have run; check before calling it again)"
-
-// Uncertain reports whether a call of a tool with side effects that ended
-// with err may have done its work: it was sent, and ended without an
-// answer (timeout, cancel, the server gone or closed, the session broken).
-// A call refused before it was sent (no id) is certain not to have run.
-func Uncertain(readOnly bool, sent bool, err error) bool {
-	if readOnly || !sent || err == nil {
-		return false
-	}
-	switch client.CodeOf(err) {
-	case client.CodeTimeout, client.CodeAborted, client.CodeProcessExit, client.CodeClosed, client.CodeProtocol, client.CodeHTTP, client.CodeFlood:
-		return true
-	}
-	return false
-}
 
 // Call calls tool on the named server, starting the server if it is not
 // running. The call can be stopped by ctx (a user cancel, or a budget stop
@@ -98,7 +79,7 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args any, o clien
 		case client.CodeOf(err) == client.CodeProcessExit || client.CodeOf(err) == client.CodeFlood:
 			ce.Reason = &Reason{Kind: ProcessFailure, Detail: err.Error()}
 		}
-		ce.Uncertain = phase == "call" && Uncertain(readOnly, sent, err)
+		ce.Uncertain = phase == "call" && client.Uncertain(readOnly, sent, err)
 		res.Duration = ce.Duration
 		return res, ce
 	}

@@ -130,7 +130,7 @@ func TestExitStatus(t *testing.T) {
 				return f.Cmd([]string{"call", "echo", "--args", hi, "--timeout", clitest.SlowTimeout}, "--fault", "never-respond")
 			},
 			code: cmdutil.ExitTimeout, stdout: "",
-			errLine: "sonde: MCP_TIMEOUT: tools/call id 2: no response within " + clitest.SlowTimeout + "\n", started: 1,
+			errLine: "sonde: MCP_TIMEOUT: tools/call id 2: no response within " + clitest.SlowTimeout + " (execution uncertain: the tool is not read-only and may have run; check before calling it again)\n", started: 1,
 		},
 		{
 			name: "MCP_TIMEOUT in the handshake",
@@ -157,7 +157,7 @@ func TestExitStatus(t *testing.T) {
 				return f.Cmd([]string{"call", "echo", "--args", hi}, "--fault", "result-and-error")
 			},
 			code: cmdutil.ExitProtocol, stdout: "",
-			errLine: "sonde: MCP_PROTOCOL: tools/call id 2: invalid response: response has both result and error\n", started: 1,
+			errLine: "sonde: MCP_PROTOCOL: tools/call id 2: invalid response: response has both result and error (execution uncertain: the tool is not read-only and may have run; check before calling it again)\n", started: 1,
 		},
 		{
 			name: "MCP_PROTOCOL strict stdout noise",

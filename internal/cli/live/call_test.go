@@ -55,8 +55,8 @@ func TestCallOutput(t *testing.T) {
 			name: "json MCP_TIMEOUT", sub: []string{"call", "echo", "--json", "--timeout", clitest.SlowTimeout, "--args", `{"value":"hi"}`},
 			faults: []string{"--fault", "never-respond"},
 			code:   cmdutil.ExitTimeout, json: true,
-			stdout:  `{"ok":false,"error":{"code":"MCP_TIMEOUT","message":"tools/call id 2: no response within ` + clitest.SlowTimeout + `"}}`,
-			errLine: "sonde: MCP_TIMEOUT: tools/call id 2: no response within " + clitest.SlowTimeout + "\n",
+			stdout:  `{"ok":false,"error":{"code":"MCP_TIMEOUT","message":"tools/call id 2: no response within ` + clitest.SlowTimeout + `","uncertain":true}}`,
+			errLine: "sonde: MCP_TIMEOUT: tools/call id 2: no response within " + clitest.SlowTimeout + " (execution uncertain: the tool is not read-only and may have run; check before calling it again)\n",
 		},
 		{
 			name: "json MCP_HANDSHAKE", sub: []string{"call", "echo", "--json", "--args", `{"value":"hi"}`},

@@ -167,28 +167,20 @@ func reportFailure(env *cmdutil.Env, m *connect.Multi, err error, args json.RawM
 
 // callOne calls tool on one server's client. A failure of a call that was
 // sent and ended without an answer is a *manager.CallError saying whether
-// its execution is uncertain: the tool is looked up in tools/list (briefly,
-// when the session still answers) and counts as having side effects unless
-// it says readOnlyHint.
+// its execution is uncertain (the tool is looked up in a brief tools/list
+// when the session still answers: not found, it has side effects).
 func callOne(ctx context.Context, c *client.Client, tool string, args json.RawMessage) (*mcp.CallToolResult, json.RawMessage, error) {
 	call := c.GoTool(ctx, tool, args, client.CallOptions{})
 	raw, err := call.Wait()
 	if err != nil {
 		sent := call.ID.IsValid()
-		if !manager.Uncertain(false, sent, err) {
+		if !client.Uncertain(false, sent, err) {
 			return nil, raw, err
 		}
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readOnlyLookup)
 		defer cancel()
-		readOnly := false
-		if tools, lerr := c.ListTools(lctx); lerr == nil {
-			for _, t := range tools {
-				if t.Name == tool {
-					readOnly = t.ReadOnly()
-				}
-			}
-		}
-		return nil, raw, &manager.CallError{Tool: tool, ID: call.ID.String(), Phase: "call", Uncertain: manager.Uncertain(readOnly, sent, err), Err: err}
+		uncertain := client.Uncertain(c.ReadOnlyTool(lctx, tool), sent, err)
+		return nil, raw, &manager.CallError{Tool: tool, ID: call.ID.String(), Phase: "call", Uncertain: uncertain, Err: err}
 	}
 	res, err := client.ToolResult(tool, raw)
 	return res, raw, err
