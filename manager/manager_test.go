@@ -22,6 +22,11 @@ func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 // fixture is the spec of the fixture server (this test binary re-executed)
 // named name, recording its pids in its own file.
 func fixture(t *testing.T, name string, extra ...string) (Spec, string) {
+	return fixtureB(t, name, extra...)
+}
+
+// fixtureB is fixture for a test or a benchmark.
+func fixtureB(t testing.TB, name string, extra ...string) (Spec, string) {
 	t.Helper()
 	pidFile := filepath.Join(t.TempDir(), name+".pids")
 	t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
