@@ -265,8 +265,15 @@ func (m *Manager) statusLocked(s *server) Status {
 				st.State = Quarantined
 			}
 			st.Changed = r.Hash != s.hash
-		} else if r.Hash == s.hash && time.Now().Before(r.NextTry) && (s.state == NotStarted || s.state == Failed) {
-			st.State = BackingOff
+		} else if r.Hash == s.hash && (s.state == NotStarted || s.state == Failed || s.state == BackingOff) {
+			// Backing off until NextTry (from this run or an earlier
+			// one); failed once the wait is over.
+			st.State = Failed
+			if time.Now().Before(r.NextTry) {
+				st.State = BackingOff
+			} else if r.Failures == 0 {
+				st.State = s.state
+			}
 		}
 	}
 	return st

@@ -56,6 +56,8 @@ type Options struct {
 	Styles *theme.Styles
 	// Note is shown first in the status line (why the list came back).
 	Note string
+	// Select is the server selected at first (the one just left).
+	Select string
 	// Now is the clock (tests pass a fixed one).
 	Now func() time.Time
 }
@@ -140,7 +142,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 	case rowsMsg:
+		first := m.rows == nil
 		m.rows = msg
+		if first {
+			for i, r := range m.rows {
+				if r.Name == m.opts.Select {
+					m.sel = i
+				}
+			}
+		}
 		m.sel = list.Clamp(m.sel, len(m.rows))
 	case tickMsg:
 		return m, tea.Batch(m.refresh(), m.tick())

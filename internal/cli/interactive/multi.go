@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/manager"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/servers"
@@ -58,9 +60,9 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 		palette = theme.NoColor()
 	}
 	src := managerSource{m: m, ctx: ctx}
-	note := ""
+	note, last := "", ""
 	for {
-		list := servers.New(servers.Options{Source: src, Styles: theme.New(palette), Note: note})
+		list := servers.New(servers.Options{Source: src, Styles: theme.New(palette), Note: note, Select: last})
 		p := tea.NewProgram(list, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 		if _, err := p.Run(); err != nil {
 			return interrupted(err)
@@ -69,7 +71,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 		if !ok {
 			return nil
 		}
-		note = ""
+		note, last = "", name
 		if err := inspect(ctx, env, o, m, subs, name, palette, noColor); err != nil {
 			var st *cmdutil.ExitStatus
 			if errors.As(err, &st) {
@@ -83,6 +85,13 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 // inspect runs the main UI on server name, started (or reused) through the
 // manager.
 func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, name string, palette theme.Palette, noColor bool) error {
+	// A server backing off is not waited for here, with the list gone and
+	// nothing drawn: the list says how long is left (p waits for it).
+	for _, st := range m.Status() {
+		if st.Name == name && st.State == manager.BackingOff {
+			return fmt.Errorf("backing off after %d failures in a row: it may start again in %s (p starts it then)", st.Failures, textfmt.Dur(time.Until(st.NextTry).Round(time.Second)))
+		}
+	}
 	start := func() (ui.Session, error) {
 		subs.want(name)
 		c, err := m.Client(ctx, name)

@@ -32,14 +32,16 @@ func TestTUIServers(t *testing.T) {
 		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "env": env}
 		fx[name] = f
 	}
+	servers["broken"] = map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")}
 	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
 	cfg := filepath.Join(home, "hosts", "claude_desktop_config.json")
 	clitest.WriteTestFile(t, cfg, string(b))
 
 	tt := startTUI(t, 100, 30, []string{"--config", cfg, "--all", "--prewarm", "beta"})
 	tt.waitFor("the server list",
-		`sonde · 3 servers · 1 running · each starts when you open it`,
+		`sonde · 4 servers · 1 running · each starts when you open it`,
 		`^› alpha\s+not started\s+0 · Claude Desktop · user`,
+		`^  broken\s+not started`,
 		`^  beta\s+ready \(pid \d+\)\s+0 · Claude Desktop`,
 		`^  gamma\s+not started`,
 		`enter inspect`)
@@ -48,7 +50,13 @@ func TestTUIServers(t *testing.T) {
 	tt.keys("Enter")
 	tt.waitFor("the inspector on alpha", append([]string{`│ alpha · stdio pid \d+ │`}, handshake...)...)
 	tt.keys("q")
-	tt.waitFor("the list again", `sonde · 3 servers · 2 running`, `^› alpha\s+ready \(pid \d+\)`, `^  gamma\s+not started`)
+	tt.waitFor("the list again", `sonde · 4 servers · 2 running`, `^› alpha\s+ready \(pid \d+\)`, `^  gamma\s+not started`)
+
+	// A server that cannot start comes back to the list, still selected,
+	// with why: it backs off (1s), then shows as failed.
+	tt.keys("Down", "Down", "Enter")
+	tt.waitFor("the failed start", `^› broken\s+(backing off|failed)\s+1 · `, `^broken: MCP_SPAWN: cannot start `, `last failure: MCP_SPAWN`)
+	tt.waitFor("the backoff over", `^› broken\s+failed\s+1 · `)
 	tt.quit()
 	fx["alpha"].AssertStarted(1)
 	fx["beta"].AssertStarted(1)
