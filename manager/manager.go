@@ -171,6 +171,8 @@ type Manager struct {
 	opts  Options
 	order []string
 
+	stopOnce sync.Once
+
 	mu       sync.Mutex
 	servers  map[string]*server
 	recs     map[string]*Record
@@ -552,9 +554,14 @@ func (m *Manager) Prewarm(ctx context.Context, names ...string) map[string]error
 // settle path as MCP_ABORTED carrying it), waits until every caller has
 // its outcome, then closes every running server and waits for their
 // watchers. Failures counts of servers that were healthy are reset, and
-// the state is saved. Stop is idempotent; later uses of the manager fail
-// with CLIENT_CLOSED.
+// the state is saved. Stop is idempotent: the first reason wins, and a
+// concurrent caller returns once the first one's stop is complete. Later
+// uses of the manager fail with CLIENT_CLOSED.
 func (m *Manager) Stop(reason *Reason) {
+	m.stopOnce.Do(func() { m.stop(reason) })
+}
+
+func (m *Manager) stop(reason *Reason) {
 	if reason == nil {
 		reason = &Reason{Kind: UserCancel, Detail: "the run ended"}
 	}

@@ -51,7 +51,7 @@ type MultiFlags struct {
 
 // Register adds --all and --max-failures.
 func (m *MultiFlags) Register(fs *pflag.FlagSet) {
-	fs.BoolVar(&m.All, "all", false, "every server of the hosts' config files (see sonde config list), or of --config FILE; each starts only when it is used")
+	fs.BoolVar(&m.All, "all", false, "every server of the hosts' config files (see sonde config list), or of --config FILE, but those a host turned off; each starts only when it is used")
 	fs.IntVar(&m.MaxFailures, "max-failures", manager.DefaultPolicy.MaxFailures, "with several servers: failures in a row (each followed by a backoff of 1s, 2s, 4s... up to 1m) after which a server is quarantined until approved (sonde servers approve NAME)")
 }
 
@@ -151,8 +151,19 @@ func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, a
 	}
 	found := h.Load(f.Config)
 	var chosen []hostconfig.Server
+	if mf.All && len(f.Servers) > 0 {
+		return nil, nil, cmdutil.Usagef("give either --all or --server NAME (once or more), not both")
+	}
 	if mf.All {
-		chosen = found.Servers
+		// A host does not run the servers it has turned off: --all skips
+		// them (--server NAME still starts one).
+		for _, s := range found.Servers {
+			if s.Disabled {
+				fmt.Fprintf(env.Err, "sonde: skipping server %s (%s): disabled there (--server %s starts it)\n", s.Name, s.Where(), s.Name)
+				continue
+			}
+			chosen = append(chosen, s)
+		}
 		if len(chosen) == 0 {
 			msg := "--all: no server found in the hosts' config files (see sonde config list)"
 			for _, p := range found.Problems {

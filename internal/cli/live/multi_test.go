@@ -251,3 +251,22 @@ func TestCallOneServerUncertainAndFlood(t *testing.T) {
 	r = clitest.RunSonde(t, "", f.Cmd([]string{"call", "echo", "--args", `{"value":"x"}`, "--flood-limit", "0"}, "--fault", "notification-flood", "--flood-count", "3000")...)
 	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 }
+
+// TestAllSkipsDisabled: --all leaves out a server its host turned off
+// (saying so), --server still names it; --all and --server together are a
+// usage error.
+func TestAllSkipsDisabled(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	cfg, fx := hostServers(t, []string{"alpha"}, map[string]any{"off": map[string]any{"command": missing, "disabled": true}})
+	r := clitest.RunSonde(t, "", "tools", "--config", cfg, "--all")
+	if r.Code != cmdutil.ExitOK || !strings.Contains(r.Stderr, "sonde: skipping server off (Claude Desktop · user): disabled there (--server off starts it)") || !strings.Contains(r.Stdout, "alpha/echo") {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = clitest.RunSonde(t, "", "tools", "--config", cfg, "--server", "alpha", "--server", "off")
+	if r.Code != cmdutil.ExitSpawn || !strings.Contains(r.Stderr, "sonde: server off: MCP_SPAWN") {
+		t.Fatalf("named: exit %d\n%s", r.Code, r.Stderr)
+	}
+	r = clitest.RunSonde(t, "", "tools", "--config", cfg, "--all", "--server", "alpha")
+	clitest.CheckRun(t, r, cmdutil.ExitUsage, "sonde: give either --all or --server NAME (once or more), not both\n")
+	fx["alpha"].AssertStarted(2)
+}
