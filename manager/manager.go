@@ -714,7 +714,7 @@ func abortedErr(name string, ctx context.Context) error {
 func quarantinedErr(name string, r *Record, changed bool) error {
 	msg := fmt.Sprintf("server %s is quarantined after %d failures in a row (last: %s)", name, r.Failures, r.Why)
 	if changed {
-		msg += "; its configuration or binary changed since: approve it to start it again (sonde servers approve " + name + ")"
+		msg += "; its configuration or binary changed since: approve it to start it again (sonde servers approve " + name + ", or ctrl+r in the list of sonde --all)"
 	} else {
 		msg += "; fix its configuration or binary, then approve it"
 	}

@@ -218,6 +218,9 @@ func pendingOn(m *Manager, name string) int {
 func TestBudgetStopReason(t *testing.T) {
 	a, _ := fixture(t, "alpha")
 	m := newManager(t, []Spec{a}, Options{})
+	if _, err := m.ListTools(context.Background(), "alpha"); err != nil { // started before the budget runs
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_, err := m.Call(ctx, "alpha", "echo", map[string]any{"value": "x", "delay_ms": 20000}, client.CallOptions{})

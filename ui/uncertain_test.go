@@ -13,15 +13,15 @@ import (
 )
 
 // TestCallUncertain: a call from the Tools pane of a tool that is not
-// read-only (the fixture's echo has no annotations) that times out comes
-// back saying its execution is uncertain; a JSON-RPC error answer does
-// not (the server answered).
+// read-only (the fixture's tools have no annotations) whose server dies
+// under it comes back saying its execution is uncertain; a JSON-RPC error
+// answer does not (the server answered).
 func TestCallUncertain(t *testing.T) {
 	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.New(client.Options{Timeout: 400 * time.Millisecond})
+	c := client.New(client.Options{Timeout: 10 * time.Second})
 	defer c.Close()
 	if err := c.Connect(client.Stdio(client.StdioConfig{Argv: []string{os.Args[0]}, Env: env, KillAfter: 300 * time.Millisecond})); err != nil {
 		t.Fatal(err)
@@ -29,12 +29,12 @@ func TestCallUncertain(t *testing.T) {
 	if _, err := c.Initialize(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	msg := callToolCmd(c, "echo", []byte(`{"value":"x","delay_ms":20000}`))().(tools.ResultMsg)
-	if !errors.Is(msg.Err, client.ErrTimeout) || !strings.HasSuffix(msg.Err.Error(), client.UncertainNote) {
-		t.Fatalf("timeout: %v", msg.Err)
-	}
-	msg = callToolCmd(c, "fail", []byte(`{}`))().(tools.ResultMsg)
+	msg := callToolCmd(c, "fail", []byte(`{}`))().(tools.ResultMsg)
 	if !errors.Is(msg.Err, client.ErrRemote) || strings.Contains(msg.Err.Error(), "uncertain") {
 		t.Fatalf("remote error: %v", msg.Err)
+	}
+	msg = callToolCmd(c, "crash", []byte(`{}`))().(tools.ResultMsg)
+	if !errors.Is(msg.Err, client.ErrProcessExit) || !strings.HasSuffix(msg.Err.Error(), client.UncertainNote) {
+		t.Fatalf("crash: %v", msg.Err)
 	}
 }
