@@ -172,6 +172,10 @@ type Manager struct {
 	order []string
 
 	stopOnce sync.Once
+	// run ends when Stop begins, its cause the Stop's Reason: the starts
+	// and backoff waits under way end with it.
+	run     context.Context
+	stopRun context.CancelCauseFunc
 
 	mu       sync.Mutex
 	servers  map[string]*server
@@ -221,6 +225,7 @@ func New(specs []Spec, opts Options) (*Manager, error) {
 		opts.Policy.HealthyAfter = DefaultPolicy.HealthyAfter
 	}
 	m := &Manager{opts: opts, servers: map[string]*server{}, calls: map[*inflight]struct{}{}}
+	m.run, m.stopRun = context.WithCancelCause(context.Background())
 	for _, s := range specs {
 		if _, dup := m.servers[s.Name]; dup || s.Name == "" {
 			return nil, fmt.Errorf("server name %q is empty or given twice", s.Name)
@@ -287,6 +292,11 @@ func (m *Manager) statusLocked(s *server) Status {
 // MCP_QUARANTINED. A failed start counts against the policy, unless ctx
 // ended (a deliberate stop).
 func (m *Manager) Client(ctx context.Context, name string) (*client.Client, error) {
+	// Stop ends the waits and the start below too, with its reason.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	unhook := context.AfterFunc(m.run, func() { cancel(context.Cause(m.run)) })
+	defer unhook()
 	for {
 		m.mu.Lock()
 		s := m.servers[name]
@@ -339,8 +349,10 @@ func (m *Manager) Client(ctx context.Context, name string) (*client.Client, erro
 		}
 		ch := make(chan struct{})
 		s.starting, s.state, s.ours, s.exit, s.pid = ch, Starting, false, nil, 0
+		m.callWG.Add(1) // Stop waits for a start as for a call
 		m.mu.Unlock()
 		c, init, err := m.start(ctx, s)
+		m.callWG.Done()
 		m.mu.Lock()
 		s.starting = nil
 		close(ch)
@@ -567,6 +579,7 @@ func (m *Manager) stop(reason *Reason) {
 	}
 	m.mu.Lock()
 	m.stopping = true
+	m.stopRun(reason)
 	calls := make([]*inflight, 0, len(m.calls))
 	for c := range m.calls {
 		calls = append(calls, c)

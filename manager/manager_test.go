@@ -423,3 +423,32 @@ func TestStoppedByCallerIsNoFailure(t *testing.T) {
 		t.Fatalf("want 2 starts, got %d", n)
 	}
 }
+
+// TestStopEndsAStart: Stop during a start that hangs (initialize never
+// answered) ends it at once with Stop's reason, counts no failure, and
+// leaves nothing running.
+func TestStopEndsAStart(t *testing.T) {
+	a, pids := fixture(t, "alpha", "--fault", "no-initialize-response")
+	m := newManager(t, []Spec{a}, Options{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Client(context.Background(), "alpha")
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(proctest.ReadPIDs(t, pids)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	m.Stop(&Reason{Kind: BudgetStop, Detail: "test"})
+	err := <-done
+	var r *Reason
+	if !errors.Is(err, client.ErrAborted) || !errors.As(err, &r) || r.Kind != BudgetStop {
+		t.Fatalf("start under Stop: %v", err)
+	}
+	if st := m.Status()[0]; st.Failures != 0 {
+		t.Fatalf("a stop counted as a failure: %+v", st)
+	}
+}
