@@ -1,31 +1,38 @@
 package manager
 
 import (
-	"context"
 	"testing"
 
 	"github.com/sonde-mcp/sonde/client"
 )
 
-// BenchmarkCall is one echo call through the manager (routing, the call's
-// context and its registration, the read-only hint) against the fixture
-// as a real subprocess, started once.
-func BenchmarkCall(b *testing.B) {
+// benchServer is a manager of one fixture (a real subprocess), started,
+// and its client; the manager stops with the benchmark.
+func benchServer(b *testing.B) (*Manager, *client.Client) {
 	a, _ := fixtureB(b, "alpha")
 	m, err := New([]Spec{a}, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer m.Stop(nil)
-	ctx := context.Background()
-	args := map[string]any{"value": "x"}
-	if _, err := m.Call(ctx, "alpha", "echo", args, client.CallOptions{}); err != nil {
+	b.Cleanup(func() { m.Stop(nil) })
+	if _, err := m.ListTools(b.Context(), "alpha"); err != nil {
 		b.Fatal(err)
 	}
+	c, err := m.Client(b.Context(), "alpha")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, c
+}
+
+// BenchmarkCall is one echo call through the manager (routing, the call's
+// context and its registration, the read-only hint) against the fixture.
+func BenchmarkCall(b *testing.B) {
+	m, _ := benchServer(b)
+	args := map[string]any{"value": "x"}
 	b.ReportAllocs()
-	b.ResetTimer()
 	for b.Loop() {
-		if _, err := m.Call(ctx, "alpha", "echo", args, client.CallOptions{}); err != nil {
+		if _, err := m.Call(b.Context(), "alpha", "echo", args, client.CallOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -34,22 +41,11 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkClientCall is the same call on the client directly: the
 // difference is the manager's cost.
 func BenchmarkClientCall(b *testing.B) {
-	a, _ := fixtureB(b, "alpha")
-	m, err := New([]Spec{a}, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Stop(nil)
-	ctx := context.Background()
-	c, err := m.Client(ctx, "alpha")
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, c := benchServer(b)
 	args := []byte(`{"value":"x"}`)
 	b.ReportAllocs()
-	b.ResetTimer()
 	for b.Loop() {
-		if _, _, err := c.CallTool(ctx, "echo", args, client.CallOptions{}); err != nil {
+		if _, _, err := c.CallTool(b.Context(), "echo", args, client.CallOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
