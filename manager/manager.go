@@ -199,6 +199,7 @@ type server struct {
 	pid      int
 	exit     *transport.Exit
 	lastErr  error
+	phase    string // where lastErr happened: "start" or "exit"
 	tools    []mcp.Tool
 	ours     bool // the manager closed the client (not a failure)
 }
@@ -359,7 +360,7 @@ func (m *Manager) Client(ctx context.Context, name string) (*client.Client, erro
 		if err != nil {
 			s.state = Failed
 			if ctx.Err() == nil {
-				m.failLocked(s, err)
+				m.failLocked(s, err, "start")
 			} else {
 				s.state = NotStarted
 			}
@@ -454,7 +455,7 @@ func (m *Manager) endedLocked(s *server, c *client.Client) {
 	if s.ours || c.Stopped() {
 		s.state = Stopped
 	} else {
-		m.failLocked(s, endedErr(s))
+		m.failLocked(s, endedErr(s), "exit")
 	}
 	go c.Close()
 }
@@ -484,10 +485,11 @@ func endedErr(s *server) error {
 	return &client.Error{Code: client.CodeProcessExit, Message: "server " + s.spec.Name + ": the connection ended"}
 }
 
-// failLocked counts a failure of s against the policy: the count resets
+// failLocked counts a failure of s (in phase "start" or "exit") against
+// the policy: the count resets
 // first if the server had been healthy; past MaxFailures the server is
 // quarantined under its hash, else it backs off.
-func (m *Manager) failLocked(s *server, err error) {
+func (m *Manager) failLocked(s *server, err error, phase string) {
 	now := time.Now()
 	r := m.recs[s.spec.Name]
 	if r == nil || r.Hash != s.hash {
@@ -498,7 +500,7 @@ func (m *Manager) failLocked(s *server, err error) {
 		r.Failures = 0
 	}
 	s.readyAt = time.Time{}
-	s.lastErr = err
+	s.lastErr, s.phase = err, phase
 	r.Failures++
 	r.Why = mcp.Clip(err.Error(), 300)
 	if r.Failures >= m.opts.Policy.MaxFailures {

@@ -363,6 +363,15 @@ func TestReportOfCrash(t *testing.T) {
 	if r == nil || r.Code != "MCP_PROCESS_EXIT" || r.Exit != "exit code 3" || r.Reason == "" || !r.Uncertain {
 		t.Fatalf("report: %+v", r)
 	}
+	// The server's own report: its last failure, the exit.
+	waitState(t, m, BackingOff, 1)
+	sr := m.ServerReport("alpha")
+	if sr == nil || sr.Phase != "exit" || sr.Code != "MCP_PROCESS_EXIT" || sr.Exit != "exit code 3" || sr.Method != "" || sr.Hash != Hash(a) {
+		t.Fatalf("server report: %+v", sr)
+	}
+	if m.ServerReport("nope") != nil {
+		t.Fatal("a report for no server")
+	}
 }
 
 // TestHashCoversConfigAndBinary: the hash changes with the command, an

@@ -125,6 +125,25 @@ func (m *Manager) Report(err error, args any, o ReportOptions) *Report {
 	return r
 }
 
+// ServerReport is the failure report of server name's last failure in
+// this run (a start that failed, or a process that ended by itself), nil
+// when it has none.
+func (m *Manager) ServerReport(name string) *Report {
+	m.mu.Lock()
+	s := m.servers[name]
+	if s == nil || s.lastErr == nil {
+		m.mu.Unlock()
+		return nil
+	}
+	ce := &CallError{Server: name, Phase: s.phase, Err: s.lastErr}
+	m.mu.Unlock()
+	r := m.Report(ce, nil, ReportOptions{})
+	if ce.Phase == "exit" {
+		r.Method = ""
+	}
+	return r
+}
+
 // WriteReport writes r as indented JSON to path (mode 0600, its folder
 // made 0700).
 func WriteReport(path string, r *Report) error {

@@ -5,7 +5,7 @@
 // small tea.Model, run as a program between runs of the main UI, as the
 // picker is: enter opens the selected server in the inspector (starting it
 // then), p starts it now (prewarm), ctrl+r asks for the approval of a
-// quarantined one. It knows only rows of strings and a Source; it does not
+// quarantined one, R shows the failure report of its last failure. It knows only rows of strings and a Source; it does not
 // import the manager.
 package servers
 
@@ -48,6 +48,9 @@ type Source interface {
 	Rows() []Row
 	Prewarm(name string) error
 	Approve(name string) error
+	// Report is the failure report of the server's last failure, as
+	// text ("" when it has none).
+	Report(name string) string
 }
 
 // Options configure the list.
@@ -65,7 +68,7 @@ type Options struct {
 // KeyMap are the list's bindings.
 type KeyMap struct {
 	list.KeyMap
-	Open, Prewarm, Approve, Yes, No, Quit key.Binding
+	Open, Prewarm, Approve, Report, Yes, No, Quit key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -75,6 +78,7 @@ func DefaultKeyMap() KeyMap {
 		Open:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "inspect")),
 		Prewarm: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "start now")),
 		Approve: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "approve")),
+		Report:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "failure report")),
 		Yes:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "approve")),
 		No:      key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "keep quarantined")),
 		Quit:    key.NewBinding(key.WithKeys("q", "esc", "ctrl+c"), key.WithHelp("q", "quit")),
@@ -93,6 +97,7 @@ type Model struct {
 	note     string
 	confirm  string // the server whose approval is asked for
 	chosen   string
+	report   []string // the failure report shown instead of the list
 }
 
 // New returns the list; its rows come with the first refresh.
@@ -111,6 +116,9 @@ func (m *Model) Chosen() (string, bool) { return m.chosen, m.chosen != "" }
 
 // rowsMsg carries the rows read by a refresh.
 type rowsMsg []Row
+
+// reportMsg carries a server's failure report.
+type reportMsg struct{ name, text string }
 
 // doneMsg is the outcome of a prewarm or an approval.
 type doneMsg struct {
@@ -154,6 +162,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sel = list.Clamp(m.sel, len(m.rows))
 	case tickMsg:
 		return m, tea.Batch(m.refresh(), m.tick())
+	case reportMsg:
+		if msg.text == "" {
+			m.note = msg.name + " has no failure in this run"
+			break
+		}
+		m.report = strings.Split(strings.TrimRight(msg.text, "\n"), "\n")
 	case doneMsg:
 		switch {
 		case msg.err != nil:
@@ -173,6 +187,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
+	if m.report != nil {
+		if msg.String() == "ctrl+c" {
+			return tea.Quit
+		}
+		if key.Matches(msg, k.Report) || key.Matches(msg, k.Quit) {
+			m.report = nil // closes the report, not the list
+		}
+		return nil
+	}
 	if m.confirm != "" {
 		name := m.confirm
 		switch {
@@ -208,6 +231,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		src, name := m.opts.Source, r.Name
 		m.note = "starting " + name + "…"
 		return func() tea.Msg { return doneMsg{what: "prewarm", name: name, err: src.Prewarm(name)} }
+	case key.Matches(msg, k.Report):
+		src, name := m.opts.Source, r.Name
+		return func() tea.Msg { return reportMsg{name: name, text: src.Report(name)} }
 	case key.Matches(msg, k.Approve):
 		if r.State != "quarantined" {
 			m.note = r.Name + " is not quarantined"
@@ -237,6 +263,13 @@ func (m *Model) Render() string {
 		return ""
 	}
 	st := m.st
+	if m.report != nil {
+		out := []string{st.Accent.Render(textfmt.Fit("sonde · failure report · R or esc: back to the list", m.w))}
+		for _, l := range m.report {
+			out = append(out, textfmt.Fit(textfmt.Escape(l), m.w))
+		}
+		return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
+	}
 	started := 0
 	for _, r := range m.rows {
 		if r.Pid != 0 || r.State == "ready" || r.State == "starting" {
@@ -279,7 +312,7 @@ func (m *Model) Render() string {
 	out = append(out, st.Warn.Render(textfmt.Fit(note, m.w)))
 	m.help.SetWidth(m.w)
 	k := m.keys
-	out = append(out, m.help.ShortHelpView([]key.Binding{k.Open, k.Up, k.Down, k.Prewarm, k.Approve, k.Quit}))
+	out = append(out, m.help.ShortHelpView([]key.Binding{k.Open, k.Up, k.Down, k.Prewarm, k.Approve, k.Report, k.Quit}))
 	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
 }
 

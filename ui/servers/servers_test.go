@@ -35,6 +35,13 @@ func (s *rowsSource) Prewarm(name string) error {
 	return nil
 }
 
+func (s *rowsSource) Report(name string) string {
+	if name == "delta" {
+		return "server:    delta\ncode:      MCP_PROCESS_EXIT\nstderr:\n  \x1b]0;pwned\x07boom\n"
+	}
+	return ""
+}
+
 func (s *rowsSource) Approve(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -135,6 +142,25 @@ func TestKeys(t *testing.T) {
 	run(m, m.key(uitest.Press("ctrl+r")))
 	run(m, m.key(uitest.Press("y")))
 	if !strings.Contains(plain(m), "delta approved: it starts at its next use") {
+		t.Fatal(plain(m))
+	}
+	// R shows the report of the selected server's last failure (escaped),
+	// R again goes back; a server without one says so.
+	run(m, m.key(uitest.Press("R")))
+	if out := plain(m); !strings.Contains(out, "failure report") || !strings.Contains(out, "code:      MCP_PROCESS_EXIT") || !strings.Contains(out, `\x1b]0;pwned\x07boom`) {
+		t.Fatalf("report:\n%s", out)
+	}
+	if strings.Contains(m.Render(), "\x1b]0;pwned") {
+		t.Fatal("the report's stderr reached the terminal unescaped")
+	}
+	run(m, m.key(uitest.Press("R")))
+	if strings.Contains(plain(m), "failure report ·") {
+		t.Fatal("R did not close the report")
+	}
+	m.Update(uitest.Press("up"))
+	run(m, m.key(uitest.Press("R")))
+	m.Update(uitest.Press("down"))
+	if !strings.Contains(plain(m), "alpha has no failure in this run") {
 		t.Fatal(plain(m))
 	}
 	// enter chooses the selected server.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -199,3 +200,13 @@ func (s managerSource) Prewarm(name string) error {
 }
 
 func (s managerSource) Approve(name string) error { return s.m.Approve(name) }
+
+func (s managerSource) Report(name string) string {
+	r := s.m.ServerReport(name)
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	r.WriteText(&b)
+	return b.String()
+}
