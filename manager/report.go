@@ -203,7 +203,9 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.Uncertain {
 		line("execution", "uncertain: the tool is not read-only and may have run")
 	}
-	line("duration", strconv.FormatFloat(r.DurationMS, 'f', 1, 64)+"ms")
+	if r.DurationMS > 0 {
+		line("duration", strconv.FormatFloat(r.DurationMS, 'f', 1, 64)+"ms")
+	}
 	line("exit", r.Exit)
 	if r.Stderr != "" {
 		fmt.Fprintln(w, "stderr:")
