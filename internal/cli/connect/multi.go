@@ -3,9 +3,11 @@ package connect
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -102,6 +104,40 @@ type Multi struct {
 	// onClient, when set, also sees each new client before it connects
 	// (the UI subscribes there).
 	onClient func(name string, c *client.Client)
+	// tracers are the --trace printers of the clients started, each line
+	// led by its server's name (traceMu keeps lines whole).
+	tmu     sync.Mutex
+	tracers []*tracer
+	traceMu sync.Mutex
+}
+
+// trace starts the --trace printer of server name's client c.
+func (m *Multi) trace(name string, c *client.Client) {
+	red, err := redactor(m.flags, m.targets[name], m.secrets)
+	if err != nil {
+		return // the same redactor was built for the first server's options
+	}
+	tr := startTracer(c, &linePrefix{w: m.env.Err, mu: &m.traceMu, prefix: name + " "}, red)
+	m.tmu.Lock()
+	m.tracers = append(m.tracers, tr)
+	m.tmu.Unlock()
+}
+
+// linePrefix writes each whole line (the tracer writes one per call) with
+// its server's name first, one writer at a time.
+type linePrefix struct {
+	w      io.Writer
+	mu     *sync.Mutex
+	prefix string
+}
+
+func (l *linePrefix) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := io.WriteString(l.w, l.prefix); err != nil {
+		return 0, err
+	}
+	return l.w.Write(p)
 }
 
 // OnClient sets a hook that sees each new client before it connects.
@@ -225,6 +261,9 @@ func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, a
 			if m.onClient != nil {
 				m.onClient(name, c)
 			}
+			if f.Trace {
+				m.trace(name, c)
+			}
 		},
 	}
 	if m.StateDir != "" {
@@ -275,10 +314,22 @@ func (m *Multi) Run(ctx context.Context, fn func(ctx context.Context) error) err
 	err := fn(ctx)
 	stop()
 	m.Stop(nil)
+	m.WaitTrace()
 	if m.rec != nil {
 		ReportCapture(m.env.Err, m.flags.Record, m.rec.Close())
 	}
 	return err
+}
+
+// WaitTrace waits for the --trace printers to have printed every event
+// (after Stop, which ends their clients).
+func (m *Multi) WaitTrace() {
+	m.tmu.Lock()
+	trs := m.tracers
+	m.tmu.Unlock()
+	for _, tr := range trs {
+		tr.wait()
+	}
 }
 
 // ReportPaths are where the report of a failed call goes: the user's

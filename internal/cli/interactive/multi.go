@@ -33,6 +33,9 @@ import (
 // way out every call is aborted, then every server closed.
 func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
 	ctx := cmd.Context()
+	if o.Server.Record != "" {
+		return cmdutil.Usagef("--record follows one server's session: with several servers, record from the headless sonde call SERVER/TOOL --all, or open one server with --server NAME")
+	}
 	_, m, err := connect.OpenMulti(cmd, env, &o.Server, &o.Multi, args, 0, "sonde takes no arguments with several servers (--all, --server NAME...)")
 	if err != nil {
 		return err
@@ -49,6 +52,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 	defer func() {
 		stop()
 		m.Stop(nil)
+		m.WaitTrace()
 		warm.Wait()
 		subs.closeAll()
 	}()

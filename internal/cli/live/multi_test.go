@@ -98,13 +98,20 @@ func TestCallAllStartsOnlyItsServer(t *testing.T) {
 	fx["beta"].AssertStarted(1)
 	fx["gamma"].AssertStarted(0)
 
+	// --trace: the routed server's events, each line led by its name.
+	r = clitest.RunSonde(t, "", "call", "beta/echo", "--args", `{"value":"traced"}`, "--config", cfg, "--all", "--trace")
+	if r.Code != cmdutil.ExitOK || !regexp.MustCompile(`(?m)^beta +\S+ +-> id 1 +initialize`).MatchString(r.Stderr) ||
+		!regexp.MustCompile(`(?m)^beta +\S+ +id 3 +tools/call echo +resolved`).MatchString(r.Stderr) || regexp.MustCompile(`(?m)^(alpha|gamma) `).MatchString(r.Stderr) {
+		t.Fatalf("trace:\n%s", r.Stderr)
+	}
+
 	r = clitest.RunSonde(t, "", "call", "delta/echo", "--config", cfg, "--all")
 	clitest.CheckRun(t, r, cmdutil.ExitUsage, `sonde: no such server: "delta/echo" is not server/tool for any server (the servers are: alpha, beta, gamma)`+"\n")
 	r = clitest.RunSonde(t, "", "call", "echo", "--config", cfg, "--server", "alpha", "--server", "beta")
 	clitest.CheckRun(t, r, cmdutil.ExitUsage, `sonde: no such server: "echo" is not server/tool for any server (the servers are: alpha, beta)`+"\n")
-	for _, f := range fx {
-		if n := len(f.PIDs()); n > 1 {
-			t.Fatalf("a usage error started a server: %d", n)
+	for name, f := range fx {
+		if want := map[string]int{"beta": 2}[name]; len(f.PIDs()) != want { // beta: the call and the traced call
+			t.Fatalf("%s started %d times, want %d: a usage error started a server", name, len(f.PIDs()), want)
 		}
 	}
 	// A command that takes one server refuses several.
