@@ -267,6 +267,9 @@ func (m *Manager) statusLocked(s *server) Status {
 	}
 	if r := m.recs[s.spec.Name]; r != nil {
 		st.Failures, st.NextTry = r.Failures, r.NextTry
+		if st.Why == "" && r.Hash == s.hash && r.Failures > 0 {
+			st.Why = r.Why // from an earlier run
+		}
 		if r.Quarantined {
 			st.Why = r.Why
 			if s.state != Ready && s.state != Starting {

@@ -176,6 +176,18 @@ func TestQuarantineAcrossRuns(t *testing.T) {
 		if r.Code != cmdutil.ExitSpawn {
 			t.Fatalf("run %d: %d %s", i, r.Code, r.Stderr)
 		}
+		if i == 0 { // the next run sees the failure
+			r = clitest.RunSonde(t, "", "servers", "--config", cfg, "--json")
+			var sts []struct {
+				State    string `json:"state"`
+				Failures int    `json:"failures"`
+				Why      string `json:"why"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &sts); err != nil || len(sts) != 1 || sts[0].Failures != 1 ||
+				(sts[0].State != "backing off" && sts[0].State != "failed") || !strings.HasPrefix(sts[0].Why, "MCP_SPAWN: cannot start") {
+				t.Fatalf("servers after one failure: %v %s", err, r.Stdout)
+			}
+		}
 	}
 	r := clitest.RunSonde(t, "", "call", "broken/x", "--config", cfg, "--all", "--max-failures", "2")
 	if r.Code != cmdutil.ExitQuarantined || !strings.Contains(r.Stderr, "MCP_QUARANTINED: server broken is quarantined after 2 failures in a row") {
@@ -183,7 +195,7 @@ func TestQuarantineAcrossRuns(t *testing.T) {
 	}
 	r = clitest.RunSonde(t, "", "servers", "--config", cfg)
 	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
-	if !strings.Contains(r.Stdout, "broken") || !strings.Contains(r.Stdout, "quarantined") {
+	if !strings.Contains(r.Stdout, "broken") || !strings.Contains(r.Stdout, "quarantined") || !strings.Contains(r.Stdout, "MCP_SPAWN: cannot start") {
 		t.Fatalf("servers: %s", r.Stdout)
 	}
 	r = clitest.RunSonde(t, "", "servers", "approve", "broken", "--config", cfg)
