@@ -227,11 +227,12 @@ func New(specs []Spec, opts Options) (*Manager, error) {
 	}
 	m := &Manager{opts: opts, servers: map[string]*server{}, calls: map[*inflight]struct{}{}}
 	m.run, m.stopRun = context.WithCancelCause(context.Background())
+	digests := digestCache{}
 	for _, s := range specs {
 		if _, dup := m.servers[s.Name]; dup || s.Name == "" {
 			return nil, fmt.Errorf("server name %q is empty or given twice", s.Name)
 		}
-		m.servers[s.Name] = &server{spec: s, hash: Hash(s), state: NotStarted}
+		m.servers[s.Name] = &server{spec: s, hash: hashWith(s, digests.digest), state: NotStarted}
 		m.order = append(m.order, s.Name)
 	}
 	m.recs, m.stateErr = loadState(opts.StatePath)

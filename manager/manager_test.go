@@ -461,3 +461,19 @@ func TestStopEndsAStart(t *testing.T) {
 		t.Fatalf("a stop counted as a failure: %+v", st)
 	}
 }
+
+// TestHashCacheSameAsHash: the manager's hashes (one read per shared
+// executable) are Hash's.
+func TestHashCacheSameAsHash(t *testing.T) {
+	specs := []Spec{{Name: "a", Argv: []string{os.Args[0], "x"}}, {Name: "b", Argv: []string{os.Args[0], "y"}}, {Name: "c", Argv: []string{"no-such-exe-here"}}, {Name: "d", URL: "http://127.0.0.1:1/mcp"}}
+	m, err := New(specs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop(nil)
+	for i, st := range m.Status() {
+		if st.Hash != Hash(specs[i]) {
+			t.Errorf("%s: %s, Hash says %s", st.Name, st.Hash, Hash(specs[i]))
+		}
+	}
+}
