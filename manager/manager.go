@@ -636,13 +636,49 @@ func (m *Manager) ToolsEach(ctx context.Context, each func(server string, err er
 	if len(names) == 0 {
 		names = m.order
 	}
+	return m.toolsWith(ctx, each, m.ListTools, names)
+}
+
+// RunningTools is Tools over the servers running now, starting none: a
+// server that is not running is left out (and one that ends meanwhile is
+// in errs).
+func (m *Manager) RunningTools(ctx context.Context) (entries []ToolEntry, errs map[string]error) {
+	var names []string
+	m.mu.Lock()
+	for _, n := range m.order {
+		if s := m.servers[n]; s.state == Ready && s.client != nil {
+			names = append(names, n)
+		}
+	}
+	m.mu.Unlock()
+	list := func(ctx context.Context, name string) ([]mcp.Tool, error) {
+		m.mu.Lock()
+		c := m.servers[name].client
+		m.mu.Unlock()
+		if c == nil {
+			return nil, &client.Error{Code: client.CodeClosed, Message: "server " + name + " is not running"}
+		}
+		tools, err := c.ListTools(ctx)
+		if err == nil {
+			m.mu.Lock()
+			m.servers[name].tools = tools
+			m.mu.Unlock()
+		}
+		return tools, err
+	}
+	return m.toolsWith(ctx, nil, list, names)
+}
+
+// toolsWith lists the tools of names in parallel with list and
+// aggregates them (Tools).
+func (m *Manager) toolsWith(ctx context.Context, each func(server string, err error), list func(context.Context, string) ([]mcp.Tool, error), names []string) (entries []ToolEntry, errs map[string]error) {
 	lists := make([][]mcp.Tool, len(names))
 	errs = map[string]error{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i, n := range names {
 		wg.Go(func() {
-			tools, err := m.ListTools(ctx, n)
+			tools, err := list(ctx, n)
 			mu.Lock()
 			defer mu.Unlock()
 			if each != nil {

@@ -477,3 +477,24 @@ func TestHashCacheSameAsHash(t *testing.T) {
 		}
 	}
 }
+
+// TestRunningToolsStartsNothing: the tools of the running servers only,
+// aggregated; the others never start.
+func TestRunningToolsStartsNothing(t *testing.T) {
+	a, _ := fixture(t, "alpha")
+	b, pidB := fixture(t, "beta")
+	m := newManager(t, []Spec{a, b}, Options{})
+	if entries, errs := m.RunningTools(context.Background()); len(entries) != 0 || len(errs) != 0 {
+		t.Fatalf("nothing runs: %v %v", entries, errs)
+	}
+	if _, err := m.Client(context.Background(), "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	entries, errs := m.RunningTools(context.Background())
+	if len(errs) != 0 || len(entries) != 9 || entries[0].Name != "alpha/echo" || len(entries[0].Conflicts) != 0 {
+		t.Fatalf("alpha's tools: %v %v", entries, errs)
+	}
+	if n := len(proctest.ReadPIDs(t, pidB)); n != 0 {
+		t.Fatalf("beta started %d times", n)
+	}
+}

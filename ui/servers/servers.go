@@ -5,7 +5,9 @@
 // small tea.Model, run as a program between runs of the main UI, as the
 // picker is: enter opens the selected server in the inspector (starting it
 // then), p starts it now (prewarm), ctrl+r asks for the approval of a
-// quarantined one, R shows the failure report of its last failure. It knows only rows of strings and a Source; it does not
+// quarantined one, R shows the failure report of its last failure, t the
+// tools of the running servers as server/tool (conflicts flagged; enter on
+// one opens its server). It knows only rows of strings and a Source; it does not
 // import the manager.
 package servers
 
@@ -51,6 +53,9 @@ type Source interface {
 	// Report is the failure report of the server's last failure, as
 	// text ("" when it has none).
 	Report(name string) string
+	// Tools are the tools of the running servers, as server/tool with
+	// their conflicts; it starts no server.
+	Tools() ([]ToolRow, error)
 }
 
 // Options configure the list.
@@ -68,7 +73,7 @@ type Options struct {
 // KeyMap are the list's bindings.
 type KeyMap struct {
 	list.KeyMap
-	Open, Prewarm, Approve, Report, Yes, No, Quit key.Binding
+	Open, Prewarm, Approve, Report, Tools, Yes, No, Quit key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -79,6 +84,7 @@ func DefaultKeyMap() KeyMap {
 		Prewarm: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "start now")),
 		Approve: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "approve")),
 		Report:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "failure report")),
+		Tools:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tools")),
 		Yes:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "approve")),
 		No:      key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "keep quarantined")),
 		Quit:    key.NewBinding(key.WithKeys("q", "esc", "ctrl+c"), key.WithHelp("q", "quit")),
@@ -98,6 +104,7 @@ type Model struct {
 	confirm  string // the server whose approval is asked for
 	chosen   string
 	report   []string // the failure report shown instead of the list
+	tools    toolsView
 }
 
 // New returns the list; its rows come with the first refresh.
@@ -162,6 +169,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sel = list.Clamp(m.sel, len(m.rows))
 	case tickMsg:
 		return m, tea.Batch(m.refresh(), m.tick())
+	case toolsMsg:
+		m.tools.rows, m.tools.err = msg.rows, msg.err
+		m.tools.sel = list.Clamp(m.tools.sel, len(m.tools.rows))
 	case reportMsg:
 		if msg.text == "" {
 			m.note = msg.name + " has no failure in this run"
@@ -187,6 +197,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
+	if m.tools.on {
+		return m.toolsKey(msg)
+	}
 	if m.report != nil {
 		if msg.String() == "ctrl+c" {
 			return tea.Quit
@@ -213,6 +226,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.sel = list.Clamp(m.sel+d, len(m.rows))
 		m.top = list.Scroll(m.top, m.sel, len(m.rows), m.listHeight())
 		return nil
+	}
+	if key.Matches(msg, k.Tools) {
+		m.tools.on = true
+		return m.loadTools()
 	}
 	if len(m.rows) == 0 {
 		if key.Matches(msg, k.Quit) {
@@ -263,6 +280,9 @@ func (m *Model) Render() string {
 		return ""
 	}
 	st := m.st
+	if m.tools.on {
+		return m.renderTools()
+	}
 	if m.report != nil {
 		out := []string{st.Accent.Render(textfmt.Fit("sonde · failure report · R or esc: back to the list", m.w))}
 		for _, l := range m.report {
@@ -312,7 +332,7 @@ func (m *Model) Render() string {
 	out = append(out, st.Warn.Render(textfmt.Fit(note, m.w)))
 	m.help.SetWidth(m.w)
 	k := m.keys
-	out = append(out, m.help.ShortHelpView([]key.Binding{k.Open, k.Up, k.Down, k.Prewarm, k.Approve, k.Report, k.Quit}))
+	out = append(out, m.help.ShortHelpView([]key.Binding{k.Open, k.Up, k.Down, k.Prewarm, k.Approve, k.Report, k.Tools, k.Quit}))
 	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
 }
 

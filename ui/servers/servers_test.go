@@ -35,6 +35,14 @@ func (s *rowsSource) Prewarm(name string) error {
 	return nil
 }
 
+func (s *rowsSource) Tools() ([]ToolRow, error) {
+	return []ToolRow{
+		{Name: "beta/echo", Server: "beta", Description: "Echoes.\nMore.", Conflicts: []string{"delta"}},
+		{Name: "beta/add", Server: "beta", Description: "Adds."},
+		{Name: "delta/echo", Server: "delta", Description: "Echoes \x1b[2J too.", Conflicts: []string{"beta"}},
+	}, nil
+}
+
 func (s *rowsSource) Report(name string) string {
 	if name == "delta" {
 		return "server:    delta\ncode:      MCP_PROCESS_EXIT\nstderr:\n  \x1b]0;pwned\x07boom\n"
@@ -177,5 +185,48 @@ func TestKeys(t *testing.T) {
 	}
 	if _, ok := m2.Chosen(); ok {
 		t.Fatal("q chose")
+	}
+}
+
+// TestToolsView: t shows the running servers' tools as server/tool with
+// their conflicts (escaped), the servers not running named below; enter
+// on a tool chooses its server; t goes back.
+func TestToolsView(t *testing.T) {
+	src := &rowsSource{rows: []Row{
+		{Name: "alpha", State: "not started"},
+		{Name: "beta", State: "ready", Pid: 4},
+		{Name: "delta", State: "ready", Pid: 5},
+	}}
+	m := newList(t, src)
+	run(m, m.key(uitest.Press("t")))
+	out := plain(m)
+	for _, want := range []string{
+		"sonde · tools of the running servers · 3 tools, 2 in conflict",
+		"› beta/echo   conflict: also in delta  Echoes.",
+		"  beta/add    Adds.",
+		`delta/echo  conflict: also in beta  Echoes \x1b[2J too.`,
+		"not running: alpha (their tools show once they run)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(m.Render(), "\x1b[2J") {
+		t.Error("a tool description reached the terminal unescaped")
+	}
+	m.Update(uitest.Press("down"))
+	m.Update(uitest.Press("down"))
+	run(m, m.key(uitest.Press("t")))
+	if strings.Contains(plain(m), "tools of the running servers") {
+		t.Fatal("t did not go back")
+	}
+	run(m, m.key(uitest.Press("t")))
+	m.key(uitest.Press("down"))
+	m.key(uitest.Press("down"))
+	if cmd := m.key(uitest.Press("enter")); cmd == nil {
+		t.Fatal("enter did not quit")
+	}
+	if name, ok := m.Chosen(); !ok || name != "delta" {
+		t.Fatalf("chosen %q", name)
 	}
 }

@@ -205,6 +205,20 @@ func (s managerSource) Prewarm(name string) error {
 
 func (s managerSource) Approve(name string) error { return s.m.Approve(name) }
 
+func (s managerSource) Tools() ([]servers.ToolRow, error) {
+	entries, errs := s.m.RunningTools(s.ctx)
+	rows := make([]servers.ToolRow, len(entries))
+	for i, e := range entries {
+		rows[i] = servers.ToolRow{Name: e.Name, Server: e.Server, Description: e.Tool.Description, Conflicts: e.Conflicts}
+	}
+	for _, n := range s.m.Names() {
+		if err := errs[n]; err != nil {
+			return rows, fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	return rows, nil
+}
+
 func (s managerSource) Report(name string) string {
 	r := s.m.ServerReport(name)
 	if r == nil {

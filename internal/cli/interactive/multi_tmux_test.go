@@ -52,6 +52,16 @@ func TestTUIServers(t *testing.T) {
 	tt.keys("q")
 	tt.waitFor("the list again", `sonde · 4 servers · 2 running`, `^› alpha\s+ready \(pid \d+\)`, `^  gamma\s+not started`)
 
+	// t: the running servers' tools as server/tool, the names both have
+	// flagged; the others do not start for it.
+	tt.keys("t")
+	tt.waitFor("the tools", `tools of the running servers · 18 tools, 18 in conflict`,
+		`^› alpha/echo\s+conflict: also in beta\s+Returns value`, `^  beta/add\s+conflict: also in alpha`,
+		`^not running: broken, gamma`)
+	tt.keys("t")
+	tt.waitFor("the list after the tools", `^› alpha\s+ready`)
+	fx["gamma"].AssertStarted(0)
+
 	// A server that cannot start comes back to the list, still selected,
 	// with why: it backs off (1s), then shows as failed.
 	tt.keys("Down", "Down", "Enter")
