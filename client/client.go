@@ -71,6 +71,8 @@ type Options struct {
 	// sampling and elicitation by its Handler); nil: such a call fails with
 	// MCP_PROTOCOL.
 	Inputs InputFunc
+	// Flood limits the server's notifications (flood.go); zero: none.
+	Flood FloodLimit
 }
 
 func (o *Options) fill() {
@@ -128,6 +130,9 @@ type Client struct {
 	// sonde's deadlines were held (zero: they run). See hold.go.
 	holdWanted bool
 	heldSince  time.Time
+	flood      floodWindow // the notifications of the current second
+	// stopped: the caller ended the server (Close, StopServer, Kill).
+	stopped bool
 
 	init initState
 	era  eraState
@@ -297,7 +302,7 @@ func (c *Client) Pending() int {
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
-		c.closed = true
+		c.closed, c.stopped = true, true
 		c.failAllLocked(newErr(CodeClosed, "client closed"), StateClosed)
 		conn := c.conn
 		c.mu.Unlock()
@@ -332,6 +337,7 @@ func (c *Client) Close() error {
 // it before replacing a server with a new one; call Close afterwards.
 func (c *Client) StopServer() {
 	c.mu.Lock()
+	c.stopped = true
 	conn := c.conn
 	c.mu.Unlock()
 	if conn != nil {
@@ -340,11 +346,21 @@ func (c *Client) StopServer() {
 	}
 }
 
+// Stopped reports whether the caller ended the server (Close, StopServer
+// or Kill), as opposed to the server ending by itself: a session manager
+// counts only the latter as a failure.
+func (c *Client) Stopped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopped
+}
+
 // Kill ends the server at once (SIGKILL to its process group, no grace
 // period), when the connection can do that. Pending requests then fail as
 // for any exit; call Close as usual.
 func (c *Client) Kill() {
 	c.mu.Lock()
+	c.stopped = true
 	conn := c.conn
 	c.mu.Unlock()
 	if k, ok := conn.(interface{ Kill() }); ok {

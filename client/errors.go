@@ -71,13 +71,13 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Is matches a sentinel (an *Error with only a Code) of the same code. An
 // MCP_URL_REQUIRED error is a JSON-RPC error of the server too: it also
-// matches ErrRemote.
+// matches ErrRemote, and an MCP_FLOOD error matches ErrProtocol.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	if !ok || t.Message != "" {
 		return false
 	}
-	return t.Code == e.Code || (t.Code == CodeRemote && e.Code == CodeURLRequired)
+	return t.Code == e.Code || (t.Code == CodeRemote && e.Code == CodeURLRequired) || (t.Code == CodeProtocol && e.Code == CodeFlood)
 }
 
 // Sentinels for errors.Is.

@@ -251,6 +251,9 @@ func (c *Client) responseLocked(f transport.Frame) {
 }
 
 func (c *Client) notificationLocked(f transport.Frame) {
+	if c.floodLocked(f) {
+		return
+	}
 	if f.Msg.Method == mcp.MethodCancelled && c.serverCancelLocked(f) {
 		return
 	}

@@ -48,7 +48,7 @@ func ParseURLElicitations(data json.RawMessage) ([]ElicitParams, error) {
 		return nil, bad(`no data, want {"elicitations":[…]}`)
 	}
 	if d[0] != '{' {
-		return nil, bad("data is not an object: %s", clip(string(d), 80))
+		return nil, bad("data is not an object: %s", Clip(string(d), 80))
 	}
 	var raw struct {
 		Elicitations json.RawMessage `json:"elicitations"`
@@ -61,7 +61,7 @@ func ParseURLElicitations(data json.RawMessage) ([]ElicitParams, error) {
 		return nil, bad("data has no elicitations array")
 	}
 	if err := json.Unmarshal(raw.Elicitations, &list); err != nil {
-		return nil, bad("elicitations is not an array: %s", clip(string(raw.Elicitations), 80))
+		return nil, bad("elicitations is not an array: %s", Clip(string(raw.Elicitations), 80))
 	}
 	if len(list) == 0 {
 		return nil, bad("elicitations is empty")
@@ -70,28 +70,29 @@ func ParseURLElicitations(data json.RawMessage) ([]ElicitParams, error) {
 	for i, r := range list {
 		var p ElicitParams
 		if err := json.Unmarshal(r, &p); err != nil || bytes.TrimSpace(r)[0] != '{' {
-			return nil, bad("elicitation %d is not an ElicitRequestURLParams object: %s", i+1, clip(string(r), 80))
+			return nil, bad("elicitation %d is not an ElicitRequestURLParams object: %s", i+1, Clip(string(r), 80))
 		}
 		switch {
 		case p.Mode == "":
 			return nil, bad(`elicitation %d has no mode (form mode), want "url"`, i+1)
 		case p.Mode != "url":
-			return nil, bad(`elicitation %d has mode %q, want "url"`, i+1, clip(p.Mode, 40))
+			return nil, bad(`elicitation %d has mode %q, want "url"`, i+1, Clip(p.Mode, 40))
 		case p.ElicitationID == "":
 			return nil, bad("elicitation %d has no elicitationId", i+1)
 		case p.URL == "":
 			return nil, bad("elicitation %d has no url", i+1)
 		}
 		if u, err := url.Parse(p.URL); err != nil || !u.IsAbs() || u.Host == "" {
-			return nil, bad("elicitation %d: url %q is not an absolute URL", i+1, clip(p.URL, 120))
+			return nil, bad("elicitation %d: url %q is not an absolute URL", i+1, Clip(p.URL, 120))
 		}
 		out = append(out, p)
 	}
 	return out, nil
 }
 
-// clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes on a rune boundary, marking the cut with
+// "…" (for server text quoted in a message).
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -136,6 +137,15 @@ func callToolCmd(c *client.Client, name string, args []byte) tea.Cmd {
 		call := c.GoTool(context.Background(), name, args, client.CallOptions{})
 		raw, err := call.Wait()
 		msg := tools.ResultMsg{Tool: name, ID: call.ID, Raw: raw, Err: err, Latency: call.Latency()}
+		if client.Uncertain(false, call.ID.IsValid(), err) {
+			// A tool with side effects may have run: say so (briefly
+			// asking the server whether the tool is read-only).
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			if !c.ReadOnlyTool(ctx, name) {
+				msg.Err = fmt.Errorf("%w%s", err, client.UncertainNote)
+			}
+			cancel()
+		}
 		if err == nil {
 			msg.Result, msg.Err = client.ToolResult(name, raw)
 		}

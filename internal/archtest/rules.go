@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager",
 	}, cli...)
 }
 
@@ -74,6 +74,9 @@ func Rules() []Rule {
 		{Pkg: "hostconfig", Internal: []string{"internal/paths"}},
 		{Pkg: "transport/...", Internal: []string{"jsonrpc", "transport/...", "internal/lines", "internal/loopback"}, External: []string{"golang.org/x/sys/", "golang.org/x/oauth2", "github.com/go-jose/go-jose/v4"}},
 		{Pkg: "client", Internal: []string{"transport/...", "jsonrpc", "mcp"}},
+		// Several servers at once, above one client each: the restart
+		// policy, routing, the failure report.
+		{Pkg: "manager", Internal: []string{"client", "transport", "hostconfig", "jsonrpc", "mcp"}},
 		// The line reader is the one piece of transport a mock server needs.
 		{Pkg: "replay/serve", Internal: append([]string{"transport", "internal/loopback"}, folds...)},
 		{Pkg: "capture", Internal: folds},

@@ -20,7 +20,7 @@ import (
 func NewCmdRoot(env *cmdutil.Env) *cobra.Command {
 	var ui interactive.UIOptions
 	root := &cobra.Command{
-		Use:   "sonde [flags] (-- COMMAND [ARG...] | --url URL | [--config FILE] --server NAME)",
+		Use:   "sonde [flags] (-- COMMAND [ARG...] | --url URL | [--config FILE] --server NAME | --all)",
 		Short: "Inspect and debug MCP servers from the terminal",
 		Long: `sonde launches an MCP server (a stdio subprocess) or connects to one over HTTP
 (Streamable HTTP or legacy HTTP+SSE, --url), and shows, live, what the client knows:
@@ -33,6 +33,8 @@ the server's stderr, and a tool picker to make calls.
                                                               Claude Code, Cursor, VS Code,
                                                               Windsurf or Cline (--config FILE)
   sonde                                                       in a terminal: pick one of those
+  sonde --all                                                 every one of those, in a list;
+                                                              each starts when you open it
   sonde demo                                                  the out-of-order lesson
 
 The server command comes after "--" and is run directly (no shell). Without one (and
@@ -73,7 +75,7 @@ found. The subcommands below do the same work headless, for scripts:
 		NewCmdFixture(env), interactive.NewCmdDemo(env), NewCmdVersion(env), config.NewCmdConfig(env), capfile.NewCmdReplay(env, interactive.RunReplay),
 		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdExport(env), tap.NewCmdTap(env),
 	)
-	root.AddCommand(doctor.NewCmdDoctor(env))
+	root.AddCommand(doctor.NewCmdDoctor(env), config.NewCmdServers(env), config.NewCmdReport(env))
 	root.AddCommand(capfile.NewCmdDiff(env), capfile.NewCmdBaseline(env))
 	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env), tap.NewCmdWatch(env), tap.NewCmdInject(env))
 	connect.CompleteServerNames(root)

@@ -29,14 +29,14 @@ func TestInterruptInProcess(t *testing.T) {
 		{
 			name:    "call",
 			sub:     []string{"call", "echo", "--args", `{"value":"x"}`},
-			errLine: "sonde: MCP_ABORTED: tools/call id 2: cancelled by caller",
+			errLine: "sonde: MCP_ABORTED: tools/call id 2: cancelled by caller (execution uncertain: the tool is not read-only and may have run; check before calling it again)",
 			stdout:  `^$`,
 		},
 		{
 			name:    "call json",
 			sub:     []string{"call", "echo", "--json", "--args", `{"value":"x"}`},
-			errLine: "sonde: MCP_ABORTED: tools/call id 2: cancelled by caller",
-			stdout:  `^\{"error":\{"code":"MCP_ABORTED","message":"tools/call id 2: cancelled by caller"\},"ok":false\}\n$`,
+			errLine: "sonde: MCP_ABORTED: tools/call id 2: cancelled by caller (execution uncertain: the tool is not read-only and may have run; check before calling it again)",
+			stdout:  `^\{"error":\{"code":"MCP_ABORTED","message":"tools/call id 2: cancelled by caller","uncertain":true\},"ok":false\}\n$`,
 		},
 		{
 			name:    "script",
@@ -148,7 +148,7 @@ func TestSignal(t *testing.T) {
 				t.Errorf("exit status %d (%v), want %d", code, p.cmd.ProcessState, cmdutil.ExitInterrupted)
 			}
 			line := clitest.SondeLine(p.stderr.String())
-			if line != "sonde: MCP_ABORTED: tools/call id 2: cancelled by caller" {
+			if line != "sonde: MCP_ABORTED: tools/call id 2: cancelled by caller (execution uncertain: the tool is not read-only and may have run; check before calling it again)" {
 				t.Errorf("stderr line %q, want the aborted call\nstderr:\n%s", line, p.stderr.String())
 			}
 			if p.stdout.String() != "" {

@@ -73,6 +73,10 @@ type Paths struct {
 	// Baselines is the folder of the tool definitions sonde baseline
 	// accepted, one file per server label (beside the sessions: state).
 	Baselines string
+	// State is the folder of what sonde keeps per user across runs (the
+	// server manager's hashes, failure counts and quarantines; the last
+	// failure report).
+	State string
 	// Hosts are the known host config files, user files first for each
 	// host, in a fixed order.
 	Hosts []HostConfig
@@ -99,8 +103,9 @@ type Paths struct {
 //     Without the variables, AppData\Local and AppData\Roaming under home.
 //
 // The baselines (sonde baseline) are in a baselines folder beside the
-// sessions. On every OS, SONDE_HOME (absolute) puts the sessions in
-// $SONDE_HOME/sessions and the baselines in $SONDE_HOME/baselines.
+// sessions, and the state folder (State) is sonde/state beside them. On
+// every OS, SONDE_HOME (absolute) puts the sessions in $SONDE_HOME/sessions,
+// the baselines in $SONDE_HOME/baselines and the state in $SONDE_HOME/state.
 //
 // The host files: Claude Desktop's Claude/claude_desktop_config.json and VS
 // Code's Code/User/mcp.json are in the config folder, and so is Cline's
@@ -135,6 +140,7 @@ func For(goos, home string, getenv func(string) string) (Paths, error) {
 		p.Sessions = s.join(support, "sonde", "sessions")
 		p.Baselines = s.join(support, "sonde", "baselines")
 		p.Logs = s.join(home, "Library", "Logs", "sonde")
+		p.State = s.join(support, "sonde", "state")
 	case "windows":
 		local := or(env("LOCALAPPDATA"), s.join(home, "AppData", "Local"))
 		config = or(env("APPDATA"), s.join(home, "AppData", "Roaming"))
@@ -142,6 +148,7 @@ func For(goos, home string, getenv func(string) string) (Paths, error) {
 		p.Sessions = s.join(local, "sonde", "sessions")
 		p.Baselines = s.join(local, "sonde", "baselines")
 		p.Logs = s.join(local, "sonde", "logs")
+		p.State = s.join(local, "sonde", "state")
 	default:
 		config = or(env("XDG_CONFIG_HOME"), s.join(home, ".config"))
 		p.Captures = s.join(or(env("XDG_DATA_HOME"), s.join(home, ".local", "share")), "sonde", "captures")
@@ -149,10 +156,12 @@ func For(goos, home string, getenv func(string) string) (Paths, error) {
 		p.Logs = s.join(state, "sonde", "logs")
 		p.Sessions = s.join(state, "sonde", "sessions")
 		p.Baselines = s.join(state, "sonde", "baselines")
+		p.State = s.join(state, "sonde", "state")
 	}
 	if v := env("SONDE_HOME"); v != "" {
 		p.Sessions = s.join(v, "sessions")
 		p.Baselines = s.join(v, "baselines")
+		p.State = s.join(v, "state")
 	}
 	vscode := s.join(config, "Code", "User")
 	p.Hosts = []HostConfig{

@@ -30,6 +30,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: "/home/ada/.local/share/sonde/captures",
 				Logs:     "/home/ada/.local/state/sonde/logs",
 				Sessions: "/home/ada/.local/state/sonde/sessions",
+				State:    "/home/ada/.local/state/sonde/state",
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, "/home/ada/.config/Claude/claude_desktop_config.json"},
 					{ClaudeCode, User, "/home/ada/.claude.json"},
@@ -50,6 +51,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: "/data/sonde/captures",
 				Logs:     "/state/sonde/logs",
 				Sessions: "/state/sonde/sessions",
+				State:    "/state/sonde/state",
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, "/cfg/Claude/claude_desktop_config.json"},
 					{ClaudeCode, User, "/home/ada/.claude.json"},
@@ -71,6 +73,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: "/Users/ada/Library/Application Support/sonde/captures",
 				Logs:     "/Users/ada/Library/Logs/sonde",
 				Sessions: "/Users/ada/Library/Application Support/sonde/sessions",
+				State:    "/Users/ada/Library/Application Support/sonde/state",
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, "/Users/ada/Library/Application Support/Claude/claude_desktop_config.json"},
 					{ClaudeCode, User, "/Users/ada/.claude.json"},
@@ -91,6 +94,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: `D:\Local\sonde\captures`,
 				Logs:     `D:\Local\sonde\logs`,
 				Sessions: `D:\Local\sonde\sessions`,
+				State:    `D:\Local\sonde\state`,
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, `D:\Roam\Claude\claude_desktop_config.json`},
 					{ClaudeCode, User, `C:\Users\ada\.claude.json`},
@@ -112,6 +116,7 @@ func TestForEachOS(t *testing.T) {
 				Captures: `C:\Users\ada\AppData\Local\sonde\captures`,
 				Logs:     `C:\Users\ada\AppData\Local\sonde\logs`,
 				Sessions: `C:\Users\ada\AppData\Local\sonde\sessions`,
+				State:    `C:\Users\ada\AppData\Local\sonde\state`,
 				Hosts: []HostConfig{
 					{ClaudeDesktop, User, `C:\Users\ada\AppData\Roaming\Claude\claude_desktop_config.json`},
 					{ClaudeCode, User, `C:\Users\ada\.claude.json`},
@@ -232,9 +237,9 @@ func TestScopeString(t *testing.T) {
 	}
 }
 
-// TestSondeHomeSessions: SONDE_HOME (absolute) holds the sessions and the
-// baselines on every OS; a relative one is ignored, and the baselines are
-// then beside the sessions.
+// TestSondeHomeSessions: SONDE_HOME (absolute) holds the sessions, the
+// baselines and the state on every OS; a relative one is ignored, and they
+// are then beside the sessions.
 func TestSondeHomeSessions(t *testing.T) {
 	for _, tc := range []struct{ goos, home, sondeHome, want, baselines string }{
 		{"linux", "/home/ada", "/srv/sonde", "/srv/sonde/sessions", "/srv/sonde/baselines"},
@@ -250,6 +255,9 @@ func TestSondeHomeSessions(t *testing.T) {
 		}
 		if got.Sessions != tc.want || got.Baselines != tc.baselines {
 			t.Errorf("%s, SONDE_HOME=%q: sessions %q, baselines %q; want %q, %q", tc.goos, tc.sondeHome, got.Sessions, got.Baselines, tc.want, tc.baselines)
+		}
+		if want := tc.want[:len(tc.want)-len("sessions")] + "state"; got.State != want {
+			t.Errorf("%s, SONDE_HOME=%q: state %q, want %q", tc.goos, tc.sondeHome, got.State, want)
 		}
 	}
 }

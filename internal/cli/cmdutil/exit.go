@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/manager"
 )
 
 // Exit statuses (docs/errors.md). They are part of sonde's interface.
@@ -22,6 +23,7 @@ const (
 	ExitHTTP        = 10 // MCP_HTTP
 	ExitExpired     = 11 // MCP_SESSION_EXPIRED
 	ExitURLRequired = 12 // MCP_URL_REQUIRED
+	ExitQuarantined = 13 // MCP_QUARANTINED
 	ExitInterrupted = 130
 )
 
@@ -36,7 +38,8 @@ const ExitCodesHelp = `Exit status:
   3    MCP_ERROR         the server answered with a JSON-RPC error
   4    MCP_TIMEOUT       no answer before the deadline
   5    MCP_PROCESS_EXIT  the server exited (or CLIENT_CLOSED)
-  6    MCP_PROTOCOL      the server broke the protocol
+  6    MCP_PROTOCOL      the server broke the protocol (or MCP_FLOOD: past the notification
+       flood limit)
   7    MCP_SPAWN         the server could not be started
   8    MCP_HANDSHAKE     initialize failed or the protocol version is unsupported
   9    MCP_BUSY          too many requests in flight (--max-pending)
@@ -46,6 +49,7 @@ const ExitCodesHelp = `Exit status:
   11   MCP_SESSION_EXPIRED  the server ended the HTTP session (404)
   12   MCP_URL_REQUIRED  the server needs the user to open a URL first (-32042); the URLs
        are printed on stderr
+  13   MCP_QUARANTINED   the server failed too often in a row: approve it once changed
   130  interrupted
 Errors are printed on stderr as one line: sonde: CODE: message (see docs/errors.md).`
 
@@ -77,7 +81,7 @@ func CodeExit(code client.Code) int {
 		return ExitTimeout
 	case client.CodeProcessExit, client.CodeClosed:
 		return ExitExited
-	case client.CodeProtocol:
+	case client.CodeProtocol, client.CodeFlood:
 		return ExitProtocol
 	case client.CodeSpawn:
 		return ExitSpawn
@@ -91,6 +95,8 @@ func CodeExit(code client.Code) int {
 		return ExitExpired
 	case client.CodeURLRequired:
 		return ExitURLRequired
+	case manager.CodeQuarantined:
+		return ExitQuarantined
 	case client.CodeAborted:
 		return ExitInterrupted
 	}

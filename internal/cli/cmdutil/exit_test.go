@@ -8,6 +8,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/manager"
 )
 
 // TestExitStatus runs each documented exit status through the command
@@ -155,7 +156,7 @@ func TestExitStatus(t *testing.T) {
 				return f.Cmd([]string{"call", "echo", "--args", hi}, "--fault", "result-and-error")
 			},
 			code: cmdutil.ExitProtocol, stdout: "",
-			errLine: "sonde: MCP_PROTOCOL: tools/call id 2: invalid response: response has both result and error\n", started: 1,
+			errLine: "sonde: MCP_PROTOCOL: tools/call id 2: invalid response: response has both result and error (execution uncertain: the tool is not read-only and may have run; check before calling it again)\n", started: 1,
 		},
 		{
 			name: "MCP_PROTOCOL strict stdout noise",
@@ -274,7 +275,7 @@ func TestExitStatusValues(t *testing.T) {
 	codes := map[client.Code]int{
 		client.CodeRemote: 3, client.CodeTimeout: 4, client.CodeProcessExit: 5, client.CodeClosed: 5,
 		client.CodeProtocol: 6, client.CodeSpawn: 7, client.CodeHandshake: 8, client.CodeBusy: 9,
-		client.CodeHTTP: 10, client.CodeExpired: 11, client.CodeURLRequired: 12, client.CodeAborted: 130,
+		client.CodeHTTP: 10, client.CodeExpired: 11, client.CodeURLRequired: 12, client.CodeAborted: 130, client.CodeFlood: 6, manager.CodeQuarantined: 13,
 	}
 	for code, want := range codes {
 		if got := cmdutil.CodeExit(code); got != want {

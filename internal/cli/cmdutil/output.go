@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/manager"
 	"github.com/sonde-mcp/sonde/mcp"
 )
 
@@ -75,6 +76,15 @@ func ErrorJSON(err error) map[string]any {
 		}
 		if a := client.Authorization(err); a != nil {
 			e["auth"] = a // what discovery found after a 401 (oauth.Discovery)
+		}
+	}
+	var call *manager.CallError
+	if errors.As(err, &call) {
+		if call.Uncertain {
+			e["uncertain"] = true // a tool with side effects may have run
+		}
+		if call.Reason != nil {
+			e["reason"] = string(call.Reason.Kind)
 		}
 	}
 	return e

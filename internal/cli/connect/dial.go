@@ -32,6 +32,7 @@ func ClientOptions(f *Flags, t *Target) (client.Options, transport.StdioConfig, 
 		Timeout: f.Timeout, ResetOnProgress: f.ResetOnProgress, MaxTotalTimeout: f.MaxTotal,
 		MaxPending: maxPending, MaxLineBytes: int(f.MaxLineBytes), Strict: f.Strict,
 		ProtocolVersion: f.ProtocolVersion, ClientVersion: cmdutil.Version, Era: era,
+		Flood: f.floodLimit(),
 	}
 	if t.ProtocolVersion != "" {
 		opts.ProtocolVersion = t.ProtocolVersion

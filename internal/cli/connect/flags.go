@@ -42,6 +42,9 @@ type Flags struct {
 	Trace           bool
 	Record          string
 	Redact          []string
+	// The notification flood limit (--flood-limit, --flood-bytes).
+	FloodLimit int
+	FloodBytes ByteSize
 
 	// How the server's requests are answered (answers.go).
 	answers answerFlags
@@ -74,9 +77,12 @@ type Flags struct {
 	OAuthIdPSecretEnv     string
 
 	// A server of a host config file (--config, --server, --input).
-	Config string
-	Server string
-	Inputs []string
+	// Server is the first --server; Servers every one given (tools and
+	// call take several, multi.go).
+	Config  string
+	Server  string
+	Servers []string
+	Inputs  []string
 }
 
 // Register adds the server flags to fs, with their defaults.
@@ -123,6 +129,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	f.answers.register(fs)
 	fs.DurationVar(&f.ConnTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")
 	f.registerConfig(fs)
+	f.registerFlood(fs)
 }
 
 // ByteSize is a flag value in bytes that accepts KiB/MiB/GiB (and KB/MB/GB

@@ -53,6 +53,9 @@ func (f *Flags) Target(argv []string) *Target {
 // are asked for on the terminal. wrongCount is the usage message when there
 // are not exactly n arguments before "--".
 func Resolve(cmd *cobra.Command, f *Flags, args []string, n int, wrongCount string) ([]string, *Target, error) {
+	if len(f.Servers) > 1 {
+		return nil, nil, cmdutil.Usagef(cmd.CommandPath() + " talks to one server: give --server once (sonde tools and sonde call take several, and --all)")
+	}
 	if f.Server != "" || f.Config != "" {
 		return resolveConfig(cmd, f, args, n, wrongCount)
 	}

@@ -24,14 +24,19 @@ import (
 // UIOptions are the flags of the interactive UI: the server flags and the
 // Frames pane's capacity.
 type UIOptions struct {
-	Server connect.Flags
-	Frames int
+	Server  connect.Flags
+	Frames  int
+	Multi   connect.MultiFlags // --all, several --server: the server list (multi.go)
+	Prewarm []string
 }
 
 // Register adds the UI's flags to cmd (--json and --trace hidden: the UI
 // shows what they would print).
 func (o *UIOptions) Register(cmd *cobra.Command) {
 	o.Server.Register(cmd.Flags())
+	o.Server.FloodOffByDefault(cmd.Flags())
+	o.Multi.Register(cmd.Flags())
+	cmd.Flags().StringArrayVar(&o.Prewarm, "prewarm", nil, "with several servers: start the server `NAME` at once instead of when it is opened (repeatable)")
 	cmd.Flags().IntVar(&o.Frames, "frames", 20000, "frames kept in the Frames pane (older ones are evicted and counted)")
 	for _, hidden := range []string{"json", "trace"} {
 		_ = cmd.Flags().MarkHidden(hidden)
@@ -43,6 +48,12 @@ func (o *UIOptions) Register(cmd *cobra.Command) {
 // none of those and no terminal, the help.
 func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
 	f := &o.Server
+	if o.Multi.Multi(f) {
+		return runMultiUI(cmd, env, o, args)
+	}
+	if len(o.Prewarm) > 0 {
+		return cmdutil.Usagef("--prewarm starts one of several servers: use it with --all or --server NAME more than once")
+	}
 	if f.Server != "" || f.Config != "" || (len(args) == 0 && f.URL == "") {
 		return runRootFromConfig(cmd, env, o, args)
 	}

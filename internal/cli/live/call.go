@@ -22,6 +22,7 @@ import (
 // CallOptions are the flags of `sonde call`.
 type CallOptions struct {
 	Server  connect.Flags
+	Multi   connect.MultiFlags
 	Args    string // --args: a JSON object, @FILE or @-
 	Task    bool
 	TaskTTL time.Duration
@@ -31,7 +32,7 @@ type CallOptions struct {
 func NewCmdCall(env *cmdutil.Env) *cobra.Command {
 	var o CallOptions
 	cmd := &cobra.Command{
-		Use:   "call TOOL [--args JSON] [--task] (-- COMMAND [ARG...] | --url URL)",
+		Use:   "call TOOL [--args JSON] [--task] (-- COMMAND [ARG...] | --url URL) | call SERVER/TOOL (--all | --server NAME...)",
 		Short: "Call one tool and print its result",
 		Long: `Start the server, run the handshake, call TOOL once, print the result, stop the server.
 
@@ -45,8 +46,21 @@ A result with isError is printed too, and the exit status is 1.
 server's pollInterval, prints each status change on stderr, then fetches tasks/result;
 Ctrl-C sends tasks/cancel. --task-ttl asks the server to keep the task that long.
 
+With several servers (--all, or --server NAME more than once), TOOL is SERVER/TOOL: only
+that server is started (the others never run). Restarts follow the manager's policy
+(--max-failures): a server that keeps failing is quarantined (MCP_QUARANTINED) until
+approved. A failed call writes a failure report (sonde report; beside the capture with
+--record, as FILE.report.json) that holds no argument values.
+
+A call of a tool that is not read-only (its annotations do not say readOnlyHint: true)
+that timed out, was cancelled or lost its server says "execution uncertain": it may have
+run (--json: "uncertain": true).
+
 ` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Multi.Multi(&o.Server) {
+				return runCallAll(cmd, env, &o, args)
+			}
 			own, t, err := connect.Resolve(cmd, &o.Server, args, 1, "call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]")
 			if err != nil {
 				return err
@@ -55,6 +69,7 @@ Ctrl-C sends tasks/cancel. --task-ttl asks the server to keep the task that long
 		},
 	}
 	o.Server.Register(cmd.Flags())
+	o.Multi.Register(cmd.Flags())
 	cmd.Flags().StringVar(&o.Args, "args", "", "tool arguments: a JSON object, @FILE, or @- for stdin")
 	registerTaskFlags(cmd, &o.Task, &o.TaskTTL)
 	return cmd
@@ -74,7 +89,7 @@ func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.T
 				res, raw, err = callTask(ctx, env, c, tool, toolArgs, o.TaskTTL)
 				return err
 			}
-			res, raw, err = c.CallTool(ctx, tool, toolArgs, client.CallOptions{})
+			res, raw, err = callOne(ctx, c, tool, toolArgs)
 			return err
 		})
 		if err != nil {

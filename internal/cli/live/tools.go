@@ -17,19 +17,30 @@ import (
 // ToolsOptions are the flags of `sonde tools`.
 type ToolsOptions struct {
 	Server connect.Flags
+	Multi  connect.MultiFlags
 }
 
 // NewCmdTools is `sonde tools`.
 func NewCmdTools(env *cmdutil.Env) *cobra.Command {
 	var o ToolsOptions
 	cmd := &cobra.Command{
-		Use:   "tools (-- COMMAND [ARG...] | --url URL)",
+		Use:   "tools (-- COMMAND [ARG...] | --url URL | --server NAME... | --all)",
 		Short: "List the server's tools (all pages)",
 		Long: `Start the server, run the handshake, list every tool (following nextCursor), stop the server.
 --json prints the tools as a JSON array, with their input schemas.
 
+With several servers (--all: every server of the hosts' config files, or of --config FILE;
+or --server NAME more than once) every server is started and its tools are listed as
+server/tool; a tool name that several servers have is flagged ("conflict: also in …").
+A server that fails is reported on stderr and the others are still listed. --json prints
+{"ok", "tools": [{"name", "server", "tool", "conflicts"}], "conflicts": {NAME: [SERVER…]},
+"errors": {SERVER: {"code", "message"}}}.
+
 ` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Multi.Multi(&o.Server) {
+				return runToolsAll(cmd, env, &o, args)
+			}
 			_, t, err := connect.Resolve(cmd, &o.Server, args, 0, "tools takes no arguments before --")
 			if err != nil {
 				return err
@@ -40,6 +51,7 @@ func NewCmdTools(env *cmdutil.Env) *cobra.Command {
 		},
 	}
 	o.Server.Register(cmd.Flags())
+	o.Multi.Register(cmd.Flags())
 	return cmd
 }
 

@@ -1,0 +1,346 @@
+package connect
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hostconfig"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/paths"
+	"github.com/sonde-mcp/sonde/manager"
+	"github.com/sonde-mcp/sonde/transport"
+)
+
+// serverFlag is --server: repeatable; the first value is Flags.Server.
+type serverFlag Flags
+
+func (s *serverFlag) String() string { return s.Server }
+
+func (s *serverFlag) Type() string { return "NAME" }
+
+func (s *serverFlag) Set(v string) error {
+	if v == "" {
+		return fmt.Errorf("empty server name")
+	}
+	if s.Server == "" {
+		s.Server = v
+	}
+	for _, have := range s.Servers {
+		if have == v {
+			return nil
+		}
+	}
+	s.Servers = append(s.Servers, v)
+	return nil
+}
+
+// MultiFlags are the flags of the commands that take several servers
+// (tools, call): --all and the restart policy.
+type MultiFlags struct {
+	All         bool
+	MaxFailures int
+}
+
+// Register adds --all and --max-failures.
+func (m *MultiFlags) Register(fs *pflag.FlagSet) {
+	fs.BoolVar(&m.All, "all", false, "every server of the hosts' config files (see sonde config list), or of --config FILE, but those a host turned off; each starts only when it is used")
+	fs.IntVar(&m.MaxFailures, "max-failures", manager.DefaultPolicy.MaxFailures, "with several servers: failures in a row (each followed by a backoff of 1s, 2s, 4s... up to 1m) after which a server is quarantined until approved (sonde servers approve NAME)")
+}
+
+// Multi reports whether the run is over several servers: --all, or
+// --server more than once.
+func (m *MultiFlags) Multi(f *Flags) bool { return m.All || len(f.Servers) > 1 }
+
+// registerFlood adds --flood-limit and --flood-bytes.
+func (f *Flags) registerFlood(fs *pflag.FlagSet) {
+	f.FloodBytes = client.DefaultFloodBytes
+	fs.IntVar(&f.FloodLimit, "flood-limit", client.DefaultFloodPerSecond, "notifications a server may send within one second; past it (or past --flood-bytes) the server is stopped (MCP_FLOOD). 0: no flood limit at all (the interactive UI's default)")
+	fs.Var(&f.FloodBytes, "flood-bytes", "bytes of notifications a server may send within one second (e.g. 64MiB); past it the server is stopped (MCP_FLOOD)")
+}
+
+// FloodOffByDefault turns the flood limit off unless the command line
+// sets it (call it after Register): the interactive UI shows a flood
+// instead of stopping it.
+func (f *Flags) FloodOffByDefault(fs *pflag.FlagSet) {
+	f.FloodLimit = 0
+	if fl := fs.Lookup("flood-limit"); fl != nil {
+		fl.DefValue = "0"
+	}
+}
+
+// floodLimit is the client's flood limit from the flags: none when
+// --flood-limit is 0.
+func (f *Flags) floodLimit() client.FloodLimit {
+	if f.FloodLimit <= 0 {
+		return client.FloodLimit{}
+	}
+	return client.FloodLimit{PerSecond: f.FloodLimit, BytesPerSecond: int(f.FloodBytes)}
+}
+
+// Multi is a run over several servers of the hosts' config files: the
+// manager, with the targets its servers were resolved into.
+type Multi struct {
+	*manager.Manager
+	// StateDir is the user's state folder (the manager's state file and
+	// the last failure report).
+	StateDir string
+
+	env     *cmdutil.Env
+	flags   *Flags
+	targets map[string]*Target
+	secrets *SecretSink
+	record  string // the server whose client --record follows
+	rec     *capture.Recorder
+	// onClient, when set, also sees each new client before it connects
+	// (the UI subscribes there).
+	onClient func(name string, c *client.Client)
+	// tracers are the --trace printers of the clients started, each line
+	// led by its server's name (traceMu keeps lines whole).
+	tmu     sync.Mutex
+	tracers []*tracer
+	traceMu sync.Mutex
+}
+
+// trace starts the --trace printer of server name's client c.
+func (m *Multi) trace(name string, c *client.Client) {
+	red, err := redactor(m.flags, m.targets[name], m.secrets)
+	if err != nil {
+		return // the same redactor was built for the first server's options
+	}
+	tr := startTracer(c, &linePrefix{w: m.env.Err, mu: &m.traceMu, prefix: name + " "}, red, m.flags)
+	m.tmu.Lock()
+	m.tracers = append(m.tracers, tr)
+	m.tmu.Unlock()
+}
+
+// linePrefix writes each whole line (the tracer writes one per call) with
+// its server's name first, one writer at a time.
+type linePrefix struct {
+	w      io.Writer
+	mu     *sync.Mutex
+	prefix string
+}
+
+func (l *linePrefix) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := io.WriteString(l.w, l.prefix); err != nil {
+		return 0, err
+	}
+	return l.w.Write(p)
+}
+
+// OnClient sets a hook that sees each new client before it connects.
+// Call it before anything is started.
+func (m *Multi) OnClient(fn func(name string, c *client.Client)) { m.onClient = fn }
+
+// Describe is the transport's name and the command line or URL of server
+// name, for display.
+func (m *Multi) Describe(name string) (kind, what string) {
+	t := m.targets[name]
+	if t == nil {
+		return "", ""
+	}
+	if t.URL != "" {
+		return "http", t.URL
+	}
+	line := strings.Join(t.Argv, " ")
+	for _, h := range t.Hide {
+		if h != "" {
+			line = strings.ReplaceAll(line, h, transport.Redacted)
+		}
+	}
+	return "stdio", line
+}
+
+// OpenMulti resolves the servers of --all (every server found) or of each
+// --server into a manager; nothing is started. n is the number of the
+// command's own arguments (no "--" command and no --url are taken).
+// Servers whose entry cannot be resolved are skipped with a warning under
+// --all, and are a usage error when named.
+func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, args []string, n int, wrongCount string) ([]string, *Multi, error) {
+	if f.URL != "" {
+		return nil, nil, cmdutil.Usagef("give either --url or several servers (--all, --server NAME ...), not both")
+	}
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 && dash < len(args) {
+		return nil, nil, cmdutil.Usagef("give either a server command after -- or several servers (--all, --server NAME ...), not both")
+	}
+	if len(args) != n {
+		return nil, nil, cmdutil.Usagef(wrongCount)
+	}
+	if mf.MaxFailures < 1 {
+		return nil, nil, cmdutil.Usagef("--max-failures must be at least 1")
+	}
+	h, err := CurrentHosts()
+	if err != nil {
+		return nil, nil, cmdutil.Usagef(err.Error())
+	}
+	found := h.Load(f.Config)
+	var chosen []hostconfig.Server
+	if mf.All && len(f.Servers) > 0 {
+		return nil, nil, cmdutil.Usagef("give either --all or --server NAME (once or more), not both")
+	}
+	if mf.All {
+		// A host does not run the servers it has turned off: --all skips
+		// them (--server NAME still starts one).
+		for _, s := range found.Servers {
+			if s.Disabled {
+				fmt.Fprintf(env.Err, "sonde: skipping server %s (%s): disabled there (--server %s starts it)\n", s.Name, s.Where(), s.Name)
+				continue
+			}
+			chosen = append(chosen, s)
+		}
+		if len(chosen) == 0 {
+			msg := "--all: no server found in the hosts' config files (see sonde config list)"
+			for _, p := range found.Problems {
+				msg += "; " + p.Error()
+			}
+			return nil, nil, cmdutil.Usagef(msg)
+		}
+	} else {
+		for _, name := range f.Servers {
+			s, err := pickServer(found, name, f.Config)
+			if err != nil {
+				return nil, nil, err
+			}
+			chosen = append(chosen, s)
+		}
+	}
+	m := &Multi{env: env, flags: f, targets: map[string]*Target{}, secrets: &SecretSink{}}
+	var specs []manager.Spec
+	seen := map[string]bool{}
+	for _, s := range chosen {
+		t, err := UseServer(cmd, f, h, s, TermPrompter{Ctx: cmd.Context(), In: cmd.InOrStdin(), Out: cmd.ErrOrStderr()})
+		if err != nil {
+			if !mf.All {
+				return nil, nil, err
+			}
+			fmt.Fprintf(env.Err, "sonde: skipping server %s (%s): %v\n", s.Name, s.Where(), err)
+			continue
+		}
+		name := s.Name
+		for i := 2; seen[name]; i++ {
+			name = s.Name + "~" + strconv.Itoa(i)
+		}
+		if name != s.Name {
+			fmt.Fprintf(env.Err, "sonde: server %s of %s is named %s here: another file has a server of that name\n", s.Name, s.Where(), name)
+		}
+		seen[name] = true
+		m.targets[name] = t
+		specs = append(specs, manager.Spec{Name: name, Where: s.Where(), Argv: t.Argv, URL: t.URL, Env: t.Env, Cwd: t.Cwd, Hide: t.Hide})
+	}
+	if len(specs) == 0 {
+		return nil, nil, cmdutil.Usagef("no server could be resolved")
+	}
+	opts, _, err := ClientOptions(f, &Target{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if p, err := paths.Current(); err == nil {
+		m.StateDir = p.State
+	}
+	mopts := manager.Options{
+		Client: opts,
+		Dial:   m.dial,
+		Policy: manager.Policy{MaxFailures: mf.MaxFailures},
+		OnClient: func(name string, c *client.Client) {
+			cmdutil.LiveFrom(cmd.Context()).Add(c)
+			if m.rec != nil && name == m.record {
+				m.rec.Follow(c)
+			}
+			if m.onClient != nil {
+				m.onClient(name, c)
+			}
+			if f.Trace {
+				m.trace(name, c)
+			}
+		},
+	}
+	if m.StateDir != "" {
+		mopts.StatePath = filepath.Join(m.StateDir, manager.StateFile)
+	}
+	if m.Manager, err = manager.New(specs, mopts); err != nil {
+		return nil, nil, cmdutil.Usagef(err.Error())
+	}
+	if err := m.StateError(); err != nil {
+		fmt.Fprintln(env.Err, "sonde: warning: "+err.Error())
+	}
+	return args, m, nil
+}
+
+// dial reaches the server of spec s as its target says (a command, or a
+// URL with the HTTP flags).
+func (m *Multi) dial(s manager.Spec) (client.Dialer, error) {
+	t := m.targets[s.Name]
+	_, cfg, err := ClientOptions(m.flags, t)
+	if err != nil {
+		return nil, err
+	}
+	d, _, _, err := Dial(m.flags, t, cfg, OAuthHooks{Prompt: PrintPrompt(m.env.Err, m.flags), Grant: m.env.SetAuthGrant}, m.secrets)
+	return d, err
+}
+
+// Record follows the client of server name into the --record capture (one
+// server's session: the one a call goes to).
+func (m *Multi) Record(name string) error {
+	if m.flags.Record == "" {
+		return nil
+	}
+	rec, err := startRecorder(m.flags, m.targets[name], m.secrets)
+	if err != nil {
+		return err
+	}
+	m.rec, m.record = rec, name
+	return nil
+}
+
+// Run runs fn over the servers, then stops them: an end of ctx (Ctrl-C)
+// first aborts every call with its reason, then closes the servers. With
+// --json, a failure with a code is also reported on stdout.
+func (m *Multi) Run(ctx context.Context, fn func(ctx context.Context) error) error {
+	stop := context.AfterFunc(ctx, func() {
+		m.Stop(&manager.Reason{Kind: manager.UserCancel, Detail: "interrupted"})
+	})
+	err := fn(ctx)
+	stop()
+	m.Stop(nil)
+	m.WaitTrace()
+	if m.rec != nil {
+		ReportCapture(m.env.Err, m.flags.Record, m.rec.Close())
+	}
+	return err
+}
+
+// WaitTrace waits for the --trace printers to have printed every event
+// (after Stop, which ends their clients).
+func (m *Multi) WaitTrace() {
+	m.tmu.Lock()
+	trs := m.tracers
+	m.tmu.Unlock()
+	for _, tr := range trs {
+		tr.wait()
+	}
+}
+
+// ReportPaths are where the report of a failed call goes: the user's
+// last report, and beside the --record capture (FILE.report.json).
+func (m *Multi) ReportPaths() []string {
+	var out []string
+	if m.StateDir != "" {
+		out = append(out, filepath.Join(m.StateDir, manager.ReportFile))
+	}
+	if m.flags.Record != "" {
+		out = append(out, strings.TrimSuffix(m.flags.Record, filepath.Ext(m.flags.Record))+".report.json")
+	}
+	return out
+}

@@ -1,0 +1,230 @@
+package interactive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/manager"
+	"github.com/sonde-mcp/sonde/ui"
+	"github.com/sonde-mcp/sonde/ui/servers"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+// runMultiUI is `sonde --all` (or several --server): the server list
+// (ui/servers), where nothing runs until a server is opened (or started
+// with p, or named with --prewarm); enter opens the inspector on that
+// server, and quitting the inspector comes back to the list, the server
+// still running. Starts and restarts (ctrl+r in the inspector) go through
+// the manager, so its policy decides: a server backing off is waited for,
+// a quarantined one refused until approved (ctrl+r in the list). On the
+// way out every call is aborted, then every server closed.
+func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
+	ctx := cmd.Context()
+	if o.Server.Record != "" {
+		return cmdutil.Usagef("--record follows one server's session: with several servers, record from the headless sonde call SERVER/TOOL --all, or open one server with --server NAME")
+	}
+	_, m, err := connect.OpenMulti(cmd, env, &o.Server, &o.Multi, args, 0, "sonde takes no arguments with several servers (--all, --server NAME...)")
+	if err != nil {
+		return err
+	}
+	for _, n := range o.Prewarm {
+		if !slices.Contains(m.Names(), n) {
+			return cmdutil.Usagef(fmt.Sprintf("--prewarm %s: no such server among those chosen (%v)", n, m.Names()))
+		}
+	}
+	subs := &uiSubs{}
+	m.OnClient(subs.onClient)
+	stop := context.AfterFunc(ctx, func() { m.Stop(&manager.Reason{Kind: manager.UserCancel, Detail: "interrupted"}) })
+	var warm sync.WaitGroup
+	defer func() {
+		stop()
+		m.Stop(nil)
+		m.WaitTrace()
+		warm.Wait()
+		subs.closeAll()
+	}()
+	if len(o.Prewarm) > 0 {
+		warm.Go(func() { m.Prewarm(ctx, o.Prewarm...) })
+	}
+	palette := theme.Dark()
+	noColor := os.Getenv("NO_COLOR") != ""
+	if noColor {
+		palette = theme.NoColor()
+	}
+	src := managerSource{m: m, ctx: ctx}
+	note, last := "", ""
+	for {
+		list := servers.New(servers.Options{Source: src, Styles: theme.New(palette), Note: note, Select: last})
+		p := tea.NewProgram(list, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
+		if _, err := p.Run(); err != nil {
+			return interrupted(err)
+		}
+		name, ok := list.Chosen()
+		if !ok {
+			return nil
+		}
+		note, last = "", name
+		if err := inspect(ctx, env, o, m, subs, name, palette, noColor); err != nil {
+			var st *cmdutil.ExitStatus
+			if errors.As(err, &st) {
+				return err
+			}
+			note = name + ": " + err.Error()
+		}
+	}
+}
+
+// inspect runs the main UI on server name, started (or reused) through the
+// manager.
+func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, name string, palette theme.Palette, noColor bool) error {
+	// A server backing off is not waited for here, with the list gone and
+	// nothing drawn: the list says how long is left (p waits for it).
+	for _, st := range m.Status() {
+		if st.Name == name && st.State == manager.BackingOff {
+			return fmt.Errorf("backing off after %d failures in a row: it may start again in %s (p starts it then)", st.Failures, textfmt.Dur(time.Until(st.NextTry).Round(time.Second)))
+		}
+	}
+	start := func() (ui.Session, error) {
+		subs.want(name)
+		c, err := m.Client(ctx, name)
+		if err != nil {
+			return ui.Session{}, err
+		}
+		return ui.Session{Client: c, Sub: subs.take(name, c)}, nil
+	}
+	first, err := start()
+	if err != nil {
+		return err
+	}
+	kind, what := m.Describe(name)
+	opts := ui.Options{
+		Start: start, First: &first, Transport: name + " · " + kind, Command: what,
+		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames,
+	}
+	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
+	_, err = p.Run()
+	subs.closeAll() // the server runs on; nobody reads its events now
+	return interrupted(err)
+}
+
+// interrupted is the exit of a program that ended with an interrupt.
+func interrupted(err error) error {
+	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
+	}
+	return err
+}
+
+// uiSubs are the UI's subscriptions: the one made for the server the UI
+// waits for, from its first event (the manager's OnClient hook), and
+// the others made when the UI takes a client already running.
+type uiSubs struct {
+	mu      sync.Mutex
+	waiting string
+	ready   map[*client.Client]*client.Subscription
+	all     []*client.Subscription
+}
+
+func (s *uiSubs) want(name string) {
+	s.mu.Lock()
+	s.waiting = name
+	s.mu.Unlock()
+}
+
+func (s *uiSubs) onClient(name string, c *client.Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if name != s.waiting {
+		return
+	}
+	if s.ready == nil {
+		s.ready = map[*client.Client]*client.Subscription{}
+	}
+	sub := c.Subscribe(1 << 16)
+	s.ready[c] = sub
+	s.all = append(s.all, sub)
+}
+
+// take is the subscription of c: the one made at its start, or a new one.
+func (s *uiSubs) take(name string, c *client.Client) *client.Subscription {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waiting = ""
+	if sub := s.ready[c]; sub != nil {
+		delete(s.ready, c)
+		return sub
+	}
+	sub := c.Subscribe(1 << 16)
+	s.all = append(s.all, sub)
+	return sub
+}
+
+func (s *uiSubs) closeAll() {
+	s.mu.Lock()
+	all := s.all
+	s.all, s.ready = nil, nil
+	s.mu.Unlock()
+	for _, sub := range all {
+		sub.Close()
+	}
+}
+
+// managerSource is the server list's view of the manager.
+type managerSource struct {
+	m   *connect.Multi
+	ctx context.Context
+}
+
+func (s managerSource) Rows() []servers.Row {
+	sts := s.m.Status()
+	rows := make([]servers.Row, len(sts))
+	for i, st := range sts {
+		rows[i] = servers.Row{Name: st.Name, Where: st.Where, State: string(st.State), Failures: st.Failures,
+			NextTry: st.NextTry, Why: st.Why, Changed: st.Changed, Pid: st.Pid}
+	}
+	return rows
+}
+
+func (s managerSource) Prewarm(name string) error {
+	_, err := s.m.Client(s.ctx, name)
+	return err
+}
+
+func (s managerSource) Approve(name string) error { return s.m.Approve(name) }
+
+func (s managerSource) Tools() ([]servers.ToolRow, error) {
+	entries, errs := s.m.RunningTools(s.ctx)
+	rows := make([]servers.ToolRow, len(entries))
+	for i, e := range entries {
+		rows[i] = servers.ToolRow{Name: e.Name, Server: e.Server, Description: e.Tool.Description, Conflicts: e.Conflicts}
+	}
+	for _, n := range s.m.Names() {
+		if err := errs[n]; err != nil {
+			return rows, fmt.Errorf("%s: %w", n, err)
+		}
+	}
+	return rows, nil
+}
+
+func (s managerSource) Report(name string) string {
+	r := s.m.ServerReport(name)
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	r.WriteText(&b)
+	return b.String()
+}
