@@ -95,6 +95,7 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	if c.modernLocked() {
 		rawParams = withMeta(rawParams, c.modernMeta())
 	}
+	rawParams = c.withRequestMeta(rawParams, id, method)
 	raw := encodeRequest(id, method, rawParams)
 	if !c.out.push(outItem{p: p, raw: raw, method: method}) {
 		c.settleLocked(p, outcome{state: StateRejected, err: newErr(CodeBusy, "%s: write queue full", method)})

@@ -71,6 +71,8 @@ type Options struct {
 	// sampling and elicitation by its Handler); nil: such a call fails with
 	// MCP_PROTOCOL.
 	Inputs InputFunc
+	// RequestMeta adds members to each request's params._meta (meta.go).
+	RequestMeta RequestMetaFunc
 }
 
 func (o *Options) fill() {
