@@ -70,6 +70,9 @@ type Flags struct {
 	OAuthIdPClientID      string
 	OAuthIdPSecretEnv     string
 
+	// OpenTelemetry (--otlp-*, --traceparent; otlp.go).
+	OTLP OTLPFlags
+
 	// A server of a host config file (--config, --server, --input).
 	Config string
 	Server string
@@ -119,6 +122,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	f.answers.register(fs)
 	fs.DurationVar(&f.ConnTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")
 	f.registerConfig(fs)
+	f.OTLP.Register(fs)
 }
 
 // ByteSize is a flag value in bytes that accepts KiB/MiB/GiB (and KB/MB/GB

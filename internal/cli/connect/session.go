@@ -26,6 +26,7 @@ type Session struct {
 	secrets *SecretSink
 	trace   *tracer
 	rec     *capture.Recorder // the --record capture, closed with the session
+	otlp    *Telemetry        // --otlp-endpoint, --traceparent (nil: none)
 	closed  bool
 }
 
@@ -73,15 +74,23 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 	if f.Insecure {
 		fmt.Fprintln(s.env.Err, "sonde: warning: --insecure: the server's TLS certificate is not verified")
 	}
-	if first && f.Record != "" {
-		if s.rec, err = startRecorder(f, t, s.secrets); err != nil {
+	if first {
+		if s.otlp, err = s.startTelemetry(ctx); err != nil {
 			return nil, nil, err
 		}
 	}
+	if first && f.Record != "" {
+		if s.rec, err = startRecorder(f, t, s.secrets); err != nil {
+			s.otlp.Close(s.env.Err)
+			return nil, nil, err
+		}
+	}
+	s.otlp.Client(&opts)
 	c := client.New(opts)
 	if s.rec != nil {
 		s.rec.Follow(c)
 	}
+	s.otlp.Follow(c)
 	var tr *tracer
 	fail := func(err error) (*client.Client, *tracer, error) {
 		c.Close()
@@ -91,6 +100,9 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 		if first && s.rec != nil {
 			ReportCapture(s.env.Err, f.Record, s.rec.Close())
 			s.rec = nil
+		}
+		if first {
+			s.otlp.Close(s.env.Err)
 		}
 		return nil, nil, err
 	}
@@ -153,4 +165,14 @@ func (s *Session) Close() {
 	if s.rec != nil {
 		ReportCapture(s.env.Err, s.flags.Record, s.rec.Close())
 	}
+	s.otlp.Close(s.env.Err)
+}
+
+// startTelemetry starts the OpenTelemetry export of the flags, if any.
+func (s *Session) startTelemetry(ctx context.Context) (*Telemetry, error) {
+	red, err := Redact(s.flags, s.target, s.secrets)
+	if err != nil {
+		return nil, err
+	}
+	return StartTelemetry(ctx, &s.flags.OTLP, "sonde", red)
 }
