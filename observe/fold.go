@@ -108,6 +108,7 @@ type session struct {
 	id        string // Mcp-Session-Id
 	modern    bool
 	traceID   trace.TraceID // for requests that carried no traceparent
+	adopted   bool          // traceID is the one sonde's requests carry
 	errType   string
 }
 
@@ -192,10 +193,14 @@ func (f *Folder) process(ev client.Event) {
 	p := ev.Proc
 	switch p.What {
 	case client.ProcStart, client.ProcConnect:
+		prevTrace := f.sess.traceID
 		if f.sess.open {
 			f.endSession(ev.Time)
 		}
-		f.sess = session{open: true, start: ev.Time, traceID: newTraceID()}
+		f.sess = session{open: true, start: ev.Time, traceID: newTraceID(), adopted: f.sess.adopted}
+		if f.sess.adopted {
+			f.sess.traceID = prevTrace
+		}
 		if f.o.Parent.IsValid() {
 			f.sess.traceID = f.o.Parent.TraceID()
 		}
@@ -297,6 +302,11 @@ func (f *Folder) requestFrame(fr *client.FrameInfo) {
 		f.sess.modern = true
 	}
 	r.sc = metaContext(p.Meta)
+	if f.o.Mode == ModeClient && r.dir == client.Out && r.sc.IsValid() && !f.sess.adopted {
+		// sonde's own trace (the Injector's): the spans without ids of
+		// their own (notifications) join it.
+		f.sess.traceID, f.sess.adopted = r.sc.TraceID(), true
+	}
 }
 
 // paramsOf is a frame's params: decoded, or (a frame sonde wrote, whose

@@ -12,7 +12,7 @@ import (
 // ExportOptions are the flags of `sonde export`.
 type ExportOptions struct {
 	Mermaid  bool
-	Format   string // mermaid or text
+	Format   string // mermaid, text or otlp
 	From, To string // the window's ends: a duration from the start, or an event number
 	Width    int    // of the text swimlane, in cells
 }
@@ -34,10 +34,16 @@ server started or exited. Lines that are not messages are crossed arrows.
   sonde export --format text bug.jsonl                the same swimlane in plain text
   sonde export --from 1.5s --to 3s bug.jsonl          a window, by time from the start
   sonde export --from 120 --to 180 bug.jsonl          a window, by event number (seq)
+  sonde export --format otlp bug.jsonl > bug.otlp     the session's spans as OTLP JSON (docs/otel.md)
 
 --from and --to each take a duration from the capture's start (1.5s, 250ms) or an event
 number (120, or #120); both ends are included. Labels are escaped so Mermaid parses any
 method name.
+
+--format otlp writes the spans a live session sends with --otlp-endpoint (same names,
+attributes and ids, the capture's timestamps) as OTLP JSON Lines: one
+ExportTraceServiceRequest per line, each of which a collector's /v1/traces takes as is
+(curl -H 'Content-Type: application/json' --data-binary @LINE). --from/--to do not apply.
 
 Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -50,8 +56,8 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 			switch {
 			case o.Mermaid && cmd.Flags().Changed("format") && o.Format != "mermaid":
 				return cmdutil.Usagef("--mermaid and --format " + o.Format + " disagree: give one")
-			case o.Format != "mermaid" && o.Format != "text":
-				return cmdutil.Usagef("--format is mermaid or text, not " + o.Format)
+			case o.Format != "mermaid" && o.Format != "text" && o.Format != "otlp":
+				return cmdutil.Usagef("--format is mermaid, text or otlp, not " + o.Format)
 			case o.Width < 40:
 				return cmdutil.Usagef("--width must be at least 40")
 			}
@@ -64,12 +70,15 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Format == "otlp" {
+				return exportOTLP(env, args[0])
+			}
 			return runExport(env, &o, args[0], from, to)
 		},
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&o.Mermaid, "mermaid", false, "write a Mermaid sequenceDiagram (the default)")
-	fs.StringVar(&o.Format, "format", "mermaid", "mermaid, or text: a plain-text swimlane for the terminal")
+	fs.StringVar(&o.Format, "format", "mermaid", "mermaid, text (a plain-text swimlane for the terminal) or otlp (OTLP JSON spans)")
 	fs.StringVar(&o.From, "from", "", "start of the window: a duration from the start (1.5s) or an event number (120)")
 	fs.StringVar(&o.To, "to", "", "end of the window (included), as --from")
 	fs.IntVar(&o.Width, "width", 100, "width of the text swimlane in cells")
