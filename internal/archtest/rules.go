@@ -34,7 +34,7 @@ type Rule struct {
 // anything, and only test files may import them.
 var testHelpers = []string{
 	"internal/capturegen", "internal/capturetest", "internal/fixturetest",
-	"internal/golden", "internal/peertest", "internal/proctest", "internal/cli/clitest", "internal/memtest", "internal/uitest",
+	"internal/golden", "internal/peertest", "internal/proctest", "internal/cli/clitest", "internal/memtest", "internal/uitest", "internal/otlptest",
 }
 
 // charm is the UI stack.

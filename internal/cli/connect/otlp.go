@@ -85,6 +85,9 @@ func StartTelemetry(ctx context.Context, o *OTLPFlags, service string, redact fu
 	return &Telemetry{tel: tel, injector: observe.NewInjector(parent), fold: fold}, nil
 }
 
+// Exports reports whether t sends spans (not --traceparent alone).
+func (t *Telemetry) Exports() bool { return t != nil && t.tel != nil }
+
 // Client adds the trace context of each request to opts (RequestMeta).
 func (t *Telemetry) Client(opts *client.Options) {
 	if t != nil {
