@@ -128,11 +128,12 @@ func (t *Telemetry) Close(w io.Writer) {
 	}
 }
 
-// Redact returns the byte redaction of the captures of f and t.
-func Redact(f *Flags, t *Target, secrets *SecretSink) (func([]byte) []byte, error) {
+// OpenTelemetry starts the export the flags of a session ask for (nil,
+// nil for none), redacting --otlp-content as the session's captures are.
+func OpenTelemetry(ctx context.Context, f *Flags, t *Target, secrets *SecretSink) (*Telemetry, error) {
 	r, err := redactor(f, t, secrets)
 	if err != nil {
 		return nil, err
 	}
-	return func(b []byte) []byte { out, _ := r.Bytes(b); return out }, nil
+	return StartTelemetry(ctx, &f.OTLP, "sonde", func(b []byte) []byte { out, _ := r.Bytes(b); return out })
 }

@@ -75,7 +75,7 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 		fmt.Fprintln(s.env.Err, "sonde: warning: --insecure: the server's TLS certificate is not verified")
 	}
 	if first {
-		if s.otlp, err = s.startTelemetry(ctx); err != nil {
+		if s.otlp, err = OpenTelemetry(ctx, f, t, s.secrets); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -166,13 +166,4 @@ func (s *Session) Close() {
 		ReportCapture(s.env.Err, s.flags.Record, s.rec.Close())
 	}
 	s.otlp.Close(s.env.Err)
-}
-
-// startTelemetry starts the OpenTelemetry export of the flags, if any.
-func (s *Session) startTelemetry(ctx context.Context) (*Telemetry, error) {
-	red, err := Redact(s.flags, s.target, s.secrets)
-	if err != nil {
-		return nil, err
-	}
-	return StartTelemetry(ctx, &s.flags.OTLP, "sonde", red)
 }
