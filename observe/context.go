@@ -53,23 +53,6 @@ func inject(sc trace.SpanContext) map[string]json.RawMessage {
 	return out
 }
 
-// metaContext reads the span context a request's params._meta carries
-// (traceparent, tracestate), if any.
-func metaContext(meta map[string]json.RawMessage) trace.SpanContext {
-	tp, ok := meta[MetaTraceparent]
-	if !ok {
-		return trace.SpanContext{}
-	}
-	var s, st string
-	if json.Unmarshal(tp, &s) != nil {
-		return trace.SpanContext{}
-	}
-	if raw, ok := meta[MetaTracestate]; ok {
-		_ = json.Unmarshal(raw, &st)
-	}
-	return extract(s, st)
-}
-
 // Injector gives each request sonde sends the trace context of the span
 // that will stand for it: one trace per session (the caller's trace with
 // --traceparent, else a new one), a new span id per request. Its Meta

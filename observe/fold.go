@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -249,14 +250,29 @@ func (f *Folder) http(h *client.HTTPEvent) {
 	}
 }
 
+// meta is what the spans need of a _meta.
+type meta struct {
+	Traceparent string `json:"traceparent"`
+	Tracestate  string `json:"tracestate"`
+	Version     string `json:"io.modelcontextprotocol/protocolVersion"`
+}
+
+// context is the span context a _meta carries, if any.
+func (m *meta) context() trace.SpanContext {
+	if m.Traceparent == "" {
+		return trace.SpanContext{}
+	}
+	return extract(m.Traceparent, m.Tracestate)
+}
+
 // params is what the spans need of a request's or notification's params.
 type params struct {
-	Name      string                     `json:"name"`
-	URI       string                     `json:"uri"`
-	Arguments json.RawMessage            `json:"arguments"`
-	Meta      map[string]json.RawMessage `json:"_meta"`
-	RequestID jsonrpc.ID                 `json:"requestId"`
-	Reason    string                     `json:"reason"`
+	Name      string          `json:"name"`
+	URI       string          `json:"uri"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      meta            `json:"_meta"`
+	RequestID jsonrpc.ID      `json:"requestId"`
+	Reason    string          `json:"reason"`
 }
 
 func (f *Folder) frame(fr *client.FrameInfo) {
@@ -281,10 +297,48 @@ func (f *Folder) requestFrame(fr *client.FrameInfo) {
 		r = &req{key: k, method: fr.Msg.Method, start: fr.Time}
 		f.open[k] = r
 	}
-	var p params
-	if raw := paramsOf(fr); len(raw) > 0 && json.Unmarshal(raw, &p) != nil {
+	if f.quick(r, fr) {
+		p := params{Name: r.tool, Meta: meta{
+			Traceparent: metaString(fr.Raw, MetaTraceparent), Tracestate: metaString(fr.Raw, MetaTracestate),
+			Version: metaString(fr.Raw, mcp.MetaProtocolVersion),
+		}}
+		f.fromParams(r, &p)
 		return
 	}
+	if p, ok := readParams(fr); ok {
+		f.fromParams(r, &p)
+	}
+}
+
+// quick reports whether the span of sonde's own request r needs nothing
+// of its params but _meta's strings (read by metaString, without decoding
+// them): the common case, a tools/call with its tool known and no content
+// wanted. sonde writes _meta first in its params (its keys sort first).
+func (f *Folder) quick(r *req, fr *client.FrameInfo) bool {
+	return f.o.Mode == ModeClient && fr.Dir == client.Out && len(fr.Msg.Params) == 0 &&
+		!f.o.Content && !hasResourceURI(r.method) && r.method != mcp.MethodPromptsGet &&
+		(r.method != mcp.MethodToolsCall || r.tool != "")
+}
+
+// metaString is the string value of the first member name in raw (a line
+// sonde wrote), or "": a quoted name followed by a colon cannot occur
+// inside a JSON string, whose quotes are escaped.
+func metaString(raw []byte, name string) string {
+	key := `"` + name + `":"`
+	i := bytes.Index(raw, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	v := raw[i+len(key):]
+	j := bytes.IndexByte(v, '"')
+	if j < 0 || bytes.IndexByte(v[:j], '\\') >= 0 {
+		return ""
+	}
+	return string(v[:j])
+}
+
+// fromParams sets what r's span takes from its request's params.
+func (f *Folder) fromParams(r *req, p *params) {
 	switch r.method {
 	case mcp.MethodToolsCall:
 		r.tool = p.Name
@@ -297,11 +351,10 @@ func (f *Folder) requestFrame(fr *client.FrameInfo) {
 	if hasResourceURI(r.method) {
 		r.uri = p.URI
 	}
-	if v, ok := p.Meta[mcp.MetaProtocolVersion]; ok {
-		_ = json.Unmarshal(v, &r.version)
-		f.sess.modern = true
+	if p.Meta.Version != "" {
+		r.version, f.sess.modern = p.Meta.Version, true
 	}
-	r.sc = metaContext(p.Meta)
+	r.sc = p.Meta.context()
 	if f.o.Mode == ModeClient && r.dir == client.Out && r.sc.IsValid() && !f.sess.adopted {
 		// sonde's own trace (the Injector's): the spans without ids of
 		// their own (notifications) join it.
@@ -309,17 +362,19 @@ func (f *Folder) requestFrame(fr *client.FrameInfo) {
 	}
 }
 
-// paramsOf is a frame's params: decoded, or (a frame sonde wrote, whose
-// message is not decoded again) read from its bytes.
-func paramsOf(fr *client.FrameInfo) json.RawMessage {
-	if len(fr.Msg.Params) > 0 || len(fr.Raw) == 0 || fr.Dir != client.Out {
-		return fr.Msg.Params
-	}
+// readParams reads a frame's params: decoded, or (a frame sonde wrote,
+// whose message is not decoded again) from its bytes, in one pass.
+func readParams(fr *client.FrameInfo) (params, bool) {
 	var w struct {
-		Params json.RawMessage `json:"params"`
+		Params params `json:"params"`
 	}
-	_ = json.Unmarshal(fr.Raw, &w)
-	return w.Params
+	switch {
+	case len(fr.Msg.Params) > 0:
+		return w.Params, json.Unmarshal(fr.Msg.Params, &w.Params) == nil
+	case fr.Dir == client.Out && len(fr.Raw) > 0:
+		return w.Params, json.Unmarshal(fr.Raw, &w) == nil
+	}
+	return w.Params, true
 }
 
 func (f *Folder) content(b []byte) []byte {
@@ -346,8 +401,7 @@ func (f *Folder) notification(fr *client.FrameInfo) {
 	case mcp.MethodProgress:
 		return
 	case mcp.MethodCancelled:
-		var p params
-		_ = json.Unmarshal(paramsOf(fr), &p)
+		p, _ := readParams(fr)
 		// A cancel goes the way of the request it cancels.
 		if r := f.find(key{fr.Dir, p.RequestID}); r != nil {
 			attrs := []attribute.KeyValue{}
@@ -359,13 +413,12 @@ func (f *Folder) notification(fr *client.FrameInfo) {
 		}
 	}
 	r := &req{key: key{dir: fr.Dir}, method: m.Method, start: fr.Time, end: fr.Time, state: client.StateResolved}
-	var p params
-	if raw := paramsOf(fr); len(raw) > 0 && json.Unmarshal(raw, &p) == nil {
+	if p, ok := readParams(fr); ok {
 		if hasResourceURI(m.Method) {
 			r.uri = p.URI
 		}
 		if f.o.Mode == ModeTap || fr.Dir == client.In {
-			r.sc = metaContext(p.Meta)
+			r.sc = p.Meta.context()
 		}
 	}
 	f.emit(r)
@@ -424,7 +477,9 @@ func (f *Folder) response(fr *client.FrameInfo) {
 		IsError         bool   `json:"isError"`
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	_ = json.Unmarshal(m.Result, &res)
+	if r.method == mcp.MethodInitialize || bytes.Contains(m.Result, []byte(`"isError"`)) {
+		_ = json.Unmarshal(m.Result, &res)
+	}
 	switch r.method {
 	case mcp.MethodToolsCall:
 		if res.IsError {
@@ -561,7 +616,7 @@ func (f *Folder) ids(r *req) (parent, own trace.SpanContext) {
 // attrs are the attributes of r's span, and those of its duration
 // metric.
 func (f *Folder) attrs(r *req, first *req) (span, metric []attribute.KeyValue) {
-	a := make([]attribute.KeyValue, 0, 16)
+	a := make([]attribute.KeyValue, 0, 20)
 	a = append(a, semconv.McpMethodNameKey.String(r.method))
 	version := r.version
 	if version == "" {
@@ -602,8 +657,9 @@ func (f *Folder) attrs(r *req, first *req) (span, metric []attribute.KeyValue) {
 			a = append(a, semconv.ServerPort(f.sess.port))
 		}
 	}
-	metric = a
-	span = append([]attribute.KeyValue(nil), a...)
+	// The metric's attributes are the span's first ones.
+	metric = a[:len(a):len(a)]
+	span = a
 	if id, ok := idAttr(first.id); ok {
 		span = append(span, id)
 	}

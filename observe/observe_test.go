@@ -115,7 +115,7 @@ func follow(t *testing.T, opts client.Options, fo FoldOptions, dial client.Diale
 }
 
 // stdio starts the fixture as a real subprocess.
-func stdio(t *testing.T, args ...string) client.Dialer {
+func stdio(t testing.TB, args ...string) client.Dialer {
 	t.Helper()
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	env, err := transport.BuildEnv(os.Environ(), nil, fixturetest.ChildEnv())
@@ -204,11 +204,11 @@ func sentMeta(t *testing.T, evs []client.Event, id int64) trace.SpanContext {
 	t.Helper()
 	for _, ev := range evs {
 		if ev.Kind == client.EvFrame && ev.Frame.Dir == client.Out && ev.Frame.Msg.Kind == jsonrpc.KindRequest && ev.Frame.Msg.ID == jsonrpc.Int(id) {
-			var p params
-			if err := json.Unmarshal(paramsOf(ev.Frame), &p); err != nil {
-				t.Fatal(err)
+			p, ok := readParams(ev.Frame)
+			if !ok {
+				t.Fatal("params do not decode")
 			}
-			return metaContext(p.Meta)
+			return p.Meta.context()
 		}
 	}
 	t.Fatalf("no request %d", id)
