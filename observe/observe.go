@@ -96,23 +96,28 @@ type Stats struct {
 	// Missed counts the session's events the folder did not receive (its
 	// buffer was full), whose spans may be incomplete.
 	Missed uint64
-	// Err is the first export failure.
-	Err error
+	// Err is the first failure to export spans; MetricsErr the first to
+	// export metrics (a collector that takes none answers 404).
+	Err, MetricsErr error
 }
 
 // Warning is the one line that says what was lost, or "" when nothing was.
 func (s Stats) Warning() string {
-	if s.Dropped == 0 && s.Missed == 0 && s.Err == nil {
-		return ""
+	var parts []string
+	if s.Dropped > 0 || s.Missed > 0 || s.Err != nil {
+		msg := fmt.Sprintf("otlp: %d of %d spans not exported", s.Dropped, s.Spans)
+		if s.Missed > 0 {
+			msg += fmt.Sprintf(", %d events missed", s.Missed)
+		}
+		if s.Err != nil {
+			msg += " (first failure: " + s.Err.Error() + ")"
+		}
+		parts = append(parts, msg)
 	}
-	msg := fmt.Sprintf("otlp: %d of %d spans not exported", s.Dropped, s.Spans)
-	if s.Missed > 0 {
-		msg += fmt.Sprintf(", %d events missed", s.Missed)
+	if s.MetricsErr != nil {
+		parts = append(parts, "otlp: metrics not exported ("+s.MetricsErr.Error()+"; OTEL_METRICS_EXPORTER=none leaves them out)")
 	}
-	if s.Err != nil {
-		msg += " (first failure: " + s.Err.Error() + ")"
-	}
-	return msg
+	return strings.Join(parts, "; ")
 }
 
 // Telemetry exports the spans and metrics of live sessions. Create it with
@@ -287,8 +292,8 @@ func (t *Telemetry) Shutdown(ctx context.Context) Stats {
 	if s.Spans > s.Exported {
 		s.Dropped = s.Spans - s.Exported
 	}
-	if s.Err == nil && t.mexp != nil {
-		s.Err = t.mexp.firstErr()
+	if t.mexp != nil {
+		s.MetricsErr = t.mexp.firstErr()
 	}
 	return s
 }
@@ -347,7 +352,7 @@ type metricGuard struct {
 
 func (g *metricGuard) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
 	if err := g.Exporter.Export(ctx, rm); err != nil {
-		g.note(fmt.Errorf("metrics: %w", err))
+		g.note(err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 // error status.
 func TestJaeger(t *testing.T) {
 	j := peertest.StartJaeger(t)
+	t.Setenv("OTEL_METRICS_EXPORTER", "none") // Jaeger takes no metrics
 
 	// Live: a modern session over HTTP under the caller's trace; its
 	// tools/call is answered input_required once, then retried.
