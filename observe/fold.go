@@ -125,6 +125,7 @@ type Folder struct {
 	waiting map[key]*req // rounds answered input_required, awaiting their retry
 	held    []*req       // ended, waiting a little for a late answer
 	heldBy  map[key]*req
+	sets    map[setKey]attribute.Set // the session's measurement attributes
 }
 
 // NewFolder returns a folder emitting through t; m records the metrics
@@ -136,7 +137,7 @@ func NewFolder(t trace.Tracer, m *Metrics, o FoldOptions) *Folder {
 	if o.HoldMax <= 0 {
 		o.HoldMax = DefaultHoldMax
 	}
-	f := &Folder{tracer: t, o: o, open: map[key]*req{}, waiting: map[key]*req{}, heldBy: map[key]*req{}}
+	f := &Folder{tracer: t, o: o, open: map[key]*req{}, waiting: map[key]*req{}, heldBy: map[key]*req{}, sets: map[setKey]attribute.Set{}}
 	if m != nil {
 		f.metrics = m.inst
 	}
@@ -198,6 +199,7 @@ func (f *Folder) process(ev client.Event) {
 		if f.sess.open {
 			f.endSession(ev.Time)
 		}
+		clear(f.sets)
 		f.sess = session{open: true, start: ev.Time, traceID: newTraceID(), adopted: f.sess.adopted}
 		if f.sess.adopted {
 			f.sess.traceID = prevTrace
@@ -491,9 +493,11 @@ func (f *Folder) response(fr *client.FrameInfo) {
 	case mcp.MethodInitialize:
 		if res.ProtocolVersion != "" {
 			f.sess.version = res.ProtocolVersion
+			clear(f.sets)
 		}
 	case mcp.MethodServerDiscover:
 		f.sess.version, f.sess.modern = mcp.ModernVersion, true
+		clear(f.sets)
 	}
 }
 
@@ -717,8 +721,32 @@ func (f *Folder) emit(r *req) {
 	}
 	span.End(trace.WithTimestamp(r.end))
 	if f.metrics != nil {
-		f.metrics.operation(kind, r.end.Sub(first.start), metricAttrs)
+		f.metrics.operation(kind, r.end.Sub(first.start), f.metricSet(kind, r, first, metricAttrs))
 	}
+}
+
+// setKey is what a measurement's attributes depend on within a session.
+type setKey struct {
+	kind                                        trace.SpanKind
+	method, tool, prompt, uri, errType, code, v string
+}
+
+// maxSets bounds the attribute sets a folder keeps for its measurements
+// (a resource URI is of unbounded cardinality).
+const maxSets = 512
+
+// metricSet is the attribute set of r's measurement: made once per kind
+// of operation in a session, not once per call.
+func (f *Folder) metricSet(kind trace.SpanKind, r, first *req, attrs []attribute.KeyValue) attribute.Set {
+	k := setKey{kind, r.method, r.tool, first.prompt, r.uri, r.errType, r.code, r.version}
+	if set, ok := f.sets[k]; ok {
+		return set
+	}
+	set := attribute.NewSet(attrs...)
+	if len(f.sets) < maxSets {
+		f.sets[k] = set
+	}
+	return set
 }
 
 func addEvents(span trace.Span, evs []spanEvent) {

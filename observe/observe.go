@@ -380,12 +380,12 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 	return &Metrics{inst: &instruments{clientOp: co.Inst(), serverOp: so.Inst(), clientSess: cs.Inst()}}, nil
 }
 
-func (m *instruments) operation(kind trace.SpanKind, d time.Duration, attrs []attribute.KeyValue) {
+func (m *instruments) operation(kind trace.SpanKind, d time.Duration, attrs attribute.Set) {
 	h := m.clientOp
 	if kind == trace.SpanKindServer {
 		h = m.serverOp
 	}
-	h.Record(context.Background(), d.Seconds(), metric.WithAttributes(attrs...))
+	h.Record(context.Background(), d.Seconds(), metric.WithAttributeSet(attrs))
 }
 
 func (m *instruments) session(_ Mode, d time.Duration, attrs []attribute.KeyValue) {

@@ -109,3 +109,15 @@ func Attr(s *tracepb.Span, key string) string {
 	}
 	return ""
 }
+
+// Discard starts a collector that reads every export and keeps nothing
+// (a collector on another machine, for benchmarks), and returns its base
+// URL; it is closed when the test ends.
+func Discard(t testing.TB) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
