@@ -43,9 +43,12 @@ const (
 )
 
 // spanName is {mcp.method.name} {target}: the tool or the prompt, else
-// the method alone.
+// the method alone ("(no method)" for a message whose method is empty: a
+// span needs a name).
 func spanName(method, tool, prompt string) string {
 	switch {
+	case method == "":
+		return "(no method)"
 	case method == mcp.MethodToolsCall && tool != "":
 		return method + " " + tool
 	case method == mcp.MethodPromptsGet && prompt != "":
