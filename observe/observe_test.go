@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -127,25 +126,6 @@ func stdio(t testing.TB, args ...string) client.Dialer {
 	return client.Stdio(transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond})
 }
 
-// serveHTTP runs the fixture's HTTP mode in-process on a loopback socket.
-func serveHTTP(t *testing.T, args ...string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- fixtures.ServeHTTP(ctx, ln, args, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ServeHTTP: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String() + "/mcp"
-}
-
 func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
 	m := map[attribute.Key]attribute.Value{}
 	for _, a := range s.Attributes {
@@ -181,7 +161,7 @@ func want(t *testing.T, s tracetest.SpanStub, kv map[string]any) {
 		g, ok := got[attribute.Key(k)]
 		switch {
 		case v == nil && ok:
-			t.Errorf("%s: %s = %v, want absent", s.Name, k, g.Emit())
+			t.Errorf("%s: %s = %v, want absent", s.Name, k, g.String())
 		case v != nil && !ok:
 			t.Errorf("%s: %s absent, want %v", s.Name, k, v)
 		case v != nil && g.AsInterface() != v:
@@ -338,7 +318,7 @@ func TestHTTPModern(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := serveHTTP(t, "--era", "modern")
+	url := fixturetest.ServeHTTP(t, "--era", "modern") + "/mcp"
 	accept := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"action":"accept","content":{"confirm":true}}`), nil
 	}
@@ -391,7 +371,7 @@ func TestHTTPModern(t *testing.T) {
 
 // TestHTTPSessionID: a legacy session over HTTP carries mcp.session.id.
 func TestHTTPSessionID(t *testing.T) {
-	url := serveHTTP(t)
+	url := fixturetest.ServeHTTP(t) + "/mcp"
 	r := follow(t, client.Options{}, FoldOptions{}, client.HTTP(transport.HTTPConfig{URL: url}), func(ctx context.Context, c *client.Client) {
 		if _, err := c.ListTools(ctx); err != nil {
 			t.Fatal(err)

@@ -7,8 +7,6 @@ package transport
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport/oauth"
 )
@@ -29,20 +27,7 @@ const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 // socket and returns its origin (http://127.0.0.1:PORT).
 func serveFixture(t *testing.T, args ...string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- fixtures.ServeHTTP(ctx, ln, args, io.Discard) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("ServeHTTP: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String()
+	return fixturetest.ServeHTTP(t, args...)
 }
 
 // recorder is an HTTP client that remembers every request it sent (method,

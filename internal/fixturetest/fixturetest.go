@@ -6,7 +6,9 @@
 package fixturetest
 
 import (
+	"context"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -46,4 +48,26 @@ func Main(m *testing.M, run Program) {
 // stop of a server a second long.
 func ChildEnv() []string {
 	return []string{Env + "=1", "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}
+}
+
+// ServeHTTP runs the fixture's HTTP mode (fixtures.ServeHTTP, with args)
+// in-process on a real loopback socket and returns its origin
+// (http://127.0.0.1:PORT; its endpoint is /mcp); it stops,
+// and is checked to have stopped cleanly, when the test ends.
+func ServeHTTP(t testing.TB, args ...string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fixtures.ServeHTTP(ctx, ln, args, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("fixture ServeHTTP: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
 }
