@@ -22,8 +22,8 @@ func NewCmdExport(env *cmdutil.Env) *cobra.Command {
 	var o ExportOptions
 	var from, to diagram.Bound // --from and --to, parsed
 	cmd := &cobra.Command{
-		Use:   "export [--mermaid | --format text] [--from X] [--to Y] FILE",
-		Short: "Draw a capture as a sequence diagram (Mermaid, or plain text)",
+		Use:   "export [--mermaid | --format text | --format otlp] [--from X] [--to Y] FILE",
+		Short: "Draw a capture as a sequence diagram (Mermaid, or plain text), or write its spans as OTLP JSON",
 		Long: `Read a capture (--record FILE) and draw it as a sequence diagram: sonde and the server
 as two lanes, an arrow per frame (requests labelled with their method and id, responses with
 the id they resolve and their latency, or late/duplicate/unknown), notes where a response
