@@ -40,6 +40,7 @@ interop/bin/gosdk-client: interop/gosdk-client/main.go interop/gosdk-client/go.m
 JAEGER_VERSION := v1.76.0
 
 interop/bin/jaeger:
+	mkdir -p interop/bin
 	cd "$$($(GO) mod download -json github.com/jaegertracing/jaeger@$(JAEGER_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')" && \
 		GOFLAGS=-buildvcs=false $(GO) build -o $(CURDIR)/interop/bin/jaeger ./cmd/jaeger
 
