@@ -34,24 +34,52 @@ func ParseTraceparent(traceparent, tracestate string) (trace.SpanContext, error)
 }
 
 func extract(traceparent, tracestate string) trace.SpanContext {
-	carrier := propagation.MapCarrier{MetaTraceparent: strings.TrimSpace(traceparent)}
-	if tracestate != "" {
-		carrier[MetaTracestate] = tracestate
-	}
-	return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), carrier))
+	c := &carrier{parent: strings.TrimSpace(traceparent), state: tracestate}
+	return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), c))
 }
 
 // inject writes sc as the traceparent and tracestate members of a _meta.
 func inject(sc trace.SpanContext) map[string]json.RawMessage {
-	carrier := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
-	out := make(map[string]json.RawMessage, len(carrier))
-	for k, v := range carrier {
-		b, _ := json.Marshal(v)
-		out[k] = b
+	var c carrier
+	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), &c)
+	out := make(map[string]json.RawMessage, 2)
+	out[MetaTraceparent] = quote(c.parent)
+	if c.state != "" {
+		out[MetaTracestate] = quote(c.state)
 	}
 	return out
 }
+
+// quote is s as a JSON string.
+func quote(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// carrier holds the two members the W3C propagator reads and writes
+// (propagation.TextMapCarrier), without a map per request.
+type carrier struct{ parent, state string }
+
+func (c *carrier) Get(key string) string {
+	switch key {
+	case MetaTraceparent:
+		return c.parent
+	case MetaTracestate:
+		return c.state
+	}
+	return ""
+}
+
+func (c *carrier) Set(key, value string) {
+	switch key {
+	case MetaTraceparent:
+		c.parent = value
+	case MetaTracestate:
+		c.state = value
+	}
+}
+
+func (c *carrier) Keys() []string { return []string{MetaTraceparent, MetaTracestate} }
 
 // Injector gives each request sonde sends the trace context of the span
 // that will stand for it: one trace per session (the caller's trace with

@@ -45,7 +45,12 @@ const (
 
 // Defaults of Config.
 const (
-	DefaultQueue         = 4096
+	DefaultQueue = 16384
+	// ContentQueue is the queue with --otlp-content, whose spans may each
+	// carry 2 × MaxContentBytes.
+	ContentQueue = 256
+	// exportBatch is the most spans one export carries.
+	exportBatch          = 1024
 	DefaultExportTimeout = 3 * time.Second
 	// DefaultBuffer is the event subscription's buffer of Follow: the
 	// folder falls behind a burst by that much before it misses events
@@ -230,7 +235,7 @@ func NewWith(exp sdktrace.SpanExporter, mexp sdkmetric.Exporter, cfg Config) *Te
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithIDGenerator(idGenerator{}),
 		sdktrace.WithSpanProcessor(t.count),
-		sdktrace.WithBatcher(t.exp, sdktrace.WithMaxQueueSize(queue), sdktrace.WithBatchTimeout(time.Second)),
+		sdktrace.WithBatcher(t.exp, sdktrace.WithMaxQueueSize(queue), sdktrace.WithMaxExportBatchSize(exportBatch), sdktrace.WithBatchTimeout(time.Second)),
 	)
 	t.tracer = t.tp.Tracer(instrumentation)
 	if mexp != nil {

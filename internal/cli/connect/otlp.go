@@ -44,6 +44,11 @@ type Telemetry struct {
 // ask for none). redact is the captures' redaction, for --otlp-content.
 func StartTelemetry(ctx context.Context, o *OTLPFlags, service string, redact func([]byte) []byte) (*Telemetry, error) {
 	cfg := observe.Config{Endpoint: o.Endpoint, ServiceName: service, ServiceVersion: cmdutil.Version}
+	if o.Content {
+		// A span may then carry 64 KiB of content: a shorter queue keeps
+		// the memory it may hold bounded as without.
+		cfg.Queue = observe.ContentQueue
+	}
 	var parent trace.SpanContext
 	if o.Traceparent != "" {
 		sc, err := observe.ParseTraceparent(o.Traceparent, "")
