@@ -15,6 +15,8 @@ type ExportOptions struct {
 	Format   string // mermaid, text or otlp
 	From, To string // the window's ends: a duration from the start, or an event number
 	Width    int    // of the text swimlane, in cells
+	// Traceparent parents the spans of --format otlp (otlp.go).
+	Traceparent string
 }
 
 // NewCmdExport is `sonde export FILE`.
@@ -43,7 +45,8 @@ method name.
 --format otlp writes the spans a live session sends with --otlp-endpoint (same names,
 attributes and ids, the capture's timestamps) as OTLP JSON Lines: one
 ExportTraceServiceRequest per line, each of which a collector's /v1/traces takes as is
-(curl -H 'Content-Type: application/json' --data-binary @LINE). --from/--to do not apply.
+(curl -H 'Content-Type: application/json' --data-binary @LINE); --traceparent makes them
+children of a span of yours. --from/--to do not apply.
 
 Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -71,7 +74,7 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Format == "otlp" {
-				return exportOTLP(env, args[0])
+				return exportOTLP(env, args[0], o.Traceparent)
 			}
 			return runExport(env, &o, args[0], from, to)
 		},
@@ -82,6 +85,7 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 	fs.StringVar(&o.From, "from", "", "start of the window: a duration from the start (1.5s) or an event number (120)")
 	fs.StringVar(&o.To, "to", "", "end of the window (included), as --from")
 	fs.IntVar(&o.Width, "width", 100, "width of the text swimlane in cells")
+	fs.StringVar(&o.Traceparent, "traceparent", "", "with --format otlp: the W3C traceparent the spans are children of (the --traceparent the session ran with: a capture does not keep it)")
 	return cmd
 }
 

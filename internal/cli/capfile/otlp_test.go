@@ -14,8 +14,8 @@ import (
 )
 
 // export --format otlp: OTLP JSON Lines whose spans have the names and
-// the hex ids sent in the requests' _meta (in the trace of --traceparent;
-// the parent span itself is not in the capture), all in one trace.
+// the hex ids sent in the requests' _meta, all in the trace of the
+// session's --traceparent, and children of export's --traceparent.
 func TestExportOTLP(t *testing.T) {
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 	f := clitest.NewFixture(t)
@@ -28,7 +28,7 @@ func TestExportOTLP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = clitest.RunSonde(t, "", "export", "--format", "otlp", path)
+	r = clitest.RunSonde(t, "", "export", "--format", "otlp", "--traceparent", tp, path)
 	if r.Code != 0 || r.Stderr != "" {
 		t.Fatalf("export: %d %s", r.Code, r.Stderr)
 	}
@@ -53,7 +53,7 @@ func TestExportOTLP(t *testing.T) {
 		t.Errorf("spans %s", got)
 	}
 	out := r.Stdout
-	if strings.Count(out, `"traceId":"0af7651916cd43dd8448eb211c80319c"`) != len(names) ||
+	if strings.Count(out, `"traceId":"0af7651916cd43dd8448eb211c80319c"`) != len(names) || strings.Count(out, `"parentSpanId":"b7ad6b7169203331"`) != len(names) ||
 		!strings.Contains(out, `{"key":"error.type","value":{"stringValue":"-32001"}}`) || !strings.Contains(out, `"status":{"message":`) {
 		t.Errorf("export lacks the trace, parent or error:\n%s", out)
 	}
