@@ -150,7 +150,7 @@ func (f *Folder) Apply(ev client.Event) {
 	case client.EvProcess:
 		f.process(ev)
 	case client.EvHTTP:
-		f.http(ev.HTTP)
+		f.http(ev.Time, ev.HTTP)
 	case client.EvFrame:
 		f.frame(ev.Frame)
 	case client.EvRequest:
@@ -243,7 +243,19 @@ func hostPort(raw string) (string, int) {
 }
 
 // http learns the session id from the answers' Mcp-Session-Id.
-func (f *Folder) http(h *client.HTTPEvent) {
+//
+// An exchange before any process or connect event is the HTTP tap's (the
+// proxy's exchange with the server, whose URL it carries): it opens the
+// session, over tcp, in the trace the spans so far took.
+func (f *Folder) http(at time.Time, h *client.HTTPEvent) {
+	if !f.sess.open && h.URL != "" {
+		tid := f.sess.traceID
+		f.sess = session{open: true, start: at, traceID: tid, transport: "tcp", protoName: "http"}
+		if !tid.IsValid() {
+			f.sess.traceID = newTraceID()
+		}
+		f.sess.address, f.sess.port = hostPort(h.URL)
+	}
 	for _, line := range h.Header {
 		name, v, ok := strings.Cut(strings.TrimPrefix(line, "< "), ":")
 		if ok && line != name && strings.EqualFold(strings.TrimSpace(name), "Mcp-Session-Id") {

@@ -2,7 +2,9 @@ package tap_test
 
 import (
 	"encoding/hex"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/otlptest"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // sonde tap --otlp-endpoint: the host's requests become the CLIENT spans
@@ -38,5 +41,35 @@ func TestTapOTLP(t *testing.T) {
 	}
 	if col.Span("initialize") == nil || !strings.Contains(h.stdoutText(), `"value":"_meta"`) {
 		t.Errorf("no initialize span, or the call was not answered:\n%s", h.stdoutText())
+	}
+}
+
+// sonde tap --listen --otlp-endpoint: the host's requests through the
+// HTTP tap are CLIENT spans with the real server's address and port.
+func TestListenOTLP(t *testing.T) {
+	col := otlptest.Start(t)
+	base := clitest.FixtureHTTP(t)
+	h := startHTTPTap(t, base+"/mcp", "--no-record", "--otlp-endpoint", col.URL)
+	o := driveHTTP(t, h.url, transport.ModeStreamable)
+	if o.Echo == "" {
+		t.Fatalf("no echo through the tap: %+v", o)
+	}
+	h.stop(t)
+	s := col.Span("tools/call echo")
+	if s == nil || s.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Fatalf("no CLIENT span tools/call echo among %d\n%s", len(col.Spans()), h.errText())
+	}
+	u, _ := url.Parse(base)
+	if otlptest.Attr(s, "server.address") != u.Hostname() || otlptest.Attr(s, "network.transport") != "tcp" || otlptest.Attr(s, "mcp.session.id") == "" {
+		t.Errorf("attributes %v (server %s)", s.Attributes, base)
+	}
+	var port int64
+	for _, a := range s.Attributes {
+		if a.Key == "server.port" {
+			port = a.Value.GetIntValue()
+		}
+	}
+	if strconv.FormatInt(port, 10) != u.Port() {
+		t.Errorf("server.port %d, want %s", port, u.Port())
 	}
 }
