@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -534,4 +535,44 @@ func TestConfig(t *testing.T) {
 	if h := envHeaders(); h["a"] != "1" || h["b"] != "x y" {
 		t.Errorf("headers %v", h)
 	}
+}
+
+// TestOutcomeErrors: the error.type of each outcome that is not an answer,
+// and a duplicate answer as an event.
+func TestOutcomeErrors(t *testing.T) {
+	call := func(id int64, tool string) []client.Event {
+		return []client.Event{
+			frame(client.Out, `{"jsonrpc":"2.0","id":`+strconv.FormatInt(id, 10)+`,"method":"tools/call","params":{"name":"`+tool+`"}}`, client.VerdictSent),
+			reqEv(client.Out, jsonrpc.Int(id), mcp.MethodToolsCall, client.StateQueued),
+		}
+	}
+	ended := func(id int64, st client.State, err error) client.Event {
+		ev := reqEv(client.Out, jsonrpc.Int(id), mcp.MethodToolsCall, st)
+		ev.Req.Err = err
+		return ev
+	}
+	var evs []client.Event
+	evs = append(evs, client.Event{Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcConnect, Argv: []string{"http://127.0.0.1:9/mcp"}}})
+	evs = append(evs, call(1, "a")...)
+	evs = append(evs, ended(1, client.StateHTTP, &client.Error{Code: client.CodeHTTP, Message: "HTTP 503", HTTP: &client.ExchangeError{Status: 503}}))
+	evs = append(evs, call(2, "b")...)
+	evs = append(evs, ended(2, client.StateHTTP, &client.Error{Code: client.CodeHTTP, Message: "refused", HTTP: &client.ExchangeError{}}))
+	evs = append(evs, call(3, "c")...)
+	evs = append(evs, ended(3, client.StateProtocol, &client.Error{Code: client.CodeProtocol, Message: "both"}))
+	evs = append(evs, call(4, "d")...)
+	evs = append(evs, frame(client.In, `{"jsonrpc":"2.0","id":4,"result":{}}`, client.VerdictResolved), ended(4, client.StateResolved, nil),
+		frame(client.In, `{"jsonrpc":"2.0","id":4,"result":{}}`, client.VerdictDuplicate))
+	evs = append(evs, call(5, "e")...) // no outcome before the end
+	spans := feed(t, FoldOptions{}, evs...)
+	for name, want := range map[string]string{"a": "503", "b": ErrTypeConnection, "c": ErrTypeProtocol, "e": ErrTypeClosed} {
+		s := spanNamed(t, spans, "tools/call "+name)
+		if got := attrs(s)["error.type"].AsString(); got != want || s.Status.Code != codes.Error {
+			t.Errorf("tools/call %s: error.type %q status %v, want %q", name, got, s.Status, want)
+		}
+	}
+	d := spanNamed(t, spans, "tools/call d")
+	if !hasEvent(d, eventDuplicate) || d.Status.Code != codes.Unset {
+		t.Errorf("tools/call d: %+v", d)
+	}
+	want(t, d, map[string]any{"server.address": "127.0.0.1", "server.port": int64(9), "network.transport": "tcp", "network.protocol.name": "http"})
 }
