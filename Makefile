@@ -20,8 +20,9 @@ tools:
 	command -v tmux >/dev/null || (apt-get update && apt-get install -y tmux)
 
 ## peers: the real MCP servers of the interop tests (interop/package.json, pinned by its lock),
-## and the official Go SDK's example server, a modern-era peer, built outside sonde's go.mod.
-peers: interop/node_modules/.installed interop/bin/everything interop/bin/gosdk-client
+## the official Go SDK's example server, a modern-era peer, built outside sonde's go.mod, and
+## Jaeger, the tracing backend of the OpenTelemetry export's tests.
+peers: interop/node_modules/.installed interop/bin/everything interop/bin/gosdk-client interop/bin/jaeger
 
 GOSDK_VERSION := v1.8.0
 
@@ -32,6 +33,16 @@ interop/bin/everything:
 # benchmark drive sonde tap with it.
 interop/bin/gosdk-client: interop/gosdk-client/main.go interop/gosdk-client/go.mod
 	cd interop/gosdk-client && GOFLAGS=-buildvcs=false $(GO) build -o ../bin/gosdk-client .
+
+# Jaeger all-in-one (its OTLP receiver and query API; internal/peertest/jaeger.go). Its module
+# has replace directives, which `go install pkg@version` refuses, so the module is downloaded
+# and its command built in place, outside sonde's go.mod. It takes minutes (docs/otel.md).
+JAEGER_VERSION := v1.76.0
+
+interop/bin/jaeger:
+	mkdir -p interop/bin
+	cd "$$($(GO) mod download -json github.com/jaegertracing/jaeger@$(JAEGER_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p')" && \
+		GOFLAGS=-buildvcs=false $(GO) build -o $(CURDIR)/interop/bin/jaeger ./cmd/jaeger
 
 interop/node_modules/.installed: interop/package.json interop/package-lock.json
 	cd interop && npm ci --no-audit --no-fund --loglevel=error

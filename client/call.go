@@ -100,6 +100,7 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	if c.modernLocked() {
 		meta = append(meta, c.modernMeta()...)
 	}
+	meta = c.requestMeta(meta, id, method)
 	raw := encodeRequest(id, method, rawParams, meta)
 	if !c.out.push(outItem{p: p, raw: raw, method: method}) {
 		c.settleLocked(p, outcome{state: StateRejected, err: newErr(CodeBusy, "%s: write queue full", method)})

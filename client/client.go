@@ -73,6 +73,8 @@ type Options struct {
 	Inputs InputFunc
 	// Flood limits the server's notifications (flood.go); zero: none.
 	Flood FloodLimit
+	// RequestMeta adds members to each request's params._meta (meta.go).
+	RequestMeta RequestMetaFunc
 }
 
 func (o *Options) fill() {

@@ -331,7 +331,7 @@ func TestModernServerRequest(t *testing.T) {
 // loopback socket and returns its /mcp URL.
 func serveFixtureHTTP(t *testing.T, args ...string) string {
 	t.Helper()
-	return fixturetest.Origin(t, args...) + "/mcp"
+	return fixturetest.ServeHTTP(t, args...) + "/mcp"
 }
 
 // TestModernOverHTTP: the modern era over Streamable HTTP, input_required

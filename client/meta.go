@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -278,4 +279,29 @@ func skipValue(b []byte, i int) (int, bool) {
 		j++
 	}
 	return j, j > i
+}
+
+// RequestMetaFunc returns members to add to the params._meta of request id
+// as it is registered (for example the trace context of sonde's span for
+// it: traceparent, tracestate). It is called with the client's lock held,
+// once per request (a retry after input_required is a new request): it
+// must be quick and must not call the client. Members the params' _meta
+// already has are kept.
+type RequestMetaFunc func(id int64, method string) map[string]json.RawMessage
+
+// requestMeta appends the Options.RequestMeta hook's members for request
+// id to meta, in the order of their names (the same bytes every time).
+func (c *Client) requestMeta(meta []metaMember, id int64, method string) []metaMember {
+	if c.opts.RequestMeta == nil {
+		return meta
+	}
+	add := c.opts.RequestMeta(id, method)
+	start := len(meta)
+	for k, v := range add {
+		if json.Valid(v) {
+			meta = append(meta, metaMember{k, v})
+		}
+	}
+	slices.SortFunc(meta[start:], func(a, b metaMember) int { return strings.Compare(a.key, b.key) })
+	return meta
 }

@@ -85,3 +85,18 @@ func FuzzToolIsError(f *testing.F) {
 		}
 	})
 }
+
+// TestRequestMetaHook: the Options.RequestMeta members reach the request's
+// _meta beside the progress token, in the order of their names; a member
+// the caller's _meta has already is kept as the caller wrote it.
+func TestRequestMetaHook(t *testing.T) {
+	c := &Client{opts: Options{RequestMeta: func(int64, string) map[string]json.RawMessage {
+		return map[string]json.RawMessage{"tracestate": json.RawMessage(`"k=v"`), "traceparent": json.RawMessage(`"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`)}
+	}}}
+	meta := c.requestMeta([]metaMember{{"progressToken", json.RawMessage("7")}}, 7, "tools/call")
+	got := string(encodeRequest(7, "tools/call", json.RawMessage(`{"name":"echo","_meta":{"tracestate":"mine"}}`), meta))
+	want := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","_meta":{"tracestate":"mine","progressToken":7,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

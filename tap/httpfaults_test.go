@@ -31,7 +31,7 @@ func newFaultProxy(t *testing.T, json bool, rules ...string) *faultProxy {
 	if json {
 		args = append(args, "--http-json")
 	}
-	target, _ := url.Parse(fixturetest.Origin(t, args...))
+	target, _ := url.Parse(fixturetest.ServeHTTP(t, args...))
 	var parsed []*chaos.Rule
 	for i, text := range rules {
 		r, err := chaos.Parse(text, i+1)

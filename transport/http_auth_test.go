@@ -28,7 +28,7 @@ const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 // socket and returns its origin (http://127.0.0.1:PORT).
 func serveFixture(t *testing.T, args ...string) string {
 	t.Helper()
-	return fixturetest.Origin(t, args...)
+	return fixturetest.ServeHTTP(t, args...)
 }
 
 // recorder is an HTTP client that remembers every request it sent (method,

@@ -34,7 +34,7 @@ type Rule struct {
 // anything, and only test files may import them.
 var testHelpers = []string{
 	"internal/capturegen", "internal/capturetest", "internal/fixturetest",
-	"internal/golden", "internal/peertest", "internal/proctest", "internal/cli/clitest", "internal/memtest", "internal/uitest",
+	"internal/golden", "internal/peertest", "internal/proctest", "internal/cli/clitest", "internal/memtest", "internal/uitest", "internal/otlptest",
 }
 
 // charm is the UI stack.
@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe",
 	}, cli...)
 }
 
@@ -94,6 +94,9 @@ func Rules() []Rule {
 		// client's passive Observer, the recorder. Only its command
 		// (internal/cli/tap) imports it.
 		{Pkg: "tap", Internal: []string{"transport", "client", "capture", "jsonrpc", "mcp", "chaos", "internal/loopback"}},
+		// OpenTelemetry: client events folded into spans and metrics, the
+		// official SDK and its OTLP exporters (docs/otel.md).
+		{Pkg: "observe", Internal: []string{"client", "jsonrpc", "mcp"}, External: []string{"go.opentelemetry.io/", "google.golang.org/protobuf/"}},
 		// The fault rules of sonde tap --fault: a language and a decision
 		// per line, no processes, no pipes.
 		{Pkg: "chaos", Internal: []string{"jsonrpc"}},

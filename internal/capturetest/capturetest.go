@@ -58,7 +58,7 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 	var dial client.Dialer
 	var argv []string
 	if o.HTTP {
-		url := fixturetest.Origin(t, o.Fixture...) + "/mcp"
+		url := fixturetest.ServeHTTP(t, o.Fixture...) + "/mcp"
 		argv = []string{url}
 		dial = client.HTTP(transport.HTTPConfig{URL: url, ConnectTimeout: 5 * time.Second})
 	} else {

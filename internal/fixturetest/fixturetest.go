@@ -51,9 +51,9 @@ func ChildEnv() []string {
 	return []string{Env + "=1", "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}
 }
 
-// ServeHTTP runs the fixture's HTTP mode in this process on ln until the
+// ServeHTTPOn runs the fixture's HTTP mode in this process on ln until the
 // test ends; the cleanup stops it and fails the test if it failed.
-func ServeHTTP(t testing.TB, ln net.Listener, args ...string) {
+func ServeHTTPOn(t testing.TB, ln net.Listener, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -66,15 +66,15 @@ func ServeHTTP(t testing.TB, ln net.Listener, args ...string) {
 	})
 }
 
-// Origin runs the fixture's HTTP mode in this process on a new loopback
+// ServeHTTP runs the fixture's HTTP mode in this process on a new loopback
 // socket until the test ends and returns its origin (http://127.0.0.1:PORT;
 // the MCP endpoint is its /mcp).
-func Origin(t testing.TB, args ...string) string {
+func ServeHTTP(t testing.TB, args ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ServeHTTP(t, ln, args...)
+	ServeHTTPOn(t, ln, args...)
 	return "http://" + ln.Addr().String()
 }

@@ -76,6 +76,9 @@ type Flags struct {
 	OAuthIdPClientID      string
 	OAuthIdPSecretEnv     string
 
+	// OpenTelemetry (--otlp-*, --traceparent; otlp.go).
+	OTLP OTLPFlags
+
 	// A server of a host config file (--config, --server, --input).
 	// Server is the first --server; Servers every one given (tools and
 	// call take several, multi.go).
@@ -130,6 +133,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.ConnTimeout, "connect-timeout", transport.DefaultConnectTimeout, "with --url: how long the legacy SSE endpoint event, and the DELETE that ends a session, may take")
 	f.registerConfig(fs)
 	f.registerFlood(fs)
+	f.OTLP.Register(fs)
 }
 
 // ByteSize is a flag value in bytes that accepts KiB/MiB/GiB (and KB/MB/GB

@@ -28,6 +28,7 @@ type Session struct {
 	late    *lateWatch        // late answers on stderr; --linger
 	rec     *capture.Recorder // the --record capture, closed with the session
 	follow  func(*client.Client)
+	otlp    *Telemetry // --otlp-endpoint, --traceparent (nil: none)
 	closed  bool
 }
 
@@ -82,11 +83,18 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 	if f.Insecure {
 		fmt.Fprintln(s.env.Err, "sonde: warning: --insecure: the server's TLS certificate is not verified")
 	}
-	if first && f.Record != "" {
-		if s.rec, err = startRecorder(f, t, s.secrets); err != nil {
+	if first {
+		if s.otlp, err = OpenTelemetry(ctx, f, t, s.secrets); err != nil {
 			return nil, nil, err
 		}
 	}
+	if first && f.Record != "" {
+		if s.rec, err = startRecorder(f, t, s.secrets); err != nil {
+			s.otlp.Close(s.env.Err)
+			return nil, nil, err
+		}
+	}
+	s.otlp.Client(&opts)
 	c := client.New(opts)
 	if s.follow != nil {
 		s.follow(c)
@@ -94,6 +102,7 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 	if s.rec != nil {
 		s.rec.Follow(c)
 	}
+	s.otlp.Follow(c)
 	var tr *tracer
 	fail := func(err error) (*client.Client, *tracer, error) {
 		c.Close()
@@ -103,6 +112,9 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 		if first && s.rec != nil {
 			ReportCapture(s.env.Err, f.Record, s.rec.Close())
 			s.rec = nil
+		}
+		if first {
+			s.otlp.Close(s.env.Err)
 		}
 		return nil, nil, err
 	}
@@ -176,4 +188,5 @@ func (s *Session) Close() {
 	if s.rec != nil {
 		ReportCapture(s.env.Err, s.flags.Record, s.rec.Close())
 	}
+	s.otlp.Close(s.env.Err)
 }

@@ -106,12 +106,18 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	if err != nil {
 		return err
 	}
+	otlp, err := connect.OpenTelemetry(ctx, f, t, secrets)
+	if err != nil {
+		return err
+	}
+	otlp.Client(&copts)
 	// Every client the UI starts is closed when it ends, even one whose
 	// restart was still under way when the user quit; then the recording
 	// under way ends.
 	all := cmdutil.LiveFrom(ctx)
 	defer func() {
 		all.CloseAll()
+		otlp.Close(env.Err)
 		if path, sum, ok := rec.Stop(); ok {
 			connect.ReportCapture(env.Err, path, sum)
 		} else if _, _, note := rec.State(); note != "" {
@@ -122,6 +128,7 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 		c := client.New(copts)
 		sub := c.Subscribe(1 << 16)
 		rec.Follow(c)
+		otlp.Follow(c)
 		if !all.Add(c) {
 			c.Close()
 			return ui.Session{}, errors.New("sonde is quitting")

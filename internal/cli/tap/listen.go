@@ -60,6 +60,11 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		fmt.Fprintf(env.Err, "sonde tap: warning: listening on %s, which is not loopback: anyone who can reach it can use %s through the tap\n", ln.Addr(), o.Target)
 	}
 
+	tel, err := startTelemetry(o, red)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	signals, stopSignals := o.Signals, func() {}
 	if signals == nil {
 		signals, stopSignals = notifySignals()
@@ -68,12 +73,13 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 
 	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red},
 		fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", label, ln.Addr(), coretap.RedactURL(target), os.Getpid()))
+	obs = observe(tel, obs)
 
 	noteFaults(obs, faults)
 	proxy := coretap.NewProxy(coretap.ProxyOptions{
 		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err, Faults: faults,
 	})
-	if obs != nil && o.Record == "" && faults == nil {
+	if recPath != "" && o.Record == "" && faults == nil {
 		if stop := serveInjector(proxy, socketPath(recPath), env.Err); stop != nil {
 			defer stop()
 		}
@@ -108,11 +114,8 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 			note += fmt.Sprintf("; observation missed %d reads (%d bytes), forwarded all the same", st.MissedChunks, st.MissedBytes)
 		}
 		obs.Note(note, time.Now())
-		obs.Close()
-		if sum := rec.Close(); sum.Err != nil {
-			fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", recPath, sum.Err)
-		}
 	}
+	endObservation(env, obs, rec, recPath, tel)
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return fmt.Errorf("sonde tap: %s", strings.TrimSpace(serveErr.Error()))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/paths"
 	coretap "github.com/sonde-mcp/sonde/tap"
 	"github.com/sonde-mcp/sonde/transport"
@@ -54,6 +55,8 @@ type Options struct {
 	// Signals are passed on to the server; nil means the process's own
 	// (signal.Notify, see signals_*.go).
 	Signals <-chan os.Signal
+	// OTLP: --otlp-endpoint and the rest (otlp.go).
+	OTLP connect.OTLPFlags
 }
 
 // NewCmdTap is `sonde tap [flags] -- COMMAND [ARG...]`.
@@ -190,6 +193,7 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 	f.StringArrayVar(&o.Faults, "fault", nil, "inject a fault, RULE = action:match,options, e.g. drop:to-host,kind=response,every=3 (repeatable; docs/chaos.md)")
 	f.StringVar(&o.FaultsFile, "faults", "", "read fault rules from FILE, one a line ('#' starts a comment)")
 	f.Uint64Var(&o.Seed, "seed", 0, "the seed of the fault rules' draws (p=, ms=LO-HI); default: a new one each run, written in the recording")
+	o.OTLP.Register(f)
 	return cmd
 }
 
@@ -220,6 +224,10 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	if err != nil {
 		return err
 	}
+	tel, err := startTelemetry(o, red)
+	if err != nil {
+		return err
+	}
 	label := o.Label
 	if label == "" {
 		label = strings.TrimSuffix(filepath.Base(argv[0]), filepath.Ext(argv[0]))
@@ -233,9 +241,10 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 
 	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "stdio", Command: argv, Redact: red},
 		fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, os.Getpid(), os.Getppid()))
+	obs = observe(tel, obs)
 	noteFaults(obs, faults)
 	var inj *coretap.Injector
-	if obs != nil && o.Record == "" && faults == nil {
+	if recPath != "" && o.Record == "" && faults == nil {
 		// A live session in the sessions folder takes sonde inject's
 		// requests through a socket beside its recording.
 		inj = coretap.NewInjector()
@@ -251,12 +260,7 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	if err != nil && obs != nil {
 		err = obs.SpawnFailed(err, time.Now())
 	}
-	if obs != nil {
-		obs.Close()
-		if sum := rec.Close(); sum.Err != nil {
-			fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", recPath, sum.Err)
-		}
-	}
+	endObservation(env, obs, rec, recPath, tel)
 	if err != nil {
 		var ce *client.Error
 		if !errors.As(err, &ce) {
