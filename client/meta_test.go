@@ -95,7 +95,7 @@ func TestRequestMetaHook(t *testing.T) {
 	}}}
 	meta := c.requestMeta([]metaMember{{"progressToken", json.RawMessage("7")}}, 7, "tools/call")
 	got := string(encodeRequest(7, "tools/call", json.RawMessage(`{"name":"echo","_meta":{"tracestate":"mine"}}`), meta))
-	want := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","_meta":{"tracestate":"mine","progressToken":7,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}`
+	want := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":7,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"mine"}}}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
