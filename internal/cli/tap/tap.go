@@ -29,6 +29,13 @@ import (
 // whatever the session's length.
 const recordBuffer = 32768
 
+// recordFlush is how long the recording's events may wait in its buffer
+// before they are written to the file (capture.Options.FlushAfter): one
+// write for the events of many calls, rather than one for each, takes less
+// of the CPU the forwarding needs. sonde watch looks at the file every
+// watchPoll, so a watcher sees them at most this much later.
+const recordFlush = 50 * time.Millisecond
+
 // Options are the flags of `sonde tap`.
 type Options struct {
 	Label        string
@@ -378,7 +385,7 @@ func startRecording(env *cmdutil.Env, o *Options, label string, opts capture.Opt
 	start := time.Now()
 	file, path, why := openRecording(o, label, start)
 	if file != nil {
-		opts.Sonde, opts.Start, opts.Buffer = cmdutil.Version, start, recordBuffer
+		opts.Sonde, opts.Start, opts.Buffer, opts.FlushAfter = cmdutil.Version, start, recordBuffer, recordFlush
 		rec, err := capture.NewRecorder(file, opts)
 		if err == nil {
 			obs := client.NewObserver(0)
