@@ -130,6 +130,7 @@ type hchunk struct {
 	t           time.Time
 	end         bool   // the body ended (data is empty)
 	ctype       string // response: its media type
+	enc         string // the body's Content-Encoding, when decodable
 	http        *client.HTTPEvent
 	note        string
 	missed      uint64
@@ -255,15 +256,19 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 		return
 	}
 	ex.url = RedactURL(pr.Out.URL)
-	if ce := pr.In.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return // an encoded request body is forwarded, not decoded
+	ce := pr.In.Header.Get("Content-Encoding")
+	if strings.EqualFold(ce, "identity") {
+		ce = ""
+	}
+	if ce != "" && !decodable(ce) {
+		return // forwarded, not decoded (the exchange's record has the header)
 	}
 	if ex.hostBody != nil {
 		p.faults.observeHostBody(ex)
 		return
 	}
 	if p.opts.Observer != nil && pr.Out.Body != nil && pr.Out.Body != http.NoBody {
-		pr.Out.Body = &obsBody{rc: pr.Out.Body, p: p, ex: ex, kind: hkReq}
+		pr.Out.Body = &obsBody{rc: pr.Out.Body, p: p, ex: ex, kind: hkReq, enc: ce}
 	}
 }
 
@@ -278,7 +283,13 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	now := time.Now()
 	ctype := mediaType(resp.Header.Get("Content-Type"))
 	sse := ctype == "text/event-stream"
-	if sse && ex.method == http.MethodGet {
+	ce := resp.Header.Get("Content-Encoding")
+	if strings.EqualFold(ce, "identity") {
+		ce = ""
+	}
+	// A compressed stream is not rewritten (its bytes are not the
+	// events').
+	if sse && ex.method == http.MethodGet && ce == "" {
 		resp.Body = &endpointRewriter{rc: resp.Body, p: p, ex: ex, target: p.opts.Target}
 		// The rewrite may change the length.
 		resp.ContentLength = -1
@@ -299,12 +310,17 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		Method: ex.method, URL: ex.url, Status: resp.StatusCode, Header: hdr, Duration: now.Sub(ex.start), Stream: ex.stream,
 		Note: "through sonde tap",
 	}}, nil)
-	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+	if ce != "" && !decodable(ce) {
 		p.offer(hchunk{ex: ex, kind: hkNote, t: now, note: fmt.Sprintf("sonde tap: %s answered a body with Content-Encoding %s: forwarded as it is, not decoded", ex.stream, ce)}, nil)
 		return nil
 	}
+	if ce != "" && sse && ex.method == http.MethodGet {
+		p.offer(hchunk{ex: ex, kind: hkNote, t: now, note: fmt.Sprintf("sonde tap: %s is a compressed SSE stream (Content-Encoding %s): a legacy endpoint event in it is not rewritten to the tap", ex.stream, ce)}, nil)
+	}
 	if resp.Body != nil && resp.Body != http.NoBody {
-		resp.Body = &obsBody{rc: resp.Body, p: p, ex: ex, kind: hkResp, ctype: ctype}
+		// A compressed body is forwarded as it came; the observer
+		// decodes its copy.
+		resp.Body = &obsBody{rc: resp.Body, p: p, ex: ex, kind: hkResp, ctype: ctype, enc: ce}
 	}
 	return nil
 }
@@ -400,6 +416,7 @@ type obsBody struct {
 	ex    *exchange
 	kind  int
 	ctype string
+	enc   string
 	mu    sync.Mutex
 	miss  missCounter
 	ended bool
@@ -410,7 +427,7 @@ func (b *obsBody) Read(buf []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if n > 0 && !b.ended {
-		b.p.offer(hchunk{ex: b.ex, kind: b.kind, ctype: b.ctype, data: append([]byte(nil), buf[:n]...), t: time.Now()}, &b.miss)
+		b.p.offer(hchunk{ex: b.ex, kind: b.kind, ctype: b.ctype, enc: b.enc, data: append([]byte(nil), buf[:n]...), t: time.Now()}, &b.miss)
 	}
 	if err != nil {
 		b.endLocked()
@@ -423,7 +440,7 @@ func (b *obsBody) endLocked() {
 		return
 	}
 	b.ended = true
-	b.p.offerEnd(hchunk{ex: b.ex, kind: b.kind, ctype: b.ctype, end: true, t: time.Now()}, &b.miss)
+	b.p.offerEnd(hchunk{ex: b.ex, kind: b.kind, ctype: b.ctype, enc: b.enc, end: true, t: time.Now()}, &b.miss)
 }
 
 func (b *obsBody) Close() error {
@@ -706,6 +723,30 @@ type httpBody struct {
 	tooLong bool
 	broken  bool // a chunk was missed: the body cannot be decoded
 	sse     *sseSplitter
+	// inf decodes a compressed body (enc, its Content-Encoding); badEnc
+	// is why it could not.
+	inf    *inflater
+	enc    string
+	badEnc error
+	zBytes int64 // compressed bytes given to inf
+}
+
+// add takes the next bytes of a body that is not an SSE stream, keeping
+// at most max of them (and the first 256 of a longer one, for its
+// record); it reports whether the body is still within max.
+func (b *httpBody) add(data []byte, max int) bool {
+	if b.tooLong || b.broken {
+		return false
+	}
+	if len(b.buf)+len(data) > max {
+		b.tooLong = true
+		if len(b.buf) < 256 {
+			b.buf = append(b.buf, data[:min(len(data), 256-len(b.buf))]...)
+		}
+		return false
+	}
+	b.buf = append(b.buf, data...)
+	return true
 }
 
 // observe is the observer goroutine: bodies are gathered (JSON) or split
@@ -742,6 +783,9 @@ func (p *Proxy) observe() {
 			if c.kind == hkResp && c.ctype == "text/event-stream" {
 				b.sse = &sseSplitter{max: p.opts.MaxMessageBytes}
 			}
+			if c.enc != "" {
+				b.inf, b.enc = newInflater(c.enc), c.enc
+			}
 			bodies[k] = b
 		}
 		if c.missed > 0 {
@@ -749,10 +793,23 @@ func (p *Proxy) observe() {
 			if b.sse != nil {
 				b.sse.skip()
 			}
+			if b.inf != nil {
+				// The compressed stream has a gap: nothing after it
+				// decodes.
+				b.inf.close()
+			}
 		}
 		dir := client.Out
 		if c.kind == hkResp {
 			dir = client.In
+		}
+		if b.inf != nil {
+			p.inflate(o, c, b)
+			if !c.end {
+				return
+			}
+			b.inf.close()
+			c.data = nil
 		}
 		if b.sse != nil {
 			b.sse.feed(c.data, c.end, func(ev sseEvent) {
@@ -764,22 +821,15 @@ func (p *Proxy) observe() {
 			return
 		}
 		if !c.end {
-			if !b.tooLong && !b.broken {
-				if len(b.buf)+len(c.data) > p.opts.MaxMessageBytes {
-					b.tooLong = true
-					if len(b.buf) < 256 {
-						b.buf = append(b.buf, c.data[:min(len(c.data), 256-len(b.buf))]...)
-					}
-				} else {
-					b.buf = append(b.buf, c.data...)
-				}
-			}
+			b.add(c.data, p.opts.MaxMessageBytes)
 			return
 		}
 		delete(bodies, k)
 		switch {
 		case b.broken:
 			o.Note(fmt.Sprintf("sonde tap: a body of %s was not observed whole: not decoded", c.ex.stream), c.t)
+		case b.badEnc != nil && !b.tooLong:
+			o.Note(fmt.Sprintf("sonde tap: a body of %s with Content-Encoding %s could not be decoded: %v", c.ex.stream, b.enc, b.badEnc), c.t)
 		case b.tooLong:
 			o.TooLong(dir, &client.LineTooLongError{Limit: p.opts.MaxMessageBytes, Prefix: b.buf[:min(len(b.buf), 256)]}, c.t)
 		case c.kind == hkResp && c.ctype != "application/json":
@@ -805,9 +855,49 @@ func (p *Proxy) observe() {
 					if b.sse != nil {
 						b.sse.skip()
 					}
+					if b.inf != nil {
+						b.inf.close()
+					}
 				}
 				return
 			}
+		}
+	}
+}
+
+// inflate passes chunk c of a compressed body b to its decoder, and what
+// it decodes on as the body's bytes (an SSE stream's events, or a body
+// gathered up to MaxMessageBytes: past it, the decoder is stopped and the
+// body is too long, however much more it would have decoded to).
+func (p *Proxy) inflate(o *client.Observer, c hchunk, b *httpBody) {
+	if b.broken {
+		return
+	}
+	b.zBytes += int64(len(c.data))
+	_, err := b.inf.feed(c.data, c.end, func(d []byte) bool {
+		if b.sse == nil {
+			return b.add(d, p.opts.MaxMessageBytes)
+		}
+		b.sse.feed(d, false, func(ev sseEvent) { p.sseEvent(o, c.ex, ev, c.t) })
+		if !b.sse.over {
+			return true
+		}
+		// An event that decodes past the cap may never end (a bomb
+		// has no blank line): it is too long now, and the decoder
+		// stops.
+		o.TooLong(client.In, &client.LineTooLongError{Limit: p.opts.MaxMessageBytes, Prefix: append([]byte(nil), b.sse.raw[:min(len(b.sse.raw), 256)]...)}, c.t)
+		o.Note(fmt.Sprintf("sonde tap: an event of the SSE stream of %s (Content-Encoding %s) decodes to more than %d bytes: the rest of the stream is forwarded, not decoded", c.ex.stream, b.enc, p.opts.MaxMessageBytes), c.t)
+		b.tooLong = true
+		b.sse.skip()
+		return false
+	})
+	if err != nil && b.zBytes == 0 {
+		err = nil // an empty body, nothing to decode
+	}
+	if err != nil && b.badEnc == nil {
+		b.badEnc = err
+		if b.sse != nil {
+			o.Note(fmt.Sprintf("sonde tap: the SSE stream of %s with Content-Encoding %s could not be decoded past this point: %v", c.ex.stream, b.enc, err), c.t)
 		}
 	}
 }

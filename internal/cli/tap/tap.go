@@ -137,8 +137,10 @@ reach ADDR can then use the server with whatever credentials the host sends. The
 has the HTTP exchanges (method, status, headers, with the values of Authorization,
 Proxy-Authorization, Cookie, Set-Cookie and of headers and query parameters named like
 secrets replaced by «redacted»), and the messages of both sides with their stream ("POST 3",
-"GET 1", "SSE" for the legacy stream) and SSE event ids; a body sent with a
-Content-Encoding (gzip) is forwarded but not decoded. One recording holds every session
+"GET 1", "SSE" for the legacy stream) and SSE event ids; a body with Content-Encoding
+gzip or deflate is forwarded as it came and a copy decoded for the recording (one that
+decodes past --max-line-bytes is recorded as too long; other codings are not decoded).
+One recording holds every session
 that goes through the proxy: two sessions at once that use the same request ids confuse
 its verdicts.
 
