@@ -839,10 +839,14 @@ func (p *Proxy) observe() {
 			p.messages(o, dir, b.buf, c.t, c.ex.stream, "")
 		}
 	}
+	tick := time.NewTimer(observeTick)
+	tick.Stop()
+	defer tick.Stop()
 	for {
 		select {
 		case c := <-p.queue:
 			handle(c)
+			p.whileBusy(handle, tick)
 			continue
 		case <-p.closed:
 		}
@@ -861,6 +865,33 @@ func (p *Proxy) observe() {
 				}
 				return
 			}
+		}
+	}
+}
+
+// whileBusy handles what the queue holds a tick at a time, until a tick
+// brings nothing (or the proxy closes): while chunks keep coming, the
+// observer is not woken for each (see tap.observe).
+func (p *Proxy) whileBusy(handle func(hchunk), tick *time.Timer) {
+	for {
+		tick.Reset(observeTick)
+		select {
+		case <-tick.C:
+		case <-p.closed:
+			return
+		}
+		n := 0
+		for more := true; more; {
+			select {
+			case c := <-p.queue:
+				handle(c)
+				n++
+			default:
+				more = false
+			}
+		}
+		if n == 0 {
+			return
 		}
 	}
 }

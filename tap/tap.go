@@ -41,6 +41,9 @@ const (
 	DefaultStderrBytes = 64 << 10
 	// chunkBytes is the forwarders' read buffer.
 	chunkBytes = 64 << 10
+	// observeTick is how long the observer waits, while chunks keep
+	// coming, before it takes the next ones (see observe).
+	observeTick = time.Millisecond
 )
 
 // Options configure a tap.
@@ -420,16 +423,24 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 		split[c.s].Feed(c.data, emit)
 	}
 	var batch []chunk
+	// busy: the last look found chunks, so the next is a tick later (no
+	// forwarder wakes the observer while it is busy: a wake costs the
+	// tap a context switch for each read, a tick one for many); idle: the
+	// observer sleeps until a forwarder wakes it.
+	busy := false
+	tick := time.NewTimer(observeTick)
+	tick.Stop()
+	defer tick.Stop()
 	for {
+		var wake <-chan time.Time
+		ready := t.queue.ready
+		if busy {
+			tick.Reset(observeTick)
+			wake, ready = tick.C, nil
+		}
 		select {
-		case <-t.queue.ready:
-			batch = t.queue.take(batch)
-			for i := range batch {
-				handle(batch[i])
-				batch[i] = chunk{} // its data is not kept past its handling
-			}
-			t.queue.roomMade()
-			continue
+		case <-ready:
+		case <-wake:
 		case ended := <-endc:
 			for _, c := range t.queue.take(batch) {
 				handle(c)
@@ -438,6 +449,13 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 			o.Exit(client.Exit{Pid: t.proc.Pid(), Code: ended.Code, Signal: ended.Signal, Stderr: stderr, StderrDropped: dropped, Time: time.Now()})
 			return
 		}
+		batch = t.queue.take(batch)
+		busy = len(batch) > 0
+		for i := range batch {
+			handle(batch[i])
+			batch[i] = chunk{} // its data is not kept past its handling
+		}
+		t.queue.roomMade()
 	}
 }
 
