@@ -110,6 +110,25 @@ func serveProxy(t *testing.T, opts ProxyOptions, first ...func()) (string, *Prox
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
+// readWithin reads n bytes of r (what, for the failure), and fails the
+// test when they do not come within 5 s, while the server holds what
+// follows them: the proxy would have held them back.
+func readWithin(t *testing.T, r io.Reader, n int, what string) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	got := make(chan error, 1)
+	go func() { _, err := io.ReadFull(r, b); got <- err }()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not reach the host while the server held what follows: buffered", what)
+	}
+	return b
+}
+
 // TestProxyForwardsUnchanged: a JSON body and an SSE body reach the host
 // byte for byte; the first SSE event reaches it before the server writes
 // the second (nothing is buffered); the session, protocol, resume and
@@ -156,17 +175,7 @@ func TestProxyForwardsUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := make([]byte, len(sseFirst))
-	got := make(chan error, 1)
-	go func() { _, err := io.ReadFull(resp.Body, first); got <- err }()
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first SSE event did not reach the host while the server held the second: buffered")
-	}
+	first := readWithin(t, resp.Body, len(sseFirst), "the first SSE event")
 	close(up.gate)
 	rest, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
