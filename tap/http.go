@@ -55,6 +55,15 @@ type ProxyOptions struct {
 	// errors (a host that went away mid-answer), and the stderr text of
 	// fault rules (nil: io.Discard).
 	Log io.Writer
+	// Sessions, when set, gives each HTTP session (each Mcp-Session-Id)
+	// an observer of its own, so that two hosts' sessions through one
+	// proxy do not mix their request ids: it is called from the observer
+	// goroutine, once per session id, when the session is first seen (a
+	// nil result observes it with Observer). What belongs to no session
+	// (a server that gives none, the legacy transport) goes to Observer.
+	// The request that starts a session (sent without an id, answered
+	// with one) is observed when its answer comes, in that session.
+	Sessions func(id string) *client.Observer
 	// Faults, when set, are fault rules on the forwarding path (httpFaults):
 	// what the host sent and what it received are observed, and each
 	// change a rule made is noted.
@@ -105,6 +114,16 @@ type exchange struct {
 	reqHdr http.Header
 	url    string // the upstream URL, redacted
 
+	// session is the Mcp-Session-Id the host sent ("": none).
+	session string
+	// The observer goroutine's, with ProxyOptions.Sessions: the session
+	// the answer named (known once its headers were observed), and what
+	// of the exchange waits for it.
+	obsSession string
+	obsKnown   bool
+	held       []hchunk
+	heldBytes  int
+
 	// With fault rules: the body the host sent (observed as it is, not as
 	// the rules left it), and noise lines for the host's answer.
 	hostBody     []byte
@@ -131,6 +150,7 @@ type hchunk struct {
 	end         bool   // the body ended (data is empty)
 	ctype       string // response: its media type
 	enc         string // the body's Content-Encoding, when decodable
+	session     string // hkHTTP: the Mcp-Session-Id of the answer
 	http        *client.HTTPEvent
 	note        string
 	missed      uint64
@@ -198,7 +218,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sonde tap: Host must be loopback", http.StatusForbidden)
 		return
 	}
-	ex := &exchange{method: r.Method, start: time.Now(), origin: "http://" + r.Host, reqHdr: r.Header.Clone()}
+	ex := &exchange{method: r.Method, start: time.Now(), origin: "http://" + r.Host, reqHdr: r.Header.Clone(), session: r.Header.Get("Mcp-Session-Id")}
 	p.session.learn(r)
 	p.statsMu.Lock()
 	p.stats.Exchanges++
@@ -306,7 +326,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	hdr := headerLines("> ", ex.reqHdr)
 	hdr = append(hdr, headerLines("< ", resp.Header)...)
-	p.offer(hchunk{ex: ex, kind: hkHTTP, t: now, http: &client.HTTPEvent{
+	p.offer(hchunk{ex: ex, kind: hkHTTP, t: now, session: resp.Header.Get("Mcp-Session-Id"), http: &client.HTTPEvent{
 		Method: ex.method, URL: ex.url, Status: resp.StatusCode, Header: hdr, Duration: now.Sub(ex.start), Stream: ex.stream,
 		Note: "through sonde tap",
 	}}, nil)
@@ -753,11 +773,12 @@ func (b *httpBody) add(data []byte, max int) bool {
 // into events (SSE) and their messages fed to the client.Observer, until
 // Close; it then takes what is already queued.
 func (p *Proxy) observe() {
-	o := p.opts.Observer
-	if o == nil {
+	def := p.opts.Observer
+	if def == nil {
 		<-p.closed
 		return
 	}
+	o := def // the observer of the chunk being handled (route)
 	type key struct {
 		ex   *exchange
 		kind int
@@ -839,22 +860,24 @@ func (p *Proxy) observe() {
 			p.messages(o, dir, b.buf, c.t, c.ex.stream, "")
 		}
 	}
+	route := p.router(def, &o, handle)
 	tick := time.NewTimer(observeTick)
 	tick.Stop()
 	defer tick.Stop()
 	for {
 		select {
 		case c := <-p.queue:
-			handle(c)
-			p.whileBusy(handle, tick)
+			route.chunk(c)
+			p.whileBusy(route.chunk, tick)
 			continue
 		case <-p.closed:
 		}
 		for {
 			select {
 			case c := <-p.queue:
-				handle(c)
+				route.chunk(c)
 			default:
+				route.releaseAll()
 				for _, b := range bodies {
 					if b.sse != nil {
 						b.sse.skip()
@@ -866,6 +889,94 @@ func (p *Proxy) observe() {
 				return
 			}
 		}
+	}
+}
+
+// sessionRouter picks the observer of each chunk (ProxyOptions.Sessions)
+// and hands the chunk on to handle, which observes with *cur.
+type sessionRouter struct {
+	p         *Proxy
+	def       *client.Observer
+	cur       **client.Observer
+	handle    func(hchunk)
+	observers map[string]*client.Observer // by session id
+	waiting   map[*exchange]bool          // exchanges with held chunks
+}
+
+func (p *Proxy) router(def *client.Observer, cur **client.Observer, handle func(hchunk)) *sessionRouter {
+	return &sessionRouter{p: p, def: def, cur: cur, handle: handle, observers: map[string]*client.Observer{}, waiting: map[*exchange]bool{}}
+}
+
+// observer is session id's observer.
+func (r *sessionRouter) observer(id string) *client.Observer {
+	if id == "" {
+		return r.def
+	}
+	o, ok := r.observers[id]
+	if !ok {
+		if o = r.p.opts.Sessions(id); o == nil {
+			o = r.def
+		}
+		r.observers[id] = o
+	}
+	return o
+}
+
+// chunk observes c in its session. The request of an exchange the host
+// sent without a session id waits (up to MaxMessageBytes of it, still
+// counted in the queue's bytes) for its answer's headers, which may name
+// the session it started.
+func (r *sessionRouter) chunk(c hchunk) {
+	ex := c.ex
+	switch {
+	case r.p.opts.Sessions == nil:
+		*r.cur = r.def
+	case ex.session != "":
+		*r.cur = r.observer(ex.session)
+	case c.kind == hkHTTP:
+		ex.obsSession, ex.obsKnown = c.session, true
+		*r.cur = r.observer(c.session)
+		r.handle(c)
+		r.release(ex)
+		return
+	case ex.obsKnown:
+		*r.cur = r.observer(ex.obsSession)
+	case c.kind == hkReq && ex.heldBytes+len(c.data) <= r.p.opts.MaxMessageBytes:
+		ex.held = append(ex.held, c)
+		ex.heldBytes += len(c.data)
+		r.waiting[ex] = true
+		return
+	case c.kind == hkReq:
+		// No answer yet, and the request is longer than a message
+		// can be: what waits, and this, go to the observer of what
+		// belongs to no session.
+		ex.obsKnown = true
+		r.release(ex)
+		*r.cur = r.def
+	default:
+		// A note before the answer, or an answer whose headers were
+		// not observed.
+		*r.cur = r.def
+	}
+	r.handle(c)
+}
+
+// release observes what of ex waited for its session.
+func (r *sessionRouter) release(ex *exchange) {
+	held := ex.held
+	ex.held, ex.heldBytes = nil, 0
+	delete(r.waiting, ex)
+	for _, c := range held {
+		r.chunk(c)
+	}
+}
+
+// releaseAll observes, with no session, what still waits for an answer
+// when the proxy closes.
+func (r *sessionRouter) releaseAll() {
+	for ex := range r.waiting {
+		ex.obsKnown = true
+		r.release(ex)
 	}
 }
 
