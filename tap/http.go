@@ -58,12 +58,13 @@ type ProxyOptions struct {
 	// Sessions, when set, gives each HTTP session (each Mcp-Session-Id)
 	// an observer of its own, so that two hosts' sessions through one
 	// proxy do not mix their request ids: it is called from the observer
-	// goroutine, once per session id, when the session is first seen (a
-	// nil result observes it with Observer). What belongs to no session
+	// goroutine, once per session id, when the session is first seen,
+	// with the start of the exchange it was seen in (no event of the
+	// session is older); a nil result observes it with Observer. What belongs to no session
 	// (a server that gives none, the legacy transport) goes to Observer.
 	// The request that starts a session (sent without an id, answered
 	// with one) is observed when its answer comes, in that session.
-	Sessions func(id string) *client.Observer
+	Sessions func(id string, start time.Time) *client.Observer
 	// Faults, when set, are fault rules on the forwarding path (httpFaults):
 	// what the host sent and what it received are observed, and each
 	// change a rule made is noted.
@@ -907,14 +908,14 @@ func (p *Proxy) router(def *client.Observer, cur **client.Observer, handle func(
 	return &sessionRouter{p: p, def: def, cur: cur, handle: handle, observers: map[string]*client.Observer{}, waiting: map[*exchange]bool{}}
 }
 
-// observer is session id's observer.
-func (r *sessionRouter) observer(id string) *client.Observer {
+// observer is session id's observer, first seen in ex.
+func (r *sessionRouter) observer(id string, ex *exchange) *client.Observer {
 	if id == "" {
 		return r.def
 	}
 	o, ok := r.observers[id]
 	if !ok {
-		if o = r.p.opts.Sessions(id); o == nil {
+		if o = r.p.opts.Sessions(id, ex.start); o == nil {
 			o = r.def
 		}
 		r.observers[id] = o
@@ -932,15 +933,15 @@ func (r *sessionRouter) chunk(c hchunk) {
 	case r.p.opts.Sessions == nil:
 		*r.cur = r.def
 	case ex.session != "":
-		*r.cur = r.observer(ex.session)
+		*r.cur = r.observer(ex.session, ex)
 	case c.kind == hkHTTP:
 		ex.obsSession, ex.obsKnown = c.session, true
-		*r.cur = r.observer(c.session)
+		*r.cur = r.observer(c.session, ex)
 		r.handle(c)
 		r.release(ex)
 		return
 	case ex.obsKnown:
-		*r.cur = r.observer(ex.obsSession)
+		*r.cur = r.observer(ex.obsSession, ex)
 	case c.kind == hkReq && ex.heldBytes+len(c.data) <= r.p.opts.MaxMessageBytes:
 		ex.held = append(ex.held, c)
 		ex.heldBytes += len(c.data)

@@ -458,7 +458,7 @@ func TestProxySessions(t *testing.T) {
 		sub *client.Subscription
 	}
 	var sessions sync.Map // id → *session
-	base, _, done := serveProxy(t, ProxyOptions{Target: target, Sessions: func(id string) *client.Observer {
+	base, _, done := serveProxy(t, ProxyOptions{Target: target, Sessions: func(id string, _ time.Time) *client.Observer {
 		s := &session{obs: client.NewObserver(0)}
 		s.sub = s.obs.Subscribe(1 << 10)
 		sessions.Store(id, s)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
@@ -70,9 +71,34 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", label, ln.Addr(), coretap.RedactURL(target), os.Getpid()))
 
 	noteFaults(obs, faults)
-	proxy := coretap.NewProxy(coretap.ProxyOptions{
+	popts := coretap.ProxyOptions{
 		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err, Faults: faults,
-	})
+	}
+	var sessions sessionRecordings
+	var proxy *coretap.Proxy
+	if obs != nil && o.Record == "" {
+		// In the sessions folder, each HTTP session is a recording of its
+		// own; this one keeps what belongs to none.
+		popts.Sessions = func(id string, start time.Time) *client.Observer {
+			n := sessions.count() + 1
+			sobs, srec, spath := startRecording(env, o, fmt.Sprintf("%s-%d", label, n), capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start},
+				fmt.Sprintf("sonde tap: session %q, HTTP session %d (Mcp-Session-Id %s), HTTP tap on %s for %s, tap pid %d", label, n, id, ln.Addr(), coretap.RedactURL(target), os.Getpid()))
+			if sobs == nil {
+				return nil
+			}
+			noteFaults(sobs, faults)
+			obs.Note(fmt.Sprintf("sonde tap: HTTP session %d (Mcp-Session-Id %s) is recorded in %s", n, id, spath), time.Now())
+			var stop func()
+			if faults == nil {
+				// sonde inject sends into the session of the host's
+				// latest POST (Proxy.Inject).
+				stop = serveInjector(proxy, socketPath(spath), env.Err)
+			}
+			sessions.add(sessionRecording{sobs, srec, spath, stop})
+			return sobs
+		}
+	}
+	proxy = coretap.NewProxy(popts)
 	if obs != nil && o.Record == "" && faults == nil {
 		if stop := serveInjector(proxy, socketPath(recPath), env.Err); stop != nil {
 			defer stop()
@@ -107,14 +133,51 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		if st.MissedChunks > 0 {
 			note += fmt.Sprintf("; observation missed %d reads (%d bytes), forwarded all the same", st.MissedChunks, st.MissedBytes)
 		}
-		obs.Note(note, time.Now())
-		obs.Close()
-		if sum := rec.Close(); sum.Err != nil {
-			fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", recPath, sum.Err)
+		sessions.add(sessionRecording{obs: obs, rec: rec, path: recPath})
+		for _, s := range sessions.all() {
+			if s.stop != nil {
+				s.stop()
+			}
+			s.obs.Note(note, time.Now())
+			s.obs.Close()
+			if sum := s.rec.Close(); sum.Err != nil {
+				fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", s.path, sum.Err)
+			}
 		}
 	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return fmt.Errorf("sonde tap: %s", strings.TrimSpace(serveErr.Error()))
 	}
 	return nil
+}
+
+// sessionRecordings are the recordings of an HTTP tap's sessions.
+type sessionRecordings struct {
+	mu   sync.Mutex
+	list []sessionRecording
+}
+
+type sessionRecording struct {
+	obs  *client.Observer
+	rec  *capture.Recorder
+	path string
+	stop func() // its injection socket's (nil: none)
+}
+
+func (s *sessionRecordings) add(r sessionRecording) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list, r)
+}
+
+func (s *sessionRecordings) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.list)
+}
+
+func (s *sessionRecordings) all() []sessionRecording {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]sessionRecording(nil), s.list...)
 }
