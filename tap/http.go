@@ -65,6 +65,11 @@ type ProxyOptions struct {
 	// The request that starts a session (sent without an id, answered
 	// with one) is observed when its answer comes, in that session.
 	Sessions func(id string, start time.Time) *client.Observer
+	// SessionEnded, when set with Sessions, is called from the observer
+	// goroutine once the host's DELETE of session id was answered 2xx
+	// and observed: its observer gets nothing more (what of the session
+	// still comes later goes to Observer).
+	SessionEnded func(id string)
 	// Faults, when set, are fault rules on the forwarding path (httpFaults):
 	// what the host sent and what it received are observed, and each
 	// change a rule made is noted.
@@ -934,6 +939,18 @@ func (r *sessionRouter) chunk(c hchunk) {
 		*r.cur = r.def
 	case ex.session != "":
 		*r.cur = r.observer(ex.session, ex)
+		if c.kind == hkHTTP && ex.method == http.MethodDelete && c.http != nil && c.http.Status/100 == 2 {
+			// The host ended its session.
+			r.handle(c)
+			if o := r.observers[ex.session]; o != r.def && r.p.opts.SessionEnded != nil {
+				// What of it still comes (the end of the DELETE's
+				// answer, a stream the server closes) goes to the
+				// observer of what belongs to no session.
+				r.observers[ex.session] = r.def
+				r.p.opts.SessionEnded(ex.session)
+			}
+			return
+		}
 	case c.kind == hkHTTP:
 		ex.obsSession, ex.obsKnown = c.session, true
 		*r.cur = r.observer(c.session, ex)

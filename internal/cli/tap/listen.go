@@ -80,7 +80,7 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		// In the sessions folder, each HTTP session is a recording of its
 		// own; this one keeps what belongs to none.
 		popts.Sessions = func(id string, start time.Time) *client.Observer {
-			n := sessions.count() + 1
+			n := sessions.next()
 			sobs, srec, spath := startRecording(env, o, fmt.Sprintf("%s-%d", label, n), capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start},
 				fmt.Sprintf("sonde tap: session %q, HTTP session %d (Mcp-Session-Id %s), HTTP tap on %s for %s, tap pid %d", label, n, id, ln.Addr(), coretap.RedactURL(target), os.Getpid()))
 			if sobs == nil {
@@ -94,8 +94,16 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 				// latest POST (Proxy.Inject).
 				stop = serveInjector(proxy, socketPath(spath), env.Err)
 			}
-			sessions.add(sessionRecording{sobs, srec, spath, stop})
+			sessions.add(sessionRecording{sobs, srec, spath, stop, id})
 			return sobs
+		}
+		popts.SessionEnded = func(id string) {
+			s, ok := sessions.remove(id)
+			if !ok {
+				return
+			}
+			s.close(env, "sonde tap: the host ended the session (DELETE)")
+			obs.Note(fmt.Sprintf("sonde tap: HTTP session (Mcp-Session-Id %s) ended; its recording %s is closed", id, s.path), time.Now())
 		}
 	}
 	proxy = coretap.NewProxy(popts)
@@ -135,14 +143,7 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		}
 		sessions.add(sessionRecording{obs: obs, rec: rec, path: recPath})
 		for _, s := range sessions.all() {
-			if s.stop != nil {
-				s.stop()
-			}
-			s.obs.Note(note, time.Now())
-			s.obs.Close()
-			if sum := s.rec.Close(); sum.Err != nil {
-				fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", s.path, sum.Err)
-			}
+			s.close(env, note)
 		}
 	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
@@ -155,6 +156,7 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 type sessionRecordings struct {
 	mu   sync.Mutex
 	list []sessionRecording
+	n    int // sessions numbered so far
 }
 
 type sessionRecording struct {
@@ -162,6 +164,32 @@ type sessionRecording struct {
 	rec  *capture.Recorder
 	path string
 	stop func() // its injection socket's (nil: none)
+	id   string // the session's Mcp-Session-Id ("": the tap's own)
+}
+
+// close ends a recording with note.
+func (s sessionRecording) close(env *cmdutil.Env, note string) {
+	if s.stop != nil {
+		s.stop()
+	}
+	s.obs.Note(note, time.Now())
+	s.obs.Close()
+	if sum := s.rec.Close(); sum.Err != nil {
+		fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", s.path, sum.Err)
+	}
+}
+
+// remove takes session id's recording out of the list.
+func (s *sessionRecordings) remove(id string) (sessionRecording, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range s.list {
+		if r.id == id && id != "" {
+			s.list = append(s.list[:i], s.list[i+1:]...)
+			return r, true
+		}
+	}
+	return sessionRecording{}, false
 }
 
 func (s *sessionRecordings) add(r sessionRecording) {
@@ -170,10 +198,12 @@ func (s *sessionRecordings) add(r sessionRecording) {
 	s.list = append(s.list, r)
 }
 
-func (s *sessionRecordings) count() int {
+// next numbers a new session: 1, 2…
+func (s *sessionRecordings) next() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.list)
+	s.n++
+	return s.n
 }
 
 func (s *sessionRecordings) all() []sessionRecording {

@@ -374,7 +374,8 @@ func TestListenRedacts(t *testing.T) {
 // use the same ids at the same time, are two recordings (LABEL-1 and
 // LABEL-2, each from its initialize to its last answer, every answer
 // resolved, none unknown or duplicate) beside the tap's own (LABEL: what
-// belongs to no session, and where each session is recorded).
+// belongs to no session, and where each session is recorded); a session
+// the host ends (DELETE) has its recording closed at once.
 func TestListenOneRecordingPerSession(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SONDE_HOME", home)
@@ -406,14 +407,26 @@ func TestListenOneRecordingPerSession(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for _, c := range hosts {
-		c.Close()
+	// The first host ends its session (DELETE): its recording is closed
+	// while the tap goes on.
+	hosts[0].Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(home, "sessions", "two-1-*.jsonl"))
+		if len(files) == 1 {
+			if b, _ := os.ReadFile(files[0]); strings.Contains(string(b), `"type":"end"`) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first session's recording %v was not closed after its DELETE", files)
+		}
 	}
+	hosts[1].Close()
 	tap.stop(t)
 
 	main, _ := filepath.Glob(filepath.Join(home, "sessions", "two-2026*.jsonl"))
 	if len(main) != 1 || strings.Count(notes(t, main[0]), "is recorded in") != 2 {
-		t.Fatalf("the tap's own recording %v does not name the two sessions'", main)
+		t.Fatalf("the tap's own recording %v does not name the two sessions'\n%s", main, notes(t, main[0]))
 	}
 	for _, n := range []string{"1", "2"} {
 		files, _ := filepath.Glob(filepath.Join(home, "sessions", "two-"+n+"-*.jsonl"))
