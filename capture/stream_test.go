@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -102,4 +104,67 @@ func TestBigFrameRecordSameBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecorderFlushAfter: with FlushAfter, an event waits in the buffer
+// (here: still absent 400 ms after it was recorded, FlushAfter being 2 s)
+// and then reaches the file without another event coming; Close writes
+// what waits at once.
+func TestRecorderFlushAfter(t *testing.T) {
+	t.Run("timer", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "c.jsonl")
+		w, err := Create(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewRecorder(w, Options{FlushAfter: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs := client.NewObserver(0)
+		r.Follow(obs)
+		start := time.Now()
+		obs.Note("first", start)
+		time.Sleep(400 * time.Millisecond)
+		if strings.Contains(written(t, path), "first") {
+			t.Fatalf("written after %v, before FlushAfter", time.Since(start))
+		}
+		for !strings.Contains(written(t, path), "first") {
+			if time.Since(start) > 20*time.Second {
+				t.Fatal("never written")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		obs.Close()
+		r.Close()
+	})
+	t.Run("close", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "c.jsonl")
+		w, err := Create(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewRecorder(w, Options{FlushAfter: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs := client.NewObserver(0)
+		r.Follow(obs)
+		obs.Note("last", time.Now())
+		obs.Close()
+		r.Close()
+		if s := written(t, path); !strings.Contains(s, "last") || !strings.Contains(s, `"type":"end"`) {
+			t.Fatalf("after Close:\n%s", s)
+		}
+	})
+}
+
+// written is the file at path as it is now.
+func written(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -39,6 +39,12 @@ type Options struct {
 	Buffer int
 	// Start is offset 0 (default: now).
 	Start time.Time
+	// FlushAfter, when set, lets written events wait in the buffer (64
+	// KiB) up to this long before they reach the file, instead of being
+	// flushed each time the events received are all written: one write
+	// for many events (sonde tap's recording, whose writes compete with
+	// the forwarding for the CPU). Close flushes what is left.
+	FlushAfter time.Duration
 }
 
 // Create creates the capture file path with mode 0600. An existing file is
@@ -213,7 +219,28 @@ func (r *Recorder) Follow(c Source) {
 func (r *Recorder) run(sub *client.Subscription) {
 	var last, gaps uint64
 	var initID jsonrpc.ID
-	for ev := range sub.C {
+	var flush <-chan time.Time // armed while written events wait (FlushAfter)
+	var timer *time.Timer
+	if r.opts.FlushAfter > 0 {
+		timer = time.NewTimer(r.opts.FlushAfter)
+		timer.Stop()
+		defer timer.Stop()
+	}
+	for {
+		var ev client.Event
+		var ok bool
+		select {
+		case ev, ok = <-sub.C:
+		case <-flush:
+			flush = nil
+			r.mu.Lock()
+			r.flushLocked()
+			r.mu.Unlock()
+			continue
+		}
+		if !ok {
+			break
+		}
 		r.mu.Lock()
 		// A gap before the first event is not a miss (the buffer was empty):
 		// the recording started after those events.
@@ -235,8 +262,13 @@ func (r *Recorder) run(sub *client.Subscription) {
 			s.T = rec.T
 			r.writeLocked(s)
 		}
-		if len(sub.C) == 0 {
+		switch {
+		case len(sub.C) > 0:
+		case timer == nil:
 			r.flushLocked()
+		case flush == nil:
+			timer.Reset(r.opts.FlushAfter)
+			flush = timer.C
 		}
 		r.mu.Unlock()
 	}

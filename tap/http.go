@@ -55,6 +55,21 @@ type ProxyOptions struct {
 	// errors (a host that went away mid-answer), and the stderr text of
 	// fault rules (nil: io.Discard).
 	Log io.Writer
+	// Sessions, when set, gives each HTTP session (each Mcp-Session-Id)
+	// an observer of its own, so that two hosts' sessions through one
+	// proxy do not mix their request ids: it is called from the observer
+	// goroutine, once per session id, when the session is first seen,
+	// with the start of the exchange it was seen in (no event of the
+	// session is older); a nil result observes it with Observer. What belongs to no session
+	// (a server that gives none, the legacy transport) goes to Observer.
+	// The request that starts a session (sent without an id, answered
+	// with one) is observed when its answer comes, in that session.
+	Sessions func(id string, start time.Time) *client.Observer
+	// SessionEnded, when set with Sessions, is called from the observer
+	// goroutine once the host's DELETE of session id was answered 2xx
+	// and observed: its observer gets nothing more (what of the session
+	// still comes later goes to Observer).
+	SessionEnded func(id string)
 	// Faults, when set, are fault rules on the forwarding path (httpFaults):
 	// what the host sent and what it received are observed, and each
 	// change a rule made is noted.
@@ -105,6 +120,16 @@ type exchange struct {
 	reqHdr http.Header
 	url    string // the upstream URL, redacted
 
+	// session is the Mcp-Session-Id the host sent ("": none).
+	session string
+	// The observer goroutine's, with ProxyOptions.Sessions: the session
+	// the answer named (known once its headers were observed), and what
+	// of the exchange waits for it.
+	obsSession string
+	obsKnown   bool
+	held       []hchunk
+	heldBytes  int
+
 	// With fault rules: the body the host sent (observed as it is, not as
 	// the rules left it), and noise lines for the host's answer.
 	hostBody     []byte
@@ -130,6 +155,8 @@ type hchunk struct {
 	t           time.Time
 	end         bool   // the body ended (data is empty)
 	ctype       string // response: its media type
+	enc         string // the body's Content-Encoding, when decodable
+	session     string // hkHTTP: the Mcp-Session-Id of the answer
 	http        *client.HTTPEvent
 	note        string
 	missed      uint64
@@ -197,7 +224,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sonde tap: Host must be loopback", http.StatusForbidden)
 		return
 	}
-	ex := &exchange{method: r.Method, start: time.Now(), origin: "http://" + r.Host, reqHdr: r.Header.Clone()}
+	ex := &exchange{method: r.Method, start: time.Now(), origin: "http://" + r.Host, reqHdr: r.Header.Clone(), session: r.Header.Get("Mcp-Session-Id")}
 	p.session.learn(r)
 	p.statsMu.Lock()
 	p.stats.Exchanges++
@@ -255,15 +282,19 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 		return
 	}
 	ex.url = RedactURL(pr.Out.URL)
-	if ce := pr.In.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return // an encoded request body is forwarded, not decoded
+	ce := pr.In.Header.Get("Content-Encoding")
+	if strings.EqualFold(ce, "identity") {
+		ce = ""
+	}
+	if ce != "" && !decodable(ce) {
+		return // forwarded, not decoded (the exchange's record has the header)
 	}
 	if ex.hostBody != nil {
 		p.faults.observeHostBody(ex)
 		return
 	}
 	if p.opts.Observer != nil && pr.Out.Body != nil && pr.Out.Body != http.NoBody {
-		pr.Out.Body = &obsBody{rc: pr.Out.Body, p: p, ex: ex, kind: hkReq}
+		pr.Out.Body = &obsBody{rc: pr.Out.Body, p: p, ex: ex, kind: hkReq, enc: ce}
 	}
 }
 
@@ -278,7 +309,13 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	now := time.Now()
 	ctype := mediaType(resp.Header.Get("Content-Type"))
 	sse := ctype == "text/event-stream"
-	if sse && ex.method == http.MethodGet {
+	ce := resp.Header.Get("Content-Encoding")
+	if strings.EqualFold(ce, "identity") {
+		ce = ""
+	}
+	// A compressed stream is not rewritten (its bytes are not the
+	// events').
+	if sse && ex.method == http.MethodGet && ce == "" {
 		resp.Body = &endpointRewriter{rc: resp.Body, p: p, ex: ex, target: p.opts.Target}
 		// The rewrite may change the length.
 		resp.ContentLength = -1
@@ -295,16 +332,21 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	hdr := headerLines("> ", ex.reqHdr)
 	hdr = append(hdr, headerLines("< ", resp.Header)...)
-	p.offer(hchunk{ex: ex, kind: hkHTTP, t: now, http: &client.HTTPEvent{
+	p.offer(hchunk{ex: ex, kind: hkHTTP, t: now, session: resp.Header.Get("Mcp-Session-Id"), http: &client.HTTPEvent{
 		Method: ex.method, URL: ex.url, Status: resp.StatusCode, Header: hdr, Duration: now.Sub(ex.start), Stream: ex.stream,
 		Note: "through sonde tap",
 	}}, nil)
-	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+	if ce != "" && !decodable(ce) {
 		p.offer(hchunk{ex: ex, kind: hkNote, t: now, note: fmt.Sprintf("sonde tap: %s answered a body with Content-Encoding %s: forwarded as it is, not decoded", ex.stream, ce)}, nil)
 		return nil
 	}
+	if ce != "" && sse && ex.method == http.MethodGet {
+		p.offer(hchunk{ex: ex, kind: hkNote, t: now, note: fmt.Sprintf("sonde tap: %s is a compressed SSE stream (Content-Encoding %s): a legacy endpoint event in it is not rewritten to the tap", ex.stream, ce)}, nil)
+	}
 	if resp.Body != nil && resp.Body != http.NoBody {
-		resp.Body = &obsBody{rc: resp.Body, p: p, ex: ex, kind: hkResp, ctype: ctype}
+		// A compressed body is forwarded as it came; the observer
+		// decodes its copy.
+		resp.Body = &obsBody{rc: resp.Body, p: p, ex: ex, kind: hkResp, ctype: ctype, enc: ce}
 	}
 	return nil
 }
@@ -400,6 +442,7 @@ type obsBody struct {
 	ex    *exchange
 	kind  int
 	ctype string
+	enc   string
 	mu    sync.Mutex
 	miss  missCounter
 	ended bool
@@ -410,7 +453,7 @@ func (b *obsBody) Read(buf []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if n > 0 && !b.ended {
-		b.p.offer(hchunk{ex: b.ex, kind: b.kind, ctype: b.ctype, data: append([]byte(nil), buf[:n]...), t: time.Now()}, &b.miss)
+		b.p.offer(hchunk{ex: b.ex, kind: b.kind, ctype: b.ctype, enc: b.enc, data: append([]byte(nil), buf[:n]...), t: time.Now()}, &b.miss)
 	}
 	if err != nil {
 		b.endLocked()
@@ -423,7 +466,7 @@ func (b *obsBody) endLocked() {
 		return
 	}
 	b.ended = true
-	b.p.offerEnd(hchunk{ex: b.ex, kind: b.kind, ctype: b.ctype, end: true, t: time.Now()}, &b.miss)
+	b.p.offerEnd(hchunk{ex: b.ex, kind: b.kind, ctype: b.ctype, enc: b.enc, end: true, t: time.Now()}, &b.miss)
 }
 
 func (b *obsBody) Close() error {
@@ -706,17 +749,42 @@ type httpBody struct {
 	tooLong bool
 	broken  bool // a chunk was missed: the body cannot be decoded
 	sse     *sseSplitter
+	// inf decodes a compressed body (enc, its Content-Encoding); badEnc
+	// is why it could not.
+	inf    *inflater
+	enc    string
+	badEnc error
+	zBytes int64 // compressed bytes given to inf
+}
+
+// add takes the next bytes of a body that is not an SSE stream, keeping
+// at most max of them (and the first 256 of a longer one, for its
+// record); it reports whether the body is still within max.
+func (b *httpBody) add(data []byte, max int) bool {
+	if b.tooLong || b.broken {
+		return false
+	}
+	if len(b.buf)+len(data) > max {
+		b.tooLong = true
+		if len(b.buf) < 256 {
+			b.buf = append(b.buf, data[:min(len(data), 256-len(b.buf))]...)
+		}
+		return false
+	}
+	b.buf = append(b.buf, data...)
+	return true
 }
 
 // observe is the observer goroutine: bodies are gathered (JSON) or split
 // into events (SSE) and their messages fed to the client.Observer, until
 // Close; it then takes what is already queued.
 func (p *Proxy) observe() {
-	o := p.opts.Observer
-	if o == nil {
+	def := p.opts.Observer
+	if def == nil {
 		<-p.closed
 		return
 	}
+	o := def // the observer of the chunk being handled (route)
 	type key struct {
 		ex   *exchange
 		kind int
@@ -742,6 +810,9 @@ func (p *Proxy) observe() {
 			if c.kind == hkResp && c.ctype == "text/event-stream" {
 				b.sse = &sseSplitter{max: p.opts.MaxMessageBytes}
 			}
+			if c.enc != "" {
+				b.inf, b.enc = newInflater(c.enc), c.enc
+			}
 			bodies[k] = b
 		}
 		if c.missed > 0 {
@@ -749,10 +820,23 @@ func (p *Proxy) observe() {
 			if b.sse != nil {
 				b.sse.skip()
 			}
+			if b.inf != nil {
+				// The compressed stream has a gap: nothing after it
+				// decodes.
+				b.inf.close()
+			}
 		}
 		dir := client.Out
 		if c.kind == hkResp {
 			dir = client.In
+		}
+		if b.inf != nil {
+			p.inflate(o, c, b)
+			if !c.end {
+				return
+			}
+			b.inf.close()
+			c.data = nil
 		}
 		if b.sse != nil {
 			b.sse.feed(c.data, c.end, func(ev sseEvent) {
@@ -764,22 +848,15 @@ func (p *Proxy) observe() {
 			return
 		}
 		if !c.end {
-			if !b.tooLong && !b.broken {
-				if len(b.buf)+len(c.data) > p.opts.MaxMessageBytes {
-					b.tooLong = true
-					if len(b.buf) < 256 {
-						b.buf = append(b.buf, c.data[:min(len(c.data), 256-len(b.buf))]...)
-					}
-				} else {
-					b.buf = append(b.buf, c.data...)
-				}
-			}
+			b.add(c.data, p.opts.MaxMessageBytes)
 			return
 		}
 		delete(bodies, k)
 		switch {
 		case b.broken:
 			o.Note(fmt.Sprintf("sonde tap: a body of %s was not observed whole: not decoded", c.ex.stream), c.t)
+		case b.badEnc != nil && !b.tooLong:
+			o.Note(fmt.Sprintf("sonde tap: a body of %s with Content-Encoding %s could not be decoded: %v", c.ex.stream, b.enc, b.badEnc), c.t)
 		case b.tooLong:
 			o.TooLong(dir, &client.LineTooLongError{Limit: p.opts.MaxMessageBytes, Prefix: b.buf[:min(len(b.buf), 256)]}, c.t)
 		case c.kind == hkResp && c.ctype != "application/json":
@@ -789,25 +866,198 @@ func (p *Proxy) observe() {
 			p.messages(o, dir, b.buf, c.t, c.ex.stream, "")
 		}
 	}
+	route := p.router(def, &o, handle)
+	tick := time.NewTimer(observeTick)
+	tick.Stop()
+	defer tick.Stop()
 	for {
 		select {
 		case c := <-p.queue:
-			handle(c)
+			route.chunk(c)
+			p.whileBusy(route.chunk, tick)
 			continue
 		case <-p.closed:
 		}
 		for {
 			select {
 			case c := <-p.queue:
-				handle(c)
+				route.chunk(c)
 			default:
+				route.releaseAll()
 				for _, b := range bodies {
 					if b.sse != nil {
 						b.sse.skip()
 					}
+					if b.inf != nil {
+						b.inf.close()
+					}
 				}
 				return
 			}
+		}
+	}
+}
+
+// sessionRouter picks the observer of each chunk (ProxyOptions.Sessions)
+// and hands the chunk on to handle, which observes with *cur.
+type sessionRouter struct {
+	p         *Proxy
+	def       *client.Observer
+	cur       **client.Observer
+	handle    func(hchunk)
+	observers map[string]*client.Observer // by session id
+	waiting   map[*exchange]bool          // exchanges with held chunks
+}
+
+func (p *Proxy) router(def *client.Observer, cur **client.Observer, handle func(hchunk)) *sessionRouter {
+	return &sessionRouter{p: p, def: def, cur: cur, handle: handle, observers: map[string]*client.Observer{}, waiting: map[*exchange]bool{}}
+}
+
+// observer is session id's observer, first seen in ex.
+func (r *sessionRouter) observer(id string, ex *exchange) *client.Observer {
+	if id == "" {
+		return r.def
+	}
+	o, ok := r.observers[id]
+	if !ok {
+		if o = r.p.opts.Sessions(id, ex.start); o == nil {
+			o = r.def
+		}
+		r.observers[id] = o
+	}
+	return o
+}
+
+// chunk observes c in its session. The request of an exchange the host
+// sent without a session id waits (up to MaxMessageBytes of it, still
+// counted in the queue's bytes) for its answer's headers, which may name
+// the session it started.
+func (r *sessionRouter) chunk(c hchunk) {
+	ex := c.ex
+	switch {
+	case r.p.opts.Sessions == nil:
+		*r.cur = r.def
+	case ex.session != "":
+		*r.cur = r.observer(ex.session, ex)
+		if c.kind == hkHTTP && ex.method == http.MethodDelete && c.http != nil && c.http.Status/100 == 2 {
+			// The host ended its session.
+			r.handle(c)
+			if o := r.observers[ex.session]; o != r.def && r.p.opts.SessionEnded != nil {
+				// What of it still comes (the end of the DELETE's
+				// answer, a stream the server closes) goes to the
+				// observer of what belongs to no session.
+				r.observers[ex.session] = r.def
+				r.p.opts.SessionEnded(ex.session)
+			}
+			return
+		}
+	case c.kind == hkHTTP:
+		ex.obsSession, ex.obsKnown = c.session, true
+		*r.cur = r.observer(c.session, ex)
+		r.handle(c)
+		r.release(ex)
+		return
+	case ex.obsKnown:
+		*r.cur = r.observer(ex.obsSession, ex)
+	case c.kind == hkReq && ex.heldBytes+len(c.data) <= r.p.opts.MaxMessageBytes:
+		ex.held = append(ex.held, c)
+		ex.heldBytes += len(c.data)
+		r.waiting[ex] = true
+		return
+	case c.kind == hkReq:
+		// No answer yet, and the request is longer than a message
+		// can be: what waits, and this, go to the observer of what
+		// belongs to no session.
+		ex.obsKnown = true
+		r.release(ex)
+		*r.cur = r.def
+	default:
+		// A note before the answer, or an answer whose headers were
+		// not observed.
+		*r.cur = r.def
+	}
+	r.handle(c)
+}
+
+// release observes what of ex waited for its session.
+func (r *sessionRouter) release(ex *exchange) {
+	held := ex.held
+	ex.held, ex.heldBytes = nil, 0
+	delete(r.waiting, ex)
+	for _, c := range held {
+		r.chunk(c)
+	}
+}
+
+// releaseAll observes, with no session, what still waits for an answer
+// when the proxy closes.
+func (r *sessionRouter) releaseAll() {
+	for ex := range r.waiting {
+		ex.obsKnown = true
+		r.release(ex)
+	}
+}
+
+// whileBusy handles what the queue holds a tick at a time, until a tick
+// brings nothing (or the proxy closes): while chunks keep coming, the
+// observer is not woken for each (see tap.observe).
+func (p *Proxy) whileBusy(handle func(hchunk), tick *time.Timer) {
+	for {
+		tick.Reset(observeTick)
+		select {
+		case <-tick.C:
+		case <-p.closed:
+			return
+		}
+		n := 0
+		for more := true; more; {
+			select {
+			case c := <-p.queue:
+				handle(c)
+				n++
+			default:
+				more = false
+			}
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// inflate passes chunk c of a compressed body b to its decoder, and what
+// it decodes on as the body's bytes (an SSE stream's events, or a body
+// gathered up to MaxMessageBytes: past it, the decoder is stopped and the
+// body is too long, however much more it would have decoded to).
+func (p *Proxy) inflate(o *client.Observer, c hchunk, b *httpBody) {
+	if b.broken {
+		return
+	}
+	b.zBytes += int64(len(c.data))
+	_, err := b.inf.feed(c.data, c.end, func(d []byte) bool {
+		if b.sse == nil {
+			return b.add(d, p.opts.MaxMessageBytes)
+		}
+		b.sse.feed(d, false, func(ev sseEvent) { p.sseEvent(o, c.ex, ev, c.t) })
+		if !b.sse.over {
+			return true
+		}
+		// An event that decodes past the cap may never end (a bomb
+		// has no blank line): it is too long now, and the decoder
+		// stops.
+		o.TooLong(client.In, &client.LineTooLongError{Limit: p.opts.MaxMessageBytes, Prefix: append([]byte(nil), b.sse.raw[:min(len(b.sse.raw), 256)]...)}, c.t)
+		o.Note(fmt.Sprintf("sonde tap: an event of the SSE stream of %s (Content-Encoding %s) decodes to more than %d bytes: the rest of the stream is forwarded, not decoded", c.ex.stream, b.enc, p.opts.MaxMessageBytes), c.t)
+		b.tooLong = true
+		b.sse.skip()
+		return false
+	})
+	if err != nil && b.zBytes == 0 {
+		err = nil // an empty body, nothing to decode
+	}
+	if err != nil && b.badEnc == nil {
+		b.badEnc = err
+		if b.sse != nil {
+			o.Note(fmt.Sprintf("sonde tap: the SSE stream of %s with Content-Encoding %s could not be decoded past this point: %v", c.ex.stream, b.enc, err), c.t)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -110,6 +111,25 @@ func serveProxy(t *testing.T, opts ProxyOptions, first ...func()) (string, *Prox
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
+// readWithin reads n bytes of r (what, for the failure), and fails the
+// test when they do not come within 5 s, while the server holds what
+// follows them: the proxy would have held them back.
+func readWithin(t *testing.T, r io.Reader, n int, what string) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	got := make(chan error, 1)
+	go func() { _, err := io.ReadFull(r, b); got <- err }()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not reach the host while the server held what follows: buffered", what)
+	}
+	return b
+}
+
 // TestProxyForwardsUnchanged: a JSON body and an SSE body reach the host
 // byte for byte; the first SSE event reaches it before the server writes
 // the second (nothing is buffered); the session, protocol, resume and
@@ -156,17 +176,7 @@ func TestProxyForwardsUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := make([]byte, len(sseFirst))
-	got := make(chan error, 1)
-	go func() { _, err := io.ReadFull(resp.Body, first); got <- err }()
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first SSE event did not reach the host while the server held the second: buffered")
-	}
+	first := readWithin(t, resp.Body, len(sseFirst), "the first SSE event")
 	close(up.gate)
 	rest, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -403,5 +413,108 @@ func TestRedactURL(t *testing.T) {
 	}
 	if !strings.Contains(got, "team=x") || !strings.Contains(got, "mcp.example.com/mcp") {
 		t.Errorf("%s lost what is not secret", got)
+	}
+}
+
+// TestProxySessions: with ProxyOptions.Sessions, two hosts' sessions
+// through one proxy, which use the same request ids at once, are each
+// observed whole by an observer of their own (the initialize that started
+// each among them, though it was sent without a session id), with every
+// answer resolved and nothing unknown or duplicate; a request of a server
+// that gives no session goes to Observer.
+func TestProxySessions(t *testing.T) {
+	var mu sync.Mutex
+	var started int
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal(body, &msg)
+		switch {
+		case r.URL.Path == "/none":
+		case msg.Method == "initialize":
+			mu.Lock()
+			started++
+			w.Header().Set("Mcp-Session-Id", fmt.Sprintf("s-%d", started))
+			mu.Unlock()
+		case r.Header.Get("Mcp-Session-Id") == "":
+			http.Error(w, "no session", http.StatusBadRequest)
+			return
+		}
+		if msg.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"session":%q}}`, msg.ID, r.Header.Get("Mcp-Session-Id"))
+	}))
+	t.Cleanup(upstream.Close)
+	target, _ := url.Parse(upstream.URL)
+
+	type session struct {
+		obs *client.Observer
+		sub *client.Subscription
+	}
+	var sessions sync.Map // id → *session
+	base, _, done := serveProxy(t, ProxyOptions{Target: target, Sessions: func(id string, _ time.Time) *client.Observer {
+		s := &session{obs: client.NewObserver(0)}
+		s.sub = s.obs.Subscribe(1 << 10)
+		sessions.Store(id, s)
+		return s.obs
+	}})
+	post := func(path, sid, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.Header.Get("Mcp-Session-Id")
+	}
+	const initCall = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`
+	a := post("/mcp", "", initCall)
+	b := post("/mcp", "", initCall)
+	for _, sid := range []string{a, b} {
+		post("/mcp", sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		post("/mcp", sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	}
+	post("/none", "", `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+
+	evs := done()
+	verdicts := func(evs []client.Event) string {
+		var v []string
+		for _, ev := range evs {
+			if ev.Kind == client.EvFrame {
+				v = append(v, fmt.Sprintf("%s %s", ev.Frame.Dir, ev.Frame.Verdict))
+			}
+		}
+		return strings.Join(v, ", ")
+	}
+	want := "out sent, in resolved, out sent, out sent, in resolved"
+	for _, sid := range []string{a, b} {
+		v, ok := sessions.Load(sid)
+		if !ok {
+			t.Fatalf("no observer for session %q", sid)
+		}
+		s := v.(*session)
+		s.obs.Close()
+		var got []client.Event
+		for ev := range s.sub.C {
+			got = append(got, ev)
+		}
+		if g := verdicts(got); g != want {
+			t.Errorf("session %s: %s\nwant %s", sid, g, want)
+		}
+	}
+	if g := verdicts(evs); g != "out sent, in resolved" {
+		t.Errorf("no session: %s\nwant out sent, in resolved", g)
 	}
 }

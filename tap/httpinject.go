@@ -93,7 +93,7 @@ func (p *Proxy) Inject(ctx context.Context, req []byte) ([]byte, error) {
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	r.Host = "127.0.0.1"
-	p.offer(hchunk{kind: hkNote, ex: &exchange{}, t: time.Now(), note: fmt.Sprintf("sonde inject: request %s %s sent to the server in the host's session (its own POST; the host sees nothing of it)", id, msg["method"])}, nil)
+	p.offer(hchunk{kind: hkNote, ex: &exchange{session: header.Get("Mcp-Session-Id")}, t: time.Now(), note: fmt.Sprintf("sonde inject: request %s %s sent to the server in the host's session (its own POST; the host sees nothing of it)", id, msg["method"])}, nil)
 	w := &answerWriter{header: http.Header{}, max: p.opts.MaxMessageBytes}
 	p.ServeHTTP(w, r)
 	if w.status >= 300 {

@@ -99,7 +99,9 @@ func (w serverWriter) Write(p []byte) (int, error) {
 	in := w.in
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	in.t.offer(chunk{s: streamIn, data: append([]byte(nil), p...), t: time.Now()})
+	if in.t.stage(chunk{s: streamIn, data: append([]byte(nil), p...), t: time.Now()}) {
+		defer in.t.queue.wake()
+	}
 	n, err := in.dst.Write(p)
 	if n > 0 {
 		in.atStart = p[n-1] == '\n'

@@ -8,7 +8,10 @@
 // Observation works on a copy of each chunk, handed to one observer
 // goroutine through a bounded queue that never blocks a forwarder: a chunk
 // that does not fit is not observed, counted, and reported to the
-// client.Observer as missed. The observer goroutine frames each direction
+// client.Observer as missed. A forwarder puts the copy in the queue before
+// it writes the chunk on (so observation sees each direction in the order
+// the bytes went), and wakes the observer only after the write: waking a
+// goroutine costs a system call, which the forwarding does not wait for. The observer goroutine frames each direction
 // into lines (transport.LineSplitter, whose cap bounds only what is
 // decoded) and feeds them to the client.Observer, whose events a
 // capture.Recorder writes.
@@ -38,6 +41,9 @@ const (
 	DefaultStderrBytes = 64 << 10
 	// chunkBytes is the forwarders' read buffer.
 	chunkBytes = 64 << 10
+	// observeTick is how long the observer waits, while chunks keep
+	// coming, before it takes the next ones (see observe).
+	observeTick = time.Millisecond
 )
 
 // Options configure a tap.
@@ -115,9 +121,9 @@ type chunk struct {
 type tap struct {
 	opts     Options
 	proc     *transport.Process
-	queue    chan chunk
+	queue    *queue
 	observed chan struct{} // closed when the observer goroutine returns
-	inflight atomic.Int64
+	inflight atomic.Int64  // bytes queued or being observed
 	stats    Stats
 	statsMu  sync.Mutex
 	// miss is what each stream's observation missed since its last
@@ -159,7 +165,7 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 	if err != nil {
 		return transport.Ended{}, Stats{}, err
 	}
-	t := &tap{opts: opts, proc: p, queue: make(chan chunk, opts.Queue), observed: make(chan struct{})}
+	t := &tap{opts: opts, proc: p, queue: newQueue(opts.Queue), observed: make(chan struct{})}
 	if o := opts.Observer; o != nil {
 		o.Start(p.Pid(), opts.Argv, time.Now())
 	}
@@ -266,10 +272,15 @@ func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func(),
 	for {
 		n, rerr := src.Read(buf)
 		if n > 0 {
+			staged := false
 			if t.opts.Observer != nil && observe {
-				t.offer(chunk{s: s, data: append([]byte(nil), buf[:n]...), t: time.Now()})
+				staged = t.stage(chunk{s: s, data: append([]byte(nil), buf[:n]...), t: time.Now()})
 			}
-			if _, err := dst.Write(buf[:n]); err != nil {
+			_, err := dst.Write(buf[:n])
+			if staged {
+				t.queue.wake()
+			}
+			if err != nil {
 				if onWriteErr != nil {
 					onWriteErr()
 				}
@@ -291,10 +302,7 @@ func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func(),
 				t.offerMu[s].Lock()
 				m := t.miss[s]
 				t.offerMu[s].Unlock()
-				select {
-				case t.queue <- chunk{s: s, t: time.Now(), end: true, missed: m.n, missedBytes: m.bytes, atLineStart: m.atLineStart}:
-				case <-t.observed: // the observer has finished: nobody reads
-				}
+				t.queue.putWait(chunk{s: s, t: time.Now(), end: true, missed: m.n, missedBytes: m.bytes, atLineStart: m.atLineStart}, t.observed)
 			}
 			if errors.Is(rerr, io.EOF) || errors.Is(rerr, os.ErrClosed) {
 				return total, nil
@@ -307,21 +315,27 @@ func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func(),
 // offer hands a copy of a chunk of stream c.s to the observer without
 // waiting: when the queue is full it is counted as missed instead.
 func (t *tap) offer(c chunk) {
+	if t.stage(c) {
+		t.queue.wake()
+	}
+}
+
+// stage puts a copy of a chunk of stream c.s in the observer's queue
+// without waking the observer (the caller calls t.queue.wake once it has
+// written the chunk on), and reports whether it did: when the queue is
+// full the chunk is counted as missed instead.
+func (t *tap) stage(c chunk) bool {
 	if t.opts.Observer == nil || len(c.data) == 0 {
-		return
+		return false
 	}
 	t.offerMu[c.s].Lock()
 	defer t.offerMu[c.s].Unlock()
 	miss := &t.miss[c.s]
 	c.missed, c.missedBytes, c.atLineStart = miss.n, miss.bytes, miss.atLineStart
-	if t.inflight.Load()+int64(len(c.data)) <= t.opts.QueueBytes {
-		select {
-		case t.queue <- c:
-			t.inflight.Add(int64(len(c.data)))
-			miss.n, miss.bytes = 0, 0
-			return
-		default:
-		}
+	if t.inflight.Load()+int64(len(c.data)) <= t.opts.QueueBytes && t.queue.put(c) {
+		t.inflight.Add(int64(len(c.data)))
+		miss.n, miss.bytes = 0, 0
+		return true
 	}
 	miss.n++
 	miss.bytes += int64(len(c.data))
@@ -330,6 +344,7 @@ func (t *tap) offer(c chunk) {
 	t.stats.MissedChunks++
 	t.stats.MissedBytes += int64(len(c.data))
 	t.statsMu.Unlock()
+	return false
 }
 
 // note hands the observer a note (a fault rule fired). It waits for room:
@@ -338,10 +353,7 @@ func (t *tap) note(text string) {
 	if t.opts.Observer == nil {
 		return
 	}
-	select {
-	case t.queue <- chunk{s: streamOut, note: text, t: time.Now()}:
-	case <-t.observed:
-	}
+	t.queue.putWait(chunk{s: streamOut, note: text, t: time.Now()}, t.observed)
 }
 
 // passSignals passes each signal of opts.Signals on to the server's group
@@ -410,25 +422,40 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 		}
 		split[c.s].Feed(c.data, emit)
 	}
+	var batch []chunk
+	// busy: the last look found chunks, so the next is a tick later (no
+	// forwarder wakes the observer while it is busy: a wake costs the
+	// tap a context switch for each read, a tick one for many); idle: the
+	// observer sleeps until a forwarder wakes it.
+	busy := false
+	tick := time.NewTimer(observeTick)
+	tick.Stop()
+	defer tick.Stop()
 	for {
+		var wake <-chan time.Time
+		ready := t.queue.ready
+		if busy {
+			tick.Reset(observeTick)
+			wake, ready = tick.C, nil
+		}
 		select {
-		case c := <-t.queue:
-			handle(c)
-			continue
+		case <-ready:
+		case <-wake:
 		case ended := <-endc:
-		drain:
-			for {
-				select {
-				case c := <-t.queue:
-					handle(c)
-				default:
-					break drain
-				}
+			for _, c := range t.queue.take(batch) {
+				handle(c)
 			}
 			stderr, dropped := tail.Snapshot()
 			o.Exit(client.Exit{Pid: t.proc.Pid(), Code: ended.Code, Signal: ended.Signal, Stderr: stderr, StderrDropped: dropped, Time: time.Now()})
 			return
 		}
+		batch = t.queue.take(batch)
+		busy = len(batch) > 0
+		for i := range batch {
+			handle(batch[i])
+			batch[i] = chunk{} // its data is not kept past its handling
+		}
+		t.queue.roomMade()
 	}
 }
 
@@ -441,4 +468,73 @@ func (s stream) String() string {
 		return "the server's stdout"
 	}
 	return "the server's stderr"
+}
+
+// queue is the observer's queue: chunks in the order they were put, at
+// most max of them waiting (what the observer is handling is no longer
+// waiting; the tap's QueueBytes bounds both together).
+type queue struct {
+	mu    sync.Mutex
+	c     []chunk
+	max   int
+	ready chan struct{} // a token when chunks wait and the observer may sleep
+	room  chan struct{} // a token when the observer has handled a batch
+}
+
+func newQueue(max int) *queue {
+	return &queue{max: max, ready: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+}
+
+// put adds c unless max chunks already wait; it does not wake the
+// observer (wake does).
+func (q *queue) put(c chunk) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.c) >= q.max {
+		return false
+	}
+	q.c = append(q.c, c)
+	return true
+}
+
+// wake tells the observer that chunks wait; it never blocks.
+func (q *queue) wake() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// putWait puts c, waiting for room (the observer handling a batch) unless
+// done is closed first (the observer has finished: c is dropped), and
+// wakes the observer.
+func (q *queue) putWait(c chunk, done <-chan struct{}) {
+	for !q.put(c) {
+		select {
+		case <-q.room:
+		case <-done:
+			return
+		}
+	}
+	q.wake()
+	// Another waiter may have been passed the token this one took.
+	q.roomMade()
+}
+
+// take moves every waiting chunk into buf (emptied first) and returns it.
+func (q *queue) take(buf []chunk) []chunk {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	buf = append(buf[:0], q.c...)
+	clear(q.c)
+	q.c = q.c[:0]
+	return buf
+}
+
+// roomMade tells a putWait waiting for room to try again.
+func (q *queue) roomMade() {
+	select {
+	case q.room <- struct{}{}:
+	default:
+	}
 }

@@ -12,7 +12,7 @@ import (
 
 // BenchmarkTapHTTPEcho: sonde's client calling echo on the fixture over
 // Streamable HTTP (its SSE answers), directly and through `sonde tap
-// --listen` (recording to a file, as by default, and --no-record), with 1
+// --listen` (as by default, recording to a file, and --no-record), with 1
 // and 64 calls in flight. ns/op at c=1 is the latency of one call; at
 // c=64, the inverse of the throughput; p50-ns is the median call.
 func BenchmarkTapHTTPEcho(b *testing.B) {
@@ -23,6 +23,9 @@ func BenchmarkTapHTTPEcho(b *testing.B) {
 				url := base
 				switch via {
 				case "tap":
+					sessionsHome(b)
+					url = startHTTPTap(b, base).url
+				case "tap-record-file":
 					url = startHTTPTap(b, base, "--record", filepath.Join(b.TempDir(), "s.jsonl")).url
 				case "tap-no-record":
 					url = startHTTPTap(b, base, "--no-record").url

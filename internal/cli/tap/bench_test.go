@@ -19,20 +19,38 @@ import (
 )
 
 // vias are the paths the benchmarks compare: the fixture direct, through
-// the tap recording (as by default), and through the tap not recording.
-var vias = []string{"direct", "tap", "tap-no-record"}
+// the tap as a host gets it by default (recording into the sessions
+// folder, with the injection socket and its Injector on), through the tap
+// recording to --record FILE (no Injector), and through the tap not
+// recording.
+var vias = []string{"direct", "tap", "tap-record-file", "tap-no-record"}
 
 // fixtureVia is the command line of the stdio fixture reached via, with
-// its files in dir.
-func fixtureVia(via, dir string) []string {
+// its files in dir; for via "tap", b's SONDE_HOME is set (sessionsHome).
+func fixtureVia(b *testing.B, via, dir string) []string {
 	argv := []string{os.Args[0], "fixture", "--pid-file", filepath.Join(dir, "pids")}
 	switch via {
 	case "tap-no-record":
 		argv = append([]string{os.Args[0], "tap", "--no-record", "--"}, argv...)
-	case "tap":
+	case "tap-record-file":
 		argv = append([]string{os.Args[0], "tap", "--record", filepath.Join(dir, "s.jsonl"), "--"}, argv...)
+	case "tap":
+		sessionsHome(b)
+		argv = append([]string{os.Args[0], "tap", "--"}, argv...)
 	}
 	return argv
+}
+
+// sessionsHome sets SONDE_HOME, for the rest of b, to a new folder with a
+// short path (the injection socket beside each recording must fit a unix
+// socket's path).
+func sessionsHome(b *testing.B) {
+	dir, err := os.MkdirTemp("", "st")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	b.Setenv("SONDE_HOME", dir)
 }
 
 // benchEcho connects c with dial, runs the handshake, then b.N echo calls
@@ -76,15 +94,16 @@ func benchEcho(b *testing.B, dial client.Dialer, conc int) {
 }
 
 // BenchmarkTapEcho: sonde's client calling echo on the fixture directly,
-// and through `sonde tap` (recording to a file, as by default, and
+// and through `sonde tap` (as by default, recording to a file, and
 // --no-record), with 1 and 64 calls in flight. ns/op at c=1 is the latency
 // of one call; at c=64, the inverse of the throughput.
 func BenchmarkTapEcho(b *testing.B) {
 	for _, via := range vias {
 		for _, conc := range []int{1, 64} {
 			b.Run(via+"/c="+strconv.Itoa(conc), func(b *testing.B) {
+				argv := fixtureVia(b, via, b.TempDir())
 				env, _ := transport.BuildEnv(os.Environ(), nil, clitest.ChildEnv())
-				benchEcho(b, client.Stdio(transport.StdioConfig{Argv: fixtureVia(via, b.TempDir()), Env: env}), conc)
+				benchEcho(b, client.Stdio(transport.StdioConfig{Argv: argv, Env: env}), conc)
 			})
 		}
 	}
@@ -92,14 +111,15 @@ func BenchmarkTapEcho(b *testing.B) {
 
 // BenchmarkTapGoSDK: the official Go SDK's client (interop/gosdk-client,
 // make peers) calling echo on the fixture directly and through sonde tap
-// (recording, as by default), 1 and 64 calls in flight; b.N calls per run,
+// (as by default, recording to a file, and --no-record), 1 and 64 calls in
+// flight; b.N calls per run,
 // timed by the client itself (its start and handshake excluded).
 func BenchmarkTapGoSDK(b *testing.B) {
 	bin := peertest.GoSDKClient(b)
 	for _, via := range vias {
 		for _, conc := range []int{1, 64} {
 			b.Run(via+"/c="+strconv.Itoa(conc), func(b *testing.B) {
-				r := gosdkRun(b, bin, b.N, conc, "echo", `{"value":"hello"}`, fixtureVia(via, b.TempDir())...)
+				r := gosdkRun(b, bin, b.N, conc, "echo", `{"value":"hello"}`, fixtureVia(b, via, b.TempDir())...)
 				b.ReportMetric(r.CallsPerS, "calls/s")
 				b.ReportMetric(float64(r.P50), "p50-ns")
 				b.ReportMetric(0, "ns/op")

@@ -62,8 +62,9 @@ func TestInjectLive(t *testing.T) {
 }
 
 // TestInjectHTTP: sonde inject into a session a host runs through the
-// HTTP tap: the answer comes to sonde inject, the host's client sees
-// nothing of it and goes on.
+// HTTP tap (its own recording, once the tap saw the session start): the
+// answer comes to sonde inject, the host's client sees nothing of it and
+// goes on.
 func TestInjectHTTP(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SONDE_HOME", home)
@@ -75,6 +76,16 @@ func TestInjectHTTP(t *testing.T) {
 	defer c.Close()
 	if _, err := c.Initialize(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	// The session's own recording (and its socket) start once the tap
+	// has observed the answer that named the session.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if socks, _ := filepath.Glob(filepath.Join(home, "sessions", "remote-1-*.sock")); len(socks) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recording of the host's session\n%s", tap.errText())
+		}
 	}
 	r := clitest.RunSonde(t, "", "inject", "tools/call", "--params", `{"name":"echo","arguments":{"value":"injected over http"}}`)
 	clitest.CheckRun(t, r, 0, "")
@@ -89,7 +100,9 @@ func TestInjectHTTP(t *testing.T) {
 	}
 	c.Close()
 	tap.stop(t)
-	files, _ := filepath.Glob(filepath.Join(home, "sessions", "remote-*.jsonl"))
+	// The injected request is noted in the recording of the host's
+	// session, not in the tap's own.
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "remote-1-*.jsonl"))
 	if len(files) != 1 || !strings.Contains(notes(t, files[0]), "sonde inject: request ") {
 		t.Fatalf("sessions %v: the injected request is not noted", files)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
@@ -76,9 +77,43 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	obs = observe(tel, obs)
 
 	noteFaults(obs, faults)
-	proxy := coretap.NewProxy(coretap.ProxyOptions{
+	popts := coretap.ProxyOptions{
 		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err, Faults: faults,
-	})
+	}
+	var sessions sessionRecordings
+	var proxy *coretap.Proxy
+	if recPath != "" && o.Record == "" {
+		// In the sessions folder, each HTTP session is a recording of its
+		// own; this one keeps what belongs to none.
+		popts.Sessions = func(id string, start time.Time) *client.Observer {
+			n := sessions.next()
+			sobs, srec, spath := startRecording(env, o, fmt.Sprintf("%s-%d", label, n), capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start},
+				fmt.Sprintf("sonde tap: session %q, HTTP session %d (Mcp-Session-Id %s), HTTP tap on %s for %s, tap pid %d", label, n, id, ln.Addr(), coretap.RedactURL(target), os.Getpid()))
+			if sobs == nil {
+				return nil
+			}
+			sobs = observe(tel, sobs)
+			noteFaults(sobs, faults)
+			obs.Note(fmt.Sprintf("sonde tap: HTTP session %d (Mcp-Session-Id %s) is recorded in %s", n, id, spath), time.Now())
+			var stop func()
+			if faults == nil {
+				// sonde inject sends into the session of the host's
+				// latest POST (Proxy.Inject).
+				stop = serveInjector(proxy, socketPath(spath), env.Err)
+			}
+			sessions.add(sessionRecording{sobs, srec, spath, stop, id})
+			return sobs
+		}
+		popts.SessionEnded = func(id string) {
+			s, ok := sessions.remove(id)
+			if !ok {
+				return
+			}
+			s.close(env, "sonde tap: the host ended the session (DELETE)")
+			obs.Note(fmt.Sprintf("sonde tap: HTTP session (Mcp-Session-Id %s) ended; its recording %s is closed", id, s.path), time.Now())
+		}
+	}
+	proxy = coretap.NewProxy(popts)
 	if recPath != "" && o.Record == "" && faults == nil {
 		if stop := serveInjector(proxy, socketPath(recPath), env.Err); stop != nil {
 			defer stop()
@@ -113,6 +148,9 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		if st.MissedChunks > 0 {
 			note += fmt.Sprintf("; observation missed %d reads (%d bytes), forwarded all the same", st.MissedChunks, st.MissedBytes)
 		}
+		for _, s := range sessions.all() {
+			s.close(env, note)
+		}
 		obs.Note(note, time.Now())
 	}
 	endObservation(env, obs, rec, recPath, tel)
@@ -120,4 +158,64 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		return fmt.Errorf("sonde tap: %s", strings.TrimSpace(serveErr.Error()))
 	}
 	return nil
+}
+
+// sessionRecordings are the recordings of an HTTP tap's sessions.
+type sessionRecordings struct {
+	mu   sync.Mutex
+	list []sessionRecording
+	n    int // sessions numbered so far
+}
+
+type sessionRecording struct {
+	obs  *client.Observer
+	rec  *capture.Recorder
+	path string
+	stop func() // its injection socket's (nil: none)
+	id   string // the session's Mcp-Session-Id ("": the tap's own)
+}
+
+// close ends a recording with note.
+func (s sessionRecording) close(env *cmdutil.Env, note string) {
+	if s.stop != nil {
+		s.stop()
+	}
+	s.obs.Note(note, time.Now())
+	s.obs.Close()
+	if sum := s.rec.Close(); sum.Err != nil {
+		fmt.Fprintf(env.Err, "sonde tap: recording %s: %v\n", s.path, sum.Err)
+	}
+}
+
+// remove takes session id's recording out of the list.
+func (s *sessionRecordings) remove(id string) (sessionRecording, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range s.list {
+		if r.id == id && id != "" {
+			s.list = append(s.list[:i], s.list[i+1:]...)
+			return r, true
+		}
+	}
+	return sessionRecording{}, false
+}
+
+func (s *sessionRecordings) add(r sessionRecording) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list, r)
+}
+
+// next numbers a new session: 1, 2…
+func (s *sessionRecordings) next() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	return s.n
+}
+
+func (s *sessionRecordings) all() []sessionRecording {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]sessionRecording(nil), s.list...)
 }

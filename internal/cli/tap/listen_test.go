@@ -368,3 +368,81 @@ func TestListenRedacts(t *testing.T) {
 		t.Errorf("the recording does not show the redacted Authorization header")
 	}
 }
+
+// TestListenOneRecordingPerSession: two hosts' sessions through one
+// `sonde tap --listen`, recording into the sessions folder, whose calls
+// use the same ids at the same time, are two recordings (LABEL-1 and
+// LABEL-2, each from its initialize to its last answer, every answer
+// resolved, none unknown or duplicate) beside the tap's own (LABEL: what
+// belongs to no session, and where each session is recorded); a session
+// the host ends (DELETE) has its recording closed at once.
+func TestListenOneRecordingPerSession(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	tap := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "two")
+	ctx := context.Background()
+	var hosts [2]*client.Client
+	for i := range hosts {
+		c := client.New(client.Options{Timeout: 10 * time.Second})
+		if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: transport.ModeStreamable})); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Initialize(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hosts[i] = c
+	}
+	var wg sync.WaitGroup
+	for _, c := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"value":"x"}`), client.CallOptions{Tool: "echo"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// The first host ends its session (DELETE): its recording is closed
+	// while the tap goes on.
+	hosts[0].Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(home, "sessions", "two-1-*.jsonl"))
+		if len(files) == 1 {
+			if b, _ := os.ReadFile(files[0]); strings.Contains(string(b), `"type":"end"`) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first session's recording %v was not closed after its DELETE", files)
+		}
+	}
+	hosts[1].Close()
+	tap.stop(t)
+
+	main, _ := filepath.Glob(filepath.Join(home, "sessions", "two-2026*.jsonl"))
+	if len(main) != 1 || strings.Count(notes(t, main[0]), "is recorded in") != 2 {
+		t.Fatalf("the tap's own recording %v does not name the two sessions'\n%s", main, notes(t, main[0]))
+	}
+	for _, n := range []string{"1", "2"} {
+		files, _ := filepath.Glob(filepath.Join(home, "sessions", "two-"+n+"-*.jsonl"))
+		if len(files) != 1 {
+			t.Fatalf("session %s: recordings %v", n, files)
+		}
+		verdicts := map[string]int{}
+		for _, r := range readCapture(t, files[0]) {
+			if r.Type == capture.TypeFrame && r.Dir == "in" {
+				verdicts[r.Verdict]++
+			}
+		}
+		// initialize, 5 calls, and whatever else the client asked: all
+		// resolved.
+		if verdicts["resolved"] < 6 || len(verdicts) != 1 {
+			t.Errorf("session %s: the server's frames' verdicts %v", n, verdicts)
+		}
+	}
+}

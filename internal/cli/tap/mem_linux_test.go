@@ -1,7 +1,13 @@
 package tap_test
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -60,6 +66,119 @@ func TestTapMemoryFlat(t *testing.T) {
 	}
 	if rss[300000] > 50<<20 || rss[100000] > 50<<20 || rss[300000] > rss[100000]+8<<20 {
 		t.Errorf("peak RSS %v", rss)
+	}
+}
+
+// TestTapMillionFrames: a session of 1,000,000 frames (the handshake and
+// 499,999 echo calls, up to 64 in flight, from a host stand-in that reads
+// every answer) through `sonde tap`, recorded whole into a file, with the
+// tap's peak RSS (VmHWM) under 50 MiB. It takes about a minute on two
+// busy cores: not with -short, and not under the race detector (make
+// test's run), whose shadow memory is not the tap's; run it with
+// `go test -run TestTapMillionFrames -v ./internal/cli/tap/`.
+func TestTapMillionFrames(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory is not the tap's")
+	}
+	if testing.Short() {
+		t.Skip("a long session")
+	}
+	const calls, window = 499999, 64
+	fx := clitest.NewFixture(t)
+	rec := filepath.Join(t.TempDir(), "s.jsonl")
+	cmd := exec.Command(os.Args[0], append([]string{"tap", "--record", rec, "--"}, fx.Argv()...)...)
+	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	// Each answer read lets one more call go: window calls in flight.
+	credit := make(chan struct{}, window)
+	answers := make(chan int, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		n := 0
+		for sc.Scan() {
+			n++
+			select {
+			case credit <- struct{}{}:
+			default:
+			}
+		}
+		answers <- n
+	}()
+	w := bufio.NewWriter(stdin)
+	fmt.Fprintln(w, initLine)
+	w.Flush()
+	<-credit // the initialize answer
+	fmt.Fprintln(w, initialized)
+	for range window {
+		credit <- struct{}{}
+	}
+	for i := range calls {
+		<-credit
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"value":"v%d"}}}`+"\n", i+2, i)
+		if len(credit) == 0 {
+			w.Flush()
+		}
+	}
+	w.Flush()
+	// Wait for every answer before reading the tap's peak.
+	for range window {
+		<-credit
+	}
+	peak := vmHWM(t, cmd.Process.Pid)
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("sonde tap: %v\n%s", err, stderr.String())
+	}
+	if n := <-answers; n != calls+1 {
+		t.Fatalf("%d answers, want %d", n, calls+1)
+	}
+	frames, missed := countFrames(t, rec)
+	t.Logf("%d frames forwarded in %v; %d recorded, %d events missed; the tap's peak RSS %.1f MiB",
+		2*calls+2+1, time.Since(start).Round(time.Second), frames, missed, float64(peak)/(1<<20))
+	if frames+int(missed) < 2*calls+3 || frames < (2*calls+3)*9/10 {
+		t.Errorf("%d frames recorded and %d missed, want %d frames", frames, missed, 2*calls+3)
+	}
+	if peak > 50<<20 {
+		t.Errorf("the tap's peak RSS %.1f MiB, want under 50 MiB", float64(peak)/(1<<20))
+	}
+}
+
+// countFrames reads the capture at path a line at a time (not whole: it
+// is large) and returns its frames and the events its missed records
+// count.
+func countFrames(t *testing.T, path string) (frames int, missed uint64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadSlice('\n')
+		switch {
+		case bytes.Contains(line, []byte(`"type":"frame"`)):
+			frames++
+		case bytes.Contains(line, []byte(`"type":"missed"`)):
+			var m struct{ Count uint64 }
+			if json.Unmarshal(line, &m) != nil {
+				t.Fatalf("a missed record: %s", line)
+			}
+			missed += m.Count
+		}
+		if err == io.EOF {
+			return frames, missed
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -84,7 +84,12 @@ func TestSessionsLiveAndPrune(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The recording reaches its file within the tap's recordFlush.
 	list := listSessions(t)
+	for deadline := time.Now().Add(10 * time.Second); byLabel(list)["live"].Calls == 0 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		list = listSessions(t)
+	}
 	if len(list) != 3 || list[0].Label != "live" {
 		t.Fatalf("sessions: %+v", list)
 	}

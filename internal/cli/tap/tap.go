@@ -30,6 +30,13 @@ import (
 // whatever the session's length.
 const recordBuffer = 32768
 
+// recordFlush is how long the recording's events may wait in its buffer
+// before they are written to the file (capture.Options.FlushAfter): one
+// write for the events of many calls, rather than one for each, takes less
+// of the CPU the forwarding needs. sonde watch looks at the file every
+// watchPoll, so a watcher sees them at most this much later.
+const recordFlush = 50 * time.Millisecond
+
 // Options are the flags of `sonde tap`.
 type Options struct {
 	Label        string
@@ -133,10 +140,13 @@ reach ADDR can then use the server with whatever credentials the host sends. The
 has the HTTP exchanges (method, status, headers, with the values of Authorization,
 Proxy-Authorization, Cookie, Set-Cookie and of headers and query parameters named like
 secrets replaced by «redacted»), and the messages of both sides with their stream ("POST 3",
-"GET 1", "SSE" for the legacy stream) and SSE event ids; a body sent with a
-Content-Encoding (gzip) is forwarded but not decoded. One recording holds every session
-that goes through the proxy: two sessions at once that use the same request ids confuse
-its verdicts.
+"GET 1", "SSE" for the legacy stream) and SSE event ids; a body with Content-Encoding
+gzip or deflate is forwarded as it came and a copy decoded for the recording (one that
+decodes past --max-line-bytes is recorded as too long; other codings are not decoded). In
+the sessions folder, each HTTP session (Mcp-Session-Id) is a recording of its own (LABEL-1,
+LABEL-2…, from its initialize), and LABEL keeps what belongs to no session; with --record
+FILE, one recording holds every session (two at once that use the same request ids confuse
+its verdicts).
 
 Recording: to --record FILE (a new file, mode 0600), else to a new file in the sessions
 folder, named LABEL-TIME-PID.jsonl (folder mode 0700, files 0600):
@@ -370,7 +380,8 @@ func secretEnv(env []string) []string {
 
 // startRecording opens the recording of a tapped session (unless
 // --no-record): --record FILE or a new file in the sessions folder, a
-// recorder with opts (sonde's version, the start and the buffer added)
+// recorder with opts (sonde's version, the buffer, and the start when it
+// is not set, added)
 // following a new Observer, whose first note is note. When the
 // file cannot be written it says why once on stderr (the host's log of the
 // server's stderr shows it) and returns no observer: the tap forwards
@@ -379,10 +390,13 @@ func startRecording(env *cmdutil.Env, o *Options, label string, opts capture.Opt
 	if o.NoRecord {
 		return nil, nil, ""
 	}
-	start := time.Now()
+	start := opts.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
 	file, path, why := openRecording(o, label, start)
 	if file != nil {
-		opts.Sonde, opts.Start, opts.Buffer = cmdutil.Version, start, recordBuffer
+		opts.Sonde, opts.Start, opts.Buffer, opts.FlushAfter = cmdutil.Version, start, recordBuffer, recordFlush
 		rec, err := capture.NewRecorder(file, opts)
 		if err == nil {
 			obs := client.NewObserver(0)
