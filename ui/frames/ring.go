@@ -10,6 +10,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
+	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // entry is one frame in the ring.
@@ -21,6 +22,8 @@ type entry struct {
 	h      *client.HTTPEvent // set for an HTTP row (f is then its stand-in)
 	lint   []lint.Finding    // the protocol rules the frame breaks (package lint)
 	search string            // built on first use by the filter
+	// isError: a tool result with isError set (the tool failed).
+	isError bool
 }
 
 // frameRing holds the newest frames in a ring.Ring. Frames are numbered
@@ -43,7 +46,8 @@ func (r *frameRing) total() uint64 { return r.r.Total() }
 func (r *frameRing) at(abs uint64) *entry { return r.r.At(int(abs - r.r.Evicted())) }
 
 func (r *frameRing) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, found []lint.Finding) {
-	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found})
+	isErr := f.Dir == client.In && f.Verdict == client.VerdictResolved && mcp.ResultIsError(f.Msg.Result)
+	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr})
 }
 
 // VerdictHTTP is the verdict column of an HTTP row: an exchange (POST, GET,

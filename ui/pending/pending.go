@@ -28,6 +28,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -78,6 +79,9 @@ type Entry struct {
 	// RetryOf is, for a modern-era retry after input_required, the id of
 	// the request it continues.
 	RetryOf jsonrpc.ID
+	// IsError is set for a tools/call whose result has isError: the tool
+	// failed (the request itself resolved).
+	IsError bool
 }
 
 type reqKey struct {
@@ -101,6 +105,7 @@ type entry struct {
 	fault    string // "dropped by fault rule 2": sonde tap --fault kept its answer away
 	retryOf  jsonrpc.ID
 	task     string // a task's row: its status and status message
+	isError  bool   // a tools/call answered with a result whose isError is set
 	dead     bool   // retired: compacted out of live at the end of the batch
 }
 
@@ -159,7 +164,7 @@ func (m *Model) Entries() []Entry {
 	out := make([]Entry, 0, len(m.live))
 	for _, e := range m.live {
 		x := Entry{ID: e.key.id, Dir: e.key.dir, Method: e.method, Tool: e.tool, State: e.state,
-			Progress: e.progress, Latency: e.latency, Err: e.err, Stream: e.stream, RetryOf: e.retryOf}
+			Progress: e.progress, Latency: e.latency, Err: e.err, Stream: e.stream, RetryOf: e.retryOf, IsError: e.isError}
 		if e.state.Final() {
 			x.Age = e.latency
 		} else {
@@ -187,6 +192,8 @@ func (m *Model) Apply(evs []client.Event) {
 			if e := m.byKey[reqKey{client.Out, ev.HTTP.ReqID}]; e != nil && !e.state.Final() {
 				e.stream = clean(ev.HTTP.Stream, 60)
 			}
+		case ev.Kind == client.EvFrame && ev.Frame != nil:
+			m.applyFrame(ev.Frame)
 		case ev.Kind == client.EvNote:
 			if k, what, ok := faultedAnswer(ev.Note); ok {
 				if e := m.byKey[k]; e != nil && !e.state.Final() {
@@ -269,6 +276,17 @@ func (m *Model) retire(e *entry) {
 	}
 	if follow {
 		m.hv.sel = m.hist.Len() - 1
+	}
+}
+
+// applyFrame marks the request a tool result with isError answers (the
+// frame of the answer may come before or after its outcome event).
+func (m *Model) applyFrame(f *client.FrameInfo) {
+	if f.Dir != client.In || f.Verdict != client.VerdictResolved || !f.Msg.ID.IsValid() {
+		return
+	}
+	if e := m.byKey[reqKey{client.Out, f.Msg.ID}]; e != nil && e.method == mcp.MethodToolsCall && mcp.ResultIsError(f.Msg.Result) {
+		e.isError = true
 	}
 }
 

@@ -244,12 +244,12 @@ func TestCountdownTurnsRed(t *testing.T) {
 		t.Fatal("countdown red with 30% left")
 	}
 	m.SetNow(at(8500))
-	if !strings.Contains(m.View(), st.Error.Render("1.5s   ")) {
+	if !strings.Contains(m.View(), st.Error.Render("1.5s")) {
 		t.Fatalf("countdown not red with 15%% left:\n%q", m.View())
 	}
 }
 
-const format3s = "3s     "
+const format3s = "3s  "
 
 // Requests in flight come before the settled rows that linger, and the
 // selection stays on the same request when the order changes.
@@ -309,7 +309,7 @@ func TestRetryOf(t *testing.T) {
 		t.Fatalf("entries %+v", es)
 	}
 	v := ansi.Strip(m.View())
-	for _, want := range []string{"retried", "10.0ms  input required", "retry of id 7"} {
+	for _, want := range []string{"retried", "10.0ms", "input required", "retry of id 7"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
