@@ -94,9 +94,10 @@ func byPrio(cols []Col) []int {
 	return order
 }
 
-// Cut shortens plain text s to at most w cells. Text that fits is returned
+// Cut shortens plain text s (sanitized: textfmt.Escape) to at most w cells. Text that fits is returned
 // as it is; otherwise it is cut after the last whole word that fits with an
-// ellipsis, so that a number or an id is shown whole or not at all. A first
+// ellipsis, so that a number or an id is shown whole or not at all (a whole
+// number before the ellipsis is followed by a space: "1/4 …", never "1/4…"). A first
 // word longer than w is cut inside only when it holds no digit; otherwise
 // the result is empty.
 func Cut(s string, w int) string {
@@ -106,6 +107,7 @@ func Cut(s string, w int) string {
 	if lipgloss.Width(s) <= w {
 		return s
 	}
+	s = strings.ToValidUTF8(s, "\uFFFD") // measured as it is drawn
 	cells, lastSpace := 0, -1
 	for i, r := range s {
 		rw := lipgloss.Width(string(r))
@@ -120,8 +122,18 @@ func Cut(s string, w int) string {
 		}
 		cells += rw
 	}
-	if lastSpace > 0 {
-		return strings.TrimRight(s[:lastSpace], " ") + "…"
+	for lastSpace > 0 {
+		body := strings.TrimRight(s[:lastSpace], " ")
+		r, _ := utf8.DecodeLastRuneInString(body)
+		if !unicode.IsDigit(r) {
+			return body + "…"
+		}
+		// A whole number before the ellipsis keeps a space, so that it
+		// does not read as cut.
+		if lipgloss.Width(body)+2 <= w {
+			return body + " …"
+		}
+		lastSpace = strings.LastIndexByte(body, ' ')
 	}
 	first := s[lastSpace+1:] // the word cut (lastSpace is 0 or -1 here)
 	if sp := strings.IndexByte(first, ' '); sp >= 0 {
@@ -137,10 +149,7 @@ func Cut(s string, w int) string {
 			break
 		}
 		cells += rw
-		end = i + len(string(r))
-		if r == utf8.RuneError {
-			end = i + 1
-		}
+		end = i + utf8.RuneLen(r)
 	}
 	return s[:end] + "…"
 }

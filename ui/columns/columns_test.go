@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
 )
@@ -73,6 +74,8 @@ func TestCut(t *testing.T) {
 		{"resolved id 10 after 3ms", 40, "resolved id 10 after 3ms"},
 		{"resolved id 10 after 3ms", 13, "resolved id…"},
 		{"id 10 after 3ms", 4, "id…"},
+		{"progress 1/4 for id 6", 14, "progress 1/4 …"},
+		{"progress 1/4 for id 6", 13, "progress…"},
 		{"1234567", 4, ""},
 		{"MCP_TIMEOUT: tools/call", 8, "MCP_TIM…"},
 		{"anything", 0, ""},
@@ -98,8 +101,16 @@ func FuzzCut(f *testing.F) {
 		if lipgloss.Width(got) > max(w, 0) {
 			t.Fatalf("Cut(%q, %d) = %q is too wide", s, w, got)
 		}
-		if got == s || got == "" {
+		if got == s || got == "" || !utf8.ValidString(s) {
 			return
+		}
+		if strings.HasSuffix(got, " …") {
+			if b := strings.TrimSuffix(got, " …"); strings.TrimSpace(b) != "" && !unicode.IsDigit(lastRune(b)) {
+				t.Fatalf("Cut(%q, %d) = %q: a space before the ellipsis but no number", s, w, got)
+			}
+			got = strings.TrimSuffix(got, " …") + "…"
+		} else if r, _ := utf8.DecodeLastRuneInString(strings.TrimSuffix(got, "…")); unicode.IsDigit(r) && strings.HasSuffix(got, "…") {
+			t.Fatalf("Cut(%q, %d) = %q reads as a cut number", s, w, got)
 		}
 		body, ok := strings.CutSuffix(got, "…")
 		if !ok || !strings.HasPrefix(s, body) {
@@ -140,4 +151,9 @@ func TestCutMethod(t *testing.T) {
 			t.Errorf("CutMethod(%q, %d) = %q, want %q", tc.s, tc.w, got, tc.want)
 		}
 	}
+}
+
+func lastRune(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
 }

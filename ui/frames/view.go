@@ -50,7 +50,7 @@ func (m *Model) layout(top, end int) cols {
 		{Min: idW, Want: idW, Prio: 0},                                              // id
 		{Min: methodMin, Want: min(methodW, 28), Prio: 1, Fill: 1},                  // method
 		{Min: timeW, Want: timeW, Prio: 3},                                          // time
-		{Min: verdictW, Want: min(max(statusW, verdictW), 72), Prio: 2, Grow: true}, // status
+		{Min: verdictW, Want: min(max(statusW, verdictW), 56), Prio: 2, Grow: true}, // status
 		{Min: sizeW, Want: sizeW, Prio: 5},                                          // size
 		{Min: 8, Want: 8, Prio: 6, Grow: true},                                      // preview
 	})

@@ -32,6 +32,8 @@ type cell struct {
 	style lipgloss.Style
 	// num marks an id or a number: shown whole or not at all.
 	num bool
+	// method and tool are the method cell's parts (text is both).
+	method, tool string
 }
 
 // View renders the visible rows of the current view: a header line, then
@@ -88,13 +90,14 @@ func (m *Model) cols(head []cell, rows [][]cell) []columns.Col {
 	}
 	id := max(widest(colID), lipgloss.Width(head[colID].text))
 	cs[colID] = columns.Col{Min: id, Want: id, Prio: 0}
-	cs[colMethod] = columns.Col{Min: max(min(method, 16), 6), Want: max(min(method, 48), 6), Prio: 0}
+	cs[colMethod] = columns.Col{Min: max(min(method, 14), 6), Want: max(min(method, 30), 6), Prio: 0}
 	cs[colState] = columns.Col{Min: stateW, Want: stateW, Prio: 2}
 	for _, i := range []int{colAge, colLeft} {
 		w := max(widest(i), lipgloss.Width(head[i].text))
 		cs[i] = columns.Col{Min: w, Want: w, Prio: 3 + i - colAge}
 	}
-	cs[colDetail] = columns.Col{Min: 12, Want: 12, Prio: 6, Grow: true}
+	detail := max(min(widest(colDetail), 40), 8)
+	cs[colDetail] = columns.Col{Min: 8, Want: detail, Prio: 6, Grow: true}
 	return cs
 }
 
@@ -104,11 +107,11 @@ const stateW = 9
 func (m *Model) header() []cell {
 	h := m.st.Header
 	if m.history {
-		return []cell{{"", h, false}, {"ID", h, false}, {"METHOD", h, false}, {"OUTCOME", h, false},
-			{"LATENCY", h, false}, {"SETTLED AT", h, false}, {"ERROR", h, false}}
+		return []cell{{text: "", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "OUTCOME", style: h},
+			{text: "LATENCY", style: h}, {text: "SETTLED AT", style: h}, {text: "ERROR", style: h}}
 	}
-	return []cell{{"", h, false}, {"ID", h, false}, {"METHOD", h, false}, {"STATE", h, false},
-		{"AGE", h, false}, {"LEFT", h, false}, {"PROGRESS / RESULT", h, false}}
+	return []cell{{text: "", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "STATE", style: h},
+		{text: "AGE", style: h}, {text: "LEFT", style: h}, {text: "PROGRESS / RESULT", style: h}}
 }
 
 // common returns the mark, id, method (with the tool) and state cells of e.
@@ -135,8 +138,8 @@ func (m *Model) common(e *entry) []cell {
 	if e.isError {
 		state, stStyle = "isError", st.Error
 	}
-	return []cell{{mark, st.Info, false}, {id, text, true}, {method, text, false},
-		{state, stStyle, false}}
+	return []cell{{text: mark, style: st.Info}, {text: id, style: text, num: true},
+		{text: method, style: text, method: e.method, tool: e.tool}, {text: state, style: stStyle}}
 }
 
 func (m *Model) liveCells(e *entry) []cell {
@@ -160,7 +163,7 @@ func (m *Model) liveCells(e *entry) []cell {
 		if e.err != "" {
 			detail, style = strings.TrimLeft(detail+"  "+e.err, " "), st.State(string(e.state))
 		}
-		return append(cells, cell{lat, st.Subtle, true}, cell{"", st.Subtle, true}, cell{detail, style, false})
+		return append(cells, cell{text: lat, style: st.Subtle, num: true}, cell{text: "", style: st.Subtle, num: true}, cell{text: detail, style: style})
 	}
 	left, leftStyle := "", st.Text
 	if !e.deadline.IsZero() && e.state != client.StateHeld {
@@ -191,8 +194,8 @@ func (m *Model) liveCells(e *entry) []cell {
 	if e.retryOf.IsValid() {
 		detail = strings.TrimSpace("retry of id " + e.retryOf.String() + "  " + detail)
 	}
-	return append(cells, cell{clock(m.now.Sub(e.queued)), st.Text, true}, cell{left, leftStyle, true},
-		cell{detail, st.Text, false})
+	return append(cells, cell{text: clock(m.now.Sub(e.queued)), style: st.Text, num: true}, cell{text: left, style: leftStyle, num: true},
+		cell{text: detail, style: st.Text})
 }
 
 func (m *Model) histCells(e *entry) []cell {
@@ -205,8 +208,8 @@ func (m *Model) histCells(e *entry) []cell {
 	if e.isError && errText == "" {
 		errText, errStyle = "the tool failed", st.Error
 	}
-	return append(m.common(e), cell{latency, st.Subtle, true},
-		cell{e.settled.Format("15:04:05.000"), st.Subtle, true}, cell{errText, errStyle, false})
+	return append(m.common(e), cell{text: latency, style: st.Subtle, num: true},
+		cell{text: e.settled.Format("15:04:05.000"), style: st.Subtle, num: true}, cell{text: errText, style: errStyle})
 }
 
 // row joins the shown cells (width above 0) into one line of the pane's
@@ -236,9 +239,8 @@ func (m *Model) row(cells []cell, widths []int, selected bool) string {
 		first = false
 		text := c.text
 		switch {
-		case i == colMethod:
-			// A method and its tool: the name may be cut inside, never
-			// dropped for the method's sake alone.
+		case i == colMethod && c.method != "":
+			text = methodCell(c.method, c.tool, w)
 		case i == colDetail && strings.ContainsRune(text, '█') && lipgloss.Width(text) > w:
 			text = strings.TrimLeft(strings.TrimLeft(text, "█░"), " ") // the bar is decoration
 			text = columns.Cut(text, w)
@@ -252,6 +254,26 @@ func (m *Model) row(cells []cell, widths []int, selected bool) string {
 		line = b.String() + sel.Render(strings.Repeat(" ", pad))
 	}
 	return line
+}
+
+// methodCell fits a method and its tool (or prompt, or resource) name to
+// w cells, keeping the start of the name: "tools/call search_docs", else
+// the method with the name cut at its end, else "call search_docs" (the
+// method's last segment) whole or cut, else the name alone, cut.
+func methodCell(method, tool string, w int) string {
+	full := strings.TrimSpace(method + " " + tool)
+	if tool == "" || lipgloss.Width(full) <= w {
+		return columns.Cut(full, w)
+	}
+	const minName = 12 // cells of the name worth showing beside the method
+	if rest := w - lipgloss.Width(method) - 1; rest >= minName {
+		return method + " " + textfmt.Fit(tool, rest)
+	}
+	verb := method[strings.LastIndexByte(method, '/')+1:]
+	if rest := w - lipgloss.Width(verb) - 1; rest >= minName || rest >= lipgloss.Width(tool) {
+		return verb + " " + textfmt.Fit(tool, rest)
+	}
+	return textfmt.Fit(tool, w)
 }
 
 // progressText renders a progress report: a bar and n/total with a total,
