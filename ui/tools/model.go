@@ -77,7 +77,10 @@ type Model struct {
 	runs    int     // how many times the filter ran (for tests)
 	top     int     // first list row shown
 
-	calling  map[string]int // calls in flight per tool
+	calling map[string]int // calls in flight per tool
+	// failed holds the tools whose last call failed (an error, or a
+	// result with isError); a tool leaves it when a call succeeds.
+	failed   map[string]bool
 	inFlight int
 	form     *form.Form
 	lastArgs map[string]json.RawMessage
@@ -94,7 +97,7 @@ func New(st *theme.Styles, opts Options) *Model {
 		opts.Results = DefaultResults
 	}
 	m := &Model{st: st, keys: DefaultKeyMap(), results: ring.New[*result](opts.Results),
-		calling: map[string]int{}, lastArgs: map[string]json.RawMessage{}}
+		calling: map[string]int{}, failed: map[string]bool{}, lastArgs: map[string]json.RawMessage{}}
 	if opts.Keys != nil {
 		m.keys = *opts.Keys
 	}
@@ -211,6 +214,11 @@ func (m *Model) addResult(msg ResultMsg) {
 			m.calling[msg.Tool] = n - 1
 		}
 		m.inFlight--
+	}
+	if msg.Err != nil || (msg.Result != nil && msg.Result.IsError) {
+		m.failed[msg.Tool] = true
+	} else {
+		delete(m.failed, msg.Tool)
 	}
 	m.results.Push(&result{ResultMsg: msg, at: m.now, n: int(m.results.Total()) + 1})
 	m.cur, m.scroll = m.results.Len()-1, 0

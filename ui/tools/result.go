@@ -131,7 +131,7 @@ func (m *Model) drawBody(r *result, w int) []string {
 		if i > 0 {
 			out = append(out, "")
 		}
-		out = append(out, m.block(c, w)...)
+		out = append(out, m.block(c, w, r.Result.IsError)...)
 	}
 	if sc := r.Result.StructuredContent; len(sc) > 0 && string(sc) != "null" {
 		out = append(out, "", st.Header.Render("structuredContent"))
@@ -140,15 +140,20 @@ func (m *Model) drawBody(r *result, w int) []string {
 	return out
 }
 
-// block draws one content block.
-func (m *Model) block(c mcp.Content, w int) []string {
+// block draws one content block; the text of a result with isError (the
+// tool failed) is drawn as an error.
+func (m *Model) block(c mcp.Content, w int, isError bool) []string {
 	st := m.st
 	switch c.Type {
 	case "text":
 		text, more := cut(c.Text)
-		out := []string{st.Subtle.Render("[text]")}
+		label, style := st.Subtle.Render("[text]"), st.Text
+		if isError {
+			label, style = st.Error.Render("[text · isError: the tool failed]"), st.Error
+		}
+		out := []string{label}
 		for _, l := range wrapText(text, w) {
-			out = append(out, st.Text.Render(l))
+			out = append(out, style.Render(l))
 		}
 		if more != "" {
 			out = append(out, st.Subtle.Render(more))

@@ -133,7 +133,8 @@ func (m *Model) listLines(l listLayout) []string {
 	return out
 }
 
-// row draws list row i: marker, highlighted name, calls in flight.
+// row draws list row i: marker, highlighted name, calls in flight, and
+// "✗ failed" (in the error colour) when the tool's last call failed.
 func (m *Model) row(i, w int) string {
 	st := m.st
 	e := &m.tools[m.visible[i]]
@@ -147,6 +148,9 @@ func (m *Model) row(i, w int) string {
 	}
 	if mark := m.diff.marks[e.tool.Name]; mark != "" {
 		badge += st.Warn.Render(" " + mark)
+	}
+	if m.failed[e.tool.Name] && m.calling[e.tool.Name] == 0 {
+		badge += st.Error.Render(" ✗ failed")
 	}
 	var hl []int
 	if m.query != "" && i < len(m.matched) {
