@@ -167,6 +167,7 @@ func New(opts Options) *Model {
 	m.keys.FIFO.SetEnabled(opts.Lesson != nil)
 	if opts.Recorder != nil {
 		m.rec.On, m.rec.Path, m.rec.Note = opts.Recorder.State()
+		m.rec.Size = -1
 	}
 	if opts.Lesson != nil {
 		m.lesson = opts.Lesson(st)

@@ -96,6 +96,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 		m.conn.starting, m.conn.restarting = false, false
 		if msg.err != nil {
 			m.conn.err = msg.err
+			m.tools.SetUnavailable("No tools: the server did not start.", msg.err.Error())
 			m.endAuthorize()
 			return nil, true
 		}
@@ -112,6 +113,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 		m.endAuthorize() // the handshake it waited for has ended
 		if msg.err != nil {
 			m.conn.err = msg.err
+			m.tools.SetUnavailable("No tools: the handshake failed.", msg.err.Error())
 			return nil, true
 		}
 		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion+" "+string(msg.era)
@@ -126,6 +128,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		if msg.err != nil {
 			m.conn.err = msg.err
+			m.tools.SetUnavailable("No tools: tools/list failed.", msg.err.Error())
 			return nil, true
 		}
 		m.tools.SetToolsAsOf(msg.tools, msg.asked)

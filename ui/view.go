@@ -188,11 +188,12 @@ func (m *Model) statusBar() string {
 	if m.stats.missed > 0 {
 		parts = append(parts, part{text: st.Error.Render(fmt.Sprintf("UI missed %d events", m.stats.missed))})
 	}
-	// Recording shows second, where it cannot be cut off.
+	// Recording shows second, where it cannot be cut off, and is never
+	// dropped: the file's name while recording, the saved file after.
 	if text, on := m.recordPart(); on {
-		parts = append(parts[:1], append([]part{{text: st.Error.Render(text), alt: st.Error.Render("● REC"), drop: 2}}, parts[1:]...)...)
+		parts = append(parts[:1], append([]part{{text: st.Error.Render(text)}}, parts[1:]...)...)
 	} else if text != "" {
-		parts = append(parts, part{text: st.Subtle.Render(text), drop: 2})
+		parts = append(parts[:1], append([]part{{text: st.Info.Render(text)}}, parts[1:]...)...)
 	}
 	sep := st.Subtle.Render(" │ ")
 	join := func(level int) string {

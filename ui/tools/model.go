@@ -65,6 +65,9 @@ type Model struct {
 	back       mode // where the form returns to
 
 	loaded  bool // SetTools was called
+	// unavailable says why no tool list will come (the server did not
+	// start, exited, or the handshake failed) until a restart.
+	unavailable, unavailWhat string
 	tools   []entry
 	changed bool     // notifications/tools/list_changed seen since SetTools
 	diff    toolDiff // what the last list changed against the one before
@@ -125,6 +128,11 @@ func (m *Model) SetNow(t time.Time) { m.now = t }
 // the selected tool when it is still listed.
 func (m *Model) SetTools(tools []mcp.Tool) { m.SetToolsAsOf(tools, time.Time{}) }
 
+// SetUnavailable says that no tool list will come: what happened (a
+// sentence) and why (the error), shown instead of the wait with the key
+// that restarts the server; a why of "" clears it, and so does Reset.
+func (m *Model) SetUnavailable(what, why string) { m.unavailWhat, m.unavailable = what, why }
+
 // SetToolsAsOf is SetTools for a list that was requested at asOf: a
 // notifications/tools/list_changed received before then is already
 // reflected in it, even when its event is applied after the list arrives
@@ -163,6 +171,7 @@ func (m *Model) Apply(evs []client.Event) {
 // root's SetTools), the filter, the kept results, the arguments last sent to
 // each tool, and an open form, so nothing typed is lost.
 func (m *Model) Reset() {
+	m.unavailable = ""
 	clear(m.calling)
 	m.inFlight = 0
 	m.changed = false

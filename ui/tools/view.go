@@ -59,6 +59,9 @@ func (m *Model) View() string {
 			return m.resultView()
 		}
 	}
+	if !m.loaded && m.unavailable != "" {
+		return m.unavailableView()
+	}
 	l := m.layout()
 	list := m.listLines(l)
 	detail := m.detailLines(l.detW, l.detH)
@@ -73,6 +76,18 @@ func (m *Model) View() string {
 		out = append(out, list...)
 		out = append(out, m.st.Subtle.Render(strings.Repeat("─", m.w)))
 		out = append(out, detail...)
+	}
+	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
+}
+
+// unavailableView says why no tool list came and how to try again (first,
+// so a short pane shows it), then the error.
+func (m *Model) unavailableView() string {
+	st := m.st
+	out := []string{m.statusLine(), st.Error.Render(m.unavailWhat),
+		st.Accent.Render("ctrl+r") + st.Text.Render(" restarts the server"), ""}
+	for _, l := range wrapText(textfmt.Clean(m.unavailable), m.w) {
+		out = append(out, st.Error.Render(l))
 	}
 	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
 }
