@@ -135,6 +135,13 @@ type Model struct {
 	authHidden bool
 	answerErr  error        // the last answer or roots change that failed
 	rp         *replayState // set in a replay
+
+	// The screen is drawn again only after a change (redraw.go): frame is
+	// the screen last drawn, stale says it must be drawn again, renders
+	// counts the draws.
+	drawn   string
+	stale   bool
+	renders int
 }
 
 // connState is what the status bar shows about the server.

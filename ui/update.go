@@ -19,6 +19,10 @@ import (
 // global keymap or the focused pane, mouse to the pane under the pointer,
 // client events to every pane, and pane requests to commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if t, ok := msg.(tickMsg); ok {
+		return m, m.ticked(time.Time(t))
+	}
+	m.stale = true
 	_, cmd := m.update(msg)
 	m.syncHold()
 	return m, cmd
@@ -45,14 +49,6 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.frames.Restyle()
 		}
 		return m, nil
-	case tickMsg:
-		m.now = time.Time(msg)
-		for _, p := range m.panes {
-			if p != nil {
-				p.SetNow(m.now)
-			}
-		}
-		return m, tick()
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
 	case tea.PasteMsg:

@@ -15,7 +15,7 @@ import (
 // View draws the panes in their rectangles, then the help line and the
 // status bar.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
+	v := tea.NewView(m.content())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "sonde " + m.opts.Command

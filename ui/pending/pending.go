@@ -155,6 +155,10 @@ func (m *Model) Capturing() bool { return false }
 // Apply as "exited" outcomes and then linger and retire like any other.
 func (m *Model) Reset() {}
 
+// Ticking reports whether the view changes with the clock alone: some
+// row is live (its age and countdown run, or a settled row lingers).
+func (m *Model) Ticking() bool { return len(m.live) > 0 }
+
 // InFlight returns how many requests (both directions) have not settled.
 func (m *Model) InFlight() int { return m.inFlight }
 

@@ -123,6 +123,16 @@ func (m *Model) SetSize(w, h int) {
 // SetNow sets the root's clock (used for the age of results).
 func (m *Model) SetNow(t time.Time) { m.now = t }
 
+// ClockText is the part of the view that changes with the clock alone (the
+// age of the result shown), "" when there is none: the root redraws on a
+// tick only when it changed.
+func (m *Model) ClockText() string {
+	if r := m.current(); m.mode == modeResult && r != nil {
+		return m.age(r)
+	}
+	return ""
+}
+
 // SetTools replaces the tool list (after tools/list, and again after a
 // restart). It clears the "list changed" hint, re-runs the filter and keeps
 // the selected tool when it is still listed.

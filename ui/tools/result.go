@@ -42,12 +42,8 @@ func (m *Model) header(r *result, bodyLen int) []string {
 	if m.results.Evicted() > 0 {
 		right += fmt.Sprintf(" (+%d dropped)", m.results.Evicted())
 	}
-	if !r.at.IsZero() && !m.now.IsZero() {
-		if d := m.now.Sub(r.at); d >= time.Second {
-			right += " · " + textfmt.Dur(d.Truncate(time.Second)) + " ago"
-		} else {
-			right += " · just now"
-		}
+	if age := m.age(r); age != "" {
+		right += " · " + age
 	}
 	if h := m.bodyHeight(); bodyLen > h {
 		right += fmt.Sprintf(" · %d-%d/%d", m.scroll+1, min(m.scroll+h, bodyLen), bodyLen)
@@ -65,6 +61,18 @@ func (m *Model) header(r *result, bodyLen int) []string {
 		}
 	}
 	return append(out, st.Subtle.Render(strings.Repeat("─", m.w)))
+}
+
+// age says how long ago result r came: "just now", "3s ago" ("" without
+// a clock).
+func (m *Model) age(r *result) string {
+	if r.at.IsZero() || m.now.IsZero() {
+		return ""
+	}
+	if d := m.now.Sub(r.at); d >= time.Second {
+		return textfmt.Dur(d.Truncate(time.Second)) + " ago"
+	}
+	return "just now"
 }
 
 func (m *Model) headerHeight(r *result) int {
