@@ -64,13 +64,13 @@ type Model struct {
 	mode       mode
 	back       mode // where the form returns to
 
-	loaded  bool // SetTools was called
+	loaded bool // SetTools was called
 	// unavailable says why no tool list will come (the server did not
 	// start, exited, or the handshake failed) until a restart.
 	unavailable, unavailWhat string
-	tools   []entry
-	changed bool     // notifications/tools/list_changed seen since SetTools
-	diff    toolDiff // what the last list changed against the one before
+	tools                    []entry
+	changed                  bool     // notifications/tools/list_changed seen since SetTools
+	diff                     toolDiff // what the last list changed against the one before
 
 	filter  textinput.Model
 	query   string
