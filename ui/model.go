@@ -121,7 +121,10 @@ type Model struct {
 	stats   stats
 	now     time.Time
 	quitted bool
-	rec     RecordState
+	// confirmQuit: q was pressed with requests in flight; the help line
+	// asks, and the next key answers.
+	confirmQuit bool
+	rec         RecordState
 
 	// The server's requests waiting for the user, and the dialog open over
 	// the panes (dialog.go).

@@ -236,6 +236,15 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.rp != nil && m.rp.asking != promptNone {
 		return m.promptKey(msg)
 	}
+	if m.confirmQuit {
+		// Quitting with requests in flight: q (or y) again quits, any
+		// other key stays.
+		m.confirmQuit = false
+		if key.Matches(msg, m.keys.Quit) || msg.String() == "y" {
+			return m.quit()
+		}
+		return nil
+	}
 	// A key the focused pane binds in its current mode goes to the pane,
 	// ahead of a global key of the same name: q is "back" in the frame
 	// detail view, n "next problem" in Frames rather than the lesson's next
@@ -252,7 +261,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !capturing {
 		switch {
 		case key.Matches(msg, m.keys.Quit):
-			return m.quit()
+			return m.askQuit()
 		case key.Matches(msg, m.keys.Help):
 			m.showHelp = true
 			return nil
@@ -324,6 +333,23 @@ func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// nester is a pane with views below its top level (a detail, a result).
+type nester interface{ Nested() bool }
+
+// askQuit is q: it quits only from the top level (in a pane's detail view
+// it does nothing: esc goes back), and with requests in flight it asks
+// first (a live session only).
+func (m *Model) askQuit() tea.Cmd {
+	if n, ok := m.panes[m.focus].(nester); ok && n.Nested() {
+		return nil
+	}
+	if m.rp == nil && m.pending.InFlight() > 0 {
+		m.confirmQuit = true
+		return nil
+	}
+	return m.quit()
 }
 
 func (m *Model) quit() tea.Cmd {

@@ -79,6 +79,11 @@ func (m *Model) helpLine() string {
 	if m.rp != nil && m.rp.asking != promptNone {
 		return m.replayPrompt()
 	}
+	if m.confirmQuit {
+		n := m.pending.InFlight()
+		q := fmt.Sprintf("%d request%s in flight: q again quits (sonde stops waiting for %s); any other key stays", n, plural(n), pick(n == 1, "it", "them"))
+		return textfmt.Fit(m.styles.Warn.Render(q), m.width)
+	}
 	var bindings []key.Binding
 	if m.dlg != nil {
 		bindings = m.dlg.Keys().ShortHelp()
@@ -213,4 +218,18 @@ func (m *Model) statusBar() string {
 		line = join(level)
 	}
 	return textfmt.Fit(line, m.width)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func pick[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
 }

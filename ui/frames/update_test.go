@@ -222,7 +222,7 @@ func TestDetail(t *testing.T) {
 	if m.Following() || selSeq(m) != 1 {
 		t.Errorf("G in detail moved the list")
 	}
-	for _, k := range []string{"q", "esc", "backspace"} {
+	for _, k := range []string{"esc", "backspace"} {
 		press(m, "enter")
 		press(m, k)
 		if m.InDetail() {

@@ -200,8 +200,8 @@ type keyMap struct{ Next, FIFO key.Binding }
 
 func defaultKeyMap() keyMap {
 	return keyMap{
-		Next: key.NewBinding(key.WithKeys("space", "n"), key.WithHelp("space", "next step")),
-		FIFO: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "FIFO comparison")),
+		Next: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "next lesson step")),
+		FIFO: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "FIFO view")),
 	}
 }
 

@@ -123,6 +123,10 @@ func (m *Model) SetSize(w, h int) {
 // SetNow sets the root's clock (used for the age of results).
 func (m *Model) SetNow(t time.Time) { m.now = t }
 
+// Nested reports whether a view below the list is open (a result, the
+// form), where the root's q does nothing and esc goes back.
+func (m *Model) Nested() bool { return m.mode == modeResult || m.mode == modeForm }
+
 // ClockText is the part of the view that changes with the clock alone (the
 // age of the result shown), "" when there is none: the root redraws on a
 // tick only when it changed.

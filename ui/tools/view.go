@@ -117,7 +117,7 @@ func (m *Model) statusLine() string {
 	}
 	right := ""
 	if m.changed {
-		right = st.Warn.Render("list changed (r to refresh)")
+		right = st.Warn.Render("list changed (ctrl+l to refresh)")
 	}
 	rw := lipgloss.Width(right)
 	if rw == 0 {
