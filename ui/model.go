@@ -92,6 +92,8 @@ type Lesson interface {
 	Next() tea.Cmd
 	// ToggleFIFO switches the "what a FIFO client would have done" view.
 	ToggleFIFO()
+	// Finished reports whether the lesson is at its last step.
+	Finished() bool
 }
 
 // Model is the root tea.Model.
