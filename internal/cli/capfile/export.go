@@ -15,6 +15,7 @@ type ExportOptions struct {
 	Format   string // mermaid or text
 	From, To string // the window's ends: a duration from the start, or an event number
 	Width    int    // of the text swimlane, in cells
+	Filter   string // --filter: the frames drawn
 }
 
 // NewCmdExport is `sonde export FILE`.
@@ -73,15 +74,24 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 	fs.StringVar(&o.From, "from", "", "start of the window: a duration from the start (1.5s) or an event number (120)")
 	fs.StringVar(&o.To, "to", "", "end of the window (included), as --from")
 	fs.IntVar(&o.Width, "width", 100, "width of the text swimlane in cells")
+	addFilterFlag(cmd, &o.Filter)
 	return cmd
 }
 
 // runExport draws the capture at path, within the window from..to.
 func runExport(env *cmdutil.Env, o *ExportOptions, path string, from, to diagram.Bound) error {
+	keep, err := eventFilter(path, o.Filter)
+	if err != nil {
+		return err
+	}
 	var b *diagram.Builder
 	_, warnings, err := eachEvent(path, func(h capture.Header) {
 		b = diagram.New(diagram.Options{Start: h.Start, From: from, To: to})
-	}, func(ev client.Event) { b.Add(ev) })
+	}, func(ev client.Event) {
+		if keep(ev) {
+			b.Add(ev)
+		}
+	})
 	if err != nil {
 		return err
 	}

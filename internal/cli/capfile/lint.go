@@ -20,8 +20,9 @@ const previewRunes = 200
 
 // LintOptions are the flags of `sonde lint`.
 type LintOptions struct {
-	JSON  bool
-	Rules bool // list the rules instead of linting a file
+	JSON   bool
+	Rules  bool   // list the rules instead of linting a file
+	Filter string // --filter: the findings reported (the rules see every event)
 }
 
 // NewCmdLint is `sonde lint FILE`.
@@ -58,16 +59,24 @@ Exit status: 0 nothing found, 1 violations found, 2 the file cannot be read as a
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output")
 	cmd.Flags().BoolVar(&o.Rules, "rules", false, "list the rules instead of linting a file")
+	addFilterFlag(cmd, &o.Filter)
 	return cmd
 }
 
 // runLint reports the violations in the capture at path.
 func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
+	keep, err := eventFilter(path, o.Filter)
+	if err != nil {
+		return err
+	}
 	l := lint.New()
 	var found []lint.Finding
 	var faults faultNotes
 	h, warnings, err := eachEvent(path, nil, func(ev client.Event) {
-		fs := l.Check(ev)
+		fs := l.Check(ev) // every event: the rules need the whole session
+		if !keep(ev) {
+			fs = nil
+		}
 		faults.see(ev, fs)
 		found = append(found, fs...)
 	})

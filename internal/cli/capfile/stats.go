@@ -15,6 +15,7 @@ import (
 type StatsOptions struct {
 	JSON   bool
 	Bucket time.Duration // the in-flight histogram's bucket width (0: automatic)
+	Filter string        // --filter: the requests counted
 }
 
 // NewCmdStats is `sonde stats FILE`.
@@ -33,6 +34,7 @@ gives at most 40 buckets).
 
   sonde stats bug.jsonl
   sonde stats --json --bucket 1s bug.jsonl
+  sonde stats --filter 'method:tools/call tool:search' bug.jsonl
 
 --json prints one object: durations in nanoseconds, in_flight[i] is the most requests in
 flight during bucket i.
@@ -50,6 +52,7 @@ Exit status: 0, or 2 when the file cannot be read as a capture.`,
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output")
 	cmd.Flags().DurationVar(&o.Bucket, "bucket", 0, "width of the in-flight histogram's buckets (default: automatic)")
+	addFilterFlag(cmd, &o.Filter)
 	return cmd
 }
 
@@ -58,9 +61,15 @@ func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
 	if o.Bucket < 0 {
 		return cmdutil.Usagef("--bucket must not be negative")
 	}
+	keep, err := eventFilter(path, o.Filter)
+	if err != nil {
+		return err
+	}
 	var c *stats.Collector
 	_, warnings, err := eachEvent(path, func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
-		c.Add(ev)
+		if keep(ev) {
+			c.Add(ev)
+		}
 	})
 	if err != nil {
 		return err
