@@ -76,7 +76,9 @@ type SyntaxError struct {
 	Msg string
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("filter: %s (at character %d)", e.Msg, e.Pos+1) }
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("filter: %s (at character %d)", e.Msg, e.Pos+1)
+}
 
 // ErrSyntax is matched (errors.Is) by every SyntaxError.
 var ErrSyntax = errors.New("filter syntax error")
