@@ -1,5 +1,5 @@
-// Package filter is sonde's filter language, shared by the UI's `/` (Frames,
-// Pending) and the --filter flag of `sonde lint`, `stats` and `export`:
+// Package filter is sonde's filter language, shared by the UI's `/` in
+// Frames and the --filter flag of `sonde lint`, `stats` and `export`:
 //
 //	method:tools/call tool:search status:error id:7 dir:in kind:notification duration:>500ms text
 //
@@ -8,7 +8,8 @@
 //
 //   - method: the method contains the value (method:tools matches every
 //     tools/ method); tool: the tool (or prompt, resource) name contains it.
-//   - id: the id is the value (7, or "abc" for a string id).
+//   - id: the id is the value: 7 is the integer id, "7" the string id, abc
+//     (or "abc") the string id abc; ids keep their type.
 //   - dir: in (from the server) or out (from sonde).
 //   - kind: request, response, notification or error.
 //   - status: the state or verdict is the value (resolved, timeout, late,
@@ -117,12 +118,15 @@ func Parse(s string) (*Filter, error) {
 			t.field = fl
 			i = j + 1
 		}
-		v, next, err := value(s, i)
+		v, quoted, next, err := value(s, i)
 		if err != nil {
 			return nil, err
 		}
 		if v == "" {
 			return nil, &SyntaxError{Pos: start, Msg: "a term without a value"}
+		}
+		if t.field == fID && (quoted || !isInt(v)) {
+			v = `"` + v + `"` // a string id, shown quoted: "3" is not 3
 		}
 		if err := t.set(v, i); err != nil {
 			return nil, err
@@ -133,19 +137,25 @@ func Parse(s string) (*Filter, error) {
 }
 
 // value reads a plain or quoted value at i; next is the offset after it.
-func value(s string, i int) (v string, next int, err error) {
+func value(s string, i int) (v string, quoted bool, next int, err error) {
 	if i < len(s) && s[i] == '"' {
 		end := strings.IndexByte(s[i+1:], '"')
 		if end < 0 {
-			return "", 0, &SyntaxError{Pos: i, Msg: "a quote that is not closed"}
+			return "", false, 0, &SyntaxError{Pos: i, Msg: "a quote that is not closed"}
 		}
-		return s[i+1 : i+1+end], i + 2 + end, nil
+		return s[i+1 : i+1+end], true, i + 2 + end, nil
 	}
 	end := strings.IndexByte(s[i:], ' ')
 	if end < 0 {
 		end = len(s) - i
 	}
-	return s[i : i+end], i + end, nil
+	return s[i : i+end], false, i + end, nil
+}
+
+// isInt reports whether v is an integer id (digits, maybe a minus).
+func isInt(v string) bool {
+	v = strings.TrimPrefix(v, "-")
+	return v != "" && strings.Trim(v, "0123456789") == ""
 }
 
 // set checks and stores the value v (found at pos) of t.

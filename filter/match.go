@@ -51,7 +51,7 @@ func (t *term) match(it *Item) bool {
 	case fTool:
 		return containsFold(it.Tool, t.value)
 	case fID:
-		return it.ID != "" && (it.ID == t.value || strings.Trim(it.ID, `"`) == t.value)
+		return it.ID == t.value
 	case fDir:
 		return it.Dir == t.value
 	case fKind:

@@ -257,7 +257,7 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	r := &rowWriter{m: m, sel: selected}
 	r.sb.Grow(m.w + 256)
 	text, sg := searchText(f)
-	if m.flt.query != "" {
+	if m.flt.query != "" && m.flt.lang == nil && m.flt.langErr == "" {
 		if ms := fuzzy.Find(m.flt.query, []string{text}); len(ms) == 1 {
 			r.hit = make([]bool, len(text))
 			for _, i := range ms[0].MatchedIndexes {
@@ -351,6 +351,9 @@ func (m *Model) bar() string {
 		left.WriteString(m.pen(skAccent, false).render("/ ") + m.pen(skText, false).render(textfmt.Escape(m.flt.query)))
 	}
 	right := m.pen(skSubtle, false).render(commas(uint64(m.count())) + " of " + commas(uint64(m.ring.len())) + " · esc clears")
+	if m.flt.langErr != "" {
+		right = m.pen(skError, false).render(strings.TrimPrefix(m.flt.langErr, "filter: ")) + " " + right
+	}
 	lw := max(m.w-lipgloss.Width(right)-1, 0)
 	return fit(fit(left.String(), lw)+" "+right, m.w)
 }
