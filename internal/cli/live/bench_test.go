@@ -170,7 +170,7 @@ func TestBenchUsage(t *testing.T) {
 		{"zero calls", []string{"bench", "echo", "-n", "0"}, "sonde: -n and -c must be at least 1\n"},
 		{"zero concurrency", []string{"bench", "echo", "-c", "0"}, "sonde: -n and -c must be at least 1\n"},
 		{"no tool", []string{"bench"}, "sonde: bench takes exactly one TOOL before --\n"},
-		{"bad args", []string{"bench", "echo", "--args", "x"}, `sonde: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
+		{"bad args", []string{"bench", "echo", "--args", "x"}, "sonde: --args is not valid JSON: invalid character 'x' looking for beginning of value (line 1, column 1)\n  x\n  ^\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

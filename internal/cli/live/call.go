@@ -109,7 +109,7 @@ func readJSONObject(text string, stdin io.Reader) (json.RawMessage, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
-		return nil, cmdutil.Usagef("--args must be a JSON object, e.g. '{\"value\":\"hi\"}'")
+		return nil, cmdutil.Usagef(argsError(text, err))
 	}
 	return json.RawMessage(strings.TrimSpace(text)), nil
 }

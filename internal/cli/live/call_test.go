@@ -69,7 +69,7 @@ func TestCallOutput(t *testing.T) {
 			// A usage error is not a failure of the server: nothing on stdout.
 			name: "json usage error", sub: []string{"call", "echo", "--json", "--args", "nope"},
 			code: cmdutil.ExitUsage, stdout: "",
-			errLine: `sonde: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n",
+			errLine: "sonde: --args is not valid JSON: invalid character 'o' in literal null (expecting 'u') (line 1, column 2)\n  nope\n   ^\n",
 		},
 	}
 	for _, tc := range cases {
@@ -122,9 +122,12 @@ func TestCallArgsFrom(t *testing.T) {
 		{name: "file", args: "@" + file, code: cmdutil.ExitOK, stdout: "from a file\n", started: 1},
 		{name: "stdin", args: "@-", stdin: `{"value":"from stdin"}`, code: cmdutil.ExitOK, stdout: "from stdin\n", started: 1},
 		{name: "stdin not an object", args: "@-", stdin: `"from stdin"`, code: cmdutil.ExitUsage,
-			errLine: `sonde: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
+			errLine: `sonde: --args is a JSON string, not an object: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
 		{name: "empty stdin", args: "@-", stdin: "", code: cmdutil.ExitUsage,
-			errLine: `sonde: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
+			errLine: `sonde: --args is empty: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
+		// A syntax error in a file names the line and column, with a caret.
+		{name: "stdin bad JSON", args: "@-", stdin: "{\n  \"a\": 1\n  \"b\": 2\n}", code: cmdutil.ExitUsage,
+			errLine: "sonde: --args is not valid JSON: invalid character '\"' after object key:value pair (line 3, column 3)\n    \"b\": 2\n    ^\n"},
 		{name: "missing file", args: "@" + missing, code: cmdutil.ExitUsage,
 			errLine: "sonde: --args @" + missing + ": open " + missing + ": no such file or directory\n"},
 	}
