@@ -50,6 +50,7 @@ func keyContexts(t *testing.T) []keyContext {
 		{"features resources", func(hs *harness) { listed(hs); hs.press("6") }},
 		{"features prompts", func(hs *harness) { listed(hs); hs.press("6", "P") }},
 		{"features log", func(hs *harness) { listed(hs); hs.press("6", "L") }},
+		{"timeline", func(hs *harness) { hs.press("7") }},
 	}
 	for _, lesson := range []bool{false, true} {
 		for _, s := range setups {
@@ -70,7 +71,10 @@ func keyContexts(t *testing.T) []keyContext {
 			out = append(out, keyContext{"lesson/lesson", hs.m})
 		}
 	}
-	for i, name := range []string{"pending", "frames", "tools", "stderr"} {
+	for i, name := range []string{"pending", "frames", "tools", "stderr", "", "", "timeline"} {
+		if name == "" {
+			continue
+		}
 		rh := newReplayHarness(t, sampleCapture, 160, 50)
 		rh.send(keyMsg(fmt.Sprint(i + 1)))
 		out = append(out, keyContext{"replay/" + name, rh.m})

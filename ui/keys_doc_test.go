@@ -13,6 +13,7 @@ import (
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/picker"
 	"github.com/sonde-mcp/sonde/ui/stderr"
+	"github.com/sonde-mcp/sonde/ui/timeline"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
@@ -81,6 +82,7 @@ func TestKeysDocMatchesKeymaps(t *testing.T) {
 		{"4 stderr", bindingsOf(stderr.DefaultKeyMap())},
 		{"5 Lesson (sonde demo)", []key.Binding{lessonKeys.LessonNext, lessonKeys.FIFO}},
 		{"6 Features (resources, prompts, log)", bindingsOf(features.DefaultKeyMap())},
+		{"7 Timeline", bindingsOf(timeline.DefaultKeyMap())},
 		{"The server picker", bindingsOf(picker.DefaultKeyMap())},
 	} {
 		words, ok := sections[tc.section]

@@ -23,6 +23,7 @@ import (
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/stderr"
 	"github.com/sonde-mcp/sonde/ui/theme"
+	"github.com/sonde-mcp/sonde/ui/timeline"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
@@ -108,6 +109,7 @@ type Model struct {
 	stderr   *stderr.Model
 	tools    *tools.Model
 	features *features.Model
+	timeline *timeline.Model
 	lesson   Lesson
 	panes    [paneCount]pane
 
@@ -170,10 +172,10 @@ func New(opts Options) *Model {
 	m := &Model{
 		opts: opts, styles: st, keys: defaultKeyMap(), help: help.New(),
 		pending: pending.New(st), frames: frames.New(st, frames.Options{Capacity: opts.FrameCapacity}),
-		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}), features: features.New(st),
+		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}), features: features.New(st), timeline: timeline.New(st),
 		now: opts.Now(), conn: connState{starting: true},
 	}
-	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features}
+	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features, m.timeline}
 	m.keys.Record.SetEnabled(opts.Recorder != nil)
 	m.keys.LessonNext.SetEnabled(opts.Lesson != nil)
 	m.keys.FIFO.SetEnabled(opts.Lesson != nil)

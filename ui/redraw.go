@@ -22,7 +22,7 @@ func (m *Model) ticked(t time.Time) tea.Cmd {
 			p.SetNow(m.now)
 		}
 	}
-	if m.pending.Ticking() || m.clockText() != before {
+	if m.pending.Ticking() || m.clockText() != before || (m.focus == paneTimeline && m.timeline.Ticking()) {
 		m.stale = true
 	}
 	return tick()

@@ -44,17 +44,17 @@ func TestFocus(t *testing.T) {
 		want   []int // focus after each key
 	}{
 		{"tab cycles and skips the missing lesson", false,
-			[]string{"tab", "tab", "tab", "tab", "tab", "tab"},
-			[]int{paneFrames, paneTools, paneStderr, paneFeatures, panePending, paneFrames}},
+			[]string{"tab", "tab", "tab", "tab", "tab", "tab", "tab"},
+			[]int{paneFrames, paneTools, paneStderr, paneFeatures, paneTimeline, panePending, paneFrames}},
 		{"shift+tab cycles backwards", false,
-			[]string{"shift+tab", "shift+tab", "shift+tab", "shift+tab", "shift+tab"},
-			[]int{paneFeatures, paneStderr, paneTools, paneFrames, panePending}},
+			[]string{"shift+tab", "shift+tab", "shift+tab", "shift+tab", "shift+tab", "shift+tab"},
+			[]int{paneTimeline, paneFeatures, paneStderr, paneTools, paneFrames, panePending}},
 		{"digits focus, 5 without a lesson is ignored", false,
 			[]string{"3", "5", "4", "1", "2", "9", "6"},
 			[]int{paneTools, paneTools, paneStderr, panePending, paneFrames, paneFrames, paneFeatures}},
 		{"the lesson starts focused and is in the cycle", true,
-			[]string{"tab", "shift+tab", "shift+tab", "5", "tab", "tab"},
-			[]int{paneFeatures, paneLesson, paneStderr, paneLesson, paneFeatures, panePending}},
+			[]string{"tab", "shift+tab", "shift+tab", "5", "tab", "tab", "tab"},
+			[]int{paneFeatures, paneLesson, paneStderr, paneLesson, paneFeatures, paneTimeline, panePending}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
