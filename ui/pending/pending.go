@@ -127,6 +127,7 @@ type Model struct {
 	history           bool
 	lv, hv            cursor // live view and history view cursors
 	dirty             bool   // some live rows are dead
+	q                 query  // the / filter (filter.go)
 }
 
 // New returns an empty pane; Options are optional (only the first is used).
@@ -141,14 +142,18 @@ func New(st *theme.Styles, options ...Options) *Model {
 	if opts.HistorySize <= 0 {
 		opts.HistorySize = 1000
 	}
-	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), byKey: map[reqKey]*entry{}, hist: ring.New[entry](opts.HistorySize)}
+	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), byKey: map[reqKey]*entry{}, hist: ring.New[entry](opts.HistorySize), q: newQuery()}
 }
 
 // SetSize sets the inner size in cells.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.scroll() }
+func (m *Model) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.q.input.SetWidth(max(w-24, 8))
+	m.scroll()
+}
 
-// Capturing is always false: the pane has no text input.
-func (m *Model) Capturing() bool { return false }
+// Capturing reports whether the filter's query is being typed.
+func (m *Model) Capturing() bool { return m.q.typing }
 
 // Reset is called when the server restarts. It keeps everything: history,
 // and the live rows too, because the old process's requests arrive through
@@ -207,6 +212,7 @@ func (m *Model) Apply(evs []client.Event) {
 		}
 	}
 	m.compact()
+	m.q.stale = true
 	m.scroll()
 }
 
@@ -357,6 +363,7 @@ func (m *Model) SetNow(t time.Time) {
 		m.retire(e)
 	}
 	m.compact()
+	m.q.stale = true
 	m.scroll()
 }
 

@@ -46,11 +46,11 @@ func (m *Model) View() string {
 	st := m.st
 	c, n := m.cur(), m.rows()
 	var rows [][]cell
-	for i := c.off; i < n && len(rows) < m.h-1; i++ {
+	for i := c.off; i < n && len(rows) < m.page(); i++ {
 		if m.history {
-			rows = append(rows, m.histCells(m.hist.At(i)))
+			rows = append(rows, m.histCells(m.at(i)))
 		} else {
-			rows = append(rows, m.liveCells(m.live[i]))
+			rows = append(rows, m.liveCells(m.at(i)))
 		}
 	}
 	head := m.header()
@@ -59,7 +59,10 @@ func (m *Model) View() string {
 	lines = append(lines, m.row(head, widths, false))
 	if n == 0 {
 		msg := "no requests in flight"
-		if m.history {
+		switch {
+		case m.filtering():
+			msg = "no request matches the filter"
+		case m.history:
 			msg = "no settled requests yet"
 		}
 		lines = append(lines, textfmt.Fit(st.Subtle.Render(msg), m.w))
@@ -67,7 +70,29 @@ func (m *Model) View() string {
 	for j, r := range rows {
 		lines = append(lines, m.row(r, widths, c.off+j == c.sel))
 	}
-	return textfmt.Lines(strings.Join(lines, "\n"), m.w, m.h)
+	if m.barLines() == 0 {
+		return textfmt.Lines(strings.Join(lines, "\n"), m.w, m.h)
+	}
+	for len(lines) < m.h-1 {
+		lines = append(lines, "")
+	}
+	return textfmt.Lines(strings.Join(append(lines[:m.h-1], m.bar()), "\n"), m.w, m.h)
+}
+
+// bar is the filter's line: the query being typed (or kept), a mistake in
+// it, and how many rows match.
+func (m *Model) bar() string {
+	st := m.st
+	left := st.Accent.Render("/ ") + st.Text.Render(textfmt.Escape(m.q.text))
+	if m.q.typing {
+		left = m.q.input.View()
+	}
+	right := st.Subtle.Render(itoa(m.rows()) + " match · esc clears")
+	if m.q.err != "" {
+		right = st.Error.Render(strings.TrimPrefix(m.q.err, "filter: ")) + " " + right
+	}
+	lw := max(m.w-lipgloss.Width(right)-1, 0)
+	return textfmt.Fit(textfmt.Fit(left, lw)+" "+right, m.w)
 }
 
 // cols describes the columns for the rows shown. Identity comes first (id,
