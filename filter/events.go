@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"slices"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -100,7 +101,7 @@ func (r *Requests) Item(ev client.Event) (it Item, ok bool) {
 	case ev.Kind == client.EvFrame && ev.Frame != nil:
 		f := ev.Frame
 		it = Item{Method: f.Msg.Method, Dir: f.Dir.String(), Status: []string{string(f.Verdict)}, Payload: f.Raw,
-			Failed: failedVerdict(f.Verdict)}
+			Failed: ProblemVerdict(f.Verdict)}
 		switch {
 		case f.Msg.Kind == jsonrpc.KindResponse && f.Msg.Error != nil:
 			it.Kind = "error"
@@ -143,22 +144,18 @@ func (r *Requests) withRequest(it *Item, k reqKey) {
 	}
 }
 
-// failedState reports whether a final state is a failure.
-func failedState(s client.State) bool {
-	switch s {
-	case client.StateError, client.StateTimeout, client.StateCancelled, client.StateExited,
-		client.StateClosed, client.StateProtocol, client.StateRejected:
-		return true
-	}
-	return false
-}
+// failedStates are the final states that are failures.
+var failedStates = []client.State{client.StateError, client.StateTimeout, client.StateCancelled, client.StateExited,
+	client.StateClosed, client.StateProtocol, client.StateRejected}
 
-// failedVerdict reports whether a frame's verdict is a problem.
-func failedVerdict(v client.Verdict) bool {
-	switch v {
-	case client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong, client.VerdictUnknown,
-		client.VerdictDuplicate, client.VerdictLate, client.VerdictUndeclared:
-		return true
-	}
-	return false
-}
+// problemVerdicts are the verdicts of a frame that broke the protocol.
+var problemVerdicts = []client.Verdict{client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong,
+	client.VerdictUnknown, client.VerdictDuplicate, client.VerdictLate, client.VerdictUndeclared}
+
+// failedState reports whether a final state is a failure.
+func failedState(s client.State) bool { return slices.Contains(failedStates, s) }
+
+// ProblemVerdict reports whether a frame's verdict is a problem: the frame
+// broke the protocol (malformed, invalid, too long, an unknown, duplicate
+// or late answer, an undeclared request).
+func ProblemVerdict(v client.Verdict) bool { return slices.Contains(problemVerdicts, v) }

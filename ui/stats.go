@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/filter"
 	"github.com/sonde-mcp/sonde/mcp"
 )
 
@@ -53,8 +54,7 @@ func (s *stats) apply(evs []client.Event) {
 			if f.Dir == client.In && f.Verdict == client.VerdictResolved && mcp.ResultIsError(f.Msg.Result) {
 				s.errors++ // the tool failed: an error, though the request resolved
 			}
-			switch f.Verdict {
-			case client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong, client.VerdictUnknown, client.VerdictDuplicate, client.VerdictLate, client.VerdictUndeclared:
+			if filter.ProblemVerdict(f.Verdict) {
 				s.errors++
 			}
 		}

@@ -65,27 +65,33 @@ func TestWidthsProperty(t *testing.T) {
 	}
 }
 
-func TestCut(t *testing.T) {
+// TestCuts checks Cut and CutMethod: the result, and that it fits.
+func TestCuts(t *testing.T) {
 	for _, tc := range []struct {
+		name string
+		cut  func(string, int) string
 		s    string
 		w    int
 		want string
 	}{
-		{"resolved id 10 after 3ms", 40, "resolved id 10 after 3ms"},
-		{"resolved id 10 after 3ms", 13, "resolved id…"},
-		{"id 10 after 3ms", 4, "id…"},
-		{"progress 1/4 for id 6", 14, "progress 1/4 …"},
-		{"progress 1/4 for id 6", 13, "progress…"},
-		{"1234567", 4, ""},
-		{"MCP_TIMEOUT: tools/call", 8, "MCP_TIM…"},
-		{"anything", 0, ""},
+		{"Cut", Cut, "resolved id 10 after 3ms", 40, "resolved id 10 after 3ms"},
+		{"Cut", Cut, "resolved id 10 after 3ms", 13, "resolved id…"},
+		{"Cut", Cut, "id 10 after 3ms", 4, "id…"},
+		{"Cut", Cut, "progress 1/4 for id 6", 14, "progress 1/4 …"},
+		{"Cut", Cut, "progress 1/4 for id 6", 13, "progress…"},
+		{"Cut", Cut, "1234567", 4, ""},
+		{"Cut", Cut, "MCP_TIMEOUT: tools/call", 8, "MCP_TIM…"},
+		{"Cut", Cut, "anything", 0, ""},
+		{"CutMethod", CutMethod, "tools/list", 10, "tools/list"},
+		{"CutMethod", CutMethod, "notifications/progress", 14, "noti…/progress"},
+		{"CutMethod", CutMethod, "notifications/initialized", 14, "n…/initialized"},
+		{"CutMethod", CutMethod, "notifications/initialized", 13, "…/initialized"},
+		{"CutMethod", CutMethod, "notifications/initialized", 8, "notific…"},
+		{"CutMethod", CutMethod, "initialize", 6, "initi…"},
 	} {
-		got := Cut(tc.s, tc.w)
-		if got != tc.want {
-			t.Errorf("Cut(%q, %d) = %q, want %q", tc.s, tc.w, got, tc.want)
-		}
-		if lipgloss.Width(got) > max(tc.w, 0) {
-			t.Errorf("Cut(%q, %d) = %q is too wide", tc.s, tc.w, got)
+		got := tc.cut(tc.s, tc.w)
+		if got != tc.want || lipgloss.Width(got) > max(tc.w, 0) {
+			t.Errorf("%s(%q, %d) = %q, want %q", tc.name, tc.s, tc.w, got, tc.want)
 		}
 	}
 }
@@ -132,25 +138,6 @@ func itoas(xs []int) []string {
 		out[i] = string(rune('0'+x/10)) + string(rune('0'+x%10))
 	}
 	return out
-}
-
-func TestCutMethod(t *testing.T) {
-	for _, tc := range []struct {
-		s    string
-		w    int
-		want string
-	}{
-		{"tools/list", 10, "tools/list"},
-		{"notifications/progress", 14, "noti…/progress"},
-		{"notifications/initialized", 14, "n…/initialized"},
-		{"notifications/initialized", 13, "…/initialized"},
-		{"notifications/initialized", 8, "notific…"},
-		{"initialize", 6, "initi…"},
-	} {
-		if got := CutMethod(tc.s, tc.w); got != tc.want {
-			t.Errorf("CutMethod(%q, %d) = %q, want %q", tc.s, tc.w, got, tc.want)
-		}
-	}
 }
 
 func lastRune(s string) rune {

@@ -21,19 +21,13 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
-	b := func(keys []string, k, desc string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
-	}
-	nav := list.DefaultKeyMap()
-	nav.Home.SetHelp("g/home", "oldest rows")
-	nav.End.SetHelp("G/end", "newest rows")
 	return KeyMap{
-		KeyMap:  nav,
-		ZoomIn:  b([]string{"]"}, "]", "zoom in"),
-		ZoomOut: b([]string{"["}, "[", "zoom out"),
-		PanBack: b([]string{"h"}, "h", "pan back"),
-		PanOn:   b([]string{"l"}, "l", "pan on"),
-		Follow:  b([]string{"f"}, "f", "follow now"),
+		KeyMap:  list.DefaultKeyMap().WithEnds("oldest rows", "newest rows"),
+		ZoomIn:  list.Bind("]", "zoom in", "]"),
+		ZoomOut: list.Bind("[", "zoom out", "["),
+		PanBack: list.Bind("h", "pan back", "h"),
+		PanOn:   list.Bind("l", "pan on", "l"),
+		Follow:  list.Bind("f", "follow now", "f"),
 	}
 }
 

@@ -30,16 +30,15 @@ const maxTicks = 16
 
 // span is one request's life.
 type span struct {
-	key      reqKey
-	method   string
-	tool     string
-	start    time.Time
-	end      time.Time // zero while in flight
-	state    client.State
-	ticks    []time.Time // progress notifications
-	marks    []time.Time // late or duplicate answers after the end
-	isError  bool
-	progress int
+	key     reqKey
+	method  string
+	tool    string
+	start   time.Time
+	end     time.Time // zero while in flight
+	state   client.State
+	ticks   []time.Time // progress notifications
+	marks   []time.Time // late or duplicate answers after the end
+	isError bool
 }
 
 type reqKey struct {

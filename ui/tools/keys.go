@@ -34,11 +34,8 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
-	nav := list.DefaultKeyMap()
-	nav.Home.SetHelp("g/home", "top")
-	nav.End.SetHelp("G/end", "bottom")
 	return KeyMap{
-		KeyMap:       nav,
+		KeyMap:       list.DefaultKeyMap().WithEnds("top", "bottom"),
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "call… (filter kept)")),
