@@ -15,7 +15,8 @@ func TestTUILessonSizes(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			f := clitest.NewFixture(t)
 			tt := startTUI(t, size[0], size[1], f.Cmd([]string{"demo", "--slow", "300ms"}))
-			tt.waitFor("step 1", `Lesson 1/10`, `Press space to send two calls at once`, `space: next step`)
+			// The lesson drives the client once the handshake is done.
+			tt.waitFor("step 1", append([]string{`Lesson 1/10`, `Press space to send two calls at once`, `space: next step`}, handshake...)...)
 			tt.keys("Space")
 			tt.waitFor("step 2", `Lesson 2/10`, `Press space once slow`, `space: next step`)
 			tt.keys("Space")
