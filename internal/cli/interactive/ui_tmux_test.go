@@ -237,24 +237,29 @@ func (tt *tuiTerm) waitExit() int {
 	}
 }
 
-// quit presses q and checks that sonde exits with status 0 and wrote
-// nothing on stderr.
-//
-// q quits only from the top level, so the Pending pane is focused first
-// (1), and with requests in flight it asks: q again.
-func (tt *tuiTerm) quit() {
+// leave presses q from the top level: the Pending pane is focused first
+// (1), since q quits only from there, and with requests in flight q asks,
+// so q again.
+func (tt *tuiTerm) leave() {
 	tt.t.Helper()
 	tt.keys("1")
 	tt.keys("q")
 	for deadline := time.Now().Add(tuiWait); time.Now().Before(deadline); time.Sleep(40 * time.Millisecond) {
 		if _, err := os.Stat(filepath.Join(tt.dir, "status")); err == nil {
-			break
+			return
 		}
 		if s, err := tt.exec("capture-pane", "-p", "-t", tuiTarget); err == nil && strings.Contains(s, "in flight: q again quits") {
 			tt.keys("q")
-			break
+			return
 		}
 	}
+}
+
+// quit leaves and checks that sonde exits with status 0 and wrote nothing
+// on stderr.
+func (tt *tuiTerm) quit() {
+	tt.t.Helper()
+	tt.leave()
 	if code := tt.waitExit(); code != 0 {
 		tt.t.Errorf("sonde exited with status %d, want 0%s", code, tt.diag())
 	}
