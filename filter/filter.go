@@ -1,6 +1,6 @@
 // Package filter is sonde's filter language, shared by the UI's `/` in
-// Frames and Pending and the --filter flag of `sonde lint`, `stats` and
-// `export`:
+// Frames, Pending and the Timeline and the --filter flag of `sonde lint`,
+// `stats` and `export`:
 //
 //	method:tools/call tool:search status:error id:7 dir:in kind:notification duration:>500ms text
 //

@@ -142,18 +142,18 @@ func New(st *theme.Styles, options ...Options) *Model {
 	if opts.HistorySize <= 0 {
 		opts.HistorySize = 1000
 	}
-	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), byKey: map[reqKey]*entry{}, hist: ring.New[entry](opts.HistorySize), q: newQuery()}
+	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), byKey: map[reqKey]*entry{}, hist: ring.New[entry](opts.HistorySize), q: query{Query: list.NewQuery()}}
 }
 
 // SetSize sets the inner size in cells.
 func (m *Model) SetSize(w, h int) {
 	m.w, m.h = w, h
-	m.q.input.SetWidth(max(w-24, 8))
+	m.q.SetWidth(w)
 	m.scroll()
 }
 
 // Capturing reports whether the filter's query is being typed.
-func (m *Model) Capturing() bool { return m.q.typing }
+func (m *Model) Capturing() bool { return m.q.Typing }
 
 // Reset is called when the server restarts. It keeps everything: history,
 // and the live rows too, because the old process's requests arrive through

@@ -57,7 +57,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 // typed, only enter and esc; in the history view, no cancel or answer.
 func (m *Model) syncKeys() {
 	k := &m.keys
-	typing := m.q.typing
+	typing := m.q.Typing
 	k.KeyMap.SetEnabled(!typing)
 	for _, b := range []*key.Binding{&k.Frames, &k.History, &k.Filter} {
 		b.SetEnabled(!typing)
@@ -97,7 +97,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
 	m.syncKeys()
-	if m.q.typing {
+	if m.q.Typing {
 		return m.filterKey(msg)
 	}
 	if d, ok := k.Delta(msg, m.page()); ok {
@@ -106,7 +106,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Filter):
-		return m.openFilter()
+		return m.q.Open()
 	case key.Matches(msg, k.Clear):
 		m.setQuery("")
 	case key.Matches(msg, k.History):
@@ -184,7 +184,7 @@ func (m *Model) page() int { return max(m.h-1-m.barLines(), 1) }
 
 // barLines is 1 while the filter's bar shows.
 func (m *Model) barLines() int {
-	if m.q.typing || m.filtering() {
+	if m.q.Typing || m.filtering() {
 		return 1
 	}
 	return 0

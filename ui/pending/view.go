@@ -79,21 +79,8 @@ func (m *Model) View() string {
 	return textfmt.Lines(strings.Join(append(lines[:m.h-1], m.bar()), "\n"), m.w, m.h)
 }
 
-// bar is the filter's line: the query being typed (or kept), a mistake in
-// it, and how many rows match.
-func (m *Model) bar() string {
-	st := m.st
-	left := st.Accent.Render("/ ") + st.Text.Render(textfmt.Escape(m.q.text))
-	if m.q.typing {
-		left = m.q.input.View()
-	}
-	right := st.Subtle.Render(itoa(m.rows()) + " match · esc clears")
-	if m.q.err != "" {
-		right = st.Error.Render(strings.TrimPrefix(m.q.err, "filter: ")) + " " + right
-	}
-	lw := max(m.w-lipgloss.Width(right)-1, 0)
-	return textfmt.Fit(textfmt.Fit(left, lw)+" "+right, m.w)
-}
+// bar is the filter's line.
+func (m *Model) bar() string { return m.q.Bar(m.st, m.w, itoa(m.rows())+" match") }
 
 // cols describes the columns for the rows shown. Identity comes first (id,
 // method with its tool, state, the "srv" mark when a server's request is

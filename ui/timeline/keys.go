@@ -17,6 +17,9 @@ type KeyMap struct {
 	// KeyMap scrolls the rows (g: the oldest shown, G: the newest).
 	list.KeyMap
 	ZoomIn, ZoomOut, PanBack, PanOn, Follow key.Binding
+	// Filter types a query (the filter language); Accept keeps it, Clear
+	// drops it.
+	Filter, Accept, Clear key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -28,21 +31,35 @@ func DefaultKeyMap() KeyMap {
 		PanBack: list.Bind("h", "pan back", "h"),
 		PanOn:   list.Bind("l", "pan on", "l"),
 		Follow:  list.Bind("f", "follow now", "f"),
+		Filter:  list.Bind("/", "filter", "/"),
+		Accept:  list.Bind("enter", "keep filter", "enter"),
+		Clear:   list.Bind("esc", "clear filter", "esc"),
 	}
 }
 
 // ShortHelp lists the main bindings.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.ZoomIn, k.ZoomOut, k.PanBack, k.PanOn, k.Follow}
+	return []key.Binding{k.ZoomIn, k.ZoomOut, k.PanBack, k.PanOn, k.Follow, k.Filter, k.Accept, k.Clear}
 }
 
 // FullHelp lists every binding.
 func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.Bindings(), {k.ZoomIn, k.ZoomOut, k.PanBack, k.PanOn, k.Follow}}
+	return [][]key.Binding{k.Bindings(), {k.ZoomIn, k.ZoomOut, k.PanBack, k.PanOn, k.Follow}, {k.Filter, k.Accept, k.Clear}}
 }
 
-// Keys returns the pane's key map.
-func (m *Model) Keys() help.KeyMap { return m.keys }
+// Keys returns the pane's key map, with the bindings of the current mode
+// enabled: while a query is typed, only enter and esc.
+func (m *Model) Keys() help.KeyMap {
+	k := &m.keys
+	typing := m.q.Typing
+	k.KeyMap.SetEnabled(!typing)
+	for _, b := range []*key.Binding{&k.ZoomIn, &k.ZoomOut, &k.PanBack, &k.PanOn, &k.Follow, &k.Filter} {
+		b.SetEnabled(!typing)
+	}
+	k.Accept.SetEnabled(typing)
+	k.Clear.SetEnabled(typing || m.q.Active())
+	return m.keys
+}
 
 // Widths the zoom steps through.
 var zooms = []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
@@ -54,6 +71,10 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
 		k := m.keys
+		if m.q.Typing {
+			_, cmd := m.q.Key(msg, k.Accept, k.Clear)
+			return cmd
+		}
 		if d, ok := k.Delta(msg, max(m.rows(), 1)); ok {
 			m.row = max(m.row-d, 0) // down shows newer rows
 			if d == list.Far {
@@ -72,6 +93,10 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 			m.pan(m.width / 4)
 		case key.Matches(msg, k.Follow):
 			m.follow, m.row = true, 0
+		case key.Matches(msg, k.Filter):
+			return m.q.Open()
+		case key.Matches(msg, k.Clear):
+			m.q.Set("")
 		}
 	case tea.MouseWheelMsg:
 		switch msg.Button {

@@ -17,8 +17,11 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	flt "github.com/sonde-mcp/sonde/filter"
 	"github.com/sonde-mcp/sonde/internal/ring"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -66,22 +69,25 @@ type Model struct {
 	right  time.Time
 	// row scrolls the span rows (0: the newest at the bottom).
 	row int
+	// q is the `/` filter of the rows (the filter language).
+	q list.Query
 }
 
 // New returns an empty pane following now with a 10 s window.
 func New(st *theme.Styles) *Model {
 	return &Model{st: st, keys: DefaultKeyMap(), spans: ring.New[span](Capacity), open: map[reqKey]uint64{},
-		notes: ring.New[time.Time](Capacity), errs: ring.New[time.Time](Capacity), width: 10 * time.Second, follow: true}
+		notes: ring.New[time.Time](Capacity), errs: ring.New[time.Time](Capacity), width: 10 * time.Second, follow: true,
+		q: list.NewQuery()}
 }
 
 // SetSize sets the inner size in cells.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.q.SetWidth(w) }
 
 // SetNow moves "now": the live clock, or the replay cursor's time.
 func (m *Model) SetNow(t time.Time) { m.now = t }
 
-// Capturing is always false: the pane has no text input.
-func (m *Model) Capturing() bool { return false }
+// Capturing reports whether the filter's query is being typed.
+func (m *Model) Capturing() bool { return m.q.Typing }
 
 // Reset keeps the history: a restart is a new generation of ids.
 func (m *Model) Reset() {}
@@ -91,6 +97,9 @@ func (m *Model) Title() string {
 	t := "Timeline " + fmtDur(m.width)
 	if !m.follow {
 		t += " · paused (f follows now)"
+	}
+	if m.q.Active() {
+		t += " · filter: " + textfmt.Clean(m.q.Text)
 	}
 	return t
 }
@@ -186,4 +195,22 @@ func (m *Model) window() (from, to time.Time) {
 // firstAfter returns the ring index of the first span that starts after t.
 func (m *Model) firstAfter(t time.Time) int {
 	return sort.Search(m.spans.Len(), func(i int) bool { return m.spans.At(i).start.After(t) })
+}
+
+// item is what the filter language sees of a span.
+func (s *span) item() flt.Item {
+	it := flt.Item{Method: s.method, Tool: s.tool, ID: s.key.id.String(), Dir: s.key.dir.String(), Kind: "request",
+		Status: []string{string(s.state)}, IsError: s.isError}
+	if s.isError {
+		it.Status = append(it.Status, "isError")
+	}
+	if !s.end.IsZero() {
+		it.Duration, it.HasDuration = s.end.Sub(s.start), true
+		switch s.state {
+		case client.StateResolved, client.StateRetried, client.StateAnswered:
+		default:
+			it.Failed = true
+		}
+	}
+	return it
 }

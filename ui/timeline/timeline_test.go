@@ -170,3 +170,29 @@ func benchView(b *testing.B, n int) {
 		_ = m.View()
 	}
 }
+
+// / filters the rows (and the latency summary) with the filter language.
+func TestFilter(t *testing.T) {
+	m := newModel(118, 30)
+	m.Update(uitest.Press("/"))
+	if !m.Capturing() {
+		t.Fatal("/ did not start typing")
+	}
+	for _, r := range "status:error" {
+		m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	m.Update(uitest.Press("enter"))
+	v := ansi.Strip(m.View())
+	for _, want := range []string{"4 tools/call hang", "5 tools/call fail", "/ status:error", "2 shown", "filter: status:error"} {
+		if !strings.Contains(v+m.Title(), want) {
+			t.Errorf("status:error lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "3 tools/call echo") || m.Capturing() {
+		t.Errorf("status:error shows a resolved call, or still types:\n%s", v)
+	}
+	m.Update(uitest.Press("esc"))
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "3 tools/call echo") {
+		t.Errorf("esc did not clear the filter:\n%s", v)
+	}
+}

@@ -21,7 +21,15 @@ const scanRows = 512
 const statLines = 5
 
 // rows is how many span rows fit.
-func (m *Model) rows() int { return max(m.h-3-m.statsHeight(), 0) }
+func (m *Model) rows() int { return max(m.h-3-m.statsHeight()-m.barLines(), 0) }
+
+// barLines is 1 while the filter's bar shows.
+func (m *Model) barLines() int {
+	if m.q.Typing || m.q.Active() {
+		return 1
+	}
+	return 0
+}
 
 func (m *Model) statsHeight() int { return min(statLines, max(m.h/4, 1)) }
 
@@ -54,18 +62,25 @@ func (m *Model) View() string {
 	lines = append(lines, m.lane("notifications", &m.notes, from, to, labelW, axisW, x, "•", m.st.Info),
 		m.lane("stderr", &m.errs, from, to, labelW, axisW, x, "▪", m.st.Warn))
 	lines = append(lines, m.stats(spans, m.statsHeight())...)
+	if m.barLines() > 0 {
+		lines = append(lines, m.q.Bar(m.st, m.w, fmt.Sprintf("%d shown", len(shown))))
+	}
 	return textfmt.Lines(strings.Join(lines, "\n"), m.w, m.h)
 }
 
-// visible returns the spans that overlap [from, to], oldest first, looking
-// at no more than the rows shown plus scanRows spans.
+// visible returns the spans that overlap [from, to] and pass the filter,
+// oldest first, looking at no more than the rows shown plus scanRows
+// spans.
 func (m *Model) visible(from, to time.Time) []span {
 	end := m.firstAfter(to)
 	limit := m.rows() + m.row + scanRows
 	var out []span
 	for i := end - 1; i >= 0 && end-i <= limit; i-- {
 		s := m.spans.At(i)
-		if s.end.IsZero() || !s.end.Before(from) {
+		if !s.end.IsZero() && s.end.Before(from) {
+			continue
+		}
+		if it := s.item(); m.q.Match(&it) {
 			out = append(out, *s)
 		}
 	}
