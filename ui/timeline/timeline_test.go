@@ -19,9 +19,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-
-func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+var at = uitest.At
 
 func req(ms int, id int64, method, tool string, st client.State, dir client.Direction) client.Event {
 	return client.Event{Time: at(ms), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: dir, ID: jsonrpc.Int(id), Method: method, Tool: tool, State: st}}
