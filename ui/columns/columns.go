@@ -80,6 +80,17 @@ func Widths(w int, cols []Col) []int {
 	return out
 }
 
+// Width is the width of plain text s in cells: its length when it is
+// ASCII (the usual case, measured without grapheme segmentation).
+func Width(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return lipgloss.Width(s)
+		}
+	}
+	return len(s)
+}
+
 // byPrio returns the column indices by priority, stable.
 func byPrio(cols []Col) []int {
 	order := make([]int, len(cols))

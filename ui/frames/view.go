@@ -29,20 +29,20 @@ func (m *Model) layout(top, end int) cols {
 		e := m.ring.at(m.absAt(i))
 		f := e.f
 		if f.Msg.ID.IsValid() {
-			idW = max(idW, lipgloss.Width(f.Msg.ID.String()))
+			idW = max(idW, columns.Width(f.Msg.ID.String()))
 		}
 		timeW = max(timeW, len(textfmt.Dur(e.t.Sub(m.t0))))
 		sizeW = max(sizeW, len(textfmt.Size(len(f.Raw))))
 		switch methodOf(f) {
 		case mMethod:
-			methodW = max(methodW, lipgloss.Width(textfmt.Escape(f.Msg.Method)))
+			methodW = max(methodW, columns.Width(textfmt.Escape(f.Msg.Method)))
 		case mKind:
 			methodW = max(methodW, len(f.Msg.Kind.String()))
 		default:
 			methodW = max(methodW, len(f.Verdict))
 		}
 		verdictW = max(verdictW, len(f.Verdict))
-		statusW = max(statusW, len(f.Verdict)+1+lipgloss.Width(textfmt.Escape(f.DetailAfterVerdict())))
+		statusW = max(statusW, len(f.Verdict)+1+columns.Width(textfmt.Escape(f.DetailAfterVerdict())))
 	}
 	methodMin := min(methodW, 14)
 	ws := columns.Widths(m.w-2, []columns.Col{

@@ -91,7 +91,7 @@ func (m *Model) cols(head []cell, rows [][]cell) []columns.Col {
 	widest := func(i int) int {
 		w := 0
 		for _, r := range rows {
-			w = max(w, lipgloss.Width(r[i].text))
+			w = max(w, columns.Width(r[i].text))
 		}
 		return w
 	}
