@@ -187,14 +187,7 @@ func frameItem(e *entry) flt.Item {
 		it.IsError = true
 		it.Status = append(it.Status, "isError")
 	}
-	if f.Msg.Method == "tools/call" || f.Msg.Method == "prompts/get" {
-		var p struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(f.Msg.Params, &p) == nil {
-			it.Tool = p.Name
-		}
-	}
+	it.Tool = e.name
 	return it
 }
 

@@ -1,6 +1,7 @@
 package frames
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/ring"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
 	"github.com/sonde-mcp/sonde/mcp"
@@ -24,6 +26,8 @@ type entry struct {
 	search string            // built on first use by the filter
 	// isError: a tool result with isError set (the tool failed).
 	isError bool
+	// name is the tool, prompt or resource a request names (nameOf).
+	name string
 }
 
 // frameRing holds the newest frames in a ring.Ring. Frames are numbered
@@ -47,7 +51,29 @@ func (r *frameRing) at(abs uint64) *entry { return r.r.At(int(abs - r.r.Evicted(
 
 func (r *frameRing) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, found []lint.Finding) {
 	isErr := f.Dir == client.In && f.Verdict == client.VerdictResolved && mcp.ResultIsError(f.Msg.Result)
-	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr})
+	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr, name: nameOf(f)})
+}
+
+// nameOf is the tool or prompt a tools/call or prompts/get request names,
+// or the URI a resources/read names: shown with the method, as what the
+// request is about ("" for other frames).
+func nameOf(f *client.FrameInfo) string {
+	switch f.Msg.Method {
+	case mcp.MethodToolsCall, "prompts/get", "resources/read":
+	default:
+		return ""
+	}
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if json.Unmarshal(f.Msg.Params, &p) != nil {
+		return ""
+	}
+	if p.Name != "" {
+		return textfmt.Clean(p.Name)
+	}
+	return textfmt.Clean(p.URI)
 }
 
 // VerdictHTTP is the verdict column of an HTTP row: an exchange (POST, GET,
