@@ -361,7 +361,7 @@ func TestTUIDemo(t *testing.T) {
 	if iFast, iSlow := lineIndex(s, `<- `+fast+`\s+response\s+resolved`), lineIndex(s, `<- `+slow+`\s+response\s+resolved`); iFast >= iSlow {
 		t.Errorf("Frames shows the response to %s (line %d) after the one to %s (line %d), want before:\n%s", fast, iFast, slow, iSlow, s)
 	}
-	if iSlow, iFast := lineIndex(s, `-> `+slow+`\s+tools/call`), lineIndex(s, `-> `+fast+`\s+tools/call`); iSlow < 0 || iSlow >= iFast {
+	if iSlow, iFast := lineIndex(s, `-> `+slow+`\s+(?:tools/)?call`), lineIndex(s, `-> `+fast+`\s+(?:tools/)?call`); iSlow < 0 || iSlow >= iFast {
 		t.Errorf("Frames does not show the request %s (line %d) sent before %s (line %d):\n%s", slow, iSlow, fast, iFast, s)
 	}
 
@@ -482,8 +482,8 @@ func TestTUIToolCall(t *testing.T) {
 	tt.waitFor("the value typed", `^│› value\*\s+`+value+`\s`)
 	tt.keys("C-s")
 
-	s := tt.waitFor("the call", `->\s+\d+\s+tools/call\s`)
-	id := submatch(t, s, `->\s+(\d+)\s+tools/call\s`)
+	s := tt.waitFor("the call", `->\s+\d+\s+(?:tools/)?call\s`)
+	id := submatch(t, s, `->\s+(\d+)\s+(?:tools/)?call\s`)
 	s = tt.waitFor("the result", `echo .*result 1/1`, `^│\[text\]\s`, `^│`+value+`\s+│`,
 		`<- `+id+`\s+response\s+resolved`, `pending 0 `)
 
@@ -529,8 +529,8 @@ func TestTUIFaultyServer(t *testing.T) {
 	tt.text("stuck")
 	tt.waitFor("the value typed", `^│› value\*\s+stuck\s`)
 	tt.keys("C-s")
-	s := tt.waitFor("the call in flight", `->\s+\d+\s+tools/call\s`)
-	id := submatch(t, s, `->\s+(\d+)\s+tools/call\s`)
+	s := tt.waitFor("the call in flight", `->\s+\d+\s+(?:tools/)?call\s`)
+	id := submatch(t, s, `->\s+(\d+)\s+(?:tools/)?call\s`)
 	// The handshake's rows have left Pending (they linger 3s): the call is
 	// the only live row, so it is the selected one.
 	tt.waitFor("the call alone in Pending", `─ 1 Pending 1 ─`, `^│\s*`+id+`\s+(?:tools/)?call(?: \S+)?\s+sent\s`,
