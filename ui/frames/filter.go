@@ -187,7 +187,7 @@ func frameItem(e *entry) flt.Item {
 		it.IsError = true
 		it.Status = append(it.Status, "isError")
 	}
-	it.Tool = e.name
+	it.Tool = e.target()
 	return it
 }
 

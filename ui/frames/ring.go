@@ -26,8 +26,18 @@ type entry struct {
 	search string            // built on first use by the filter
 	// isError: a tool result with isError set (the tool failed).
 	isError bool
-	// name is the tool, prompt or resource a request names (nameOf).
-	name string
+	// name is the tool, prompt or resource a request names (nameOf), read
+	// on first use: named says it was.
+	name  string
+	named bool
+}
+
+// target returns what the frame's request names, reading it once.
+func (e *entry) target() string {
+	if !e.named {
+		e.name, e.named = nameOf(e.f), true
+	}
+	return e.name
 }
 
 // frameRing holds the newest frames in a ring.Ring. Frames are numbered
@@ -51,7 +61,7 @@ func (r *frameRing) at(abs uint64) *entry { return r.r.At(int(abs - r.r.Evicted(
 
 func (r *frameRing) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, found []lint.Finding) {
 	isErr := f.Dir == client.In && f.Verdict == client.VerdictResolved && mcp.ResultIsError(f.Msg.Result)
-	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr, name: nameOf(f)})
+	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr})
 }
 
 // nameOf is the tool or prompt a tools/call or prompts/get request names,

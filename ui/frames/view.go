@@ -35,7 +35,8 @@ func (m *Model) layout(top, end int) cols {
 		sizeW = max(sizeW, len(textfmt.Size(len(f.Raw))))
 		switch methodOf(f) {
 		case mMethod:
-			methodW = max(methodW, columns.Width(textfmt.Escape(f.Msg.Method))+pick(e.name != "", 1+columns.Width(e.name), 0))
+			name := e.target()
+			methodW = max(methodW, columns.Width(textfmt.Escape(f.Msg.Method))+pick(name != "", 1+columns.Width(name), 0))
 		case mKind:
 			methodW = max(methodW, len(f.Msg.Kind.String()))
 		default:
@@ -297,18 +298,18 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	case mVerdict:
 		method, mOff, mPen = string(f.Verdict), sg.verdict, m.statePen(string(f.Verdict), selected)
 	}
-	if e.name != "" {
+	if name := e.target(); name != "" {
 		// The method with what it names, keeping the name: "tools/call
 		// search", else "call search", else the name.
-		full := method + " " + e.name
-		verb := method[strings.LastIndexByte(method, '/')+1:] + " " + e.name
+		full := method + " " + name
+		verb := method[strings.LastIndexByte(method, '/')+1:] + " " + name
 		switch {
 		case columns.Width(full) <= c.method:
 			method = full
 		case columns.Width(verb) <= c.method:
 			method, mOff = verb, -1
 		default:
-			method, mOff = textfmt.Fit(e.name, c.method), -1
+			method, mOff = textfmt.Fit(name, c.method), -1
 		}
 	} else if short := columns.CutMethod(method, c.method); short != method {
 		method, mOff = short, -1
