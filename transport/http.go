@@ -601,7 +601,7 @@ func (h *HTTP) statusError(req *http.Request, resp *http.Response, msg jsonrpc.M
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyBytes))
 	e := &ExchangeError{Kind: ExchangeStatus, ID: reqID(msg), Method: msg.Method, Status: resp.StatusCode, Body: b}
 	what := what(msg)
-	e.Msg = fmt.Sprintf("%s: HTTP %d: %s", what, resp.StatusCode, httpshow.Body(b))
+	e.Msg = fmt.Sprintf("%s: HTTP %d: %s", what, resp.StatusCode, httpshow.StatusBody(resp.Header.Get("Content-Type"), b))
 	if resp.StatusCode/100 == 3 {
 		e.Msg = fmt.Sprintf("%s: HTTP %d: the server redirects to %s, not followed (sonde follows no redirect of an MCP request: it carries your headers and token; if you trust the new URL, pass it with --url)",
 			what, resp.StatusCode, location(req, resp))

@@ -288,7 +288,7 @@ func TestAuthDiscovery_PRMFailure(t *testing.T) {
 		as      bool
 	}{
 		{"prm-404", oauth.ProblemStatus, "protected resource metadata: GET %s/.well-known/oauth-protected-resource/mcp: HTTP 404", false},
-		{"prm-not-json", oauth.ProblemNotJSON, `protected resource metadata: GET %s/.well-known/oauth-protected-resource/mcp: not a JSON object (Content-Type "text/html; charset=utf-8"): an HTML page: "sonde fixture"`, false},
+		{"prm-not-json", oauth.ProblemNotJSON, `protected resource metadata: GET %s/.well-known/oauth-protected-resource/mcp: not a JSON object (Content-Type "text/html; charset=utf-8"): an HTML page titled "sonde fixture"`, false},
 		{"prm-mismatch", oauth.ProblemMismatch, "the protected resource metadata names resource %s/other, not this server (%[1]s/mcp)", true},
 	}
 	for _, tc := range cases {

@@ -172,6 +172,11 @@ func (m *Model) updateDialog(msg tea.Msg) (tea.Cmd, bool) {
 		if msg.String() == "ctrl+c" {
 			return nil, false
 		}
+		if m.lesson != nil && !m.lesson.Finished() && key.Matches(msg, m.keys.LessonNext) {
+			// In the lesson, space moves it on even over a dialog (its
+			// checkbox ticks with →).
+			return m.lesson.Next(), true
+		}
 		if key.Matches(msg, m.keys.Help) && !m.dlg.Capturing() {
 			m.showHelp = true
 			return nil, true

@@ -21,8 +21,8 @@ func defaultKeyMap() keyMap {
 		Record:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "record on/off")),
 		Roots:      key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "edit roots")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Focus:      key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6"), key.WithHelp("1-6", "focus pane")),
-		LessonNext: key.NewBinding(key.WithKeys("space", "n"), key.WithHelp("space", "next lesson step")),
+		Focus:      key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7"), key.WithHelp("1-7", "focus pane")),
+		LessonNext: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "next lesson step")),
 		FIFO:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "FIFO view")),
 	}
 }

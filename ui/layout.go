@@ -17,6 +17,9 @@ const (
 	// paneFeatures (resources, prompts, log) takes the place of Tools
 	// while it has the focus.
 	paneFeatures
+	// paneTimeline (requests on a time axis) takes the place of Frames
+	// while it has the focus.
+	paneTimeline
 	paneCount
 )
 
@@ -34,6 +37,10 @@ func layout(w, h, focus int, zoom, lesson bool) map[int]rect {
 	if r, ok := out[paneTools]; ok && focus == paneFeatures {
 		delete(out, paneTools)
 		out[paneFeatures] = r
+	}
+	if r, ok := out[paneFrames]; ok && focus == paneTimeline {
+		delete(out, paneFrames)
+		out[paneTimeline] = r
 	}
 	return out
 }

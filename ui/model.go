@@ -23,6 +23,7 @@ import (
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/stderr"
 	"github.com/sonde-mcp/sonde/ui/theme"
+	"github.com/sonde-mcp/sonde/ui/timeline"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
@@ -92,6 +93,8 @@ type Lesson interface {
 	Next() tea.Cmd
 	// ToggleFIFO switches the "what a FIFO client would have done" view.
 	ToggleFIFO()
+	// Finished reports whether the lesson is at its last step.
+	Finished() bool
 }
 
 // Model is the root tea.Model.
@@ -106,6 +109,7 @@ type Model struct {
 	stderr   *stderr.Model
 	tools    *tools.Model
 	features *features.Model
+	timeline *timeline.Model
 	lesson   Lesson
 	panes    [paneCount]pane
 
@@ -121,7 +125,10 @@ type Model struct {
 	stats   stats
 	now     time.Time
 	quitted bool
-	rec     RecordState
+	// confirmQuit: q was pressed with requests in flight; the help line
+	// asks, and the next key answers.
+	confirmQuit bool
+	rec         RecordState
 
 	// The server's requests waiting for the user, and the dialog open over
 	// the panes (dialog.go).
@@ -135,6 +142,13 @@ type Model struct {
 	authHidden bool
 	answerErr  error        // the last answer or roots change that failed
 	rp         *replayState // set in a replay
+
+	// The screen is drawn again only after a change (redraw.go): frame is
+	// the screen last drawn, stale says it must be drawn again, renders
+	// counts the draws.
+	drawn   string
+	stale   bool
+	renders int
 }
 
 // connState is what the status bar shows about the server.
@@ -158,15 +172,16 @@ func New(opts Options) *Model {
 	m := &Model{
 		opts: opts, styles: st, keys: defaultKeyMap(), help: help.New(),
 		pending: pending.New(st), frames: frames.New(st, frames.Options{Capacity: opts.FrameCapacity}),
-		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}), features: features.New(st),
+		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}), features: features.New(st), timeline: timeline.New(st),
 		now: opts.Now(), conn: connState{starting: true},
 	}
-	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features}
+	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features, m.timeline}
 	m.keys.Record.SetEnabled(opts.Recorder != nil)
 	m.keys.LessonNext.SetEnabled(opts.Lesson != nil)
 	m.keys.FIFO.SetEnabled(opts.Lesson != nil)
 	if opts.Recorder != nil {
 		m.rec.On, m.rec.Path, m.rec.Note = opts.Recorder.State()
+		m.rec.Size = -1
 	}
 	if opts.Lesson != nil {
 		m.lesson = opts.Lesson(st)

@@ -1,12 +1,13 @@
 package ui
 
 import (
+	"os"
 	"path/filepath"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // Recorder starts and stops recording the session to a capture file (the
@@ -26,6 +27,8 @@ type RecordState struct {
 	On   bool
 	Path string
 	Note string
+	// Size is the size of the file when a recording stopped (-1: unknown).
+	Size int64
 }
 
 // recordMsg is the result of a toggle.
@@ -42,7 +45,13 @@ func (m *Model) toggleRecord() tea.Cmd {
 	}
 	return func() tea.Msg {
 		on, path, note, err := r.Toggle(c)
-		return recordMsg{state: RecordState{On: on, Path: path, Note: note}, err: err}
+		st := RecordState{On: on, Path: path, Note: note, Size: -1}
+		if !on && path != "" {
+			if fi, err := os.Stat(path); err == nil {
+				st.Size = fi.Size()
+			}
+		}
+		return recordMsg{state: st, err: err}
 	}
 }
 
@@ -55,14 +64,15 @@ func (m *Model) handleRecord(msg recordMsg) {
 }
 
 // recordPart is the status bar's text about recording ("" when there is
-// nothing to say).
+// nothing to say): the file's name while recording; once stopped, the
+// saved file's path and size (the note of the recorder, which names it).
 func (m *Model) recordPart() (text string, on bool) {
 	switch {
 	case m.rec.On:
 		return "● REC " + filepath.Base(m.rec.Path), true
 	case m.rec.Note != "":
-		if m.rec.Path != "" {
-			return strings.ReplaceAll(m.rec.Note, m.rec.Path, filepath.Base(m.rec.Path)), false
+		if m.rec.Size >= 0 {
+			return m.rec.Note + " · " + textfmt.Size(int(m.rec.Size)), false
 		}
 		return m.rec.Note, false
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/internal/capturetest"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 func withRecorder(r Recorder) opt { return func(o *Options) { o.Recorder = r } }
@@ -39,18 +40,26 @@ func TestRecordKey(t *testing.T) {
 	if err != nil || len(names) != 1 || !strings.HasPrefix(names[0].Name(), "sonde-") {
 		t.Fatalf("capture folder after R: %v %v", names, err)
 	}
-	if want := "● REC " + names[0].Name(); !strings.Contains(hs.status(), want) {
+	want := "● REC " + names[0].Name()
+	if !strings.Contains(hs.status(), want) {
 		t.Fatalf("status %q, want %q", hs.status(), want)
 	}
-	// Too narrow for the name: the marker stays.
-	hs.send(tea.WindowSizeMsg{Width: 60, Height: 30})
-	if !strings.Contains(hs.status(), "● REC") {
-		t.Errorf("narrow status %q lost the recording marker", hs.status())
+	// At every width the file's name stays.
+	for w := 50; w <= 140; w += 5 {
+		hs.send(tea.WindowSizeMsg{Width: w, Height: 30})
+		if !strings.Contains(hs.status(), want) {
+			t.Errorf("%d columns: status %q lost the recording's name", w, hs.status())
+		}
 	}
-	hs.send(tea.WindowSizeMsg{Width: 140, Height: 30})
+	hs.send(tea.WindowSizeMsg{Width: 200, Height: 30})
 	hs.runCmd(hs.press("R"))
-	if st := hs.status(); strings.Contains(st, "REC") || !strings.Contains(st, "saved "+names[0].Name()+" (") {
-		t.Fatalf("status after stopping: %q", st)
+	full := filepath.Join(dir, names[0].Name())
+	fi, err := os.Stat(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := hs.status(); strings.Contains(st, "REC") || !strings.Contains(st, "saved "+full+" (") || !strings.Contains(st, " · "+textfmt.Size(int(fi.Size()))) {
+		t.Fatalf("status after stopping: %q, want the path %s and the size %d", st, full, fi.Size())
 	}
 	h, recs := capturetest.Records(t, filepath.Join(dir, names[0].Name()))
 	var end bool

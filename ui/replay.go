@@ -15,6 +15,7 @@ import (
 	"github.com/sonde-mcp/sonde/ui/frames"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/stderr"
+	"github.com/sonde-mcp/sonde/ui/timeline"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
@@ -117,7 +118,8 @@ func (m *Model) freshPanes() {
 	m.stderr = stderr.New(st)
 	m.tools = tools.New(st, tools.Options{})
 	m.features = features.New(st)
-	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features}
+	m.timeline = timeline.New(st)
+	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features, m.timeline}
 	m.relayout()
 }
 

@@ -444,3 +444,30 @@ func TestReplayEmptyCapture(t *testing.T) {
 	}
 	rh.screen()
 }
+
+// In a replay the Timeline follows the cursor: at the start nothing has
+// happened; at the end the calls are there, the crash's call in flight
+// until the exit; stepping back moves the window with the cursor.
+func TestReplayTimelineFollowsCursor(t *testing.T) {
+	rh := newReplayHarness(t, sampleCapture, 120, 40)
+	rh.keys("7")
+	end := rh.screen()
+	for _, want := range []string{"7 Timeline 10s", "2 tools/call echo", "5 tools/call crash", "latency in this window"} {
+		if !strings.Contains(end, want) {
+			t.Fatalf("at the end the timeline lacks %q:\n%s", want, end)
+		}
+	}
+	rh.keys("<")
+	if s := rh.screen(); !strings.Contains(s, "no request in this window") {
+		t.Fatalf("at the start the timeline shows requests:\n%s", s)
+	}
+	rh.keys("t")
+	for _, r := range "#20" {
+		rh.keys(string(r))
+	}
+	rh.keys("enter")
+	s := rh.screen()
+	if !strings.Contains(s, "2 tools/call echo") || strings.Contains(s, "5 tools/call crash") {
+		t.Fatalf("at event 20 the timeline shows:\n%s", s)
+	}
+}

@@ -4,11 +4,15 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/filter"
+	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // stats are the status bar's counters, folded from events in bounded
 // memory.
 type stats struct {
+	// errors counts failed outcomes (not the user's cancels), tool results
+	// with isError, and frames that broke the protocol.
 	errors int
 	missed uint64
 	// buckets count request outcomes per 250 ms slot over the last 5 s,
@@ -40,12 +44,17 @@ func (s *stats) apply(evs []client.Event) {
 				*b = bucket{slot: slot}
 			}
 			b.n++
-			if r.State != client.StateResolved {
+			// A cancel is the user's doing and a retry continues the call:
+			// neither is an error.
+			if r.State != client.StateResolved && r.State != client.StateCancelled && r.State != client.StateRetried {
 				s.errors++
 			}
 		case client.EvFrame:
-			switch ev.Frame.Verdict {
-			case client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong, client.VerdictUnknown, client.VerdictDuplicate, client.VerdictLate, client.VerdictUndeclared:
+			f := ev.Frame
+			if f.Dir == client.In && f.Verdict == client.VerdictResolved && mcp.ResultIsError(f.Msg.Result) {
+				s.errors++ // the tool failed: an error, though the request resolved
+			}
+			if filter.ProblemVerdict(f.Verdict) {
 				s.errors++
 			}
 		}

@@ -33,3 +33,19 @@ func TestStatsRateAndErrors(t *testing.T) {
 		t.Fatalf("rate a minute later %.2f", got)
 	}
 }
+
+// A tool result with isError counts as an error; the user's own cancel
+// does not.
+func TestStatsIsErrorAndCancel(t *testing.T) {
+	var s stats
+	f := client.NewInFrame([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}`), t0)
+	ok := client.NewInFrame([]byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":false}}`), t0)
+	s.apply([]client.Event{
+		{Kind: client.EvFrame, Time: t0, Frame: &client.FrameInfo{Frame: f, Verdict: client.VerdictResolved}},
+		{Kind: client.EvFrame, Time: t0, Frame: &client.FrameInfo{Frame: ok, Verdict: client.VerdictResolved}},
+		{Kind: client.EvRequest, Time: t0, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(3), State: client.StateCancelled}},
+	})
+	if s.errors != 1 {
+		t.Fatalf("errors %d, want 1 (the isError result)", s.errors)
+	}
+}

@@ -19,6 +19,10 @@ import (
 // global keymap or the focused pane, mouse to the pane under the pointer,
 // client events to every pane, and pane requests to commands.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if t, ok := msg.(tickMsg); ok {
+		return m, m.ticked(time.Time(t))
+	}
+	m.stale = true
 	_, cmd := m.update(msg)
 	m.syncHold()
 	return m, cmd
@@ -45,14 +49,6 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.frames.Restyle()
 		}
 		return m, nil
-	case tickMsg:
-		m.now = time.Time(msg)
-		for _, p := range m.panes {
-			if p != nil {
-				p.SetNow(m.now)
-			}
-		}
-		return m, tick()
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
 	case tea.PasteMsg:
@@ -96,6 +92,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 		m.conn.starting, m.conn.restarting = false, false
 		if msg.err != nil {
 			m.conn.err = msg.err
+			m.tools.SetUnavailable("No tools: the server did not start.", msg.err.Error())
 			m.endAuthorize()
 			return nil, true
 		}
@@ -112,6 +109,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 		m.endAuthorize() // the handshake it waited for has ended
 		if msg.err != nil {
 			m.conn.err = msg.err
+			m.tools.SetUnavailable("No tools: the handshake failed.", msg.err.Error())
 			return nil, true
 		}
 		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion+" "+string(msg.era)
@@ -126,6 +124,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		if msg.err != nil {
 			m.conn.err = msg.err
+			m.tools.SetUnavailable("No tools: tools/list failed.", msg.err.Error())
 			return nil, true
 		}
 		m.tools.SetToolsAsOf(msg.tools, msg.asked)
@@ -237,6 +236,15 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.rp != nil && m.rp.asking != promptNone {
 		return m.promptKey(msg)
 	}
+	if m.confirmQuit {
+		// Quitting with requests in flight: q (or y) again quits, any
+		// other key stays.
+		m.confirmQuit = false
+		if key.Matches(msg, m.keys.Quit) || msg.String() == "y" {
+			return m.quit()
+		}
+		return nil
+	}
 	// A key the focused pane binds in its current mode goes to the pane,
 	// ahead of a global key of the same name: q is "back" in the frame
 	// detail view, n "next problem" in Frames rather than the lesson's next
@@ -253,7 +261,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !capturing {
 		switch {
 		case key.Matches(msg, m.keys.Quit):
-			return m.quit()
+			return m.askQuit()
 		case key.Matches(msg, m.keys.Help):
 			m.showHelp = true
 			return nil
@@ -325,6 +333,23 @@ func (m *Model) handleMouse(msg tea.MouseMsg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// nester is a pane with views below its top level (a detail, a result).
+type nester interface{ Nested() bool }
+
+// askQuit is q: it quits only from the top level (in a pane's detail view
+// it does nothing: esc goes back), and with requests in flight it asks
+// first (a live session only).
+func (m *Model) askQuit() tea.Cmd {
+	if n, ok := m.panes[m.focus].(nester); ok && n.Nested() {
+		return nil
+	}
+	if m.rp == nil && m.pending.InFlight() > 0 {
+		m.confirmQuit = true
+		return nil
+	}
+	return m.quit()
 }
 
 func (m *Model) quit() tea.Cmd {

@@ -62,7 +62,7 @@ func TestFeaturesPane(t *testing.T) {
 	if hs.m.featuresRefresh([]client.Event{ev}) != nil {
 		t.Fatal("a resources list_changed already taken lists again")
 	}
-	hs.press("tab")
+	hs.press("1")
 	if _, ok := hs.m.rects[paneTools]; !ok || hs.m.focus != panePending {
 		t.Fatal("Tools is back when Features loses the focus")
 	}

@@ -44,17 +44,17 @@ func TestFocus(t *testing.T) {
 		want   []int // focus after each key
 	}{
 		{"tab cycles and skips the missing lesson", false,
-			[]string{"tab", "tab", "tab", "tab", "tab", "tab"},
-			[]int{paneFrames, paneTools, paneStderr, paneFeatures, panePending, paneFrames}},
+			[]string{"tab", "tab", "tab", "tab", "tab", "tab", "tab"},
+			[]int{paneFrames, paneTools, paneStderr, paneFeatures, paneTimeline, panePending, paneFrames}},
 		{"shift+tab cycles backwards", false,
-			[]string{"shift+tab", "shift+tab", "shift+tab", "shift+tab", "shift+tab"},
-			[]int{paneFeatures, paneStderr, paneTools, paneFrames, panePending}},
+			[]string{"shift+tab", "shift+tab", "shift+tab", "shift+tab", "shift+tab", "shift+tab"},
+			[]int{paneTimeline, paneFeatures, paneStderr, paneTools, paneFrames, panePending}},
 		{"digits focus, 5 without a lesson is ignored", false,
 			[]string{"3", "5", "4", "1", "2", "9", "6"},
 			[]int{paneTools, paneTools, paneStderr, panePending, paneFrames, paneFrames, paneFeatures}},
 		{"the lesson starts focused and is in the cycle", true,
-			[]string{"tab", "shift+tab", "shift+tab", "5", "tab", "tab"},
-			[]int{paneFeatures, paneLesson, paneStderr, paneLesson, paneFeatures, panePending}},
+			[]string{"tab", "shift+tab", "shift+tab", "5", "tab", "tab", "tab"},
+			[]int{paneFeatures, paneLesson, paneStderr, paneLesson, paneFeatures, paneTimeline, panePending}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,7 +243,10 @@ func TestCapturingPaneKeepsGlobalKeys(t *testing.T) {
 	}
 }
 
-func TestFramesDetailQGoesBack(t *testing.T) {
+// q quits only from the top level: in the frame detail it does nothing
+// (a user's next shell command typed into a still-running sonde must not
+// act), and esc goes back.
+func TestFramesDetailQDoesNothingEscGoesBack(t *testing.T) {
 	hs := newHarness(t, 120, 40)
 	hs.play()
 	hs.press("2", "enter")
@@ -253,8 +256,12 @@ func TestFramesDetailQGoesBack(t *testing.T) {
 	if cmd := hs.press("q"); isQuit(cmd) || hs.m.quitted {
 		t.Fatal("q in the frame detail quit")
 	}
+	if !hs.m.frames.InDetail() {
+		t.Fatal("q left the frame detail")
+	}
+	hs.press("esc")
 	if hs.m.frames.InDetail() {
-		t.Fatal("q did not leave the frame detail")
+		t.Fatal("esc did not leave the frame detail")
 	}
 	// In the detail view q is "back" only for the frames pane: under the
 	// help screen it closes the help and leaves the detail open.
@@ -263,8 +270,26 @@ func TestFramesDetailQGoesBack(t *testing.T) {
 		t.Fatalf("q under the help: quit %v help %v detail %v", isQuit(cmd), hs.m.showHelp, hs.m.frames.InDetail())
 	}
 	hs.press("esc")
+	// At the top level, with a request in flight, q asks first: another
+	// key stays, q again quits.
+	if cmd := hs.press("q"); isQuit(cmd) || !strings.Contains(ansi.Strip(hs.m.helpLine()), "1 request in flight: q again quits") {
+		t.Fatalf("q with a request in flight: quit %v, help line %q", isQuit(cmd), ansi.Strip(hs.m.helpLine()))
+	}
+	if cmd := hs.press("x"); isQuit(cmd) || hs.m.confirmQuit {
+		t.Fatal("another key did not cancel the question")
+	}
+	hs.press("q")
 	if cmd := hs.press("q"); !isQuit(cmd) {
-		t.Fatal("q in the frames list did not quit")
+		t.Fatal("q, q in the frames list did not quit")
+	}
+}
+
+// With nothing in flight, q quits at once.
+func TestQuitIdle(t *testing.T) {
+	hs := newHarness(t, 120, 40)
+	hs.connect()
+	if cmd := hs.press("q"); !isQuit(cmd) {
+		t.Fatal("q did not quit an idle session")
 	}
 }
 
@@ -629,8 +654,8 @@ func TestLessonKeys(t *testing.T) {
 	if sel := selectedRow(hs.m.frames.View()); !strings.Contains(sel, "malformed") {
 		t.Fatalf("n in frames did not jump to the next problem; selected %q", sel)
 	}
-	if hs.press("5", "n"); ls.Step() != 3 {
-		t.Fatalf("n in the lesson: step %d, want 3", ls.Step())
+	if hs.press("5", "space"); ls.Step() != 3 {
+		t.Fatalf("space in the lesson: step %d, want 3", ls.Step())
 	}
 	// lesson.RestartMsg (its last step) restarts the server.
 	if cmd := hs.send(lesson.RestartMsg{}); cmd == nil || hs.m.gen != 1 {

@@ -15,7 +15,7 @@ import (
 // View draws the panes in their rectangles, then the help line and the
 // status bar.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
+	v := tea.NewView(m.content())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "sonde " + m.opts.Command
@@ -78,6 +78,11 @@ func (m *Model) frame(i int, r rect) string {
 func (m *Model) helpLine() string {
 	if m.rp != nil && m.rp.asking != promptNone {
 		return m.replayPrompt()
+	}
+	if m.confirmQuit {
+		n := m.pending.InFlight()
+		q := fmt.Sprintf("%d request%s in flight: q again quits (sonde stops waiting for %s); any other key stays", n, plural(n), pick(n == 1, "it", "them"))
+		return textfmt.Fit(m.styles.Warn.Render(q), m.width)
 	}
 	var bindings []key.Binding
 	if m.dlg != nil {
@@ -188,11 +193,12 @@ func (m *Model) statusBar() string {
 	if m.stats.missed > 0 {
 		parts = append(parts, part{text: st.Error.Render(fmt.Sprintf("UI missed %d events", m.stats.missed))})
 	}
-	// Recording shows second, where it cannot be cut off.
+	// Recording shows second, where it cannot be cut off, and is never
+	// dropped: the file's name while recording, the saved file after.
 	if text, on := m.recordPart(); on {
-		parts = append(parts[:1], append([]part{{text: st.Error.Render(text), alt: st.Error.Render("● REC"), drop: 2}}, parts[1:]...)...)
+		parts = append(parts[:1], append([]part{{text: st.Error.Render(text)}}, parts[1:]...)...)
 	} else if text != "" {
-		parts = append(parts, part{text: st.Subtle.Render(text), drop: 2})
+		parts = append(parts[:1], append([]part{{text: st.Info.Render(text)}}, parts[1:]...)...)
 	}
 	sep := st.Subtle.Render(" │ ")
 	join := func(level int) string {
@@ -212,4 +218,18 @@ func (m *Model) statusBar() string {
 		line = join(level)
 	}
 	return textfmt.Fit(line, m.width)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func pick[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
 }

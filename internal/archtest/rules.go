@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter",
 	}, cli...)
 }
 
@@ -100,7 +100,9 @@ func Rules() []Rule {
 		// The fault rules of sonde tap --fault: a language and a decision
 		// per line, no processes, no pipes.
 		{Pkg: "chaos", Internal: []string{"jsonrpc"}},
-		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring"}, folds...), External: charm},
+		// The filter language (docs/filter.md): a query over client events.
+		{Pkg: "filter", Internal: []string{"client", "jsonrpc", "mcp", "internal/textfmt"}},
+		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter"}, folds...), External: charm},
 		// The command line: cmdutil at the bottom, connect on it, the
 		// families (which never import each other) on both, the root
 		// command on top. Below internal/cli, anything.

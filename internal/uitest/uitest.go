@@ -4,6 +4,7 @@ package uitest
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
@@ -44,3 +45,9 @@ func Press(k string) tea.KeyPressMsg {
 	}
 	panic("uitest: unknown key " + k)
 }
+
+// T0 is when the synthetic sessions of the UI's tests start.
+var T0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// At is T0 plus ms milliseconds.
+func At(ms int) time.Time { return T0.Add(time.Duration(ms) * time.Millisecond) }

@@ -76,15 +76,29 @@ type Request struct {
 	// Timeout is the recorded request's deadline (0: unknown).
 	Timeout  time.Duration
 	Recorded Outcome
+	// Cancel, when Cancelled, is when the recording's user cancelled it
+	// (after the first re-sent request, like At): the re-drive cancels it
+	// then too.
+	Cancel    time.Duration
+	Cancelled bool
 }
 
 // Session is what a capture holds for a re-drive.
 type Session struct {
 	// ProtocolVersion is what the recorded initialize asked for.
 	ProtocolVersion string
-	Requests        []*Request
-	Warnings        []string
+	// Capabilities are the client capabilities the recorded initialize
+	// declared (nil when it is not in the capture).
+	Capabilities json.RawMessage
+	// Answers are the recorded answers to the server's requests, by
+	// method, in order (at most maxAnswers each).
+	Answers  map[string][]json.RawMessage
+	Requests []*Request
+	Warnings []string
 }
+
+// maxAnswers bounds the recorded answers kept per method.
+const maxAnswers = 256
 
 // Load reads a capture: the client's requests (initialize apart), their
 // pacing, deadlines and recorded outcomes.
@@ -93,10 +107,11 @@ func Load(r io.Reader) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{}
+	s := &Session{Answers: map[string][]json.RawMessage{}}
 	gen := 0
 	byID := map[string]*Request{}
 	queued := map[string]int64{}
+	serverReqs := map[string]string{} // the server's requests by id: their method
 	var t0 int64
 	key := func(id *jsonrpc.ID) string { return strconv.Itoa(gen) + " " + id.String() }
 	for rec, err := range rd.Good(&s.Warnings) {
@@ -114,9 +129,12 @@ func Load(r io.Reader) (*Session, error) {
 			}
 			msg, _ := jsonrpc.Decode(raw)
 			if rec.Method == mcp.MethodInitialize {
-				var p mcp.InitializeParams
+				var p struct {
+					ProtocolVersion string          `json:"protocolVersion"`
+					Capabilities    json.RawMessage `json:"capabilities"`
+				}
 				if json.Unmarshal(msg.Params, &p) == nil && s.ProtocolVersion == "" {
-					s.ProtocolVersion = p.ProtocolVersion
+					s.ProtocolVersion, s.Capabilities = p.ProtocolVersion, p.Capabilities
 				}
 				continue
 			}
@@ -150,11 +168,25 @@ func Load(r io.Reader) (*Session, error) {
 			} else {
 				q.Recorded = Outcome{Kind: KindResult, Result: msg.Result}
 			}
+		case rec.Type == capture.TypeFrame && rec.Dir == "in" && rec.Kind == "request" && rec.ID != nil:
+			serverReqs[key(rec.ID)] = rec.Method
+		case rec.Type == capture.TypeFrame && rec.Dir == "out" && rec.Kind == "response" && rec.ID != nil:
+			method := serverReqs[key(rec.ID)]
+			raw, err := rec.Bytes()
+			if method == "" || err != nil || len(s.Answers[method]) >= maxAnswers {
+				continue
+			}
+			if msg, _ := jsonrpc.Decode(raw); msg.Error == nil && len(msg.Result) > 0 {
+				s.Answers[method] = append(s.Answers[method], msg.Result)
+			}
 		case rec.Type == capture.TypeRequest && rec.Dir == "out" && rec.ID != nil:
 			if rec.State == string(client.StateQueued) && rec.Deadline != nil {
 				queued[key(rec.ID)] = *rec.Deadline - rec.T
 			}
 			q := byID[key(rec.ID)]
+			if q != nil && rec.State == string(client.StateCancelled) {
+				q.Cancel, q.Cancelled = time.Duration(max(rec.T-t0, 0)), true
+			}
 			if q == nil || rec.Err == nil {
 				continue
 			}
@@ -275,9 +307,28 @@ func Run(ctx context.Context, c *client.Client, s *Session, o Options) (*Report,
 		if len(q.Params) > 0 {
 			params = q.Params
 		}
-		calls[i] = c.Go(ctx, q.Method, params, client.CallOptions{Timeout: timeout, Tool: q.Tool, ProgressToken: q.Progress})
+		cctx, cancel := context.WithCancel(ctx)
+		calls[i] = c.Go(cctx, q.Method, params, client.CallOptions{Timeout: timeout, Tool: q.Tool, ProgressToken: q.Progress})
 		wg.Add(1)
-		go func() { defer wg.Done(); calls[i].Wait() }()
+		go func() {
+			defer wg.Done()
+			defer cancel()
+			if q.Cancelled {
+				// The recording's user cancelled it: so does the re-drive,
+				// at the same offset (scaled like the pacing; at once after
+				// the recorded wait without pacing).
+				at := time.Now().Add(q.Cancel - q.At)
+				if o.Speed > 0 {
+					at = start.Add(time.Duration(float64(q.Cancel) / o.Speed))
+				}
+				select {
+				case <-calls[i].Done():
+				case <-time.After(time.Until(at)):
+					cancel()
+				}
+			}
+			calls[i].Wait()
+		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -380,4 +431,43 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(&b, ", %d skipped (no recorded outcome)", skip)
 	}
 	fmt.Fprintln(w, b.String())
+}
+
+// ServerRequests declares the capture's client capabilities (roots,
+// sampling, elicitation, tasks) so the server offers what it offered then,
+// and answers the server's requests with the recorded answers, in order
+// per method (the last again once they run out; an error when the capture
+// holds none). It is nil when the capture has no initialize.
+func (s *Session) ServerRequests() *client.ServerRequests {
+	if len(s.Capabilities) == 0 {
+		return nil
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(s.Capabilities, &caps) != nil {
+		return nil
+	}
+	has := func(k string) bool { _, ok := caps[k]; return ok }
+	sr := &client.ServerRequests{Roots: has("roots"), Sampling: has("sampling"), Elicitation: has("elicitation"), Tasks: has("tasks")}
+	if rs := s.Answers[mcp.MethodRootsList]; len(rs) > 0 {
+		var r struct {
+			Roots []mcp.Root `json:"roots"`
+		}
+		if json.Unmarshal(rs[len(rs)-1], &r) == nil {
+			sr.RootList = r.Roots
+		}
+	}
+	var mu sync.Mutex
+	next := map[string]int{}
+	sr.Handler = func(r client.ServerRequest) (json.RawMessage, *jsonrpc.Error, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		rs := s.Answers[r.Method]
+		if len(rs) == 0 {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "sonde replay --against: the capture holds no answer to " + r.Method}, true
+		}
+		i := min(next[r.Method], len(rs)-1)
+		next[r.Method]++
+		return rs[i], nil, true
+	}
+	return sr
 }

@@ -245,12 +245,12 @@ func TestLogFilters(t *testing.T) {
 		t.Fatalf("%#v", msg)
 	}
 	m.Update(LevelSetMsg{Level: "warning"})
-	m.Update(press("g")) // db
-	m.Update(press("g")) // http
+	m.Update(press("f")) // db
+	m.Update(press("f")) // http
 	if v := m.visibleLog(); len(v) != 1 || v[0].logger != "http" {
 		t.Fatalf("%+v", v)
 	}
-	m.Update(press("g")) // all
+	m.Update(press("f")) // all
 	if m.logger != "" {
 		t.Fatal(m.logger)
 	}
@@ -337,7 +337,7 @@ func TestCompletionInForms(t *testing.T) {
 	}
 	// Templates complete with ref/resource.
 	m.Update(press("esc"))
-	m.Update(press("R"))
+	m.Update(press("U"))
 	m.Update(press("down"))
 	m.Update(press("down"))
 	m.Update(press("enter"))

@@ -12,6 +12,8 @@ import (
 // the help bar shows what applies.
 type KeyMap struct {
 	Up, Down, PageUp, PageDown key.Binding
+	// Home and End go to the first and the last row.
+	Home, End key.Binding
 	// NextView and PrevView cycle Resources, Prompts and Log; Resources,
 	// Prompts and Log go to one.
 	NextView, PrevView, Resources, Prompts, Log key.Binding
@@ -33,7 +35,7 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
-	nav := list.DefaultKeyMap() // not Home and End: g is Logger here
+	nav := list.DefaultKeyMap()
 	nav.PageUp.SetHelp("pgup", "scroll detail up")
 	nav.PageDown.SetHelp("pgdn", "scroll detail down")
 	return KeyMap{
@@ -41,9 +43,11 @@ func DefaultKeyMap() KeyMap {
 		Down:      nav.Down,
 		PageUp:    nav.PageUp,
 		PageDown:  nav.PageDown,
+		Home:      nav.Home,
+		End:       nav.End,
 		NextView:  key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next view")),
 		PrevView:  key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous view")),
-		Resources: key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "resources")),
+		Resources: key.NewBinding(key.WithKeys("U"), key.WithHelp("U", "resources (by URI)")),
 		Prompts:   key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "prompts")),
 		Log:       key.NewBinding(key.WithKeys("L"), key.WithHelp("L", "log")),
 		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "read/get…")),
@@ -52,7 +56,7 @@ func DefaultKeyMap() KeyMap {
 		Refresh:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh lists")),
 		LevelUp:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "raise level")),
 		LevelDown: key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "lower level")),
-		Logger:    key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "next logger")),
+		Logger:    key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "filter by next logger")),
 		SetLevel:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "set server level")),
 		Complete:  key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "complete")),
 	}
@@ -81,7 +85,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp returns every binding, in columns.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
 		{k.NextView, k.PrevView, k.Resources, k.Prompts, k.Log},
 		{k.Open, k.Subscribe, k.Save, k.Refresh},
 		{k.LevelUp, k.LevelDown, k.Logger, k.SetLevel},

@@ -80,6 +80,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.move(-1)
 	case key.Matches(msg, k.Down):
 		m.move(1)
+	case key.Matches(msg, k.Home):
+		m.move(-list.Far)
+	case key.Matches(msg, k.End):
+		m.move(list.Far)
 	case key.Matches(msg, k.PageUp):
 		m.scroll = max(m.scroll-max(m.h/2, 1), 0)
 	case key.Matches(msg, k.PageDown):

@@ -8,12 +8,16 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/sonde-mcp/sonde/client"
+	flt "github.com/sonde-mcp/sonde/filter"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
-// filter is the fuzzy query and the id chip, with the cached matches.
+// filter is the query (fuzzy, or the filter language when it has a
+// field: term) and the id chip, with the cached matches.
 type filter struct {
 	query   string
+	lang    *flt.Filter // the query in the filter language, or nil
+	langErr string      // why the query is not a valid one (nothing matches)
 	id      jsonrpc.ID
 	byID    bool
 	noHTTP  bool     // hide HTTP rows (x)
@@ -72,8 +76,20 @@ func (m *Model) match(from, to uint64, subset []uint64, narrow bool) []uint64 {
 			add(abs)
 		}
 	}
-	if m.flt.query == "" || len(cands) == 0 {
+	switch {
+	case m.flt.query == "" || len(cands) == 0:
 		return cands
+	case m.flt.langErr != "":
+		return nil
+	case m.flt.lang != nil:
+		out := cands[:0]
+		for _, abs := range cands {
+			it := frameItem(m.ring.at(abs))
+			if m.flt.lang.Match(&it) {
+				out = append(out, abs)
+			}
+		}
+		return out
 	}
 	// FindFromNoSort keeps the wire order; its indices only grow, so the
 	// result can be written over cands in place.
@@ -118,13 +134,61 @@ func (m *Model) extendFilter() {
 }
 
 // setQuery applies a new fuzzy query; nothing is re-run when it is unchanged.
+//
+// A query with a field: term (method:, status:…) is the filter language
+// (docs/filter.md); plain words alone stay a fuzzy match.
 func (m *Model) setQuery(q string) {
 	if q == m.flt.query {
 		return
 	}
 	narrow := m.flt.query != "" && strings.HasPrefix(q, m.flt.query)
-	m.flt.query = q
+	m.flt.query, m.flt.lang, m.flt.langErr = q, nil, ""
+	if isLang(q) {
+		narrow = false // status:err does not narrow status:e
+		if f, err := flt.Parse(q); err != nil {
+			m.flt.langErr = err.Error()
+		} else {
+			m.flt.lang = f
+		}
+	}
 	m.refilter(narrow)
+}
+
+// isLang reports whether q has a field: term.
+func isLang(q string) bool {
+	for _, w := range strings.Fields(q) {
+		w = strings.TrimPrefix(w, "-")
+		if i := strings.IndexByte(w, ':'); i > 0 && strings.Trim(w[:i], "abcdefghijklmnopqrstuvwxyz") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// frameItem is what the filter language sees of a frame: its own method,
+// id, direction, kind, verdict and bytes, the tool of a tools/call
+// request; a response's method is not known here.
+func frameItem(e *entry) flt.Item {
+	f := e.f
+	it := flt.Item{Method: f.Msg.Method, Dir: f.Dir.String(), Status: []string{string(f.Verdict)}, Payload: f.Raw}
+	if f.Msg.ID.IsValid() {
+		it.ID = f.Msg.ID.String()
+	}
+	switch {
+	case f.Msg.Kind == jsonrpc.KindResponse && f.Msg.Error != nil:
+		it.Kind = "error"
+	case f.Msg.Kind != jsonrpc.KindInvalid:
+		it.Kind = f.Msg.Kind.String()
+	}
+	if bad, _ := violation(f.Verdict); bad || len(e.lint) > 0 || f.Msg.Error != nil {
+		it.Failed = true
+	}
+	if e.isError {
+		it.IsError = true
+		it.Status = append(it.Status, "isError")
+	}
+	it.Tool = e.target()
+	return it
 }
 
 // FilterID shows only the frames of one request id (its request, response,

@@ -103,6 +103,10 @@ func (m *Model) SetSize(w, h int) {
 // contract.
 func (m *Model) SetNow(t time.Time) { m.now = t }
 
+// Nested reports whether a view below the list is open (the frame
+// detail), where the root's q does nothing and esc goes back.
+func (m *Model) Nested() bool { return m.mode == modeDetail }
+
 // Reset forgets everything tied to the server process: all frames, the
 // evicted count, the time origin, the filters and the open detail view (ids
 // and event numbers start again with a new process, so an id filter would

@@ -24,7 +24,8 @@ type KeyMap struct {
 	Clear key.Binding
 	// Accept keeps the typed query and returns to the list.
 	Accept key.Binding
-	// Back leaves the detail view (esc, backspace, and q in the detail view only).
+	// Back leaves the detail view (esc, backspace; q is the root's quit,
+	// which does nothing in a detail view).
 	Back key.Binding
 }
 
@@ -49,7 +50,7 @@ func DefaultKeyMap() KeyMap {
 		HTTP:   b([]string{"x"}, "x", "show/hide HTTP rows"),
 		Clear:  b([]string{"esc"}, "esc", "clear filter"),
 		Accept: b([]string{"enter"}, "enter", "keep filter"),
-		Back:   b([]string{"esc", "backspace", "q"}, "esc/q", "back to list (q: detail only)"),
+		Back:   b([]string{"esc", "backspace"}, "esc", "back to list"),
 	}
 }
 

@@ -1,6 +1,7 @@
 package frames
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -8,8 +9,10 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/ring"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/lint"
+	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // entry is one frame in the ring.
@@ -21,6 +24,20 @@ type entry struct {
 	h      *client.HTTPEvent // set for an HTTP row (f is then its stand-in)
 	lint   []lint.Finding    // the protocol rules the frame breaks (package lint)
 	search string            // built on first use by the filter
+	// isError: a tool result with isError set (the tool failed).
+	isError bool
+	// name is the tool, prompt or resource a request names (nameOf), read
+	// on first use: named says it was.
+	name  string
+	named bool
+}
+
+// target returns what the frame's request names, reading it once.
+func (e *entry) target() string {
+	if !e.named {
+		e.name, e.named = nameOf(e.f), true
+	}
+	return e.name
 }
 
 // frameRing holds the newest frames in a ring.Ring. Frames are numbered
@@ -43,7 +60,30 @@ func (r *frameRing) total() uint64 { return r.r.Total() }
 func (r *frameRing) at(abs uint64) *entry { return r.r.At(int(abs - r.r.Evicted())) }
 
 func (r *frameRing) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, found []lint.Finding) {
-	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found})
+	isErr := f.Dir == client.In && f.Verdict == client.VerdictResolved && mcp.ResultIsError(f.Msg.Result)
+	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr})
+}
+
+// nameOf is the tool or prompt a tools/call or prompts/get request names,
+// or the URI a resources/read names: shown with the method, as what the
+// request is about ("" for other frames).
+func nameOf(f *client.FrameInfo) string {
+	switch f.Msg.Method {
+	case mcp.MethodToolsCall, "prompts/get", "resources/read":
+	default:
+		return ""
+	}
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if json.Unmarshal(f.Msg.Params, &p) != nil {
+		return ""
+	}
+	if p.Name != "" {
+		return textfmt.Clean(p.Name)
+	}
+	return textfmt.Clean(p.URI)
 }
 
 // VerdictHTTP is the verdict column of an HTTP row: an exchange (POST, GET,

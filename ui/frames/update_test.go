@@ -222,7 +222,7 @@ func TestDetail(t *testing.T) {
 	if m.Following() || selSeq(m) != 1 {
 		t.Errorf("G in detail moved the list")
 	}
-	for _, k := range []string{"q", "esc", "backspace"} {
+	for _, k := range []string{"esc", "backspace"} {
 		press(m, "enter")
 		press(m, k)
 		if m.InDetail() {
@@ -371,5 +371,39 @@ func TestVerdictShownOnce(t *testing.T) {
 	}
 	if !strings.Contains(v, "notification notifications/tools/list_changed") {
 		t.Fatalf("a detail that merely starts with the verdict's letters was cut:\n%s", v)
+	}
+}
+
+// A query with a field: term is the filter language (docs/filter.md).
+func TestFilterLanguage(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want []uint64
+	}{
+		{"method:tools/call", []uint64{7}},
+		{"tool:slow", []uint64{7}},
+		{"dir:out kind:notification", []uint64{3, 18}},
+		{"id:3 dir:in", []uint64{9, 11}},
+		{"id:3 kind:error", []uint64{9}},
+		{"status:error", []uint64{5, 9, 10, 11, 16, 17}},
+		{"status:malformed", []uint64{5}},
+		{"kind:request -dir:in boom", nil},
+		{"kind:error boom", []uint64{9}},
+		{`id:"3"`, []uint64{10}},
+		{"method:ping dir:in", []uint64{14}},
+	} {
+		m := newModel(t, 100, 30)
+		press(m, "/")
+		typeText(m, tc.q)
+		if got := seqs(m); !equal(got, tc.want) {
+			t.Errorf("%q: rows %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	// A mistake matches nothing and says why, where the count is.
+	m := newModel(t, 100, 30)
+	press(m, "/")
+	typeText(m, "status:error dur:>1s")
+	if m.count() != 0 || !strings.Contains(ansi.Strip(m.View()), `unknown field "dur"`) {
+		t.Fatalf("a bad query: %d rows\n%s", m.count(), ansi.Strip(m.View()))
 	}
 }

@@ -9,22 +9,53 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/ui/columns"
 )
 
-// cols are the widths of the list columns. A row is: gutter (2: selection
-// and violation marks), time, arrow (2), id, method, size, status (verdict
-// and detail), preview, with one space between columns after the gutter.
-type cols struct{ time, id, method, size, status, preview int }
+// cols are the widths of the list columns, 0 for a column not shown. A row
+// is: gutter (2: selection and violation marks), then the shown columns of
+// time, arrow (2), id, method, status (the verdict and its detail), size,
+// preview, one space between them.
+type cols struct{ time, arrow, id, method, status, size, preview int }
 
-func layout(w int) cols {
-	c := cols{time: 8, id: 5, method: 16, size: 7}
-	if w >= 100 {
-		c.id, c.method = 7, 22
+// layout fits the columns to w for the visible rows [top, end): identity
+// first (the arrow, the id, the method, the verdict), then the time and the
+// verdict's detail, decoration last (size, preview). A column that does not
+// fit is dropped whole; an id, a time or a size column is as wide as its
+// widest value on screen, so a number is never cut.
+func (m *Model) layout(top, end int) cols {
+	idW, timeW, sizeW, methodW, verdictW, statusW := 2, 4, 4, 6, 7, 0
+	for i := top; i < end; i++ {
+		e := m.ring.at(m.absAt(i))
+		f := e.f
+		if f.Msg.ID.IsValid() {
+			idW = max(idW, columns.Width(f.Msg.ID.String()))
+		}
+		timeW = max(timeW, len(textfmt.Dur(e.t.Sub(m.t0))))
+		sizeW = max(sizeW, len(textfmt.Size(len(f.Raw))))
+		switch methodOf(f) {
+		case mMethod:
+			name := e.target()
+			methodW = max(methodW, columns.Width(textfmt.Escape(f.Msg.Method))+pick(name != "", 1+columns.Width(name), 0))
+		case mKind:
+			methodW = max(methodW, len(f.Msg.Kind.String()))
+		default:
+			methodW = max(methodW, len(f.Verdict))
+		}
+		verdictW = max(verdictW, len(f.Verdict))
+		statusW = max(statusW, len(f.Verdict)+1+columns.Width(textfmt.Escape(f.DetailAfterVerdict())))
 	}
-	rest := w - (2 + c.time + 1 + 2 + 1 + c.id + 1 + c.method + 1 + c.size + 1)
-	c.status = max(14, min(rest*55/100, 56))
-	c.preview = max(rest-c.status-1, 0)
-	return c
+	methodMin := min(methodW, 14)
+	ws := columns.Widths(m.w-2, []columns.Col{
+		{Min: 2, Want: 2, Prio: 0},                                                  // arrow
+		{Min: idW, Want: idW, Prio: 0},                                              // id
+		{Min: methodMin, Want: min(methodW, 28), Prio: 1, Fill: 1},                  // method
+		{Min: timeW, Want: timeW, Prio: 3},                                          // time
+		{Min: verdictW, Want: min(max(statusW, verdictW), 56), Prio: 2, Grow: true}, // status
+		{Min: sizeW, Want: sizeW, Prio: 5},                                          // size
+		{Min: 8, Want: 8, Prio: 6, Grow: true},                                      // preview
+	})
+	return cols{arrow: ws[0], id: ws[1], method: ws[2], time: ws[3], status: ws[4], size: ws[5], preview: ws[6]}
 }
 
 // View draws the list (or the detail view): exactly h lines of w cells.
@@ -36,11 +67,12 @@ func (m *Model) View() string {
 	if m.mode == modeDetail {
 		return m.detailView()
 	}
-	c := layout(m.w)
 	rows := m.listRows()
+	n := m.count()
+	top := max(0, min(m.indexOf(m.top), n-rows))
+	c := m.layout(top, min(n, top+rows))
 	lines := make([]string, 0, m.h+1)
 	lines = append(lines, m.pen(skHeader, false).render(m.headerText(c)))
-	n := m.count()
 	switch {
 	case rows == 0:
 	case n == 0 && m.flt.active():
@@ -48,7 +80,6 @@ func (m *Model) View() string {
 	case n == 0:
 		lines = append(lines, m.pen(skSubtle, false).render(pad("  no frames yet", m.w, false)))
 	default:
-		top := max(0, min(m.indexOf(m.top), n-rows))
 		sel := m.indexOf(m.sel)
 		for i := top; i < min(n, top+rows); i++ {
 			lines = append(lines, m.row(c, m.absAt(i), i == sel))
@@ -67,10 +98,43 @@ func (m *Model) View() string {
 }
 
 func (m *Model) headerText(c cols) string {
-	h := "  " + pad("time", c.time, true) + " " + "  " + " " + pad("id", c.id, false) + " " +
-		pad("method", c.method, false) + " " + pad("size", c.size, true) + " " +
-		pad("verdict", c.status, false) + " " + "preview"
-	return pad(h, m.w, false)
+	var b strings.Builder
+	b.WriteString("  ")
+	col := func(name string, w int, right bool) {
+		if w <= 0 {
+			return
+		}
+		if b.Len() > 2 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(pad(name, w, right))
+	}
+	col("time", c.time, true)
+	col("", c.arrow, false)
+	col("id", c.id, false)
+	col("method", c.method, false)
+	col("verdict", c.status, false)
+	col("size", c.size, true)
+	col("preview", c.preview, false)
+	return pad(b.String(), m.w, false)
+}
+
+// What the method column shows for a frame: its method, else its kind
+// (response, notification…), else (not JSON-RPC) its verdict.
+const (
+	mMethod = iota
+	mKind
+	mVerdict
+)
+
+func methodOf(f *client.FrameInfo) int {
+	switch {
+	case f.Msg.Method != "":
+		return mMethod
+	case f.Msg.Kind != jsonrpc.KindInvalid:
+		return mKind
+	}
+	return mVerdict
 }
 
 // blanks serves short runs of spaces without allocating.
@@ -136,6 +200,7 @@ type rowWriter struct {
 	sel   bool
 	hit   []bool // matched bytes of the search text, nil without a query
 	width int
+	cols  int // columns written after the gutter
 }
 
 func (r *rowWriter) pen(k sk) paint { return r.m.pen(k, r.sel) }
@@ -167,6 +232,19 @@ func (r *rowWriter) space() {
 	r.width++
 }
 
+// col writes a column's cell after a space, unless the column is not shown
+// (w is 0).
+func (r *rowWriter) col(p paint, text string, w int, right bool, off int) {
+	if w <= 0 {
+		return
+	}
+	if r.cols > 0 {
+		r.space()
+	}
+	r.cols++
+	r.cell(p, text, w, right, off)
+}
+
 func pick[T any](c bool, a, b T) T {
 	if c {
 		return a
@@ -180,7 +258,7 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	r := &rowWriter{m: m, sel: selected}
 	r.sb.Grow(m.w + 256)
 	text, sg := searchText(f)
-	if m.flt.query != "" {
+	if m.flt.query != "" && m.flt.lang == nil && m.flt.langErr == "" {
 		if ms := fuzzy.Find(m.flt.query, []string{text}); len(ms) == 1 {
 			r.hit = make([]bool, len(text))
 			for _, i := range ms[0].MatchedIndexes {
@@ -202,38 +280,47 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	}
 	r.cell(r.pen(skAccent), pick(selected, ">", " "), 1, false, -1)
 	r.cell(markPen, mark, 1, false, -1)
-	r.cell(r.pen(skSubtle), textfmt.Dur(e.t.Sub(m.t0)), c.time, true, -1)
-	r.space()
+	r.col(r.pen(skSubtle), textfmt.Dur(e.t.Sub(m.t0)), c.time, true, -1)
 	arrow := f.Dir.Arrow()
 	if e.h != nil {
 		arrow = pick(f.Dir == client.Out, "~>", "<~") // an HTTP exchange or stream event, not a message
 	}
-	r.cell(r.pen(pick(f.Dir == client.Out, skAccent, skInfo)), arrow, 2, false, -1)
-	r.space()
+	r.col(r.pen(pick(f.Dir == client.Out, skAccent, skInfo)), arrow, c.arrow, false, -1)
 	id, idOff := "", -1
 	if f.Msg.ID.IsValid() {
 		id, idOff = f.Msg.ID.String(), sg.id
 	}
-	r.cell(r.pen(skText), id, c.id, false, idOff)
-	r.space()
+	r.col(r.pen(skText), id, c.id, false, idOff)
 	method, mOff, mPen := textfmt.Escape(f.Msg.Method), sg.method, r.pen(skText)
-	switch {
-	case method != "":
-	case f.Msg.Kind != jsonrpc.KindInvalid:
+	switch methodOf(f) {
+	case mKind:
 		method, mOff, mPen = f.Msg.Kind.String(), sg.kind, r.pen(skSubtle)
-	default:
+	case mVerdict:
 		method, mOff, mPen = string(f.Verdict), sg.verdict, m.statePen(string(f.Verdict), selected)
 	}
-	r.cell(mPen, method, c.method, false, mOff)
-	r.space()
-	r.cell(r.pen(skSubtle), textfmt.Size(len(f.Raw)), c.size, true, -1)
-	r.space()
-	m.status(r, f, sg, c.status)
-	r.space()
+	if name := e.target(); name != "" {
+		// The method with what it names, keeping the name: "tools/call
+		// search", else "call search", else the name.
+		full := method + " " + name
+		verb := method[strings.LastIndexByte(method, '/')+1:] + " " + name
+		switch {
+		case columns.Width(full) <= c.method:
+			method = full
+		case columns.Width(verb) <= c.method:
+			method, mOff = verb, -1
+		default:
+			method, mOff = textfmt.Fit(name, c.method), -1
+		}
+	} else if short := columns.CutMethod(method, c.method); short != method {
+		method, mOff = short, -1
+	}
+	r.col(mPen, method, c.method, false, mOff)
+	m.status(r, f, e.isError, sg, c.status)
+	r.col(r.pen(skSubtle), textfmt.Size(len(f.Raw)), c.size, true, -1)
 	if e.h != nil && len(f.Raw) == 0 && f.Stream != "" {
-		r.cell(r.pen(skSubtle), "["+textfmt.Escape(f.Stream)+"]", c.preview, false, -1)
+		r.col(r.pen(skSubtle), "["+textfmt.Escape(f.Stream)+"]", c.preview, false, -1)
 	} else {
-		r.cell(r.pen(skSubtle), textfmt.Preview(f.Raw, c.preview), c.preview, false, -1)
+		r.col(r.pen(skSubtle), textfmt.Preview(f.Raw, c.preview), c.preview, false, -1)
 	}
 	if r.width != m.w {
 		return fit(r.sb.String(), m.w)
@@ -241,14 +328,26 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	return r.sb.String()
 }
 
-// status writes the verdict, coloured by state, and its detail.
-func (m *Model) status(r *rowWriter, f *client.FrameInfo, sg segs, w int) {
-	v := string(f.Verdict)
+// status writes the verdict, coloured by state, and its detail cut at a
+// word boundary (an id or a number in it is shown whole or not at all). A
+// tool result with isError reads "isError" before the verdict's detail.
+func (m *Model) status(r *rowWriter, f *client.FrameInfo, isErr bool, sg segs, w int) {
+	if w <= 0 {
+		return
+	}
+	if r.cols > 0 {
+		r.space()
+	}
+	r.cols++
+	v, vPen, off := string(f.Verdict), m.statePen(string(f.Verdict), r.sel), sg.verdict
+	if isErr {
+		v, vPen, off = "isError", r.pen(skError), -1 // the tool failed: its result says so
+	}
 	vw := min(len(v), w)
-	r.cell(m.statePen(v, r.sel), v, vw, false, sg.verdict)
+	r.cell(vPen, v, vw, false, off)
 	if dw := w - vw - 1; dw >= 0 {
 		r.space()
-		r.cell(r.pen(skText), textfmt.Escape(f.DetailAfterVerdict()), dw, false, -1)
+		r.cell(r.pen(skText), columns.Cut(textfmt.Escape(f.DetailAfterVerdict()), dw), dw, false, -1)
 	}
 }
 
@@ -266,6 +365,9 @@ func (m *Model) bar() string {
 		left.WriteString(m.pen(skAccent, false).render("/ ") + m.pen(skText, false).render(textfmt.Escape(m.flt.query)))
 	}
 	right := m.pen(skSubtle, false).render(commas(uint64(m.count())) + " of " + commas(uint64(m.ring.len())) + " · esc clears")
+	if m.flt.langErr != "" {
+		right = m.pen(skError, false).render(strings.TrimPrefix(m.flt.langErr, "filter: ")) + " " + right
+	}
 	lw := max(m.w-lipgloss.Width(right)-1, 0)
 	return fit(fit(left.String(), lw)+" "+right, m.w)
 }

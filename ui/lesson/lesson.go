@@ -119,6 +119,10 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// Finished reports whether the lesson is at its last step (the session is
+// the user's: space no longer belongs to the lesson).
+func (m *Model) Finished() bool { return m.step == len(script)-1 }
+
 // Capturing is always false: the lesson has no text input.
 func (m *Model) Capturing() bool { return false }
 
@@ -143,20 +147,32 @@ func (m *Model) View() string {
 		return textfmt.Lines(m.fifoView(), m.w, m.h)
 	}
 	text := script[m.step].text(m)
-	body := lipgloss.NewStyle().Width(max(m.w, 1)).Render(text)
 	footer := m.st.Subtle.Render("space: next step · o: what a FIFO client would do · tab: other panes")
 	if m.step == len(script)-1 {
 		footer = m.st.Subtle.Render("the session is yours · tab to Tools and press enter to call · ctrl+r restarts")
 	}
-	lines := strings.Split(body, "\n")
-	if len(lines) > m.h-1 {
-		// Too short to show it all: say so rather than cut silently.
-		lines = append(lines[:max(m.h-2, 0)], m.st.Warn.Render("… more: z zooms this pane"))
-		lines = lines[:max(m.h-1, 0)]
+	// The step's next action (its last paragraph, "Press space…") is
+	// pinned above the footer, so a short pane never hides it.
+	body, next := text, ""
+	if i := strings.LastIndex(text, "\n\n"); i >= 0 && strings.Contains(strings.ToLower(text[i:]), "press ") {
+		body, next = text[:i], text[i+2:]
 	}
-	for len(lines) < m.h-1 {
+	width := lipgloss.NewStyle().Width(max(m.w, 1))
+	lines := strings.Split(width.Render(body), "\n")
+	var nextLines []string
+	if next != "" {
+		nextLines = strings.Split(width.Render(m.st.Accent.Render(next)), "\n")
+	}
+	room := max(m.h-1-len(nextLines), 0)
+	if len(lines) > room {
+		// Too short to show it all: say so rather than cut silently.
+		lines = append(lines[:max(room-1, 0)], m.st.Warn.Render("… more: z zooms this pane"))
+		lines = lines[:room]
+	}
+	for len(lines) < room {
 		lines = append(lines, "")
 	}
+	lines = append(lines, nextLines...)
 	return textfmt.Lines(strings.Join(append(lines, footer), "\n"), m.w, m.h)
 }
 
@@ -200,8 +216,8 @@ type keyMap struct{ Next, FIFO key.Binding }
 
 func defaultKeyMap() keyMap {
 	return keyMap{
-		Next: key.NewBinding(key.WithKeys("space", "n"), key.WithHelp("space", "next step")),
-		FIFO: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "FIFO comparison")),
+		Next: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "next lesson step")),
+		FIFO: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "FIFO view")),
 	}
 }
 

@@ -62,7 +62,8 @@ var script = []step{
 			return fmt.Sprintf("id %s has a %s timeout; the server takes %s and ignores cancellation.\n\n"+
 				"At the deadline the call fails with MCP_TIMEOUT and sonde sends notifications/cancelled. "+
 				"When the answer arrives anyway, Frames marks it late: the id is retired, so it is "+
-				"matched to nothing (a FIFO client would give it to the next request).\n\nlate call: %s\n\n"+
+				"matched to nothing. A FIFO client gave up on that request too, so the answer finds no one "+
+				"waiting, and it hands it to the next request it sends: the wrong one (press o).\n\nlate call: %s\n\n"+
 				"Press space when the late frame has appeared.", m.id("late"), m.opts.Timeout, m.opts.LateAnswer, m.outcome("late"))
 		},
 		act: func(m *Model) tea.Cmd {
@@ -74,7 +75,8 @@ var script = []step{
 		title: "a long call",
 		text: func(m *Model) string {
 			return fmt.Sprintf("id %s asks the server to wait %s. It is in Pending with its age and deadline.\n\n"+
-				"Press space to cancel it (in the Pending pane, c does the same for any request).", m.id("long"), m.opts.PendingLong)
+				"A FIFO client would already have handed it the late answer of id %s: press o to see it go wrong.\n\n"+
+				"Press space to cancel it (in the Pending pane, c does the same for any request).", m.id("long"), m.opts.PendingLong, m.id("late"))
 		},
 		act: func(m *Model) tea.Cmd {
 			m.call("long", "echo", map[string]any{"value": "never", "delay_ms": m.opts.PendingLong.Milliseconds()}, 2*m.opts.PendingLong)
@@ -95,6 +97,19 @@ var script = []step{
 			}
 			return nil
 		},
+	},
+	{
+		title: "the server asks you",
+		text: func(m *Model) string {
+			return "So far sonde asked and the server answered. A server may also ask the client: " +
+				"\"elicitation\" is a server's question for the user, a small form it sends while a call " +
+				"of yours is still running.\n\n" +
+				"Next, the confirm tool asks \"Proceed?\" before it answers. A dialog opens over the panes " +
+				"and has the keyboard: → ticks confirm, ctrl+s accepts, ctrl+x declines, esc answers later " +
+				"(space still moves the lesson on).\n\n" +
+				"Press space to call confirm."
+		},
+		act: none,
 	},
 	{
 		title: "a server request, then input_required",

@@ -2,6 +2,7 @@ package lesson
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,28 +12,36 @@ import (
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
-// trail keeps what the FIFO comparison needs: sonde's requests in the order
-// they were written, responses in the order they arrived (a FIFO client
-// pairs the n-th of each), and each request's real outcome. Bounded to the
-// last maxTrail of each.
+// trail keeps what the FIFO comparison needs: sonde's requests as they
+// were written, responses as they arrived, and the requests given up
+// (timed out, cancelled, ended by an exit) before an answer, in one order;
+// and each request's real outcome. Bounded to the last maxTrail events.
 type trail struct {
-	// requests and responses count what they evicted, so pairs are made by
-	// absolute position.
-	requests  ring.Ring[request]
-	responses ring.Ring[response]
-	outcomes  map[int64]outcome
-	labels    map[int64]string
+	evs      ring.Ring[trailEv]
+	outcomes map[int64]outcome
+	labels   map[int64]string
 }
 
 func newTrail() trail {
-	return trail{requests: ring.New[request](maxTrail), responses: ring.New[response](maxTrail),
-		outcomes: map[int64]outcome{}, labels: map[int64]string{}}
+	return trail{evs: ring.New[trailEv](maxTrail), outcomes: map[int64]outcome{}, labels: map[int64]string{}}
 }
 
-type request struct {
+// trailEv is a request written (id, method), a response arrived (resp), or
+// a request given up (id).
+type trailEv struct {
+	kind   trailKind
 	id     int64
 	method string
+	resp   response
 }
+
+type trailKind uint8
+
+const (
+	evReq trailKind = iota
+	evResp
+	evGiveUp
+)
 
 type response struct {
 	id      jsonrpc.ID
@@ -44,23 +53,68 @@ type outcome struct {
 	latency time.Duration
 }
 
-const maxTrail = 64
+const maxTrail = 256
 
 func (t *trail) apply(evs []client.Event) {
 	for _, ev := range evs {
 		switch {
 		case ev.Kind == client.EvFrame && ev.Frame.Dir == client.Out && ev.Frame.Msg.Kind == jsonrpc.KindRequest:
 			if id, ok := ev.Frame.Msg.ID.Int64(); ok {
-				t.requests.Push(request{id: id, method: ev.Frame.Msg.Method})
+				t.evs.Push(trailEv{kind: evReq, id: id, method: ev.Frame.Msg.Method})
 			}
 		case ev.Kind == client.EvFrame && ev.Frame.Dir == client.In && ev.Frame.Msg.Kind == jsonrpc.KindResponse:
-			t.responses.Push(response{id: ev.Frame.Msg.ID, preview: resultPreview(ev.Frame)})
+			t.evs.Push(trailEv{kind: evResp, resp: response{id: ev.Frame.Msg.ID, preview: resultPreview(ev.Frame)}})
 		case ev.Kind == client.EvRequest && ev.Req.Dir == client.Out && ev.Req.State.Final():
-			if id, ok := ev.Req.ID.Int64(); ok {
-				t.outcomes[id] = outcome{state: ev.Req.State, latency: ev.Req.Latency}
+			id, ok := ev.Req.ID.Int64()
+			if !ok {
+				continue
+			}
+			t.outcomes[id] = outcome{state: ev.Req.State, latency: ev.Req.Latency}
+			if ev.Req.State != client.StateResolved && ev.Req.State != client.StateError && ev.Req.State != client.StateRetried {
+				t.evs.Push(trailEv{kind: evGiveUp, id: id})
 			}
 		}
 	}
+}
+
+// fifo is what a client that matched answers by order would have done: it
+// gives each response to the oldest request still waiting; a request that
+// timed out or was cancelled stops waiting; a response that comes when no
+// request waits (a late answer) is read by the next request sent.
+type fifo struct {
+	order   []int64            // the requests, in the order written
+	got     map[int64]response // the answer each was given
+	gaveUp  map[int64]bool
+	backlog []response // answers no request was waiting for
+}
+
+func (t *trail) fifo() fifo {
+	f := fifo{got: map[int64]response{}, gaveUp: map[int64]bool{}}
+	var queue []int64
+	for i := 0; i < t.evs.Len(); i++ {
+		e := t.evs.At(i)
+		switch e.kind {
+		case evReq:
+			f.order = append(f.order, e.id)
+			if len(f.backlog) > 0 {
+				f.got[e.id], f.backlog = f.backlog[0], f.backlog[1:]
+				continue
+			}
+			queue = append(queue, e.id)
+		case evResp:
+			if len(queue) == 0 {
+				f.backlog = append(f.backlog, e.resp)
+				continue
+			}
+			f.got[queue[0]], queue = e.resp, queue[1:]
+		case evGiveUp:
+			if i := slices.Index(queue, e.id); i >= 0 {
+				queue = slices.Delete(queue, i, i+1)
+				f.gaveUp[e.id] = true
+			}
+		}
+	}
+	return f
 }
 
 // resultPreview is the text a tool result carried, for the comparison.
@@ -78,46 +132,60 @@ func resultPreview(f *client.FrameInfo) string {
 	return textfmt.Preview(f.Msg.Result, 24)
 }
 
-// fifoView pairs the n-th tools/call request with the n-th response, as a
-// client that matched by order would, and marks every wrong pairing; the
-// right-hand column is what sonde (matching by id) did.
+// fifoView shows what a client matching answers in FIFO order would have
+// given each request (see fifo), marks every wrong pairing and says why;
+// the right-hand column is what sonde (matching by id) did.
 func (m *Model) fifoView() string {
 	st := m.st
 	t := &m.trail
+	f := t.fifo()
 	var b strings.Builder
 	b.WriteString(st.Accent.Render("If answers were matched in order (FIFO), not by id:") + "\n")
-	b.WriteString(st.Header.Render(fmt.Sprintf("%-26s %-30s %s", "request", "FIFO client would get", "sonde (by id)")) + "\n")
-	n := min(t.requests.Len(), max(m.h-3, 0))
-	start := t.requests.Len() - n
+	b.WriteString(st.Header.Render(fmt.Sprintf("%-26s %-36s %s", "request", "FIFO client would get", "sonde (by id)")) + "\n")
+	n := min(len(f.order), max(m.h-4, 0))
 	wrong := 0
-	for i := start; i < t.requests.Len(); i++ {
-		rq := t.requests.At(i)
-		id := rq.id
+	for _, id := range f.order[len(f.order)-n:] {
 		label := t.labels[id]
 		if label == "" {
-			label = rq.method
+			label = m.methodOf(id)
 		}
 		req := fmt.Sprintf("id %d %s", id, label)
-		got := st.Subtle.Render("nothing yet: waits forever")
-		if k := i + int(t.requests.Evicted()) - int(t.responses.Evicted()); k >= 0 && k < t.responses.Len() {
-			r := *t.responses.At(k)
+		got := st.Subtle.Render("nothing yet: waits")
+		if r, ok := f.got[id]; ok {
 			if n, ok := r.id.Int64(); ok && n == id {
 				got = st.OK.Render("answer of id " + r.id.String() + " " + r.preview)
 			} else {
 				wrong++
 				got = st.Error.Render("answer of id " + r.id.String() + " " + r.preview + "  WRONG")
 			}
+		} else if f.gaveUp[id] {
+			got = st.Warn.Render("gave up, no answer")
 		}
 		real := st.Accent.Render("pending")
 		if o, ok := t.outcomes[id]; ok {
 			real = st.State(string(o.state)).Render(string(o.state))
 		}
-		b.WriteString(textfmt.Fit(req, 26) + " " + textfmt.Fit(got, 30) + " " + real + "\n")
+		b.WriteString(textfmt.Fit(req, 26) + " " + textfmt.Fit(got, 36) + " " + real + "\n")
 	}
-	if wrong > 0 {
+	switch {
+	case len(f.backlog) > 0:
+		r := f.backlog[0]
+		b.WriteString(st.Error.Render("The answer of id "+r.id.String()+" came after its request gave up") +
+			st.Subtle.Render(": no request waits for it, so a FIFO client hands it to the next request it sends (step on to see it go wrong)."))
+	case wrong > 0:
 		b.WriteString(st.Error.Render(fmt.Sprintf("%d wrong answers", wrong)) + st.Subtle.Render(": sonde matched every one by id."))
-	} else if t.requests.Len() > 0 {
+	case len(f.order) > 0:
 		b.WriteString(st.Subtle.Render("So far order and ids agree; step on to see them differ."))
 	}
 	return b.String()
+}
+
+// methodOf is the method of request id in the trail.
+func (m *Model) methodOf(id int64) string {
+	for i := m.trail.evs.Len() - 1; i >= 0; i-- {
+		if e := m.trail.evs.At(i); e.kind == evReq && e.id == id {
+			return e.method
+		}
+	}
+	return ""
 }

@@ -26,6 +26,12 @@ type KeyMap struct {
 	Home, End key.Binding
 }
 
+// Bind is a binding of keys with its help: the key as shown and what it
+// does.
+func Bind(help, desc string, keys ...string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+}
+
 // DefaultKeyMap returns the bindings with their usual keys and help:
 // ↑/k up, ↓/j down, pgup page up, pgdn page down, g/home first, G/end last.
 func DefaultKeyMap() KeyMap {
@@ -37,6 +43,14 @@ func DefaultKeyMap() KeyMap {
 		Home:     key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
 		End:      key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
 	}
+}
+
+// WithEnds returns k with what Home and End do in its help (their keys'
+// help stays "g/home" and "G/end").
+func (k KeyMap) WithEnds(home, end string) KeyMap {
+	k.Home.SetHelp("g/home", home)
+	k.End.SetHelp("G/end", end)
+	return k
 }
 
 // Bindings returns the six bindings in help order: Up, Down, PageUp,

@@ -28,6 +28,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -78,6 +79,9 @@ type Entry struct {
 	// RetryOf is, for a modern-era retry after input_required, the id of
 	// the request it continues.
 	RetryOf jsonrpc.ID
+	// IsError is set for a tools/call whose result has isError: the tool
+	// failed (the request itself resolved).
+	IsError bool
 }
 
 type reqKey struct {
@@ -102,6 +106,7 @@ type entry struct {
 	fault    string // "dropped by fault rule 2": sonde tap --fault kept its answer away
 	retryOf  jsonrpc.ID
 	task     string // a task's row: its status and status message
+	isError  bool   // a tools/call answered with a result whose isError is set
 	dead     bool   // retired: compacted out of live at the end of the batch
 }
 
@@ -123,6 +128,7 @@ type Model struct {
 	history           bool
 	lv, hv            cursor // live view and history view cursors
 	dirty             bool   // some live rows are dead
+	q                 query  // the / filter (filter.go)
 }
 
 // New returns an empty pane; Options are optional (only the first is used).
@@ -137,19 +143,27 @@ func New(st *theme.Styles, options ...Options) *Model {
 	if opts.HistorySize <= 0 {
 		opts.HistorySize = 1000
 	}
-	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), byKey: map[reqKey]*entry{}, hist: ring.New[entry](opts.HistorySize)}
+	return &Model{st: st, opts: opts, keys: DefaultKeyMap(), byKey: map[reqKey]*entry{}, hist: ring.New[entry](opts.HistorySize), q: query{Query: list.NewQuery()}}
 }
 
 // SetSize sets the inner size in cells.
-func (m *Model) SetSize(w, h int) { m.w, m.h = w, h; m.scroll() }
+func (m *Model) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.q.SetWidth(w)
+	m.scroll()
+}
 
-// Capturing is always false: the pane has no text input.
-func (m *Model) Capturing() bool { return false }
+// Capturing reports whether the filter's query is being typed.
+func (m *Model) Capturing() bool { return m.q.Typing }
 
 // Reset is called when the server restarts. It keeps everything: history,
 // and the live rows too, because the old process's requests arrive through
 // Apply as "exited" outcomes and then linger and retire like any other.
 func (m *Model) Reset() {}
+
+// Ticking reports whether the view changes with the clock alone: some
+// row is live (its age and countdown run, or a settled row lingers).
+func (m *Model) Ticking() bool { return len(m.live) > 0 }
 
 // InFlight returns how many requests (both directions) have not settled.
 func (m *Model) InFlight() int { return m.inFlight }
@@ -160,7 +174,7 @@ func (m *Model) Entries() []Entry {
 	out := make([]Entry, 0, len(m.live))
 	for _, e := range m.live {
 		x := Entry{ID: e.key.id, Dir: e.key.dir, Method: e.method, Tool: e.tool, State: e.state,
-			Progress: e.progress, Latency: e.latency, Err: e.err, Stream: e.stream, RetryOf: e.retryOf}
+			Progress: e.progress, Latency: e.latency, Err: e.err, Stream: e.stream, RetryOf: e.retryOf, IsError: e.isError}
 		if e.state.Final() {
 			x.Age = e.latency
 		} else {
@@ -188,6 +202,8 @@ func (m *Model) Apply(evs []client.Event) {
 			if e := m.byKey[reqKey{client.Out, ev.HTTP.ReqID}]; e != nil && !e.state.Final() {
 				e.stream = clean(ev.HTTP.Stream, 60)
 			}
+		case ev.Kind == client.EvFrame && ev.Frame != nil:
+			m.applyFrame(ev.Frame)
 		case ev.Kind == client.EvNote:
 			if k, what, ok := faultedAnswer(ev.Note); ok {
 				if e := m.byKey[k]; e != nil && !e.state.Final() {
@@ -197,6 +213,7 @@ func (m *Model) Apply(evs []client.Event) {
 		}
 	}
 	m.compact()
+	m.q.stale = true
 	m.scroll()
 }
 
@@ -274,6 +291,17 @@ func (m *Model) retire(e *entry) {
 	}
 }
 
+// applyFrame marks the request a tool result with isError answers (the
+// frame of the answer may come before or after its outcome event).
+func (m *Model) applyFrame(f *client.FrameInfo) {
+	if f.Dir != client.In || f.Verdict != client.VerdictResolved || !f.Msg.ID.IsValid() {
+		return
+	}
+	if e := m.byKey[reqKey{client.Out, f.Msg.ID}]; e != nil && e.method == mcp.MethodToolsCall && mcp.ResultIsError(f.Msg.Result) {
+		e.isError = true
+	}
+}
+
 // compact removes dead rows from live and puts requests still in flight
 // before the settled ones that linger (so a short pane shows what is
 // pending first), keeping the selection on the same request (or the next
@@ -337,6 +365,7 @@ func (m *Model) SetNow(t time.Time) {
 		m.retire(e)
 	}
 	m.compact()
+	m.q.stale = true
 	m.scroll()
 }
 

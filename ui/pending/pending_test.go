@@ -1,6 +1,7 @@
 package pending
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -244,12 +245,12 @@ func TestCountdownTurnsRed(t *testing.T) {
 		t.Fatal("countdown red with 30% left")
 	}
 	m.SetNow(at(8500))
-	if !strings.Contains(m.View(), st.Error.Render("1.5s   ")) {
+	if !strings.Contains(m.View(), st.Error.Render("1.5s")) {
 		t.Fatalf("countdown not red with 15%% left:\n%q", m.View())
 	}
 }
 
-const format3s = "3s     "
+const format3s = "3s  "
 
 // Requests in flight come before the settled rows that linger, and the
 // selection stays on the same request when the order changes.
@@ -309,7 +310,7 @@ func TestRetryOf(t *testing.T) {
 		t.Fatalf("entries %+v", es)
 	}
 	v := ansi.Strip(m.View())
-	for _, want := range []string{"retried", "10.0ms  input required", "retry of id 7"} {
+	for _, want := range []string{"retried", "10.0ms", "input required", "retry of id 7"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("view lacks %q:\n%s", want, v)
 		}
@@ -383,5 +384,41 @@ func TestFaultDropped(t *testing.T) {
 		if _, _, ok := faultedAnswer(n); ok {
 			t.Errorf("%q read as a dropped answer", n)
 		}
+	}
+}
+
+// / filters the rows with the filter language, in both views; a mistake
+// matches nothing and says why; esc clears.
+func TestFilterQuery(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{Linger: -1})
+	m.SetSize(100, 12)
+	m.Apply([]client.Event{
+		queued(0, 1, "tools/call", "search", 10000), queued(0, 2, "tools/call", "echo", 10000), queued(0, 3, "ping", "", 10000),
+		settle(out(10, 4, "tools/call", client.StateTimeout), 2*time.Second, errors.New("MCP_TIMEOUT: no answer")),
+	})
+	m.Update(press("/"))
+	if !m.Capturing() {
+		t.Fatal("/ did not start typing")
+	}
+	for _, r := range "tool:search" {
+		m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	m.Update(press("enter"))
+	v := ansi.Strip(m.View())
+	if m.Capturing() || m.rows() != 1 || !strings.Contains(v, "tools/call search") || strings.Contains(v, "echo") || !strings.Contains(v, "/ tool:search") {
+		t.Fatalf("tool:search: %d rows\n%s", m.rows(), v)
+	}
+	m.Update(press("h")) // history: the timed-out call
+	m.setQuery("status:error duration:>1s")
+	if m.rows() != 1 || m.selected().key.id != jsonrpc.Int(4) {
+		t.Fatalf("status:error in history: %d rows", m.rows())
+	}
+	m.setQuery("dur:>1s")
+	if m.rows() != 0 || !strings.Contains(ansi.Strip(m.View()), `unknown field "dur"`) {
+		t.Fatalf("a bad query: %d rows\n%s", m.rows(), ansi.Strip(m.View()))
+	}
+	m.Update(press("esc"))
+	if m.filtering() || m.rows() != 1 {
+		t.Fatalf("esc: filtering %v, %d rows", m.filtering(), m.rows())
 	}
 }

@@ -17,6 +17,9 @@ type KeyMap struct {
 	Cancel, Frames, History key.Binding
 	// Answer opens the dialog of a request from the server that waits.
 	Answer key.Binding
+	// Filter types a query in the filter language; Clear drops it (esc),
+	// Accept keeps it (enter, while typing).
+	Filter, Clear, Accept key.Binding
 }
 
 // DefaultKeyMap returns the default bindings.
@@ -30,12 +33,15 @@ func DefaultKeyMap() KeyMap {
 		Frames:  key.NewBinding(key.WithKeys("enter", "f"), key.WithHelp("enter/f", "show frames")),
 		History: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "live/history")),
 		Answer:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer server request")),
+		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Clear:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		Accept:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
 	}
 }
 
 // ShortHelp returns the bindings shown in the help bar.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Cancel, k.Frames, k.History}
+	return []key.Binding{k.Cancel, k.Frames, k.History, k.Filter, k.Accept, k.Clear}
 }
 
 // FullHelp returns every binding, in columns.
@@ -43,11 +49,27 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Bindings(),
 		{k.Cancel, k.Answer, k.Frames, k.History},
+		{k.Filter, k.Accept, k.Clear},
 	}
 }
 
+// syncKeys enables the bindings of the current mode: while a query is
+// typed, only enter and esc; in the history view, no cancel or answer.
+func (m *Model) syncKeys() {
+	k := &m.keys
+	typing := m.q.Typing
+	k.KeyMap.SetEnabled(!typing)
+	for _, b := range []*key.Binding{&k.Frames, &k.History, &k.Filter} {
+		b.SetEnabled(!typing)
+	}
+	k.Cancel.SetEnabled(!typing && !m.history)
+	k.Answer.SetEnabled(!typing && !m.history)
+	k.Accept.SetEnabled(typing)
+	k.Clear.SetEnabled(typing || m.filtering())
+}
+
 // Keys returns the pane's key map for the help bar.
-func (m *Model) Keys() help.KeyMap { return m.keys }
+func (m *Model) Keys() help.KeyMap { m.syncKeys(); return m.keys }
 
 // Update handles keys and mouse messages while the pane has focus.
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
@@ -68,20 +90,27 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 		}
 	}
 	m.scroll()
+	m.syncKeys()
 	return cmd
 }
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
+	m.syncKeys()
+	if m.q.Typing {
+		return m.filterKey(msg)
+	}
 	if d, ok := k.Delta(msg, m.page()); ok {
 		m.move(d)
 		return nil
 	}
 	switch {
+	case key.Matches(msg, k.Filter):
+		return m.q.Open()
+	case key.Matches(msg, k.Clear):
+		m.setQuery("")
 	case key.Matches(msg, k.History):
 		m.history = !m.history
-		k.Cancel.SetEnabled(!m.history)
-		k.Answer.SetEnabled(!m.history)
 	case key.Matches(msg, k.Cancel):
 		e := m.selected()
 		if e == nil || e.key.dir != client.Out || e.state.Final() {
@@ -118,16 +147,48 @@ func (m *Model) cur() *cursor {
 	return &m.lv
 }
 
-// rows is the number of rows of the current view.
+// rows is the number of rows of the current view (that match the filter).
 func (m *Model) rows() int {
+	if m.filtering() {
+		m.index()
+		if m.history {
+			return len(m.q.hist)
+		}
+		return len(m.q.live)
+	}
 	if m.history {
 		return m.hist.Len()
 	}
 	return len(m.live)
 }
 
-// page is the number of rows one screen shows (below the header).
-func (m *Model) page() int { return max(m.h-1, 1) }
+// at returns row i of the current view (0 <= i < rows()).
+func (m *Model) at(i int) *entry {
+	if m.filtering() {
+		m.index()
+		if m.history {
+			i = m.q.hist[i]
+		} else {
+			i = m.q.live[i]
+		}
+	}
+	if m.history {
+		return m.hist.At(i)
+	}
+	return m.live[i]
+}
+
+// page is the number of rows one screen shows (below the header, above
+// the filter's bar).
+func (m *Model) page() int { return max(m.h-1-m.barLines(), 1) }
+
+// barLines is 1 while the filter's bar shows.
+func (m *Model) barLines() int {
+	if m.q.Typing || m.filtering() {
+		return 1
+	}
+	return 0
+}
 
 func (m *Model) move(n int) {
 	c := m.cur()
@@ -140,14 +201,17 @@ func (m *Model) selected() *entry {
 	if c.sel < 0 || c.sel >= m.rows() {
 		return nil
 	}
-	if m.history {
-		return m.hist.At(c.sel)
-	}
-	return m.live[c.sel]
+	return m.at(c.sel)
 }
 
 // scroll clamps both cursors and keeps each selection on screen.
 func (m *Model) scroll() {
+	if m.filtering() {
+		m.index()
+		m.lv.clamp(len(m.q.live), m.page())
+		m.hv.clamp(len(m.q.hist), m.page())
+		return
+	}
 	m.lv.clamp(len(m.live), m.page())
 	m.hv.clamp(m.hist.Len(), m.page())
 }

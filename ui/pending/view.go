@@ -9,77 +9,126 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/columns"
 )
 
-// Fixed column widths; the method and detail columns share the rest.
+// Column indices of a row, in screen order.
 const (
-	markW  = 3 // "srv" for the server's requests
-	idW    = 6
-	stateW = 9
-	timeW  = 7  // age, countdown, latency
-	atW    = 12 // 15:04:05.000
-	barW   = 8
+	colMark = iota
+	colID
+	colMethod
+	colState
+	colAge
+	colLeft // in the live view: the countdown; in history: the settled time
+	colDetail
+	nCols
 )
+
+// barW is the width of a progress bar.
+const barW = 8
 
 type cell struct {
 	text  string
 	style lipgloss.Style
-	width int
+	// num marks an id or a number: shown whole or not at all.
+	num bool
+	// method and tool are the method cell's parts (text is both).
+	method, tool string
 }
 
 // View renders the visible rows of the current view: a header line, then
-// one line per request. Only the rows on screen are formatted.
+// one line per request. Only the rows on screen are formatted; the columns
+// are fitted to what those rows hold (see columns).
 func (m *Model) View() string {
 	if m.w <= 0 || m.h <= 0 {
 		return textfmt.Lines("", m.w, m.h)
 	}
 	st := m.st
-	lines := make([]string, 0, m.h)
-	lines = append(lines, m.row(m.header(), false))
 	c, n := m.cur(), m.rows()
+	var rows [][]cell
+	for i := c.off; i < n && len(rows) < m.page(); i++ {
+		if m.history {
+			rows = append(rows, m.histCells(m.at(i)))
+		} else {
+			rows = append(rows, m.liveCells(m.at(i)))
+		}
+	}
+	head := m.header()
+	widths := columns.Widths(m.w, m.cols(head, rows))
+	lines := make([]string, 0, m.h)
+	lines = append(lines, m.row(head, widths, false))
 	if n == 0 {
 		msg := "no requests in flight"
-		if m.history {
+		switch {
+		case m.filtering():
+			msg = "no request matches the filter"
+		case m.history:
 			msg = "no settled requests yet"
 		}
 		lines = append(lines, textfmt.Fit(st.Subtle.Render(msg), m.w))
 	}
-	for i := c.off; i < n && len(lines) < m.h; i++ {
-		if m.history {
-			lines = append(lines, m.row(m.histCells(m.hist.At(i)), i == c.sel))
-		} else {
-			lines = append(lines, m.row(m.liveCells(m.live[i]), i == c.sel))
-		}
+	for j, r := range rows {
+		lines = append(lines, m.row(r, widths, c.off+j == c.sel))
 	}
-	return textfmt.Lines(strings.Join(lines, "\n"), m.w, m.h)
+	if m.barLines() == 0 {
+		return textfmt.Lines(strings.Join(lines, "\n"), m.w, m.h)
+	}
+	for len(lines) < m.h-1 {
+		lines = append(lines, "")
+	}
+	return textfmt.Lines(strings.Join(append(lines[:m.h-1], m.bar()), "\n"), m.w, m.h)
 }
 
-// widths returns the widths of the method and detail columns.
-func (m *Model) widths() (method, detail int) {
-	fixed := markW + idW + stateW + timeW + 6
-	if m.history {
-		fixed += atW
-	} else {
-		fixed += timeW
+// bar is the filter's line.
+func (m *Model) bar() string { return m.q.Bar(m.st, m.w, itoa(m.rows())+" match") }
+
+// cols describes the columns for the rows shown. Identity comes first (id,
+// method with its tool, state, the "srv" mark when a server's request is
+// shown), then the numbers (latency or age, the countdown), then the
+// detail; a column that does not fit is dropped whole. An id or a number
+// column is as wide as its widest value on screen.
+func (m *Model) cols(head []cell, rows [][]cell) []columns.Col {
+	widest := func(i int) int {
+		w := 0
+		for _, r := range rows {
+			w = max(w, columns.Width(r[i].text))
+		}
+		return w
 	}
-	rest := m.w - fixed
-	method = max(min(rest*2/5, 32), 10)
-	return method, max(rest-method, 0)
+	method := widest(colMethod)
+	cs := make([]columns.Col, nCols)
+	if mark := widest(colMark); mark > 0 {
+		cs[colMark] = columns.Col{Min: mark, Want: mark, Prio: 1}
+	}
+	id := max(widest(colID), lipgloss.Width(head[colID].text))
+	cs[colID] = columns.Col{Min: id, Want: id, Prio: 0}
+	cs[colMethod] = columns.Col{Min: max(min(method, 14), 6), Want: max(min(method, 30), 6), Prio: 0}
+	cs[colState] = columns.Col{Min: stateW, Want: stateW, Prio: 2}
+	for _, i := range []int{colAge, colLeft} {
+		w := max(widest(i), lipgloss.Width(head[i].text))
+		cs[i] = columns.Col{Min: w, Want: w, Prio: 3 + i - colAge}
+	}
+	detail := max(min(widest(colDetail), 40), 8)
+	cs[colDetail] = columns.Col{Min: 8, Want: detail, Prio: 6, Grow: true}
+	return cs
 }
+
+// stateW fits the longest state word ("cancelled").
+const stateW = 9
 
 func (m *Model) header() []cell {
-	mw, dw := m.widths()
 	h := m.st.Header
 	if m.history {
-		return []cell{{"", h, markW}, {"ID", h, idW}, {"METHOD", h, mw}, {"OUTCOME", h, stateW},
-			{"LATENCY", h, timeW}, {"SETTLED AT", h, atW}, {"ERROR", h, dw}}
+		return []cell{{text: "", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "OUTCOME", style: h},
+			{text: "LATENCY", style: h}, {text: "SETTLED AT", style: h}, {text: "ERROR", style: h}}
 	}
-	return []cell{{"", h, markW}, {"ID", h, idW}, {"METHOD", h, mw}, {"STATE", h, stateW},
-		{"AGE", h, timeW}, {"LEFT", h, timeW}, {"PROGRESS / RESULT", h, dw}}
+	return []cell{{text: "", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "STATE", style: h},
+		{text: "AGE", style: h}, {text: "LEFT", style: h}, {text: "PROGRESS / RESULT", style: h}}
 }
 
-// common returns the mark, id and method cells of e.
-func (m *Model) common(e *entry, mw int) []cell {
+// common returns the mark, id, method (with the tool) and state cells of e.
+// A tool result with isError reads "isError" in the state column.
+func (m *Model) common(e *entry) []cell {
 	st := m.st
 	mark := ""
 	if e.key.dir == client.In {
@@ -97,29 +146,36 @@ func (m *Model) common(e *entry, mw int) []cell {
 	if e.state.Final() {
 		text = st.Subtle
 	}
-	return []cell{{mark, st.Info, markW}, {id, text, idW}, {method, text, mw},
-		{string(e.state), st.State(string(e.state)), stateW}}
+	state, stStyle := string(e.state), st.State(string(e.state))
+	if e.isError {
+		state, stStyle = "isError", st.Error
+	}
+	return []cell{{text: mark, style: st.Info}, {text: id, style: text, num: true},
+		{text: method, style: text, method: e.method, tool: e.tool}, {text: state, style: stStyle}}
 }
 
 func (m *Model) liveCells(e *entry) []cell {
 	st := m.st
-	mw, dw := m.widths()
-	cells := m.common(e, mw)
+	cells := m.common(e)
 	if e.state.Final() {
-		detail, style := textfmt.Dur(e.latency), st.Subtle
+		lat := textfmt.Dur(e.latency)
 		if e.state == client.StateRejected {
-			detail = "" // never registered: no latency to speak of
+			lat = "" // never registered: no latency to speak of
 		}
+		detail, style := "", st.Subtle
 		if e.state == client.StateRetried {
-			detail += "  input required"
+			detail = "input required"
 		}
 		if e.retryOf.IsValid() {
-			detail = "retry of id " + e.retryOf.String() + "  " + detail
+			detail = strings.TrimSpace("retry of id " + e.retryOf.String() + "  " + detail)
+		}
+		if e.isError {
+			detail, style = strings.TrimSpace("the tool failed  "+detail), st.Error
 		}
 		if e.err != "" {
 			detail, style = strings.TrimLeft(detail+"  "+e.err, " "), st.State(string(e.state))
 		}
-		return append(cells, cell{"", st.Subtle, timeW}, cell{"", st.Subtle, timeW}, cell{detail, style, dw})
+		return append(cells, cell{text: lat, style: st.Subtle, num: true}, cell{text: "", style: st.Subtle, num: true}, cell{text: detail, style: style})
 	}
 	left, leftStyle := "", st.Text
 	if !e.deadline.IsZero() && e.state != client.StateHeld {
@@ -153,45 +209,86 @@ func (m *Model) liveCells(e *entry) []cell {
 	if b := e.budget.text(m.now); b != "" && e.state != client.StateHeld {
 		detail = strings.TrimSpace(detail + "  " + b) // last: the first cut when narrow
 	}
-	return append(cells, cell{clock(m.now.Sub(e.queued)), st.Text, timeW}, cell{left, leftStyle, timeW},
-		cell{detail, st.Text, dw})
+	return append(cells, cell{text: clock(m.now.Sub(e.queued)), style: st.Text, num: true}, cell{text: left, style: leftStyle, num: true},
+		cell{text: detail, style: st.Text})
 }
 
 func (m *Model) histCells(e *entry) []cell {
 	st := m.st
-	mw, dw := m.widths()
 	latency := textfmt.Dur(e.latency)
 	if e.state == client.StateRejected {
 		latency = ""
 	}
-	return append(m.common(e, mw), cell{latency, st.Subtle, timeW},
-		cell{e.settled.Format("15:04:05.000"), st.Subtle, atW}, cell{e.err, st.State(string(e.state)), dw})
+	errText, errStyle := e.err, st.State(string(e.state))
+	if e.isError && errText == "" {
+		errText, errStyle = "the tool failed", st.Error
+	}
+	return append(m.common(e), cell{text: latency, style: st.Subtle, num: true},
+		cell{text: e.settled.Format("15:04:05.000"), style: st.Subtle, num: true}, cell{text: errText, style: errStyle})
 }
 
-// row joins cells into one line of the pane's width; the selected row keeps
-// its colours on the Selected style's background.
-func (m *Model) row(cells []cell, selected bool) string {
+// row joins the shown cells (width above 0) into one line of the pane's
+// width; the selected row keeps its colours on the Selected style's
+// background. A number is never cut (its column is as wide as the widest);
+// text is cut at a word boundary.
+func (m *Model) row(cells []cell, widths []int, selected bool) string {
 	var b strings.Builder
 	sel := m.st.Selected
+	first := true
 	for i, c := range cells {
+		w := widths[i]
+		if w <= 0 {
+			continue
+		}
 		style := c.style
 		if selected {
 			style = style.Inherit(sel)
 		}
-		if i > 0 {
+		if !first {
 			if selected {
 				b.WriteString(sel.Render(" "))
 			} else {
 				b.WriteByte(' ')
 			}
 		}
-		b.WriteString(style.Render(textfmt.Fit(c.text, c.width)))
+		first = false
+		text := c.text
+		switch {
+		case i == colMethod && c.method != "":
+			text = methodCell(c.method, c.tool, w)
+		case i == colDetail && strings.ContainsRune(text, '█') && lipgloss.Width(text) > w:
+			text = strings.TrimLeft(strings.TrimLeft(text, "█░"), " ") // the bar is decoration
+			text = columns.Cut(text, w)
+		case !c.num:
+			text = columns.Cut(text, w)
+		}
+		b.WriteString(style.Render(textfmt.Fit(text, w)))
 	}
 	line := textfmt.Fit(b.String(), m.w)
 	if pad := m.w - lipgloss.Width(b.String()); selected && pad > 0 {
 		line = b.String() + sel.Render(strings.Repeat(" ", pad))
 	}
 	return line
+}
+
+// methodCell fits a method and its tool (or prompt, or resource) name to
+// w cells, keeping the start of the name: "tools/call search_docs", else
+// the method with the name cut at its end, else "call search_docs" (the
+// method's last segment) whole or cut, else the name alone, cut.
+func methodCell(method, tool string, w int) string {
+	full := strings.TrimSpace(method + " " + tool)
+	if tool == "" || lipgloss.Width(full) <= w {
+		return columns.Cut(full, w)
+	}
+	const minName = 12 // cells of the name worth showing beside the method
+	if rest := w - lipgloss.Width(method) - 1; rest >= minName {
+		return method + " " + textfmt.Fit(tool, rest)
+	}
+	verb := method[strings.LastIndexByte(method, '/')+1:]
+	if rest := w - lipgloss.Width(verb) - 1; rest >= minName || rest >= lipgloss.Width(tool) {
+		return verb + " " + textfmt.Fit(tool, rest)
+	}
+	return textfmt.Fit(tool, w)
 }
 
 // progressText renders a progress report: a bar and n/total with a total,

@@ -78,6 +78,9 @@ type Options struct {
 	// Files is how many config files were read (for the title).
 	Files  int
 	Styles *theme.Styles
+	// Selected is the index in Items the cursor starts on (the server
+	// whose start just failed, when the picker comes back); 0 is the first.
+	Selected int
 }
 
 // Model is the picker.
@@ -104,6 +107,11 @@ func New(o Options) *Model {
 	}
 	m := &Model{opts: o, st: o.Styles, keys: DefaultKeyMap(), help: help.New(), chosen: -1}
 	m.refilter()
+	for i, item := range m.visible {
+		if item == o.Selected {
+			m.sel = i
+		}
+	}
 	return m
 }
 

@@ -51,9 +51,13 @@ func TestFilterKeepsQueryAndTypesBoundLetters(t *testing.T) {
 	typeText(m, "o")
 	m.Update(keyDown)
 	sel := m.selected().tool.Name
-	m.Update(keyEnter) // keep the query, leave the filter
-	if m.Capturing() || m.query != "o" || m.selected().tool.Name != sel {
-		t.Errorf("enter: capturing %v query %q selected %q", m.Capturing(), m.query, m.selected().tool.Name)
+	m.Update(keyEnter) // keep the query, open the selected tool's form
+	if m.mode != modeForm || m.query != "o" || m.selected().tool.Name != sel {
+		t.Errorf("enter: mode %v query %q selected %q", m.mode, m.query, m.selected().tool.Name)
+	}
+	m.Update(keyEsc) // cancels the form: back to the list, the query kept
+	if m.Capturing() || m.query != "o" {
+		t.Errorf("esc in the form: capturing %v query %q", m.Capturing(), m.query)
 	}
 	m.Update(keyEsc) // esc in the list clears the kept query
 	if m.query != "" {
@@ -95,5 +99,19 @@ func TestHighlightByCell(t *testing.T) {
 		if got := highlight(tt.name, ms[0].MatchedIndexes, base, match); got != tt.want {
 			t.Errorf("highlight(%q, %q) = %q, want %q", tt.name, tt.query, got, tt.want)
 		}
+	}
+}
+
+// Typing in the list filters at once: a letter the list does not bind
+// starts the filter with it; enter then opens the form of the match.
+func TestTypeToFilter(t *testing.T) {
+	m := newModel(t, 78, 20)
+	typeText(m, "ad")
+	if m.mode != modeFilter || m.query != "ad" || m.selected().tool.Name != "add" {
+		t.Fatalf("typing in the list: mode %v query %q", m.mode, m.query)
+	}
+	m.Update(keyEnter)
+	if m.mode != modeForm || m.form == nil {
+		t.Fatalf("enter on the filtered list: mode %v", m.mode)
 	}
 }

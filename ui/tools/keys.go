@@ -13,8 +13,10 @@ import (
 type KeyMap struct {
 	// KeyMap moves the selection in the list and scrolls the result view.
 	list.KeyMap
-	// Filter focuses the fuzzy filter; ClearFilter empties it; AcceptFilter
-	// leaves the filter keeping its query.
+	// Filter focuses the fuzzy filter (typing a letter the list does not
+	// bind does too, with that letter); ClearFilter empties it;
+	// AcceptFilter leaves the filter keeping its query and opens the form
+	// of the selected tool.
 	Filter, ClearFilter, AcceptFilter key.Binding
 	// Call opens the argument form of the selected tool (in the result
 	// view: of the result's tool).
@@ -32,16 +34,13 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
-	nav := list.DefaultKeyMap()
-	nav.Home.SetHelp("g/home", "top")
-	nav.End.SetHelp("G/end", "bottom")
 	return KeyMap{
-		KeyMap:       nav,
+		KeyMap:       list.DefaultKeyMap().WithEnds("top", "bottom"),
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
-		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
+		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "call… (filter kept)")),
 		Call:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "call…")),
-		Refresh:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "refresh list")),
+		Refresh:      key.NewBinding(key.WithKeys("ctrl+l"), key.WithHelp("ctrl+l", "refresh list")),
 		Older:        key.NewBinding(key.WithKeys("["), key.WithHelp("[", "older result")),
 		Newer:        key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "newer result")),
 		Back:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),

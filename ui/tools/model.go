@@ -64,10 +64,13 @@ type Model struct {
 	mode       mode
 	back       mode // where the form returns to
 
-	loaded  bool // SetTools was called
-	tools   []entry
-	changed bool     // notifications/tools/list_changed seen since SetTools
-	diff    toolDiff // what the last list changed against the one before
+	loaded bool // SetTools was called
+	// unavailable says why no tool list will come (the server did not
+	// start, exited, or the handshake failed) until a restart.
+	unavailable, unavailWhat string
+	tools                    []entry
+	changed                  bool     // notifications/tools/list_changed seen since SetTools
+	diff                     toolDiff // what the last list changed against the one before
 
 	filter  textinput.Model
 	query   string
@@ -77,7 +80,10 @@ type Model struct {
 	runs    int     // how many times the filter ran (for tests)
 	top     int     // first list row shown
 
-	calling  map[string]int // calls in flight per tool
+	calling map[string]int // calls in flight per tool
+	// failed holds the tools whose last call failed (an error, or a
+	// result with isError); a tool leaves it when a call succeeds.
+	failed   map[string]bool
 	inFlight int
 	form     *form.Form
 	lastArgs map[string]json.RawMessage
@@ -94,7 +100,7 @@ func New(st *theme.Styles, opts Options) *Model {
 		opts.Results = DefaultResults
 	}
 	m := &Model{st: st, keys: DefaultKeyMap(), results: ring.New[*result](opts.Results),
-		calling: map[string]int{}, lastArgs: map[string]json.RawMessage{}}
+		calling: map[string]int{}, failed: map[string]bool{}, lastArgs: map[string]json.RawMessage{}}
 	if opts.Keys != nil {
 		m.keys = *opts.Keys
 	}
@@ -117,10 +123,29 @@ func (m *Model) SetSize(w, h int) {
 // SetNow sets the root's clock (used for the age of results).
 func (m *Model) SetNow(t time.Time) { m.now = t }
 
+// Nested reports whether a view below the list is open (a result, the
+// form), where the root's q does nothing and esc goes back.
+func (m *Model) Nested() bool { return m.mode == modeResult || m.mode == modeForm }
+
+// ClockText is the part of the view that changes with the clock alone (the
+// age of the result shown), "" when there is none: the root redraws on a
+// tick only when it changed.
+func (m *Model) ClockText() string {
+	if r := m.current(); m.mode == modeResult && r != nil {
+		return m.age(r)
+	}
+	return ""
+}
+
 // SetTools replaces the tool list (after tools/list, and again after a
 // restart). It clears the "list changed" hint, re-runs the filter and keeps
 // the selected tool when it is still listed.
 func (m *Model) SetTools(tools []mcp.Tool) { m.SetToolsAsOf(tools, time.Time{}) }
+
+// SetUnavailable says that no tool list will come: what happened (a
+// sentence) and why (the error), shown instead of the wait with the key
+// that restarts the server; a why of "" clears it, and so does Reset.
+func (m *Model) SetUnavailable(what, why string) { m.unavailWhat, m.unavailable = what, why }
 
 // SetToolsAsOf is SetTools for a list that was requested at asOf: a
 // notifications/tools/list_changed received before then is already
@@ -160,6 +185,7 @@ func (m *Model) Apply(evs []client.Event) {
 // root's SetTools), the filter, the kept results, the arguments last sent to
 // each tool, and an open form, so nothing typed is lost.
 func (m *Model) Reset() {
+	m.unavailable = ""
 	clear(m.calling)
 	m.inFlight = 0
 	m.changed = false
@@ -211,6 +237,11 @@ func (m *Model) addResult(msg ResultMsg) {
 			m.calling[msg.Tool] = n - 1
 		}
 		m.inFlight--
+	}
+	if msg.Err != nil || (msg.Result != nil && msg.Result.IsError) {
+		m.failed[msg.Tool] = true
+	} else {
+		delete(m.failed, msg.Tool)
 	}
 	m.results.Push(&result{ResultMsg: msg, at: m.now, n: int(m.results.Total()) + 1})
 	m.cur, m.scroll = m.results.Len()-1, 0

@@ -42,12 +42,8 @@ func (m *Model) header(r *result, bodyLen int) []string {
 	if m.results.Evicted() > 0 {
 		right += fmt.Sprintf(" (+%d dropped)", m.results.Evicted())
 	}
-	if !r.at.IsZero() && !m.now.IsZero() {
-		if d := m.now.Sub(r.at); d >= time.Second {
-			right += " · " + textfmt.Dur(d.Truncate(time.Second)) + " ago"
-		} else {
-			right += " · just now"
-		}
+	if age := m.age(r); age != "" {
+		right += " · " + age
 	}
 	if h := m.bodyHeight(); bodyLen > h {
 		right += fmt.Sprintf(" · %d-%d/%d", m.scroll+1, min(m.scroll+h, bodyLen), bodyLen)
@@ -65,6 +61,18 @@ func (m *Model) header(r *result, bodyLen int) []string {
 		}
 	}
 	return append(out, st.Subtle.Render(strings.Repeat("─", m.w)))
+}
+
+// age says how long ago result r came: "just now", "3s ago" ("" without
+// a clock).
+func (m *Model) age(r *result) string {
+	if r.at.IsZero() || m.now.IsZero() {
+		return ""
+	}
+	if d := m.now.Sub(r.at); d >= time.Second {
+		return textfmt.Dur(d.Truncate(time.Second)) + " ago"
+	}
+	return "just now"
 }
 
 func (m *Model) headerHeight(r *result) int {
@@ -131,7 +139,7 @@ func (m *Model) drawBody(r *result, w int) []string {
 		if i > 0 {
 			out = append(out, "")
 		}
-		out = append(out, m.block(c, w)...)
+		out = append(out, m.block(c, w, r.Result.IsError)...)
 	}
 	if sc := r.Result.StructuredContent; len(sc) > 0 && string(sc) != "null" {
 		out = append(out, "", st.Header.Render("structuredContent"))
@@ -140,15 +148,20 @@ func (m *Model) drawBody(r *result, w int) []string {
 	return out
 }
 
-// block draws one content block.
-func (m *Model) block(c mcp.Content, w int) []string {
+// block draws one content block; the text of a result with isError (the
+// tool failed) is drawn as an error.
+func (m *Model) block(c mcp.Content, w int, isError bool) []string {
 	st := m.st
 	switch c.Type {
 	case "text":
 		text, more := cut(c.Text)
-		out := []string{st.Subtle.Render("[text]")}
+		label, style := st.Subtle.Render("[text]"), st.Text
+		if isError {
+			label, style = st.Error.Render("[text · isError: the tool failed]"), st.Error
+		}
+		out := []string{label}
 		for _, l := range wrapText(text, w) {
-			out = append(out, st.Text.Render(l))
+			out = append(out, style.Render(l))
 		}
 		if more != "" {
 			out = append(out, st.Subtle.Render(more))

@@ -4,15 +4,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 func TestResults(t *testing.T) {
@@ -127,5 +130,30 @@ func TestResultWhileFormOpen(t *testing.T) {
 	m.Update(keyEsc)
 	if m.mode != modeResult {
 		t.Error("the result is not shown after the form closes")
+	}
+}
+
+// An isError result is an error in the pane: its text in the error colour
+// with a label saying the tool failed, and "✗ failed" beside the tool in
+// the list until a call of it succeeds.
+func TestResultIsErrorShown(t *testing.T) {
+	st := theme.New(theme.Dark())
+	m := New(st, Options{})
+	m.SetSize(78, 20)
+	m.SetTools(fixtureTools())
+	m.Update(ResultMsg{Tool: "echo", ID: jsonrpc.Int(1),
+		Result: &mcp.CallToolResult{IsError: true, Content: []mcp.Content{{Type: "text", Text: "no such file"}}}})
+	v := m.View()
+	if !strings.Contains(v, st.Error.Render("no such file")) || !strings.Contains(ansi.Strip(v), "isError: the tool failed") {
+		t.Fatalf("isError text not drawn as an error:\n%q", v)
+	}
+	m.mode = modeList
+	if v := ansi.Strip(m.View()); !regexp.MustCompile(`echo +✗ failed`).MatchString(v) {
+		t.Fatalf("the list does not mark the failed tool:\n%s", v)
+	}
+	m.Update(ResultMsg{Tool: "echo", ID: jsonrpc.Int(2), Result: &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: "ok"}}}})
+	m.mode = modeList
+	if v := ansi.Strip(m.View()); strings.Contains(v, "failed") {
+		t.Fatalf("a successful call left the mark:\n%s", v)
 	}
 }

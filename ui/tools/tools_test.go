@@ -74,8 +74,7 @@ func TestNestedSchemaOpensJSONEditor(t *testing.T) {
 	m := newModel(t, 78, 20)
 	m.Update(press('/'))
 	typeText(m, "batch")
-	m.Update(keyEnter)
-	m.Update(keyEnter)
+	m.Update(keyEnter) // the form, the filter kept
 	if m.form == nil || m.form.Mode() != form.ModeJSON {
 		t.Fatal("batch did not open the JSON editor")
 	}
@@ -107,12 +106,12 @@ func TestListChanged(t *testing.T) {
 	if got := m.Title(); got != "Tools 9 · list changed" {
 		t.Errorf("title %q", got)
 	}
-	if v := view(t, m); !strings.Contains(v, "list changed (r to refresh)") {
+	if v := view(t, m); !strings.Contains(v, "list changed (ctrl+l to refresh)") {
 		t.Errorf("no hint:\n%s", v)
 	}
-	msgs := run(m.Update(press('r')))
+	msgs := run(m.Update(tea.KeyPressMsg{Code: 'l', Mod: tea.ModCtrl}))
 	if len(msgs) != 1 || msgs[0] != (RefreshMsg{}) {
-		t.Fatalf("r produced %v", msgs)
+		t.Fatalf("ctrl+l produced %v", msgs)
 	}
 	m.SetTools(fixtureTools()[:2])
 	if m.changed || m.Title() != "Tools 2 · +0 −7 ~0" {
@@ -213,7 +212,7 @@ func TestKeys(t *testing.T) {
 	}
 	check("list", map[string]bool{"call…": true, "call": false, "filter": true, "clear filter": false, "back": false, "next / call": false})
 	m.Update(press('/'))
-	check("filter", map[string]bool{"call…": false, "keep filter": true, "clear filter": true, "refresh list": false})
+	check("filter", map[string]bool{"call…": false, "call… (filter kept)": true, "clear filter": true, "refresh list": false})
 	m.Update(keyEsc)
 	m.Update(keyEnter)
 	check("form", map[string]bool{"call…": false, "call": true, "filter": false, "next / call": true, "cancel": true, "toggle": false})

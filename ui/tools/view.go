@@ -59,6 +59,9 @@ func (m *Model) View() string {
 			return m.resultView()
 		}
 	}
+	if !m.loaded && m.unavailable != "" {
+		return m.unavailableView()
+	}
 	l := m.layout()
 	list := m.listLines(l)
 	detail := m.detailLines(l.detW, l.detH)
@@ -73,6 +76,18 @@ func (m *Model) View() string {
 		out = append(out, list...)
 		out = append(out, m.st.Subtle.Render(strings.Repeat("─", m.w)))
 		out = append(out, detail...)
+	}
+	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
+}
+
+// unavailableView says why no tool list came and how to try again (first,
+// so a short pane shows it), then the error.
+func (m *Model) unavailableView() string {
+	st := m.st
+	out := []string{m.statusLine(), st.Error.Render(m.unavailWhat),
+		st.Accent.Render("ctrl+r") + st.Text.Render(" restarts the server"), ""}
+	for _, l := range wrapText(textfmt.Clean(m.unavailable), m.w) {
+		out = append(out, st.Error.Render(l))
 	}
 	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
 }
@@ -102,7 +117,7 @@ func (m *Model) statusLine() string {
 	}
 	right := ""
 	if m.changed {
-		right = st.Warn.Render("list changed (r to refresh)")
+		right = st.Warn.Render("list changed (ctrl+l to refresh)")
 	}
 	rw := lipgloss.Width(right)
 	if rw == 0 {
@@ -133,7 +148,8 @@ func (m *Model) listLines(l listLayout) []string {
 	return out
 }
 
-// row draws list row i: marker, highlighted name, calls in flight.
+// row draws list row i: marker, highlighted name, calls in flight, and
+// "✗ failed" (in the error colour) when the tool's last call failed.
 func (m *Model) row(i, w int) string {
 	st := m.st
 	e := &m.tools[m.visible[i]]
@@ -147,6 +163,9 @@ func (m *Model) row(i, w int) string {
 	}
 	if mark := m.diff.marks[e.tool.Name]; mark != "" {
 		badge += st.Warn.Render(" " + mark)
+	}
+	if m.failed[e.tool.Name] && m.calling[e.tool.Name] == 0 {
+		badge += st.Error.Render(" ✗ failed")
 	}
 	var hl []int
 	if m.query != "" && i < len(m.matched) {

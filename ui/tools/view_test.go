@@ -46,15 +46,13 @@ var scenes = []struct {
 	{"form", func(m *Model) {
 		m.Update(press('/'))
 		typeText(m, "greet")
-		m.Update(keyEnter)
-		m.Update(keyEnter)
+		m.Update(keyEnter) // opens the form, the filter kept
 		m.Update(keyCtrlS)
 	}},
 	{"form_json", func(m *Model) {
 		m.Update(press('/'))
 		typeText(m, "batch")
-		m.Update(keyEnter)
-		m.Update(keyEnter)
+		m.Update(keyEnter) // opens the form, the filter kept
 		m.Update(keyCtrlS)
 	}},
 	{"result", func(m *Model) {

@@ -17,6 +17,7 @@ type ExportOptions struct {
 	Width    int    // of the text swimlane, in cells
 	// Traceparent parents the spans of --format otlp (otlp.go).
 	Traceparent string
+	Filter      string // --filter: the frames drawn
 }
 
 // NewCmdExport is `sonde export FILE`.
@@ -63,6 +64,8 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 				return cmdutil.Usagef("--format is mermaid, text or otlp, not " + o.Format)
 			case o.Width < 40:
 				return cmdutil.Usagef("--width must be at least 40")
+			case o.Format == "otlp" && o.Filter != "":
+				return cmdutil.Usagef("--filter draws a diagram's frames; --format otlp writes every span")
 			}
 			if from, err = diagram.ParseBound(o.From); err != nil {
 				return cmdutil.Usagef("--from: " + err.Error())
@@ -86,15 +89,24 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 	fs.StringVar(&o.To, "to", "", "end of the window (included), as --from")
 	fs.IntVar(&o.Width, "width", 100, "width of the text swimlane in cells")
 	fs.StringVar(&o.Traceparent, "traceparent", "", "with --format otlp: the W3C traceparent the spans are children of (the --traceparent the session ran with: a capture does not keep it)")
+	addFilterFlag(cmd, &o.Filter)
 	return cmd
 }
 
 // runExport draws the capture at path, within the window from..to.
 func runExport(env *cmdutil.Env, o *ExportOptions, path string, from, to diagram.Bound) error {
+	keep, err := eventFilter(path, o.Filter)
+	if err != nil {
+		return err
+	}
 	var b *diagram.Builder
 	_, warnings, err := eachEvent(path, func(h capture.Header) {
 		b = diagram.New(diagram.Options{Start: h.Start, From: from, To: to})
-	}, func(ev client.Event) { b.Add(ev) })
+	}, func(ev client.Event) {
+		if keep(ev) {
+			b.Add(ev)
+		}
+	})
 	if err != nil {
 		return err
 	}

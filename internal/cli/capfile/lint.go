@@ -22,9 +22,10 @@ const previewRunes = 200
 
 // LintOptions are the flags of `sonde lint`.
 type LintOptions struct {
-	JSON  bool
-	Rules bool // list the rules instead of linting a file
-	Gate  cmdutil.GateFlags
+	JSON   bool
+	Rules  bool   // list the rules instead of linting a file
+	Gate   cmdutil.GateFlags
+	Filter string // --filter: the findings listed (the rules see every event)
 }
 
 // NewCmdLint is `sonde lint FILE`.
@@ -69,11 +70,16 @@ be read as a capture (or a bad flag).`,
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output (--format json)")
 	cmd.Flags().BoolVar(&o.Rules, "rules", false, "list the rules instead of linting a file")
 	o.Gate.Register(cmd.Flags(), "must,should")
+	addFilterFlag(cmd, &o.Filter)
 	return cmd
 }
 
 // runLint reports the violations in the capture at path.
 func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
+	keep, err := eventFilter(path, o.Filter)
+	if err != nil {
+		return err
+	}
 	failOn, err := o.Gate.Parse(o.JSON)
 	if err != nil {
 		return err
@@ -84,7 +90,10 @@ func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
 	prog := newProgress(env, path, o.Gate.Format == cmdutil.FormatJSON)
 	h, warnings, err := eachEventAt(path, nil, func(ev client.Event, line int) {
 		prog.tick()
-		fs := g.Add(ev, line)
+		fs := g.Add(ev, line) // every event: the rules need the whole session
+		if !keep(ev) {
+			fs = nil
+		}
 		faults.see(ev, fs)
 		found = append(found, fs...)
 	})

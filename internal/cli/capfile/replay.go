@@ -355,6 +355,9 @@ func runAgainst(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []s
 	if !cmd.Flags().Changed("protocol-version") && sess.ProtocolVersion != "" && mcp.IsSupportedVersion(sess.ProtocolVersion) {
 		t.ProtocolVersion = sess.ProtocolVersion
 	}
+	// The capture's client capabilities and answers, unless flags say
+	// what to declare.
+	t.ServerRequests = sess.ServerRequests()
 	var timeout = f.Timeout
 	if !cmd.Flags().Changed("timeout") {
 		timeout = 0

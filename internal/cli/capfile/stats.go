@@ -18,6 +18,7 @@ import (
 type StatsOptions struct {
 	JSON   bool
 	Bucket time.Duration // the in-flight histogram's bucket width (0: automatic)
+	Filter string        // --filter: the requests counted
 }
 
 // NewCmdStats is `sonde stats FILE`.
@@ -38,6 +39,7 @@ apart) and the results of its calls, largest definition first.
 
   sonde stats bug.jsonl
   sonde stats --json --bucket 1s bug.jsonl
+  sonde stats --filter 'method:tools/call tool:search' bug.jsonl
 
 --json prints one object: durations in nanoseconds, in_flight[i] is the most requests in
 flight during bucket i, context_cost the cost of each tool (the last tool listing of the
@@ -56,6 +58,7 @@ Exit status: 0, or 2 when the file cannot be read as a capture.`,
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "machine-readable output")
 	cmd.Flags().DurationVar(&o.Bucket, "bucket", 0, "width of the in-flight histogram's buckets (default: automatic)")
+	addFilterFlag(cmd, &o.Filter)
 	return cmd
 }
 
@@ -64,13 +67,19 @@ func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
 	if o.Bucket < 0 {
 		return cmdutil.Usagef("--bucket must not be negative")
 	}
+	keep, err := eventFilter(path, o.Filter)
+	if err != nil {
+		return err
+	}
 	var c *stats.Collector
 	defs := diff.NewCollector()
 	prog := newProgress(env, path, o.JSON)
 	_, warnings, err := eachEvent(path, func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
 		prog.tick()
-		c.Add(ev)
-		defs.Add(ev)
+		defs.Add(ev) // every event: a tool's definition is read from tools/list
+		if keep(ev) {
+			c.Add(ev)
+		}
 	})
 	prog.done()
 	if err != nil {

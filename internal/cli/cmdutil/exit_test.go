@@ -55,7 +55,7 @@ func TestExitStatus(t *testing.T) {
 				return f.Cmd([]string{"call", "echo", "--args", `{"value":`})
 			},
 			code: cmdutil.ExitUsage, stdout: "",
-			errLine: "sonde: --args is not valid JSON: it ends too soon (a missing } or ]) (line 1, column 9)\n  {\"value\":\n          ^\n",
+			errLine: "sonde: --args is not valid JSON: unexpected end of JSON input (line 1, column 10)\n  {\"value\":\n           ^\n",
 		},
 		{
 			name: "usage: --args not an object",
@@ -63,7 +63,7 @@ func TestExitStatus(t *testing.T) {
 				return f.Cmd([]string{"call", "echo", "--args", `["hi"]`})
 			},
 			code: cmdutil.ExitUsage, stdout: "",
-			errLine: `sonde: --args must be a JSON object, e.g. '{"value":"hi"}', not an array` + "\n",
+			errLine: `sonde: --args is a JSON array, not an object: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n",
 		},
 		{
 			name: "usage: unknown flag",

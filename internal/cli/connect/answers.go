@@ -34,6 +34,11 @@ func (a *answerFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&a.noClientTasks, "no-client-tasks", false, "do not declare tasks for sampling and elicitation (a request with params.task is then answered directly instead of as a task sonde runs)")
 }
 
+// given reports whether any flag declares a capability.
+func (a *answerFlags) given() bool {
+	return len(a.roots) > 0 || a.samplingReply != "" || a.elicitReply != "" || a.elicitDefaults
+}
+
 // undeclaredHelp is added to the error sonde answers a request it did not
 // declare with, so the server's log says how to get an answer.
 func undeclaredHelp() map[string]string {

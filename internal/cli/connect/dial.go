@@ -40,6 +40,9 @@ func ClientOptions(f *Flags, t *Target) (client.Options, transport.StdioConfig, 
 	if opts.ServerRequests, err = f.answers.serverRequests(); err != nil {
 		return client.Options{}, transport.StdioConfig{}, err
 	}
+	if t.ServerRequests != nil && !f.answers.given() {
+		opts.ServerRequests = *t.ServerRequests
+	}
 	cfg := transport.StdioConfig{
 		Argv: t.Argv, Dir: t.Cwd, Env: env, MaxLineBytes: int(f.MaxLineBytes),
 		StderrBytes: int(f.StderrBytes), KillAfter: f.KillAfter, Hide: t.Hide,

@@ -43,7 +43,7 @@ func TestHTTPFixtureFaults(t *testing.T) {
 				"/.well-known/oauth-authorization-server/as → 200 in ", "> Accept: application/json", "authorization: resource http://127.0.0.1:"}},
 		{name: "unauthorized, metadata not JSON", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "prm-not-json"}, sonde: echo, code: cmdutil.ExitHTTP,
 			stderr: []string{"sonde: MCP_HTTP: initialize 1: HTTP 401: ", "; authorization: no protected resource metadata, scope fixture:tools; problems: protected resource metadata: GET http://127.0.0.1:",
-				`/.well-known/oauth-protected-resource/mcp: not a JSON object (Content-Type "text/html; charset=utf-8"): an HTML page: "sonde fixture"`}},
+				`/.well-known/oauth-protected-resource/mcp: not a JSON object (Content-Type "text/html; charset=utf-8"): an HTML page titled "sonde fixture"`}},
 		{name: "unauthorized, no S256", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "no-s256"}, sonde: echo, code: cmdutil.ExitHTTP,
 			stderr: []string{"(no S256 in code_challenge_methods_supported: clients must refuse, dynamic registration at ", "problems: the authorization server supports PKCE methods plain, not S256: an MCP client must refuse to proceed"}},
 		{name: "insufficient scope", fixture: []string{"--fault", "http-unauthorized", "--http-auth", "insufficient-scope"}, sonde: append(echo, "--header", "Authorization: Bearer sonde-test-token"), code: cmdutil.ExitHTTP,

@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"github.com/sonde-mcp/sonde/client"
 	"net/http"
 	"strings"
 
@@ -39,6 +40,11 @@ type Target struct {
 	// ProtocolVersion, when set, replaces --protocol-version (replay
 	// --against: the version the capture recorded).
 	ProtocolVersion string
+	// ServerRequests, when set and no --root, --sampling-reply or
+	// --elicit-reply/--elicit-defaults is given, is what sonde declares and
+	// how it answers (replay --against: the capture's client capabilities
+	// and recorded answers).
+	ServerRequests *client.ServerRequests
 }
 
 // Target is the server given on the command line: argv (after --), or

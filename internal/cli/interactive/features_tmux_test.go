@@ -39,7 +39,7 @@ func TestTUIFeatures(t *testing.T) {
 	// Simulated logging, from the Tools pane: one message at once.
 	tt.keys("3", "/")
 	tt.text("toggle-sim")
-	tt.keys("Enter", "Enter")
+	tt.keys("Enter") // keeps the filter and opens the form
 	tt.waitFor("the empty form", `call toggle-simulated-logging`)
 	tt.keys("C-s")
 	tt.waitFor("the tool's result", `Started simulated`)
@@ -55,14 +55,14 @@ func TestTUIFeatures(t *testing.T) {
 	tt.waitFor("the filter cleared", `─ 3 Tools 1\d ─`)
 	tt.keys("/")
 	tt.text("simulate-re")
-	tt.keys("Enter", "Enter")
+	tt.keys("Enter") // keeps the filter and opens the form
 	tt.waitFor("the research form", `call simulate-research-query`, `› topic\*`)
 	tt.text("tides")
 	tt.keys("C-s")
 	tt.waitFor("the form closed", `─ 3 Tools 1\d · filter: simulate-re · 1 calling`)
 	tt.keys("1") // Pending, zoomed
-	tt.waitFor("the task in Pending", `^│>?\s+"[0-9a-f]+\S*\s+task simulate-research-query\s+progress\s.*working: `)
-	tt.waitFor("the task's end", `^│>?\s+"[0-9a-f]+\S*\s+task simulate-research-query\s+resolved\s`)
+	tt.waitFor("the task in Pending", `^│>?\s*"[0-9a-f]+\S*\s+task simulate-research-query\s+progress\s.*working: `)
+	tt.waitFor("the task's end", `^│>?\s*"[0-9a-f]+\S*\s+task simulate-research-query\s+resolved\s`)
 	tt.keys("3")
 	tt.waitFor("the task's result", `Research Report: tides`)
 	tt.quit()

@@ -47,16 +47,20 @@ func runRootFromConfig(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args 
 	// A picked server that cannot be used (an input sonde cannot ask for,
 	// a bad value) brings the picker back with the reason first among its
 	// problems; interrupting a question ends sonde.
+	// The cursor comes back on the row that failed.
 	var failed []string
+	at := 0
 	for {
-		s, ok, err := pick(cmd.Context(), env, h, found, inputs, failed)
+		i, ok, err := pick(cmd.Context(), env, h, found, inputs, failed, at)
 		if err != nil || !ok {
 			return err
 		}
+		s := found.Servers[i]
 		t, err := connect.UseServer(cmd, f, h, s, connect.TermPrompter{Ctx: cmd.Context(), In: env.In, Out: env.Out})
 		var ue *cmdutil.UsageError
 		if errors.As(err, &ue) && cmd.Context().Err() == nil {
 			failed = append([]string{"cannot start " + s.Name + ": " + ue.Msg}, failed...)
+			at = i
 			continue
 		}
 		if err != nil {
@@ -72,12 +76,13 @@ func isTerminal(r any) bool {
 	return ok && term.IsTerminal(f.Fd())
 }
 
-// pick runs the server picker; ok is false when the user quit. The
+// pick runs the server picker with the cursor on server at and returns the
+// index of the server chosen; ok is false when the user quit. The
 // problems shown are failed (the servers picked before that could not be
 // started), the files', and, for each server, a reference that cannot be
 // resolved with the --input values given (inputs are asked for only once a
 // server is picked).
-func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconfig.Found, inputs map[string]string, failed []string) (hostconfig.Server, bool, error) {
+func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconfig.Found, inputs map[string]string, failed []string, at int) (int, bool, error) {
 	problems := append([]string(nil), failed...)
 	short := func(s string) string { // the home folder as ~, for room
 		if h.Home != "" && h.Home != "/" {
@@ -106,19 +111,16 @@ func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconf
 	if os.Getenv("NO_COLOR") != "" {
 		palette = theme.NoColor()
 	}
-	m := picker.New(picker.Options{Items: items, Problems: problems, Files: len(found.Files), Styles: theme.New(palette)})
+	m := picker.New(picker.Options{Items: items, Problems: problems, Files: len(found.Files), Styles: theme.New(palette), Selected: at})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	if _, err := p.Run(); err != nil {
 		if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
-			return hostconfig.Server{}, false, &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
+			return 0, false, &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
 		}
-		return hostconfig.Server{}, false, err
+		return 0, false, err
 	}
 	i, ok := m.Chosen()
-	if !ok {
-		return hostconfig.Server{}, false, nil
-	}
-	return found.Servers[i], true, nil
+	return i, ok, nil
 }
 
 // pickerApproval is the picker's mark of a Claude Code approval.

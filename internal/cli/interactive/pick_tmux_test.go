@@ -160,18 +160,22 @@ func TestTUIPickerApprovals(t *testing.T) {
 
 // TestTUIPickerServerFails: a picked server that cannot be started (its
 // "command" input is one sonde cannot ask for) brings the picker back
-// with the reason first among its problems, and the others can be picked.
+// with the reason first among its problems and the cursor on its row, and
+// the others can be picked.
 func TestTUIPickerServerFails(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	clitest.HostHome(t, home, project)
 	clitest.WriteTestFile(t, filepath.Join(project, ".vscode", "mcp.json"), `{
 		"inputs": [{"type": "command", "id": "branch", "command": "git.checkout"}],
-		"servers": {"branchy": {"command": "b-server", "args": ["${input:branch}"]}}
+		"servers": {"alpha": {"command": "a-server"}, "branchy": {"command": "b-server", "args": ["${input:branch}"]}}
 	}`)
 	tt := startTUI(t, 110, 20, nil)
-	tt.waitFor("the picker", `pick a server · 1 found in 1 file`, `^› branchy\s`)
+	tt.waitFor("the picker", `pick a server · 2 found in 1 file`, `^› alpha\s`, `^  branchy\s`)
+	tt.keys("Down")
+	tt.waitFor("branchy selected", `^› branchy\s`)
 	tt.keys("Enter")
-	tt.waitFor("the picker again", `pick a server · 1 found`, `^! cannot start branchy: .*branch`)
+	// The cursor stays on the row that failed.
+	tt.waitFor("the picker again", `pick a server · 2 found`, `^! cannot start branchy: .*branch`, `^› branchy\s`, `^  alpha\s`)
 	tt.keys("Escape")
 	if code := tt.waitExit(); code != 0 {
 		t.Errorf("exit status %d, want 0%s", code, tt.diag())

@@ -27,7 +27,7 @@ func TestTUIRecord(t *testing.T) {
 		// the server with the new pid.
 		s = tt.waitFor("the second handshake", `sonde-fixture 0\.1\.0 │ .*stdio pid `+strconv.Itoa(pids[1])+` │`)
 	}
-	tt.keys("q")
+	tt.leave()
 	if code := tt.waitExit(); code != 0 {
 		t.Fatalf("sonde exited with status %d%s", code, tt.diag())
 	}

@@ -29,7 +29,7 @@ func TestTUIReplay(t *testing.T) {
 	tt.keys("Left", "Left", "Left", "Left", "Left")
 	tt.waitFor("call 5 in flight at event 31",
 		`event 31/36 │ pending 1 `, `─ 1 Pending 1 · 4 settled `,
-		`│\s+5\s+tools/cal… sent\s+0µs\s+4\.9s`, `!exited: exit code 3`)
+		`│\s*5\s+tools/call crash\s+sent\s+0µs\s+4\.9s`, `!exited: exit code 3`)
 
 	// Seek to 0.2s, the out-of-order moment: 3 was answered first, 2 is
 	// still pending (its age as it was at 0.2s).
@@ -38,13 +38,13 @@ func TestTUIReplay(t *testing.T) {
 	tt.text("0.2")
 	tt.keys("Enter")
 	tt.waitFor("the moment 3 was answered before 2",
-		`event 17/36 │ pending 1 `, `│\s+2\s+tools/cal… sent\s+46\.0ms\s+4\.9s`, `│\s+3\s+tools/cal… resolved\s+1\.2`, `\+200\.0ms / 365\.2ms`)
+		`event 17/36 │ pending 1 `, `│\s*2\s+tools/call echo\s+sent\s+46\.0ms\s+4\.9s`, `│\s*3\s+tools/call echo\s+resolved\s+1\.2`, `\+200\.0ms / 365\.2ms`)
 
 	// One step forward and back again: the same moment.
 	tt.keys("Right")
 	tt.waitFor("one step forward", `event 18/36 `)
 	tt.keys("Left")
-	tt.waitFor("back", `event 17/36 │ pending 1 `, `│\s+2\s+tools/cal… sent\s+34\.0ms`)
+	tt.waitFor("back", `event 17/36 │ pending 1 `, `│\s*2\s+tools/call echo\s+sent\s+34\.0ms`)
 
 	// Play from the start at 0.25x: it ends at the end of the capture, paused.
 	tt.keys("<", "-", "-")

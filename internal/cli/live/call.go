@@ -3,13 +3,10 @@ package live
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -125,73 +122,9 @@ func readJSONObject(text string, stdin io.Reader) (json.RawMessage, error) {
 		}
 		text = string(b)
 	}
-	if strings.TrimSpace(text) == "" {
-		return nil, cmdutil.Usagef("--args is empty: want a JSON object, e.g. '{\"value\":\"hi\"}'")
-	}
-	var v any
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		return nil, cmdutil.Usagef("--args is not valid JSON: " + jsonWhere(text, err))
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, cmdutil.Usagef(fmt.Sprintf("--args must be a JSON object, e.g. '{\"value\":\"hi\"}', not %s", jsonKind(v)))
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &obj); err != nil || obj == nil {
+		return nil, cmdutil.Usagef(argsError(text, err))
 	}
 	return json.RawMessage(strings.TrimSpace(text)), nil
-}
-
-// jsonWhere says where text stops being JSON: the decoder's reason, the
-// line and column, then that line (a window of it around the column) and
-// a caret under the column.
-func jsonWhere(text string, err error) string {
-	var se *json.SyntaxError
-	off := len(text)
-	if errors.As(err, &se) {
-		off = int(se.Offset)
-	}
-	reason := strings.TrimPrefix(err.Error(), "json: ")
-	if err.Error() == "unexpected end of JSON input" {
-		reason = "it ends too soon (a missing } or ])"
-	}
-	off = min(max(off, 0), len(text))
-	// The decoder's offset is just past the byte it stumbled on.
-	at := max(off-1, 0)
-	line := strings.Count(text[:at], "\n") + 1
-	start := strings.LastIndexByte(text[:at], '\n') + 1
-	end := strings.IndexByte(text[at:], '\n')
-	if end < 0 {
-		end = len(text)
-	} else {
-		end += at
-	}
-	col := utf8.RuneCountInString(text[start:at]) + 1
-	src := []rune(strings.TrimRight(text[start:end], "\r"))
-	from, to := max(col-1-40, 0), min(col-1+40, len(src))
-	shown := string(src[from:to])
-	if from > 0 {
-		shown = "…" + shown
-	}
-	if to < len(src) {
-		shown += "…"
-	}
-	pad := col - 1 - from
-	if from > 0 {
-		pad++
-	}
-	return fmt.Sprintf("%s (line %d, column %d)\n  %s\n  %s^", reason, line, col, shown, strings.Repeat(" ", pad))
-}
-
-// jsonKind names the kind of a decoded JSON value.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return "something else"
 }

@@ -113,11 +113,12 @@ func TestCallArgsFrom(t *testing.T) {
 		{name: "file", args: "@" + file, code: cmdutil.ExitOK, stdout: "from a file\n", started: 1},
 		{name: "stdin", args: "@-", stdin: `{"value":"from stdin"}`, code: cmdutil.ExitOK, stdout: "from stdin\n", started: 1},
 		{name: "stdin not an object", args: "@-", stdin: `"from stdin"`, code: cmdutil.ExitUsage,
-			errLine: `sonde: --args must be a JSON object, e.g. '{"value":"hi"}', not a string` + "\n"},
+			errLine: `sonde: --args is a JSON string, not an object: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
 		{name: "empty stdin", args: "@-", stdin: "", code: cmdutil.ExitUsage,
-			errLine: `sonde: --args is empty: want a JSON object, e.g. '{"value":"hi"}'` + "\n"},
-		{name: "second line broken", args: "@-", stdin: "{\"value\": 1,\n  \"other\": [1, 2,, 3]}", code: cmdutil.ExitUsage,
-			errLine: "sonde: --args is not valid JSON: invalid character ',' looking for beginning of value (line 2, column 18)\n    \"other\": [1, 2,, 3]}\n                   ^\n"},
+			errLine: `sonde: --args is empty: --args must be a JSON object, e.g. '{"value":"hi"}'` + "\n"},
+		// A syntax error in a file names the line and column, with a caret.
+		{name: "stdin bad JSON", args: "@-", stdin: "{\n  \"a\": 1\n  \"b\": 2\n}", code: cmdutil.ExitUsage,
+			errLine: "sonde: --args is not valid JSON: invalid character '\"' after object key:value pair (line 3, column 3)\n    \"b\": 2\n    ^\n"},
 		{name: "missing file", args: "@" + missing, code: cmdutil.ExitUsage,
 			errLine: "sonde: --args @" + missing + ": open " + missing + ": no such file or directory\n"},
 	}

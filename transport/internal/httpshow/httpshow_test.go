@@ -5,14 +5,50 @@ import (
 	"testing"
 )
 
-// TestBodyHTML: an error page is shown by its title or first text, never
-// as markup; a body that is not HTML is shown as it is, quoted and cut.
-func TestBodyHTML(t *testing.T) {
+func TestStatusBody(t *testing.T) {
+	page := "<!DOCTYPE html>\n<html><head><meta charset=utf-8>\n<title>\n  404 &mdash; Not Found\n</title><style>body{color:red}</style></head>" +
+		"<body><h1>Not Found</h1>" + strings.Repeat("<p>filler</p>", 500) + "</body></html>"
+	for _, tc := range []struct {
+		name, ctype, body, want string
+	}{
+		{"title", "text/html; charset=utf-8", page, `an HTML page titled "404 — Not Found"`},
+		{"sniffed", "", page, `an HTML page titled "404 — Not Found"`},
+		{"no title", "text/html", "<html><body>\n<style>x{}</style>\n<h1>Bad Gateway</h1><p>nginx</p></body></html>", `an HTML page: "Bad Gateway"`},
+		{"empty page", "text/html", "<html></html>", "an HTML page (no text)"},
+		{"escape", "text/html", "<title>a\x1b[2Jb</title>", `an HTML page titled "a\x1b[2Jb"`},
+		{"json", "application/json", `{"error":"nope"}`, `"{\"error\":\"nope\"}"`},
+		{"text", "text/plain", "upstream timed out", `"upstream timed out"`},
+	} {
+		got := StatusBody(tc.ctype, []byte(tc.body))
+		if got != tc.want {
+			t.Errorf("%s: StatusBody = %s, want %s", tc.name, got, tc.want)
+		}
+		if strings.Contains(got, "filler") || strings.Contains(got, "\x1b") {
+			t.Errorf("%s: shows the page or a raw escape: %q", tc.name, got)
+		}
+	}
+}
+
+// FuzzStatusBody: any body gives one line, bounded, without a raw control
+// character.
+func FuzzStatusBody(f *testing.F) {
+	f.Add("text/html", "<title>x</title>")
+	f.Add("", "<!doctype html><p>a\nb")
+	f.Fuzz(func(t *testing.T, ctype, body string) {
+		got := StatusBody(ctype, []byte(body))
+		if len(got) > 1000 || strings.ContainsAny(got, "\n\r\x1b") {
+			t.Fatalf("StatusBody(%q, %q) = %q", ctype, body, got)
+		}
+	})
+}
+
+// TestBodySniffsHTML: Body (used where no Content-Type is at hand, e.g.
+// a metadata document that is not JSON) shows a page that starts like
+// HTML by its title or first text too; anything else quoted and cut.
+func TestBodySniffsHTML(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
-		{"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>", `an HTML page: "502 Bad Gateway"`},
-		{"<!DOCTYPE html><html lang=en><head><style>p{color:red}</style><script>x()</script></head><body>\n\n  <p>Service   &amp; friends\nunavailable</p></body></html>", `an HTML page: "Service & friends"`},
-		{"<!-- c --><html><title>  </title><body><h1>Not Found</h1>", `an HTML page: "Not Found"`},
-		{"<html><body></body></html>", `an HTML page: "(no text)"`},
+		{"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><center><h1>502 Bad Gateway</h1></center></body></html>", `an HTML page titled "502 Bad Gateway"`},
+		{"<!DOCTYPE html><html><body>\n<p>Service   &amp; friends\nunavailable</p></body></html>", `an HTML page: "Service & friends"`},
 		{`{"error":"bad <html> here"}`, `"{\"error\":\"bad <html> here\"}"`},
 		{"   ", "(empty body)"},
 		{strings.Repeat("x", 400), `"` + strings.Repeat("x", 300) + `…"`},
@@ -21,24 +57,4 @@ func TestBodyHTML(t *testing.T) {
 			t.Errorf("Body(%.40q) = %s, want %s", tc.body, got, tc.want)
 		}
 	}
-}
-
-// FuzzBody: whatever the body, what is shown is one quoted string (no raw
-// newline; an HTML page without its title tag) of bounded length.
-func FuzzBody(f *testing.F) {
-	f.Add([]byte("<html><title>t</title></html>"))
-	f.Add([]byte("<!doctype html><p>a<b>c</b></p>"))
-	f.Add([]byte("plain"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) > ErrorBodyBytes {
-			b = b[:ErrorBodyBytes]
-		}
-		got := Body(b)
-		if strings.ContainsAny(got, "\n\r") || len(got) > 2000 {
-			t.Fatalf("Body(%q) = %q", b, got)
-		}
-		if strings.HasPrefix(got, "an HTML page: ") && strings.Contains(strings.ToLower(got), "<title>") {
-			t.Fatalf("the title tag shown: %q", got)
-		}
-	})
 }

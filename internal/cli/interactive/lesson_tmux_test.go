@@ -1,0 +1,29 @@
+package interactive_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+)
+
+// TestTUILessonSizes reads the first lesson steps at 80x24 and 120x36: at
+// each step its next action ("Press space…") is on the screen, above the
+// footer, however little room the narration has.
+func TestTUILessonSizes(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 36}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			f := clitest.NewFixture(t)
+			tt := startTUI(t, size[0], size[1], f.Cmd([]string{"demo", "--slow", "300ms"}))
+			// The lesson drives the client once the handshake is done.
+			tt.waitFor("step 1", append([]string{`Lesson 1/10`, `Press space to send two calls at once`, `space: next step`}, handshake...)...)
+			tt.keys("Space")
+			tt.waitFor("step 2", `Lesson 2/10`, `Press space once slow`, `space: next step`)
+			tt.keys("Space")
+			tt.waitFor("step 3", `Lesson 3/10`, `Next: a call that times out\. Press space`, `space: next step`)
+			tt.keys("Space")
+			tt.waitFor("step 4", `Lesson 4/10`, `Press space when the late`, `space: next step`)
+			tt.quit()
+		})
+	}
+}
