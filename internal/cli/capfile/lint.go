@@ -23,7 +23,7 @@ const previewRunes = 200
 // LintOptions are the flags of `sonde lint`.
 type LintOptions struct {
 	JSON   bool
-	Rules  bool   // list the rules instead of linting a file
+	Rules  bool // list the rules instead of linting a file
 	Gate   cmdutil.GateFlags
 	Filter string // --filter: the findings listed (the rules see every event)
 }
