@@ -122,7 +122,8 @@ func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
 		writeLint(env, h.Start, found, faults.after)
 		writeGates(env, gates)
 	}
-	if rep.Failed() {
+	// With --filter, only the findings listed can fail the run.
+	if rep.Failed() && (o.Filter == "" || len(found) > 0) {
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError}
 	}
 	return nil

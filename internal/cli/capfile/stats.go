@@ -87,8 +87,11 @@ func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
 	}
 	warnCapture(env, path, warnings)
 	rep := c.Report(o.Bucket)
-	costs := diff.Costs(defs.Session())
-	diff.SortByDef(costs)
+	var costs []diff.ToolCost
+	if o.Filter == "" { // the context cost is the definitions', whatever a filter keeps
+		costs = diff.Costs(defs.Session())
+		diff.SortByDef(costs)
+	}
 	if o.JSON {
 		cmdutil.WriteJSON(env.Out, struct {
 			stats.Report
@@ -98,6 +101,9 @@ func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
 	}
 	if err := rep.WriteText(env.Out); err != nil {
 		return err
+	}
+	if o.Filter != "" {
+		return nil
 	}
 	return writeCosts(env, costs)
 }
