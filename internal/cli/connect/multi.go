@@ -109,6 +109,7 @@ type Multi struct {
 	tmu     sync.Mutex
 	tracers []*tracer
 	traceMu sync.Mutex
+	otlp    *Telemetry // --otlp-endpoint (nil: none); closed by WaitTrace
 }
 
 // trace starts the --trace printer of server name's client c.
@@ -246,6 +247,11 @@ func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, a
 	if err != nil {
 		return nil, nil, err
 	}
+	// --otlp-endpoint: every server's session is exported, as one server's.
+	if m.otlp, err = OpenTelemetry(cmd.Context(), f, &Target{}, m.secrets); err != nil {
+		return nil, nil, err
+	}
+	m.otlp.Client(&opts)
 	if p, err := paths.Current(); err == nil {
 		m.StateDir = p.State
 	}
@@ -258,6 +264,7 @@ func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, a
 			if m.rec != nil && name == m.record {
 				m.rec.Follow(c)
 			}
+			m.otlp.Follow(c)
 			if m.onClient != nil {
 				m.onClient(name, c)
 			}
@@ -321,15 +328,18 @@ func (m *Multi) Run(ctx context.Context, fn func(ctx context.Context) error) err
 	return err
 }
 
-// WaitTrace waits for the --trace printers to have printed every event
-// (after Stop, which ends their clients).
+// WaitTrace waits for the --trace printers to have printed every event,
+// and sends what the OpenTelemetry export holds (after Stop, which ends
+// their clients).
 func (m *Multi) WaitTrace() {
 	m.tmu.Lock()
-	trs := m.tracers
+	trs, otlp := m.tracers, m.otlp
+	m.otlp = nil
 	m.tmu.Unlock()
 	for _, tr := range trs {
 		tr.wait()
 	}
+	otlp.Close(m.env.Err)
 }
 
 // ReportPaths are where the report of a failed call goes: the user's

@@ -28,6 +28,16 @@ type checker struct {
 	inputs   map[string]string
 	timeout  time.Duration
 	problems []hostconfig.Problem
+	tel      *connect.Telemetry // --otlp-endpoint (nil: none)
+}
+
+// newClient is a client for one check, exported with --otlp-endpoint.
+func (c *checker) newClient() *client.Client {
+	opts := client.Options{Timeout: c.timeout, ClientVersion: cmdutil.Version}
+	c.tel.Client(&opts)
+	cl := client.New(opts)
+	c.tel.Follow(cl)
+	return cl
 }
 
 // list is the steps of one server as they are run.

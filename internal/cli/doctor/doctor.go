@@ -31,6 +31,7 @@ type Options struct {
 	Jobs    int
 	Timeout time.Duration
 	JSON    bool
+	OTLP    connect.OTLPFlags // --otlp-endpoint, --otlp-header, --traceparent
 }
 
 // NewCmdDoctor is `sonde doctor`.
@@ -64,6 +65,10 @@ a line) with every step: name, ok, ms, detail, hint. A config file that cannot b
 is not valid JSON is listed after the servers (with --json, as {"file", "ok": false,
 "problem"}).
 
+With --otlp-endpoint (or $OTEL_EXPORTER_OTLP_ENDPOINT), each server's session is sent to an
+OpenTelemetry collector as the other commands send theirs (docs/otel.md); --otlp-content is
+not taken here.
+
 The exit status is 0 when every server passes, 1 when one fails or a file has a problem,
 2 for a usage error (a bad flag, no server found).`,
 		Args: cobra.NoArgs,
@@ -79,6 +84,7 @@ The exit status is 0 when every server passes, 1 when one fails or a file has a 
 	fs.IntVar(&o.Jobs, "jobs", 4, "servers checked at the same time")
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "the longest each step may take")
 	fs.BoolVar(&o.JSON, "json", false, "one JSON object per server, with every step")
+	o.OTLP.Register(fs)
 	return cmd
 }
 
@@ -137,7 +143,17 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	if err != nil {
 		return err
 	}
-	c := checker{hosts: h, inputs: inputs, timeout: o.Timeout, problems: found.Problems}
+	if o.OTLP.Content {
+		// The servers' env and header values are in their configs, not
+		// in a redactor doctor has: their content is not sent.
+		return cmdutil.Usagef("--otlp-content is not taken by doctor")
+	}
+	tel, err := connect.StartTelemetry(ctx, &o.OTLP, "sonde", nil)
+	if err != nil {
+		return err
+	}
+	defer tel.Close(env.Err)
+	c := checker{hosts: h, inputs: inputs, timeout: o.Timeout, problems: found.Problems, tel: tel}
 	var prog *progress
 	if !o.JSON {
 		if w := env.ErrTerminal(); w != nil && fits(w, len(servers)) {

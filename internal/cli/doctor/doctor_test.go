@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/otlptest"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 )
 
@@ -247,4 +249,21 @@ func TestDoctorToolsAndLeftovers(t *testing.T) {
 		delete(want, "leaves") // the job object ends them; sonde does not list them there
 	}
 	expectFailures(t, r.Stdout, decode(t, r.Stdout), want)
+}
+
+// TestDoctorOTLP: with --otlp-endpoint, each server's checked session is
+// exported as the other commands export theirs; --otlp-content is refused.
+func TestDoctorOTLP(t *testing.T) {
+	col := otlptest.Start(t)
+	fx := clitest.NewFixture(t)
+	cfg := writeConfig(t, map[string]any{"fx": entry(fx.Argv(), clitest.ChildEnv())})
+	r := clitest.RunSonde(t, "", "doctor", "--config", cfg, "--json", "--otlp-endpoint", col.URL)
+	clitest.CheckRun(t, r, 0, "")
+	for _, name := range []string{"initialize", "tools/list", "ping"} {
+		if col.Span(name) == nil {
+			t.Errorf("no span %s among %d", name, len(col.Spans()))
+		}
+	}
+	r = clitest.RunSonde(t, "", "doctor", "--config", cfg, "--otlp-endpoint", col.URL, "--otlp-content")
+	clitest.CheckRun(t, r, cmdutil.ExitUsage, "sonde: --otlp-content is not taken by doctor\n")
 }

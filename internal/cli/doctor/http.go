@@ -91,7 +91,7 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 	}
 
 	start = l.begin("initialize")
-	cl := client.New(client.Options{Timeout: c.timeout, ClientVersion: cmdutil.Version})
+	cl := c.newClient()
 	evs := follow(cl)
 	defer func() {
 		cl.Close()

@@ -59,7 +59,7 @@ func (c *checker) stdio(ctx context.Context, l *list, t *connect.Target) {
 	}
 
 	start = l.begin("spawn")
-	cl := client.New(client.Options{Timeout: c.timeout, ClientVersion: cmdutil.Version})
+	cl := c.newClient()
 	evs := follow(cl)
 	cfg := transport.StdioConfig{Argv: t.Argv, Dir: t.Cwd, Env: env, KillAfter: c.killAfter(), Hide: t.Hide}
 	if err := cl.Connect(client.Stdio(cfg)); err != nil {

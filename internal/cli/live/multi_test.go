@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/otlptest"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/manager"
 )
@@ -288,4 +289,22 @@ func TestAllSkipsDisabled(t *testing.T) {
 	r = clitest.RunSonde(t, "", "tools", "--config", cfg, "--all", "--server", "alpha")
 	clitest.CheckRun(t, r, cmdutil.ExitUsage, "sonde: give either --all or --server NAME (once or more), not both\n")
 	fx["alpha"].AssertStarted(2)
+}
+
+// TestToolsAllOTLP: several servers at once export every server's session
+// with --otlp-endpoint.
+func TestToolsAllOTLP(t *testing.T) {
+	col := otlptest.Start(t)
+	cfg, _ := hostServers(t, []string{"alpha", "beta"}, nil)
+	r := clitest.RunSonde(t, "", "tools", "--config", cfg, "--all", "--json", "--otlp-endpoint", col.URL)
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	lists := 0
+	for _, s := range col.Spans() {
+		if s.Name == "tools/list" {
+			lists++
+		}
+	}
+	if lists != 2 {
+		t.Errorf("%d tools/list spans, want one per server (2)", lists)
+	}
 }
