@@ -76,6 +76,11 @@ func TestModernSession(t *testing.T) {
 	if _, _, err := s.c.CallTool(context.Background(), "echo", echoArgs("hi", 0), CallOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The events reach the test's recorder a little after the calls
+	// return: wait for the three requests' frames.
+	for deadline := time.Now().Add(10 * time.Second); len(s.sentRequests()) < 3 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	// ping is gone in the modern era: refused before anything is written.
 	before := len(s.sentRequests())
 	if err := s.c.Ping(context.Background()); !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "not part of the modern era") {

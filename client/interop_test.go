@@ -17,11 +17,13 @@ import (
 // `make peers` (interop/package.json).
 func everythingServer(t *testing.T) string { return peertest.Everything(t) }
 
-// startPeer connects to a real server and records its events.
+// startPeer connects to a real server and records its events. A node
+// server may take a while to exit after its stdin closes on a loaded
+// machine: it gets 3s before it is signalled (500ms once was not enough).
 func startPeer(t *testing.T, opts Options, argv ...string) *session {
 	t.Helper()
 	env, _ := transport.BuildEnv(os.Environ(), nil, nil)
-	return connectSession(t, opts, transport.StdioConfig{Argv: argv, Env: env, KillAfter: 500 * time.Millisecond})
+	return connectSession(t, opts, transport.StdioConfig{Argv: argv, Env: env, KillAfter: 3 * time.Second})
 }
 
 func TestInteropEverything(t *testing.T) {

@@ -142,7 +142,7 @@ func TestSpawnErrors(t *testing.T) {
 }
 
 func TestProgress(t *testing.T) {
-	args := json.RawMessage(`{"steps":5,"interval_ms":80}`)
+	args := json.RawMessage(`{"steps":5,"interval_ms":150}`)
 	t.Run("events", func(t *testing.T) {
 		s := start(t, Options{}, fixtureArgs{})
 		s.init()
@@ -160,19 +160,20 @@ func TestProgress(t *testing.T) {
 			return n == 5
 		})
 	})
-	// 5 steps of 80 ms take 400 ms: over a 250 ms timeout unless each
-	// progress notification restarts the clock.
+	// 5 steps of 150 ms take 750 ms: over a 600 ms timeout unless each
+	// progress notification restarts the clock (a step has 450 ms to
+	// spare on a loaded machine; 80 ms steps against 250 ms once failed).
 	t.Run("timeout without reset", func(t *testing.T) {
 		s := start(t, Options{}, fixtureArgs{})
 		s.init()
-		if _, _, err := s.c.CallTool(context.Background(), "progress", args, CallOptions{Timeout: 250 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
+		if _, _, err := s.c.CallTool(context.Background(), "progress", args, CallOptions{Timeout: 600 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
 			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("reset on progress", func(t *testing.T) {
 		s := start(t, Options{ResetOnProgress: true, MaxTotalTimeout: time.Minute}, fixtureArgs{})
 		s.init()
-		if _, _, err := s.c.CallTool(context.Background(), "progress", args, CallOptions{Timeout: 250 * time.Millisecond}); err != nil {
+		if _, _, err := s.c.CallTool(context.Background(), "progress", args, CallOptions{Timeout: 600 * time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 	})
