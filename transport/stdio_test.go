@@ -69,7 +69,7 @@ func startRole(t *testing.T, role string, extraEnv []string, args ...string) (*S
 		t.Fatal(err)
 	}
 	log := &eventLog{}
-	s, err := StartStdio(StdioConfig{Argv: append([]string{os.Args[0]}, args...), Env: env, KillAfter: 200 * time.Millisecond}, log.add)
+	s, err := StartStdio(StdioConfig{Argv: append([]string{os.Args[0]}, args...), Env: env, KillAfter: time.Second}, log.add)
 	if err != nil {
 		t.Fatal(err)
 	}
