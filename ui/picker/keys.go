@@ -1,6 +1,8 @@
 package picker
 
 import (
+	"fmt"
+
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 
@@ -12,8 +14,10 @@ import (
 type KeyMap struct {
 	// KeyMap moves the selection.
 	list.KeyMap
-	// Start picks the selected server.
+	// Start picks the selected server, or the marked ones together.
 	Start key.Binding
+	// Mark marks (or unmarks) the selected server, to open several at once.
+	Mark key.Binding
 	// Filter starts typing a filter; ClearFilter empties it and goes back
 	// to the list.
 	Filter, ClearFilter key.Binding
@@ -29,6 +33,7 @@ func DefaultKeyMap() KeyMap {
 	return KeyMap{
 		KeyMap:      nav,
 		Start:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "start")),
+		Mark:        key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "mark (several)")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		QuitList:    key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc/q", "quit")),
@@ -49,11 +54,16 @@ func (m *Model) syncKeys() {
 		k.Up.SetKeys(d.Up.Keys()...)
 		k.Down.SetKeys(d.Down.Keys()...)
 	}
-	for _, b := range []*key.Binding{&k.Home, &k.End, &k.Filter, &k.QuitList} {
+	for _, b := range []*key.Binding{&k.Home, &k.End, &k.Filter, &k.QuitList, &k.Mark} {
 		b.SetEnabled(list)
 	}
 	k.ClearFilter.SetEnabled(m.filtering)
-	k.Start.SetEnabled(len(m.visible) > 0)
+	k.Start.SetEnabled(len(m.visible) > 0 || len(m.marked) > 0)
+	if len(m.marked) > 0 {
+		k.Start.SetHelp("enter", fmt.Sprintf("start the %d marked", len(m.marked)))
+	} else {
+		k.Start.SetHelp("enter", "start")
+	}
 }
 
 // Keys returns the bindings for the help line.
@@ -66,10 +76,10 @@ type helpKeys KeyMap
 
 // ShortHelp lists the main bindings; disabled ones are not shown.
 func (k helpKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Start, k.Up, k.Down, k.Filter, k.ClearFilter, k.QuitList, k.Quit}
+	return []key.Binding{k.Start, k.Mark, k.Up, k.Down, k.Filter, k.ClearFilter, k.QuitList, k.Quit}
 }
 
 // FullHelp lists every binding.
 func (k helpKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.Bindings(), {k.Start, k.Filter, k.ClearFilter, k.QuitList, k.Quit}}
+	return [][]key.Binding{k.Bindings(), {k.Start, k.Mark, k.Filter, k.ClearFilter, k.QuitList, k.Quit}}
 }

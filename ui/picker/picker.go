@@ -97,7 +97,9 @@ type Model struct {
 	sel, top  int
 
 	w, h   int
-	chosen int // index into opts.Items, or -1
+	chosen int          // index into opts.Items, or -1
+	marked map[int]bool // items marked with space, by index into opts.Items
+	many   []int        // the marked items, when enter opened them together
 }
 
 // New returns a picker over o.Items with nothing chosen.
@@ -116,8 +118,13 @@ func New(o Options) *Model {
 }
 
 // Chosen returns the index in Options.Items of the server picked with
-// enter; ok is false when the user quit.
+// enter; ok is false when the user quit, or chose several (ChosenMany).
 func (m *Model) Chosen() (int, bool) { return m.chosen, m.chosen >= 0 }
+
+// ChosenMany returns the indexes in Options.Items of the servers marked
+// with space when enter opened them together (in the list's order); nil
+// when one server was picked or the user quit.
+func (m *Model) ChosenMany() []int { return m.many }
 
 // Query returns the filter's text.
 func (m *Model) Query() string { return m.query }
@@ -186,9 +193,29 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit), key.Matches(msg, k.QuitList):
 		return tea.Quit
 	case key.Matches(msg, k.Start):
+		if len(m.marked) > 0 {
+			for i := range m.opts.Items {
+				if m.marked[i] {
+					m.many = append(m.many, i)
+				}
+			}
+			return tea.Quit
+		}
 		if len(m.visible) > 0 {
 			m.chosen = m.visible[m.sel]
 			return tea.Quit
+		}
+	case key.Matches(msg, k.Mark):
+		if len(m.visible) > 0 {
+			i := m.visible[m.sel]
+			if m.marked == nil {
+				m.marked = map[int]bool{}
+			}
+			if m.marked[i] {
+				delete(m.marked, i)
+			} else {
+				m.marked[i] = true
+			}
 		}
 	case key.Matches(msg, k.Filter):
 		m.filtering = true

@@ -295,3 +295,44 @@ func hasLine(s, want string) bool {
 	}
 	return false
 }
+
+// TestMarkSeveral: space marks the selected server (● before it) and
+// unmarks it again; enter with servers marked returns them together, in
+// the list's order, and no single choice; in the filter, space types.
+func TestMarkSeveral(t *testing.T) {
+	m := newPicker(100, 16)
+	keySpace := tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	m.Update(keyDown)
+	m.Update(keyDown)
+	m.Update(keySpace) // sentry
+	m.Update(keyUp)
+	m.Update(keySpace) // github
+	m.Update(keySpace) // github again: unmarked
+	m.Update(keyUp)
+	m.Update(keySpace) // filesystem
+	s := screen(t, m)
+	if !strings.Contains(s, "›●filesystem") || !strings.Contains(s, " ●sentry") || strings.Contains(s, "●github") {
+		t.Fatalf("marks:\n%s", s)
+	}
+	if !strings.Contains(s, "enter start the 2 marked") {
+		t.Errorf("help line does not say what enter does now:\n%s", s)
+	}
+	_, cmd := m.Update(keyEnter)
+	if cmd == nil {
+		t.Fatal("enter did not quit")
+	}
+	if got := m.ChosenMany(); !reflect.DeepEqual(got, []int{0, 2}) {
+		t.Errorf("chosen %v, want [0 2]", got)
+	}
+	if _, ok := m.Chosen(); ok {
+		t.Error("a single server was chosen too")
+	}
+
+	f := newPicker(100, 16)
+	f.Update(press('/'))
+	typeText(f, "git")
+	f.Update(keySpace)
+	if f.Query() != "git " || len(f.marked) != 0 {
+		t.Errorf("in the filter, space: query %q, marked %v", f.Query(), f.marked)
+	}
+}

@@ -152,8 +152,13 @@ func (m *Model) row(r, nameW, whereW int) string {
 	it := m.opts.Items[m.visible[r]]
 	selected := r == m.sel
 	marker := "  "
-	if selected {
+	switch {
+	case selected && m.marked[m.visible[r]]:
+		marker = "›●"
+	case selected:
 		marker = "› "
+	case m.marked[m.visible[r]]:
+		marker = " ●"
 	}
 	base := st.Text
 	if it.Disabled || it.Approval == Rejected {

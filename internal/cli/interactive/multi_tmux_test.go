@@ -17,26 +17,7 @@ import (
 // alpha running, q quits. gamma never ran (pid probe); every process is
 // gone after.
 func TestTUIServers(t *testing.T) {
-	home := t.TempDir()
-	clitest.HostHome(t, home, t.TempDir())
-	env := map[string]string{}
-	for _, kv := range clitest.ChildEnv() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	fx := map[string]*clitest.Fixture{}
-	servers := map[string]any{}
-	for _, name := range []string{"alpha", "beta", "gamma"} {
-		f := clitest.NewFixture(t)
-		argv := f.Argv()
-		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "env": env}
-		fx[name] = f
-	}
-	servers["broken"] = map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")}
-	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
-	cfg := filepath.Join(home, "hosts", "claude_desktop_config.json")
-	clitest.WriteTestFile(t, cfg, string(b))
-
+	cfg, fx := serversConfig(t)
 	tt := startTUI(t, 100, 30, []string{"--config", cfg, "--all", "--prewarm", "beta"})
 	tt.waitFor("the server list",
 		`sonde · 4 servers · 1 running · each starts when you open it`,
@@ -78,4 +59,52 @@ func TestTUIServers(t *testing.T) {
 	for _, f := range fx {
 		proctest.AssertGone(t, f.PIDFile)
 	}
+}
+
+// serversConfig writes a host config with the fixture as alpha, beta and
+// gamma, and a server that cannot start (broken), in a home of its own.
+func serversConfig(t *testing.T) (string, map[string]*clitest.Fixture) {
+	t.Helper()
+	home := t.TempDir()
+	clitest.HostHome(t, home, t.TempDir())
+	env := map[string]string{}
+	for _, kv := range clitest.ChildEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	fx := map[string]*clitest.Fixture{}
+	servers := map[string]any{}
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		f := clitest.NewFixture(t)
+		argv := f.Argv()
+		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "env": env}
+		fx[name] = f
+	}
+	servers["broken"] = map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")}
+	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	cfg := filepath.Join(home, "hosts", "claude_desktop_config.json")
+	clitest.WriteTestFile(t, cfg, string(b))
+	return cfg, fx
+}
+
+// TestTUIPickerMarksSeveral: in the picker, space marks servers and enter
+// opens the server list over the marked ones only; none of them runs
+// until opened, and the server not marked never does.
+func TestTUIPickerMarksSeveral(t *testing.T) {
+	cfg, fx := serversConfig(t)
+	tt := startTUI(t, 100, 30, []string{"--config", cfg})
+	tt.waitFor("the picker", `sonde · pick a server · 4 found`, `^› alpha\s+Claude Desktop`, `enter start`, `space mark`)
+	tt.keys("Space", "Down", "Space")
+	tt.waitFor("two marked", `^ ●alpha`, `^›●beta`, `enter start the 2 marked`)
+	tt.keys("Enter")
+	tt.waitFor("the server list over them", `sonde · 2 servers · 0 running · each starts when you open it`,
+		`^› alpha\s+not started`, `^  beta\s+not started`)
+	fx["alpha"].AssertStarted(0)
+	tt.keys("Enter")
+	tt.waitFor("the inspector on alpha", append([]string{`│ alpha · stdio pid \d+ │`}, handshake...)...)
+	tt.keys("q")
+	tt.waitFor("the list again", `sonde · 2 servers · 1 running`)
+	tt.quit()
+	fx["alpha"].AssertStarted(1)
+	fx["gamma"].AssertStarted(0)
 }

@@ -51,9 +51,18 @@ func runRootFromConfig(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args 
 	var failed []string
 	at := 0
 	for {
-		i, ok, err := pick(cmd.Context(), env, h, found, inputs, failed, at)
+		i, many, ok, err := pick(cmd.Context(), env, h, found, inputs, failed, at)
 		if err != nil || !ok {
 			return err
+		}
+		if len(many) > 0 {
+			// Several marked: the server list over them, as --server A
+			// --server B opens it (none starts until opened).
+			f.Server, f.Servers = "", nil
+			for _, j := range many {
+				f.Servers = append(f.Servers, found.Servers[j].Name)
+			}
+			return runMultiUI(cmd, env, o, args)
 		}
 		s := found.Servers[i]
 		t, err := connect.UseServer(cmd, f, h, s, connect.TermPrompter{Ctx: cmd.Context(), In: env.In, Out: env.Out})
@@ -77,12 +86,13 @@ func isTerminal(r any) bool {
 }
 
 // pick runs the server picker with the cursor on server at and returns the
-// index of the server chosen; ok is false when the user quit. The
+// index of the server chosen, or those marked to open together (many);
+// ok is false when the user quit. The
 // problems shown are failed (the servers picked before that could not be
 // started), the files', and, for each server, a reference that cannot be
 // resolved with the --input values given (inputs are asked for only once a
 // server is picked).
-func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconfig.Found, inputs map[string]string, failed []string, at int) (int, bool, error) {
+func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconfig.Found, inputs map[string]string, failed []string, at int) (int, []int, bool, error) {
 	problems := append([]string(nil), failed...)
 	short := func(s string) string { // the home folder as ~, for room
 		if h.Home != "" && h.Home != "/" {
@@ -115,12 +125,15 @@ func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconf
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	if _, err := p.Run(); err != nil {
 		if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
-			return 0, false, &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
+			return 0, nil, false, &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
 		}
-		return 0, false, err
+		return 0, nil, false, err
+	}
+	if many := m.ChosenMany(); len(many) > 0 {
+		return 0, many, true, nil
 	}
 	i, ok := m.Chosen()
-	return i, ok, nil
+	return i, nil, ok, nil
 }
 
 // pickerApproval is the picker's mark of a Claude Code approval.
