@@ -28,10 +28,11 @@ type Effect struct {
 	// Stall is how long to wait after writing them (nothing more goes
 	// this way meanwhile).
 	Stall time.Duration
-	// Close closes the direction's output instead of writing Lines (the
-	// host's stdout, or the server's stdin): what comes after is
+	// Close, when set, is the close rule that closes the direction's
+	// output instead of writing Lines (the host's stdout, or the server's
+	// stdin; over HTTP the stream, or the session): what comes after is
 	// discarded.
-	Close bool
+	Close *Rule
 	// Back are lines written the other way (an error answer to the
 	// sender of a request), each followed by "\n".
 	Back [][]byte
@@ -310,7 +311,7 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 				what = "the server's stdin"
 			}
 			note(fmt.Sprintf("closed %s instead of forwarding %s %s", what, f.describe(), d))
-			eff.Lines, eff.Close = nil, true
+			eff.Lines, eff.Close = nil, r
 			return eff
 		case Reorder:
 			note(fmt.Sprintf("held %s %s to reorder it", f.describe(), d))

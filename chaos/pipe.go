@@ -241,7 +241,7 @@ func (f *LineWriter) apply(eff Effect) error {
 	if eff.Delay > 0 {
 		time.Sleep(eff.Delay)
 	}
-	if eff.Close {
+	if eff.Close != nil {
 		f.dst.shut()
 		return nil
 	}

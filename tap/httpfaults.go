@@ -106,17 +106,6 @@ func (f *httpFaults) closeSession(sid string, rule int) {
 	f.mu.Unlock()
 }
 
-// closeRule is the number of the close rule among eff's notes' rules; the
-// engine's notes start "fault rule N".
-func closeRule(eff chaos.Effect) int {
-	if len(eff.Notes) == 0 {
-		return 0
-	}
-	var n int
-	fmt.Sscanf(eff.Notes[len(eff.Notes)-1], "fault rule %d", &n)
-	return n
-}
-
 // request applies the rules to a POST's body on its way to the server. It
 // either answers the host itself (true), or sets r's body to what goes
 // on, and returns false for the proxy to forward it.
@@ -165,9 +154,9 @@ func (f *httpFaults) request(w http.ResponseWriter, r *http.Request, ex *exchang
 		f.mu.Unlock()
 	}
 	switch {
-	case eff.Close:
-		f.closeSession(r.Header.Get("Mcp-Session-Id"), closeRule(eff))
-		f.answer(w, ex, http.StatusNotFound, "text/plain; charset=utf-8", []byte("sonde tap: session closed by fault rule "+strconv.Itoa(closeRule(eff))+"\n"))
+	case eff.Close != nil:
+		f.closeSession(r.Header.Get("Mcp-Session-Id"), eff.Close.N)
+		f.answer(w, ex, http.StatusNotFound, "text/plain; charset=utf-8", []byte("sonde tap: session closed by fault rule "+strconv.Itoa(eff.Close.N)+"\n"))
 		return true
 	case len(eff.Back) > 0:
 		f.answer(w, ex, http.StatusOK, "application/json", eff.Back[0])
@@ -402,9 +391,9 @@ func (f *httpFaults) jsonResponse(resp *http.Response, ex *exchange, ctx context
 			return errDropped
 		}
 	}
-	if len(eff.Lines) == 0 || eff.Close {
-		if eff.Close {
-			f.closeSession(resp.Request.Header.Get("Mcp-Session-Id"), closeRule(eff))
+	if len(eff.Lines) == 0 || eff.Close != nil {
+		if eff.Close != nil {
+			f.closeSession(resp.Request.Header.Get("Mcp-Session-Id"), eff.Close.N)
 		}
 		<-merge(ctx.Done(), f.done)
 		return errDropped
@@ -528,7 +517,7 @@ func (f *httpFaults) sseEvent(ctx context.Context, ex *exchange, req *http.Reque
 	if eff.Hold != nil && !f.hold(ctx, ex, eff.Hold) {
 		return nil, true
 	}
-	if eff.Close {
+	if eff.Close != nil {
 		return nil, true
 	}
 	var out bytes.Buffer

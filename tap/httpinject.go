@@ -67,16 +67,15 @@ func (s *hostSession) learnAnswer(resp *http.Response) {
 // injected POST's own response. It needs a session the host has opened
 // (one POST of the host's went through).
 func (p *Proxy) Inject(ctx context.Context, req []byte) ([]byte, error) {
-	var msg map[string]json.RawMessage
-	if err := json.Unmarshal(req, &msg); err != nil || msg["method"] == nil || msg["id"] == nil {
-		return nil, ErrNotRequest
+	msg, own, err := parseInjected(req)
+	if err != nil {
+		return nil, err
 	}
-	own := msg["id"]
 	s := &p.session
 	s.mu.Lock()
 	if s.path == "" {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("the host has not opened a session through the tap yet")
+		return nil, ErrNoSession
 	}
 	s.seq++
 	id, _ := json.Marshal("sonde-inject-" + strconv.FormatUint(s.seq, 10))

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestHTTPInject(t *testing.T) {
 	}
 	p := NewProxy(ProxyOptions{})
 	defer p.Close()
-	if _, err := p.Inject(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)); err == nil || !strings.Contains(err.Error(), "not opened a session") {
+	if _, err := p.Inject(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)); !errors.Is(err, ErrNoSession) {
 		t.Errorf("before the host's session: %v", err)
 	}
 }

@@ -21,6 +21,8 @@ var (
 	ErrNotRequest = errors.New("not a JSON-RPC request")
 	// ErrTapEnded: the session ended before the answer came.
 	ErrTapEnded = errors.New("the tapped session ended")
+	// ErrNoSession: an HTTP tap's host has not opened a session yet.
+	ErrNoSession = errors.New("the host has not opened a session through the tap yet")
 )
 
 // Injector sends requests of sonde's own into a tapped stdio session (a
@@ -144,11 +146,10 @@ func (in *Injector) watchHandshake(p []byte) {
 // host's handshake and for a line boundary, and for the answer until ctx
 // ends.
 func (in *Injector) Inject(ctx context.Context, req []byte) ([]byte, error) {
-	var msg map[string]json.RawMessage
-	if err := json.Unmarshal(req, &msg); err != nil || msg["method"] == nil || msg["id"] == nil {
-		return nil, ErrNotRequest
+	msg, ownID, err := parseInjected(req)
+	if err != nil {
+		return nil, err
 	}
-	ownID := msg["id"]
 	stop := context.AfterFunc(ctx, func() {
 		in.mu.Lock()
 		in.cond.Broadcast()
@@ -179,7 +180,7 @@ func (in *Injector) Inject(ctx context.Context, req []byte) ([]byte, error) {
 	method := string(msg["method"])
 	in.t.note(fmt.Sprintf("sonde inject: request %s %s written to the server between the host's lines; its answer is not forwarded to the host", id, method))
 	in.t.offer(chunk{s: streamIn, data: line, t: time.Now()})
-	_, err := in.dst.Write(line)
+	_, err = in.dst.Write(line)
 	in.mu.Unlock()
 	if err != nil {
 		in.forget(string(id))
@@ -199,6 +200,16 @@ func (in *Injector) Inject(ctx context.Context, req []byte) ([]byte, error) {
 
 // forget stops waiting for id's answer; a late one is still taken out
 // (while maxGone later give-ups have not pushed it out).
+// parseInjected reads a request to inject: its members, and its own id
+// (which the answer gets back in place of the tap's).
+func parseInjected(req []byte) (map[string]json.RawMessage, json.RawMessage, error) {
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(req, &msg); err != nil || msg["method"] == nil || msg["id"] == nil {
+		return nil, nil, ErrNotRequest
+	}
+	return msg, msg["id"], nil
+}
+
 func (in *Injector) forget(id string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -161,11 +160,8 @@ func TestHostFilterHoldsOnlyWhileWaiting(t *testing.T) {
 		t.Fatalf("a half line was held with nothing awaited: %q", out.String())
 	}
 	c := make(chan []byte, 1)
-	var mu sync.Mutex
-	mu.Lock()
 	in.pending[`"sonde-1-1"`] = c
 	in.count.Add(1)
-	mu.Unlock()
 	f.Write([]byte("\"result\":{}}\n{\"jsonrpc\":\"2.0\",\"id\":\"sonde-1-1\","))
 	if out.String() != `{"id":1,"result":{}}`+"\n" {
 		t.Fatalf("out %q", out.String())

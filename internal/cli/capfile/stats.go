@@ -76,7 +76,9 @@ func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
 	prog := newProgress(env, path, o.JSON)
 	_, warnings, err := eachEvent(path, func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
 		prog.tick()
-		defs.Add(ev) // every event: a tool's definition is read from tools/list
+		if o.Filter == "" {
+			defs.Add(ev) // the context cost: left out of a filtered stats
+		}
 		if keep(ev) {
 			c.Add(ev)
 		}

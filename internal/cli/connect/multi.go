@@ -106,10 +106,11 @@ type Multi struct {
 	onClient func(name string, c *client.Client)
 	// tracers are the --trace printers of the clients started, each line
 	// led by its server's name (traceMu keeps lines whole).
-	tmu     sync.Mutex
-	tracers []*tracer
-	traceMu sync.Mutex
-	otlp    *Telemetry // --otlp-endpoint (nil: none); closed by WaitTrace
+	tmu      sync.Mutex
+	tracers  []*tracer
+	traceMu  sync.Mutex
+	otlp     *Telemetry // --otlp-endpoint (nil: none); closed once, by WaitTrace
+	otlpDone sync.Once
 }
 
 // trace starts the --trace printer of server name's client c.
@@ -333,13 +334,12 @@ func (m *Multi) Run(ctx context.Context, fn func(ctx context.Context) error) err
 // their clients).
 func (m *Multi) WaitTrace() {
 	m.tmu.Lock()
-	trs, otlp := m.tracers, m.otlp
-	m.otlp = nil
+	trs := m.tracers
 	m.tmu.Unlock()
 	for _, tr := range trs {
 		tr.wait()
 	}
-	otlp.Close(m.env.Err)
+	m.otlpDone.Do(func() { m.otlp.Close(m.env.Err) })
 }
 
 // ReportPaths are where the report of a failed call goes: the user's

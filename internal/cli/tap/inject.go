@@ -23,8 +23,13 @@ import (
 // in place of .jsonl, in the sessions folder (0700).
 const SocketExt = ".sock"
 
-// maxInjectLine bounds a request a watcher sends through the socket.
-const maxInjectLine = 1 << 20
+// maxInjectLine bounds a request a watcher sends through the socket, and
+// maxInjectWaiting the requests of one connection waiting for their answer
+// (past it, the next line is read once one is answered).
+const (
+	maxInjectLine    = 1 << 20
+	maxInjectWaiting = 64
+)
 
 // socketPath is the socket of the recording at recPath.
 func socketPath(recPath string) string {
@@ -96,11 +101,13 @@ func serveInjectConn(ctx context.Context, inj injectTarget, c net.Conn) {
 	defer wg.Wait()
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 64<<10), maxInjectLine)
+	room := make(chan struct{}, maxInjectWaiting) // no more read while full
 	for sc.Scan() {
 		line := append([]byte(nil), sc.Bytes()...)
+		room <- struct{}{}
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer func() { <-room; wg.Done() }()
 			answer, err := inj.Inject(ctx, line)
 			if err != nil {
 				id, _ := jsonrpc.ScanID(line)
