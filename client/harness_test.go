@@ -28,10 +28,11 @@ type session struct {
 	c       *Client
 	pidFile string
 
-	mu     sync.Mutex
-	events []Event
-	notify chan struct{}
-	done   chan struct{}
+	mu      sync.Mutex
+	events  []Event
+	lastSeq uint64 // Seq of the latest event collected
+	notify  chan struct{}
+	done    chan struct{}
 }
 
 type fixtureArgs struct {
@@ -105,6 +106,7 @@ func (s *session) collect(sub *Subscription) {
 	for ev := range sub.C {
 		s.mu.Lock()
 		s.events = append(s.events, ev)
+		s.lastSeq = ev.Seq
 		s.mu.Unlock()
 		select {
 		case s.notify <- struct{}{}:
@@ -121,11 +123,30 @@ func (s *session) init() {
 	}
 }
 
-// snapshot returns the events so far.
+// snapshot returns every event the client emitted before the call: the
+// collector runs in its own goroutine, so it first waits until the collector
+// has caught up with the client's latest Seq (a Client's hub never leaves
+// gaps), or the stream ended.
 func (s *session) snapshot() []Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Event(nil), s.events...)
+	s.c.hub.emitMu.Lock()
+	target := s.c.hub.seq
+	s.c.hub.emitMu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		if s.lastSeq >= target || time.Now().After(deadline) {
+			defer s.mu.Unlock()
+			return append([]Event(nil), s.events...)
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.done:
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return append([]Event(nil), s.events...)
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // waitUntil waits until cond holds for the events so far (the bound only
