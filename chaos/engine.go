@@ -67,6 +67,7 @@ type Engine struct {
 
 	mu      sync.Mutex
 	matches []int                 // per rule: frames its filters matched
+	fired   []int                 // per rule: times it acted (for max=)
 	rng     map[[2]int]*rand.Rand // per rule and direction
 	reqs    [3]map[string]reqInfo // by the direction the request went
 }
@@ -75,7 +76,7 @@ type Engine struct {
 // of delay ranges (per rule and direction, so a run with the same seed and
 // the same frames makes the same choices).
 func New(rules []*Rule, seed uint64) *Engine {
-	e := &Engine{rules: rules, seed: seed, start: time.Now(), matches: make([]int, len(rules)), rng: map[[2]int]*rand.Rand{}}
+	e := &Engine{rules: rules, seed: seed, start: time.Now(), matches: make([]int, len(rules)), fired: make([]int, len(rules)), rng: map[[2]int]*rand.Rand{}}
 	for i := range e.reqs {
 		e.reqs[i] = map[string]reqInfo{}
 	}
@@ -230,6 +231,10 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 		if r.pSet && e.rand(i, d).Float64() >= r.P {
 			continue
 		}
+		if r.Max > 0 && e.fired[i] >= r.Max {
+			continue
+		}
+		e.fired[i]++
 		note := func(did string) {
 			eff.Notes = append(eff.Notes, fmt.Sprintf("fault rule %d (%s) %s", r.N, r.Text, did))
 		}

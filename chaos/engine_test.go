@@ -78,7 +78,7 @@ func TestApplyActions(t *testing.T) {
 	}
 }
 
-// TestApplyCounting: every=, after=, and p= with a seed.
+// TestApplyCounting: every=, after=, max=, and p= with a seed.
 func TestApplyCounting(t *testing.T) {
 	e := New(mustRules(t, "drop:after=1,every=2"), 1)
 	var fired []int
@@ -89,6 +89,16 @@ func TestApplyCounting(t *testing.T) {
 	}
 	if len(fired) != 3 || fired[0] != 3 || fired[1] != 5 || fired[2] != 7 {
 		t.Fatalf("after=1,every=2 fired at %v", fired)
+	}
+	e = New(mustRules(t, "drop:every=2,max=2"), 1)
+	fired = nil
+	for i := 1; i <= 8; i++ {
+		if e.Apply(ToHost, []byte(answerEcho)).Matched() {
+			fired = append(fired, i)
+		}
+	}
+	if len(fired) != 2 || fired[0] != 2 || fired[1] != 4 {
+		t.Fatalf("every=2,max=2 fired at %v", fired)
 	}
 	draw := func(seed uint64) string {
 		e := New(mustRules(t, "drop:p=0.5", "delay:ms=0-1000"), seed)

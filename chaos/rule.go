@@ -60,7 +60,7 @@ const (
 )
 
 var knownKeys = map[string]bool{
-	"kind": true, "dir": true, "direction": true, "method": true, "tool": true, "id": true, "every": true, "after": true,
+	"kind": true, "dir": true, "direction": true, "method": true, "tool": true, "id": true, "every": true, "after": true, "max": true,
 	"p": true, "ms": true, "n": true, "how": true, "code": true, "message": true, "text": true,
 	"window": true, "order": true, "during": true,
 }
@@ -91,6 +91,7 @@ type Rule struct {
 	ID     string // the id as on the wire: 7, or "7" (quoted) for a string id
 	Every  int    // only every Nth match (0: all)
 	After  int    // only after the first N matches
+	Max    int    // acts at most N times (0: no limit)
 	P      float64
 	pSet   bool
 	// During is a time window from the start of the session (the
@@ -220,6 +221,8 @@ func (r *Rule) option(key, val string) string {
 		r.Every, err = num(1)
 	case "after":
 		r.After, err = num(0)
+	case "max":
+		r.Max, err = num(1)
 	case "p":
 		p, e := strconv.ParseFloat(val, 64)
 		if e != nil || !(p > 0 && p <= 1) {

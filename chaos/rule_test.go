@@ -27,6 +27,7 @@ func TestParseExamples(t *testing.T) {
 		{"stderr:to-server,method=initialize,text=hello there", func(r *Rule) bool { return r.Text2 == "hello there" }},
 		{"drop", func(r *Rule) bool { return r.Dir == Both }},
 		{"drop:id=7,after=2", func(r *Rule) bool { return r.ID == "7" && r.After == 2 }},
+		{"drop:to-host,tool=echo,max=1", func(r *Rule) bool { return r.Tool == "echo" && r.Max == 1 }},
 	} {
 		r, err := Parse(tc.text, 1)
 		if err != nil {
@@ -53,6 +54,7 @@ func TestParseErrors(t *testing.T) {
 		{"drop:to-hots", 6, `unknown item "to-hots"`},
 		{"drop:to-host,,kind=request", 14, "empty item"},
 		{"drop:to-host,p=2", 16, "probability"},
+		{"drop:to-host,max=0", 18, `max="0": want an integer ≥ 1`},
 		{"drop:to-host,every=0", 20, "every="},
 		{"drop:to-host,colour=red", 14, `unknown option "colour"`},
 		{"drop:to-host,ms=5", 18, "ms= does not apply to drop"},

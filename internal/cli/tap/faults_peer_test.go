@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,43 @@ func TestFaultHTTPGoSDKClient(t *testing.T) {
 	}
 	if !strings.Contains(recNotes, "more time(s)") {
 		t.Errorf("the recording does not note the duplicates:\n%s", recNotes)
+	}
+}
+
+// TestFaultHTTPDropEventResume: a drop rule with max=1 leaves out the SSE
+// event that carries the answer to the host's call; the official Go SDK
+// client, having seen an event id on that stream, comes back with
+// Last-Event-ID, and server-everything (which keeps its events for
+// resumption) sends the event again: the rule is spent, so the answer goes
+// through. The recording notes the one drop and holds the resuming GET.
+func TestFaultHTTPDropEventResume(t *testing.T) {
+	bin := peertest.GoSDKClient(t)
+	target := peertest.EverythingHTTP(t, "streamableHttp") + "/mcp"
+	rec := filepath.Join(t.TempDir(), "resume.jsonl")
+	tap := startHTTPTap(t, target, "--record", rec, "--fault", "drop:to-host,tool=echo,max=1")
+	cmd := exec.Command(bin, "-n", "1", "-tool", "echo", "-args", `{"message":"after the resume"}`, "-url", tap.url)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	tap.stop(t)
+	if err != nil {
+		t.Fatalf("the host's call failed: %v\n%s", err, stderr.String())
+	}
+	if got := gosdkResult(t, string(out)); !strings.Contains(got, "after the resume") {
+		t.Fatalf("result %s", got)
+	}
+	if n := notes(t, rec); strings.Count(n, "fault rule 1 (drop:to-host,tool=echo,max=1) dropped the response") != 1 {
+		t.Fatalf("the recording should note one drop:\n%s", n)
+	}
+	resumed := false
+	for _, r := range readCapture(t, rec) {
+		if r.HTTP != nil && r.HTTP.Method == "GET" && slices.ContainsFunc(r.HTTP.Header, func(h string) bool {
+			return strings.HasPrefix(strings.ToLower(h), "> last-event-id: ")
+		}) {
+			resumed = true
+		}
+	}
+	if !resumed {
+		t.Fatal("the recording holds no GET with Last-Event-ID: the host did not resume through the tap")
 	}
 }
