@@ -142,6 +142,7 @@ func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
 	case client.EvNote:
 		r.Type = TypeNote
 		r.Note, r.Redacted = e.redact.String(ev.Note)
+		r.Fault = faultRec(ev.Fault)
 	case client.EvHTTP:
 		r.Type = TypeHTTP
 		r.HTTP, r.Redacted = e.httpRec(ev.HTTP)
@@ -265,4 +266,17 @@ func brokenNames(b jsonrpc.Broken) []string {
 		out = append(out, "result-and-error")
 	}
 	return out
+}
+
+// faultRec is the record of f (nil for none).
+func faultRec(f *client.Fault) *FaultRec {
+	if f == nil {
+		return nil
+	}
+	r := &FaultRec{Rule: f.Rule, Action: f.Action, Dir: f.Dir.String(), Kind: f.Kind, Method: f.Method}
+	if f.ID.IsValid() {
+		id := f.ID
+		r.ID = &id
+	}
+	return r
 }

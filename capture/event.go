@@ -104,7 +104,10 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		p.Exit = h.exitOf(rec.Exit)
 		ev.Kind, ev.Proc = client.EvProcess, p
 	case TypeNote:
-		ev.Kind, ev.Note = client.EvNote, rec.Note
+		ev.Kind, ev.Note, ev.Fault = client.EvNote, rec.Note, faultOf(rec.Fault)
+		if ev.Fault == nil && h.before(1, 4) {
+			ev.Fault = legacyFault(rec.Note)
+		}
 	case TypeHTTP:
 		noFlag := h.before(1, 2)
 		h := rec.HTTP

@@ -25,7 +25,7 @@ const Format = "sonde-capture"
 // older readers ignore or skip.
 const (
 	VersionMajor = 1
-	VersionMinor = 3
+	VersionMinor = 4
 )
 
 // Record types (the "type" field of each line).
@@ -122,8 +122,9 @@ type Record struct {
 	Signal string   `json:"signal,omitempty"`
 	Exit   *ExitRec `json:"exit,omitempty"`
 
-	// Note.
-	Note string `json:"note,omitempty"`
+	// Note, and (1.4) on the note of a fault rule, what it did.
+	Note  string    `json:"note,omitempty"`
+	Fault *FaultRec `json:"fault,omitempty"`
 
 	// HTTP exchanges and stream events.
 	HTTP *HTTPRec `json:"http,omitempty"`
@@ -225,4 +226,15 @@ type HTTPRec struct {
 	// Problem (1.2) marks a stream note that is a failure (a dropped
 	// stream, an event cut off): client.HTTPEvent.Problem.
 	Problem bool `json:"problem,omitempty"`
+}
+
+// FaultRec (1.4) is what a fault rule of sonde tap --fault did, on the note
+// that says it in words (client.Fault).
+type FaultRec struct {
+	Rule   int         `json:"rule"`
+	Action string      `json:"action"`
+	Dir    string      `json:"dir"`              // "out" (to the server) or "in" (to the host)
+	Kind   string      `json:"kind,omitempty"`   // the frame's kind
+	ID     *jsonrpc.ID `json:"id,omitempty"`     // the frame's id (a response's: its request's)
+	Method string      `json:"method,omitempty"` // the frame's method, or a response's request's
 }

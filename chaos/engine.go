@@ -42,7 +42,7 @@ type Effect struct {
 	// Stderr is text for the host's stderr.
 	Stderr []byte
 	// Notes say what each rule that fired did.
-	Notes []string
+	Notes []Note
 	// Later are copies to write LaterBy after Lines (duplicate with ms=),
 	// while the direction carries on.
 	Later   [][]byte
@@ -182,6 +182,36 @@ func (r *Rule) inWindow(since time.Duration) bool {
 	return !r.during || since >= r.From && since < r.To
 }
 
+// Note says what one rule did to one frame: in words (Text: "fault rule
+// N (RULE) dropped the response to id 7 (tools/call echo) to-host", the
+// form docs/chaos.md shows), and as fields a consumer can act on without
+// reading the words.
+type Note struct {
+	Text   string
+	Rule   int    // the rule's number
+	Action Action // what it did
+	Dir    Direction
+	// Kind is the frame's kind (request, response, notification), "" for
+	// a line that is not a JSON-RPC message (and for a release of held
+	// frames).
+	Kind string
+	// ID is the frame's id (a response's is the id of the request it
+	// answers); invalid when it has none.
+	ID jsonrpc.ID
+	// Method is a request's or notification's method, or for a response
+	// the method of the request it answers (when known).
+	Method string
+}
+
+// note is the Note of rule r acting on f going d.
+func (f *frame) note(r *Rule, d Direction, did string) Note {
+	n := Note{Text: fmt.Sprintf("fault rule %d (%s) %s", r.N, r.Text, did), Rule: r.N, Action: r.Action, Dir: d, Kind: f.kind, Method: f.method}
+	if f.hasID {
+		n.ID = f.msg.ID
+	}
+	return n
+}
+
 // describe names a frame in a note: "the response to id 7 (tools/call
 // echo)".
 func (f *frame) describe() string {
@@ -236,7 +266,7 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 		}
 		e.fired[i]++
 		note := func(did string) {
-			eff.Notes = append(eff.Notes, fmt.Sprintf("fault rule %d (%s) %s", r.N, r.Text, did))
+			eff.Notes = append(eff.Notes, f.note(r, d, did))
 		}
 		switch r.Action {
 		case Delay:

@@ -33,7 +33,7 @@ func TestApplyMatchesResponsesByTheirRequest(t *testing.T) {
 		t.Fatalf("request: %+v", eff)
 	}
 	eff := e.Apply(ToHost, []byte(answerEcho))
-	if !eff.Matched() || eff.Lines != nil || !strings.Contains(eff.Notes[0], "fault rule 1 (drop:to-host,tool=echo,kind=response) dropped the response to id 7 (tools/call echo) to-host") {
+	if !eff.Matched() || eff.Lines != nil || !strings.Contains(eff.Notes[0].Text, "fault rule 1 (drop:to-host,tool=echo,kind=response) dropped the response to id 7 (tools/call echo) to-host") {
 		t.Fatalf("response: %+v", eff)
 	}
 	// Answered once: a second answer to 7 no longer has a tool.
@@ -129,7 +129,7 @@ func TestApplyCounting(t *testing.T) {
 func TestReorder(t *testing.T) {
 	e := New(mustRules(t, "reorder:to-host,window=3"), 1)
 	eff := e.Apply(ToHost, []byte(answerEcho))
-	if eff.Hold == nil || eff.Hold.Window != 3 || eff.Hold.MinMS != 1000 || !strings.Contains(eff.Notes[0], "held the response to id 7") {
+	if eff.Hold == nil || eff.Hold.Window != 3 || eff.Hold.MinMS != 1000 || !strings.Contains(eff.Notes[0].Text, "held the response to id 7") {
 		t.Fatalf("%+v", eff)
 	}
 	held := [][][]byte{{[]byte("1")}, {[]byte("2")}, {[]byte("3")}}

@@ -12,7 +12,7 @@ import (
 // Hooks are what a Pipe tells its user.
 type Hooks struct {
 	// Note gets the note of each rule that fired, before what it wrote.
-	Note func(text string)
+	Note func(n Note)
 	// ToHost gets a copy of each write to the host, under the lock that
 	// orders them, before it is written (the tap observes it).
 	ToHost func(b []byte)
@@ -38,7 +38,7 @@ type Pipe struct {
 // host (the host's stdout) and hostErr (the host's stderr).
 func (e *Engine) NewPipe(server, host, hostErr io.Writer, max int, h Hooks) *Pipe {
 	if h.Note == nil {
-		h.Note = func(string) {}
+		h.Note = func(Note) {}
 	}
 	s, hd, ed := newDest(server, nil), newDest(host, h.ToHost), newDest(hostErr, nil)
 	return &Pipe{
@@ -312,7 +312,7 @@ func (f *LineWriter) release(r *Rule, h *holding) error {
 	if r.Shuffle {
 		how = "shuffled"
 	}
-	f.h.Note(fmt.Sprintf("fault rule %d (%s) released %d held frame(s) %s, %s", r.N, r.Text, len(frames), f.dir, how))
+	f.h.Note(Note{Text: fmt.Sprintf("fault rule %d (%s) released %d held frame(s) %s, %s", r.N, r.Text, len(frames), f.dir, how), Rule: r.N, Action: r.Action, Dir: f.dir})
 	var out []byte
 	for _, fr := range frames {
 		for _, l := range fr {

@@ -125,6 +125,11 @@ func (o *Observer) Note(text string, t time.Time) {
 	o.hub.emit(Event{Time: t, Kind: EvNote, Note: text})
 }
 
+// Fault reports a note about what a fault rule did, with its fields.
+func (o *Observer) Fault(text string, f *Fault, t time.Time) {
+	o.hub.emit(Event{Time: t, Kind: EvNote, Note: text, Fault: f})
+}
+
 // Missed reports that n events could not be observed (the bytes went by
 // while the observer was behind): a gap of n in Seq, which a recorder
 // writes as a missed record, after a note saying why.

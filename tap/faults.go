@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/chaos"
+	"github.com/sonde-mcp/sonde/client"
 )
 
 // faultWriters returns the writers of the three streams with fault rules
@@ -20,9 +21,18 @@ func (t *tap) faultWriters(stdin io.Writer, out, errw io.Writer) (toServer, toHo
 
 func chaosHooks(t *tap) chaos.Hooks {
 	return chaos.Hooks{
-		Note: t.note,
+		Note: t.fault,
 		ToHost: func(b []byte) {
 			t.offer(chunk{s: streamOut, data: append([]byte(nil), b...), t: time.Now()})
 		},
 	}
+}
+
+// faultOf is the client.Fault of a rule's note.
+func faultOf(n chaos.Note) *client.Fault {
+	d := client.Out
+	if n.Dir == chaos.ToHost {
+		d = client.In
+	}
+	return &client.Fault{Rule: n.Rule, Action: string(n.Action), Dir: d, Kind: n.Kind, ID: n.ID, Method: n.Method}
 }

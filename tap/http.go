@@ -159,6 +159,7 @@ type hchunk struct {
 	session     string // hkHTTP: the Mcp-Session-Id of the answer
 	http        *client.HTTPEvent
 	note        string
+	fault       *client.Fault // on a note of a fault rule
 	missed      uint64
 	missedBytes int64
 }
@@ -800,6 +801,10 @@ func (p *Proxy) observe() {
 			o.HTTP(*c.http, c.t)
 			return
 		case hkNote:
+			if c.fault != nil {
+				o.Fault(c.note, c.fault, c.t)
+				return
+			}
 			o.Note(c.note, c.t)
 			return
 		}

@@ -64,11 +64,16 @@ func (f *httpFaults) note(ex *exchange, text string) {
 	f.p.offer(hchunk{ex: ex, kind: hkNote, t: time.Now(), note: text}, nil)
 }
 
+// fault records what a rule did, with its fields (client.Fault).
+func (f *httpFaults) fault(ex *exchange, n chaos.Note) {
+	f.p.offer(hchunk{ex: ex, kind: hkNote, t: time.Now(), note: n.Text, fault: faultOf(n)}, nil)
+}
+
 // effects records the notes of eff and writes its stderr text to the
 // tap's log.
 func (f *httpFaults) effects(ex *exchange, eff chaos.Effect) {
 	for _, n := range eff.Notes {
-		f.note(ex, n)
+		f.fault(ex, n)
 	}
 	if len(eff.Stderr) > 0 {
 		f.p.opts.Log.Write(eff.Stderr)
@@ -325,7 +330,7 @@ func (f *httpFaults) release(r *chaos.Rule, h *httpHold, ex *exchange) {
 	if r.Shuffle {
 		how = "shuffled"
 	}
-	f.note(ex, fmt.Sprintf("fault rule %d (%s) released %d held answer(s) to-host, %s", r.N, r.Text, len(frames), how))
+	f.fault(ex, chaos.Note{Text: fmt.Sprintf("fault rule %d (%s) released %d held answer(s) to-host, %s", r.N, r.Text, len(frames), how), Rule: r.N, Action: r.Action, Dir: chaos.ToHost})
 	for k, fr := range f.e.Release(r, chaos.ToHost, frames) {
 		i, _ := strconv.Atoi(string(fr[0]))
 		if k > 0 && !f.sleep(context.Background(), releaseGap) {

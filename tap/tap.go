@@ -107,8 +107,10 @@ type chunk struct {
 	data []byte
 	t    time.Time
 	end  bool // the stream ended (data is empty)
-	// note, when set, is a note for the recording (a fault rule fired).
-	note string
+	// note, when set, is a note for the recording (a fault rule fired),
+	// and fault what the rule did.
+	note  string
+	fault *client.Fault
 	// missed counts the chunks of this stream that were not observed
 	// just before this one; missedBytes their size; atLineStart whether
 	// the last of them ended with a newline.
@@ -356,6 +358,14 @@ func (t *tap) note(text string) {
 	t.queue.putWait(chunk{s: streamOut, note: text, t: time.Now()}, t.observed)
 }
 
+// fault is note for what a fault rule did, with its fields.
+func (t *tap) fault(n chaos.Note) {
+	if t.opts.Observer == nil {
+		return
+	}
+	t.queue.putWait(chunk{s: streamOut, note: n.Text, fault: faultOf(n), t: time.Now()}, t.observed)
+}
+
 // passSignals passes each signal of opts.Signals on to the server's group
 // until stop is closed.
 func (t *tap) passSignals(stop <-chan struct{}) {
@@ -391,7 +401,7 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 	handle := func(c chunk) {
 		t.inflight.Add(-int64(len(c.data)))
 		if c.note != "" {
-			o.Note(c.note, c.t)
+			o.Fault(c.note, c.fault, c.t)
 			return
 		}
 		if c.missed > 0 {

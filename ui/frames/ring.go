@@ -113,24 +113,17 @@ func httpFrame(h *client.HTTPEvent, t time.Time) *client.FrameInfo {
 // --fault saying what a rule did to the frames around it.
 const VerdictFault client.Verdict = "fault"
 
-// faultFrame is the stand-in frame of a fault row, from a note "fault rule
-// N (RULE) did …" (docs/chaos.md); nil for any other note. Its direction
-// is the one the note names.
-func faultFrame(note string, t time.Time) *client.FrameInfo {
-	rest, ok := strings.CutPrefix(note, "fault rule ")
-	if !ok {
+// faultFrame is the stand-in frame of a fault row, from the note of a
+// fault rule (docs/chaos.md); nil for any other note. Its direction is the
+// one the rule acted in, its detail the note's words after "fault rule N".
+func faultFrame(ev client.Event) *client.FrameInfo {
+	if ev.Fault == nil {
 		return nil
 	}
-	n, did, ok := strings.Cut(rest, " (")
-	if _, err := strconv.Atoi(n); !ok || err != nil {
-		return nil
-	}
-	f := &client.FrameInfo{Verdict: VerdictFault, Detail: "(" + did}
-	f.Dir = client.Out
-	if strings.Contains(did, " to-host") {
-		f.Dir = client.In
-	}
-	f.Time = t
+	n := strconv.Itoa(ev.Fault.Rule)
+	f := &client.FrameInfo{Verdict: VerdictFault, Detail: strings.TrimPrefix(ev.Note, "fault rule "+n+" ")}
+	f.Dir = ev.Fault.Dir
+	f.Time = ev.Time
 	f.Msg.Method = "fault rule " + n
 	return f
 }
@@ -178,7 +171,7 @@ func (m *Model) Apply(evs []client.Event) {
 			continue
 		}
 		if ev.Kind == client.EvNote {
-			if f := faultFrame(ev.Note, ev.Time); f != nil {
+			if f := faultFrame(*ev); f != nil {
 				if m.t0.IsZero() {
 					m.t0 = ev.Time
 				}

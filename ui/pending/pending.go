@@ -22,7 +22,6 @@ package pending
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -205,7 +204,7 @@ func (m *Model) Apply(evs []client.Event) {
 		case ev.Kind == client.EvFrame && ev.Frame != nil:
 			m.applyFrame(ev.Frame)
 		case ev.Kind == client.EvNote:
-			if k, what, ok := faultedAnswer(ev.Note); ok {
+			if k, what, ok := faultedAnswer(ev.Fault); ok {
 				if e := m.byKey[k]; e != nil && !e.state.Final() {
 					e.fault = what
 				}
@@ -385,48 +384,18 @@ func (m *Model) Title() string {
 	return s
 }
 
-// faultedAnswer reads a note of sonde tap --fault that kept a response
-// from its requester ("fault rule 2 (RULE) dropped the response to id 7
-// (tools/call echo) to-host", or closed the stream instead of forwarding
-// it, docs/chaos.md): the request's key and "dropped by fault rule 2".
-func faultedAnswer(note string) (reqKey, string, bool) {
-	rest, ok := strings.CutPrefix(note, "fault rule ")
+// faultedAnswer reads the note of a fault rule (sonde tap --fault,
+// docs/chaos.md) that kept a response from its requester (dropped it, or
+// closed the stream instead of forwarding it): the request's key and
+// "dropped by fault rule 2".
+func faultedAnswer(f *client.Fault) (reqKey, string, bool) {
+	dir, id, ok := f.KeptAnswer()
 	if !ok {
 		return reqKey{}, "", false
 	}
-	n, _, _ := strings.Cut(rest, " ")
-	if _, err := strconv.Atoi(n); err != nil {
-		return reqKey{}, "", false
-	}
-	var verb string
-	switch {
-	case strings.Contains(rest, ") dropped the response to id "):
-		verb = "dropped"
-	case strings.Contains(rest, " instead of forwarding the response to id ") && strings.Contains(rest, ") closed "):
+	verb := "dropped"
+	if f.Action == "close" {
 		verb = "closed"
-	default:
-		return reqKey{}, "", false
 	}
-	_, idText, _ := strings.Cut(rest, " the response to id ")
-	var id jsonrpc.ID
-	if strings.HasPrefix(idText, `"`) {
-		q, err := strconv.QuotedPrefix(idText)
-		if err != nil {
-			return reqKey{}, "", false
-		}
-		s, _ := strconv.Unquote(q)
-		id = jsonrpc.String(s)
-	} else {
-		num, _, _ := strings.Cut(idText, " ")
-		v, err := strconv.ParseInt(num, 10, 64)
-		if err != nil {
-			return reqKey{}, "", false
-		}
-		id = jsonrpc.Int(v)
-	}
-	dir := client.Out // a response to the host answers the host's request
-	if strings.HasSuffix(note, " to-server") {
-		dir = client.In
-	}
-	return reqKey{dir, id}, verb + " by fault rule " + n, true
+	return reqKey{dir, id}, verb + " by fault rule " + strconv.Itoa(f.Rule), true
 }

@@ -354,35 +354,45 @@ func TestHeldRowHasNoCountdown(t *testing.T) {
 // its own request.
 func TestFaultDropped(t *testing.T) {
 	m := newModel(Options{})
-	note := func(ms int, text string) client.Event {
-		return client.Event{Time: at(ms), Kind: client.EvNote, Note: text}
+	note := func(ms int, text string, f *client.Fault) client.Event {
+		return client.Event{Time: at(ms), Kind: client.EvNote, Note: text, Fault: f}
 	}
 	m.Apply([]client.Event{
 		queued(0, 7, "tools/call", "echo", 30000), out(1, 7, "tools/call", client.StateSent),
 		queued(2, 8, "tools/call", "echo", 30000), out(3, 8, "tools/call", client.StateSent),
-		note(5, "fault rule 2 (drop:to-host,tool=echo,id=7) dropped the response to id 7 (tools/call echo) to-host"),
-		note(6, `fault rule 3 (drop:to-host,id="8") dropped the response to id "8" to-host`),
+		note(5, "fault rule 2 (drop:to-host,tool=echo,id=7) dropped the response to id 7 (tools/call echo) to-host",
+			&client.Fault{Rule: 2, Action: "drop", Dir: client.In, Kind: "response", ID: jsonrpc.Int(7), Method: "tools/call"}),
+		// A string id "8" is not the request 8.
+		note(6, `fault rule 3 (drop:to-host,id="8") dropped the response to id "8" to-host`,
+			&client.Fault{Rule: 3, Action: "drop", Dir: client.In, Kind: "response", ID: jsonrpc.String("8")}),
+		// The same words without the fields are a note, not a fault.
+		note(7, "fault rule 4 (drop:to-host,id=8) dropped the response to id 8 (tools/call echo) to-host", nil),
 	})
 	v := m.View()
-	if !strings.Contains(v, "dropped by fault rule 2") || strings.Contains(v, "fault rule 3") {
+	if !strings.Contains(v, "dropped by fault rule 2") || strings.Contains(v, "fault rule 3") || strings.Contains(v, "fault rule 4") {
 		t.Fatalf("view:\n%s", v)
 	}
 	for _, tc := range []struct {
-		note string
+		f    client.Fault
 		key  reqKey
 		what string
 	}{
-		{"fault rule 1 (close:to-host) closed the host's stdout instead of forwarding the response to id 3 to-host", reqKey{client.Out, jsonrpc.Int(3)}, "closed by fault rule 1"},
-		{`fault rule 4 (drop:to-server) dropped the response to id "a b" (sampling/createMessage) to-server`, reqKey{client.In, jsonrpc.String("a b")}, "dropped by fault rule 4"},
+		{client.Fault{Rule: 1, Action: "close", Dir: client.In, Kind: "response", ID: jsonrpc.Int(3)}, reqKey{client.Out, jsonrpc.Int(3)}, "closed by fault rule 1"},
+		{client.Fault{Rule: 4, Action: "drop", Dir: client.Out, Kind: "response", ID: jsonrpc.String("a b")}, reqKey{client.In, jsonrpc.String("a b")}, "dropped by fault rule 4"},
 	} {
-		k, what, ok := faultedAnswer(tc.note)
+		k, what, ok := faultedAnswer(&tc.f)
 		if !ok || k != tc.key || what != tc.what {
-			t.Errorf("%s: %v %q %v", tc.note, k, what, ok)
+			t.Errorf("%+v: %v %q %v", tc.f, k, what, ok)
 		}
 	}
-	for _, n := range []string{"fault rule 1: drop", "fault rule 1 (delay:ms=5) delayed the response to id 3 to-host", "sonde tap: session"} {
-		if _, _, ok := faultedAnswer(n); ok {
-			t.Errorf("%q read as a dropped answer", n)
+	for _, f := range []*client.Fault{
+		nil,
+		{Rule: 1, Action: "delay", Dir: client.In, Kind: "response", ID: jsonrpc.Int(3)},
+		{Rule: 1, Action: "drop", Dir: client.In, Kind: "request", ID: jsonrpc.Int(3)},
+		{Rule: 1, Action: "drop", Dir: client.In, Kind: "response"},
+	} {
+		if _, _, ok := faultedAnswer(f); ok {
+			t.Errorf("%+v read as a kept answer", f)
 		}
 	}
 }

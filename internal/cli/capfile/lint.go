@@ -216,13 +216,13 @@ const maxFaultNotes = 50
 
 func (fn *faultNotes) see(ev client.Event, found []lint.Finding) {
 	switch {
-	case ev.Kind == client.EvNote && strings.HasPrefix(ev.Note, "fault rule ") && strings.Contains(ev.Note, ") "):
+	case ev.Kind == client.EvNote && ev.Fault != nil:
 		fn.all = append(fn.all, ev)
 		if fn.framed { // a new change: the last one's frames are shown
 			fn.pending, fn.framed, fn.grace = nil, false, 0
 		}
 		fn.pending = append(fn.pending, ev.Note)
-		if strings.Contains(ev.Note, " more time(s)") {
+		if ev.Fault.Action == "duplicate" {
 			fn.grace = 1
 		}
 	case ev.Kind == client.EvFrame && len(fn.pending) > 0:

@@ -246,8 +246,8 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 func faultPipe(env *cmdutil.Env, faults *chaos.Engine, maxLine int) (in io.Reader, out io.Writer, end func()) {
 	fmt.Fprintf(env.Err, "sonde replay: fault rules on (--seed %d)\n", faults.Seed())
 	pr, pw := io.Pipe()
-	p := faults.NewPipe(pw, env.Out, env.Err, maxLine, chaos.Hooks{Note: func(s string) {
-		fmt.Fprintln(env.Err, "sonde replay: "+s)
+	p := faults.NewPipe(pw, env.Out, env.Err, maxLine, chaos.Hooks{Note: func(n chaos.Note) {
+		fmt.Fprintln(env.Err, "sonde replay: "+n.Text)
 	}})
 	go func() {
 		_, _ = io.Copy(p.ToServer, env.In)
@@ -268,8 +268,8 @@ func faultPipe(env *cmdutil.Env, faults *chaos.Engine, maxLine int) (in io.Reade
 func faultWrap(env *cmdutil.Env, faults *chaos.Engine, maxLine int) func(toMock, toClient io.Writer) (io.Writer, io.Writer, func()) {
 	fmt.Fprintf(env.Err, "sonde replay: fault rules on (--seed %d)\n", faults.Seed())
 	return func(toMock, toClient io.Writer) (io.Writer, io.Writer, func()) {
-		p := faults.NewPipe(toMock, toClient, env.Err, maxLine, chaos.Hooks{Note: func(s string) {
-			fmt.Fprintln(env.Err, "sonde replay: "+s)
+		p := faults.NewPipe(toMock, toClient, env.Err, maxLine, chaos.Hooks{Note: func(n chaos.Note) {
+			fmt.Fprintln(env.Err, "sonde replay: "+n.Text)
 		}})
 		return p.ToServer, p.ToHost, func() {
 			_ = p.ToHost.End()

@@ -190,6 +190,20 @@ func TestFaultActions(t *testing.T) {
 			if n := notes(t, rec); !strings.Contains(n, want) || !strings.Contains(n, tc.note) {
 				t.Errorf("notes:\n%s\nwant %q … %q", n, want, tc.note)
 			}
+			// The note carries what the rule did as fields (1.4).
+			action, _, _ := strings.Cut(tc.rule, ":")
+			marked := 0
+			for _, r := range readCapture(t, rec) {
+				if r.Type == capture.TypeNote && strings.Contains(r.Note, tc.note) {
+					if r.Fault == nil || r.Fault.Rule != 1 || r.Fault.Action != action {
+						t.Errorf("note %q: fault %+v", r.Note, r.Fault)
+					}
+					marked++
+				}
+			}
+			if marked == 0 {
+				t.Error("no fault record")
+			}
 			if tc.lint != "" {
 				r := clitest.RunSonde(t, "", "lint", rec)
 				if r.Code != 1 || !strings.Contains(r.Stdout, " "+tc.lint+"\n") || !strings.Contains(r.Stdout, "  injected: "+want) {

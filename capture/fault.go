@@ -1,0 +1,93 @@
+package capture
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// faultOf is the client.Fault of a record (nil for none).
+func faultOf(r *FaultRec) *client.Fault {
+	if r == nil {
+		return nil
+	}
+	f := &client.Fault{Rule: r.Rule, Action: r.Action, Dir: parseDir(r.Dir), Kind: r.Kind, Method: r.Method}
+	if r.ID != nil {
+		f.ID = *r.ID
+	}
+	return f
+}
+
+// legacyFault reads, for a file older than 1.4 (which has no "fault"
+// field), the note of a fault rule by the words sonde 1.3 wrote ("fault
+// rule 2 (RULE) dropped the response to id 7 (tools/call echo) to-host",
+// docs/chaos.md); nil for any other note. The rule's action is the verb;
+// the kind, id and method come from the frame the note names, when it
+// names one.
+func legacyFault(note string) *client.Fault {
+	rest, ok := strings.CutPrefix(note, "fault rule ")
+	if !ok {
+		return nil
+	}
+	num, rest, ok := strings.Cut(rest, " (")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return nil
+	}
+	// The rule's text is within the parentheses; a rule's text can hold
+	// ") " itself only inside a message= or text= value, which the verb
+	// list below does not start with.
+	// The first words of what each action did, as sonde 1.3 wrote them.
+	verbs := [...]struct{ word, action string }{
+		{"delayed", "delay"}, {"dropped", "drop"}, {"sent", "duplicate"}, {"corrupted", "corrupt"},
+		{"left", "corrupt"}, {"answered", "error"}, {"wrote a noise line", "noise"},
+		{"wrote to the host's stderr", "stderr"}, {"stalled", "stall"}, {"closed", "close"},
+		{"held", "reorder"}, {"released", "reorder"},
+	}
+	var verb string
+	for _, v := range verbs {
+		if i := strings.Index(rest, ") "+v.word+" "); i >= 0 {
+			verb, rest = v.action, rest[i+2+len(v.word)+1:]
+			break
+		}
+	}
+	if verb == "" {
+		return nil
+	}
+	// The direction is the last one the note names (the rule's own text,
+	// in the parentheses, names it after a colon or a comma, not a space).
+	f := &client.Fault{Rule: n, Action: verb, Dir: client.Out}
+	if strings.LastIndex(note, " to-host") > strings.LastIndex(note, " to-server") {
+		f.Dir = client.In
+	}
+	for _, k := range [...]struct{ prefix, kind string }{{"the response to id ", "response"}, {"the request id ", "request"}} {
+		i := strings.Index(rest, k.prefix)
+		if i < 0 {
+			continue
+		}
+		f.Kind = k.kind
+		idText := rest[i+len(k.prefix):]
+		if strings.HasPrefix(idText, `"`) {
+			if q, err := strconv.QuotedPrefix(idText); err == nil {
+				s, _ := strconv.Unquote(q)
+				f.ID = jsonrpc.String(s)
+			}
+		} else {
+			numText, _, _ := strings.Cut(idText, " ")
+			if v, err := strconv.ParseInt(numText, 10, 64); err == nil {
+				f.ID = jsonrpc.Int(v)
+			}
+		}
+		if _, m, ok := strings.Cut(idText, " ("); ok {
+			m, _, _ = strings.Cut(m, ")")
+			f.Method, _, _ = strings.Cut(m, " ")
+		}
+		break
+	}
+	if f.Kind == "" && strings.Contains(rest, "a notification") {
+		f.Kind = "notification"
+	}
+	return f
+}
