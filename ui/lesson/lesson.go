@@ -41,6 +41,9 @@ type Options struct {
 	// Modern starts the modern-era fixture of the eras step (nil: that
 	// half of the step is skipped, with a note).
 	Modern ModernFunc
+	// Reorder starts the server behind sonde tap of the reorder step (nil:
+	// the step says why it is not shown).
+	Reorder ReorderFunc
 }
 
 func (o *Options) fill() {
@@ -73,6 +76,9 @@ type Model struct {
 	results   map[string]string // lesson call label -> result text (eras step)
 	modern    []string          // the modern exchange, once it ran
 	modernErr error
+
+	reordered  *Reordered // what the reorder step saw, once it ran
+	reorderErr error
 }
 
 // New returns the lesson at its first step.
@@ -116,6 +122,9 @@ func (m *Model) Apply(evs []client.Event) { m.trail.apply(evs) }
 // the global ones).
 func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	m.updateEras(msg)
+	if msg, ok := msg.(reorderMsg); ok {
+		m.reordered, m.reorderErr = msg.r, msg.err
+	}
 	return nil
 }
 

@@ -52,9 +52,14 @@ var script = []step{
 			return fmt.Sprintf("slow: %s    fast: %s\n\n"+
 				"Each answer settled exactly the entry with its own id, and left the other untouched. "+
 				"A FIFO client would have handed \"fast\" to the slow call and \"slow\" to the fast one "+
-				"(press o).\n\nNext: a call that times out. Press space.", m.outcome("slow"), m.outcome("fast"))
+				"(press o).\n\nNext: the same on real traffic, with the answers reversed on purpose. Press space.", m.outcome("slow"), m.outcome("fast"))
 		},
 		act: none,
+	},
+	{
+		title: "answers reversed by sonde tap",
+		text:  func(m *Model) string { return m.reorderText() },
+		act:   func(m *Model) tea.Cmd { return m.reorderCmd() },
 	},
 	{
 		title: "a timeout, then a late answer",

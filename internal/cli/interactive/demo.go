@@ -37,7 +37,9 @@ func NewCmdDemo(env *cmdutil.Env) *cobra.Command {
 		Long: `A guided lesson on how an MCP client matches responses to requests: by id, never by
 order. sonde starts its own fixture server (or the COMMAND after --, which must offer the
 fixture's echo and crash tools) and, one step per space key, sends a slow and a fast
-call (the fast answer arrives first and settles its own id), lets a call time out and
+call (the fast answer arrives first and settles its own id), runs the same server behind
+sonde tap with a reorder fault rule (three answers handed over last first: matched by
+order, two go wrong; not over --url), lets a call time out and
 shows its late answer matched to nothing, cancels a call, compares a legacy server
 request (elicitation/create) with a modern input_required result answered by a retry
 under a new id (a second fixture, started with --era modern), and crashes the server

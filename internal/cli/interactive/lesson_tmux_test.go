@@ -16,13 +16,13 @@ func TestTUILessonSizes(t *testing.T) {
 			f := clitest.NewFixture(t)
 			tt := startTUI(t, size[0], size[1], f.Cmd([]string{"demo", "--slow", "300ms"}))
 			// The lesson drives the client once the handshake is done.
-			tt.waitFor("step 1", append([]string{`Lesson 1/10`, `Press space to send two calls at once`, `space: next step`}, handshake...)...)
+			tt.waitFor("step 1", append([]string{`Lesson 1/11`, `Press space to send two calls at once`, `space: next step`}, handshake...)...)
 			tt.keys("Space")
-			tt.waitFor("step 2", `Lesson 2/10`, `Press space once slow`, `space: next step`)
+			tt.waitFor("step 2", `Lesson 2/11`, `Press space once slow`, `space: next step`)
 			tt.keys("Space")
-			tt.waitFor("step 3", `Lesson 3/10`, `Next: a call that times out\. Press space`, `space: next step`)
+			tt.waitFor("step 3", `Lesson 3/11`, `Next: the same on real traffic`, `space: next step`)
 			tt.keys("Space")
-			tt.waitFor("step 4", `Lesson 4/10`, `Press space when the late`, `space: next step`)
+			tt.waitFor("step 4", `Lesson 4/11`, `Next: a call that times out\. Press space`, `space: next step`)
 			tt.quit()
 		})
 	}

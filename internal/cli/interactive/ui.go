@@ -158,6 +158,7 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	if lessonOpts != nil {
 		lo := *lessonOpts
 		lo.Modern = modernLesson(f, t, copts, all)
+		lo.Reorder = reorderLesson(f, t, copts, all)
 		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
 	}
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
@@ -167,6 +168,33 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
 	}
 	return err
+}
+
+// reorderLesson starts, for the lesson's reorder step, the same server
+// command behind sonde tap (this executable, recording nothing) with the
+// lesson's reorder rule. Over --url there is none.
+func reorderLesson(f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients) lesson.ReorderFunc {
+	if t.URL != "" {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	tapped := *t
+	tapped.Argv = append([]string{self, "tap", "--no-record", "--fault", lesson.ReorderRule, "--"}, t.Argv...)
+	_, cfg, err := connect.ClientOptions(f, &tapped)
+	if err != nil {
+		return nil
+	}
+	return func() (*client.Client, client.Dialer, error) {
+		c := client.New(copts)
+		if !all.Add(c) {
+			c.Close()
+			return nil, nil, errors.New("sonde is quitting")
+		}
+		return c, client.Stdio(cfg), nil
+	}
 }
 
 // modernLesson starts, for the lesson's eras step, the same server command

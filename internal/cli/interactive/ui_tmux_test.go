@@ -331,7 +331,7 @@ func TestTUIDemo(t *testing.T) {
 
 	tt.waitFor("the panes and the first lesson step", append([]string{
 		`─ 1 Pending `, `─ 2 Frames `, `─ 3 Tools `, `─ 4 stderr `,
-		`─ 5 Lesson 1/10: responses are matched by id `,
+		`─ 5 Lesson 1/11: responses are matched by id `,
 		`── pid \d+ started: `, `space next lesson step`,
 	}, handshake...)...)
 	// NO_COLOR is unset and TERM is xterm-256color: the UI draws in colour.
@@ -343,7 +343,7 @@ func TestTUIDemo(t *testing.T) {
 	// answered first and settles its own id while the slow one stays
 	// pending.
 	tt.keys("Space")
-	s := tt.waitFor("the two calls", `Lesson 2/10: two calls in flight`, `Sent id \d+ \(echo "slow".* and id \d+ \(echo "fast"\)`)
+	s := tt.waitFor("the two calls", `Lesson 2/11: two calls in flight`, `Sent id \d+ \(echo "slow".* and id \d+ \(echo "fast"\)`)
 	slow := submatch(t, s, `Sent id (\d+) \(echo "slow"`)
 	fast := submatch(t, s, `and id (\d+) \(echo "fast"\)`)
 	if a, b := atoiT(t, slow), atoiT(t, fast); b <= a {
@@ -365,19 +365,27 @@ func TestTUIDemo(t *testing.T) {
 
 	// What a FIFO client would have done: both answers swapped.
 	tt.keys("o")
-	tt.waitFor("the FIFO view", `Lesson 2/10: two calls in flight · FIFO view`,
+	tt.waitFor("the FIFO view", `Lesson 2/11: two calls in flight · FIFO view`,
 		`id `+slow+` slow\s+answer of id `+fast+` "fast"\s+WRONG`,
 		`id `+fast+` fast\s+answer of id `+slow+` "slow"\s+WRONG`,
 		`2 wrong answers`)
 	tt.keys("o")
-	tt.waitFor("the narration again", `Lesson 2/10: two calls in flight ─`, `!WRONG`)
+	tt.waitFor("the narration again", `Lesson 2/11: two calls in flight ─`, `!WRONG`)
 
 	tt.keys("Space")
-	tt.waitFor("step 3", `Lesson 3/10: both resolved`)
+	tt.waitFor("step 3", `Lesson 3/11: both resolved`)
+
+	// The same fixture again, behind sonde tap with a reorder rule: the
+	// answers come back c, b, a; matched by order, two go wrong.
+	tt.keys("Space")
+	tt.waitFor("the reorder step", `Lesson 4/11: answers reversed by sonde tap`,
+		`arrived:\s+id \d+ "c", id \d+ "b", id \d+ "a"`,
+		`by id:\s+a ← "a", b ← "b", c ← "c"`,
+		`by order: a ← "c" WRONG, b ← "b", c ← "a" WRONG \(2 wrong\)`)
 
 	// A call that times out after 1s; the server answers it anyway at 2.5s.
 	tt.keys("Space")
-	s = tt.waitFor("the late call", `Lesson 4/10: a timeout, then a late answer`, `id \d+ has a 1s timeout`)
+	s = tt.waitFor("the late call", `Lesson 5/11: a timeout, then a late answer`, `id \d+ has a 1s timeout`)
 	late := submatch(t, s, `id (\d+) has a 1s timeout`)
 	tt.waitFor("the late answer", `late call: timeout after `,
 		`->\s+\S*/cancelled`, `fixture: cancelled id=`+late+` `,
@@ -385,32 +393,32 @@ func TestTUIDemo(t *testing.T) {
 
 	// A long call, cancelled by the lesson.
 	tt.keys("Space")
-	s = tt.waitFor("the long call", `Lesson 5/10: a long call`, `id \d+ asks the server to wait`)
+	s = tt.waitFor("the long call", `Lesson 6/11: a long call`, `id \d+ asks the server to wait`)
 	long := submatch(t, s, `id (\d+) asks the server to wait`)
 	tt.waitFor("the long call pending", `^│\s*`+long+`\s+(?:tools/)?call(?: \S+)?\s+sent\s`)
 	// A FIFO client gave up on the late call and hands its answer to the
 	// next request sent: the long call gets it, wrongly.
 	tt.keys("o")
-	tt.waitFor("the FIFO view going wrong", `Lesson 5/10: a long call · FIFO view`,
+	tt.waitFor("the FIFO view going wrong", `Lesson 6/11: a long call · FIFO view`,
 		`id `+late+` late\s+gave up, no answer`, `id `+long+` long\s+answer of id `+late+` "too late"\s+WRONG`)
 	tt.keys("o")
-	tt.waitFor("the narration again", `Lesson 5/10: a long call ─`)
+	tt.waitFor("the narration again", `Lesson 6/11: a long call ─`)
 	tt.keys("Space")
-	tt.waitFor("the cancel", `Lesson 6/10: cancelled`, `id `+long+`: cancelled after `,
+	tt.waitFor("the cancel", `Lesson 7/11: cancelled`, `id `+long+`: cancelled after `,
 		`fixture: cancelled id=`+long+` `)
 
 	// A server request (legacy, this session) beside an input_required
 	// retry (modern, a second fixture started with --era modern).
 	tt.keys("Space")
-	tt.waitFor("the explanation first", `Lesson 7/10: the server asks you`, `Press space to call confirm\.`)
+	tt.waitFor("the explanation first", `Lesson 8/11: the server asks you`, `Press space to call confirm\.`)
 	tt.keys("Space")
-	s = tt.waitFor("the eras step", `Lesson 8/10: a server request, then input_required`, `id \d+ called confirm`)
+	s = tt.waitFor("the eras step", `Lesson 9/11: a server request, then input_required`, `id \d+ called confirm`)
 	confirm := submatch(t, s, `id (\d+) called confirm`)
 	// The legacy server's request opens the elicitation dialog; the lesson's
 	// user ticks confirm and accepts.
 	tt.waitFor("the elicitation dialog", `Elicitation request from the server · id "confirm-1"`, `Proceed\?`, `› confirm\*\s+\[ \] false`)
 	tt.keys("Right") // space belongs to the lesson
-	tt.waitFor("confirm ticked", `› confirm\*\s+\[x\] true`, `Lesson 8/10: a server request`)
+	tt.waitFor("confirm ticked", `› confirm\*\s+\[x\] true`, `Lesson 9/11: a server request`)
 	tt.keys("C-s")
 	tt.waitFor("the legacy answer", `!Elicitation request from the server`,
 		`fixture: confirm: sending elicitation/create id="confirm-1"`,
@@ -424,23 +432,24 @@ func TestTUIDemo(t *testing.T) {
 
 	// The crash: every pending call fails with the exit.
 	tt.keys("Space")
-	tt.waitFor("the crash", `Lesson 9/10: the server crashes`,
+	tt.waitFor("the crash", `Lesson 10/11: the server crashes`,
 		`a: exited after \S+\s+b: exited after \S+\s+c: exited after `,
 		`── pid \d+ exited: exit code 3 `, `─ 4 stderr \S+ · exit code 3 `,
 		`fixture: exit-mid-call`, `<-\s+malformed`)
 
 	// The last step restarts the server: a second process, a new handshake.
 	tt.keys("Space")
-	s = tt.waitFor("the restart", `Lesson 10/10: your turn`,
+	s = tt.waitFor("the restart", `Lesson 11/11: your turn`,
 		`(?s)── pid \d+ started: .*── pid \d+ exited: exit code 3 .*── pid \d+ started: `,
 		`stdio pid \d+ │`, `<-\s+malformed(?s:.*)-> 1\s+initialize(?s:.*)<- 2\s+response\s+resolved`)
 
 	tt.quit()
-	// Three fixtures ran: the first, the modern one of the eras step (not in
-	// the stderr pane: its client is the lesson's), and the restarted one.
-	f.AssertStarted(3)
+	// Four fixtures ran: the first, the one behind sonde tap of the reorder
+	// step and the modern one of the eras step (neither in the stderr pane:
+	// their clients are the lesson's), and the restarted one.
+	f.AssertStarted(4)
 	shown, recorded := startedPIDs(s), f.PIDs()
-	if len(shown) != 2 || len(recorded) != 3 || shown[0] != recorded[0] || shown[1] != recorded[2] {
+	if len(shown) != 2 || len(recorded) != 4 || shown[0] != recorded[0] || shown[1] != recorded[3] {
 		t.Errorf("stderr pane shows started pids %v, the fixture recorded %v", shown, recorded)
 	}
 	proctest.AssertGone(t, f.PIDFile)

@@ -1,0 +1,83 @@
+package lesson
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/ui/theme"
+)
+
+// TestRunReorderInOrder runs the reorder step's calls against the fixture
+// itself, with no tap between: the answers arrive as the server sends them
+// (a, b, c), so matching by order happens to be right. (The tap's reversal
+// is in the demo's tmux test.)
+func TestRunReorderInOrder(t *testing.T) {
+	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := client.StdioConfig{Argv: []string{os.Args[0]}, Env: env, KillAfter: 300 * time.Millisecond}
+	r, err := RunReorder(func() (*client.Client, client.Dialer, error) {
+		return client.New(client.Options{}), client.Stdio(cfg), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(r.Lines(), "\n")
+	for _, want := range []string{`by id:    a ← "a", b ← "b", c ← "c"`, `by order: a ← "a", b ← "b", c ← "c" (0 wrong)`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestReorderLines: answers reversed go wrong twice by order, never by id.
+func TestReorderLines(t *testing.T) {
+	a := ReorderCall{ID: jsonrpc.Int(5), Value: "a", Answer: "a"}
+	b := ReorderCall{ID: jsonrpc.Int(6), Value: "b", Answer: "b"}
+	c := ReorderCall{ID: jsonrpc.Int(7), Value: "c", Answer: "c"}
+	r := &Reordered{Sent: []ReorderCall{a, b, c}, Arrived: []ReorderCall{c, b, a}}
+	want := []string{
+		`sent:     id 5 "a", id 6 "b", id 7 "c"`,
+		`arrived:  id 7 "c", id 6 "b", id 5 "a"`,
+		`by id:    a ← "a", b ← "b", c ← "c"`,
+		`by order: a ← "c" WRONG, b ← "b", c ← "a" WRONG (2 wrong)`,
+	}
+	if got := r.Lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.SetSize(200, 30)
+	m.step = stepTitled(t, "answers reversed")
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "running…") || !strings.Contains(v, ReorderRule) {
+		t.Fatalf("%s", v)
+	}
+	m.Update(reorderMsg{r: r})
+	if v := ansi.Strip(m.View()); !strings.Contains(v, want[3]) {
+		t.Fatalf("%s", v)
+	}
+	// Without a way to start the tapped server the step says why.
+	msg := m.reorderCmd()().(reorderMsg)
+	m.Update(msg)
+	if v := ansi.Strip(m.View()); msg.err == nil || !strings.Contains(v, "not shown: it needs a server command") {
+		t.Fatalf("%v\n%s", msg.err, v)
+	}
+}
+
+// stepTitled is the index of the step whose title holds s.
+func stepTitled(t *testing.T, s string) int {
+	for i, st := range script {
+		if strings.Contains(st.title, s) {
+			return i
+		}
+	}
+	t.Fatalf("no step %q", s)
+	return 0
+}
