@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -68,6 +69,7 @@ type Engine struct {
 	mu      sync.Mutex
 	matches []int                 // per rule: frames its filters matched
 	fired   []int                 // per rule: times it acted (for max=)
+	off     []bool                // per rule: turned off (SetEnabled)
 	rng     map[[2]int]*rand.Rand // per rule and direction
 	reqs    [3]map[string]reqInfo // by the direction the request went
 }
@@ -76,7 +78,7 @@ type Engine struct {
 // of delay ranges (per rule and direction, so a run with the same seed and
 // the same frames makes the same choices).
 func New(rules []*Rule, seed uint64) *Engine {
-	e := &Engine{rules: rules, seed: seed, start: time.Now(), matches: make([]int, len(rules)), fired: make([]int, len(rules)), rng: map[[2]int]*rand.Rand{}}
+	e := &Engine{rules: rules, seed: seed, start: time.Now(), matches: make([]int, len(rules)), fired: make([]int, len(rules)), off: make([]bool, len(rules)), rng: map[[2]int]*rand.Rand{}}
 	for i := range e.reqs {
 		e.reqs[i] = map[string]reqInfo{}
 	}
@@ -85,6 +87,44 @@ func New(rules []*Rule, seed uint64) *Engine {
 
 // Rules are the engine's rules.
 func (e *Engine) Rules() []*Rule { return e.rules }
+
+// ErrNoRule is returned by SetEnabled for a rule number the engine does
+// not have.
+var ErrNoRule = errors.New("no such fault rule")
+
+// RuleState is a rule and what it has done so far.
+type RuleState struct {
+	Rule    *Rule
+	Enabled bool
+	Matched int // frames its match items held for
+	Fired   int // times it acted
+}
+
+// States returns each rule's state, in the rules' order.
+func (e *Engine) States() []RuleState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]RuleState, len(e.rules))
+	for i, r := range e.rules {
+		out[i] = RuleState{Rule: r, Enabled: !e.off[i], Matched: e.matches[i], Fired: e.fired[i]}
+	}
+	return out
+}
+
+// SetEnabled turns rule n (its number, from 1) on or off while the session
+// runs: a rule turned off matches nothing (and counts nothing) until it is
+// turned on again; frames a reorder rule holds are still released.
+func (e *Engine) SetEnabled(n int, on bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, r := range e.rules {
+		if r.N == n {
+			e.off[i] = !on
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %d (the rules are numbered 1 to %d)", ErrNoRule, n, len(e.rules))
+}
 
 // Seed is the engine's seed.
 func (e *Engine) Seed() uint64 { return e.seed }
@@ -247,7 +287,7 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 	f := e.classify(d, line)
 	eff := Effect{Lines: [][]byte{line}}
 	for i, r := range e.rules {
-		if !r.filters(d, &f) || !r.inWindow(time.Since(e.start)) {
+		if e.off[i] || !r.filters(d, &f) || !r.inWindow(time.Since(e.start)) {
 			continue
 		}
 		e.matches[i]++

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -153,5 +154,31 @@ func TestReorder(t *testing.T) {
 	}
 	if _, err := Parse("reorder:ms=100-200", 1); err == nil {
 		t.Fatal("reorder with a range of ms parsed")
+	}
+}
+
+// TestSetEnabled: a rule turned off matches nothing and counts nothing
+// until it is turned on again; an unknown number is ErrNoRule.
+func TestSetEnabled(t *testing.T) {
+	e := New(mustRules(t, "drop:to-host", "delay:to-host,ms=1"), 1)
+	if err := e.SetEnabled(1, false); err != nil {
+		t.Fatal(err)
+	}
+	eff := e.Apply(ToHost, []byte(answerEcho))
+	if eff.Lines == nil || len(eff.Notes) != 1 || eff.Notes[0].Rule != 2 {
+		t.Fatalf("rule 1 off: %+v", eff)
+	}
+	st := e.States()
+	if st[0].Enabled || st[0].Matched != 0 || !st[1].Enabled || st[1].Fired != 1 {
+		t.Fatalf("states %+v", st)
+	}
+	if err := e.SetEnabled(1, true); err != nil {
+		t.Fatal(err)
+	}
+	if eff := e.Apply(ToHost, []byte(answerEcho)); eff.Lines != nil || eff.Notes[0].Rule != 1 {
+		t.Fatalf("rule 1 on again: %+v", eff)
+	}
+	if err := e.SetEnabled(3, false); !errors.Is(err, ErrNoRule) {
+		t.Fatalf("rule 3: %v", err)
 	}
 }

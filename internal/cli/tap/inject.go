@@ -179,31 +179,45 @@ func RunInject(env *cmdutil.Env, o *InjectOptions, method string) error {
 	if err != nil {
 		return err
 	}
-	conn, err := net.Dial("unix", socketPath(path))
-	if err != nil {
-		return cmdutil.Usagef(fmt.Sprintf("sonde inject: the session %s takes no requests (is it live, a tap recording in the sessions folder, without --fault?): %v", strings.TrimSuffix(path, cmdutil.SessionExt), err))
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(o.Timeout))
 	line, _ := json.Marshal(req)
-	if _, err := conn.Write(append(line, '\n')); err != nil {
-		return &client.Error{Code: client.CodeProcessExit, Message: "sonde inject: the tap went away: " + err.Error(), Err: err}
-	}
-	br := bufio.NewReaderSize(conn, 64<<10)
-	answer, err := br.ReadBytes('\n')
+	msg, err := askSession(path, line, o.Timeout, "sonde inject", "is it live, a tap recording in the sessions folder, without --fault?")
 	if err != nil {
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			return &client.Error{Code: client.CodeTimeout, Message: fmt.Sprintf("sonde inject: no answer within %v", o.Timeout), Err: client.ErrTimeout}
-		}
-		return &client.Error{Code: client.CodeProcessExit, Message: "sonde inject: the tap went away before the answer: " + err.Error(), Err: err}
+		return err
 	}
-	msg, err := jsonrpc.Decode(answer)
-	if err != nil {
-		return &client.Error{Code: client.CodeProtocol, Message: "sonde inject: the answer is not a JSON-RPC response: " + err.Error(), Err: client.ErrProtocol}
+	if msg.Error != nil && msg.Error.Code == CodeNoInject {
+		return cmdutil.Usagef("sonde inject: " + msg.Error.Message)
 	}
 	if msg.Error != nil {
 		return &client.Error{Code: client.CodeRemote, Message: fmt.Sprintf("%s: %d %s", method, msg.Error.Code, msg.Error.Message), RPC: msg.Error}
 	}
 	fmt.Fprintln(env.Out, cmdutil.IndentJSON(msg.Result))
 	return nil
+}
+
+// askSession sends one request line through the socket of the live
+// session recorded at path and returns the answer. who names the command
+// in messages; hint says, when there is no socket, what to check.
+func askSession(path string, line []byte, timeout time.Duration, who, hint string) (jsonrpc.Message, error) {
+	conn, err := net.Dial("unix", socketPath(path))
+	if err != nil {
+		return jsonrpc.Message{}, cmdutil.Usagef(fmt.Sprintf("%s: the session %s takes no requests (%s): %v", who, strings.TrimSuffix(path, cmdutil.SessionExt), hint, err))
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(timeout))
+	if _, err := conn.Write(append(line, '\n')); err != nil {
+		return jsonrpc.Message{}, &client.Error{Code: client.CodeProcessExit, Message: who + ": the tap went away: " + err.Error(), Err: err}
+	}
+	br := bufio.NewReaderSize(conn, 64<<10)
+	answer, err := br.ReadBytes('\n')
+	if err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return jsonrpc.Message{}, &client.Error{Code: client.CodeTimeout, Message: fmt.Sprintf("%s: no answer within %v", who, timeout), Err: client.ErrTimeout}
+		}
+		return jsonrpc.Message{}, &client.Error{Code: client.CodeProcessExit, Message: who + ": the tap went away before the answer: " + err.Error(), Err: err}
+	}
+	msg, err := jsonrpc.Decode(answer)
+	if err != nil {
+		return jsonrpc.Message{}, &client.Error{Code: client.CodeProtocol, Message: who + ": the answer is not a JSON-RPC response: " + err.Error(), Err: client.ErrProtocol}
+	}
+	return msg, nil
 }

@@ -95,12 +95,14 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 			sobs = observe(tel, sobs)
 			noteFaults(sobs, faults)
 			obs.Note(fmt.Sprintf("sonde tap: HTTP session %d (Mcp-Session-Id %s) is recorded in %s", n, id, spath), time.Now())
-			var stop func()
+			// sonde inject sends into the session of the host's latest
+			// POST (Proxy.Inject); with fault rules, sonde faults turns
+			// them on and off instead.
+			ctl := &control{faults: faults, obs: sobs}
 			if faults == nil {
-				// sonde inject sends into the session of the host's
-				// latest POST (Proxy.Inject).
-				stop = serveInjector(proxy, socketPath(spath), env.Err)
+				ctl.inj = proxy
 			}
+			stop := serveInjector(ctl, socketPath(spath), env.Err)
 			sessions.add(sessionRecording{sobs, srec, spath, stop, id})
 			return sobs
 		}
@@ -114,8 +116,12 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		}
 	}
 	proxy = coretap.NewProxy(popts)
-	if recPath != "" && o.Record == "" && faults == nil {
-		if stop := serveInjector(proxy, socketPath(recPath), env.Err); stop != nil {
+	if recPath != "" && o.Record == "" {
+		ctl := &control{faults: faults, obs: obs}
+		if faults == nil {
+			ctl.inj = proxy
+		}
+		if stop := serveInjector(ctl, socketPath(recPath), env.Err); stop != nil {
 			defer stop()
 		}
 	}

@@ -254,11 +254,16 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	obs = observe(tel, obs)
 	noteFaults(obs, faults)
 	var inj *coretap.Injector
-	if recPath != "" && o.Record == "" && faults == nil {
+	if recPath != "" && o.Record == "" {
 		// A live session in the sessions folder takes sonde inject's
-		// requests through a socket beside its recording.
-		inj = coretap.NewInjector()
-		if stop := serveInjector(inj, socketPath(recPath), env.Err); stop != nil {
+		// requests through a socket beside its recording; with fault
+		// rules, it takes sonde faults' instead.
+		ctl := &control{faults: faults, obs: obs}
+		if faults == nil {
+			inj = coretap.NewInjector()
+			ctl.inj = inj
+		}
+		if stop := serveInjector(ctl, socketPath(recPath), env.Err); stop != nil {
 			defer stop()
 		} else {
 			inj = nil
