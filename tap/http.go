@@ -108,6 +108,10 @@ type Proxy struct {
 	statsMu  sync.Mutex
 	faults   *httpFaults // nil without fault rules
 	session  hostSession // for injected requests (httpinject.go)
+	// legacy maps the request URI of each legacy endpoint (named by an
+	// endpoint event) to its session's key (LegacySession).
+	legacyMu sync.Mutex
+	legacy   map[string]string
 }
 
 // exchange is one request the proxy forwards.
@@ -120,8 +124,15 @@ type exchange struct {
 	reqHdr http.Header
 	url    string // the upstream URL, redacted
 
-	// session is the Mcp-Session-Id the host sent ("": none).
+	// session is the Mcp-Session-Id the host sent ("": none), or for a
+	// POST to a legacy endpoint its session's key (LegacySession).
 	session string
+	// endpointStream: a GET answered with an SSE stream the proxy reads
+	// for a legacy endpoint event (set before its headers are offered);
+	// legacyKey, once that event went by, its session's key.
+	endpointStream bool
+	legacyKey      atomic.Pointer[string]
+	legacyWait     bool // the observer's: holding the stream's chunks for its key
 	// The observer goroutine's, with ProxyOptions.Sessions: the session
 	// the answer named (known once its headers were observed), and what
 	// of the exchange waits for it.
@@ -226,6 +237,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex := &exchange{method: r.Method, start: time.Now(), origin: "http://" + r.Host, reqHdr: r.Header.Clone(), session: r.Header.Get("Mcp-Session-Id")}
+	if ex.session == "" && r.Method == http.MethodPost {
+		ex.session = p.legacySession(r.URL.RequestURI())
+	}
 	p.session.learn(r)
 	p.statsMu.Lock()
 	p.stats.Exchanges++
@@ -317,6 +331,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	// A compressed stream is not rewritten (its bytes are not the
 	// events').
 	if sse && ex.method == http.MethodGet && ce == "" {
+		ex.endpointStream = ex.session == "" && resp.Header.Get("Mcp-Session-Id") == ""
 		resp.Body = &endpointRewriter{rc: resp.Body, p: p, ex: ex, target: p.opts.Target}
 		// The rewrite may change the length.
 		resp.ContentLength = -1
@@ -605,6 +620,9 @@ func (e *endpointRewriter) rewriteEndpoint(ev []byte) ([]byte, bool) {
 	term := l[len(body):]
 	data := strings.TrimPrefix(string(body[len("data:"):]), " ")
 	u, err := url.Parse(data)
+	if err == nil && (!u.IsAbs() || strings.EqualFold(u.Host, e.target.Host)) {
+		e.p.learnEndpoint(e.ex, e.target.ResolveReference(u))
+	}
 	if err != nil || !u.IsAbs() || !strings.EqualFold(u.Scheme, e.target.Scheme) || !strings.EqualFold(u.Host, e.target.Host) {
 		if err == nil && u.IsAbs() {
 			e.p.offer(hchunk{ex: e.ex, kind: hkNote, t: time.Now(), note: fmt.Sprintf("sonde tap: the endpoint event names another origin (%s): the host's POSTs will not go through the tap", RedactURL(u))}, nil)
@@ -632,6 +650,45 @@ func (e *endpointRewriter) rewriteEndpoint(ev []byte) ([]byte, bool) {
 	}
 	e.p.offer(hchunk{ex: e.ex, kind: hkNote, t: time.Now(), note: fmt.Sprintf("sonde tap: endpoint event rewritten from %s to %s, so the host's POSTs come through the tap", RedactURL(mustParse(data)), RedactURL(u))}, nil)
 	return out, true
+}
+
+// LegacySession starts the key ProxyOptions.Sessions gets for a session
+// of the legacy HTTP+SSE transport, which has no Mcp-Session-Id: the rest
+// is the request URI of its endpoint ("/message?sessionId=…"), which the
+// host's POSTs carry and the session's GET stream named.
+const LegacySession = "legacy "
+
+// learnEndpoint records that the endpoint event of ex's stream named u
+// (on the target's origin): the POSTs to it, and the stream, belong to
+// one session.
+func (p *Proxy) learnEndpoint(ex *exchange, u *url.URL) {
+	uri := u.RequestURI()
+	key := LegacySession + uri
+	p.legacyMu.Lock()
+	if p.legacy == nil {
+		p.legacy = map[string]string{}
+	}
+	if len(p.legacy) >= maxLegacySessions {
+		for k := range p.legacy {
+			delete(p.legacy, k)
+			break
+		}
+	}
+	p.legacy[uri] = key
+	p.legacyMu.Unlock()
+	ex.legacyKey.Store(&key)
+}
+
+// maxLegacySessions bounds the legacy endpoints remembered (the oldest
+// one goes, in no order: a host seldom holds more than a few).
+const maxLegacySessions = 1024
+
+// legacySession is the key of the legacy session whose endpoint is uri
+// ("" for none).
+func (p *Proxy) legacySession(uri string) string {
+	p.legacyMu.Lock()
+	defer p.legacyMu.Unlock()
+	return p.legacy[uri]
 }
 
 func mustParse(s string) *url.URL {
@@ -947,15 +1004,40 @@ func (r *sessionRouter) chunk(c hchunk) {
 		if c.kind == hkHTTP && ex.method == http.MethodDelete && c.http != nil && c.http.Status/100 == 2 {
 			// The host ended its session.
 			r.handle(c)
-			if o := r.observers[ex.session]; o != r.def && r.p.opts.SessionEnded != nil {
-				// What of it still comes (the end of the DELETE's
-				// answer, a stream the server closes) goes to the
-				// observer of what belongs to no session.
-				r.observers[ex.session] = r.def
-				r.p.opts.SessionEnded(ex.session)
-			}
+			r.ended(ex.session)
 			return
 		}
+	case ex.endpointStream && ex.obsKnown:
+		*r.cur = r.observer(ex.obsSession, ex)
+		if c.kind == hkResp && c.end && ex.obsSession != "" {
+			// The legacy session's stream ended: the host went away (or
+			// the server ended it), and with it the session.
+			r.handle(c)
+			r.ended(ex.obsSession)
+			return
+		}
+	case c.kind == hkHTTP && ex.endpointStream && c.session == "":
+		// A legacy SSE stream: its session is known once its endpoint
+		// event went by; until then what comes of it waits.
+		ex.legacyWait = true
+		r.hold(ex, c)
+		return
+	case ex.legacyWait:
+		if k := ex.legacyKey.Load(); k != nil {
+			ex.legacyWait = false
+			ex.obsSession, ex.obsKnown = *k, true
+			r.release(ex)
+			*r.cur = r.observer(*k, ex)
+			break
+		}
+		if ex.heldBytes+len(c.data) <= r.p.opts.MaxMessageBytes && !c.end {
+			r.hold(ex, c)
+			return
+		}
+		// No endpoint event: the stream belongs to no session.
+		ex.legacyWait, ex.obsKnown = false, true
+		r.release(ex)
+		*r.cur = r.def
 	case c.kind == hkHTTP:
 		ex.obsSession, ex.obsKnown = c.session, true
 		*r.cur = r.observer(c.session, ex)
@@ -965,9 +1047,7 @@ func (r *sessionRouter) chunk(c hchunk) {
 	case ex.obsKnown:
 		*r.cur = r.observer(ex.obsSession, ex)
 	case c.kind == hkReq && ex.heldBytes+len(c.data) <= r.p.opts.MaxMessageBytes:
-		ex.held = append(ex.held, c)
-		ex.heldBytes += len(c.data)
-		r.waiting[ex] = true
+		r.hold(ex, c)
 		return
 	case c.kind == hkReq:
 		// No answer yet, and the request is longer than a message
@@ -982,6 +1062,23 @@ func (r *sessionRouter) chunk(c hchunk) {
 		*r.cur = r.def
 	}
 	r.handle(c)
+}
+
+// ended closes session id's observer: what of it still comes (the end of
+// the DELETE's answer, a stream the server closes) goes to the observer
+// of what belongs to no session.
+func (r *sessionRouter) ended(id string) {
+	if o := r.observers[id]; o != nil && o != r.def && r.p.opts.SessionEnded != nil {
+		r.observers[id] = r.def
+		r.p.opts.SessionEnded(id)
+	}
+}
+
+// hold keeps c until ex's session is known.
+func (r *sessionRouter) hold(ex *exchange, c hchunk) {
+	ex.held = append(ex.held, c)
+	ex.heldBytes += len(c.data)
+	r.waiting[ex] = true
 }
 
 // release observes what of ex waited for its session.

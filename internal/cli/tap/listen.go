@@ -88,13 +88,13 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		popts.Sessions = func(id string, start time.Time) *client.Observer {
 			n := sessions.next()
 			sobs, srec, spath := startRecording(env, o, fmt.Sprintf("%s-%d", label, n), capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start},
-				fmt.Sprintf("sonde tap: session %q, HTTP session %d (Mcp-Session-Id %s), HTTP tap on %s for %s, tap pid %d", label, n, id, ln.Addr(), coretap.RedactURL(target), os.Getpid()))
+				fmt.Sprintf("sonde tap: session %q, HTTP session %d (%s), HTTP tap on %s for %s, tap pid %d", label, n, sessionWords(id), ln.Addr(), coretap.RedactURL(target), os.Getpid()))
 			if sobs == nil {
 				return nil
 			}
 			sobs = observe(tel, sobs)
 			noteFaults(sobs, faults)
-			obs.Note(fmt.Sprintf("sonde tap: HTTP session %d (Mcp-Session-Id %s) is recorded in %s", n, id, spath), time.Now())
+			obs.Note(fmt.Sprintf("sonde tap: HTTP session %d (%s) is recorded in %s", n, sessionWords(id), spath), time.Now())
 			// sonde inject sends into the session of the host's latest
 			// POST (Proxy.Inject); with fault rules, sonde faults turns
 			// them on and off instead.
@@ -111,8 +111,12 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 			if !ok {
 				return
 			}
-			s.close(env, "sonde tap: the host ended the session (DELETE)")
-			obs.Note(fmt.Sprintf("sonde tap: HTTP session (Mcp-Session-Id %s) ended; its recording %s is closed", id, s.path), time.Now())
+			how := "sonde tap: the host ended the session (DELETE)"
+			if strings.HasPrefix(id, coretap.LegacySession) {
+				how = "sonde tap: the session's SSE stream ended (legacy transport)"
+			}
+			s.close(env, how)
+			obs.Note(fmt.Sprintf("sonde tap: HTTP session (%s) ended; its recording %s is closed", sessionWords(id), s.path), time.Now())
 		}
 	}
 	proxy = coretap.NewProxy(popts)
@@ -224,4 +228,13 @@ func (s *sessionRecordings) all() []sessionRecording {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]sessionRecording(nil), s.list...)
+}
+
+// sessionWords names an HTTP session of the tap in notes: its
+// Mcp-Session-Id, or a legacy session's endpoint.
+func sessionWords(id string) string {
+	if uri, ok := strings.CutPrefix(id, coretap.LegacySession); ok {
+		return "legacy endpoint " + uri
+	}
+	return "Mcp-Session-Id " + id
 }

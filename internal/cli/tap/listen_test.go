@@ -446,3 +446,86 @@ func TestListenOneRecordingPerSession(t *testing.T) {
 		}
 	}
 }
+
+// TestListenLegacySessionsSplit: two hosts' legacy HTTP+SSE sessions with
+// server-everything (sse mode) through one `sonde tap --listen` are two
+// recordings, each with its SSE stream and the POSTs to the endpoint its
+// endpoint event named (every answer resolved: the ids of the two do not
+// mix); a session whose stream ends (the host closes) has its recording
+// closed at once.
+func TestListenLegacySessionsSplit(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	tap := startHTTPTap(t, peertest.EverythingHTTP(t, "sse")+"/sse", "--label", "old")
+	ctx := context.Background()
+	var hosts [2]*client.Client
+	for i := range hosts {
+		c := client.New(client.Options{Timeout: 20 * time.Second})
+		if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: transport.ModeSSE})); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Initialize(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hosts[i] = c
+	}
+	var wg sync.WaitGroup
+	for _, c := range hosts {
+		wg.Go(func() {
+			for range 3 {
+				if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"message":"x"}`), client.CallOptions{Tool: "echo"}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	hosts[0].Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(home, "sessions", "old-1-*.jsonl"))
+		if len(files) == 1 {
+			if b, _ := os.ReadFile(files[0]); strings.Contains(string(b), `"type":"end"`) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first session's recording %v was not closed when its stream ended\n%s", files, tap.errText())
+		}
+	}
+	hosts[1].Close()
+	tap.stop(t)
+
+	main, _ := filepath.Glob(filepath.Join(home, "sessions", "old-2026*.jsonl"))
+	if len(main) != 1 || strings.Count(notes(t, main[0]), "(legacy endpoint /message?") != 4 {
+		t.Fatalf("the tap's own recording %v does not name the two sessions' start and end\n%s", main, notes(t, main[0]))
+	}
+	for _, n := range []string{"1", "2"} {
+		files, _ := filepath.Glob(filepath.Join(home, "sessions", "old-"+n+"-*.jsonl"))
+		if len(files) != 1 {
+			t.Fatalf("session %s: recordings %v", n, files)
+		}
+		verdicts, streams := map[string]int{}, map[string]bool{}
+		for _, r := range readCapture(t, files[0]) {
+			if r.Type == capture.TypeFrame && r.Dir == "in" {
+				verdicts[r.Verdict]++
+			}
+			if r.Type == capture.TypeHTTP && r.HTTP.Method != "" {
+				streams[r.HTTP.Method] = true
+			}
+		}
+		// initialize, 3 calls: all resolved (none unknown: the other
+		// session's answers are not here), besides the server's
+		// notifications, on the session's own stream.
+		others := 0
+		for v, n := range verdicts {
+			if v != "resolved" && v != "notification" {
+				others += n
+			}
+		}
+		if verdicts["resolved"] < 4 || others != 0 || !streams["GET"] || !streams["POST"] {
+			t.Errorf("session %s: the server's frames' verdicts %v, exchanges %v", n, verdicts, streams)
+		}
+	}
+}
