@@ -2,6 +2,7 @@ package lines
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
 )
 
@@ -32,4 +33,26 @@ func FuzzBlocks(f *testing.F) {
 			t.Fatalf("AppendTo %q, want x%q; Len after %d", got, want, bl.Len())
 		}
 	})
+}
+
+// TestJoinBigHandsBlocksBack: once a line of BigLine bytes or more is
+// joined, its blocks are no longer in the heap (they were collected at
+// once, not at the next collection): the heap in use grows by the line,
+// not by the line and its blocks.
+func TestJoinBigHandsBlocksBack(t *testing.T) {
+	const n = 2 * BigLine
+	chunk := make([]byte, 1<<20)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var b Blocks
+	for b.Len() < n {
+		b.Add(chunk)
+	}
+	line := b.Join(nil)
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > n+n/4 {
+		t.Errorf("the heap in use grew by %d MiB for a %d MiB line: its blocks are still there", grew>>20, n>>20)
+	}
+	runtime.KeepAlive(line)
 }
