@@ -68,22 +68,18 @@ func RunReorder(start ReorderFunc) (*Reordered, error) {
 		return nil, err
 	}
 	r := &Reordered{}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
+	var calls []*client.Call
 	for i, v := range []string{"a", "b", "c"} {
 		raw, _ := json.Marshal(map[string]any{"value": v, "delay_ms": 40 * i})
 		call := c.GoTool(ctx, "echo", raw, client.CallOptions{})
+		calls = append(calls, call)
 		r.Sent = append(r.Sent, ReorderCall{ID: call.ID, Value: v})
+	}
+	var wg sync.WaitGroup
+	for i, call := range calls {
 		wg.Go(func() {
-			res, err := call.Wait()
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				for j := range r.Sent {
-					if r.Sent[j].ID == call.ID {
-						r.Sent[j].Answer = firstText(res)
-					}
-				}
+			if res, err := call.Wait(); err == nil {
+				r.Sent[i].Answer = firstText(res) // each goroutine its own element
 			}
 		})
 	}
