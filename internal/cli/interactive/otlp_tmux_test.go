@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/otlptest"
@@ -23,6 +24,20 @@ func TestTUIOTLP(t *testing.T) {
 	s := tt.waitFor("the restart", `(?s)── pid \d+ started: .*── pid \d+ started: `)
 	if pids := startedPIDs(s); len(pids) == 2 {
 		s = tt.waitFor("the second handshake", `sonde-fixture 0\.1\.0 │ .*stdio pid `+strconv.Itoa(pids[1])+` │`)
+	}
+	// q with a request in flight asks first: wait until the second
+	// session's tools/list is answered (its span reached the collector;
+	// spans leave as they end), for up to 15s.
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		lists := 0
+		for _, sp := range col.Spans() {
+			if sp.Name == "tools/list" {
+				lists++
+			}
+		}
+		if lists >= 2 {
+			break
+		}
 	}
 	tt.keys("q")
 	if code := tt.waitExit(); code != 0 {
