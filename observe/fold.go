@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -105,27 +106,33 @@ type session struct {
 	address   string
 	port      int
 	protoName string
-	version   string
-	id        string // Mcp-Session-Id
-	modern    bool
-	traceID   trace.TraceID // for requests that carried no traceparent
-	adopted   bool          // traceID is the one sonde's requests carry
-	errType   string
+	// protoVersion is network.protocol.version: the HTTP version of the
+	// server's answers ("1.1", "2"); none over stdio.
+	protoVersion string
+	version      string
+	id           string // Mcp-Session-Id
+	modern       bool
+	traceID      trace.TraceID // for requests that carried no traceparent
+	adopted      bool          // traceID is the one sonde's requests carry
+	errType      string
 }
 
 // Folder turns a client's (or an observer's) events into spans and
 // metrics by the OpenTelemetry MCP conventions (docs/otel.md). It is not
 // safe for concurrent use: one goroutine applies the events in order.
 type Folder struct {
-	tracer  trace.Tracer
-	metrics *instruments
-	o       FoldOptions
-	sess    session
-	open    map[key]*req
-	waiting map[key]*req // rounds answered input_required, awaiting their retry
-	held    []*req       // ended, waiting a little for a late answer
-	heldBy  map[key]*req
-	sets    map[setKey]attribute.Set // the session's measurement attributes
+	tracer   trace.Tracer
+	metrics  *instruments
+	o        FoldOptions
+	sess     session
+	open     map[key]*req
+	waiting  map[key]*req // rounds answered input_required, awaiting their retry
+	held     []*req       // ended, waiting a little for a late answer (from heldHead on)
+	heldHead int
+	heldBy   map[key]*req
+	sets     map[setKey]*shared // what the session's spans of one kind share
+	scratch  []attribute.KeyValue
+	kinds    [2]trace.SpanStartOption // client, server
 }
 
 // NewFolder returns a folder emitting through t; m records the metrics
@@ -137,7 +144,8 @@ func NewFolder(t trace.Tracer, m *Metrics, o FoldOptions) *Folder {
 	if o.HoldMax <= 0 {
 		o.HoldMax = DefaultHoldMax
 	}
-	f := &Folder{tracer: t, o: o, open: map[key]*req{}, waiting: map[key]*req{}, heldBy: map[key]*req{}, sets: map[setKey]attribute.Set{}}
+	f := &Folder{tracer: t, o: o, open: map[key]*req{}, waiting: map[key]*req{}, heldBy: map[key]*req{}, sets: map[setKey]*shared{},
+		kinds: [2]trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithSpanKind(trace.SpanKindServer)}}
 	if m != nil {
 		f.metrics = m.inst
 	}
@@ -161,14 +169,24 @@ func (f *Folder) Apply(ev client.Event) {
 
 // Flush emits the ended spans that have waited Hold by now.
 func (f *Folder) Flush(now time.Time) {
-	n := 0
-	for n < len(f.held) && (len(f.held)-n > f.o.HoldMax || now.Sub(f.held[n].end) >= f.o.Hold) {
-		f.emitHeld(f.held[n])
-		n++
+	h := f.heldHead
+	for h < len(f.held) && (len(f.held)-h > f.o.HoldMax || now.Sub(f.held[h].end) >= f.o.Hold) {
+		f.emitHeld(f.held[h])
+		f.held[h] = nil
+		h++
 	}
-	if n > 0 {
-		f.held = append(f.held[:0], f.held[n:]...)
+	// The emitted spans leave the front; the rest moves down only once
+	// it is the smaller part (a copy per span emitted would cost as much
+	// as the span).
+	switch {
+	case h == len(f.held):
+		f.held, h = f.held[:0], 0
+	case h > len(f.held)/2:
+		n := copy(f.held, f.held[h:])
+		clear(f.held[n:])
+		f.held, h = f.held[:n], 0
 	}
+	f.heldHead = h
 }
 
 // End ends the stream at t: requests without an outcome end there
@@ -184,10 +202,10 @@ func (f *Folder) End(t time.Time) {
 		r.errType, r.desc = ErrTypeClosed, "the session ended before the request's outcome"
 		f.finish(r)
 	}
-	for _, r := range f.held {
+	for _, r := range f.held[f.heldHead:] {
 		f.emitHeld(r)
 	}
-	f.held = nil
+	f.held, f.heldHead = nil, 0
 	f.endSession(t)
 }
 
@@ -629,11 +647,13 @@ func (f *Folder) ids(r *req) (parent, own trace.SpanContext) {
 	return parent, r.sc
 }
 
-// attrs are the attributes of r's span, and those of its duration
-// metric.
-func (f *Folder) attrs(r *req, first *req) (span, metric []attribute.KeyValue) {
-	a := make([]attribute.KeyValue, 0, 20)
-	a = append(a, semconv.McpMethodNameKey.String(r.method))
+// common are the attributes r's span shares with its duration metric,
+// and the mcp.protocol.version among them ("" for none).
+func (f *Folder) common(r *req) ([]attribute.KeyValue, string) {
+	var a [16]attribute.KeyValue
+	n := 0
+	add := func(kv attribute.KeyValue) { a[n] = kv; n++ }
+	add(semconv.McpMethodNameKey.String(r.method))
 	version := r.version
 	if version == "" {
 		version = f.sess.version
@@ -642,53 +662,63 @@ func (f *Folder) attrs(r *req, first *req) (span, metric []attribute.KeyValue) {
 		version = f.sess.version
 	}
 	if version != "" {
-		a = append(a, semconv.McpProtocolVersion(version))
+		add(semconv.McpProtocolVersion(version))
 	}
 	if r.tool != "" {
-		a = append(a, semconv.GenAIToolName(r.tool), semconv.GenAIOperationNameExecuteTool)
+		add(semconv.GenAIToolName(r.tool))
+		add(semconv.GenAIOperationNameExecuteTool)
 	}
 	if r.prompt != "" {
-		a = append(a, semconv.GenAIPromptName(r.prompt))
+		add(semconv.GenAIPromptName(r.prompt))
 	}
 	if r.uri != "" {
-		a = append(a, semconv.McpResourceURI(r.uri))
+		add(semconv.McpResourceURI(r.uri))
 	}
 	if r.errType != "" {
-		a = append(a, semconv.ErrorTypeKey.String(r.errType))
+		add(semconv.ErrorTypeKey.String(r.errType))
 	}
 	if r.code != "" {
 		if _, err := strconv.Atoi(r.code); err == nil {
-			a = append(a, semconv.RPCResponseStatusCode(r.code))
+			add(semconv.RPCResponseStatusCode(r.code))
 		}
 	}
 	if f.sess.transport != "" {
-		a = append(a, semconv.NetworkTransportKey.String(f.sess.transport))
+		add(semconv.NetworkTransportKey.String(f.sess.transport))
 	}
 	if f.sess.protoName != "" {
-		a = append(a, semconv.NetworkProtocolName(f.sess.protoName))
+		add(semconv.NetworkProtocolName(f.sess.protoName))
+	}
+	if f.sess.protoVersion != "" {
+		add(semconv.NetworkProtocolVersion(f.sess.protoVersion))
 	}
 	if r.dir == client.Out && f.sess.address != "" {
-		a = append(a, semconv.ServerAddress(f.sess.address))
+		add(semconv.ServerAddress(f.sess.address))
 		if f.sess.port > 0 {
-			a = append(a, semconv.ServerPort(f.sess.port))
+			add(semconv.ServerPort(f.sess.port))
 		}
 	}
-	// The metric's attributes are the span's first ones.
-	metric = a[:len(a):len(a)]
-	span = a
+	return append([]attribute.KeyValue(nil), a[:n]...), version
+}
+
+// spanAttrs are the attributes of r's span: the shared ones of b, then
+// its own. They are built in the folder's scratch slice, which the SDK
+// copies from when the span starts.
+func (f *Folder) spanAttrs(b *shared, r, first *req) []attribute.KeyValue {
+	a := append(f.scratch[:0], b.attrs...)
 	if id, ok := idAttr(first.id); ok {
-		span = append(span, id)
+		a = append(a, id)
 	}
-	if f.sess.id != "" && !f.sess.modern && version != mcp.ModernVersion {
-		span = append(span, semconv.McpSessionID(f.sess.id))
+	if f.sess.id != "" && !f.sess.modern && b.version != mcp.ModernVersion {
+		a = append(a, semconv.McpSessionID(f.sess.id))
 	}
 	if first.args != nil {
-		span = append(span, semconv.GenAIToolCallArgumentsKey.String(string(first.args)))
+		a = append(a, semconv.GenAIToolCallArgumentsKey.String(string(first.args)))
 	}
 	if r.result != nil {
-		span = append(span, semconv.GenAIToolCallResultKey.String(string(r.result)))
+		a = append(a, semconv.GenAIToolCallResultKey.String(string(r.result)))
 	}
-	return span, metric
+	f.scratch = a[:0]
+	return a
 }
 
 // emit sends r's span (and, for an operation of several rounds, the
@@ -703,7 +733,8 @@ func (f *Folder) emit(r *req) {
 		kind = trace.SpanKindServer
 	}
 	name := spanName(r.method, r.tool, first.prompt)
-	spanAttrs, metricAttrs := f.attrs(r, first)
+	b := f.shared(kind, r, first)
+	spanAttrs := f.spanAttrs(b, r, first)
 	parent, own := f.ids(first)
 	if len(r.rounds) > 0 {
 		// The operation: a span of its own in the first round's trace;
@@ -711,7 +742,7 @@ func (f *Folder) emit(r *req) {
 		spanAttrs = append(spanAttrs, attrRounds.Int(len(r.rounds)+1))
 		own = trace.NewSpanContext(trace.SpanContextConfig{TraceID: own.TraceID()})
 	}
-	ctx, span := f.tracer.Start(f.context(parent, own), name, trace.WithTimestamp(first.start), trace.WithSpanKind(kind), trace.WithAttributes(spanAttrs...))
+	ctx, span := f.tracer.Start(f.context(parent, own), name, trace.WithTimestamp(first.start), f.kindOpt(kind), trace.WithAttributes(spanAttrs...))
 	if len(r.rounds) > 0 {
 		opSC := trace.SpanContextFromContext(ctx)
 		for _, round := range append(r.rounds, r) {
@@ -721,7 +752,7 @@ func (f *Folder) emit(r *req) {
 			if id, ok := idAttr(round.id); ok {
 				a = append(a, id)
 			}
-			_, rs := f.tracer.Start(rctx, name, trace.WithTimestamp(round.start), trace.WithSpanKind(kind), trace.WithAttributes(a...))
+			_, rs := f.tracer.Start(rctx, name, trace.WithTimestamp(round.start), f.kindOpt(kind), trace.WithAttributes(a...))
 			addEvents(rs, round.events)
 			rs.End(trace.WithTimestamp(round.end))
 		}
@@ -733,7 +764,7 @@ func (f *Folder) emit(r *req) {
 	}
 	span.End(trace.WithTimestamp(r.end))
 	if f.metrics != nil {
-		f.metrics.operation(kind, r.end.Sub(first.start), f.metricSet(kind, r, first, metricAttrs))
+		f.metrics.operation(kind, r.end.Sub(first.start), b.record)
 	}
 }
 
@@ -747,18 +778,35 @@ type setKey struct {
 // (a resource URI is of unbounded cardinality).
 const maxSets = 512
 
-// metricSet is the attribute set of r's measurement: made once per kind
-// of operation in a session, not once per call.
-func (f *Folder) metricSet(kind trace.SpanKind, r, first *req, attrs []attribute.KeyValue) attribute.Set {
+// shared is what the spans and measurements of one kind of operation in
+// a session have in common, made once, not once per call: the attributes
+// and the measurement's record option (its attribute set).
+type shared struct {
+	attrs   []attribute.KeyValue
+	version string
+	record  []metric.RecordOption
+}
+
+// shared is the shared part of r's span and measurement.
+func (f *Folder) shared(kind trace.SpanKind, r, first *req) *shared {
 	k := setKey{kind, r.method, r.tool, first.prompt, r.uri, r.errType, r.code, r.version}
-	if set, ok := f.sets[k]; ok {
-		return set
+	if b, ok := f.sets[k]; ok {
+		return b
 	}
-	set := attribute.NewSet(attrs...)
+	attrs, version := f.common(r)
+	b := &shared{attrs: attrs, version: version, record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}}
 	if len(f.sets) < maxSets {
-		f.sets[k] = set
+		f.sets[k] = b
 	}
-	return set
+	return b
+}
+
+// kindOpt is the start option of a span of kind (made once).
+func (f *Folder) kindOpt(kind trace.SpanKind) trace.SpanStartOption {
+	if kind == trace.SpanKindServer {
+		return f.kinds[1]
+	}
+	return f.kinds[0]
 }
 
 func addEvents(span trace.Span, evs []spanEvent) {
