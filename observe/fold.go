@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -273,6 +274,11 @@ func (f *Folder) http(at time.Time, h *client.HTTPEvent) {
 			f.sess.traceID = newTraceID()
 		}
 		f.sess.address, f.sess.port = hostPort(h.URL)
+		clear(f.sets)
+	}
+	if v := httpVersion(h.Proto); v != "" && v != f.sess.protoVersion {
+		f.sess.protoVersion = v
+		clear(f.sets)
 	}
 	for _, line := range h.Header {
 		name, v, ok := strings.Cut(strings.TrimPrefix(line, "< "), ":")
@@ -280,6 +286,20 @@ func (f *Folder) http(at time.Time, h *client.HTTPEvent) {
 			f.sess.id = strings.TrimSpace(v)
 		}
 	}
+}
+
+// httpVersion is network.protocol.version of an HTTP response's proto
+// ("HTTP/1.1": "1.1", "HTTP/2.0": "2", as the conventions write them), or
+// "" when proto is not an HTTP version.
+func httpVersion(proto string) string {
+	major, minor, ok := http.ParseHTTPVersion(proto)
+	switch {
+	case !ok:
+		return ""
+	case major >= 2 && minor == 0:
+		return strconv.Itoa(major)
+	}
+	return strconv.Itoa(major) + "." + strconv.Itoa(minor)
 }
 
 // meta is what the spans need of a _meta.
@@ -832,6 +852,9 @@ func (f *Folder) endSession(t time.Time) {
 	}
 	if f.sess.protoName != "" {
 		a = append(a, semconv.NetworkProtocolName(f.sess.protoName))
+	}
+	if f.sess.protoVersion != "" {
+		a = append(a, semconv.NetworkProtocolVersion(f.sess.protoVersion))
 	}
 	if f.sess.address != "" {
 		a = append(a, semconv.ServerAddress(f.sess.address))

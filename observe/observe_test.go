@@ -237,6 +237,7 @@ func TestStdioSession(t *testing.T) {
 	want(t, init, map[string]any{
 		"mcp.method.name": "initialize", "jsonrpc.request.id": "1", "network.transport": "pipe",
 		"mcp.protocol.version": "2025-11-25", "mcp.session.id": nil, "server.address": nil, "error.type": nil,
+		"network.protocol.name": nil, "network.protocol.version": nil,
 	})
 	if sc := sentMeta(t, r.events, 1); sc.SpanID() != init.SpanContext.SpanID() || sc.TraceID() != init.SpanContext.TraceID() {
 		t.Errorf("initialize: span %v, _meta sent %v", init.SpanContext, sc)
@@ -381,6 +382,59 @@ func TestHTTPSessionID(t *testing.T) {
 	s := spanNamed(t, r.spans, "tools/list")
 	if id := attrs(s)["mcp.session.id"].AsString(); id == "" {
 		t.Errorf("tools/list: no mcp.session.id: %v", s.Attributes)
+	}
+	// The fixture's server (net/http on loopback, no TLS) answers in
+	// HTTP/1.1.
+	want(t, s, map[string]any{"network.transport": "tcp", "network.protocol.name": "http", "network.protocol.version": "1.1"})
+}
+
+// TestProtocolVersion: network.protocol.version is the HTTP version the
+// server answers in, as the conventions write it ("2", not "2.0"), on the
+// spans and on the measurements.
+func TestProtocolVersion(t *testing.T) {
+	for proto, v := range map[string]string{"HTTP/1.1": "1.1", "HTTP/1.0": "1.0", "HTTP/2.0": "2", "HTTP/3.0": "3", "": "", "SPDY/3": "", "HTTP/x": ""} {
+		if got := httpVersion(proto); got != v {
+			t.Errorf("httpVersion(%q) = %q, want %q", proto, got, v)
+		}
+	}
+	evs := []client.Event{{Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcConnect, Argv: []string{"http://127.0.0.1:9/mcp"}}}}
+	for id := range int64(3) {
+		evs = append(evs,
+			frame(client.Out, `{"jsonrpc":"2.0","id":`+strconv.FormatInt(id, 10)+`,"method":"tools/call","params":{"name":"h2"}}`, client.VerdictSent),
+			reqEv(client.Out, jsonrpc.Int(id), mcp.MethodToolsCall, client.StateQueued),
+			client.Event{Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:9/mcp", Status: 200, Proto: "HTTP/2.0"}},
+			frame(client.In, `{"jsonrpc":"2.0","id":`+strconv.FormatInt(id, 10)+`,"result":{}}`, client.VerdictResolved),
+			reqEv(client.Out, jsonrpc.Int(id), mcp.MethodToolsCall, client.StateResolved),
+		)
+	}
+	exp := tracetest.NewInMemoryExporter()
+	sink := &metricSink{}
+	tel := NewWith(keep{exp}, sink, Config{})
+	f := NewFolder(tel.tracer, tel.metrics, FoldOptions{})
+	at := time.Unix(1700000000, 0)
+	for i, ev := range evs {
+		ev.Time = at.Add(time.Duration(i) * time.Millisecond)
+		f.Apply(ev)
+	}
+	f.End(at.Add(time.Minute))
+	tel.Shutdown(context.Background())
+	spans := exp.GetSpans()
+	if len(spans) != 3 {
+		t.Fatalf("%d spans, want 3", len(spans))
+	}
+	for _, s := range spans {
+		want(t, s, map[string]any{"network.transport": "tcp", "network.protocol.name": "http", "network.protocol.version": "2"})
+	}
+	for _, name := range []string{"mcp.client.operation.duration", "mcp.client.session.duration"} {
+		dps := sink.histogram(t, name)
+		if len(dps) == 0 {
+			t.Errorf("%s: no measurement", name)
+		}
+		for _, dp := range dps {
+			if v, _ := dp.Attributes.Value("network.protocol.version"); v.AsString() != "2" {
+				t.Errorf("%s: network.protocol.version %q, want \"2\"", name, v.AsString())
+			}
+		}
 	}
 }
 
