@@ -133,6 +133,7 @@ type Folder struct {
 	heldBy   map[key]*req
 	sets     map[setKey]*shared // what the session's spans of one kind share
 	scratch  []attribute.KeyValue
+	free     []*req                   // emitted, for reuse (newReq)
 	kinds    [2]trace.SpanStartOption // client, server
 }
 
@@ -346,7 +347,8 @@ func (f *Folder) requestFrame(fr *client.FrameInfo) {
 	k := key{fr.Dir, fr.Msg.ID}
 	r := f.open[k]
 	if r == nil {
-		r = &req{key: k, method: fr.Msg.Method, start: fr.Time}
+		r = f.newReq()
+		r.key, r.method, r.start = k, fr.Msg.Method, fr.Time
 		f.open[k] = r
 	}
 	if f.quick(r, fr) {
@@ -376,8 +378,9 @@ func (f *Folder) quick(r *req, fr *client.FrameInfo) bool {
 // sonde wrote), or "": a quoted name followed by a colon cannot occur
 // inside a JSON string, whose quotes are escaped.
 func metaString(raw []byte, name string) string {
-	key := `"` + name + `":"`
-	i := bytes.Index(raw, []byte(key))
+	var buf [64]byte
+	key := append(append(append(buf[:0], '"'), name...), `":"`...)
+	i := bytes.Index(raw, key)
 	if i < 0 {
 		return ""
 	}
@@ -525,12 +528,9 @@ func (f *Folder) response(fr *client.FrameInfo) {
 	if fr.InputRequired {
 		return
 	}
-	var res struct {
-		IsError         bool   `json:"isError"`
-		ProtocolVersion string `json:"protocolVersion"`
-	}
+	var res resultInfo
 	if r.method == mcp.MethodInitialize || bytes.Contains(m.Result, []byte(`"isError"`)) {
-		_ = json.Unmarshal(m.Result, &res)
+		res = readResult(m.Result)
 	}
 	switch r.method {
 	case mcp.MethodToolsCall:
@@ -551,6 +551,20 @@ func (f *Folder) response(fr *client.FrameInfo) {
 	}
 }
 
+// resultInfo is what the spans need of a result.
+type resultInfo struct {
+	IsError         bool   `json:"isError"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// readResult decodes what the spans need of a result (only when they need
+// it: most answers are not decoded at all).
+func readResult(raw json.RawMessage) resultInfo {
+	var res resultInfo
+	_ = json.Unmarshal(raw, &res)
+	return res
+}
+
 // orphan is an answer that matches no span sonde still holds: a span of
 // its own, of no duration, with the answer as its event.
 func (f *Folder) orphan(name string, at time.Time, attrs []attribute.KeyValue) {
@@ -569,7 +583,8 @@ func (f *Folder) request(at time.Time, q *client.ReqInfo) {
 	case client.StateQueued, client.StateReceived:
 		r := f.open[k]
 		if r == nil {
-			r = &req{key: k, method: q.Method, tool: q.Tool, start: at}
+			r = f.newReq()
+			r.key, r.method, r.tool, r.start = k, q.Method, q.Tool, at
 			f.open[k] = r
 		}
 		if q.RetryOf.IsValid() {
@@ -633,6 +648,31 @@ func (f *Folder) emitHeld(r *req) {
 		delete(f.heldBy, r.key)
 	}
 	f.emit(r)
+	for _, round := range r.rounds {
+		f.recycle(round)
+	}
+	f.recycle(r)
+}
+
+// maxFree bounds the requests a folder keeps for reuse.
+const maxFree = 1024
+
+// newReq is a request to fill: one emitted before, or a new one.
+func (f *Folder) newReq() *req {
+	if n := len(f.free); n > 0 {
+		r := f.free[n-1]
+		f.free = f.free[:n-1]
+		return r
+	}
+	return &req{}
+}
+
+// recycle keeps r, emitted and known to no map any more, for newReq.
+func (f *Folder) recycle(r *req) {
+	if len(f.free) < maxFree {
+		*r = req{}
+		f.free = append(f.free, r)
+	}
 }
 
 // context is the context a span starts in: under parent when it is valid,
@@ -752,8 +792,8 @@ func (f *Folder) emit(r *req) {
 	if r.dir == client.In {
 		kind = trace.SpanKindServer
 	}
-	name := spanName(r.method, r.tool, first.prompt)
 	b := f.shared(kind, r, first)
+	name := b.name
 	spanAttrs := f.spanAttrs(b, r, first)
 	parent, own := f.ids(first)
 	if len(r.rounds) > 0 {
@@ -802,6 +842,7 @@ const maxSets = 512
 // a session have in common, made once, not once per call: the attributes
 // and the measurement's record option (its attribute set).
 type shared struct {
+	name    string // the span's
 	attrs   []attribute.KeyValue
 	version string
 	record  []metric.RecordOption
@@ -814,7 +855,7 @@ func (f *Folder) shared(kind trace.SpanKind, r, first *req) *shared {
 		return b
 	}
 	attrs, version := f.common(r)
-	b := &shared{attrs: attrs, version: version, record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}}
+	b := &shared{name: spanName(r.method, r.tool, first.prompt), attrs: attrs, version: version, record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}}
 	if len(f.sets) < maxSets {
 		f.sets[k] = b
 	}
