@@ -52,13 +52,8 @@ func benchExport(b *testing.B, inFlight int, export bool) {
 	if tel != nil {
 		tel.Follow(c.Subscribe(DefaultBuffer), FoldOptions{})
 	}
-	if err := c.Connect(stdio(b)); err != nil {
-		b.Fatal(err)
-	}
+	start(b, c)
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx); err != nil {
-		b.Fatal(err)
-	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	t0, cpu0 := time.Now(), proctest.CPUTime()
@@ -133,12 +128,7 @@ func BenchmarkFold(b *testing.B) {
 func sessionEvents(b *testing.B, n, inFlight int) []client.Event {
 	c := client.New(client.Options{MaxPending: inFlight, RequestMeta: NewInjector(trace.SpanContext{}).Meta})
 	sub := c.Subscribe(DefaultBuffer)
-	if err := c.Connect(stdio(b)); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.Initialize(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	start(b, c)
 	echoes(b, c, inFlight, n)
 	c.Close()
 	var evs []client.Event

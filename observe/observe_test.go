@@ -114,6 +114,18 @@ func follow(t *testing.T, opts client.Options, fo FoldOptions, dial client.Diale
 	return result{spans: exp.GetSpans(), metrics: sink, stats: st, events: evs}
 }
 
+// start connects c to the fixture (a real subprocess) and runs the
+// handshake.
+func start(tb testing.TB, c *client.Client) {
+	tb.Helper()
+	if err := c.Connect(stdio(tb)); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := c.Initialize(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // stdio starts the fixture as a real subprocess.
 func stdio(t testing.TB, args ...string) client.Dialer {
 	t.Helper()
@@ -554,13 +566,8 @@ func TestCollectorDown(t *testing.T) {
 	}
 	c := client.New(client.Options{RequestMeta: NewInjector(trace.SpanContext{}).Meta})
 	tel.Follow(c.Subscribe(DefaultBuffer), FoldOptions{})
-	if err := c.Connect(stdio(t)); err != nil {
-		t.Fatal(err)
-	}
+	start(t, c)
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
 	for range 20 {
 		if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"value":"v"}`), client.CallOptions{}); err != nil {
 			t.Fatal(err)
