@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,61 +13,68 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/otlptest"
+	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 // BenchmarkExport is what exporting costs a session: echo calls to the
-// fixture (a real subprocess) with 64 in flight, without telemetry and
-// with every span and metric exported over OTLP/HTTP to a collector on a
-// loopback socket (which reads and drops them, as one on another machine
-// would cost this process nothing). ns/op is per call; calls/s too.
+// fixture (a real subprocess) with 1, 16 and 64 in flight, without
+// telemetry and with every span and metric exported over OTLP/HTTP to a
+// collector on a loopback socket (which reads and drops them, as one on
+// another machine would cost this process nothing). ns/op is per call;
+// calls/s too, and cpu-µs/call the CPU time this process used per call
+// (the fixture's not counted), which a busy machine disturbs less than
+// the wall time.
 func BenchmarkExport(b *testing.B) {
-	for _, export := range []bool{false, true} {
-		name := "off"
-		if export {
-			name = "otlp"
-		}
-		b.Run(name+"/c=64", func(b *testing.B) {
-			var tel *Telemetry
-			opts := client.Options{MaxPending: 64}
+	for _, inFlight := range []int{1, 16, 64} {
+		for _, export := range []bool{false, true} {
+			name := "off"
 			if export {
-				var err error
-				tel, err = New(context.Background(), Config{Endpoint: otlptest.Discard(b)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				opts.RequestMeta = NewInjector(trace.SpanContext{}).Meta
+				name = "otlp"
 			}
-			c := client.New(opts)
-			if tel != nil {
-				tel.Follow(c.Subscribe(DefaultBuffer), FoldOptions{})
-			}
-			if err := c.Connect(stdio(b)); err != nil {
-				b.Fatal(err)
-			}
-			ctx := context.Background()
-			if _, err := c.Initialize(ctx); err != nil {
-				b.Fatal(err)
-			}
-			echoes(b, c, 64)
-			c.Close()
-			if tel != nil {
-				if st := tel.Shutdown(ctx); st.Dropped != 0 || st.Missed != 0 {
-					b.Errorf("stats %+v", st)
-				}
-			}
-		})
+			b.Run(fmt.Sprintf("c=%d/%s", inFlight, name), func(b *testing.B) { benchExport(b, inFlight, export) })
+		}
 	}
 }
 
-// echoes calls echo b.N times from n workers.
-func echoes(b *testing.B, c *client.Client, n int) {
-	args := json.RawMessage(`{"value":"hello"}`)
-	var left atomic.Int64
-	left.Store(int64(b.N))
-	var wg sync.WaitGroup
+// benchExport is one configuration of BenchmarkExport.
+func benchExport(b *testing.B, inFlight int, export bool) {
+	var tel *Telemetry
+	opts := client.Options{MaxPending: inFlight}
+	if export {
+		var err error
+		tel, err = New(context.Background(), Config{Endpoint: otlptest.Discard(b)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts.RequestMeta = NewInjector(trace.SpanContext{}).Meta
+	}
+	c := client.New(opts)
+	if tel != nil {
+		tel.Follow(c.Subscribe(DefaultBuffer), FoldOptions{})
+	}
+	start(b, c)
+	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), proctest.CPUTime()
+	echoes(b, c, inFlight, b.N)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(t0).Seconds(), "calls/s")
+	b.ReportMetric(float64((proctest.CPUTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
+	c.Close()
+	if tel != nil {
+		if st := tel.Shutdown(ctx); st.Dropped != 0 || st.Missed != 0 {
+			b.Errorf("stats %+v", st)
+		}
+	}
+}
+
+// echoes calls echo calls times from n workers.
+func echoes(b *testing.B, c *client.Client, n, calls int) {
+	args := json.RawMessage(`{"value":"hello"}`)
+	var left atomic.Int64
+	left.Store(int64(calls))
+	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
 			for left.Add(-1) >= 0 {
@@ -78,6 +86,57 @@ func echoes(b *testing.B, c *client.Client, n int) {
 		})
 	}
 	wg.Wait()
+}
+
+// BenchmarkFold is the export's own cost, without the session's noise:
+// the events of a real session (5,000 echo calls to the fixture, 16 in
+// flight, sent with their traceparent), folded again and again by a
+// folder of Telemetry that exports every span and the histograms over
+// OTLP/HTTP to a collector on loopback that drops them. ns/op and
+// cpu-µs/call are per call (the exporter's goroutines included: the
+// batches are all sent before the clock stops); allocs/op too. Run it
+// with a -benchtime of whole sessions (100000x: 20 of them).
+func BenchmarkFold(b *testing.B) {
+	const calls = 5000
+	evs := sessionEvents(b, calls, 16)
+	// The folder runs faster than any session: a queue that holds every
+	// span keeps the exporter's work from being dropped out of the count.
+	tel, err := New(context.Background(), Config{Endpoint: otlptest.Discard(b), Queue: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := proctest.CPUTime()
+	for i := 0; i < b.N; i += calls {
+		f := NewFolder(tel.tracer, tel.metrics, FoldOptions{})
+		for _, ev := range evs {
+			f.Apply(ev)
+		}
+		f.End(evs[len(evs)-1].Time)
+	}
+	st := tel.Shutdown(context.Background())
 	b.StopTimer()
-	b.ReportMetric(float64(b.N)/time.Since(t0).Seconds(), "calls/s")
+	b.ReportMetric(float64((proctest.CPUTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
+	if st.Dropped != 0 || st.Spans < uint64(b.N) {
+		b.Errorf("stats %+v", st)
+	}
+}
+
+// sessionEvents are the events of a session of n echo calls, inFlight at
+// a time, with the traceparent of each request in its _meta.
+func sessionEvents(b *testing.B, n, inFlight int) []client.Event {
+	c := client.New(client.Options{MaxPending: inFlight, RequestMeta: NewInjector(trace.SpanContext{}).Meta})
+	sub := c.Subscribe(DefaultBuffer)
+	start(b, c)
+	echoes(b, c, inFlight, n)
+	c.Close()
+	var evs []client.Event
+	for ev := range sub.C {
+		evs = append(evs, ev)
+	}
+	if sub.Missed() != 0 {
+		b.Fatalf("%d events missed", sub.Missed())
+	}
+	return evs
 }

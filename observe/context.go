@@ -43,17 +43,13 @@ func inject(sc trace.SpanContext) map[string]json.RawMessage {
 	var c carrier
 	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), &c)
 	out := make(map[string]json.RawMessage, 2)
-	out[MetaTraceparent] = quote(c.parent)
+	// The propagator writes a traceparent of hex digits and dashes, a JSON
+	// string once quoted; a tracestate may hold any printable character.
+	out[MetaTraceparent] = append(append(append(make(json.RawMessage, 0, len(c.parent)+2), '"'), c.parent...), '"')
 	if c.state != "" {
-		out[MetaTracestate] = quote(c.state)
+		out[MetaTracestate], _ = json.Marshal(c.state)
 	}
 	return out
-}
-
-// quote is s as a JSON string.
-func quote(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
 }
 
 // carrier holds the two members the W3C propagator reads and writes

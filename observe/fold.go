@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -105,27 +107,34 @@ type session struct {
 	address   string
 	port      int
 	protoName string
-	version   string
-	id        string // Mcp-Session-Id
-	modern    bool
-	traceID   trace.TraceID // for requests that carried no traceparent
-	adopted   bool          // traceID is the one sonde's requests carry
-	errType   string
+	// protoVersion is network.protocol.version: the HTTP version of the
+	// server's answers ("1.1", "2"); none over stdio.
+	protoVersion string
+	version      string
+	id           string // Mcp-Session-Id
+	modern       bool
+	traceID      trace.TraceID // for requests that carried no traceparent
+	adopted      bool          // traceID is the one sonde's requests carry
+	errType      string
 }
 
 // Folder turns a client's (or an observer's) events into spans and
 // metrics by the OpenTelemetry MCP conventions (docs/otel.md). It is not
 // safe for concurrent use: one goroutine applies the events in order.
 type Folder struct {
-	tracer  trace.Tracer
-	metrics *instruments
-	o       FoldOptions
-	sess    session
-	open    map[key]*req
-	waiting map[key]*req // rounds answered input_required, awaiting their retry
-	held    []*req       // ended, waiting a little for a late answer
-	heldBy  map[key]*req
-	sets    map[setKey]attribute.Set // the session's measurement attributes
+	tracer   trace.Tracer
+	metrics  *instruments
+	o        FoldOptions
+	sess     session
+	open     map[key]*req
+	waiting  map[key]*req // rounds answered input_required, awaiting their retry
+	held     []*req       // ended, waiting a little for a late answer (from heldHead on)
+	heldHead int
+	heldBy   map[key]*req
+	sets     map[setKey]*shared // what the session's spans of one kind share
+	scratch  []attribute.KeyValue
+	free     []*req                   // emitted, for reuse (newReq)
+	kinds    [2]trace.SpanStartOption // client, server
 }
 
 // NewFolder returns a folder emitting through t; m records the metrics
@@ -137,7 +146,8 @@ func NewFolder(t trace.Tracer, m *Metrics, o FoldOptions) *Folder {
 	if o.HoldMax <= 0 {
 		o.HoldMax = DefaultHoldMax
 	}
-	f := &Folder{tracer: t, o: o, open: map[key]*req{}, waiting: map[key]*req{}, heldBy: map[key]*req{}, sets: map[setKey]attribute.Set{}}
+	f := &Folder{tracer: t, o: o, open: map[key]*req{}, waiting: map[key]*req{}, heldBy: map[key]*req{}, sets: map[setKey]*shared{},
+		kinds: [2]trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithSpanKind(trace.SpanKindServer)}}
 	if m != nil {
 		f.metrics = m.inst
 	}
@@ -161,14 +171,24 @@ func (f *Folder) Apply(ev client.Event) {
 
 // Flush emits the ended spans that have waited Hold by now.
 func (f *Folder) Flush(now time.Time) {
-	n := 0
-	for n < len(f.held) && (len(f.held)-n > f.o.HoldMax || now.Sub(f.held[n].end) >= f.o.Hold) {
-		f.emitHeld(f.held[n])
-		n++
+	h := f.heldHead
+	for h < len(f.held) && (len(f.held)-h > f.o.HoldMax || now.Sub(f.held[h].end) >= f.o.Hold) {
+		f.emitHeld(f.held[h])
+		f.held[h] = nil
+		h++
 	}
-	if n > 0 {
-		f.held = append(f.held[:0], f.held[n:]...)
+	// The emitted spans leave the front; the rest moves down only once
+	// it is the smaller part (a copy per span emitted would cost as much
+	// as the span).
+	switch {
+	case h == len(f.held):
+		f.held, h = f.held[:0], 0
+	case h > len(f.held)/2:
+		n := copy(f.held, f.held[h:])
+		clear(f.held[n:])
+		f.held, h = f.held[:n], 0
 	}
+	f.heldHead = h
 }
 
 // End ends the stream at t: requests without an outcome end there
@@ -184,10 +204,10 @@ func (f *Folder) End(t time.Time) {
 		r.errType, r.desc = ErrTypeClosed, "the session ended before the request's outcome"
 		f.finish(r)
 	}
-	for _, r := range f.held {
+	for _, r := range f.held[f.heldHead:] {
 		f.emitHeld(r)
 	}
-	f.held = nil
+	f.held, f.heldHead = nil, 0
 	f.endSession(t)
 }
 
@@ -255,6 +275,11 @@ func (f *Folder) http(at time.Time, h *client.HTTPEvent) {
 			f.sess.traceID = newTraceID()
 		}
 		f.sess.address, f.sess.port = hostPort(h.URL)
+		clear(f.sets)
+	}
+	if v := httpVersion(h.Proto); v != "" && v != f.sess.protoVersion {
+		f.sess.protoVersion = v
+		clear(f.sets)
 	}
 	for _, line := range h.Header {
 		name, v, ok := strings.Cut(strings.TrimPrefix(line, "< "), ":")
@@ -262,6 +287,20 @@ func (f *Folder) http(at time.Time, h *client.HTTPEvent) {
 			f.sess.id = strings.TrimSpace(v)
 		}
 	}
+}
+
+// httpVersion is network.protocol.version of an HTTP response's proto
+// ("HTTP/1.1": "1.1", "HTTP/2.0": "2", as the conventions write them), or
+// "" when proto is not an HTTP version.
+func httpVersion(proto string) string {
+	major, minor, ok := http.ParseHTTPVersion(proto)
+	switch {
+	case !ok:
+		return ""
+	case major >= 2 && minor == 0:
+		return strconv.Itoa(major)
+	}
+	return strconv.Itoa(major) + "." + strconv.Itoa(minor)
 }
 
 // meta is what the spans need of a _meta.
@@ -308,7 +347,8 @@ func (f *Folder) requestFrame(fr *client.FrameInfo) {
 	k := key{fr.Dir, fr.Msg.ID}
 	r := f.open[k]
 	if r == nil {
-		r = &req{key: k, method: fr.Msg.Method, start: fr.Time}
+		r = f.newReq()
+		r.key, r.method, r.start = k, fr.Msg.Method, fr.Time
 		f.open[k] = r
 	}
 	if f.quick(r, fr) {
@@ -338,8 +378,9 @@ func (f *Folder) quick(r *req, fr *client.FrameInfo) bool {
 // sonde wrote), or "": a quoted name followed by a colon cannot occur
 // inside a JSON string, whose quotes are escaped.
 func metaString(raw []byte, name string) string {
-	key := `"` + name + `":"`
-	i := bytes.Index(raw, []byte(key))
+	var buf [64]byte
+	key := append(append(append(buf[:0], '"'), name...), `":"`...)
+	i := bytes.Index(raw, key)
 	if i < 0 {
 		return ""
 	}
@@ -487,12 +528,9 @@ func (f *Folder) response(fr *client.FrameInfo) {
 	if fr.InputRequired {
 		return
 	}
-	var res struct {
-		IsError         bool   `json:"isError"`
-		ProtocolVersion string `json:"protocolVersion"`
-	}
+	var res resultInfo
 	if r.method == mcp.MethodInitialize || bytes.Contains(m.Result, []byte(`"isError"`)) {
-		_ = json.Unmarshal(m.Result, &res)
+		res = readResult(m.Result)
 	}
 	switch r.method {
 	case mcp.MethodToolsCall:
@@ -513,6 +551,20 @@ func (f *Folder) response(fr *client.FrameInfo) {
 	}
 }
 
+// resultInfo is what the spans need of a result.
+type resultInfo struct {
+	IsError         bool   `json:"isError"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// readResult decodes what the spans need of a result (only when they need
+// it: most answers are not decoded at all).
+func readResult(raw json.RawMessage) resultInfo {
+	var res resultInfo
+	_ = json.Unmarshal(raw, &res)
+	return res
+}
+
 // orphan is an answer that matches no span sonde still holds: a span of
 // its own, of no duration, with the answer as its event.
 func (f *Folder) orphan(name string, at time.Time, attrs []attribute.KeyValue) {
@@ -531,7 +583,8 @@ func (f *Folder) request(at time.Time, q *client.ReqInfo) {
 	case client.StateQueued, client.StateReceived:
 		r := f.open[k]
 		if r == nil {
-			r = &req{key: k, method: q.Method, tool: q.Tool, start: at}
+			r = f.newReq()
+			r.key, r.method, r.tool, r.start = k, q.Method, q.Tool, at
 			f.open[k] = r
 		}
 		if q.RetryOf.IsValid() {
@@ -595,6 +648,31 @@ func (f *Folder) emitHeld(r *req) {
 		delete(f.heldBy, r.key)
 	}
 	f.emit(r)
+	for _, round := range r.rounds {
+		f.recycle(round)
+	}
+	f.recycle(r)
+}
+
+// maxFree bounds the requests a folder keeps for reuse.
+const maxFree = 1024
+
+// newReq is a request to fill: one emitted before, or a new one.
+func (f *Folder) newReq() *req {
+	if n := len(f.free); n > 0 {
+		r := f.free[n-1]
+		f.free = f.free[:n-1]
+		return r
+	}
+	return &req{}
+}
+
+// recycle keeps r, emitted and known to no map any more, for newReq.
+func (f *Folder) recycle(r *req) {
+	if len(f.free) < maxFree {
+		*r = req{}
+		f.free = append(f.free, r)
+	}
 }
 
 // context is the context a span starts in: under parent when it is valid,
@@ -629,11 +707,13 @@ func (f *Folder) ids(r *req) (parent, own trace.SpanContext) {
 	return parent, r.sc
 }
 
-// attrs are the attributes of r's span, and those of its duration
-// metric.
-func (f *Folder) attrs(r *req, first *req) (span, metric []attribute.KeyValue) {
-	a := make([]attribute.KeyValue, 0, 20)
-	a = append(a, semconv.McpMethodNameKey.String(r.method))
+// common are the attributes r's span shares with its duration metric,
+// and the mcp.protocol.version among them ("" for none).
+func (f *Folder) common(r *req) ([]attribute.KeyValue, string) {
+	var a [16]attribute.KeyValue
+	n := 0
+	add := func(kv attribute.KeyValue) { a[n] = kv; n++ }
+	add(semconv.McpMethodNameKey.String(r.method))
 	version := r.version
 	if version == "" {
 		version = f.sess.version
@@ -642,53 +722,63 @@ func (f *Folder) attrs(r *req, first *req) (span, metric []attribute.KeyValue) {
 		version = f.sess.version
 	}
 	if version != "" {
-		a = append(a, semconv.McpProtocolVersion(version))
+		add(semconv.McpProtocolVersion(version))
 	}
 	if r.tool != "" {
-		a = append(a, semconv.GenAIToolName(r.tool), semconv.GenAIOperationNameExecuteTool)
+		add(semconv.GenAIToolName(r.tool))
+		add(semconv.GenAIOperationNameExecuteTool)
 	}
 	if r.prompt != "" {
-		a = append(a, semconv.GenAIPromptName(r.prompt))
+		add(semconv.GenAIPromptName(r.prompt))
 	}
 	if r.uri != "" {
-		a = append(a, semconv.McpResourceURI(r.uri))
+		add(semconv.McpResourceURI(r.uri))
 	}
 	if r.errType != "" {
-		a = append(a, semconv.ErrorTypeKey.String(r.errType))
+		add(semconv.ErrorTypeKey.String(r.errType))
 	}
 	if r.code != "" {
 		if _, err := strconv.Atoi(r.code); err == nil {
-			a = append(a, semconv.RPCResponseStatusCode(r.code))
+			add(semconv.RPCResponseStatusCode(r.code))
 		}
 	}
 	if f.sess.transport != "" {
-		a = append(a, semconv.NetworkTransportKey.String(f.sess.transport))
+		add(semconv.NetworkTransportKey.String(f.sess.transport))
 	}
 	if f.sess.protoName != "" {
-		a = append(a, semconv.NetworkProtocolName(f.sess.protoName))
+		add(semconv.NetworkProtocolName(f.sess.protoName))
+	}
+	if f.sess.protoVersion != "" {
+		add(semconv.NetworkProtocolVersion(f.sess.protoVersion))
 	}
 	if r.dir == client.Out && f.sess.address != "" {
-		a = append(a, semconv.ServerAddress(f.sess.address))
+		add(semconv.ServerAddress(f.sess.address))
 		if f.sess.port > 0 {
-			a = append(a, semconv.ServerPort(f.sess.port))
+			add(semconv.ServerPort(f.sess.port))
 		}
 	}
-	// The metric's attributes are the span's first ones.
-	metric = a[:len(a):len(a)]
-	span = a
+	return append([]attribute.KeyValue(nil), a[:n]...), version
+}
+
+// spanAttrs are the attributes of r's span: the shared ones of b, then
+// its own. They are built in the folder's scratch slice, which the SDK
+// copies from when the span starts.
+func (f *Folder) spanAttrs(b *shared, r, first *req) []attribute.KeyValue {
+	a := append(f.scratch[:0], b.attrs...)
 	if id, ok := idAttr(first.id); ok {
-		span = append(span, id)
+		a = append(a, id)
 	}
-	if f.sess.id != "" && !f.sess.modern && version != mcp.ModernVersion {
-		span = append(span, semconv.McpSessionID(f.sess.id))
+	if f.sess.id != "" && !f.sess.modern && b.version != mcp.ModernVersion {
+		a = append(a, semconv.McpSessionID(f.sess.id))
 	}
 	if first.args != nil {
-		span = append(span, semconv.GenAIToolCallArgumentsKey.String(string(first.args)))
+		a = append(a, semconv.GenAIToolCallArgumentsKey.String(string(first.args)))
 	}
 	if r.result != nil {
-		span = append(span, semconv.GenAIToolCallResultKey.String(string(r.result)))
+		a = append(a, semconv.GenAIToolCallResultKey.String(string(r.result)))
 	}
-	return span, metric
+	f.scratch = a[:0]
+	return a
 }
 
 // emit sends r's span (and, for an operation of several rounds, the
@@ -702,8 +792,9 @@ func (f *Folder) emit(r *req) {
 	if r.dir == client.In {
 		kind = trace.SpanKindServer
 	}
-	name := spanName(r.method, r.tool, first.prompt)
-	spanAttrs, metricAttrs := f.attrs(r, first)
+	b := f.shared(kind, r, first)
+	name := b.name
+	spanAttrs := f.spanAttrs(b, r, first)
 	parent, own := f.ids(first)
 	if len(r.rounds) > 0 {
 		// The operation: a span of its own in the first round's trace;
@@ -711,7 +802,7 @@ func (f *Folder) emit(r *req) {
 		spanAttrs = append(spanAttrs, attrRounds.Int(len(r.rounds)+1))
 		own = trace.NewSpanContext(trace.SpanContextConfig{TraceID: own.TraceID()})
 	}
-	ctx, span := f.tracer.Start(f.context(parent, own), name, trace.WithTimestamp(first.start), trace.WithSpanKind(kind), trace.WithAttributes(spanAttrs...))
+	ctx, span := f.tracer.Start(f.context(parent, own), name, trace.WithTimestamp(first.start), f.kindOpt(kind), trace.WithAttributes(spanAttrs...))
 	if len(r.rounds) > 0 {
 		opSC := trace.SpanContextFromContext(ctx)
 		for _, round := range append(r.rounds, r) {
@@ -721,7 +812,7 @@ func (f *Folder) emit(r *req) {
 			if id, ok := idAttr(round.id); ok {
 				a = append(a, id)
 			}
-			_, rs := f.tracer.Start(rctx, name, trace.WithTimestamp(round.start), trace.WithSpanKind(kind), trace.WithAttributes(a...))
+			_, rs := f.tracer.Start(rctx, name, trace.WithTimestamp(round.start), f.kindOpt(kind), trace.WithAttributes(a...))
 			addEvents(rs, round.events)
 			rs.End(trace.WithTimestamp(round.end))
 		}
@@ -733,7 +824,7 @@ func (f *Folder) emit(r *req) {
 	}
 	span.End(trace.WithTimestamp(r.end))
 	if f.metrics != nil {
-		f.metrics.operation(kind, r.end.Sub(first.start), f.metricSet(kind, r, first, metricAttrs))
+		f.metrics.operation(kind, r.end.Sub(first.start), b.record)
 	}
 }
 
@@ -747,18 +838,36 @@ type setKey struct {
 // (a resource URI is of unbounded cardinality).
 const maxSets = 512
 
-// metricSet is the attribute set of r's measurement: made once per kind
-// of operation in a session, not once per call.
-func (f *Folder) metricSet(kind trace.SpanKind, r, first *req, attrs []attribute.KeyValue) attribute.Set {
+// shared is what the spans and measurements of one kind of operation in
+// a session have in common, made once, not once per call: the attributes
+// and the measurement's record option (its attribute set).
+type shared struct {
+	name    string // the span's
+	attrs   []attribute.KeyValue
+	version string
+	record  []metric.RecordOption
+}
+
+// shared is the shared part of r's span and measurement.
+func (f *Folder) shared(kind trace.SpanKind, r, first *req) *shared {
 	k := setKey{kind, r.method, r.tool, first.prompt, r.uri, r.errType, r.code, r.version}
-	if set, ok := f.sets[k]; ok {
-		return set
+	if b, ok := f.sets[k]; ok {
+		return b
 	}
-	set := attribute.NewSet(attrs...)
+	attrs, version := f.common(r)
+	b := &shared{name: spanName(r.method, r.tool, first.prompt), attrs: attrs, version: version, record: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}}
 	if len(f.sets) < maxSets {
-		f.sets[k] = set
+		f.sets[k] = b
 	}
-	return set
+	return b
+}
+
+// kindOpt is the start option of a span of kind (made once).
+func (f *Folder) kindOpt(kind trace.SpanKind) trace.SpanStartOption {
+	if kind == trace.SpanKindServer {
+		return f.kinds[1]
+	}
+	return f.kinds[0]
 }
 
 func addEvents(span trace.Span, evs []spanEvent) {
@@ -784,6 +893,9 @@ func (f *Folder) endSession(t time.Time) {
 	}
 	if f.sess.protoName != "" {
 		a = append(a, semconv.NetworkProtocolName(f.sess.protoName))
+	}
+	if f.sess.protoVersion != "" {
+		a = append(a, semconv.NetworkProtocolVersion(f.sess.protoVersion))
 	}
 	if f.sess.address != "" {
 		a = append(a, semconv.ServerAddress(f.sess.address))

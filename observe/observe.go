@@ -268,17 +268,42 @@ func (t *Telemetry) Follow(sub *client.Subscription, o FoldOptions) {
 		for {
 			select {
 			case ev, ok := <-sub.C:
-				if !ok {
+				if !ok || !drain(f, ev, sub.C) {
 					f.End(time.Now())
 					t.missed.Add(sub.Missed())
 					return
 				}
-				f.Apply(ev)
+				// Let the next events gather in the buffer: a folder
+				// waiting on the channel would be woken by each of them,
+				// a hand-off that costs the session's own goroutines.
+				time.Sleep(foldPause)
 			case now := <-tick.C:
 				f.Flush(now)
 			}
 		}
 	}()
+}
+
+// foldPause is how long a busy session's folder sleeps between draining
+// its subscription. The buffer (DefaultBuffer events) holds a pause of
+// more than a million events a second.
+const foldPause = 10 * time.Millisecond
+
+// drain folds ev and every event already waiting in c; false when c is
+// closed.
+func drain(f *Folder, ev client.Event, c <-chan client.Event) bool {
+	f.Apply(ev)
+	for {
+		select {
+		case ev, ok := <-c:
+			if !ok {
+				return false
+			}
+			f.Apply(ev)
+		default:
+			return true
+		}
+	}
 }
 
 // Shutdown waits for the followed sessions' folders (their clients must be
@@ -385,12 +410,14 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 	return &Metrics{inst: &instruments{clientOp: co.Inst(), serverOp: so.Inst(), clientSess: cs.Inst()}}, nil
 }
 
-func (m *instruments) operation(kind trace.SpanKind, d time.Duration, attrs attribute.Set) {
+// operation records an operation's duration; rec holds its attribute set
+// (made once per kind of operation: no option built per call).
+func (m *instruments) operation(kind trace.SpanKind, d time.Duration, rec []metric.RecordOption) {
 	h := m.clientOp
 	if kind == trace.SpanKindServer {
 		h = m.serverOp
 	}
-	h.Record(context.Background(), d.Seconds(), metric.WithAttributeSet(attrs))
+	h.Record(context.Background(), d.Seconds(), rec...)
 }
 
 func (m *instruments) session(_ Mode, d time.Duration, attrs []attribute.KeyValue) {

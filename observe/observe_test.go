@@ -114,6 +114,18 @@ func follow(t *testing.T, opts client.Options, fo FoldOptions, dial client.Diale
 	return result{spans: exp.GetSpans(), metrics: sink, stats: st, events: evs}
 }
 
+// start connects c to the fixture (a real subprocess) and runs the
+// handshake.
+func start(tb testing.TB, c *client.Client) {
+	tb.Helper()
+	if err := c.Connect(stdio(tb)); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := c.Initialize(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // stdio starts the fixture as a real subprocess.
 func stdio(t testing.TB, args ...string) client.Dialer {
 	t.Helper()
@@ -237,6 +249,7 @@ func TestStdioSession(t *testing.T) {
 	want(t, init, map[string]any{
 		"mcp.method.name": "initialize", "jsonrpc.request.id": "1", "network.transport": "pipe",
 		"mcp.protocol.version": "2025-11-25", "mcp.session.id": nil, "server.address": nil, "error.type": nil,
+		"network.protocol.name": nil, "network.protocol.version": nil,
 	})
 	if sc := sentMeta(t, r.events, 1); sc.SpanID() != init.SpanContext.SpanID() || sc.TraceID() != init.SpanContext.TraceID() {
 		t.Errorf("initialize: span %v, _meta sent %v", init.SpanContext, sc)
@@ -382,6 +395,59 @@ func TestHTTPSessionID(t *testing.T) {
 	if id := attrs(s)["mcp.session.id"].AsString(); id == "" {
 		t.Errorf("tools/list: no mcp.session.id: %v", s.Attributes)
 	}
+	// The fixture's server (net/http on loopback, no TLS) answers in
+	// HTTP/1.1.
+	want(t, s, map[string]any{"network.transport": "tcp", "network.protocol.name": "http", "network.protocol.version": "1.1"})
+}
+
+// TestProtocolVersion: network.protocol.version is the HTTP version the
+// server answers in, as the conventions write it ("2", not "2.0"), on the
+// spans and on the measurements.
+func TestProtocolVersion(t *testing.T) {
+	for proto, v := range map[string]string{"HTTP/1.1": "1.1", "HTTP/1.0": "1.0", "HTTP/2.0": "2", "HTTP/3.0": "3", "": "", "SPDY/3": "", "HTTP/x": ""} {
+		if got := httpVersion(proto); got != v {
+			t.Errorf("httpVersion(%q) = %q, want %q", proto, got, v)
+		}
+	}
+	evs := []client.Event{{Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcConnect, Argv: []string{"http://127.0.0.1:9/mcp"}}}}
+	for id := range int64(3) {
+		evs = append(evs,
+			frame(client.Out, `{"jsonrpc":"2.0","id":`+strconv.FormatInt(id, 10)+`,"method":"tools/call","params":{"name":"h2"}}`, client.VerdictSent),
+			reqEv(client.Out, jsonrpc.Int(id), mcp.MethodToolsCall, client.StateQueued),
+			client.Event{Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:9/mcp", Status: 200, Proto: "HTTP/2.0"}},
+			frame(client.In, `{"jsonrpc":"2.0","id":`+strconv.FormatInt(id, 10)+`,"result":{}}`, client.VerdictResolved),
+			reqEv(client.Out, jsonrpc.Int(id), mcp.MethodToolsCall, client.StateResolved),
+		)
+	}
+	exp := tracetest.NewInMemoryExporter()
+	sink := &metricSink{}
+	tel := NewWith(keep{exp}, sink, Config{})
+	f := NewFolder(tel.tracer, tel.metrics, FoldOptions{})
+	at := time.Unix(1700000000, 0)
+	for i, ev := range evs {
+		ev.Time = at.Add(time.Duration(i) * time.Millisecond)
+		f.Apply(ev)
+	}
+	f.End(at.Add(time.Minute))
+	tel.Shutdown(context.Background())
+	spans := exp.GetSpans()
+	if len(spans) != 3 {
+		t.Fatalf("%d spans, want 3", len(spans))
+	}
+	for _, s := range spans {
+		want(t, s, map[string]any{"network.transport": "tcp", "network.protocol.name": "http", "network.protocol.version": "2"})
+	}
+	for _, name := range []string{"mcp.client.operation.duration", "mcp.client.session.duration"} {
+		dps := sink.histogram(t, name)
+		if len(dps) == 0 {
+			t.Errorf("%s: no measurement", name)
+		}
+		for _, dp := range dps {
+			if v, _ := dp.Attributes.Value("network.protocol.version"); v.AsString() != "2" {
+				t.Errorf("%s: network.protocol.version %q, want \"2\"", name, v.AsString())
+			}
+		}
+	}
 }
 
 // TestContent: --otlp-content adds the arguments and the result, redacted.
@@ -500,13 +566,8 @@ func TestCollectorDown(t *testing.T) {
 	}
 	c := client.New(client.Options{RequestMeta: NewInjector(trace.SpanContext{}).Meta})
 	tel.Follow(c.Subscribe(DefaultBuffer), FoldOptions{})
-	if err := c.Connect(stdio(t)); err != nil {
-		t.Fatal(err)
-	}
+	start(t, c)
 	ctx := context.Background()
-	if _, err := c.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
 	for range 20 {
 		if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"value":"v"}`), client.CallOptions{}); err != nil {
 			t.Fatal(err)

@@ -349,7 +349,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	hdr := headerLines("> ", ex.reqHdr)
 	hdr = append(hdr, headerLines("< ", resp.Header)...)
 	p.offer(hchunk{ex: ex, kind: hkHTTP, t: now, session: resp.Header.Get("Mcp-Session-Id"), http: &client.HTTPEvent{
-		Method: ex.method, URL: ex.url, Status: resp.StatusCode, Header: hdr, Duration: now.Sub(ex.start), Stream: ex.stream,
+		Method: ex.method, URL: ex.url, Status: resp.StatusCode, Proto: resp.Proto, Header: hdr, Duration: now.Sub(ex.start), Stream: ex.stream,
 		Note: "through sonde tap",
 	}}, nil)
 	if ce != "" && !decodable(ce) {

@@ -87,6 +87,9 @@ type HTTPEvent struct {
 	Method string // GET, POST, DELETE ("" for stream notes)
 	URL    string
 	Status int // 0 when no response arrived
+	// Proto is the response's HTTP version, as net/http gives it
+	// ("HTTP/1.1", "HTTP/2.0"); "" when no response arrived.
+	Proto string
 	// Header lists the request and response headers that matter, as
 	// "> Name: value" (sent) and "< Name: value" (received).
 	Header []string
@@ -495,7 +498,7 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int
 		return
 	}
 	defer resp.Body.Close()
-	ev.Status = resp.StatusCode
+	ev.Status, ev.Proto = resp.StatusCode, resp.Proto
 	ev.Header = append(ev.Header, httpshow.ResponseHeaders(resp)...)
 	h.note(ev)
 	if mode != ModeSSE && msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" && resp.StatusCode/100 == 2 {
@@ -842,7 +845,7 @@ func (h *HTTP) get(stream, lastID string, id jsonrpc.ID) (*http.Response, *Excha
 		}
 		return nil, &ExchangeError{Kind: ExchangeNetwork, Msg: fmt.Sprintf("GET %s: %v", h.url.Redacted(), httpshow.URLError(err)), Err: err}
 	}
-	ev.Status = resp.StatusCode
+	ev.Status, ev.Proto = resp.StatusCode, resp.Proto
 	ev.Header = append(ev.Header, httpshow.ResponseHeaders(resp)...)
 	if resp.StatusCode/100 != 2 {
 		e := h.statusError(req, resp, jsonrpc.Message{Method: "GET stream"}, id.IsValid())
@@ -987,7 +990,7 @@ func (h *HTTP) openLegacyTry(discover, authorized bool) error {
 		}
 		return fail(&ExchangeError{Kind: ExchangeNetwork, Msg: fmt.Sprintf("GET %s: %v", h.url.Redacted(), httpshow.URLError(err)), Err: err})
 	}
-	ev.Status = resp.StatusCode
+	ev.Status, ev.Proto = resp.StatusCode, resp.Proto
 	ev.Header = append(ev.Header, httpshow.ResponseHeaders(resp)...)
 	h.note(ev)
 	if resp.StatusCode/100 != 2 {
@@ -1109,7 +1112,7 @@ func (h *HTTP) deleteSession() {
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, errorBodyBytes))
 	resp.Body.Close()
-	ev.Status = resp.StatusCode
+	ev.Status, ev.Proto = resp.StatusCode, resp.Proto
 	switch {
 	case resp.StatusCode == http.StatusMethodNotAllowed:
 		ev.Note = "the server does not end sessions on request (405)"

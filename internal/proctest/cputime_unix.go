@@ -1,15 +1,15 @@
 //go:build unix
 
-package ui
+package proctest
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user and system) this process has used: on a
+// CPUTime is the CPU time (user and system) this process has used: on a
 // loaded machine the benchmarks report it beside the wall time.
-func cpuTime() time.Duration {
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
