@@ -102,6 +102,8 @@ type Proxy struct {
 	closed   chan struct{}
 	once     sync.Once
 	inflight atomic.Int64
+	ends     atomic.Int64 // offerEnd's ends not yet in the queue
+	lost     atomic.Int64 // chunks dropped that no later chunk reports (headers, notes)
 	posts    atomic.Uint64
 	gets     atomic.Uint64
 	stats    HTTPStats
@@ -171,6 +173,7 @@ type hchunk struct {
 	http        *client.HTTPEvent
 	note        string
 	fault       *client.Fault // on a note of a fault rule
+	waited      bool          // an end offerEnd's goroutine queued (counted in Proxy.ends)
 	missed      uint64
 	missedBytes int64
 }
@@ -423,6 +426,8 @@ func (p *Proxy) offer(c hchunk, miss *missCounter) bool {
 	if miss != nil && !c.end {
 		miss.n++
 		miss.bytes += int64(len(c.data))
+	} else {
+		p.lost.Add(1) // the observer reports it with what it handles next
 	}
 	p.statsMu.Lock()
 	p.stats.MissedChunks++
@@ -436,19 +441,21 @@ func (p *Proxy) offer(c hchunk, miss *missCounter) bool {
 // what was missed last, and frees the body's state in the observer).
 func (p *Proxy) offerEnd(c hchunk, miss *missCounter) {
 	c.missed, c.missedBytes = miss.n, miss.bytes
+	// Counted before looking at closed: the observer, once closed, waits
+	// for every end counted (they carry the last misses), so none is lost
+	// to a Close that comes while it waits for room.
+	p.ends.Add(1)
 	select {
 	case p.queue <- c:
+		p.ends.Add(-1)
 		return
 	case <-p.closed:
+		p.ends.Add(-1)
 		return
 	default:
 	}
-	go func() {
-		select {
-		case p.queue <- c:
-		case <-p.closed:
-		}
-	}()
+	c.waited = true // the observer takes it off the count
+	go func() { p.queue <- c }()
 }
 
 // obsBody forwards a body unchanged and offers a copy of each read.
@@ -848,8 +855,14 @@ func (p *Proxy) observe() {
 		kind int
 	}
 	bodies := map[key]*httpBody{}
+	reportLost := func(t time.Time) {
+		if n := p.lost.Swap(0); n > 0 {
+			o.Missed(uint64(n), fmt.Sprintf("observation fell behind: %d of the exchanges' headers, notes or ends went by unobserved", n), t)
+		}
+	}
 	handle := func(c hchunk) {
 		p.inflight.Add(-int64(len(c.data)))
+		reportLost(c.t)
 		if c.missed > 0 {
 			o.Missed(c.missed, fmt.Sprintf("observation fell behind: %d bytes of %s (%d reads) were forwarded but not observed", c.missedBytes, c.ex.stream, c.missed), c.t)
 		}
@@ -945,7 +958,14 @@ func (p *Proxy) observe() {
 			case c := <-p.queue:
 				route.chunk(c)
 			default:
+				if p.ends.Load() > 0 {
+					// An end is on its way (offerEnd).
+					route.chunk(<-p.queue)
+					continue
+				}
 				route.releaseAll()
+				o = def
+				reportLost(time.Now())
 				for _, b := range bodies {
 					if b.sse != nil {
 						b.sse.skip()
@@ -995,6 +1015,11 @@ func (r *sessionRouter) observer(id string, ex *exchange) *client.Observer {
 // counted in the queue's bytes) for its answer's headers, which may name
 // the session it started.
 func (r *sessionRouter) chunk(c hchunk) {
+	if c.waited {
+		// Off the count as it leaves the queue (held or not).
+		r.p.ends.Add(-1)
+		c.waited = false
+	}
 	ex := c.ex
 	switch {
 	case r.p.opts.Sessions == nil:
