@@ -160,6 +160,8 @@ type Collector struct {
 	scratch bytes.Buffer // for measuring compact JSON
 	groups  map[string]*CallGroup
 	paging  map[string][]Item // listings under way, by list
+	// toolsOnly groups calls by tool alone (NewToolCollector).
+	toolsOnly bool
 }
 
 // NewCollector returns an empty collector.
@@ -170,6 +172,17 @@ func NewCollector() *Collector {
 		groups:  map[string]*CallGroup{},
 		paging:  map[string][]Item{},
 	}
+}
+
+// NewToolCollector returns an empty collector that groups calls by tool
+// alone: their arguments are not read (every group's Args, and every
+// Done's, is empty), so one group per tool holds all its calls. It is what
+// the context cost (Costs) and the gates need, at a fraction of the cost of
+// canonicalising every call's arguments.
+func NewToolCollector() *Collector {
+	c := NewCollector()
+	c.toolsOnly = true
+	return c
 }
 
 // Session returns what was collected so far. It shares memory with the
@@ -225,6 +238,14 @@ func (c *Collector) request(seq uint64, m jsonrpc.Message) {
 	p := &pending{method: m.Method, frameSeq: 0}
 	switch m.Method {
 	case mcp.MethodToolsCall:
+		if c.toolsOnly {
+			var ps struct {
+				Name string `json:"name"`
+			}
+			_ = json.Unmarshal(m.Params, &ps)
+			p.tool = ps.Name
+			break
+		}
 		var ps mcp.CallToolParams
 		_ = json.Unmarshal(m.Params, &ps)
 		p.tool, p.args = ps.Name, boundArgs(Canonical(ps.Arguments))
