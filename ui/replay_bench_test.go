@@ -32,22 +32,22 @@ func BenchmarkReplayMillion(b *testing.B) {
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		c0, t0 := cpuTime(), time.Now()
+		c0, t0 := capturegen.CPUTime(), time.Now()
 		tl, err := replay.Open(path, replay.DefaultLinger)
 		if err != nil {
 			b.Fatal(err)
 		}
-		c1, t1 := cpuTime(), time.Now()
+		c1, t1 := capturegen.CPUTime(), time.Now()
 		rh := &replayHarness{t: b, tl: tl, m: New(Options{Replay: tl, Palette: theme.NoColor(), NoColor: true, Command: path})}
 		rh.send(tea.WindowSizeMsg{Width: 120, Height: 40})
 		rh.run(rh.m.Init())
 		_ = rh.m.View()
-		c2, t2 := cpuTime(), time.Now()
+		c2, t2 := capturegen.CPUTime(), time.Now()
 		rh.keys("t")
 		rh.typeText("#" + strconv.Itoa(tl.Len()/2))
 		rh.keys("enter")
 		_ = rh.m.View()
-		c3, t3 := cpuTime(), time.Now()
+		c3, t3 := capturegen.CPUTime(), time.Now()
 		if rh.m.rp.pos != tl.Len()/2 || tl.Len() < 1_000_000 {
 			b.Fatalf("at %d of %d", rh.m.rp.pos, tl.Len())
 		}
