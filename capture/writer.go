@@ -97,6 +97,8 @@ type Recorder struct {
 	enc     encoder
 	buf     bytes.Buffer
 	je      *json.Encoder
+	rj      *recordJSON
+	line    []byte // a record's line (recordJSON)
 	opts    Options
 	sum     Summary
 	closed  bool
@@ -130,6 +132,7 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	r.enc = encoder{start: opts.Start, redact: opts.Redact}
 	r.je = json.NewEncoder(&r.buf)
 	r.je.SetEscapeHTML(false)
+	r.rj = newRecordJSON()
 	argv, _ := opts.Redact.Strings(opts.Command)
 	url, _ := opts.Redact.String(opts.URL)
 	h := Header{
@@ -150,7 +153,7 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	return r, nil
 }
 
-// writeLocked encodes v as one line into the buffered writer.
+// writeLocked encodes v (the header) as one line into the buffered writer.
 func (r *Recorder) writeLocked(v any) {
 	if r.sum.Err != nil {
 		return
@@ -160,11 +163,28 @@ func (r *Recorder) writeLocked(v any) {
 		r.sum.Err = fmt.Errorf("capture: encode: %w", err)
 		return
 	}
-	n, err := r.bw.Write(r.buf.Bytes())
-	r.sum.Bytes += int64(n)
-	if err != nil {
-		r.sum.Err = fmt.Errorf("capture: write: %w", err)
+	r.putLocked(r.buf.Bytes())
+}
+
+// writeRecordLocked encodes rec as one line into the buffered writer.
+func (r *Recorder) writeRecordLocked(rec *Record) {
+	if r.sum.Err != nil {
+		return
 	}
+	line, err := r.recordLineLocked(rec)
+	if err != nil {
+		r.sum.Err = fmt.Errorf("capture: encode: %w", err)
+		return
+	}
+	r.putLocked(line)
+}
+
+// recordLineLocked returns rec's line, newline included (recordJSON),
+// valid until the next call.
+func (r *Recorder) recordLineLocked(rec *Record) ([]byte, error) {
+	var err error
+	r.line, err = r.rj.append(r.line[:0], rec)
+	return r.line, err
 }
 
 func (r *Recorder) flushLocked() {
@@ -208,7 +228,7 @@ func (r *Recorder) Follow(c Source) {
 		}
 		if restart {
 			r.mu.Lock()
-			r.writeLocked(Record{Type: TypeRestart, T: r.enc.off(time.Now())})
+			r.writeRecordLocked(&Record{Type: TypeRestart, T: r.enc.off(time.Now())})
 			r.mu.Unlock()
 		}
 		r.run(sub)
@@ -248,19 +268,19 @@ func (r *Recorder) run(sub *client.Subscription) {
 			n := ev.Seq - last - 1
 			gaps += n
 			r.sum.Missed += n
-			r.writeLocked(Record{Type: TypeMissed, T: r.enc.off(ev.Time), Count: n, AfterSeq: last})
+			r.writeRecordLocked(&Record{Type: TypeMissed, T: r.enc.off(ev.Time), Count: n, AfterSeq: last})
 		}
 		last = ev.Seq
 		rec, big := r.enc.recordBig(ev)
 		if big != nil {
 			r.writeBigLocked(rec, big)
 		} else {
-			r.writeLocked(rec)
+			r.writeRecordLocked(&rec)
 		}
 		r.sum.Events++
 		if s := sessionRecord(ev, &initID); s != nil {
 			s.T = rec.T
-			r.writeLocked(s)
+			r.writeRecordLocked(s)
 		}
 		switch {
 		case len(sub.C) > 0:
@@ -277,7 +297,7 @@ func (r *Recorder) run(sub *client.Subscription) {
 	// Events missed after the last one received show in no gap.
 	if m := sub.Missed(); m > gaps {
 		r.sum.Missed += m - gaps
-		r.writeLocked(Record{Type: TypeMissed, T: r.enc.off(time.Now()), Count: m - gaps, AfterSeq: last})
+		r.writeRecordLocked(&Record{Type: TypeMissed, T: r.enc.off(time.Now()), Count: m - gaps, AfterSeq: last})
 	}
 	r.flushLocked()
 }
@@ -332,7 +352,7 @@ func (r *Recorder) Close() Summary {
 	r.follows.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.writeLocked(Record{Type: TypeEnd, T: r.enc.off(time.Now()), Events: r.sum.Events, Missed: r.sum.Missed})
+	r.writeRecordLocked(&Record{Type: TypeEnd, T: r.enc.off(time.Now()), Events: r.sum.Events, Missed: r.sum.Missed})
 	r.flushLocked()
 	if r.closer != nil {
 		if err := r.closer.Close(); err != nil && r.sum.Err == nil {

@@ -1,0 +1,208 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
+)
+
+// recordJSON appends rec as one line of JSON, byte for byte what a
+// json.Encoder with HTML escaping off writes for it (the newline included):
+// the members in Record's order, the empty ones left out, strings escaped
+// as encoding/json escapes them. The recorder writes every event through
+// it: encoding/json's reflection over Record's thirty fields was most of
+// the recording's cost. The nested values of the rarer records (progress,
+// error, exit, http, decode_error) are encoded by enc, the recorder's own
+// json.Encoder, into scratch. TestRecordJSONMatchesEncodingJSON and
+// FuzzRecordJSON hold the two equal.
+type recordJSON struct {
+	scratch bytes.Buffer
+	enc     *json.Encoder // into scratch, HTML escaping off
+}
+
+func newRecordJSON() *recordJSON {
+	rj := &recordJSON{}
+	rj.enc = json.NewEncoder(&rj.scratch)
+	rj.enc.SetEscapeHTML(false)
+	return rj
+}
+
+// member appends `,"key":` (without the comma for the first member).
+func member(b []byte, key string) []byte {
+	if len(b) > 0 && b[len(b)-1] != '{' {
+		b = append(b, ',')
+	}
+	b = append(b, '"')
+	b = append(b, key...)
+	return append(b, '"', ':')
+}
+
+func strMember(b []byte, key, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return appendJSONString(member(b, key), v)
+}
+
+func intMember(b []byte, key string, v int64) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(member(b, key), v, 10)
+}
+
+func uintMember(b []byte, key string, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendUint(member(b, key), v, 10)
+}
+
+func boolMember(b []byte, key string, v bool) []byte {
+	if !v {
+		return b
+	}
+	return append(member(b, key), "true"...)
+}
+
+func ptrMember(b []byte, key string, v *int64) []byte {
+	if v == nil {
+		return b
+	}
+	return strconv.AppendInt(member(b, key), *v, 10)
+}
+
+func idMember(b []byte, key string, id *jsonrpc.ID) []byte {
+	if id == nil {
+		return b
+	}
+	raw, _ := id.MarshalJSON() // never fails; already compact
+	return append(member(b, key), raw...)
+}
+
+// nested appends v as encoding/json encodes it (v is a non-nil pointer).
+func (rj *recordJSON) nested(b []byte, key string, v any) ([]byte, error) {
+	rj.scratch.Reset()
+	if err := rj.enc.Encode(v); err != nil {
+		return b, err
+	}
+	out := rj.scratch.Bytes()
+	return append(member(b, key), out[:len(out)-1]...), nil // without the newline
+}
+
+// append appends rec's line to b.
+func (rj *recordJSON) append(b []byte, rec *Record) ([]byte, error) {
+	b = append(b, '{')
+	b = appendJSONString(member(b, "type"), rec.Type)
+	b = uintMember(b, "seq", rec.Seq)
+	b = strconv.AppendInt(member(b, "t"), rec.T, 10)
+	b = strMember(b, "dir", rec.Dir)
+	b = idMember(b, "id", rec.ID)
+	b = strMember(b, "method", rec.Method)
+	b = strMember(b, "kind", rec.Kind)
+	b = strMember(b, "raw", rec.Raw)
+	b = boolMember(b, "b64", rec.B64)
+	b = intMember(b, "size", int64(rec.Size))
+	b = strMember(b, "verdict", rec.Verdict)
+	b = strMember(b, "detail", rec.Detail)
+	var err error
+	if rec.Decode != nil {
+		if b, err = rj.nested(b, "decode_error", rec.Decode); err != nil {
+			return b, err
+		}
+	}
+	b = boolMember(b, "redacted", rec.Redacted)
+	b = strMember(b, "stream", rec.Stream)
+	b = strMember(b, "event_id", rec.EventID)
+	b = strMember(b, "tool", rec.Tool)
+	b = strMember(b, "state", rec.State)
+	b = ptrMember(b, "deadline", rec.Deadline)
+	b = intMember(b, "timeout", rec.Timeout)
+	b = ptrMember(b, "max_end", rec.MaxEnd)
+	b = intMember(b, "latency", rec.Latency)
+	if rec.Progress != nil {
+		if b, err = rj.nested(b, "progress", rec.Progress); err != nil {
+			return b, err
+		}
+	}
+	if rec.Err != nil {
+		if b, err = rj.nested(b, "error", rec.Err); err != nil {
+			return b, err
+		}
+	}
+	b = idMember(b, "retry_of", rec.RetryOf)
+	b = strMember(b, "params", rec.Params)
+	b = strMember(b, "data", rec.Data)
+	b = strMember(b, "what", rec.What)
+	b = intMember(b, "pid", int64(rec.Pid))
+	if len(rec.Argv) > 0 {
+		b = append(member(b, "argv"), '[')
+		for i, a := range rec.Argv {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, a)
+		}
+		b = append(b, ']')
+	}
+	b = strMember(b, "signal", rec.Signal)
+	if rec.Exit != nil {
+		if b, err = rj.nested(b, "exit", rec.Exit); err != nil {
+			return b, err
+		}
+	}
+	b = strMember(b, "note", rec.Note)
+	if rec.HTTP != nil {
+		if b, err = rj.nested(b, "http", rec.HTTP); err != nil {
+			return b, err
+		}
+	}
+	b = strMember(b, "protocol_version", rec.ProtocolVersion)
+	b = strMember(b, "server_name", rec.ServerName)
+	b = strMember(b, "server_version", rec.ServerVersion)
+	b = uintMember(b, "count", rec.Count)
+	b = uintMember(b, "after_seq", rec.AfterSeq)
+	b = uintMember(b, "events", rec.Events)
+	b = uintMember(b, "missed", rec.Missed)
+	return append(b, '}', '\n'), nil
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it with HTML escaping off (invalid UTF-8 becomes U+FFFD).
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if esc := jsonEscapes[c]; esc != "" {
+				b = append(b, s[start:i]...)
+				b = append(b, esc...)
+				start = i + 1
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var esc string
+		switch {
+		case r == utf8.RuneError && size == 1:
+			esc = `\ufffd`
+		case r == '\u2028':
+			esc = lineSep
+		case r == '\u2029':
+			esc = paraSep
+		}
+		if esc != "" {
+			b = append(b, s[start:i]...)
+			b = append(b, esc...)
+			start = i + size
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
