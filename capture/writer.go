@@ -23,6 +23,12 @@ import (
 // recorder may fall behind by before the client counts them as missed.
 const DefaultBuffer = 1 << 16
 
+// DefaultFlushAfter is how long a recorded event may wait in the
+// recorder's buffer before it is handed to the operating system, unless
+// Options.FlushAfter says otherwise: a crash or kill -9 of sonde loses at
+// most the events of the last few milliseconds.
+const DefaultFlushAfter = 2 * time.Millisecond
+
 // Options describe the session in the header and how to record it.
 type Options struct {
 	// Sonde is sonde's version.
@@ -39,11 +45,12 @@ type Options struct {
 	Buffer int
 	// Start is offset 0 (default: now).
 	Start time.Time
-	// FlushAfter, when set, lets written events wait in the buffer (64
-	// KiB) up to this long before they reach the file, instead of being
-	// flushed each time the events received are all written: one write
-	// for many events (sonde tap's recording, whose writes compete with
-	// the forwarding for the CPU). Close flushes what is left.
+	// FlushAfter is how long written events may wait in the buffer (64
+	// KiB) before they reach the file (default DefaultFlushAfter): one
+	// write for the many events of a busy session rather than one each
+	// time the recorder catches up with the client (sonde tap's recording,
+	// whose writes compete with the forwarding for the CPU, waits longer).
+	// Close flushes what is left.
 	FlushAfter time.Duration
 }
 
@@ -86,10 +93,11 @@ type Summary struct {
 }
 
 // Recorder writes a capture while the session runs. It follows one client
-// at a time (Follow); each event is written as it arrives, and the buffer
-// is flushed to the file whenever the recorder has caught up, so a crash
-// loses at most the events it had not yet received. Its methods are safe
-// for concurrent use.
+// at a time (Follow); each event is written into its buffer as it arrives,
+// and the buffer reaches the file at most FlushAfter later (a few
+// milliseconds by default), so a crash loses at most the events of that
+// moment and those it had not yet received. Its methods are safe for
+// concurrent use.
 type Recorder struct {
 	mu      sync.Mutex
 	bw      *bufio.Writer
@@ -118,6 +126,9 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	}
 	if opts.Buffer <= 0 {
 		opts.Buffer = DefaultBuffer
+	}
+	if opts.FlushAfter <= 0 {
+		opts.FlushAfter = DefaultFlushAfter
 	}
 	if opts.Start.IsZero() {
 		opts.Start = time.Now()
@@ -240,12 +251,9 @@ func (r *Recorder) run(sub *client.Subscription) {
 	var last, gaps uint64
 	var initID jsonrpc.ID
 	var flush <-chan time.Time // armed while written events wait (FlushAfter)
-	var timer *time.Timer
-	if r.opts.FlushAfter > 0 {
-		timer = time.NewTimer(r.opts.FlushAfter)
-		timer.Stop()
-		defer timer.Stop()
-	}
+	timer := time.NewTimer(r.opts.FlushAfter)
+	timer.Stop()
+	defer timer.Stop()
 	for {
 		var ev client.Event
 		var ok bool
@@ -282,11 +290,7 @@ func (r *Recorder) run(sub *client.Subscription) {
 			s.T = rec.T
 			r.writeRecordLocked(s)
 		}
-		switch {
-		case len(sub.C) > 0:
-		case timer == nil:
-			r.flushLocked()
-		case flush == nil:
+		if flush == nil {
 			timer.Reset(r.opts.FlushAfter)
 			flush = timer.C
 		}
