@@ -133,7 +133,7 @@ func (s *recScanner) key() ([]byte, bool) {
 // field decodes the value of key into rec.
 func (s *recScanner) field(key []byte, rec *Record) bool {
 	if p := rec.stringField(key); p != nil {
-		v, ok := s.str()
+		v, ok := s.str(known(key))
 		*p = v
 		return ok
 	}
@@ -231,10 +231,44 @@ func (rec *Record) stringField(key []byte) *string {
 	return nil
 }
 
-// str reads a string value. Escapes are undone; a \u escape of a surrogate
-// and invalid UTF-8 (which encoding/json replaces with U+FFFD) are left to
+// Values that recur on every line, returned as these strings rather than
+// allocated again for each record.
+var (
+	knownTypes    = []string{TypeFrame, TypeRequest, TypeStderr, TypeProcess, TypeNote, TypeHTTP, TypeSession, TypeMissed, TypeEnd, TypeRestart}
+	knownDirs     = []string{"in", "out"}
+	knownKinds    = []string{"request", "notification", "response", "invalid"}
+	knownVerdicts = []string{"sent", "resolved", "error", "late", "duplicate", "unknown", "malformed", "invalid", "too-long", "server-request", "notification", "progress"}
+	knownStates   = []string{"queued", "sent", "progress", "held", "resolved", "error", "timeout", "cancelled", "exited", "closed", "protocol", "http", "rejected", "retried", "received", "answered"}
+	knownMethods  = []string{"tools/call", "tools/list", "initialize", "notifications/initialized", "notifications/progress", "notifications/cancelled", "ping"}
+	knownWhats    = []string{"start", "signal", "exit", "spawn-failed", "connect"}
+)
+
+// known returns the recurring values of the string field key, or nil.
+func known(key []byte) []string {
+	switch string(key) {
+	case "type":
+		return knownTypes
+	case "dir":
+		return knownDirs
+	case "kind":
+		return knownKinds
+	case "verdict":
+		return knownVerdicts
+	case "state":
+		return knownStates
+	case "method":
+		return knownMethods
+	case "what":
+		return knownWhats
+	}
+	return nil
+}
+
+// str reads a string value (one of common, when it is, without
+// allocating). Escapes are undone; a \u escape of a surrogate and invalid
+// UTF-8 (which encoding/json replaces with U+FFFD) are left to
 // json.Unmarshal.
-func (s *recScanner) str() (string, bool) {
+func (s *recScanner) str(common []string) (string, bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return "", false
 	}
@@ -258,6 +292,11 @@ func (s *recScanner) str() (string, bool) {
 			return "", false
 		}
 		s.i = j + 1
+		for _, c := range common {
+			if string(s.b[start:j]) == c {
+				return c, true
+			}
+		}
 		return string(s.b[start:j]), true
 	}
 	// Escapes: copy what came before and undo them.
@@ -431,7 +470,7 @@ func (s *recScanner) bool(p *bool) bool {
 func (s *recScanner) id(p **jsonrpc.ID) bool {
 	start := s.i
 	if s.i < len(s.b) && s.b[s.i] == '"' {
-		if _, ok := s.str(); !ok {
+		if _, ok := s.str(nil); !ok {
 			return false
 		}
 	} else if _, _, ok := s.digits(); !ok {
