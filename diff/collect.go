@@ -147,6 +147,9 @@ type pending struct {
 	frameSeq uint64
 	isError  bool
 	bytes    int
+	// params are a tools/call's params, kept by a NewToolCollector until
+	// the outcome names the tool.
+	params json.RawMessage
 }
 
 // Collector folds one session's events. Use NewCollector; it is not safe
@@ -239,11 +242,7 @@ func (c *Collector) request(seq uint64, m jsonrpc.Message) {
 	switch m.Method {
 	case mcp.MethodToolsCall:
 		if c.toolsOnly {
-			var ps struct {
-				Name string `json:"name"`
-			}
-			_ = json.Unmarshal(m.Params, &ps)
-			p.tool = ps.Name
+			p.params = m.Params // the name is read from the outcome (toolName)
 			break
 		}
 		var ps mcp.CallToolParams
@@ -372,6 +371,9 @@ func (c *Collector) outcome(seq uint64, r *client.ReqInfo) *Done {
 	if p.method != mcp.MethodToolsCall || r.State == client.StateRetried {
 		return nil
 	}
+	if c.toolsOnly {
+		p.tool = toolName(r, p.params)
+	}
 	d := &Done{Tool: p.tool, Args: p.args, State: r.State, Latency: r.Latency, ToolError: p.isError, FrameSeq: p.frameSeq}
 	k := p.tool + "\x00" + p.args
 	g := c.groups[k]
@@ -390,6 +392,19 @@ func (c *Collector) outcome(seq uint64, r *client.ReqInfo) *Done {
 	}
 	g.ResultBytes += p.bytes
 	return d
+}
+
+// toolName is the tool a call's outcome names (the client's lifecycle
+// events carry it), or else the name in its params.
+func toolName(r *client.ReqInfo, params json.RawMessage) string {
+	if r.Tool != "" {
+		return r.Tool
+	}
+	var ps struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(params, &ps)
+	return ps.Name
 }
 
 // boundArgs keeps arguments of up to MaxArgs bytes as they are, and of

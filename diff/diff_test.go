@@ -236,7 +236,8 @@ func TestBoundArgs(t *testing.T) {
 
 // TestToolCollectorCountsEveryCall: grouped by tool alone, calls with more
 // distinct arguments than MaxCallGroups are all counted (the arguments
-// collector drops those beyond), with the same tool errors and results.
+// collector drops those beyond), with the same tool errors and results; the
+// tool is named by the outcome, or else by the params.
 func TestToolCollectorCountsEveryCall(t *testing.T) {
 	n := MaxCallGroups + 5
 	byArgs, byTool := NewCollector(), NewToolCollector()
@@ -254,6 +255,9 @@ func TestToolCollectorCountsEveryCall(t *testing.T) {
 			{Seq: uint64(3*i + 2), Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.In,
 				Msg: jsonrpc.Message{Kind: jsonrpc.KindResponse, ID: id, Result: json.RawMessage(result)}}, Verdict: client.VerdictResolved}},
 			{Seq: uint64(3*i + 3), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: id, Method: "tools/call", Tool: "echo", State: client.StateResolved}},
+		}
+		if i == 3 {
+			evs[2].Req.Tool = "" // read from the params then
 		}
 		for _, ev := range evs {
 			if d := byArgs.Add(ev); d != nil {
