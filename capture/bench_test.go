@@ -41,8 +41,8 @@ func BenchmarkRecordEvent(b *testing.B) {
 		ev := evs[i%len(evs)]
 		i++
 		r.mu.Lock()
-		rec := r.enc.record(ev)
-		r.writeRecordLocked(&rec)
+		rec, raw := r.enc.recordBytes(ev) // as Recorder.run
+		r.writeFrameLocked(&rec, &raw)
 		r.mu.Unlock()
 	}
 	b.ReportMetric(float64(r.Summary().Bytes)/float64(i), "B/record")

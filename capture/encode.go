@@ -56,10 +56,8 @@ func (br *bigRaw) text() string {
 
 // Record converts one event. Its fields are copied: ev is not modified.
 func (e *encoder) record(ev client.Event) Record {
-	r, big := e.recordBig(ev)
-	if big != nil {
-		r.Raw = big.text()
-	}
+	r, raw := e.recordBytes(ev)
+	r.Raw = raw.text() // "" but for a frame
 	return r
 }
 
@@ -67,6 +65,19 @@ func (e *encoder) record(ev client.Event) Record {
 // least streamMin bytes comes back with an empty Raw and its bytes in big,
 // for the writer to stream.
 func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
+	r, raw := e.recordBytes(ev)
+	if len(raw.b) >= streamMin {
+		return r, &raw
+	}
+	r.Raw = raw.text()
+	return r, nil
+}
+
+// recordBytes converts one event as record does, except that a frame's
+// bytes (after redaction) are left out of Raw and come back in raw (B64
+// and Redacted set as for Raw), for the writer to escape straight from
+// them instead of from a copy in a string.
+func (e *encoder) recordBytes(ev client.Event) (r Record, raw bigRaw) {
 	r = Record{Seq: ev.Seq, T: e.off(ev.Time)}
 	switch ev.Kind {
 	case client.EvFrame:
@@ -80,13 +91,9 @@ func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
 		r.Method = f.Msg.Method
 		r.Kind = f.Msg.Kind.String()
 		r.Size = len(f.Raw)
-		if len(f.Raw) >= streamMin {
-			b, redacted := e.redact.Bytes(f.Raw)
-			big = &bigRaw{b: b, b64: !utf8.Valid(b)}
-			r.B64, r.Redacted = big.b64, redacted
-		} else {
-			r.Raw, r.B64, r.Redacted = e.bytesField(f.Raw)
-		}
+		b, red := e.redact.Bytes(f.Raw)
+		raw = bigRaw{b: b, b64: !utf8.Valid(b)}
+		r.B64, r.Redacted = raw.b64, red
 		r.Verdict = string(f.Verdict)
 		var redacted bool
 		r.Detail, redacted = e.redact.String(f.Detail)
@@ -149,7 +156,7 @@ func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
 		r.Type = TypeNote
 		r.Note = "unknown event kind " + ev.Kind.String()
 	}
-	return r, big
+	return r, raw
 }
 
 func decodeErr(err error, red *Redactor) *DecodeErr {

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -93,8 +94,9 @@ func (rj *recordJSON) nested(b []byte, key string, v any) ([]byte, error) {
 	return append(member(b, key), out[:len(out)-1]...), nil // without the newline
 }
 
-// append appends rec's line to b.
-func (rj *recordJSON) append(b []byte, rec *Record) ([]byte, error) {
+// append appends rec's line to b, with raw (when not nil) as its Raw: the
+// bytes escaped, or base64, straight from them.
+func (rj *recordJSON) append(b []byte, rec *Record, raw *bigRaw) ([]byte, error) {
 	b = append(b, '{')
 	b = appendJSONString(member(b, "type"), rec.Type)
 	b = uintMember(b, "seq", rec.Seq)
@@ -103,7 +105,15 @@ func (rj *recordJSON) append(b []byte, rec *Record) ([]byte, error) {
 	b = idMember(b, "id", rec.ID)
 	b = strMember(b, "method", rec.Method)
 	b = strMember(b, "kind", rec.Kind)
-	b = strMember(b, "raw", rec.Raw)
+	switch {
+	case raw == nil || len(raw.b) == 0:
+		b = strMember(b, "raw", rec.Raw)
+	case raw.b64:
+		b = append(member(b, "raw"), '"')
+		b = append(base64.StdEncoding.AppendEncode(b, raw.b), '"')
+	default:
+		b = appendJSONString(member(b, "raw"), raw.b)
+	}
 	b = boolMember(b, "b64", rec.B64)
 	b = intMember(b, "size", int64(rec.Size))
 	b = strMember(b, "verdict", rec.Verdict)
@@ -172,21 +182,24 @@ func (rj *recordJSON) append(b []byte, rec *Record) ([]byte, error) {
 
 // appendJSONString appends s as a JSON string, escaped as encoding/json
 // escapes it with HTML escaping off (invalid UTF-8 becomes U+FFFD).
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString[T string | []byte](b []byte, s T) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if esc := jsonEscapes[c]; esc != "" {
-				b = append(b, s[start:i]...)
-				b = append(b, esc...)
-				start = i + 1
+			if jsonPlain[c] {
+				i++
+				continue
 			}
+			b = append(b, s[start:i]...)
+			b = append(b, jsonEscapes[c]...)
 			i++
+			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		// As encoding/json does: a short piece converted on the stack.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		var esc string
 		switch {
 		case r == utf8.RuneError && size == 1:
@@ -206,3 +219,12 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// jsonPlain[c] is whether encoding/json writes the ASCII byte c as it is
+// in a string (jsonEscapes[c] is empty).
+var jsonPlain = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = jsonEscapes[c] == ""
+	}
+	return t
+}()

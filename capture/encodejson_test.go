@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"testing"
 
@@ -16,12 +17,27 @@ func checkRecordJSON(t *testing.T, rec *Record) {
 	enc := json.NewEncoder(&want)
 	enc.SetEscapeHTML(false)
 	wantErr := enc.Encode(rec)
-	got, gotErr := newRecordJSON().append(nil, rec)
+	got, gotErr := newRecordJSON().append(nil, rec, nil)
 	if (gotErr == nil) != (wantErr == nil) {
 		t.Fatalf("%+v: error %v, encoding/json %v", rec, gotErr, wantErr)
 	}
 	if gotErr == nil && !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("\n got %s\nwant %s", got, want.Bytes())
+	}
+	// The recorder writes a frame's Raw from its bytes (encoder.recordBytes).
+	raw := &bigRaw{b: []byte(rec.Raw), b64: rec.B64}
+	if rec.B64 {
+		b, err := base64.StdEncoding.DecodeString(rec.Raw)
+		if err != nil || base64.StdEncoding.EncodeToString(b) != rec.Raw {
+			return
+		}
+		raw.b = b
+	}
+	bare := *rec
+	bare.Raw = ""
+	got, gotErr = newRecordJSON().append(nil, &bare, raw)
+	if gotErr == nil && !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("from bytes:\n got %s\nwant %s", got, want.Bytes())
 	}
 }
 

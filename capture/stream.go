@@ -28,7 +28,7 @@ func (r *Recorder) writeBigLocked(rec Record, big *bigRaw) {
 		return
 	}
 	rec.Raw = rawMark
-	line, err := r.recordLineLocked(&rec)
+	line, err := r.recordLineLocked(&rec, nil)
 	if err != nil {
 		r.sum.Err = fmt.Errorf("capture: encode: %w", err)
 		return

@@ -178,11 +178,15 @@ func (r *Recorder) writeLocked(v any) {
 }
 
 // writeRecordLocked encodes rec as one line into the buffered writer.
-func (r *Recorder) writeRecordLocked(rec *Record) {
+func (r *Recorder) writeRecordLocked(rec *Record) { r.writeFrameLocked(rec, nil) }
+
+// writeFrameLocked encodes rec as one line into the buffered writer, with
+// raw (if not nil) as its Raw (encoder.recordBytes).
+func (r *Recorder) writeFrameLocked(rec *Record, raw *bigRaw) {
 	if r.sum.Err != nil {
 		return
 	}
-	line, err := r.recordLineLocked(rec)
+	line, err := r.recordLineLocked(rec, raw)
 	if err != nil {
 		r.sum.Err = fmt.Errorf("capture: encode: %w", err)
 		return
@@ -190,11 +194,11 @@ func (r *Recorder) writeRecordLocked(rec *Record) {
 	r.putLocked(line)
 }
 
-// recordLineLocked returns rec's line, newline included (recordJSON),
-// valid until the next call.
-func (r *Recorder) recordLineLocked(rec *Record) ([]byte, error) {
+// recordLineLocked returns rec's line, newline included (recordJSON), with
+// raw (if not nil) as its Raw; valid until the next call.
+func (r *Recorder) recordLineLocked(rec *Record, raw *bigRaw) ([]byte, error) {
 	var err error
-	r.line, err = r.rj.append(r.line[:0], rec)
+	r.line, err = r.rj.append(r.line[:0], rec, raw)
 	return r.line, err
 }
 
@@ -279,11 +283,11 @@ func (r *Recorder) run(sub *client.Subscription) {
 			r.writeRecordLocked(&Record{Type: TypeMissed, T: r.enc.off(ev.Time), Count: n, AfterSeq: last})
 		}
 		last = ev.Seq
-		rec, big := r.enc.recordBig(ev)
-		if big != nil {
-			r.writeBigLocked(rec, big)
+		rec, raw := r.enc.recordBytes(ev)
+		if len(raw.b) >= streamMin {
+			r.writeBigLocked(rec, &raw)
 		} else {
-			r.writeRecordLocked(&rec)
+			r.writeFrameLocked(&rec, &raw)
 		}
 		r.sum.Events++
 		if s := sessionRecord(ev, &initID); s != nil {
