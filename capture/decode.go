@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"unicode/utf8"
@@ -48,16 +49,7 @@ type recScanner struct {
 // one is left to json.Unmarshal (whose own bound is far higher).
 const maxNest = 256
 
-func (s *recScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *recScanner) ws() { s.i = jsonrpc.SkipSpace(s.b, s.i) }
 
 // record reads the whole line into rec; false means "use json.Unmarshal"
 // (rec may then hold part of the line).
@@ -500,16 +492,12 @@ func (s *recScanner) skip(depth int) bool {
 	}
 	switch c := s.b[s.i]; c {
 	case '"':
-		for j := s.i + 1; j < len(s.b); j++ {
-			switch s.b[j] {
-			case '\\':
-				j++
-			case '"':
-				s.i = j + 1
-				return true
-			}
+		end := quoteEnd(s.b, s.i+1)
+		if end < 0 {
+			return false
 		}
-		return false
+		s.i = end
+		return true
 	case '{', '[':
 		closer := byte('}')
 		if c == '[' {
@@ -548,5 +536,26 @@ func (s *recScanner) skip(depth int) bool {
 		}
 		s.i = j
 		return true
+	}
+}
+
+// quoteEnd returns the position just after the quote that closes the
+// string whose text starts at i (the first quote not escaped: preceded by
+// an even number of backslashes), or -1.
+func quoteEnd(b []byte, i int) int {
+	for {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += i
+		n := 0
+		for k := q - 1; k >= i && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
 }

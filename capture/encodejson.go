@@ -22,6 +22,7 @@ import (
 type recordJSON struct {
 	scratch bytes.Buffer
 	enc     *json.Encoder // into scratch, HTML escaping off
+	err     error         // of a nested value, until append returns it
 }
 
 func newRecordJSON() *recordJSON {
@@ -84,14 +85,19 @@ func idMember(b []byte, key string, id *jsonrpc.ID) []byte {
 	return append(member(b, key), raw...)
 }
 
-// nested appends v as encoding/json encodes it (v is a non-nil pointer).
-func (rj *recordJSON) nested(b []byte, key string, v any) ([]byte, error) {
+// nested appends v as encoding/json encodes it when set (v is then a
+// non-nil pointer); the first error is kept for append to return.
+func (rj *recordJSON) nested(b []byte, key string, set bool, v any) []byte {
+	if !set || rj.err != nil {
+		return b
+	}
 	rj.scratch.Reset()
 	if err := rj.enc.Encode(v); err != nil {
-		return b, err
+		rj.err = err
+		return b
 	}
 	out := rj.scratch.Bytes()
-	return append(member(b, key), out[:len(out)-1]...), nil // without the newline
+	return append(member(b, key), out[:len(out)-1]...) // without the newline
 }
 
 // append appends rec's line to b, with raw (when not nil) as its Raw: the
@@ -118,12 +124,7 @@ func (rj *recordJSON) append(b []byte, rec *Record, raw *bigRaw) ([]byte, error)
 	b = intMember(b, "size", int64(rec.Size))
 	b = strMember(b, "verdict", rec.Verdict)
 	b = strMember(b, "detail", rec.Detail)
-	var err error
-	if rec.Decode != nil {
-		if b, err = rj.nested(b, "decode_error", rec.Decode); err != nil {
-			return b, err
-		}
-	}
+	b = rj.nested(b, "decode_error", rec.Decode != nil, rec.Decode)
 	b = boolMember(b, "redacted", rec.Redacted)
 	b = strMember(b, "stream", rec.Stream)
 	b = strMember(b, "event_id", rec.EventID)
@@ -133,16 +134,8 @@ func (rj *recordJSON) append(b []byte, rec *Record, raw *bigRaw) ([]byte, error)
 	b = intMember(b, "timeout", rec.Timeout)
 	b = ptrMember(b, "max_end", rec.MaxEnd)
 	b = intMember(b, "latency", rec.Latency)
-	if rec.Progress != nil {
-		if b, err = rj.nested(b, "progress", rec.Progress); err != nil {
-			return b, err
-		}
-	}
-	if rec.Err != nil {
-		if b, err = rj.nested(b, "error", rec.Err); err != nil {
-			return b, err
-		}
-	}
+	b = rj.nested(b, "progress", rec.Progress != nil, rec.Progress)
+	b = rj.nested(b, "error", rec.Err != nil, rec.Err)
 	b = idMember(b, "retry_of", rec.RetryOf)
 	b = strMember(b, "params", rec.Params)
 	b = strMember(b, "data", rec.Data)
@@ -159,17 +152,9 @@ func (rj *recordJSON) append(b []byte, rec *Record, raw *bigRaw) ([]byte, error)
 		b = append(b, ']')
 	}
 	b = strMember(b, "signal", rec.Signal)
-	if rec.Exit != nil {
-		if b, err = rj.nested(b, "exit", rec.Exit); err != nil {
-			return b, err
-		}
-	}
+	b = rj.nested(b, "exit", rec.Exit != nil, rec.Exit)
 	b = strMember(b, "note", rec.Note)
-	if rec.HTTP != nil {
-		if b, err = rj.nested(b, "http", rec.HTTP); err != nil {
-			return b, err
-		}
-	}
+	b = rj.nested(b, "http", rec.HTTP != nil, rec.HTTP)
 	b = strMember(b, "protocol_version", rec.ProtocolVersion)
 	b = strMember(b, "server_name", rec.ServerName)
 	b = strMember(b, "server_version", rec.ServerVersion)
@@ -177,7 +162,9 @@ func (rj *recordJSON) append(b []byte, rec *Record, raw *bigRaw) ([]byte, error)
 	b = uintMember(b, "after_seq", rec.AfterSeq)
 	b = uintMember(b, "events", rec.Events)
 	b = uintMember(b, "missed", rec.Missed)
-	return append(b, '}', '\n'), nil
+	err := rj.err
+	rj.err = nil
+	return append(b, '}', '\n'), err
 }
 
 // appendJSONString appends s as a JSON string, escaped as encoding/json
