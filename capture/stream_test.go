@@ -159,6 +159,33 @@ func TestRecorderFlushAfter(t *testing.T) {
 	})
 }
 
+// TestRecorderFlushesByDefault: without FlushAfter, an event reaches the
+// file on its own (DefaultFlushAfter), while the session goes on and
+// nothing else is recorded.
+func TestRecorderFlushesByDefault(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	w, err := Create(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRecorder(w, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := client.NewObserver(0)
+	r.Follow(obs)
+	start := time.Now()
+	obs.Note("only", start)
+	for !strings.Contains(written(t, path), "only") {
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("never written")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	obs.Close()
+	r.Close()
+}
+
 // written is the file at path as it is now.
 func written(t *testing.T, path string) string {
 	t.Helper()
