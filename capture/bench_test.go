@@ -41,7 +41,7 @@ func BenchmarkRecordEvent(b *testing.B) {
 		ev := evs[i%len(evs)]
 		i++
 		r.mu.Lock()
-		rec, raw := r.enc.recordBytes(ev) // as Recorder.run
+		rec, raw := r.enc.recordBytes(ev, &r.scratch) // as Recorder.run
 		r.writeFrameLocked(&rec, &raw)
 		r.mu.Unlock()
 	}

@@ -106,7 +106,8 @@ type Recorder struct {
 	buf     bytes.Buffer
 	je      *json.Encoder
 	rj      *recordJSON
-	line    []byte // a record's line (recordJSON)
+	line    []byte     // a record's line (recordJSON)
+	scratch recScratch // what the record being written points to
 	opts    Options
 	sum     Summary
 	closed  bool
@@ -283,7 +284,7 @@ func (r *Recorder) run(sub *client.Subscription) {
 			r.writeRecordLocked(&Record{Type: TypeMissed, T: r.enc.off(ev.Time), Count: n, AfterSeq: last})
 		}
 		last = ev.Seq
-		rec, raw := r.enc.recordBytes(ev)
+		rec, raw := r.enc.recordBytes(ev, &r.scratch)
 		if len(raw.b) >= streamMin {
 			r.writeBigLocked(rec, &raw)
 		} else {
