@@ -32,62 +32,56 @@ func newRecordJSON() *recordJSON {
 	return rj
 }
 
-// member appends `,"key":` (without the comma for the first member).
-func member(b []byte, key string) []byte {
-	if len(b) > 0 && b[len(b)-1] != '{' {
-		b = append(b, ',')
-	}
-	b = append(b, '"')
-	b = append(b, key...)
-	return append(b, '"', ':')
-}
+// member appends a member's prefix: `,"key":`, written out whole by the
+// caller (every member but the first, "type", has its comma).
+func member(b []byte, prefix string) []byte { return append(b, prefix...) }
 
-func strMember(b []byte, key, v string) []byte {
+func strMember(b []byte, prefix, v string) []byte {
 	if v == "" {
 		return b
 	}
-	return appendJSONString(member(b, key), v)
+	return appendJSONString(member(b, prefix), v)
 }
 
-func intMember(b []byte, key string, v int64) []byte {
+func intMember(b []byte, prefix string, v int64) []byte {
 	if v == 0 {
 		return b
 	}
-	return strconv.AppendInt(member(b, key), v, 10)
+	return strconv.AppendInt(member(b, prefix), v, 10)
 }
 
-func uintMember(b []byte, key string, v uint64) []byte {
+func uintMember(b []byte, prefix string, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	return strconv.AppendUint(member(b, key), v, 10)
+	return strconv.AppendUint(member(b, prefix), v, 10)
 }
 
-func boolMember(b []byte, key string, v bool) []byte {
+func boolMember(b []byte, prefix string, v bool) []byte {
 	if !v {
 		return b
 	}
-	return append(member(b, key), "true"...)
+	return append(member(b, prefix), "true"...)
 }
 
-func ptrMember(b []byte, key string, v *int64) []byte {
+func ptrMember(b []byte, prefix string, v *int64) []byte {
 	if v == nil {
 		return b
 	}
-	return strconv.AppendInt(member(b, key), *v, 10)
+	return strconv.AppendInt(member(b, prefix), *v, 10)
 }
 
-func idMember(b []byte, key string, id *jsonrpc.ID) []byte {
+func idMember(b []byte, prefix string, id *jsonrpc.ID) []byte {
 	if id == nil {
 		return b
 	}
 	raw, _ := id.MarshalJSON() // never fails; already compact
-	return append(member(b, key), raw...)
+	return append(member(b, prefix), raw...)
 }
 
 // nested appends v as encoding/json encodes it when set (v is then a
 // non-nil pointer); the first error is kept for append to return.
-func (rj *recordJSON) nested(b []byte, key string, set bool, v any) []byte {
+func (rj *recordJSON) nested(b []byte, prefix string, set bool, v any) []byte {
 	if !set || rj.err != nil {
 		return b
 	}
@@ -97,52 +91,51 @@ func (rj *recordJSON) nested(b []byte, key string, set bool, v any) []byte {
 		return b
 	}
 	out := rj.scratch.Bytes()
-	return append(member(b, key), out[:len(out)-1]...) // without the newline
+	return append(member(b, prefix), out[:len(out)-1]...) // without the newline
 }
 
 // append appends rec's line to b, with raw (when not nil) as its Raw: the
 // bytes escaped, or base64, straight from them.
 func (rj *recordJSON) append(b []byte, rec *Record, raw *bigRaw) ([]byte, error) {
-	b = append(b, '{')
-	b = appendJSONString(member(b, "type"), rec.Type)
-	b = uintMember(b, "seq", rec.Seq)
-	b = strconv.AppendInt(member(b, "t"), rec.T, 10)
-	b = strMember(b, "dir", rec.Dir)
-	b = idMember(b, "id", rec.ID)
-	b = strMember(b, "method", rec.Method)
-	b = strMember(b, "kind", rec.Kind)
+	b = appendJSONString(append(b, `{"type":`...), rec.Type)
+	b = uintMember(b, `,"seq":`, rec.Seq)
+	b = strconv.AppendInt(member(b, `,"t":`), rec.T, 10)
+	b = strMember(b, `,"dir":`, rec.Dir)
+	b = idMember(b, `,"id":`, rec.ID)
+	b = strMember(b, `,"method":`, rec.Method)
+	b = strMember(b, `,"kind":`, rec.Kind)
 	switch {
 	case raw == nil || len(raw.b) == 0:
-		b = strMember(b, "raw", rec.Raw)
+		b = strMember(b, `,"raw":`, rec.Raw)
 	case raw.b64:
-		b = append(member(b, "raw"), '"')
+		b = append(member(b, `,"raw":`), '"')
 		b = append(base64.StdEncoding.AppendEncode(b, raw.b), '"')
 	default:
-		b = appendJSONString(member(b, "raw"), raw.b)
+		b = appendJSONString(member(b, `,"raw":`), raw.b)
 	}
-	b = boolMember(b, "b64", rec.B64)
-	b = intMember(b, "size", int64(rec.Size))
-	b = strMember(b, "verdict", rec.Verdict)
-	b = strMember(b, "detail", rec.Detail)
-	b = rj.nested(b, "decode_error", rec.Decode != nil, rec.Decode)
-	b = boolMember(b, "redacted", rec.Redacted)
-	b = strMember(b, "stream", rec.Stream)
-	b = strMember(b, "event_id", rec.EventID)
-	b = strMember(b, "tool", rec.Tool)
-	b = strMember(b, "state", rec.State)
-	b = ptrMember(b, "deadline", rec.Deadline)
-	b = intMember(b, "timeout", rec.Timeout)
-	b = ptrMember(b, "max_end", rec.MaxEnd)
-	b = intMember(b, "latency", rec.Latency)
-	b = rj.nested(b, "progress", rec.Progress != nil, rec.Progress)
-	b = rj.nested(b, "error", rec.Err != nil, rec.Err)
-	b = idMember(b, "retry_of", rec.RetryOf)
-	b = strMember(b, "params", rec.Params)
-	b = strMember(b, "data", rec.Data)
-	b = strMember(b, "what", rec.What)
-	b = intMember(b, "pid", int64(rec.Pid))
+	b = boolMember(b, `,"b64":`, rec.B64)
+	b = intMember(b, `,"size":`, int64(rec.Size))
+	b = strMember(b, `,"verdict":`, rec.Verdict)
+	b = strMember(b, `,"detail":`, rec.Detail)
+	b = rj.nested(b, `,"decode_error":`, rec.Decode != nil, rec.Decode)
+	b = boolMember(b, `,"redacted":`, rec.Redacted)
+	b = strMember(b, `,"stream":`, rec.Stream)
+	b = strMember(b, `,"event_id":`, rec.EventID)
+	b = strMember(b, `,"tool":`, rec.Tool)
+	b = strMember(b, `,"state":`, rec.State)
+	b = ptrMember(b, `,"deadline":`, rec.Deadline)
+	b = intMember(b, `,"timeout":`, rec.Timeout)
+	b = ptrMember(b, `,"max_end":`, rec.MaxEnd)
+	b = intMember(b, `,"latency":`, rec.Latency)
+	b = rj.nested(b, `,"progress":`, rec.Progress != nil, rec.Progress)
+	b = rj.nested(b, `,"error":`, rec.Err != nil, rec.Err)
+	b = idMember(b, `,"retry_of":`, rec.RetryOf)
+	b = strMember(b, `,"params":`, rec.Params)
+	b = strMember(b, `,"data":`, rec.Data)
+	b = strMember(b, `,"what":`, rec.What)
+	b = intMember(b, `,"pid":`, int64(rec.Pid))
 	if len(rec.Argv) > 0 {
-		b = append(member(b, "argv"), '[')
+		b = append(member(b, `,"argv":`), '[')
 		for i, a := range rec.Argv {
 			if i > 0 {
 				b = append(b, ',')
@@ -151,17 +144,17 @@ func (rj *recordJSON) append(b []byte, rec *Record, raw *bigRaw) ([]byte, error)
 		}
 		b = append(b, ']')
 	}
-	b = strMember(b, "signal", rec.Signal)
-	b = rj.nested(b, "exit", rec.Exit != nil, rec.Exit)
-	b = strMember(b, "note", rec.Note)
-	b = rj.nested(b, "http", rec.HTTP != nil, rec.HTTP)
-	b = strMember(b, "protocol_version", rec.ProtocolVersion)
-	b = strMember(b, "server_name", rec.ServerName)
-	b = strMember(b, "server_version", rec.ServerVersion)
-	b = uintMember(b, "count", rec.Count)
-	b = uintMember(b, "after_seq", rec.AfterSeq)
-	b = uintMember(b, "events", rec.Events)
-	b = uintMember(b, "missed", rec.Missed)
+	b = strMember(b, `,"signal":`, rec.Signal)
+	b = rj.nested(b, `,"exit":`, rec.Exit != nil, rec.Exit)
+	b = strMember(b, `,"note":`, rec.Note)
+	b = rj.nested(b, `,"http":`, rec.HTTP != nil, rec.HTTP)
+	b = strMember(b, `,"protocol_version":`, rec.ProtocolVersion)
+	b = strMember(b, `,"server_name":`, rec.ServerName)
+	b = strMember(b, `,"server_version":`, rec.ServerVersion)
+	b = uintMember(b, `,"count":`, rec.Count)
+	b = uintMember(b, `,"after_seq":`, rec.AfterSeq)
+	b = uintMember(b, `,"events":`, rec.Events)
+	b = uintMember(b, `,"missed":`, rec.Missed)
 	err := rj.err
 	rj.err = nil
 	return append(b, '}', '\n'), err
