@@ -41,7 +41,8 @@ func BenchmarkRecordEvent(b *testing.B) {
 		ev := evs[i%len(evs)]
 		i++
 		r.mu.Lock()
-		r.writeLocked(r.enc.record(ev))
+		rec, raw := r.enc.recordBytes(ev, &r.scratch) // as Recorder.run
+		r.writeFrameLocked(&rec, &raw)
 		r.mu.Unlock()
 	}
 	b.ReportMetric(float64(r.Summary().Bytes)/float64(i), "B/record")
@@ -66,7 +67,8 @@ func writeMillion(b *testing.B, dir string, n int) string {
 		ev := evs[i%len(evs)]
 		ev.Seq = uint64(i + 1)
 		ev.Time = t0.Add(time.Duration(i) * time.Microsecond)
-		r.writeLocked(r.enc.record(ev))
+		rec := r.enc.record(ev)
+		r.writeRecordLocked(&rec)
 		r.sum.Events++
 	}
 	r.mu.Unlock()

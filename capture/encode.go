@@ -56,10 +56,8 @@ func (br *bigRaw) text() string {
 
 // Record converts one event. Its fields are copied: ev is not modified.
 func (e *encoder) record(ev client.Event) Record {
-	r, big := e.recordBig(ev)
-	if big != nil {
-		r.Raw = big.text()
-	}
+	r, raw := e.recordBytes(ev, new(recScratch))
+	r.Raw = raw.text() // "" but for a frame
 	return r
 }
 
@@ -67,6 +65,28 @@ func (e *encoder) record(ev client.Event) Record {
 // least streamMin bytes comes back with an empty Raw and its bytes in big,
 // for the writer to stream.
 func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
+	r, raw := e.recordBytes(ev, new(recScratch))
+	if len(raw.b) >= streamMin {
+		return r, &raw
+	}
+	r.Raw = raw.text()
+	return r, nil
+}
+
+// recScratch holds what a record's id and time pointers point to: the
+// recorder, which writes each record before it converts the next event,
+// keeps one instead of allocating them for every event.
+type recScratch struct {
+	id, retryOf      jsonrpc.ID
+	deadline, maxEnd int64
+}
+
+// recordBytes converts one event as record does, except that a frame's
+// bytes (after redaction) are left out of Raw and come back in raw (B64
+// and Redacted set as for Raw), for the writer to escape straight from
+// them instead of from a copy in a string; and that the record's ID,
+// RetryOf, Deadline and MaxEnd point into sc.
+func (e *encoder) recordBytes(ev client.Event, sc *recScratch) (r Record, raw bigRaw) {
 	r = Record{Seq: ev.Seq, T: e.off(ev.Time)}
 	switch ev.Kind {
 	case client.EvFrame:
@@ -74,19 +94,15 @@ func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
 		r.Type = TypeFrame
 		r.Dir = f.Dir.String()
 		if f.Msg.ID.IsValid() {
-			id := f.Msg.ID
-			r.ID = &id
+			sc.id = f.Msg.ID
+			r.ID = &sc.id
 		}
 		r.Method = f.Msg.Method
 		r.Kind = f.Msg.Kind.String()
 		r.Size = len(f.Raw)
-		if len(f.Raw) >= streamMin {
-			b, redacted := e.redact.Bytes(f.Raw)
-			big = &bigRaw{b: b, b64: !utf8.Valid(b)}
-			r.B64, r.Redacted = big.b64, redacted
-		} else {
-			r.Raw, r.B64, r.Redacted = e.bytesField(f.Raw)
-		}
+		b, red := e.redact.Bytes(f.Raw)
+		raw = bigRaw{b: b, b64: !utf8.Valid(b)}
+		r.B64, r.Redacted = raw.b64, red
 		r.Verdict = string(f.Verdict)
 		var redacted bool
 		r.Detail, redacted = e.redact.String(f.Detail)
@@ -98,18 +114,18 @@ func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
 		r.Type = TypeRequest
 		r.Dir = q.Dir.String()
 		if q.ID.IsValid() {
-			id := q.ID
-			r.ID = &id
+			sc.id = q.ID
+			r.ID = &sc.id
 		}
 		r.Method, r.Tool, r.State = q.Method, q.Tool, string(q.State)
 		if !q.Deadline.IsZero() {
-			d := e.off(q.Deadline)
-			r.Deadline = &d
+			sc.deadline = e.off(q.Deadline)
+			r.Deadline = &sc.deadline
 		}
 		r.Timeout = int64(q.Timeout)
 		if !q.MaxEnd.IsZero() {
-			d := e.off(q.MaxEnd)
-			r.MaxEnd = &d
+			sc.maxEnd = e.off(q.MaxEnd)
+			r.MaxEnd = &sc.maxEnd
 		}
 		r.Latency = int64(q.Latency)
 		if p := q.Progress; p != nil {
@@ -118,8 +134,8 @@ func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
 		}
 		r.Err = e.errRec(q.Err)
 		if q.RetryOf.IsValid() {
-			id := q.RetryOf
-			r.RetryOf = &id
+			sc.retryOf = q.RetryOf
+			r.RetryOf = &sc.retryOf
 		}
 		if len(q.Params) > 0 {
 			var red bool
@@ -150,7 +166,7 @@ func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
 		r.Type = TypeNote
 		r.Note = "unknown event kind " + ev.Kind.String()
 	}
-	return r, big
+	return r, raw
 }
 
 func decodeErr(err error, red *Redactor) *DecodeErr {

@@ -74,24 +74,34 @@ type File struct {
 
 // Open opens a capture file and indexes it (one pass over the file, decoding
 // only the start of each line).
-func Open(path string) (*File, error) {
+func Open(path string) (*File, error) { return OpenFunc(path, nil) }
+
+// OpenFunc is Open, calling fn (when not nil) with each record as it is
+// indexed: its position in Index.Entries, its entry, and the bytes of its
+// line without the newline (valid only during the call). A reader that
+// needs more of each line than the index keeps (the replay's timeline)
+// reads it in the same pass instead of reading the file a second time.
+func OpenFunc(path string, fn func(i int, e Entry, line []byte)) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	// Records are a few hundred bytes: reserve room once instead of growing
-	// the index a million times over.
 	hint := 0
 	if st, err := f.Stat(); err == nil {
-		hint = int(min(st.Size()/256, 1<<24))
+		hint = SizeHint(st.Size())
 	}
-	ix, err := buildIndex(f, hint)
+	ix, err := buildIndex(f, hint, fn)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return &File{f: f, Index: ix}, nil
 }
+
+// SizeHint is about how many records a capture file of size bytes holds
+// (a little more than most have: records are 150 to 250 bytes), for
+// reserving room once instead of growing a list of them many times over.
+func SizeHint(size int64) int { return int(min(max(size, 0)/160, 1<<24)) }
 
 // Record reads the i-th indexed record.
 func (f *File) Record(i int) (Record, error) {
@@ -140,10 +150,11 @@ func (f *File) Close() error { return f.f.Close() }
 
 // BuildIndex reads a whole capture from r and returns its index. The header
 // is checked as by NewReader.
-func BuildIndex(r io.Reader) (*Index, error) { return buildIndex(r, 0) }
+func BuildIndex(r io.Reader) (*Index, error) { return buildIndex(r, 0, nil) }
 
-// buildIndex is BuildIndex with room reserved for hint entries.
-func buildIndex(r io.Reader, hint int) (*Index, error) {
+// buildIndex is BuildIndex with room reserved for hint entries, calling fn
+// (if not nil) as OpenFunc does.
+func buildIndex(r io.Reader, hint int, fn func(int, Entry, []byte)) (*Index, error) {
 	rd, err := NewReader(r)
 	if err != nil {
 		return nil, err
@@ -154,12 +165,11 @@ func buildIndex(r io.Reader, hint int) (*Index, error) {
 		if err == io.EOF {
 			break
 		}
-		var fe *FormatError
-		if errors.As(err, &fe) {
-			ix.Bad++ // a line over the cap, read past
-			continue
-		}
 		if err != nil {
+			if fe := (*FormatError)(nil); errors.As(err, &fe) {
+				ix.Bad++ // a line over the cap, read past
+				continue
+			}
 			return nil, err
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -195,6 +205,9 @@ func buildIndex(r io.Reader, hint int) (*Index, error) {
 		}
 		e.Offset, e.Line = off, rd.line
 		ix.add(e)
+		if fn != nil {
+			fn(len(ix.Entries)-1, e, line)
+		}
 	}
 	return ix, nil
 }

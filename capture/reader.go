@@ -61,6 +61,7 @@ type Reader struct {
 	truncated bool
 	skipped   map[string]int
 	long      lines.Blocks
+	dec       recScanner
 }
 
 // NewReader reads and checks the header. A first line that is not a
@@ -209,7 +210,7 @@ func (r *Reader) Next() (Record, error) {
 			continue
 		}
 		var rec Record
-		if err := json.Unmarshal(line, &rec); err != nil {
+		if err := r.dec.decode(line, &rec); err != nil {
 			if !complete {
 				r.truncated = true
 				return Record{}, io.EOF
@@ -240,32 +241,46 @@ const MaxSpan = 10 * 365 * 24 * time.Hour
 
 // check returns why a decoded record's times are out of range, or "".
 func (rec *Record) check() string {
-	type field struct {
-		name string
-		v    int64
+	if reason := checkSpan("t", rec.T); reason != "" {
+		return reason
 	}
-	fields := []field{{"t", rec.T}, {"latency", rec.Latency}}
+	if reason := checkSpan("latency", rec.Latency); reason != "" {
+		return reason
+	}
 	if rec.Deadline != nil {
-		fields = append(fields, field{"deadline", *rec.Deadline})
+		if reason := checkSpan("deadline", *rec.Deadline); reason != "" {
+			return reason
+		}
 	}
 	if rec.MaxEnd != nil {
-		fields = append(fields, field{"max_end", *rec.MaxEnd})
+		if reason := checkSpan("max_end", *rec.MaxEnd); reason != "" {
+			return reason
+		}
 	}
 	if rec.Timeout != 0 {
-		fields = append(fields, field{"timeout", rec.Timeout})
+		if reason := checkSpan("timeout", rec.Timeout); reason != "" {
+			return reason
+		}
 	}
 	if rec.HTTP != nil {
-		fields = append(fields, field{"http.duration", rec.HTTP.Duration})
+		if reason := checkSpan("http.duration", rec.HTTP.Duration); reason != "" {
+			return reason
+		}
 	}
-	for _, ex := range []*ExitRec{rec.Exit, errExit(rec.Err)} {
+	for _, ex := range [...]*ExitRec{rec.Exit, errExit(rec.Err)} {
 		if ex != nil {
-			fields = append(fields, field{"exit.t", ex.T})
+			if reason := checkSpan("exit.t", ex.T); reason != "" {
+				return reason
+			}
 		}
 	}
-	for _, f := range fields {
-		if f.v < 0 || f.v > int64(MaxSpan) {
-			return fmt.Sprintf("%s %d ns is out of range (0 to %d)", f.name, f.v, int64(MaxSpan))
-		}
+	return ""
+}
+
+// checkSpan returns why a time field is out of [0, MaxSpan], or "".
+func checkSpan(name string, v int64) string {
+	if v < 0 || v > int64(MaxSpan) {
+		return fmt.Sprintf("%s %d ns is out of range (0 to %d)", name, v, int64(MaxSpan))
 	}
 	return ""
 }
@@ -345,7 +360,7 @@ func ReadRecordAt(ra io.ReaderAt, off int64) (Record, error) {
 		break
 	}
 	var rec Record
-	if err := json.Unmarshal(bytes.TrimRight(line, "\n"), &rec); err != nil {
+	if err := decodeRecord(bytes.TrimRight(line, "\n"), &rec); err != nil {
 		return Record{}, &FormatError{Offset: off, Kind: ErrBadRecord, Reason: err.Error()}
 	}
 	if reason := rec.check(); reason != "" {

@@ -28,17 +28,16 @@ func (r *Recorder) writeBigLocked(rec Record, big *bigRaw) {
 		return
 	}
 	rec.Raw = rawMark
-	r.buf.Reset()
-	if err := r.je.Encode(rec); err != nil {
+	line, err := r.recordLineLocked(&rec, nil)
+	if err != nil {
 		r.sum.Err = fmt.Errorf("capture: encode: %w", err)
 		return
 	}
-	line := r.buf.Bytes()
 	i := bytes.Index(line, rawMarkJSON)
 	if i < 0 || bytes.Count(line, rawMarkJSON) != 1 {
 		// Cannot happen (see rawMark); stay correct at the cost of a copy.
 		rec.Raw = big.text()
-		r.writeLocked(rec)
+		r.writeRecordLocked(&rec)
 		return
 	}
 	open, end := i+len(`"raw":"`), i+len(rawMarkJSON)-1

@@ -112,44 +112,19 @@ func TestBigFrameRecordSameBytes(t *testing.T) {
 // what waits at once.
 func TestRecorderFlushAfter(t *testing.T) {
 	t.Run("timer", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "c.jsonl")
-		w, err := Create(path, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := NewRecorder(w, Options{FlushAfter: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		obs := client.NewObserver(0)
-		r.Follow(obs)
+		path, obs, r := noteRecorder(t, Options{FlushAfter: 2 * time.Second})
 		start := time.Now()
 		obs.Note("first", start)
 		time.Sleep(400 * time.Millisecond)
 		if strings.Contains(written(t, path), "first") {
 			t.Fatalf("written after %v, before FlushAfter", time.Since(start))
 		}
-		for !strings.Contains(written(t, path), "first") {
-			if time.Since(start) > 20*time.Second {
-				t.Fatal("never written")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitWritten(t, path, "first")
 		obs.Close()
 		r.Close()
 	})
 	t.Run("close", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "c.jsonl")
-		w, err := Create(path, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := NewRecorder(w, Options{FlushAfter: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		obs := client.NewObserver(0)
-		r.Follow(obs)
+		path, obs, r := noteRecorder(t, Options{FlushAfter: time.Hour})
 		obs.Note("last", time.Now())
 		obs.Close()
 		r.Close()
@@ -157,6 +132,47 @@ func TestRecorderFlushAfter(t *testing.T) {
 			t.Fatalf("after Close:\n%s", s)
 		}
 	})
+}
+
+// TestRecorderFlushesByDefault: without FlushAfter, an event reaches the
+// file on its own (DefaultFlushAfter), while the session goes on and
+// nothing else is recorded.
+func TestRecorderFlushesByDefault(t *testing.T) {
+	path, obs, r := noteRecorder(t, Options{})
+	obs.Note("only", time.Now())
+	waitWritten(t, path, "only")
+	obs.Close()
+	r.Close()
+}
+
+// noteRecorder returns a new capture file's path and a recorder with opts
+// writing it, following an observer (whose notes are events).
+func noteRecorder(t *testing.T, opts Options) (string, *client.Observer, *Recorder) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	w, err := Create(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRecorder(w, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := client.NewObserver(0)
+	r.Follow(obs)
+	return path, obs, r
+}
+
+// waitWritten waits until the file at path holds text (20 s at most).
+func waitWritten(t *testing.T, path, text string) {
+	t.Helper()
+	start := time.Now()
+	for !strings.Contains(written(t, path), text) {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("%q never written", text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // written is the file at path as it is now.

@@ -23,6 +23,12 @@ import (
 // recorder may fall behind by before the client counts them as missed.
 const DefaultBuffer = 1 << 16
 
+// DefaultFlushAfter is how long a recorded event may wait in the
+// recorder's buffer before it is handed to the operating system, unless
+// Options.FlushAfter says otherwise: a crash or kill -9 of sonde loses at
+// most the events of the last few milliseconds.
+const DefaultFlushAfter = 2 * time.Millisecond
+
 // Options describe the session in the header and how to record it.
 type Options struct {
 	// Sonde is sonde's version.
@@ -39,11 +45,12 @@ type Options struct {
 	Buffer int
 	// Start is offset 0 (default: now).
 	Start time.Time
-	// FlushAfter, when set, lets written events wait in the buffer (64
-	// KiB) up to this long before they reach the file, instead of being
-	// flushed each time the events received are all written: one write
-	// for many events (sonde tap's recording, whose writes compete with
-	// the forwarding for the CPU). Close flushes what is left.
+	// FlushAfter is how long written events may wait in the buffer (64
+	// KiB) before they reach the file (default DefaultFlushAfter): one
+	// write for the many events of a busy session rather than one each
+	// time the recorder catches up with the client (sonde tap's recording,
+	// whose writes compete with the forwarding for the CPU, waits longer).
+	// Close flushes what is left.
 	FlushAfter time.Duration
 }
 
@@ -86,10 +93,11 @@ type Summary struct {
 }
 
 // Recorder writes a capture while the session runs. It follows one client
-// at a time (Follow); each event is written as it arrives, and the buffer
-// is flushed to the file whenever the recorder has caught up, so a crash
-// loses at most the events it had not yet received. Its methods are safe
-// for concurrent use.
+// at a time (Follow); each event is written into its buffer as it arrives,
+// and the buffer reaches the file at most FlushAfter later (a few
+// milliseconds by default), so a crash loses at most the events of that
+// moment and those it had not yet received. Its methods are safe for
+// concurrent use.
 type Recorder struct {
 	mu      sync.Mutex
 	bw      *bufio.Writer
@@ -97,6 +105,9 @@ type Recorder struct {
 	enc     encoder
 	buf     bytes.Buffer
 	je      *json.Encoder
+	rj      *recordJSON
+	line    []byte     // a record's line (recordJSON)
+	scratch recScratch // what the record being written points to
 	opts    Options
 	sum     Summary
 	closed  bool
@@ -117,6 +128,9 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	if opts.Buffer <= 0 {
 		opts.Buffer = DefaultBuffer
 	}
+	if opts.FlushAfter <= 0 {
+		opts.FlushAfter = DefaultFlushAfter
+	}
 	if opts.Start.IsZero() {
 		opts.Start = time.Now()
 	}
@@ -130,6 +144,7 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	r.enc = encoder{start: opts.Start, redact: opts.Redact}
 	r.je = json.NewEncoder(&r.buf)
 	r.je.SetEscapeHTML(false)
+	r.rj = newRecordJSON()
 	argv, _ := opts.Redact.Strings(opts.Command)
 	url, _ := opts.Redact.String(opts.URL)
 	h := Header{
@@ -150,7 +165,7 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	return r, nil
 }
 
-// writeLocked encodes v as one line into the buffered writer.
+// writeLocked encodes v (the header) as one line into the buffered writer.
 func (r *Recorder) writeLocked(v any) {
 	if r.sum.Err != nil {
 		return
@@ -160,11 +175,32 @@ func (r *Recorder) writeLocked(v any) {
 		r.sum.Err = fmt.Errorf("capture: encode: %w", err)
 		return
 	}
-	n, err := r.bw.Write(r.buf.Bytes())
-	r.sum.Bytes += int64(n)
-	if err != nil {
-		r.sum.Err = fmt.Errorf("capture: write: %w", err)
+	r.putLocked(r.buf.Bytes())
+}
+
+// writeRecordLocked encodes rec as one line into the buffered writer.
+func (r *Recorder) writeRecordLocked(rec *Record) { r.writeFrameLocked(rec, nil) }
+
+// writeFrameLocked encodes rec as one line into the buffered writer, with
+// raw (if not nil) as its Raw (encoder.recordBytes).
+func (r *Recorder) writeFrameLocked(rec *Record, raw *bigRaw) {
+	if r.sum.Err != nil {
+		return
 	}
+	line, err := r.recordLineLocked(rec, raw)
+	if err != nil {
+		r.sum.Err = fmt.Errorf("capture: encode: %w", err)
+		return
+	}
+	r.putLocked(line)
+}
+
+// recordLineLocked returns rec's line, newline included (recordJSON), with
+// raw (if not nil) as its Raw; valid until the next call.
+func (r *Recorder) recordLineLocked(rec *Record, raw *bigRaw) ([]byte, error) {
+	var err error
+	r.line, err = r.rj.append(r.line[:0], rec, raw)
+	return r.line, err
 }
 
 func (r *Recorder) flushLocked() {
@@ -208,7 +244,7 @@ func (r *Recorder) Follow(c Source) {
 		}
 		if restart {
 			r.mu.Lock()
-			r.writeLocked(Record{Type: TypeRestart, T: r.enc.off(time.Now())})
+			r.writeRecordLocked(&Record{Type: TypeRestart, T: r.enc.off(time.Now())})
 			r.mu.Unlock()
 		}
 		r.run(sub)
@@ -220,12 +256,9 @@ func (r *Recorder) run(sub *client.Subscription) {
 	var last, gaps uint64
 	var initID jsonrpc.ID
 	var flush <-chan time.Time // armed while written events wait (FlushAfter)
-	var timer *time.Timer
-	if r.opts.FlushAfter > 0 {
-		timer = time.NewTimer(r.opts.FlushAfter)
-		timer.Stop()
-		defer timer.Stop()
-	}
+	timer := time.NewTimer(r.opts.FlushAfter)
+	timer.Stop()
+	defer timer.Stop()
 	for {
 		var ev client.Event
 		var ok bool
@@ -248,25 +281,21 @@ func (r *Recorder) run(sub *client.Subscription) {
 			n := ev.Seq - last - 1
 			gaps += n
 			r.sum.Missed += n
-			r.writeLocked(Record{Type: TypeMissed, T: r.enc.off(ev.Time), Count: n, AfterSeq: last})
+			r.writeRecordLocked(&Record{Type: TypeMissed, T: r.enc.off(ev.Time), Count: n, AfterSeq: last})
 		}
 		last = ev.Seq
-		rec, big := r.enc.recordBig(ev)
-		if big != nil {
-			r.writeBigLocked(rec, big)
+		rec, raw := r.enc.recordBytes(ev, &r.scratch)
+		if len(raw.b) >= streamMin {
+			r.writeBigLocked(rec, &raw)
 		} else {
-			r.writeLocked(rec)
+			r.writeFrameLocked(&rec, &raw)
 		}
 		r.sum.Events++
 		if s := sessionRecord(ev, &initID); s != nil {
 			s.T = rec.T
-			r.writeLocked(s)
+			r.writeRecordLocked(s)
 		}
-		switch {
-		case len(sub.C) > 0:
-		case timer == nil:
-			r.flushLocked()
-		case flush == nil:
+		if flush == nil {
 			timer.Reset(r.opts.FlushAfter)
 			flush = timer.C
 		}
@@ -277,7 +306,7 @@ func (r *Recorder) run(sub *client.Subscription) {
 	// Events missed after the last one received show in no gap.
 	if m := sub.Missed(); m > gaps {
 		r.sum.Missed += m - gaps
-		r.writeLocked(Record{Type: TypeMissed, T: r.enc.off(time.Now()), Count: m - gaps, AfterSeq: last})
+		r.writeRecordLocked(&Record{Type: TypeMissed, T: r.enc.off(time.Now()), Count: m - gaps, AfterSeq: last})
 	}
 	r.flushLocked()
 }
@@ -332,7 +361,7 @@ func (r *Recorder) Close() Summary {
 	r.follows.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.writeLocked(Record{Type: TypeEnd, T: r.enc.off(time.Now()), Events: r.sum.Events, Missed: r.sum.Missed})
+	r.writeRecordLocked(&Record{Type: TypeEnd, T: r.enc.off(time.Now()), Events: r.sum.Events, Missed: r.sum.Missed})
 	r.flushLocked()
 	if r.closer != nil {
 		if err := r.closer.Close(); err != nil && r.sum.Err == nil {

@@ -147,6 +147,9 @@ type pending struct {
 	frameSeq uint64
 	isError  bool
 	bytes    int
+	// params are a tools/call's params, kept by a NewToolCollector until
+	// the outcome names the tool.
+	params json.RawMessage
 }
 
 // Collector folds one session's events. Use NewCollector; it is not safe
@@ -160,6 +163,8 @@ type Collector struct {
 	scratch bytes.Buffer // for measuring compact JSON
 	groups  map[string]*CallGroup
 	paging  map[string][]Item // listings under way, by list
+	// toolsOnly groups calls by tool alone (NewToolCollector).
+	toolsOnly bool
 }
 
 // NewCollector returns an empty collector.
@@ -170,6 +175,17 @@ func NewCollector() *Collector {
 		groups:  map[string]*CallGroup{},
 		paging:  map[string][]Item{},
 	}
+}
+
+// NewToolCollector returns an empty collector that groups calls by tool
+// alone: their arguments are not read (every group's Args, and every
+// Done's, is empty), so one group per tool holds all its calls. It is what
+// the context cost (Costs) and the gates need, at a fraction of the cost of
+// canonicalising every call's arguments.
+func NewToolCollector() *Collector {
+	c := NewCollector()
+	c.toolsOnly = true
+	return c
 }
 
 // Session returns what was collected so far. It shares memory with the
@@ -225,6 +241,10 @@ func (c *Collector) request(seq uint64, m jsonrpc.Message) {
 	p := &pending{method: m.Method, frameSeq: 0}
 	switch m.Method {
 	case mcp.MethodToolsCall:
+		if c.toolsOnly {
+			p.params = m.Params // the name is read from the outcome (toolName)
+			break
+		}
 		var ps mcp.CallToolParams
 		_ = json.Unmarshal(m.Params, &ps)
 		p.tool, p.args = ps.Name, boundArgs(Canonical(ps.Arguments))
@@ -351,6 +371,9 @@ func (c *Collector) outcome(seq uint64, r *client.ReqInfo) *Done {
 	if p.method != mcp.MethodToolsCall || r.State == client.StateRetried {
 		return nil
 	}
+	if c.toolsOnly {
+		p.tool = toolName(r, p.params)
+	}
 	d := &Done{Tool: p.tool, Args: p.args, State: r.State, Latency: r.Latency, ToolError: p.isError, FrameSeq: p.frameSeq}
 	k := p.tool + "\x00" + p.args
 	g := c.groups[k]
@@ -369,6 +392,19 @@ func (c *Collector) outcome(seq uint64, r *client.ReqInfo) *Done {
 	}
 	g.ResultBytes += p.bytes
 	return d
+}
+
+// toolName is the tool a call's outcome names (the client's lifecycle
+// events carry it), or else the name in its params.
+func toolName(r *client.ReqInfo, params json.RawMessage) string {
+	if r.Tool != "" {
+		return r.Tool
+	}
+	var ps struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(params, &ps)
+	return ps.Name
 }
 
 // boundArgs keeps arguments of up to MaxArgs bytes as they are, and of

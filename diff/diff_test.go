@@ -11,6 +11,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/capturetest"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
 func TestMain(m *testing.M) { capturetest.Main(m) }
@@ -230,5 +231,57 @@ func TestBoundArgs(t *testing.T) {
 	b1, b2 := boundArgs(long1), boundArgs(long2)
 	if b1 == b2 || len(b1) > 256+80 || !strings.HasPrefix(b1, `{"a":"éé`) || !strings.Contains(b1, "…sha256:") || b1 != boundArgs(long1) || !utf8.ValidString(b1) {
 		t.Errorf("%q %q", b1, b2)
+	}
+}
+
+// TestToolCollectorCountsEveryCall: grouped by tool alone, calls with more
+// distinct arguments than MaxCallGroups are all counted (the arguments
+// collector drops those beyond), with the same tool errors and results; the
+// tool is named by the outcome, or else by the params.
+func TestToolCollectorCountsEveryCall(t *testing.T) {
+	n := MaxCallGroups + 5
+	byArgs, byTool := NewCollector(), NewToolCollector()
+	var doneArgs, doneTool int
+	for i := range n {
+		id := jsonrpc.Int(int64(i + 1))
+		params := fmt.Sprintf(`{"name":"echo","arguments":{"value":"v%d"}}`, i)
+		result := `{"content":[{"type":"text","text":"x"}]}`
+		if i == 7 {
+			result = `{"content":[],"isError":true}`
+		}
+		evs := []client.Event{
+			{Seq: uint64(3*i + 1), Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.Out,
+				Msg: jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: id, Method: "tools/call", Params: json.RawMessage(params)}}, Verdict: client.VerdictSent}},
+			{Seq: uint64(3*i + 2), Kind: client.EvFrame, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.In,
+				Msg: jsonrpc.Message{Kind: jsonrpc.KindResponse, ID: id, Result: json.RawMessage(result)}}, Verdict: client.VerdictResolved}},
+			{Seq: uint64(3*i + 3), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: id, Method: "tools/call", Tool: "echo", State: client.StateResolved}},
+		}
+		if i == 3 {
+			evs[2].Req.Tool = "" // read from the params then
+		}
+		for _, ev := range evs {
+			if d := byArgs.Add(ev); d != nil {
+				doneArgs++
+			}
+			if d := byTool.Add(ev); d != nil {
+				doneTool++
+				if d.Tool != "echo" || d.Args != "" || d.ToolError != (i == 7) || d.FrameSeq != uint64(3*i+2) {
+					t.Fatalf("call %d: %+v", i, d)
+				}
+			}
+		}
+	}
+	if doneArgs != n || doneTool != n {
+		t.Fatalf("done: %d and %d of %d", doneArgs, doneTool, n)
+	}
+	a, b := byArgs.Session(), byTool.Session()
+	if len(a.Groups) != MaxCallGroups || a.CallsDropped != 5 {
+		t.Errorf("by arguments: %d groups, %d dropped", len(a.Groups), a.CallsDropped)
+	}
+	if len(b.Groups) != 1 || b.Groups[0].Calls() != n || b.Groups[0].Outcomes[OutcomeToolError] != 1 || b.CallsDropped != 0 {
+		t.Errorf("by tool: %+v", b.Groups)
+	}
+	if c := Costs(b); len(c) != 1 || c[0].Calls != n || c[0].Results != (n-1)*len(`{"content":[{"type":"text","text":"x"}]}`)+len(`{"content":[],"isError":true}`) {
+		t.Errorf("costs: %+v", c)
 	}
 }

@@ -96,7 +96,7 @@ func (c *Collector) started() bool { return c.last.Seq != 0 }
 func (c *Collector) begin(ev client.Event) {
 	c.cur = &Session{Name: fmt.Sprintf("session %d", len(c.rep.Sessions)+1), Start: ev.Time, Checked: c.rules}
 	c.rep.Sessions = append(c.rep.Sessions, c.cur)
-	c.defs = diff.NewCollector()
+	c.defs = diff.NewToolCollector()
 	c.views = append(c.views, c.defs.Session())
 	c.toolsLine = append(c.toolsLine, 0)
 	c.counts = map[string]int{}

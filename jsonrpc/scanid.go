@@ -79,15 +79,20 @@ type idScanner struct {
 	i int
 }
 
-func (s *idScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
+func (s *idScanner) ws() { s.i = SkipSpace(s.b, s.i) }
+
+// SkipSpace returns the position of the first byte of b at or after i that
+// is not JSON white space (len(b) if none).
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
 		case ' ', '\t', '\n', '\r':
-			s.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 func (s *idScanner) eat(c byte) bool {

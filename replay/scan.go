@@ -1,11 +1,8 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -59,65 +56,10 @@ type scanner struct {
 	max       int64
 }
 
-// scan reads every indexed line once (see the package comment).
-func (tl *Timeline) scan(linger time.Duration) error {
-	ix := tl.file.Index
-	f, br, err := newLineReader(tl.path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	n := len(ix.Entries)
-	tl.ev = make([]int32, 0, n)
-	tl.reached = make([]int64, 0, n)
-	tl.ids = make([]uint64, 0, n)
-	s := &scanner{tl: tl, linger: int64(linger), reqs: map[reqKey]*reqTrack{}, inflight: map[*reqTrack]struct{}{}, lastStart: -1}
-	var off int64
-	var buf []byte
-	for p, e := range ix.Entries {
-		if e.Offset > off {
-			if _, err := br.Discard(int(e.Offset - off)); err != nil {
-				return fmt.Errorf("capture %s: %w", tl.path, err)
-			}
-			off = e.Offset
-		}
-		var size int64
-		buf, size, err = readLine(br, buf[:0])
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("capture %s: %w", tl.path, err)
-		}
-		off += size
-		s.entry(int32(p), e, buf)
-	}
-	if len(tl.cps) == 0 {
-		tl.cps = append(tl.cps, checkpoint{})
-	}
-	return nil
-}
-
-// headTail bounds what is kept of a long line: its start (a frame's id,
-// kind and direction come before its bytes) and its end (the verdict comes
-// after them).
-const headTail = 64 << 10
-
-// readLine reads one line (without its newline) into buf, keeping only its
-// first and last headTail bytes when it is longer than twice that. size is
-// the number of bytes consumed.
-func readLine(br *bufio.Reader, buf []byte) ([]byte, int64, error) {
-	var size int64
-	for {
-		chunk, err := br.ReadSlice('\n')
-		size += int64(len(chunk))
-		buf = append(buf, chunk...)
-		if len(buf) > 4*headTail {
-			tail := buf[len(buf)-headTail:]
-			buf = append(buf[:headTail], tail...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return bytes.TrimRight(buf, "\n"), size, err
-	}
+// newScanner starts the timeline's pass (see the package comment): entry
+// is called with each indexed line.
+func newScanner(tl *Timeline, linger time.Duration) *scanner {
+	return &scanner{tl: tl, linger: int64(linger), reqs: map[reqKey]*reqTrack{}, inflight: map[*reqTrack]struct{}{}, lastStart: -1}
 }
 
 func (s *scanner) entry(p int32, e capture.Entry, line []byte) {
@@ -297,11 +239,11 @@ func requestFields(line []byte) (reqFields, bool) {
 	if len(state) < 2 {
 		return f, false
 	}
-	f.state = client.State(state[1 : len(state)-1])
+	f.state = internState(state[1 : len(state)-1])
 	f.in = bytes.Contains(head, []byte(`,"dir":"in"`))
 	f.id = fieldValue(head, `,"id":`)
 	if m := fieldValue(head, `,"method":`); len(m) >= 2 {
-		f.method = string(m[1 : len(m)-1])
+		f.method = internMethod(m[1 : len(m)-1])
 	}
 	rest := line[st:]
 	if e := bytes.Index(rest, []byte(`,"error":`)); e >= 0 {
@@ -309,6 +251,34 @@ func requestFields(line []byte) (reqFields, bool) {
 	}
 	f.progress = bytes.Contains(rest, []byte(`,"progress":{`))
 	return f, true
+}
+
+// states are the request states, for internState.
+var states = [...]client.State{client.StateQueued, client.StateSent, client.StateProgress, client.StateResolved,
+	client.StateError, client.StateTimeout, client.StateCancelled, client.StateExited, client.StateClosed,
+	client.StateProtocol, client.StateHTTP, client.StateRejected, client.StateReceived, client.StateAnswered,
+	client.StateRetried, client.StateHeld}
+
+// internState returns the state named b without allocating for a known
+// one.
+func internState(b []byte) client.State {
+	for _, s := range states {
+		if string(b) == string(s) {
+			return s
+		}
+	}
+	return client.State(b)
+}
+
+// internMethod returns the method named b without allocating for the
+// methods a scan compares.
+func internMethod(b []byte) string {
+	for _, m := range [...]string{mcp.MethodToolsCall, mcp.MethodToolsList} {
+		if string(b) == m {
+			return m
+		}
+	}
+	return string(b)
 }
 
 // request tracks the request of a request record.

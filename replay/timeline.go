@@ -2,8 +2,8 @@
 // UI: an event timeline over the file's index, with the checkpoints that
 // make any position cheap to rebuild, and events read on demand.
 //
-// Open indexes the file (capture.Open) and then makes one more pass that
-// reads a few fields of request and frame records by byte search (a
+// Open indexes the file (capture.OpenFunc) and, in the same pass, reads a
+// few fields of request and frame records by byte search (a
 // request's direction, id, method and state; a frame's id, direction, kind
 // and verdict) and skips the rest. From that pass it keeps, per event,
 // its index position, the time reached and a hash of its frame id, and,
@@ -15,16 +15,15 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
@@ -77,14 +76,19 @@ type checkpoint struct {
 // Open opens and indexes the capture at path. A file that is missing or
 // is not a capture is an error naming the file and the reason.
 func Open(path string, linger time.Duration) (*Timeline, error) {
-	f, err := capture.Open(path)
+	tl := &Timeline{path: path}
+	if st, err := os.Stat(path); err == nil {
+		n := capture.SizeHint(st.Size())
+		tl.ev, tl.reached, tl.ids = make([]int32, 0, n), make([]int64, 0, n), make([]uint64, 0, n)
+	}
+	s := newScanner(tl, linger)
+	f, err := capture.OpenFunc(path, func(p int, e capture.Entry, line []byte) { s.entry(int32(p), e, line) })
 	if err != nil {
 		return nil, err
 	}
-	tl := &Timeline{path: path, file: f}
-	if err := tl.scan(linger); err != nil {
-		f.Close()
-		return nil, err
+	tl.file = f
+	if len(tl.cps) == 0 {
+		tl.cps = append(tl.cps, checkpoint{})
 	}
 	return tl, nil
 }
@@ -308,18 +312,40 @@ func (tl *Timeline) toolsPage(i int) (mcp.ListToolsResult, error) {
 	return res, nil
 }
 
-// idHash is the key of an id in ids: its type and value.
+// idHash is the key of an id in ids: its type and value (FNV-1a of "i"
+// and the number, or "s" and the string; never 0 for an id).
 func idHash(id jsonrpc.ID) uint64 {
-	h := fnv.New64a()
+	var buf [24]byte
 	if n, ok := id.Int64(); ok {
-		fmt.Fprintf(h, "i%d", n)
-	} else if s, ok := id.Str(); ok {
-		h.Write([]byte("s" + s))
-	} else {
-		return 0
+		return fnvSum(fnvAdd(offset64, strconv.AppendInt(append(buf[:0], 'i'), n, 10)))
 	}
-	return max(h.Sum64(), 1)
+	if s, ok := id.Str(); ok {
+		return fnvSum(fnvAddString(fnvAdd(offset64, []byte{'s'}), s))
+	}
+	return 0
 }
+
+// FNV-1a, 64 bits (hash/fnv's, without its allocation per hash).
+const (
+	offset64 uint64 = 14695981039346656037
+	prime64  uint64 = 1099511628211
+)
+
+func fnvAdd(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h = (h ^ uint64(c)) * prime64
+	}
+	return h
+}
+
+func fnvAddString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * prime64
+	}
+	return h
+}
+
+func fnvSum(h uint64) uint64 { return max(h, 1) }
 
 // idHashRaw is idHash of an id as written in a record (3 or "3").
 func idHashRaw(raw []byte) uint64 {
@@ -331,13 +357,4 @@ func idHashRaw(raw []byte) uint64 {
 		return 0
 	}
 	return idHash(id)
-}
-
-// newLineReader reads the capture's lines from the start of the file.
-func newLineReader(path string) (*os.File, *bufio.Reader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("capture: %w", err)
-	}
-	return f, bufio.NewReaderSize(f, 1<<20), nil
 }

@@ -72,7 +72,7 @@ func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
 		return err
 	}
 	var c *stats.Collector
-	defs := diff.NewCollector()
+	defs := diff.NewToolCollector()
 	prog := newProgress(env, path, o.JSON)
 	_, warnings, err := eachEvent(path, func(h capture.Header) { c = stats.New(h.Start) }, func(ev client.Event) {
 		prog.tick()

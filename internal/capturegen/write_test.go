@@ -1,0 +1,28 @@
+package capturegen
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+// TestWriteForBench writes the million-event capture of the replay, stats
+// and lint measurements (docs/performance.md) to the path in
+// SONDE_CAPTUREGEN_OUT, for timing whole commands on it:
+//
+//	SONDE_CAPTUREGEN_OUT=/tmp/million.jsonl go test -run TestWriteForBench ./internal/capturegen/
+//
+// Without the variable it writes a small one to a temporary folder.
+func TestWriteForBench(t *testing.T) {
+	path, events := os.Getenv("SONDE_CAPTUREGEN_OUT"), 1_000_000
+	if path == "" {
+		path, events = t.TempDir()+"/small.jsonl", 2_000
+	}
+	o := Options{Events: events, Step: 100 * time.Microsecond, SlowEvery: 40, SlowFor: 5000, TimeoutEvery: 90}
+	if err := Write(path, o); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
