@@ -77,7 +77,7 @@ found. The subcommands below do the same work headless, for scripts:
 	)
 	root.AddCommand(doctor.NewCmdDoctor(env), config.NewCmdServers(env), config.NewCmdReport(env))
 	root.AddCommand(capfile.NewCmdDiff(env), capfile.NewCmdBaseline(env))
-	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env), tap.NewCmdWatch(env), tap.NewCmdInject(env))
+	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env), tap.NewCmdWatch(env, interactive.RunReplay), tap.NewCmdInject(env))
 	connect.CompleteServerNames(root)
 	root.AddCommand(live.NewCmdFeatures(env)...)
 	return root

@@ -47,6 +47,11 @@ type Session struct {
 	// error (or breaking the protocol).
 	Calls  int `json:"calls"`
 	Errors int `json:"errors"`
+	// Late, Unknown and Duplicate count the answers with those verdicts
+	// (from either side).
+	Late      int `json:"late"`
+	Unknown   int `json:"unknown"`
+	Duplicate int `json:"duplicate"`
 	// CleanEnd: the recording ended with its end record (a tap that was
 	// killed leaves none).
 	CleanEnd bool `json:"clean_end"`
@@ -112,7 +117,7 @@ $SONDE_HOME/sessions when SONDE_HOME is set): live ones first, then the newest f
 
 A file that cannot be read as a capture is listed with the reason. --json prints one JSON
 array (id, file, label, command, started, live, ended, tap_pid, host_pid, size, calls,
-errors, clean_end, problem). Nothing is ever deleted except by sonde sessions prune.
+errors, late, unknown, duplicate, clean_end, problem). Nothing is ever deleted except by sonde sessions prune.
 
 Exit status: 0; 2 for a usage error or a sessions folder that cannot be read.`,
 		Args: cobra.NoArgs,
@@ -184,7 +189,15 @@ func sessionsDir(dir string) (string, error) {
 
 // ListSessions reads the sessions of dir: live first, then newest first.
 // A missing folder has none.
-func ListSessions(dir string) ([]Session, error) {
+func ListSessions(dir string) ([]Session, error) { return listSessions(dir, nil) }
+
+// sessionCache keeps what was read of each file, by path, for a list read
+// again and again (sonde watch's): a file whose size and modification time
+// did not change is not read again (only whether its tap still runs is).
+type sessionCache map[string]Session
+
+// listSessions is ListSessions, through cache when it is not nil.
+func listSessions(dir string, cache sessionCache) ([]Session, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -197,7 +210,25 @@ func ListSessions(dir string) ([]Session, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), cmdutil.SessionExt) {
 			continue
 		}
-		out = append(out, readSession(filepath.Join(dir, e.Name())))
+		path := filepath.Join(dir, e.Name())
+		if cache == nil {
+			out = append(out, readSession(path))
+			continue
+		}
+		s, ok := cache[path]
+		if st, err := os.Stat(path); !ok || err != nil || st.Size() != s.Size || !st.ModTime().Equal(s.mtime) {
+			s = readSession(path)
+			cache[path] = s
+		} else if s.Live && !tapAlive(s.TapPID) {
+			s.Live = false
+			t := s.mtime
+			s.Ended = &t
+			cache[path] = s
+		}
+		out = append(out, s)
+	}
+	if cache != nil && len(cache) > 2*len(out)+64 {
+		clear(cache) // files deleted: start over
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Live != out[j].Live {
@@ -277,6 +308,17 @@ func (s *Session) scan(r io.Reader) {
 					case "error", "protocol":
 						s.Errors++
 					}
+				}
+			case bytes.HasPrefix(line, []byte(`{"type":"frame"`)):
+				// A frame's raw text is a JSON string: its quotes are
+				// escaped, so the verdict member cannot be found inside it.
+				switch {
+				case bytes.Contains(line, []byte(`,"verdict":"late"`)):
+					s.Late++
+				case bytes.Contains(line, []byte(`,"verdict":"unknown"`)):
+					s.Unknown++
+				case bytes.Contains(line, []byte(`,"verdict":"duplicate"`)):
+					s.Duplicate++
 				}
 			case bytes.HasPrefix(line, []byte(`{"type":"end"`)) && err == nil:
 				s.CleanEnd = true

@@ -28,11 +28,14 @@ type WatchOptions struct {
 	Dir  string // the sessions folder (tests)
 	// Signals, when set, stops the watch (tests); otherwise SIGINT does.
 	Signals <-chan os.Signal
+	// Replay opens an ended session in the watch UI (the root command's
+	// sonde replay FILE UI).
+	Replay ReplayUI
 }
 
-// NewCmdWatch is `sonde watch`.
-func NewCmdWatch(env *cmdutil.Env) *cobra.Command {
-	var o WatchOptions
+// NewCmdWatch is `sonde watch`; replayUI opens an ended session in its UI.
+func NewCmdWatch(env *cmdutil.Env, replayUI ReplayUI) *cobra.Command {
+	o := WatchOptions{Replay: replayUI}
 	cmd := &cobra.Command{
 		Use:   "watch [SESSION] [--json] [--new]",
 		Short: "Follow a session sonde tap is recording, live, one line per event",
@@ -54,6 +57,9 @@ Exit status: 0; 2 for a usage error, no live session, or a file that is not a ca
 			arg := ""
 			if len(args) == 1 {
 				arg = args[0]
+			}
+			if !o.JSON && !o.New && isTerminal(env.In) && isTerminal(env.Screen) {
+				return runWatchUI(cmd.Context(), env, &o, arg)
 			}
 			return RunWatch(env, &o, arg)
 		},
