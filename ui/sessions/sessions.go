@@ -310,7 +310,7 @@ func (m *Model) Render() string {
 	}
 	title := fmt.Sprintf("sonde watch · %d sessions · %d live", len(m.rows), live)
 	out := []string{st.Accent.Render(textfmt.Fit(title, m.w))}
-	out = append(out, st.Header.Render(textfmt.Fit(fmt.Sprintf("  %-16s  %-22s  %-16s  %-14s  %s", "LABEL", "STATE", "HOST", "STARTED", "CALLS ERR LATE UNK DUP  SERVER"), m.w)))
+	out = append(out, st.Header.Render(textfmt.Fit(fmt.Sprintf("  %-16s  %-22s  %-22s  %-14s  %s", "LABEL", "STATE", "HOST", "STARTED", "CALLS ERR LATE UNK DUP  SERVER"), m.w)))
 	page := m.listHeight()
 	var body []string
 	switch {
@@ -332,6 +332,11 @@ func (m *Model) Render() string {
 	if m.sel < len(m.visible) {
 		r := m.rows[m.visible[m.sel]]
 		detail = "  " + textfmt.Escape(r.ID)
+		for _, s := range []string{r.Host, r.Server} {
+			if s != "" {
+				detail += " · " + textfmt.Escape(s)
+			}
+		}
 		if r.Problem != "" {
 			detail += " · " + textfmt.Escape(r.Problem)
 		}
@@ -381,7 +386,7 @@ func (m *Model) row(j int) string {
 		counts = st.Warn.Render(counts)
 	}
 	line := marker + textfmt.Fit(textfmt.Escape(r.Label), 16) + "  " + style.Render(textfmt.Fit(state, 22)) + "  " +
-		textfmt.Fit(textfmt.Escape(r.Host), 16) + "  " + textfmt.Fit(started, 14) + "  " + counts + "  " +
+		textfmt.Fit(textfmt.Escape(r.Host), 22) + "  " + textfmt.Fit(started, 14) + "  " + counts + "  " +
 		st.Subtle.Render(textfmt.Escape(server))
 	line = textfmt.Fit(line, m.w)
 	if j == m.sel {
