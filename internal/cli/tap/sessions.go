@@ -19,8 +19,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
 // Session is one session of the sessions folder, as sonde sessions lists
@@ -43,8 +45,8 @@ type Session struct {
 	TapPID  int        `json:"tap_pid,omitempty"`
 	HostPID int        `json:"host_pid,omitempty"`
 	Size    int64      `json:"size"`
-	// Calls are the requests the host sent; Errors those answered with an
-	// error (or breaking the protocol).
+	// Calls are the requests the host sent (not those sonde injected);
+	// Errors those answered with an error (or breaking the protocol).
 	Calls  int `json:"calls"`
 	Errors int `json:"errors"`
 	// Late, Unknown and Duplicate count the answers with those verdicts
@@ -298,10 +300,11 @@ func (s *Session) scan(r io.Reader) {
 		if len(line) > 0 && !long && bytes.HasPrefix(line, []byte(`{"type":"`)) {
 			var rec struct {
 				Type, Dir, State, Note string
+				ID                     jsonrpc.ID
 			}
 			switch {
 			case bytes.HasPrefix(line, []byte(`{"type":"request"`)):
-				if json.Unmarshal(line, &rec) == nil && rec.Dir == "out" {
+				if json.Unmarshal(line, &rec) == nil && rec.Dir == "out" && !client.Injected(rec.ID) {
 					switch rec.State {
 					case "sent":
 						s.Calls++
