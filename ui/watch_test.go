@@ -188,5 +188,3 @@ func TestWatchRefusals(t *testing.T) {
 		t.Error("q did not quit with the host's request in flight")
 	}
 }
-
-
