@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -66,6 +67,9 @@ found. The subcommands below do the same work headless, for scripts:
 		}
 	}
 	ui.Register(root)
+	ui.Tapped = interactive.Tapped{Live: tap.PickerSessions, Open: func(ctx context.Context, env *cmdutil.Env, id string) error {
+		return tap.WatchSession(ctx, env, interactive.RunReplay, id)
+	}}
 	root.SetVersionTemplate("sonde {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return cmdutil.Usagef(err.Error() + " (see sonde " + cmd.Name() + " --help)")

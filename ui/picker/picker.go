@@ -26,6 +26,11 @@ type Item struct {
 	// uses it; it is shown before the command line, and in words after
 	// the source of the selected row.
 	Approval Approval
+	// Session, when set, makes the row a live session of sonde tap (its
+	// id), listed above the servers: Name is its label, Where says it is
+	// live, What is its server; enter opens it in the watch inspector. It
+	// cannot be marked with the servers.
+	Session string
 }
 
 // Approval is whether Claude Code uses a project server (.mcp.json).
@@ -206,7 +211,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return tea.Quit
 		}
 	case key.Matches(msg, k.Mark):
-		if len(m.visible) > 0 {
+		if len(m.visible) > 0 && m.opts.Items[m.visible[m.sel]].Session == "" {
 			i := m.visible[m.sel]
 			if m.marked == nil {
 				m.marked = map[int]bool{}

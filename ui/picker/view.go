@@ -83,7 +83,16 @@ func (m *Model) Render() string {
 	if m.opts.Files == 1 {
 		files = "file"
 	}
-	title := fmt.Sprintf("sonde · pick a server · %d found in %d %s", len(m.opts.Items), m.opts.Files, files)
+	sessions := 0
+	for _, it := range m.opts.Items {
+		if it.Session != "" {
+			sessions++
+		}
+	}
+	title := fmt.Sprintf("sonde · pick a server · %d found in %d %s", len(m.opts.Items)-sessions, m.opts.Files, files)
+	if sessions > 0 {
+		title += fmt.Sprintf(" · %d live tapped session%s above them", sessions, pluralS(sessions))
+	}
 	rows = append(rows, st.Accent.Render(textfmt.Fit(title, m.w)))
 
 	switch {
@@ -121,7 +130,10 @@ func (m *Model) Render() string {
 	source := ""
 	if m.sel < len(m.visible) {
 		it := m.opts.Items[m.visible[m.sel]]
-		if it.Source != "" {
+		switch {
+		case it.Session != "":
+			source = "  " + textfmt.Escape(it.Source)
+		case it.Source != "":
 			source = "  from " + textfmt.Escape(it.Source)
 		}
 		if w := it.Approval.words(); w != "" {
@@ -176,7 +188,11 @@ func (m *Model) row(r, nameW, whereW int) string {
 	case it.Approval == Rejected:
 		what = base.Render(it.Approval.marker()+" ") + what
 	}
-	line := marker + name + "  " + st.Subtle.Render(textfmt.Fit(it.Where, whereW)) + "  " + what
+	where := st.Subtle.Render(textfmt.Fit(it.Where, whereW))
+	if it.Session != "" {
+		where = st.OK.Render(textfmt.Fit(it.Where, whereW))
+	}
+	line := marker + name + "  " + where + "  " + what
 	line = textfmt.Fit(line, m.w)
 	if selected {
 		return st.Selected.Render(line)
@@ -207,4 +223,11 @@ func highlight(name string, matched []int, base, match lipgloss.Style) string {
 		off += size
 	}
 	return b.String()
+}
+
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -142,5 +143,32 @@ func TestTUIWatch(t *testing.T) {
 	if code := tt.waitExit(); code != 0 {
 		t.Errorf("sonde watch exited with %d%s", code, tt.diag())
 	}
+	proctest.AssertGone(t, fx.PIDFile)
+}
+
+// TestTUIPickerLiveSession: sonde with no arguments lists sonde tap's live
+// sessions above the configured servers; a session cannot be marked with
+// them; enter on it opens sonde watch's inspector on that session, live.
+func TestTUIPickerLiveSession(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	clitest.HostHome(t, home, project)
+	clitest.WriteTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server", "args": ["--port", "9"]}}}`)
+	state := t.TempDir()
+	t.Setenv("SONDE_HOME", state)
+	fx := clitest.NewFixture(t)
+	h := startTapHost(t, state, "gh", fx)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stand-in","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.await(`"id":1,"result"`)
+
+	tt := startTUI(t, 140, 30, nil)
+	tt.waitFor("the picker with the session first", `sonde · pick a server · 1 found in \d+ files? · 1 live tapped session above them`,
+		`^› gh\s+tapped · live\s+/\S+ fixture`, `^  other\s+Cursor · user\s+other-server --port 9`, `live session gh-\d{8}-\d{6}-\d+`)
+	tt.keys("Space")
+	tt.waitFor("nothing marked", `^› gh\s+tapped`, `!●`)
+	tt.keys("Enter")
+	tt.waitFor("the watch inspector", `tap · gh`, `│ live │`, `sonde-fixture 0\.1\.0`, `<- 1 +response +resolved id 1`)
+	tt.quit()
+	h.end()
 	proctest.AssertGone(t, fx.PIDFile)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/ui"
+	"github.com/sonde-mcp/sonde/ui/picker"
 	"github.com/sonde-mcp/sonde/ui/sessions"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -291,4 +292,40 @@ func (s *followSource) Close() {
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
+}
+
+// PickerSessions are the live sessions of the sessions folder as rows of
+// the server picker (sonde with no server), which lists them above the
+// configured servers.
+func PickerSessions() []picker.Item {
+	dir, err := cmdutil.SessionsDir()
+	if err != nil {
+		return nil
+	}
+	list, _ := ListSessions(dir)
+	var out []picker.Item
+	for _, s := range list {
+		if !s.Live {
+			continue
+		}
+		source := "live session " + s.ID
+		if host := hostLabel(s); host != "" {
+			source += " · host " + host
+		}
+		out = append(out, picker.Item{Name: s.Label, Where: "tapped · live", What: watchWhat(capture.Header{Command: s.Command, URL: s.URL}),
+			Source: source + " · enter watches it (sonde watch)", Session: s.ID})
+	}
+	return out
+}
+
+// WatchSession opens the session id of the sessions folder in sonde
+// watch's inspector (live, or a replay once it ended): the picker's
+// choice of a live session.
+func WatchSession(ctx context.Context, env *cmdutil.Env, replayUI ReplayUI, id string) error {
+	dir, err := sessionsDir("")
+	if err != nil {
+		return err
+	}
+	_, _, pid, _ := parseSessionID(id)
+	return OpenSession(ctx, env, replayUI, filepath.Join(dir, id+cmdutil.SessionExt), pid)
 }
