@@ -44,7 +44,9 @@ type Session struct {
 	Ended   *time.Time `json:"ended,omitempty"`
 	TapPID  int        `json:"tap_pid,omitempty"`
 	HostPID int        `json:"host_pid,omitempty"`
-	Size    int64      `json:"size"`
+	// HostName is the host's process name, when the tap could read it.
+	HostName string `json:"host_name,omitempty"`
+	Size     int64  `json:"size"`
 	// Calls are the requests the host sent (not those sonde injected);
 	// Errors those answered with an error (or breaking the protocol).
 	Calls  int `json:"calls"`
@@ -118,8 +120,9 @@ $SONDE_HOME/sessions when SONDE_HOME is set): live ones first, then the newest f
   ERRORS    those answered with a JSON-RPC error, or that broke the protocol
 
 A file that cannot be read as a capture is listed with the reason. --json prints one JSON
-array (id, file, label, command, started, live, ended, tap_pid, host_pid, size, calls,
-errors, late, unknown, duplicate, clean_end, problem). Nothing is ever deleted except by sonde sessions prune.
+array (id, file, label, command, started, live, ended, tap_pid, host_pid, host_name, size,
+calls, errors, late, unknown, duplicate, clean_end, problem). Nothing is ever deleted except
+by sonde sessions prune.
 
 Exit status: 0; 2 for a usage error or a sessions folder that cannot be read.`,
 		Args: cobra.NoArgs,
@@ -274,8 +277,20 @@ func readSession(path string) Session {
 	return s
 }
 
-// tapNote is the tap's first note: its label as given, and the host's pid.
-var tapNote = regexp.MustCompile(`^sonde tap: session (".*"), tap pid \d+, host pid (\d+)$`)
+// tapNote is the tap's first note (sessionNote): its label as given, and
+// the host's pid and, when it was known, name.
+var tapNote = regexp.MustCompile(`^sonde tap: session (".*"), tap pid \d+, host pid (\d+)(?: \((.*)\))?$`)
+
+// sessionNote is the first note of a tap's recording: the session's label,
+// the tap's pid and its host's (the tap's parent), with the host's name
+// where the system says it (Linux).
+func sessionNote(label string, tapPID, hostPID int) string {
+	note := fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, tapPID, hostPID)
+	if name := hostName(hostPID); name != "" {
+		note += " (" + name + ")"
+	}
+	return note
+}
 
 // scan reads the header and counts the records.
 func (s *Session) scan(r io.Reader) {
@@ -333,6 +348,7 @@ func (s *Session) scan(r io.Reader) {
 							s.Label = l
 						}
 						s.HostPID, _ = strconv.Atoi(m[2])
+						s.HostName = m[3]
 					}
 				}
 			}

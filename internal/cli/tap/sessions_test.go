@@ -20,8 +20,9 @@ type listedSession struct {
 	Started  time.Time
 	Live     bool
 	Ended    *time.Time
-	TapPID   int `json:"tap_pid"`
-	HostPID  int `json:"host_pid"`
+	TapPID   int    `json:"tap_pid"`
+	HostPID  int    `json:"host_pid"`
+	HostName string `json:"host_name"`
 	Size     int64
 	Calls    int
 	Errors   int
@@ -100,6 +101,10 @@ func TestSessionsLiveAndPrune(t *testing.T) {
 	}
 	if e.Live || e.Ended == nil || !e.CleanEnd || e.Calls != 3 || e.Errors != 1 || e.HostPID != os.Getpid() || !strings.HasPrefix(e.ID, "old_one-") || e.Size == 0 {
 		t.Errorf("ended session: %+v", e)
+	}
+	// The host's name, read by the tap where the system says it.
+	if want := "tap.test"; runtime.GOOS == "linux" && (e.HostName != want || l.HostName != want) {
+		t.Errorf("host names %q and %q, want %q (the test binary, /proc's 15 characters)", l.HostName, e.HostName, want)
 	}
 	if n.Live || n.Problem != "not a capture" {
 		t.Errorf("not a capture: %+v", n)

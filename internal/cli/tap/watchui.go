@@ -157,10 +157,8 @@ func hostLabel(s Session) string {
 		return ""
 	}
 	pid := "pid " + strconv.Itoa(s.HostPID)
-	if s.Live {
-		if name := hostName(s.HostPID); name != "" {
-			return name + " (" + pid + ")"
-		}
+	if s.HostName != "" {
+		return s.HostName + " (" + pid + ")"
 	}
 	return pid
 }
