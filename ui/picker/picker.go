@@ -184,7 +184,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.key(msg)
 	case tea.PasteMsg:
 		if m.filtering {
-			m.setQuery(m.query + singleLine(msg.Content))
+			m.setQuery(m.query + list.SingleLine(msg.Content))
 		}
 	}
 	m.scroll()
@@ -228,12 +228,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.filtering = false
 		m.setQuery("")
 	case m.moveKey(msg):
-	case m.filtering && msg.Code == tea.KeyBackspace:
-		if r := []rune(m.query); len(r) > 0 {
-			m.setQuery(string(r[:len(r)-1]))
+	case m.filtering:
+		if q, ok := list.TypeKey(m.query, msg); ok {
+			m.setQuery(q)
 		}
-	case m.filtering && msg.Text != "":
-		m.setQuery(m.query + singleLine(msg.Text))
 	}
 	return nil
 }
@@ -255,16 +253,4 @@ func (m *Model) moveKey(msg tea.KeyPressMsg) bool {
 		m.sel = list.Clamp(m.sel+d, len(m.visible))
 	}
 	return ok
-}
-
-// singleLine drops line breaks and other control characters from typed or
-// pasted text.
-func singleLine(s string) string {
-	out := make([]rune, 0, len(s))
-	for _, r := range s {
-		if r >= 0x20 && r != 0x7f {
-			out = append(out, r)
-		}
-	}
-	return string(out)
 }

@@ -65,10 +65,7 @@ func (m *Model) scroll() {
 
 // View draws the picker on the alternate screen.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.Render())
-	v.AltScreen = true
-	v.WindowTitle = "sonde: pick a server"
-	return v
+	return list.AltView(m.Render(), "sonde: pick a server")
 }
 
 // Render returns the picker's screen as text of exactly the window's size.

@@ -268,10 +268,7 @@ func (m *Model) listHeight() int { return max(m.h-fixedRows, 1) }
 
 // View draws the list on the alternate screen.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.Render())
-	v.AltScreen = true
-	v.WindowTitle = "sonde: servers"
-	return v
+	return list.AltView(m.Render(), "sonde: servers")
 }
 
 // Render is the list's screen as text of exactly the window's size.

@@ -74,8 +74,10 @@ type KeyMap struct {
 
 // DefaultKeyMap returns the default bindings.
 func DefaultKeyMap() KeyMap {
+	nav := list.DefaultKeyMap()
+	nav.Typing(false)
 	return KeyMap{
-		KeyMap:      list.DefaultKeyMap(),
+		KeyMap:      nav,
 		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
@@ -170,7 +172,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.key(msg)
 	case tea.PasteMsg:
 		if m.filtering {
-			m.setQuery(m.query + singleLine(msg.Content))
+			m.setQuery(m.query + list.SingleLine(msg.Content))
 		}
 	}
 	m.top = list.Scroll(m.top, m.sel, len(m.visible), m.listHeight())
@@ -226,15 +228,8 @@ func (m *Model) setQuery(q string) {
 
 func (m *Model) syncKeys() {
 	k := &m.keys
-	d := DefaultKeyMap()
-	if m.filtering {
-		k.Up.SetKeys("up", "ctrl+p")
-		k.Down.SetKeys("down", "ctrl+n")
-	} else {
-		k.Up.SetKeys(d.Up.Keys()...)
-		k.Down.SetKeys(d.Down.Keys()...)
-	}
-	for _, b := range []*key.Binding{&k.Home, &k.End, &k.Filter, &k.QuitList} {
+	k.Typing(m.filtering)
+	for _, b := range []*key.Binding{&k.Filter, &k.QuitList} {
 		b.SetEnabled(!m.filtering)
 	}
 	k.ClearFilter.SetEnabled(m.filtering)
@@ -260,26 +255,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			m.sel = list.Clamp(m.sel+d, len(m.visible))
 			return nil
 		}
-		switch {
-		case m.filtering && msg.Code == tea.KeyBackspace:
-			if r := []rune(m.query); len(r) > 0 {
-				m.setQuery(string(r[:len(r)-1]))
-			}
-		case m.filtering && msg.Text != "":
-			m.setQuery(m.query + singleLine(msg.Text))
+		if q, ok := list.TypeKey(m.query, msg); ok && m.filtering {
+			m.setQuery(q)
 		}
 	}
 	return nil
-}
-
-// singleLine drops line breaks and other control characters.
-func singleLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, s)
 }
 
 // fixedRows: title, header, the selected row's detail, the filter or
@@ -290,10 +270,7 @@ func (m *Model) listHeight() int { return max(m.h-fixedRows, 1) }
 
 // View draws the list on the alternate screen.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.Render())
-	v.AltScreen = true
-	v.WindowTitle = "sonde: watch"
-	return v
+	return list.AltView(m.Render(), "sonde: watch")
 }
 
 // Render is the list's screen as text of exactly the window's size.
