@@ -72,8 +72,8 @@ type Options struct {
 	// Watch, if set, shows a session sonde watches but does not drive
 	// (sonde watch: a host's session through sonde tap), live: no server
 	// is started (Start is not used), the panes follow the recording as
-	// it grows, and the Tools pane's calls and lists (and the Features
-	// pane's reads) are injected into the session through the tap
+	// it grows, and the Tools and Features panes' calls, lists, reads and
+	// prompts are injected into the session through the tap
 	// (ui/watch.go).
 	Watch Watched
 }

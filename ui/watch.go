@@ -49,6 +49,13 @@ type watchState struct {
 	// lists nothing itself until asked).
 	asked map[string]askedReq
 	tools []mcp.Tool // the tools/list pages read so far
+	// caps are the server's capabilities from the host's handshake
+	// (capsKnown once it was seen).
+	caps      mcp.ServerCapabilities
+	capsKnown bool
+	// listed are the resources, templates and prompts the answers to the
+	// lists (the host's, or sonde's own) gave, for the Features pane.
+	listed features.ListedMsg
 	ended bool       // the recording ended
 	note  string     // what the status bar says of the last refused action
 }
@@ -145,11 +152,20 @@ func (m *Model) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 			}
 			return out
 		}), true
+	case features.RefreshMsg, features.GetPromptMsg:
+		return m.watchFeatureMsg(msg)
+	case featuresListedMsg:
+		// The answers reached the pane through the recording; an error
+		// did not.
+		if msg.Err != nil {
+			m.wt.note = "features: " + msg.Err.Error()
+		}
+		return nil, true
 	case pending.CancelMsg, pending.CancelTaskMsg:
 		m.wt.note = "the host's requests are the host's to cancel: sonde only watches them"
 		return nil, true
-	case features.GetPromptMsg, features.SubscribeMsg, features.SetLevelMsg, features.RefreshMsg, features.CompleteMsg:
-		m.wt.note = "not in a watched session yet: tools (call, list) and resources/read are"
+	case features.SubscribeMsg, features.SetLevelMsg, features.CompleteMsg:
+		m.wt.note = "not in a watched session yet: tools (call, list), resources (list, read) and prompts (list, get) are"
 		return nil, true
 	}
 	return nil, false
@@ -213,7 +229,7 @@ func (m *Model) watchTrack(ev client.Event) {
 	key := f.Msg.ID.String()
 	if f.Dir == client.Out {
 		switch f.Msg.Method {
-		case mcp.MethodInitialize, mcp.MethodToolsList:
+		case mcp.MethodInitialize, mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourceTemplatesList, mcp.MethodPromptsList:
 			if len(m.wt.asked) >= maxAsked {
 				clear(m.wt.asked) // answers never came: start over
 			}
@@ -236,6 +252,9 @@ func (m *Model) watchTrack(ev client.Event) {
 		var res mcp.InitializeResult
 		if json.Unmarshal(f.Msg.Result, &res) == nil {
 			m.conn.server, m.conn.protocol = res.ServerInfo, res.ProtocolVersion
+			var caps mcp.ServerCapabilities
+			m.wt.capsKnown = json.Unmarshal(res.Capabilities, &caps) == nil
+			m.wt.caps = caps
 		}
 	case mcp.MethodToolsList:
 		var res mcp.ListToolsResult
@@ -247,7 +266,46 @@ func (m *Model) watchTrack(ev client.Event) {
 		}
 		m.wt.tools = append(m.wt.tools, res.Tools...)
 		m.tools.SetToolsAsOf(m.wt.tools, a.at)
+	default:
+		m.watchListed(a, f.Msg.Result)
 	}
+}
+
+// watchListed takes a page of resources/list, resources/templates/list
+// or prompts/list to the Features pane (a first page replaces the list).
+func (m *Model) watchListed(a askedReq, result json.RawMessage) {
+	l := &m.wt.listed
+	var ok bool
+	switch a.method {
+	case mcp.MethodResourcesList:
+		ok = appendPage(&l.Resources, result, "resources", a.cursor)
+	case mcp.MethodResourceTemplatesList:
+		ok = appendPage(&l.Templates, result, "resourceTemplates", a.cursor)
+	case mcp.MethodPromptsList:
+		ok = appendPage(&l.Prompts, result, "prompts", a.cursor)
+	}
+	if !ok {
+		return
+	}
+	l.HasResources = l.HasResources || len(l.Resources)+len(l.Templates) > 0 || m.wt.caps.Resources != nil
+	l.HasPrompts = l.HasPrompts || len(l.Prompts) > 0 || m.wt.caps.Prompts != nil
+	l.HasCompletions = m.wt.caps.Completions != nil
+	m.features.SetLists(*l)
+}
+
+// appendPage adds the array under key of a list's page to *all (replacing
+// it for a first page); ok is false for a page without it.
+func appendPage[T any](all *[]T, result json.RawMessage, key string, more bool) bool {
+	var page map[string]json.RawMessage
+	var items []T
+	if json.Unmarshal(result, &page) != nil || json.Unmarshal(page[key], &items) != nil {
+		return false
+	}
+	if !more {
+		*all = nil
+	}
+	*all = append(*all, items...)
+	return true
 }
 
 // watchPart is the status bar's word on the watched session: live (and

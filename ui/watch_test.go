@@ -12,6 +12,8 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
@@ -187,4 +189,69 @@ func TestWatchRefusals(t *testing.T) {
 	if !isQuit(hs.press("q")) {
 		t.Error("q did not quit with the host's request in flight")
 	}
+}
+
+// The Features pane lists the resources and prompts the host's lists
+// answered; its refresh injects the lists the server declared (every page),
+// and a prompt's get is injected too.
+func TestWatchFeatures(t *testing.T) {
+	src := newRecorded()
+	hs := newWatchHarness(t, src)
+	var e events
+	e.call(0, 1, "initialize", "", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"claude","version":"1"}}`, 0)
+	e.answer(20, 0, 1, "initialize", "", `{"protocolVersion":"2025-06-18","capabilities":{"prompts":{}},"serverInfo":{"name":"s","version":"1"}}`)
+	e.call(30, 2, "prompts/list", "", "", 0)
+	e.answer(40, 30, 2, "prompts/list", "", `{"prompts":[{"name":"summarize"},{"name":"review"}]}`)
+	src.batches <- e.take()
+	hs.pump()
+	if l := hs.m.wt.listed; len(l.Prompts) != 2 || !l.HasPrompts || l.HasResources {
+		t.Fatalf("listed %+v", l)
+	}
+	src.result = json.RawMessage(`{"prompts":[{"name":"summarize"}]}`)
+	msg := hs.send(features.RefreshMsg{})()
+	if _, ok := msg.(featuresListedMsg); !ok {
+		t.Fatalf("refresh gave %T", msg)
+	}
+	if got := strings.Join(src.injected, "|"); got != "prompts/list {}" {
+		t.Errorf("the refresh injected %s (the server declared prompts only)", got)
+	}
+	src.injected = nil
+	src.result = json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`)
+	res, ok := hs.send(features.GetPromptMsg{Name: "summarize", Args: map[string]string{"n": "1"}})().(features.PromptResultMsg)
+	if !ok || res.Err != nil || res.Result == nil || len(res.Result.Messages) != 1 {
+		t.Fatalf("prompt %+v", res)
+	}
+	if got := strings.Join(src.injected, "|"); got != `prompts/get {"name":"summarize","arguments":{"n":"1"}}` {
+		t.Errorf("injected %s", got)
+	}
+}
+
+// injectList follows nextCursor over the pages, and says what is wrong
+// with a page that has no array.
+func TestInjectList(t *testing.T) {
+	src := &pages{results: []string{`{"prompts":[{"name":"a"}],"nextCursor":"p2"}`, `{"prompts":[{"name":"b"}]}`}}
+	got, err := injectList[mcp.Prompt](context.Background(), src, mcp.MethodPromptsList, "prompts")
+	if err != nil || len(got) != 2 || got[1].Name != "b" || strings.Join(src.params, "|") != `{}|{"cursor":"p2"}` {
+		t.Fatalf("%v %v %v", got, err, src.params)
+	}
+	src = &pages{results: []string{`{"nothing":1}`}}
+	if _, err := injectList[mcp.Prompt](context.Background(), src, mcp.MethodPromptsList, "prompts"); !errors.Is(err, client.ErrProtocol) {
+		t.Errorf("error %v", err)
+	}
+}
+
+// pages answers each Inject with the next of its results.
+type pages struct {
+	results []string
+	params  []string
+}
+
+func (p *pages) Next(int) ([]client.Event, uint64, bool) { return nil, 0, false }
+func (p *pages) NoInject() string                        { return "" }
+func (p *pages) Inject(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	b, _ := json.Marshal(params)
+	p.params = append(p.params, string(b))
+	r := p.results[0]
+	p.results = p.results[1:]
+	return json.RawMessage(r), nil
 }

@@ -46,8 +46,8 @@ second. enter opens a session in the usual panes: live while its tap runs (the r
 followed as it grows), else as a replay; q there comes back to the list. With SESSION (its
 id, the start of one, or a capture file), that session opens at once.
 
-In a live session, calls from the Tools pane, its tools/list (ctrl+l) and resource reads go
-into the host's session through the tap, as sonde inject's do: the host never sees their
+In a live session, calls from the Tools pane, the panes' lists (tools, resources, prompts),
+resource reads and prompts go into the host's session through the tap, as sonde inject's do: the host never sees their
 answers, and their frames are marked injected (i in Frames, inj in Pending). Keys:
 docs/keys.md.
 
