@@ -56,8 +56,8 @@ type watchState struct {
 	// listed are the resources, templates and prompts the answers to the
 	// lists (the host's, or sonde's own) gave, for the Features pane.
 	listed features.ListedMsg
-	ended bool       // the recording ended
-	note  string     // what the status bar says of the last refused action
+	ended  bool   // the recording ended
+	note   string // what the status bar says of the last refused action
 }
 
 type askedReq struct {

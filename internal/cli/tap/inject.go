@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -168,87 +167,54 @@ away first (docs/errors.md).`,
 
 // RunInject sends one request into a live session and prints its answer.
 func RunInject(env *cmdutil.Env, o *InjectOptions, method string) error {
-	var params any
+	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
 	if o.Params != "" {
 		var p map[string]any
 		if err := json.Unmarshal([]byte(o.Params), &p); err != nil {
 			return cmdutil.Usagef(fmt.Sprintf("--params: want a JSON object: %v", err))
 		}
-		params = json.RawMessage(o.Params)
+		req["params"] = json.RawMessage(o.Params)
 	}
 	path, _, err := watchTarget(&WatchOptions{Dir: o.Dir}, o.Session)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
-	defer cancel()
-	res, err := injectOnce(ctx, path, method, params)
-	var nc noSocketError
-	if errors.As(err, &nc) {
-		return cmdutil.Usagef(err.Error())
-	}
+	line, _ := json.Marshal(req)
+	msg, err := askSession(path, line, o.Timeout, "sonde inject", "is it live, a tap recording in the sessions folder, without --fault?")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(env.Out, cmdutil.IndentJSON(res))
+	if msg.Error != nil {
+		return &client.Error{Code: client.CodeRemote, Message: fmt.Sprintf("%s: %d %s", method, msg.Error.Code, msg.Error.Message), RPC: msg.Error}
+	}
+	fmt.Fprintln(env.Out, cmdutil.IndentJSON(msg.Result))
 	return nil
 }
 
-// noSocketError: the session's socket does not answer (the session
-// ended, or its tap takes no requests).
-type noSocketError struct{ msg string }
-
-func (e noSocketError) Error() string { return e.msg }
-
-// injectOnce sends one request (params may be nil) into the live session
-// recorded at path, through its socket, and returns the server's result;
-// a JSON-RPC error is MCP_ERROR, no answer before ctx's deadline
-// MCP_TIMEOUT, a tap gone before it MCP_PROCESS_EXIT (*client.Error), and
-// a socket that does not answer a noSocketError.
-func injectOnce(ctx context.Context, path, method string, params any) (json.RawMessage, error) {
-	wait := "the deadline"
-	if dl, ok := ctx.Deadline(); ok {
-		wait = time.Until(dl).Round(time.Second).String()
-	}
-	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
-	if params != nil {
-		req["params"] = params
-	}
-	line, err := json.Marshal(req)
+// askSession sends one request line through the socket of the live
+// session recorded at path and returns the answer. who names the command
+// in messages; hint says, when there is no socket, what to check.
+func askSession(path string, line []byte, timeout time.Duration, who, hint string) (jsonrpc.Message, error) {
+	conn, err := net.Dial("unix", socketPath(path))
 	if err != nil {
-		return nil, cmdutil.Usagef(fmt.Sprintf("sonde inject: the params: %v", err))
-	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", socketPath(path))
-	if err != nil {
-		return nil, noSocketError{fmt.Sprintf("sonde inject: the session %s takes no requests (is it live, a tap recording in the sessions folder, without --fault?): %v", strings.TrimSuffix(path, cmdutil.SessionExt), err)}
+		return jsonrpc.Message{}, cmdutil.Usagef(fmt.Sprintf("%s: the session %s takes no requests (%s): %v", who, strings.TrimSuffix(path, cmdutil.SessionExt), hint, err))
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
-	defer stop()
+	conn.SetDeadline(time.Now().Add(timeout))
 	if _, err := conn.Write(append(line, '\n')); err != nil {
-		return nil, &client.Error{Code: client.CodeProcessExit, Message: "sonde inject: the tap went away: " + err.Error(), Err: err}
+		return jsonrpc.Message{}, &client.Error{Code: client.CodeProcessExit, Message: who + ": the tap went away: " + err.Error(), Err: err}
 	}
 	br := bufio.NewReaderSize(conn, 64<<10)
 	answer, err := br.ReadBytes('\n')
 	if err != nil {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) || ctx.Err() == nil {
-				return nil, &client.Error{Code: client.CodeTimeout, Message: "sonde inject: no answer within " + wait, Err: client.ErrTimeout}
-			}
-			return nil, &client.Error{Code: client.CodeAborted, Message: "sonde inject: given up before the answer", Err: ctx.Err()}
+			return jsonrpc.Message{}, &client.Error{Code: client.CodeTimeout, Message: fmt.Sprintf("%s: no answer within %v", who, timeout), Err: client.ErrTimeout}
 		}
-		return nil, &client.Error{Code: client.CodeProcessExit, Message: "sonde inject: the tap went away before the answer: " + err.Error(), Err: err}
+		return jsonrpc.Message{}, &client.Error{Code: client.CodeProcessExit, Message: who + ": the tap went away before the answer: " + err.Error(), Err: err}
 	}
 	msg, err := jsonrpc.Decode(answer)
 	if err != nil {
-		return nil, &client.Error{Code: client.CodeProtocol, Message: "sonde inject: the answer is not a JSON-RPC response: " + err.Error(), Err: client.ErrProtocol}
+		return jsonrpc.Message{}, &client.Error{Code: client.CodeProtocol, Message: who + ": the answer is not a JSON-RPC response: " + err.Error(), Err: client.ErrProtocol}
 	}
-	if msg.Error != nil {
-		return nil, &client.Error{Code: client.CodeRemote, Message: fmt.Sprintf("%s: %d %s", method, msg.Error.Code, msg.Error.Message), RPC: msg.Error}
-	}
-	return msg.Result, nil
+	return msg, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
@@ -260,12 +261,30 @@ func (s *followSource) Inject(ctx context.Context, method string, params any) (j
 	if why := s.NoInject(); why != "" {
 		return nil, errors.New(why)
 	}
-	res, err := injectOnce(ctx, s.path, method, params)
-	var nc noSocketError
-	if errors.As(err, &nc) {
-		return nil, fmt.Errorf("the session's tap takes no requests now: %w", err)
+	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
+	if params != nil {
+		req["params"] = params
 	}
-	return res, err
+	line, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	timeout := ui.InjectTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	msg, err := askSession(s.path, line, timeout, "sonde watch", "its tap ended, or takes no requests")
+	if err != nil {
+		var ue *cmdutil.UsageError
+		if errors.As(err, &ue) {
+			return nil, errors.New(ue.Msg)
+		}
+		return nil, err
+	}
+	if msg.Error != nil {
+		return nil, &client.Error{Code: client.CodeRemote, Message: fmt.Sprintf("%s: %d %s", method, msg.Error.Code, msg.Error.Message), RPC: msg.Error}
+	}
+	return msg.Result, nil
 }
 
 // NoInject says why the session takes no requests (ui.Watched).
