@@ -101,6 +101,9 @@ func TestWatchShowsTheHostsSession(t *testing.T) {
 	if hs.starts != 0 {
 		t.Errorf("%d servers started", hs.starts)
 	}
+	if screen := hs.screen(); !strings.Contains(screen, "tools/call search") {
+		t.Errorf("the host's call in flight is not on the screen:\n%s", screen)
+	}
 	// The recording ends: the read is not re-armed, and the status says so.
 	close(src.batches)
 	if cmd := hs.pump(); cmd != nil {

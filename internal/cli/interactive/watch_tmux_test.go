@@ -139,6 +139,11 @@ func TestTUIWatch(t *testing.T) {
 	tt.waitFor("the list again", `^› gh\s+live`, `\s4\s+0\s+0\s+0\s+0\s+/`)
 	h.end()
 	tt.waitFor("the session ended", `sonde watch · 1 sessions · 0 live`, `^› gh\s+ended`)
+	// An ended session opens as a replay, where nothing can be sent.
+	tt.keys("Enter")
+	tt.waitFor("the replay", `sonde replay │ ⏸ paused`, `│ ?[ >]i[ \d.]+[µm]?s -> "sonde-\d+-1"`)
+	tt.keys("1", "q")
+	tt.waitFor("the list after the replay", `^› gh\s+ended`)
 	tt.keys("q")
 	if code := tt.waitExit(); code != 0 {
 		t.Errorf("sonde watch exited with %d%s", code, tt.diag())
