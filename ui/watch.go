@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/pending"
@@ -251,7 +252,10 @@ func (m *Model) watchTrack(ev client.Event) {
 	case mcp.MethodInitialize:
 		var res mcp.InitializeResult
 		if json.Unmarshal(f.Msg.Result, &res) == nil {
-			m.conn.server, m.conn.protocol = res.ServerInfo, res.ProtocolVersion
+			// The status bar shows them: escaped, as every server text.
+			srv := res.ServerInfo
+			srv.Name, srv.Version = textfmt.Escape(srv.Name), textfmt.Escape(srv.Version)
+			m.conn.server, m.conn.protocol = srv, textfmt.Escape(res.ProtocolVersion)
 			var caps mcp.ServerCapabilities
 			m.wt.capsKnown = json.Unmarshal(res.Capabilities, &caps) == nil
 			m.wt.caps = caps
@@ -322,7 +326,7 @@ func (m *Model) watchPart() string {
 		parts = append(parts, st.OK.Render("live"))
 	}
 	if m.wt.note != "" {
-		parts = append(parts, st.Warn.Render(m.wt.note))
+		parts = append(parts, st.Warn.Render(textfmt.Escape(m.wt.note))) // it may hold a server's error message
 	}
 	return strings.Join(parts, " ")
 }

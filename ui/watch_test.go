@@ -258,3 +258,22 @@ func (p *pages) Inject(ctx context.Context, method string, params any) (json.Raw
 	p.results = p.results[1:]
 	return json.RawMessage(r), nil
 }
+
+// What the server says of itself in the host's handshake reaches the
+// status bar escaped, as does a server's error in a refusal note.
+func TestWatchEscapesServerText(t *testing.T) {
+	src := newRecorded()
+	hs := newWatchHarness(t, src)
+	var e events
+	e.call(0, 1, "initialize", "", `{}`, 0)
+	e.answer(20, 0, 1, "initialize", "", `{"protocolVersion":"x\u001b[2J","capabilities":{},"serverInfo":{"name":"evil\u001b]0;pwned\u0007","version":"1"}}`)
+	src.batches <- e.take()
+	hs.pump()
+	hs.send(injectedMsg{method: "tools/list", err: errors.New("boom \x1b[31m")})
+	if bar := hs.m.statusBar(); strings.Contains(bar, "\x1b]0;pwned") || strings.Contains(bar, "\x1b[2J") || strings.Contains(bar, "boom \x1b[31m") {
+		t.Errorf("server text reached the status bar unescaped: %q", bar)
+	}
+	if !strings.Contains(hs.status(), "evil") {
+		t.Errorf("status: %s", hs.status())
+	}
+}
