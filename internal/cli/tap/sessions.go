@@ -63,6 +63,10 @@ type Session struct {
 	Problem string `json:"problem,omitempty"`
 
 	mtime time.Time
+	// scanned is how far the file was read (whole lines), noted whether its
+	// first note was: what reading more of a growing file starts from.
+	scanned int64
+	noted   bool
 }
 
 // sessionName matches LABEL-20060102-150405-PID (tap.SessionName).
@@ -198,7 +202,8 @@ func ListSessions(dir string) ([]Session, error) { return listSessions(dir, nil)
 
 // sessionCache keeps what was read of each file, by path, for a list read
 // again and again (sonde watch's): a file whose size and modification time
-// did not change is not read again (only whether its tap still runs is).
+// did not change is not read again (only whether its tap still runs is),
+// and of one that grew only what was added is read.
 type sessionCache map[string]Session
 
 // listSessions is ListSessions, through cache when it is not nil.
@@ -221,15 +226,20 @@ func listSessions(dir string, cache sessionCache) ([]Session, error) {
 			continue
 		}
 		s, ok := cache[path]
-		if st, err := os.Stat(path); !ok || err != nil || st.Size() != s.Size || !st.ModTime().Equal(s.mtime) {
+		st, err := os.Stat(path)
+		switch {
+		case !ok || err != nil:
 			s = readSession(path)
-			cache[path] = s
-		} else if s.Live && !tapAlive(s.TapPID) {
-			s.Live = false
-			t := s.mtime
-			s.Ended = &t
-			cache[path] = s
+		case st.Size() != s.Size || !st.ModTime().Equal(s.mtime):
+			// A live recording grows: read what was added, not the
+			// whole file again.
+			if !s.readMore(st.Size(), st.ModTime()) {
+				s = readSession(path)
+			}
+		default:
+			s.settle() // its tap may have ended
 		}
+		cache[path] = s
 		out = append(out, s)
 	}
 	if cache != nil && len(cache) > 2*len(out)+64 {
@@ -269,12 +279,41 @@ func readSession(path string) Session {
 		s.scan(f)
 		f.Close()
 	}
-	s.Live = named && !s.CleanEnd && tapAlive(pid)
+	s.settle()
+	return s
+}
+
+// settle says whether the session is live (its tap runs and its recording
+// has no end) and, if not, when it ended.
+func (s *Session) settle() {
+	_, _, pid, named := parseSessionID(s.ID)
+	s.Live, s.Ended = named && !s.CleanEnd && tapAlive(pid), nil
 	if !s.Live && !s.mtime.IsZero() {
 		t := s.mtime
 		s.Ended = &t
 	}
-	return s
+}
+
+// readMore counts the records written to a growing recording since it
+// was last read (from s.scanned), as readSession would have. It reports
+// false when that cannot be done (the file was replaced, or never read as
+// a capture): read it whole then.
+func (s *Session) readMore(size int64, mtime time.Time) bool {
+	if s.Problem != "" || s.CleanEnd || s.scanned == 0 || size < s.Size {
+		return false
+	}
+	f, err := os.Open(s.File)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.Seek(s.scanned, io.SeekStart); err != nil {
+		return false
+	}
+	s.scanRecords(bufio.NewReaderSize(f, 64<<10))
+	s.Size, s.mtime = size, mtime
+	s.settle()
+	return true
 }
 
 // tapNote is the tap's first note (sessionNote): its label as given, and
@@ -295,7 +334,7 @@ func sessionNote(label string, tapPID, hostPID int) string {
 // scan reads the header and counts the records.
 func (s *Session) scan(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	line, long, err := readShortLine(br)
+	line, long, n, err := readShortLine(br)
 	if err != nil && len(line) == 0 {
 		s.Problem = "empty: nothing recorded yet"
 		return
@@ -309,9 +348,22 @@ func (s *Session) scan(r io.Reader) {
 	if !h.Start.IsZero() {
 		s.Started = h.Start
 	}
-	notes := 0
+	if err == nil {
+		s.scanned = n
+		s.scanRecords(br)
+	}
+}
+
+// scanRecords counts the records of br, which starts at s.scanned in the
+// file; only whole lines count (a line still being written is counted once
+// it is whole), and s.scanned moves past each.
+func (s *Session) scanRecords(br *bufio.Reader) {
 	for {
-		line, long, err := readShortLine(br)
+		line, long, n, err := readShortLine(br)
+		if err != nil {
+			return
+		}
+		s.scanned += n
 		if len(line) > 0 && !long && bytes.HasPrefix(line, []byte(`{"type":"`)) {
 			var rec struct {
 				Type, Dir, State, Note string
@@ -338,10 +390,10 @@ func (s *Session) scan(r io.Reader) {
 				case bytes.Contains(line, []byte(`,"verdict":"duplicate"`)):
 					s.Duplicate++
 				}
-			case bytes.HasPrefix(line, []byte(`{"type":"end"`)) && err == nil:
+			case bytes.HasPrefix(line, []byte(`{"type":"end"`)):
 				s.CleanEnd = true
-			case bytes.HasPrefix(line, []byte(`{"type":"note"`)) && notes == 0:
-				notes++
+			case bytes.HasPrefix(line, []byte(`{"type":"note"`)) && !s.noted:
+				s.noted = true
 				if json.Unmarshal(line, &rec) == nil {
 					if m := tapNote.FindStringSubmatch(rec.Note); m != nil {
 						if l, err := strconv.Unquote(m[1]); err == nil && l != "" {
@@ -353,24 +405,24 @@ func (s *Session) scan(r io.Reader) {
 				}
 			}
 		}
-		if err != nil {
-			return
-		}
 	}
 }
 
 // readShortLine reads one line; a line longer than the reader's buffer is
-// skipped (long true, only its start returned). The line has no '\n'; at
-// the end of the file err is io.EOF (with what was left, a cut line).
-func readShortLine(br *bufio.Reader) (line []byte, long bool, err error) {
+// skipped (long true, no text returned). The line has no '\n'; at the end
+// of the file err is io.EOF (with what was left, a line not yet whole). n
+// is how many bytes were read.
+func readShortLine(br *bufio.Reader) (line []byte, long bool, n int64, err error) {
 	line, err = br.ReadSlice('\n')
+	n = int64(len(line))
 	if errors.Is(err, bufio.ErrBufferFull) {
 		for errors.Is(err, bufio.ErrBufferFull) {
-			_, err = br.ReadSlice('\n')
+			line, err = br.ReadSlice('\n')
+			n += int64(len(line))
 		}
-		return nil, true, err
+		return nil, true, n, err
 	}
-	return bytes.TrimSuffix(line, []byte("\n")), false, err
+	return bytes.TrimSuffix(line, []byte("\n")), false, n, err
 }
 
 // RunSessions is sonde sessions.

@@ -2,12 +2,15 @@ package tap_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/tap"
 )
 
@@ -129,4 +132,66 @@ func TestFollowSessionClose(t *testing.T) {
 	}
 	h.stdin.Close()
 	h.wait()
+}
+
+// The watch list's cache reads of a growing recording only what was added,
+// a line still being written once it is whole, and gives the counts a
+// whole read gives at every step.
+func TestWatchListGrowing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "grow-20261201-100000-1.jsonl")
+	header := `{"type":"header","format":"sonde-capture","version":"1.0","sonde":"test","start":"2026-12-01T10:00:00Z","transport":"stdio","command":["srv"]}` + "\n"
+	req := func(id int) string {
+		return fmt.Sprintf(`{"type":"request","seq":%d,"t":%d,"dir":"out","id":%d,"method":"ping","state":"sent"}`+"\n", id, id, id)
+	}
+	late := `{"type":"frame","seq":99,"t":99,"dir":"in","id":1,"kind":"response","raw":"{}","verdict":"late"}` + "\n"
+	steps := []string{header, req(1) + req(2), late + req(3)[:20], req(3)[20:], req(4) + `{"type":"end","t":100}` + "\n"}
+	cache := map[string]tap.Session{}
+	var text string
+	for i, add := range steps {
+		text += add
+		clitest.WriteTestFile(t, path, text)
+		// A later modification time even on a coarse clock.
+		mt := time.Date(2026, 12, 1, 10, 0, i, 0, time.UTC)
+		if err := os.Chtimes(path, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+		cached, err1 := tap.ListSessionsCached(dir, cache)
+		whole, err2 := tap.ListSessionsCached(dir, nil)
+		if err1 != nil || err2 != nil || len(cached) != 1 || len(whole) != 1 {
+			t.Fatalf("step %d: %v %v", i, err1, err2)
+		}
+		c, w := cached[0], whole[0]
+		if c.Calls != w.Calls || c.Late != w.Late || c.CleanEnd != w.CleanEnd || c.Problem != w.Problem {
+			t.Errorf("step %d: cached %+v, whole %+v", i, c, w)
+		}
+	}
+	if s := cache[path]; s.Calls != 4 || s.Late != 1 || !s.CleanEnd {
+		t.Errorf("at the end: %+v", s)
+	}
+
+	// What was read is not read again: a change to an old line (of the
+	// same size) does not reach the cached counts when the file grows.
+	path = filepath.Join(dir, "more-20261201-100000-1.jsonl")
+	text = header + req(1) + req(2)
+	clitest.WriteTestFile(t, path, text)
+	cache = map[string]tap.Session{}
+	if _, err := tap.ListSessionsCached(dir, cache); err != nil {
+		t.Fatal(err)
+	}
+	text = strings.Replace(text, `"state":"sent"`, `"state":"sant"`, 1) + req(3)
+	clitest.WriteTestFile(t, path, text)
+	mt := time.Now().Add(time.Hour)
+	os.Chtimes(path, mt, mt)
+	tap.ListSessionsCached(dir, cache)
+	whole, _ := tap.ListSessionsCached(dir, nil)
+	var w tap.Session
+	for _, s := range whole {
+		if s.File == path {
+			w = s
+		}
+	}
+	if c := cache[path]; c.Calls != 3 || w.Calls != 2 {
+		t.Errorf("cached %d calls (want 3: read on from where it was), whole %d (want 2)", c.Calls, w.Calls)
+	}
 }
