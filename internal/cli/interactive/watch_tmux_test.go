@@ -177,3 +177,24 @@ func TestTUIPickerLiveSession(t *testing.T) {
 	h.end()
 	proctest.AssertGone(t, fx.PIDFile)
 }
+
+// TestTUIWatchSession: sonde watch ID in a terminal opens that session at
+// once, live; q ends sonde watch.
+func TestTUIWatchSession(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	fx := clitest.NewFixture(t)
+	h := startTapHost(t, home, "direct", fx)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stand-in","version":"1"}}}`)
+	h.await(`"id":1,"result"`)
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "direct-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	id := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+	tt := startTUI(t, 140, 30, []string{"watch", id})
+	tt.waitFor("the session", `tap · direct`, `│ live │`, `<- 1 +response +resolved id 1`)
+	tt.quit()
+	h.end()
+	proctest.AssertGone(t, fx.PIDFile)
+}
