@@ -141,17 +141,8 @@ func (m *Model) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 		}), true
 	case features.ReadMsg:
 		return m.injectCmd(mcp.MethodResourcesRead, func(ctx context.Context, src Watched) tea.Msg {
-			raw, err := src.Inject(ctx, mcp.MethodResourcesRead, mcp.URIParams{URI: msg.URI})
-			out := features.ReadResultMsg{URI: msg.URI, Raw: raw, Err: err}
-			if err == nil {
-				var res mcp.ReadResourceResult
-				if jerr := json.Unmarshal(raw, &res); jerr != nil {
-					out.Err = &client.Error{Code: client.CodeProtocol, Message: "resources/read " + msg.URI + ": result is not a ReadResourceResult: " + jerr.Error(), Err: client.ErrProtocol}
-				} else {
-					out.Result = &res
-				}
-			}
-			return out
+			res, raw, err := injectResult[mcp.ReadResourceResult](ctx, src, mcp.MethodResourcesRead, mcp.URIParams{URI: msg.URI}, msg.URI)
+			return features.ReadResultMsg{URI: msg.URI, Result: res, Raw: raw, Err: err}
 		}), true
 	case features.RefreshMsg, features.GetPromptMsg:
 		return m.watchFeatureMsg(msg)

@@ -49,6 +49,21 @@ func injectList[T any](ctx context.Context, src Watched, method, key string) ([]
 	return all, &client.Error{Code: client.CodeProtocol, Message: fmt.Sprintf("%s: more than %d pages", method, maxInjectPages), Err: client.ErrProtocol}
 }
 
+// injectResult injects a request and decodes its result as a T; a result
+// of another shape is MCP_PROTOCOL, naming the method and what (the URI,
+// the prompt). The raw result comes back either way.
+func injectResult[T any](ctx context.Context, src Watched, method string, params any, what string) (*T, json.RawMessage, error) {
+	raw, err := src.Inject(ctx, method, params)
+	if err != nil {
+		return nil, raw, err
+	}
+	var res T
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, raw, &client.Error{Code: client.CodeProtocol, Message: fmt.Sprintf("%s %s: the result is not what the method returns: %v", method, what, err), Err: client.ErrProtocol}
+	}
+	return &res, raw, nil
+}
+
 // watchFeatureMsg injects the Features pane's lists (its refresh) and a
 // prompt's get into a watched session; ok is false for what it leaves to
 // watchMsg.
@@ -83,17 +98,8 @@ func (m *Model) watchFeatureMsg(msg tea.Msg) (tea.Cmd, bool) {
 		}), true
 	case features.GetPromptMsg:
 		return m.injectCmd(mcp.MethodPromptsGet, func(ctx context.Context, src Watched) tea.Msg {
-			raw, err := src.Inject(ctx, mcp.MethodPromptsGet, mcp.GetPromptParams{Name: msg.Name, Arguments: msg.Args})
-			out := features.PromptResultMsg{Name: msg.Name, Err: err}
-			if err == nil {
-				var res mcp.GetPromptResult
-				if jerr := json.Unmarshal(raw, &res); jerr != nil {
-					out.Err = &client.Error{Code: client.CodeProtocol, Message: "prompts/get " + msg.Name + ": result is not a GetPromptResult: " + jerr.Error(), Err: client.ErrProtocol}
-				} else {
-					out.Result = &res
-				}
-			}
-			return out
+			res, _, err := injectResult[mcp.GetPromptResult](ctx, src, mcp.MethodPromptsGet, mcp.GetPromptParams{Name: msg.Name, Arguments: msg.Args}, msg.Name)
+			return features.PromptResultMsg{Name: msg.Name, Result: res, Err: err}
 		}), true
 	}
 	return nil, false

@@ -1,7 +1,11 @@
 package list
 
 import (
+	"strings"
+
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // SingleLine drops line breaks and other control characters from typed or
@@ -53,4 +57,14 @@ func AltView(content, title string) tea.View {
 	v.AltScreen = true
 	v.WindowTitle = title
 	return v
+}
+
+// Screen is a list program's screen: the lines draw returns, fitted to
+// exactly w×h cells; empty while the size is not known (draw is not
+// called).
+func Screen(w, h int, draw func() []string) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	return textfmt.Lines(strings.Join(draw(), "\n"), w, h)
 }

@@ -109,9 +109,7 @@ type Model struct {
 
 // New returns a picker over o.Items with nothing chosen.
 func New(o Options) *Model {
-	if o.Styles == nil {
-		o.Styles = theme.New(theme.NoColor())
-	}
+	o.Styles = theme.Or(o.Styles)
 	m := &Model{opts: o, st: o.Styles, keys: DefaultKeyMap(), help: help.New(), chosen: -1}
 	m.refilter()
 	for i, item := range m.visible {

@@ -69,10 +69,10 @@ func (m *Model) View() tea.View {
 }
 
 // Render returns the picker's screen as text of exactly the window's size.
-func (m *Model) Render() string {
-	if m.w <= 0 || m.h <= 0 {
-		return ""
-	}
+func (m *Model) Render() string { return list.Screen(m.w, m.h, m.lines) }
+
+// lines are the picker's screen, line by line.
+func (m *Model) lines() []string {
 	st, l := m.st, m.layout()
 	var rows []string
 
@@ -142,7 +142,7 @@ func (m *Model) Render() string {
 
 	m.help.SetWidth(m.w)
 	rows = append(rows, m.help.ShortHelpView(m.Keys().ShortHelp()))
-	return textfmt.Lines(strings.Join(rows, "\n"), m.w, m.h)
+	return rows
 }
 
 // columns returns the widths of the name and where columns.

@@ -109,9 +109,7 @@ type Model struct {
 
 // New returns the list; its rows come with the first refresh.
 func New(o Options) *Model {
-	if o.Styles == nil {
-		o.Styles = theme.New(theme.NoColor())
-	}
+	o.Styles = theme.Or(o.Styles)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -11,7 +11,6 @@ package sessions
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -106,9 +105,7 @@ type Model struct {
 
 // New returns the list; its rows come with the first read.
 func New(o Options) *Model {
-	if o.Styles == nil {
-		o.Styles = theme.New(theme.NoColor())
-	}
+	o.Styles = theme.Or(o.Styles)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -262,22 +259,20 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-// fixedRows: title, header, the selected row's detail, the filter or
-// note, help.
-const fixedRows = 5
-
-func (m *Model) listHeight() int { return max(m.h-fixedRows, 1) }
+// listHeight is the rows left for the sessions around five others: title,
+// header, the selected row's detail, the filter or note, help.
+func (m *Model) listHeight() int { return max(m.h-5, 1) }
 
 // View draws the list on the alternate screen.
 func (m *Model) View() tea.View {
 	return list.AltView(m.Render(), "sonde: watch")
 }
 
-// Render is the list's screen as text of exactly the window's size.
-func (m *Model) Render() string {
-	if m.w <= 0 || m.h <= 0 {
-		return ""
-	}
+// Render is the list's screen, exactly the window's size.
+func (m *Model) Render() string { return list.Screen(m.w, m.h, m.lines) }
+
+// lines are the list's screen, line by line.
+func (m *Model) lines() []string {
 	st := m.st
 	live := 0
 	for _, r := range m.rows {
@@ -329,7 +324,7 @@ func (m *Model) Render() string {
 	m.help.SetWidth(m.w)
 	k := m.keys
 	out = append(out, m.help.ShortHelpView([]key.Binding{k.Open, k.Up, k.Down, k.Filter, k.ClearFilter, k.QuitList}))
-	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
+	return out
 }
 
 // row draws visible row j.

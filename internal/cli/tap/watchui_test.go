@@ -12,6 +12,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/tap"
+	"github.com/sonde-mcp/sonde/ui"
 )
 
 // TestFollowSession: the watch UI's source over a real tap's recording
@@ -20,17 +21,7 @@ import (
 // (its answer comes to the source, its frames carry the tap's id, the host
 // never sees it), and ends when the tap ends; then nothing can be injected.
 func TestFollowSession(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("SONDE_HOME", home)
-	h := liveTap(t, home, "followed")
-	files, _ := filepath.Glob(filepath.Join(home, "sessions", "followed-*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("sessions %v", files)
-	}
-	src, err := tap.FollowSession(files[0], h.cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, src := followedTap(t)
 	defer src.Close()
 	if why := src.NoInject(); why != "" {
 		t.Fatalf("a live session refuses injection: %s", why)
@@ -77,6 +68,27 @@ func TestFollowSession(t *testing.T) {
 	}
 }
 
+// followedTap starts a host through a live tap (handshake begun) in a
+// sessions folder of its own, and the watch UI's source over its recording.
+func followedTap(t *testing.T) (*host, interface {
+	ui.Watched
+	Close()
+}) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	h := liveTap(t, home, "followed")
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "followed-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	src, err := tap.FollowSession(files[0], h.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, src
+}
+
 // waitEvent reads the source until an event passes ok.
 func waitEvent(t *testing.T, src interface {
 	Next(int) ([]client.Event, uint64, bool)
@@ -111,17 +123,7 @@ func waitEvent(t *testing.T, src interface {
 // A source closed while it waits for more of a live recording stops at
 // once (nothing left running: the package's goleak check).
 func TestFollowSessionClose(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("SONDE_HOME", home)
-	h := liveTap(t, home, "closed")
-	files, _ := filepath.Glob(filepath.Join(home, "sessions", "closed-*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("sessions %v", files)
-	}
-	src, err := tap.FollowSession(files[0], h.cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, src := followedTap(t)
 	src.Next(4096) // what is there so far
 	closed := make(chan struct{})
 	go func() { src.Close(); close(closed) }()
