@@ -7,10 +7,10 @@ import (
 )
 
 // Injected reports whether id is one sonde tap gives a request it injected
-// into a host's session ("sonde-PID-N": a string id no host's request has
-// been seen to use, and the tap's own for the answers it takes out of what
-// the host reads). The recording has these requests' frames and outcomes
-// like the host's; consumers mark them.
+// into a host's session: "sonde-PID-N" (stdio) or "sonde-inject-N" (HTTP),
+// string ids no host's request has been seen to use, and the tap's own for
+// the answers it keeps from the host. The recording has these requests'
+// frames and outcomes like the host's; consumers mark them.
 func Injected(id jsonrpc.ID) bool {
 	s, ok := id.Str()
 	if !ok {
@@ -21,7 +21,7 @@ func Injected(id jsonrpc.ID) bool {
 		return false
 	}
 	pid, n, ok := strings.Cut(rest, "-")
-	return ok && digits(pid) && digits(n)
+	return ok && (digits(pid) || pid == "inject") && digits(n)
 }
 
 func digits(s string) bool {

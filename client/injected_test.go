@@ -13,6 +13,8 @@ func TestInjected(t *testing.T) {
 	}{
 		{jsonrpc.String("sonde-4242-1"), true},
 		{jsonrpc.String("sonde-1-999999"), true},
+		{jsonrpc.String("sonde-inject-3"), true},
+		{jsonrpc.String("sonde-injected-3"), false},
 		{jsonrpc.String("sonde-4242-"), false},
 		{jsonrpc.String("sonde--1"), false},
 		{jsonrpc.String("sonde-a-1"), false},

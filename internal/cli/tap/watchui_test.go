@@ -12,6 +12,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/tap"
+	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui"
 )
 
@@ -195,5 +196,68 @@ func TestWatchListGrowing(t *testing.T) {
 	}
 	if c := cache[path]; c.Calls != 3 || w.Calls != 2 {
 		t.Errorf("cached %d calls (want 3: read on from where it was), whole %d (want 2)", c.Calls, w.Calls)
+	}
+}
+
+// TestFollowHTTPSession: the watch UI's source over a host's session
+// through sonde tap --listen (its own recording): the host's exchanges come
+// as events, a call injected through the session's socket is answered to
+// sonde and marked, the host's client sees nothing of it, and the source
+// ends when the tap stops.
+func TestFollowHTTPSession(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	proxy := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "remote")
+	c := client.New(client.Options{Timeout: 10 * time.Second})
+	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: proxy.url, Mode: transport.ModeStreamable})); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for deadline := time.Now().Add(10 * time.Second); len(files) == 0; time.Sleep(20 * time.Millisecond) {
+		if socks, _ := filepath.Glob(filepath.Join(home, "sessions", "remote-1-*.sock")); len(socks) == 1 {
+			files, _ = filepath.Glob(filepath.Join(home, "sessions", "remote-1-*.jsonl"))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recording of the host's session\n%s", proxy.errText())
+		}
+	}
+	src, err := tap.FollowSession(files[0], proxy.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	waitEvent(t, src, func(ev client.Event) bool {
+		f := ev.Frame
+		return f != nil && f.Verdict == client.VerdictResolved && strings.Contains(string(f.Raw), `"serverInfo"`)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := src.Inject(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]string{"value": "over http"}})
+	if err != nil || !strings.Contains(string(res), "over http") {
+		t.Fatalf("inject: %s %v", res, err)
+	}
+	waitEvent(t, src, func(ev client.Event) bool {
+		f := ev.Frame
+		return f != nil && f.Dir == client.In && client.Injected(f.Msg.ID)
+	})
+	if _, err := c.ListTools(context.Background()); err != nil {
+		t.Fatalf("the host's call after: %v", err)
+	}
+	if s := c.Stats(); s.Unknown+s.Malformed+s.Duplicate != 0 {
+		t.Errorf("the host saw something: %+v", s)
+	}
+	c.Close()
+	proxy.stop(t)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, _, ok := src.Next(4096); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the source did not end with the tap")
+		}
 	}
 }
