@@ -44,7 +44,8 @@ recorded: label, state (live or ended), the host process, start, the host's call
 late, unknown and duplicate answers, server; live ones first, / filters, read again every
 second. enter opens a session in the usual panes: live while its tap runs (the recording
 followed as it grows), else as a replay; q there comes back to the list. With SESSION (its
-id, the start of one, or a capture file), that session opens at once.
+id, the start of one, or a capture file: one not named by sonde tap opens as a replay), that
+session opens at once.
 
 In a live session, calls from the Tools pane, the panes' lists (tools, resources, prompts),
 resource reads and prompts go into the host's session through the tap, as sonde inject's do: the host never sees their
