@@ -261,3 +261,37 @@ func TestFollowHTTPSession(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWatchListGrowing: whatever a recording holds and wherever a read
+// falls while it is written, the watch list's counts after reading on from
+// where it was equal those of reading the whole file.
+func FuzzWatchListGrowing(f *testing.F) {
+	header := `{"type":"header","format":"sonde-capture","version":"1.0","sonde":"test","start":"2026-12-01T10:00:00Z","transport":"stdio","command":["srv"]}` + "\n"
+	f.Add([]byte(`{"type":"request","dir":"out","id":1,"state":"sent"}`+"\n"+`{"type":"frame","raw":"{}","verdict":"late"}`+"\n"+`{"type":"end"}`+"\n"), uint16(30))
+	f.Add([]byte(`{"type":"note","note":"sonde tap: session \"x\", tap pid 1, host pid 2 (h)"}`+"\n"+`{"type":"request","dir":"out","id":"sonde-1-1","state":"error"}`), uint16(5))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "fz-20261201-100000-1.jsonl")
+		at := int(cut) % (len(data) + 1)
+		cache := map[string]tap.Session{}
+		for i, text := range []string{header + string(data[:at]), header + string(data)} {
+			if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			mt := time.Date(2026, 12, 1, 10, 0, i, 0, time.UTC)
+			os.Chtimes(path, mt, mt)
+			if _, err := tap.ListSessionsCached(dir, cache); err != nil {
+				t.Fatal(err)
+			}
+		}
+		whole, err := tap.ListSessionsCached(dir, nil)
+		if err != nil || len(whole) != 1 {
+			t.Fatalf("%v %v", whole, err)
+		}
+		c, w := cache[path], whole[0]
+		if c.Calls != w.Calls || c.Errors != w.Errors || c.Late != w.Late || c.Unknown != w.Unknown || c.Duplicate != w.Duplicate ||
+			c.CleanEnd != w.CleanEnd || c.HostPID != w.HostPID || c.HostName != w.HostName || c.Label != w.Label || c.Problem != w.Problem {
+			t.Errorf("read on: %+v\nwhole:   %+v", c, w)
+		}
+	})
+}
