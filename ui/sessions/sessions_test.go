@@ -210,3 +210,37 @@ func TestEmptyAndErrors(t *testing.T) {
 		t.Errorf("selected %s, want the one given", ids[sel])
 	}
 }
+
+// The screen is exactly the window's size at every size, down to nothing,
+// while filtering too.
+func TestViewSize(t *testing.T) {
+	for _, filtering := range []bool{false, true} {
+		for _, w := range []int{0, 1, 2, 5, 20, 40, 79, 80, 120, 200} {
+			for _, h := range []int{0, 1, 2, 3, 5, 6, 12, 40} {
+				src := &rowsSource{rows: sample()}
+				m := New(Options{Source: src, Now: func() time.Time { return now }})
+				m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+				read(m)
+				if filtering {
+					press(m, "/", "g")
+				}
+				s := m.Render()
+				if w == 0 || h == 0 {
+					if s != "" {
+						t.Errorf("%dx%d: %q", w, h, s)
+					}
+					continue
+				}
+				lines := strings.Split(s, "\n")
+				if len(lines) != h {
+					t.Fatalf("%dx%d: %d lines", w, h, len(lines))
+				}
+				for i, l := range lines {
+					if got := ansi.StringWidth(l); got != w {
+						t.Fatalf("%dx%d: line %d is %d cells: %q", w, h, i, got, ansi.Strip(l))
+					}
+				}
+			}
+		}
+	}
+}
