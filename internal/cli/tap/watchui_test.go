@@ -12,7 +12,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/tap"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui"
 )
 
@@ -31,18 +30,9 @@ func TestFollowSession(t *testing.T) {
 	waitEvent(t, src, func(ev client.Event) bool {
 		f := ev.Frame
 		return f != nil && f.Verdict == client.VerdictResolved && strings.Contains(string(f.Raw), "from the host")
-	})
+	}, false)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := src.Inject(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]string{"value": "from sonde"}})
-	if err != nil || !strings.Contains(string(res), "from sonde") {
-		t.Fatalf("inject: %s %v", res, err)
-	}
-	waitEvent(t, src, func(ev client.Event) bool {
-		f := ev.Frame
-		return f != nil && f.Dir == client.In && client.Injected(f.Msg.ID) && f.Verdict == client.VerdictResolved
-	})
+	injectEcho(t, src, "from sonde")
 	h.write(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	h.await(`"id":3`, 1)
 	if strings.Contains(h.stdoutText(), "from sonde") {
@@ -53,18 +43,11 @@ func TestFollowSession(t *testing.T) {
 	if code := h.wait(); code != 0 {
 		t.Fatalf("tap exit %d\n%s", code, h.stderr())
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if _, _, ok := src.Next(4096); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the source did not end with the tap")
-		}
-	}
+	waitEnd(t, src)
 	if why := src.NoInject(); !strings.Contains(why, "ended") {
 		t.Errorf("NoInject after the end: %q", why)
 	}
-	if _, err := src.Inject(ctx, "ping", nil); err == nil {
+	if _, err := src.Inject(context.Background(), "ping", nil); err == nil {
 		t.Error("a request was injected into an ended session")
 	}
 }
@@ -90,34 +73,59 @@ func followedTap(t *testing.T) (*host, interface {
 	return h, src
 }
 
-// waitEvent reads the source until an event passes ok.
-func waitEvent(t *testing.T, src interface {
-	Next(int) ([]client.Event, uint64, bool)
-}, ok func(client.Event) bool) {
+// injectEcho calls echo with value through the source: the answer comes
+// back to it, and the recording has the answer's frame, resolved, under
+// the tap's id for it.
+func injectEcho(t *testing.T, src ui.Watched, value string) {
 	t.Helper()
-	done := make(chan bool, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := src.Inject(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]string{"value": value}})
+	if err != nil || !strings.Contains(string(res), value) {
+		t.Fatalf("inject: %s %v", res, err)
+	}
+	waitEvent(t, src, func(ev client.Event) bool {
+		f := ev.Frame
+		return f != nil && f.Dir == client.In && client.Injected(f.Msg.ID) && f.Verdict == client.VerdictResolved
+	}, false)
+}
+
+// waitEnd reads the source until it ends (its tap is gone).
+func waitEnd(t *testing.T, src ui.Watched) {
+	t.Helper()
+	waitEvent(t, src, func(client.Event) bool { return false }, true)
+}
+
+// waitEvent reads the source until an event passes ok or, with toEnd,
+// until it ends (its tap gone).
+func waitEvent(t *testing.T, src ui.Watched, ok func(client.Event) bool, toEnd bool) {
+	t.Helper()
+	found := make(chan bool, 1)
 	go func() {
 		for {
 			evs, _, more := src.Next(4096)
 			for _, ev := range evs {
 				if ok(ev) {
-					done <- true
+					found <- true
 					return
 				}
 			}
 			if !more {
-				done <- false
+				found <- false
 				return
 			}
 		}
 	}()
 	select {
-	case found := <-done:
-		if !found {
+	case got := <-found:
+		switch {
+		case toEnd && got:
+			t.Fatal("an event passed where the end was waited for")
+		case !toEnd && !got:
 			t.Fatal("the recording ended without the event")
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatal("the event did not come")
+		t.Fatalf("waited 20s in vain (for the end: %v)", toEnd)
 	}
 }
 
@@ -207,25 +215,8 @@ func TestWatchListGrowing(t *testing.T) {
 func TestFollowHTTPSession(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SONDE_HOME", home)
-	proxy := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "remote")
-	c := client.New(client.Options{Timeout: 10 * time.Second})
-	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: proxy.url, Mode: transport.ModeStreamable})); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Initialize(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for deadline := time.Now().Add(10 * time.Second); len(files) == 0; time.Sleep(20 * time.Millisecond) {
-		if socks, _ := filepath.Glob(filepath.Join(home, "sessions", "remote-1-*.sock")); len(socks) == 1 {
-			files, _ = filepath.Glob(filepath.Join(home, "sessions", "remote-1-*.jsonl"))
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no recording of the host's session\n%s", proxy.errText())
-		}
-	}
-	src, err := tap.FollowSession(files[0], proxy.cmd.Process.Pid)
+	proxy, c, path := httpHostSession(t, home)
+	src, err := tap.FollowSession(path, proxy.cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,17 +224,8 @@ func TestFollowHTTPSession(t *testing.T) {
 	waitEvent(t, src, func(ev client.Event) bool {
 		f := ev.Frame
 		return f != nil && f.Verdict == client.VerdictResolved && strings.Contains(string(f.Raw), `"serverInfo"`)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := src.Inject(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]string{"value": "over http"}})
-	if err != nil || !strings.Contains(string(res), "over http") {
-		t.Fatalf("inject: %s %v", res, err)
-	}
-	waitEvent(t, src, func(ev client.Event) bool {
-		f := ev.Frame
-		return f != nil && f.Dir == client.In && client.Injected(f.Msg.ID)
-	})
+	}, false)
+	injectEcho(t, src, "over http")
 	if _, err := c.ListTools(context.Background()); err != nil {
 		t.Fatalf("the host's call after: %v", err)
 	}
@@ -252,14 +234,7 @@ func TestFollowHTTPSession(t *testing.T) {
 	}
 	c.Close()
 	proxy.stop(t)
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if _, _, ok := src.Next(4096); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the source did not end with the tap")
-		}
-	}
+	waitEnd(t, src)
 }
 
 // FuzzWatchListGrowing: whatever a recording holds and wherever a read
