@@ -12,6 +12,7 @@ import (
 	"github.com/sonde-mcp/sonde/ui/frames"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/picker"
+	"github.com/sonde-mcp/sonde/ui/sessions"
 	"github.com/sonde-mcp/sonde/ui/stderr"
 	"github.com/sonde-mcp/sonde/ui/timeline"
 	"github.com/sonde-mcp/sonde/ui/tools"
@@ -84,6 +85,7 @@ func TestKeysDocMatchesKeymaps(t *testing.T) {
 		{"6 Features (resources, prompts, log)", bindingsOf(features.DefaultKeyMap())},
 		{"7 Timeline", bindingsOf(timeline.DefaultKeyMap())},
 		{"The server picker", bindingsOf(picker.DefaultKeyMap())},
+		{"sonde watch", bindingsOf(sessions.DefaultKeyMap())},
 	} {
 		words, ok := sections[tc.section]
 		if !ok {

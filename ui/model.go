@@ -69,6 +69,13 @@ type Options struct {
 	// SaveDir is where the Features pane saves resource contents (default:
 	// the working directory).
 	SaveDir string
+	// Watch, if set, shows a session sonde watches but does not drive
+	// (sonde watch: a host's session through sonde tap), live: no server
+	// is started (Start is not used), the panes follow the recording as
+	// it grows, and the Tools and Features panes' calls, lists, reads and
+	// prompts are injected into the session through the tap
+	// (ui/watch.go).
+	Watch Watched
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -142,6 +149,7 @@ type Model struct {
 	authHidden bool
 	answerErr  error        // the last answer or roots change that failed
 	rp         *replayState // set in a replay
+	wt         *watchState  // set when watching a tapped session
 
 	// The screen is drawn again only after a change (redraw.go): frame is
 	// the screen last drawn, stale says it must be drawn again, renders
@@ -188,6 +196,9 @@ func New(opts Options) *Model {
 		m.panes[paneLesson] = m.lesson
 		m.focus = paneLesson
 	}
+	if opts.Watch != nil {
+		m.initWatch()
+	}
 	if opts.Replay != nil {
 		m.rp = newReplayState(m, opts.Replay)
 		m.keys.Restart.SetEnabled(false)
@@ -206,6 +217,9 @@ func (m *Model) Init() tea.Cmd {
 	if m.rp != nil {
 		// A replay opens at the end of the capture, paused.
 		return tea.Batch(m.seek(m.rp.tl.Len()), tea.RequestBackgroundColor)
+	}
+	if m.wt != nil {
+		return tea.Batch(waitWatch(m.wt.src), tick(), tea.RequestBackgroundColor)
 	}
 	start := m.startCmd(m.gen)
 	if first := m.opts.First; first != nil {

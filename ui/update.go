@@ -72,6 +72,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case toolDoneMsg:
 		return m, m.toolDone(msg)
 	}
+	if m.wt != nil {
+		if cmd, ok := m.watchMsg(msg); ok {
+			return m, cmd
+		}
+	}
 	if cmd, ok := m.handleSession(msg); ok {
 		return m, cmd
 	}
@@ -206,19 +211,25 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 			m.conn.expired = true
 		}
-		if ev.Kind == client.EvProcess && ev.Proc != nil {
-			switch ev.Proc.What {
-			case client.ProcStart:
-				m.conn.pid = ev.Proc.Pid
-			case client.ProcExit:
-				m.conn.exited = "exited"
-				if ev.Proc.Exit != nil {
-					m.conn.exited = ev.Proc.Exit.Status()
-				}
-			}
-		}
+		m.trackProcess(ev)
 	}
 	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs))
+}
+
+// trackProcess follows the server's pid and exit for the status bar.
+func (m *Model) trackProcess(ev client.Event) {
+	if ev.Kind != client.EvProcess || ev.Proc == nil {
+		return
+	}
+	switch ev.Proc.What {
+	case client.ProcStart:
+		m.conn.pid = ev.Proc.Pid
+	case client.ProcExit:
+		m.conn.exited = "exited"
+		if ev.Proc.Exit != nil {
+			m.conn.exited = ev.Proc.Exit.Status()
+		}
+	}
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -345,7 +356,7 @@ func (m *Model) askQuit() tea.Cmd {
 	if n, ok := m.panes[m.focus].(nester); ok && n.Nested() {
 		return nil
 	}
-	if m.rp == nil && m.pending.InFlight() > 0 {
+	if m.rp == nil && m.wt == nil && m.pending.InFlight() > 0 {
 		m.confirmQuit = true
 		return nil
 	}

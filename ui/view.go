@@ -174,6 +174,9 @@ func (m *Model) statusBar() string {
 		proc.text += " " + proc.alt
 	}
 	parts = append(parts, proc)
+	if m.wt != nil {
+		parts = append(parts, part{text: m.watchPart()})
+	}
 	if m.conn.exited != "" {
 		parts = append(parts, part{text: st.Error.Render("exited: " + m.conn.exited)})
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -66,6 +67,9 @@ found. The subcommands below do the same work headless, for scripts:
 		}
 	}
 	ui.Register(root)
+	ui.Tapped = interactive.Tapped{Live: tap.PickerSessions, Open: func(ctx context.Context, env *cmdutil.Env, id string) error {
+		return tap.WatchSession(ctx, env, interactive.RunReplay, id)
+	}}
 	root.SetVersionTemplate("sonde {{.Version}}\n")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return cmdutil.Usagef(err.Error() + " (see sonde " + cmd.Name() + " --help)")
@@ -77,7 +81,7 @@ found. The subcommands below do the same work headless, for scripts:
 	)
 	root.AddCommand(doctor.NewCmdDoctor(env), config.NewCmdServers(env), config.NewCmdReport(env))
 	root.AddCommand(capfile.NewCmdDiff(env), capfile.NewCmdBaseline(env))
-	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env), tap.NewCmdWatch(env), tap.NewCmdInject(env), tap.NewCmdFaults(env))
+	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env), tap.NewCmdWatch(env, interactive.RunReplay), tap.NewCmdInject(env), tap.NewCmdFaults(env))
 	connect.CompleteServerNames(root)
 	root.AddCommand(live.NewCmdFeatures(env)...)
 	return root

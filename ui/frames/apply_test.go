@@ -259,3 +259,31 @@ func TestFaultRows(t *testing.T) {
 		t.Errorf("detail:\n%s", detail)
 	}
 }
+
+// A request sonde injected into a tapped session (its id "sonde-PID-N")
+// and its answer are marked i; the detail says the host never saw the
+// answer. A host's string id of another shape is not marked.
+func TestInjectedRows(t *testing.T) {
+	m := newModel(t, 160, 20)
+	m.Reset()
+	m.Apply([]client.Event{
+		frameEv(1, 0, client.Out, `{"jsonrpc":"2.0","id":"sonde-42-1","method":"ping"}`, client.VerdictSent, ""),
+		frameEv(2, time.Millisecond, client.In, `{"jsonrpc":"2.0","id":"sonde-42-1","result":{}}`, client.VerdictResolved, `resolved id "sonde-42-1" after 1ms`),
+		frameEv(3, 2*time.Millisecond, client.Out, `{"jsonrpc":"2.0","id":"sonde-x","method":"ping"}`, client.VerdictSent, ""),
+	})
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	var marked []string
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimLeft(l, ">"), "i ") || strings.HasPrefix(l, " i") {
+			marked = append(marked, l)
+		}
+	}
+	if len(marked) != 2 {
+		t.Fatalf("%d rows marked i, want 2:\n%s", len(marked), strings.Join(lines, "\n"))
+	}
+	press(m, "g")
+	press(m, "enter")
+	if detail := ansi.Strip(m.View()); !strings.Contains(detail, "injected by sonde") {
+		t.Errorf("detail:\n%s", detail)
+	}
+}

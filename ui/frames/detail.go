@@ -75,6 +75,9 @@ func (m *Model) buildDetail() {
 	var who []span
 	if f.Msg.ID.IsValid() {
 		who = append(who, span{skSubtle, "id "}, span{skText, f.Msg.ID.String()})
+		if client.Injected(f.Msg.ID) {
+			who = append(who, span{skInfo, " (injected by sonde: the host never saw the answer)"})
+		}
 	}
 	if f.Msg.Method != "" {
 		who = append(who, sep, span{skText, textfmt.Escape(f.Msg.Method)})

@@ -277,6 +277,8 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 		mark, markPen = "!", r.pen(pick(lintMust(e.lint), skError, skWarn))
 	} else if e.proc > 1 && (abs == m.ring.oldest() || m.ring.at(abs-1).proc != e.proc) {
 		mark, markPen = "↻", r.pen(skAccent) // the first frame of a restarted server
+	} else if client.Injected(f.Msg.ID) {
+		mark, markPen = "i", r.pen(skInfo) // sonde's request (or its answer) injected into a tapped session
 	}
 	r.cell(r.pen(skAccent), pick(selected, ">", " "), 1, false, -1)
 	r.cell(markPen, mark, 1, false, -1)

@@ -133,6 +133,8 @@ func (m *Model) common(e *entry) []cell {
 	mark := ""
 	if e.key.dir == client.In {
 		mark = "srv"
+	} else if client.Injected(e.key.id) {
+		mark = "inj" // a request sonde injected into a tapped host's session
 	}
 	id := "—"
 	if e.key.id.IsValid() {

@@ -45,17 +45,9 @@ func DefaultKeyMap() KeyMap {
 // letters type: only the arrows (and ctrl+p/ctrl+n) move.
 func (m *Model) syncKeys() {
 	k := &m.keys
-	list := !m.filtering
-	d := DefaultKeyMap()
-	if m.filtering {
-		k.Up.SetKeys("up", "ctrl+p")
-		k.Down.SetKeys("down", "ctrl+n")
-	} else {
-		k.Up.SetKeys(d.Up.Keys()...)
-		k.Down.SetKeys(d.Down.Keys()...)
-	}
-	for _, b := range []*key.Binding{&k.Home, &k.End, &k.Filter, &k.QuitList, &k.Mark} {
-		b.SetEnabled(list)
+	k.Typing(m.filtering)
+	for _, b := range []*key.Binding{&k.Filter, &k.QuitList, &k.Mark} {
+		b.SetEnabled(!m.filtering)
 	}
 	k.ClearFilter.SetEnabled(m.filtering)
 	k.Start.SetEnabled(len(m.visible) > 0 || len(m.marked) > 0)

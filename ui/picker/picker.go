@@ -26,6 +26,11 @@ type Item struct {
 	// uses it; it is shown before the command line, and in words after
 	// the source of the selected row.
 	Approval Approval
+	// Session, when set, makes the row a live session of sonde tap (its
+	// id), listed above the servers: Name is its label, Where says it is
+	// live, What is its server; enter opens it in the watch inspector. It
+	// cannot be marked with the servers.
+	Session string
 }
 
 // Approval is whether Claude Code uses a project server (.mcp.json).
@@ -104,9 +109,7 @@ type Model struct {
 
 // New returns a picker over o.Items with nothing chosen.
 func New(o Options) *Model {
-	if o.Styles == nil {
-		o.Styles = theme.New(theme.NoColor())
-	}
+	o.Styles = theme.Or(o.Styles)
 	m := &Model{opts: o, st: o.Styles, keys: DefaultKeyMap(), help: help.New(), chosen: -1}
 	m.refilter()
 	for i, item := range m.visible {
@@ -179,7 +182,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.key(msg)
 	case tea.PasteMsg:
 		if m.filtering {
-			m.setQuery(m.query + singleLine(msg.Content))
+			m.setQuery(m.query + list.SingleLine(msg.Content))
 		}
 	}
 	m.scroll()
@@ -206,7 +209,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return tea.Quit
 		}
 	case key.Matches(msg, k.Mark):
-		if len(m.visible) > 0 {
+		if len(m.visible) > 0 && m.opts.Items[m.visible[m.sel]].Session == "" {
 			i := m.visible[m.sel]
 			if m.marked == nil {
 				m.marked = map[int]bool{}
@@ -223,12 +226,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.filtering = false
 		m.setQuery("")
 	case m.moveKey(msg):
-	case m.filtering && msg.Code == tea.KeyBackspace:
-		if r := []rune(m.query); len(r) > 0 {
-			m.setQuery(string(r[:len(r)-1]))
+	case m.filtering:
+		if q, ok := list.TypeKey(m.query, msg); ok {
+			m.setQuery(q)
 		}
-	case m.filtering && msg.Text != "":
-		m.setQuery(m.query + singleLine(msg.Text))
 	}
 	return nil
 }
@@ -250,16 +251,4 @@ func (m *Model) moveKey(msg tea.KeyPressMsg) bool {
 		m.sel = list.Clamp(m.sel+d, len(m.visible))
 	}
 	return ok
-}
-
-// singleLine drops line breaks and other control characters from typed or
-// pasted text.
-func singleLine(s string) string {
-	out := make([]rune, 0, len(s))
-	for _, r := range s {
-		if r >= 0x20 && r != 0x7f {
-			out = append(out, r)
-		}
-	}
-	return string(out)
 }

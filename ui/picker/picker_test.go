@@ -336,3 +336,29 @@ func TestMarkSeveral(t *testing.T) {
 		t.Errorf("in the filter, space: query %q, marked %v", f.Query(), f.marked)
 	}
 }
+
+// Live tapped sessions come first (the caller puts them there): the title
+// counts them apart from the servers, space does not mark one, the filter
+// finds one by its label, and enter chooses it like a server.
+func TestLiveSessions(t *testing.T) {
+	live := Item{Name: "gh", Where: "tapped · live", What: "npx server-github", Source: "live session gh-20261201-143007-4242", Session: "gh-20261201-143007-4242"}
+	m := New(Options{Items: append([]Item{live}, items...), Files: 4})
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 20})
+	s := screen(t, m)
+	if !strings.Contains(s, "5 found in 4 files · 1 live tapped session above them") || !strings.Contains(s, "› gh  ") || !strings.Contains(s, "  live session gh-") {
+		t.Fatalf("screen:\n%s", s)
+	}
+	m.Update(press(' '))
+	if len(m.marked) != 0 {
+		t.Errorf("space marked a session: %v", m.marked)
+	}
+	m.Update(press('/'))
+	typeText(m, "gh")
+	if vis, _ := m.Visible(); len(vis) == 0 || vis[0] != 0 {
+		t.Fatalf("filtered %v, want the session first", vis)
+	}
+	m.Update(keyEnter)
+	if i, ok := m.Chosen(); !ok || i != 0 || m.ChosenMany() != nil {
+		t.Errorf("chosen %d %v %v", i, ok, m.ChosenMany())
+	}
+}

@@ -65,17 +65,14 @@ func (m *Model) scroll() {
 
 // View draws the picker on the alternate screen.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.Render())
-	v.AltScreen = true
-	v.WindowTitle = "sonde: pick a server"
-	return v
+	return list.AltView(m.Render(), "sonde: pick a server")
 }
 
 // Render returns the picker's screen as text of exactly the window's size.
-func (m *Model) Render() string {
-	if m.w <= 0 || m.h <= 0 {
-		return ""
-	}
+func (m *Model) Render() string { return list.Screen(m.w, m.h, m.lines) }
+
+// lines are the picker's screen, line by line.
+func (m *Model) lines() []string {
 	st, l := m.st, m.layout()
 	var rows []string
 
@@ -83,7 +80,16 @@ func (m *Model) Render() string {
 	if m.opts.Files == 1 {
 		files = "file"
 	}
-	title := fmt.Sprintf("sonde · pick a server · %d found in %d %s", len(m.opts.Items), m.opts.Files, files)
+	sessions := 0
+	for _, it := range m.opts.Items {
+		if it.Session != "" {
+			sessions++
+		}
+	}
+	title := fmt.Sprintf("sonde · pick a server · %d found in %d %s", len(m.opts.Items)-sessions, m.opts.Files, files)
+	if sessions > 0 {
+		title += fmt.Sprintf(" · %d live tapped session%s above them", sessions, pluralS(sessions))
+	}
 	rows = append(rows, st.Accent.Render(textfmt.Fit(title, m.w)))
 
 	switch {
@@ -121,7 +127,10 @@ func (m *Model) Render() string {
 	source := ""
 	if m.sel < len(m.visible) {
 		it := m.opts.Items[m.visible[m.sel]]
-		if it.Source != "" {
+		switch {
+		case it.Session != "":
+			source = "  " + textfmt.Escape(it.Source)
+		case it.Source != "":
 			source = "  from " + textfmt.Escape(it.Source)
 		}
 		if w := it.Approval.words(); w != "" {
@@ -133,7 +142,7 @@ func (m *Model) Render() string {
 
 	m.help.SetWidth(m.w)
 	rows = append(rows, m.help.ShortHelpView(m.Keys().ShortHelp()))
-	return textfmt.Lines(strings.Join(rows, "\n"), m.w, m.h)
+	return rows
 }
 
 // columns returns the widths of the name and where columns.
@@ -176,7 +185,11 @@ func (m *Model) row(r, nameW, whereW int) string {
 	case it.Approval == Rejected:
 		what = base.Render(it.Approval.marker()+" ") + what
 	}
-	line := marker + name + "  " + st.Subtle.Render(textfmt.Fit(it.Where, whereW)) + "  " + what
+	where := st.Subtle.Render(textfmt.Fit(it.Where, whereW))
+	if it.Session != "" {
+		where = st.OK.Render(textfmt.Fit(it.Where, whereW))
+	}
+	line := marker + name + "  " + where + "  " + what
 	line = textfmt.Fit(line, m.w)
 	if selected {
 		return st.Selected.Render(line)
@@ -207,4 +220,11 @@ func highlight(name string, matched []int, base, match lipgloss.Style) string {
 		off += size
 	}
 	return b.String()
+}
+
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -109,9 +109,7 @@ type Model struct {
 
 // New returns the list; its rows come with the first refresh.
 func New(o Options) *Model {
-	if o.Styles == nil {
-		o.Styles = theme.New(theme.NoColor())
-	}
+	o.Styles = theme.Or(o.Styles)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -268,10 +266,7 @@ func (m *Model) listHeight() int { return max(m.h-fixedRows, 1) }
 
 // View draws the list on the alternate screen.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.Render())
-	v.AltScreen = true
-	v.WindowTitle = "sonde: servers"
-	return v
+	return list.AltView(m.Render(), "sonde: servers")
 }
 
 // Render is the list's screen as text of exactly the window's size.

@@ -61,6 +61,15 @@ type Styles struct {
 }
 
 // New derives the styles from p.
+// Or is st, or, when it is nil, the styles of no colour (what a list
+// program draws with when its caller gives none).
+func Or(st *Styles) *Styles {
+	if st == nil {
+		return New(NoColor())
+	}
+	return st
+}
+
 func New(p Palette) *Styles {
 	fg := func(c color.Color) lipgloss.Style {
 		s := lipgloss.NewStyle()

@@ -51,9 +51,20 @@ func runRootFromConfig(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args 
 	var failed []string
 	at := 0
 	for {
-		i, many, ok, err := pick(cmd.Context(), env, h, found, inputs, failed, at)
+		var live []picker.Item // sonde tap's live sessions, listed first
+		if o.Tapped.Live != nil {
+			live = o.Tapped.Live()
+		}
+		i, many, ok, err := pick(cmd.Context(), env, h, found, live, inputs, failed, at)
 		if err != nil || !ok {
 			return err
+		}
+		if i < len(live) && len(many) == 0 {
+			return o.Tapped.Open(cmd.Context(), env, live[i].Session)
+		}
+		i -= len(live)
+		for k := range many {
+			many[k] -= len(live)
 		}
 		if len(many) > 0 {
 			// Several marked: the server list over them, as --server A
@@ -86,13 +97,14 @@ func isTerminal(r any) bool {
 }
 
 // pick runs the server picker with the cursor on server at and returns the
-// index of the server chosen, or those marked to open together (many);
+// index of the row chosen (the live sessions first, then the servers), or
+// those marked to open together (many);
 // ok is false when the user quit. The
 // problems shown are failed (the servers picked before that could not be
 // started), the files', and, for each server, a reference that cannot be
 // resolved with the --input values given (inputs are asked for only once a
 // server is picked).
-func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconfig.Found, inputs map[string]string, failed []string, at int) (int, []int, bool, error) {
+func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconfig.Found, live []picker.Item, inputs map[string]string, failed []string, at int) (int, []int, bool, error) {
 	problems := append([]string(nil), failed...)
 	short := func(s string) string { // the home folder as ~, for room
 		if h.Home != "" && h.Home != "/" {
@@ -121,7 +133,11 @@ func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconf
 	if os.Getenv("NO_COLOR") != "" {
 		palette = theme.NoColor()
 	}
-	m := picker.New(picker.Options{Items: items, Problems: problems, Files: len(found.Files), Styles: theme.New(palette), Selected: at})
+	sel := 0 // the first row; the server that failed when the picker comes back
+	if len(failed) > 0 {
+		sel = at + len(live)
+	}
+	m := picker.New(picker.Options{Items: append(append([]picker.Item(nil), live...), items...), Problems: problems, Files: len(found.Files), Styles: theme.New(palette), Selected: sel})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	if _, err := p.Run(); err != nil {
 		if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {

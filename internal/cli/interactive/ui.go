@@ -18,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/lesson"
+	"github.com/sonde-mcp/sonde/ui/picker"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -28,6 +29,17 @@ type UIOptions struct {
 	Frames  int
 	Multi   connect.MultiFlags // --all, several --server: the server list (multi.go)
 	Prewarm []string
+	// Tapped are sonde tap's sessions for the picker (the root command
+	// hands them over from the tap family).
+	Tapped Tapped
+}
+
+// Tapped is what the picker needs of sonde tap's sessions: the live ones,
+// as rows listed above the servers (picker.Item.Session set), and how to
+// open one in sonde watch's inspector.
+type Tapped struct {
+	Live func() []picker.Item
+	Open func(ctx context.Context, env *cmdutil.Env, id string) error
 }
 
 // Register adds the UI's flags to cmd (--json and --trace hidden: the UI

@@ -68,25 +68,7 @@ func TestInjectLive(t *testing.T) {
 func TestInjectHTTP(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SONDE_HOME", home)
-	tap := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "remote")
-	c := client.New(client.Options{Timeout: 10 * time.Second})
-	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: transport.ModeStreamable})); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.Initialize(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// The session's own recording (and its socket) start once the tap
-	// has observed the answer that named the session.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if socks, _ := filepath.Glob(filepath.Join(home, "sessions", "remote-1-*.sock")); len(socks) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no recording of the host's session\n%s", tap.errText())
-		}
-	}
+	tap, c, _ := httpHostSession(t, home)
 	r := clitest.RunSonde(t, "", "inject", "tools/call", "--params", `{"name":"echo","arguments":{"value":"injected over http"}}`)
 	clitest.CheckRun(t, r, 0, "")
 	if !strings.Contains(r.Stdout, `"text": "injected over http"`) {
@@ -118,4 +100,31 @@ func liveTap(t *testing.T, home, label string) *host {
 	h.write(initLine)
 	h.await(`"serverInfo"`, 1)
 	return h
+}
+
+// httpHostSession starts sonde tap --listen (label remote, recording in
+// home's sessions folder) in front of the fixture over HTTP, and a host's
+// client through it past its handshake; it waits for the recording of the
+// host's session and its socket (made once the tap observed the answer
+// that named the session) and returns the recording's path. The client is
+// closed when the test ends.
+func httpHostSession(t *testing.T, home string) (*httpTap, *client.Client, string) {
+	t.Helper()
+	tap := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "remote")
+	c := client.New(client.Options{Timeout: 10 * time.Second})
+	t.Cleanup(func() { c.Close() })
+	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: transport.ModeStreamable})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if socks, _ := filepath.Glob(filepath.Join(home, "sessions", "remote-1-*.sock")); len(socks) == 1 {
+			return tap, c, strings.TrimSuffix(socks[0], ".sock") + ".jsonl"
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recording of the host's session\n%s", tap.errText())
+		}
+	}
 }

@@ -19,8 +19,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
 // Session is one session of the sessions folder, as sonde sessions lists
@@ -42,11 +44,18 @@ type Session struct {
 	Ended   *time.Time `json:"ended,omitempty"`
 	TapPID  int        `json:"tap_pid,omitempty"`
 	HostPID int        `json:"host_pid,omitempty"`
-	Size    int64      `json:"size"`
-	// Calls are the requests the host sent; Errors those answered with an
-	// error (or breaking the protocol).
+	// HostName is the host's process name, when the tap could read it.
+	HostName string `json:"host_name,omitempty"`
+	Size     int64  `json:"size"`
+	// Calls are the requests the host sent (not those sonde injected);
+	// Errors those answered with an error (or breaking the protocol).
 	Calls  int `json:"calls"`
 	Errors int `json:"errors"`
+	// Late, Unknown and Duplicate count the answers with those verdicts
+	// (from either side).
+	Late      int `json:"late"`
+	Unknown   int `json:"unknown"`
+	Duplicate int `json:"duplicate"`
 	// CleanEnd: the recording ended with its end record (a tap that was
 	// killed leaves none).
 	CleanEnd bool `json:"clean_end"`
@@ -54,6 +63,10 @@ type Session struct {
 	Problem string `json:"problem,omitempty"`
 
 	mtime time.Time
+	// scanned is how far the file was read (whole lines), noted whether its
+	// first note was: what reading more of a growing file starts from.
+	scanned int64
+	noted   bool
 }
 
 // sessionName matches LABEL-20060102-150405-PID (tap.SessionName).
@@ -111,8 +124,9 @@ $SONDE_HOME/sessions when SONDE_HOME is set): live ones first, then the newest f
   ERRORS    those answered with a JSON-RPC error, or that broke the protocol
 
 A file that cannot be read as a capture is listed with the reason. --json prints one JSON
-array (id, file, label, command, started, live, ended, tap_pid, host_pid, size, calls,
-errors, clean_end, problem). Nothing is ever deleted except by sonde sessions prune.
+array (id, file, label, command, started, live, ended, tap_pid, host_pid, host_name, size,
+calls, errors, late, unknown, duplicate, clean_end, problem). Nothing is ever deleted except
+by sonde sessions prune.
 
 Exit status: 0; 2 for a usage error or a sessions folder that cannot be read.`,
 		Args: cobra.NoArgs,
@@ -184,7 +198,16 @@ func sessionsDir(dir string) (string, error) {
 
 // ListSessions reads the sessions of dir: live first, then newest first.
 // A missing folder has none.
-func ListSessions(dir string) ([]Session, error) {
+func ListSessions(dir string) ([]Session, error) { return listSessions(dir, nil) }
+
+// sessionCache keeps what was read of each file, by path, for a list read
+// again and again (sonde watch's): a file whose size and modification time
+// did not change is not read again (only whether its tap still runs is),
+// and of one that grew only what was added is read.
+type sessionCache map[string]Session
+
+// listSessions is ListSessions, through cache when it is not nil.
+func listSessions(dir string, cache sessionCache) ([]Session, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -197,7 +220,30 @@ func ListSessions(dir string) ([]Session, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), cmdutil.SessionExt) {
 			continue
 		}
-		out = append(out, readSession(filepath.Join(dir, e.Name())))
+		path := filepath.Join(dir, e.Name())
+		if cache == nil {
+			out = append(out, readSession(path))
+			continue
+		}
+		s, ok := cache[path]
+		st, err := os.Stat(path)
+		switch {
+		case !ok || err != nil:
+			s = readSession(path)
+		case st.Size() != s.Size || !st.ModTime().Equal(s.mtime):
+			// A live recording grows: read what was added, not the
+			// whole file again.
+			if !s.readMore(st.Size(), st.ModTime()) {
+				s = readSession(path)
+			}
+		default:
+			s.settle() // its tap may have ended
+		}
+		cache[path] = s
+		out = append(out, s)
+	}
+	if cache != nil && len(cache) > 2*len(out)+64 {
+		clear(cache) // files deleted: start over
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Live != out[j].Live {
@@ -233,21 +279,62 @@ func readSession(path string) Session {
 		s.scan(f)
 		f.Close()
 	}
-	s.Live = named && !s.CleanEnd && tapAlive(pid)
+	s.settle()
+	return s
+}
+
+// settle says whether the session is live (its tap runs and its recording
+// has no end) and, if not, when it ended.
+func (s *Session) settle() {
+	_, _, pid, named := parseSessionID(s.ID)
+	s.Live, s.Ended = named && !s.CleanEnd && tapAlive(pid), nil
 	if !s.Live && !s.mtime.IsZero() {
 		t := s.mtime
 		s.Ended = &t
 	}
-	return s
 }
 
-// tapNote is the tap's first note: its label as given, and the host's pid.
-var tapNote = regexp.MustCompile(`^sonde tap: session (".*"), tap pid \d+, host pid (\d+)$`)
+// readMore counts the records written to a growing recording since it
+// was last read (from s.scanned), as readSession would have. It reports
+// false when that cannot be done (the file was replaced, or never read as
+// a capture): read it whole then.
+func (s *Session) readMore(size int64, mtime time.Time) bool {
+	if s.Problem != "" || s.CleanEnd || s.scanned == 0 || size < s.Size {
+		return false
+	}
+	f, err := os.Open(s.File)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.Seek(s.scanned, io.SeekStart); err != nil {
+		return false
+	}
+	s.scanRecords(bufio.NewReaderSize(f, 64<<10))
+	s.Size, s.mtime = size, mtime
+	s.settle()
+	return true
+}
+
+// tapNote is the tap's first note (sessionNote): its label as given, and
+// the host's pid and, when it was known, name.
+var tapNote = regexp.MustCompile(`^sonde tap: session (".*"), tap pid \d+, host pid (\d+)(?: \((.*)\))?$`)
+
+// sessionNote is the first note of a tap's recording: the session's label,
+// the tap's pid and its host's (the tap's parent), with the host's name
+// where the system says it (Linux).
+func sessionNote(label string, tapPID, hostPID int) string {
+	note := fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, tapPID, hostPID)
+	if name := hostName(hostPID); name != "" {
+		note += " (" + name + ")"
+	}
+	return note
+}
 
 // scan reads the header and counts the records.
 func (s *Session) scan(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	line, long, err := readShortLine(br)
+	line, long, n, err := readShortLine(br)
 	if err != nil && len(line) == 0 {
 		s.Problem = "empty: nothing recorded yet"
 		return
@@ -261,16 +348,30 @@ func (s *Session) scan(r io.Reader) {
 	if !h.Start.IsZero() {
 		s.Started = h.Start
 	}
-	notes := 0
+	if err == nil {
+		s.scanned = n
+		s.scanRecords(br)
+	}
+}
+
+// scanRecords counts the records of br, which starts at s.scanned in the
+// file; only whole lines count (a line still being written is counted once
+// it is whole), and s.scanned moves past each.
+func (s *Session) scanRecords(br *bufio.Reader) {
 	for {
-		line, long, err := readShortLine(br)
+		line, long, n, err := readShortLine(br)
+		if err != nil {
+			return
+		}
+		s.scanned += n
 		if len(line) > 0 && !long && bytes.HasPrefix(line, []byte(`{"type":"`)) {
 			var rec struct {
 				Type, Dir, State, Note string
+				ID                     jsonrpc.ID
 			}
 			switch {
 			case bytes.HasPrefix(line, []byte(`{"type":"request"`)):
-				if json.Unmarshal(line, &rec) == nil && rec.Dir == "out" {
+				if json.Unmarshal(line, &rec) == nil && rec.Dir == "out" && !client.Injected(rec.ID) {
 					switch rec.State {
 					case "sent":
 						s.Calls++
@@ -278,38 +379,50 @@ func (s *Session) scan(r io.Reader) {
 						s.Errors++
 					}
 				}
-			case bytes.HasPrefix(line, []byte(`{"type":"end"`)) && err == nil:
+			case bytes.HasPrefix(line, []byte(`{"type":"frame"`)):
+				// A frame's raw text is a JSON string: its quotes are
+				// escaped, so the verdict member cannot be found inside it.
+				switch {
+				case bytes.Contains(line, []byte(`,"verdict":"late"`)):
+					s.Late++
+				case bytes.Contains(line, []byte(`,"verdict":"unknown"`)):
+					s.Unknown++
+				case bytes.Contains(line, []byte(`,"verdict":"duplicate"`)):
+					s.Duplicate++
+				}
+			case bytes.HasPrefix(line, []byte(`{"type":"end"`)):
 				s.CleanEnd = true
-			case bytes.HasPrefix(line, []byte(`{"type":"note"`)) && notes == 0:
-				notes++
+			case bytes.HasPrefix(line, []byte(`{"type":"note"`)) && !s.noted:
+				s.noted = true
 				if json.Unmarshal(line, &rec) == nil {
 					if m := tapNote.FindStringSubmatch(rec.Note); m != nil {
 						if l, err := strconv.Unquote(m[1]); err == nil && l != "" {
 							s.Label = l
 						}
 						s.HostPID, _ = strconv.Atoi(m[2])
+						s.HostName = m[3]
 					}
 				}
 			}
-		}
-		if err != nil {
-			return
 		}
 	}
 }
 
 // readShortLine reads one line; a line longer than the reader's buffer is
-// skipped (long true, only its start returned). The line has no '\n'; at
-// the end of the file err is io.EOF (with what was left, a cut line).
-func readShortLine(br *bufio.Reader) (line []byte, long bool, err error) {
+// skipped (long true, no text returned). The line has no '\n'; at the end
+// of the file err is io.EOF (with what was left, a line not yet whole). n
+// is how many bytes were read.
+func readShortLine(br *bufio.Reader) (line []byte, long bool, n int64, err error) {
 	line, err = br.ReadSlice('\n')
+	n = int64(len(line))
 	if errors.Is(err, bufio.ErrBufferFull) {
 		for errors.Is(err, bufio.ErrBufferFull) {
-			_, err = br.ReadSlice('\n')
+			line, err = br.ReadSlice('\n')
+			n += int64(len(line))
 		}
-		return nil, true, err
+		return nil, true, n, err
 	}
-	return bytes.TrimSuffix(line, []byte("\n")), false, err
+	return bytes.TrimSuffix(line, []byte("\n")), false, n, err
 }
 
 // RunSessions is sonde sessions.

@@ -20,8 +20,9 @@ type listedSession struct {
 	Started  time.Time
 	Live     bool
 	Ended    *time.Time
-	TapPID   int `json:"tap_pid"`
-	HostPID  int `json:"host_pid"`
+	TapPID   int    `json:"tap_pid"`
+	HostPID  int    `json:"host_pid"`
+	HostName string `json:"host_name"`
 	Size     int64
 	Calls    int
 	Errors   int
@@ -100,6 +101,10 @@ func TestSessionsLiveAndPrune(t *testing.T) {
 	}
 	if e.Live || e.Ended == nil || !e.CleanEnd || e.Calls != 3 || e.Errors != 1 || e.HostPID != os.Getpid() || !strings.HasPrefix(e.ID, "old_one-") || e.Size == 0 {
 		t.Errorf("ended session: %+v", e)
+	}
+	// The host's name, read by the tap where the system says it.
+	if want := "tap.test"; runtime.GOOS == "linux" && (e.HostName != want || l.HostName != want) {
+		t.Errorf("host names %q and %q, want %q (the test binary, /proc's 15 characters)", l.HostName, e.HostName, want)
 	}
 	if n.Live || n.Problem != "not a capture" {
 		t.Errorf("not a capture: %+v", n)
@@ -204,5 +209,34 @@ func TestSessionsKilledTap(t *testing.T) {
 	r := clitest.RunSonde(t, "", "sessions")
 	if !strings.Contains(r.Stdout, " (cut) ") {
 		t.Errorf("not shown cut:\n%s", r.Stdout)
+	}
+}
+
+// sonde sessions counts the late, unknown and duplicate answers of a
+// recording (a frame's raw text, whose quotes are escaped, cannot fool
+// it), and not a request sonde injected among the host's calls.
+func TestSessionsVerdictCounts(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	lines := []string{
+		`{"type":"header","format":"sonde-capture","version":"1.0","sonde":"test","start":"2026-12-01T10:00:00Z","transport":"stdio","command":["srv"]}`,
+		`{"type":"request","seq":1,"t":1,"dir":"out","id":1,"method":"ping","state":"sent"}`,
+		`{"type":"request","seq":2,"t":2,"dir":"out","id":"sonde-7-1","method":"ping","state":"sent"}`,
+		`{"type":"frame","seq":3,"t":3,"dir":"in","id":1,"kind":"response","raw":"{\"x\":\",\\\"verdict\\\":\\\"late\\\"\"}","verdict":"resolved"}`,
+		`{"type":"frame","seq":4,"t":4,"dir":"in","id":1,"kind":"response","raw":"{}","verdict":"late"}`,
+		`{"type":"frame","seq":5,"t":5,"dir":"in","id":1,"kind":"response","raw":"{}","verdict":"duplicate"}`,
+		`{"type":"frame","seq":6,"t":6,"dir":"in","id":9,"kind":"response","raw":"{}","verdict":"unknown"}`,
+		`{"type":"frame","seq":7,"t":7,"dir":"in","id":9,"kind":"response","raw":"{}","verdict":"unknown"}`,
+		`{"type":"end","t":8}`,
+	}
+	clitest.WriteTestFile(t, filepath.Join(home, "sessions", "counts-20261201-100000-1.jsonl"), strings.Join(lines, "\n")+"\n")
+	r := clitest.RunSonde(t, "", "sessions", "--json")
+	clitest.CheckRun(t, r, 0, "")
+	var list []struct{ Calls, Late, Unknown, Duplicate int }
+	if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil || len(list) != 1 {
+		t.Fatalf("%v\n%s", err, r.Stdout)
+	}
+	if s := list[0]; s.Calls != 1 || s.Late != 1 || s.Unknown != 2 || s.Duplicate != 1 {
+		t.Errorf("counts %+v, want 1 call, 1 late, 2 unknown, 1 duplicate", s)
 	}
 }

@@ -250,7 +250,7 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	defer stopSignals()
 
 	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "stdio", Command: argv, Redact: red},
-		fmt.Sprintf("sonde tap: session %q, tap pid %d, host pid %d", label, os.Getpid(), os.Getppid()))
+		sessionNote(label, os.Getpid(), os.Getppid()))
 	obs = observe(tel, obs)
 	noteFaults(obs, faults)
 	var inj *coretap.Injector

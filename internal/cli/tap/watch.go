@@ -28,32 +28,51 @@ type WatchOptions struct {
 	Dir  string // the sessions folder (tests)
 	// Signals, when set, stops the watch (tests); otherwise SIGINT does.
 	Signals <-chan os.Signal
+	// Replay opens an ended session in the watch UI (the root command's
+	// sonde replay FILE UI).
+	Replay ReplayUI
 }
 
-// NewCmdWatch is `sonde watch`.
-func NewCmdWatch(env *cmdutil.Env) *cobra.Command {
-	var o WatchOptions
+// NewCmdWatch is `sonde watch`; replayUI opens an ended session in its UI.
+func NewCmdWatch(env *cmdutil.Env, replayUI ReplayUI) *cobra.Command {
+	o := WatchOptions{Replay: replayUI}
 	cmd := &cobra.Command{
 		Use:   "watch [SESSION] [--json] [--new]",
-		Short: "Follow a session sonde tap is recording, live, one line per event",
-		Long: `Follow a session of the sessions folder while sonde tap records it (SESSION: its id, the
-start of one, or a capture file; default: the newest live session): every frame both ways
-with its verdict, each request's outcome and latency, the server's stderr, the notes of
-fault rules, as --trace prints them, from the session's start (--new: from now on). It ends
-when the recording ends (the tap stopped) or on ctrl+c.
+		Short: "Watch the sessions sonde tap records: a list, each live in the usual panes",
+		Long: `In a terminal, sonde watch shows the sessions of the sessions folder that sonde tap
+recorded: label, state (live or ended), the host process, start, the host's calls, errors,
+late, unknown and duplicate answers, server; live ones first, / filters, read again every
+second. enter opens a session in the usual panes: live while its tap runs (the recording
+followed as it grows), else as a replay; q there comes back to the list. With SESSION (its
+id, the start of one, or a capture file: one not named by sonde tap opens as a replay), that
+session opens at once.
 
+In a live session, calls from the Tools pane, the panes' lists (tools, resources, prompts),
+resource reads and prompts go into the host's session through the tap, as sonde inject's do: the host never sees their
+answers, and their frames are marked injected (i in Frames, inj in Pending). Keys:
+docs/keys.md.
+
+Piped, or with --json or --new, sonde watch follows one session (default: the newest live
+one) and prints every frame both ways with its verdict, each request's outcome and latency,
+the server's stderr, the notes of fault rules, as --trace prints them, from the session's
+start (--new: from now on). It ends when the recording ends (the tap stopped) or on ctrl+c.
 --json prints the capture's header, then each record as it is written, one JSON object a
 line: the output is a capture itself (docs/capture-format.md).
 
-  sonde watch                                  the newest live session
+  sonde watch                                  the list (printed: the newest live session)
+  sonde watch github-20261201-143007-4242      that session in the panes
   sonde watch github-20261201-143007-4242 --new
 
-Exit status: 0; 2 for a usage error, no live session, or a file that is not a capture.`,
+Exit status: 0; 2 for a usage error, no live session (printed), or a file that is not a
+capture; 130 when interrupted.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			arg := ""
 			if len(args) == 1 {
 				arg = args[0]
+			}
+			if !o.JSON && !o.New && isTerminal(env.In) && isTerminal(env.Screen) {
+				return runWatchUI(cmd.Context(), env, &o, arg)
 			}
 			return RunWatch(env, &o, arg)
 		},

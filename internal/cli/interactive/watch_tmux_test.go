@@ -1,0 +1,200 @@
+package interactive_test
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/proctest"
+)
+
+// tapHost is a host stand-in: it runs `sonde tap --label LABEL -- sonde
+// fixture` as a host runs a server, writes JSON-RPC lines to it and keeps
+// everything the tap forwarded back.
+type tapHost struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *clitest.SyncBuffer
+	errb  clitest.SyncBuffer
+	done  chan error
+}
+
+func startTapHost(t *testing.T, home, label string, fx *clitest.Fixture) *tapHost {
+	t.Helper()
+	h := &tapHost{t: t, out: &clitest.SyncBuffer{}, done: make(chan error, 1)}
+	h.cmd = exec.Command(os.Args[0], append([]string{"tap", "--label", label, "--"}, fx.Argv()...)...)
+	h.cmd.Env = append(append(os.Environ(), clitest.ChildEnv()...), "SONDE_HOME="+home)
+	h.cmd.Stdout, h.cmd.Stderr = h.out, &h.errb
+	var err error
+	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.done <- h.cmd.Wait() }()
+	t.Cleanup(func() {
+		h.stdin.Close()
+		select {
+		case <-h.done:
+		case <-time.After(tuiWait):
+			h.cmd.Process.Kill()
+			<-h.done
+		}
+	})
+	return h
+}
+
+// send writes lines to the tap, as the host would.
+func (h *tapHost) send(lines ...string) {
+	h.t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(h.stdin, l+"\n"); err != nil {
+			h.t.Fatalf("writing to the tap: %v\n%s", err, h.errb.String())
+		}
+	}
+}
+
+// await waits until what the host got matches re.
+func (h *tapHost) await(re string) {
+	h.t.Helper()
+	rx := regexp.MustCompile(re)
+	for deadline := time.Now().Add(tuiWait); !rx.MatchString(h.out.String()); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the host did not get %s; it got:\n%s\ntap stderr: %s", re, h.out.String(), h.errb.String())
+		}
+	}
+}
+
+// end closes the host's side, as a host quitting does, and waits for the
+// tap to exit.
+func (h *tapHost) end() {
+	h.t.Helper()
+	h.stdin.Close()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Errorf("the tap: %v\n%s", err, h.errb.String())
+		}
+		h.done <- err // for the cleanup
+	case <-time.After(tuiWait):
+		h.t.Fatalf("the tap did not end after the host's EOF\n%s", h.errb.String())
+	}
+}
+
+// TestTUIWatch: a host stand-in talks to the fixture through sonde tap;
+// sonde watch in a terminal lists the session live, enter opens it in the
+// panes (the host's handshake, tools and calls as they happen), a call
+// made from the Tools pane goes into the session through the tap (marked
+// injected) and its answer shows in sonde, never at the host, which goes on
+// unharmed. q comes back to the list, which shows the session ended once
+// the host quits; nothing is left running.
+func TestTUIWatch(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	fx := clitest.NewFixture(t)
+	h := startTapHost(t, home, "gh", fx)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stand-in","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	h.await(`"id":2,"result":\{"tools"`)
+
+	tt := startTUI(t, 160, 40, []string{"watch"})
+	tt.waitFor("the session list", `sonde watch · 1 sessions · 1 live`, `^› gh\s+live\s+`, `\s2\s+0\s+0\s+0\s+0\s+/`, `enter open`)
+	tt.keys("Enter")
+	tt.waitFor("the session in the panes", `sonde-fixture 0\.1\.0`, `tap · gh`, `│ live │`, `Tools 9`, `<- 2 +response +resolved id 2`)
+
+	// The host's own call shows as it happens.
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"value":"from the host"}}}`)
+	h.await(`"id":3,"result"`)
+	tt.waitFor("the host's call", `-> 3 +(tools/)?call echo`, `<- 3 +response +resolved id 3`)
+
+	// A call from the Tools pane: echo's form, its value, ctrl+s.
+	tt.keys("3", "Enter")
+	tt.waitFor("echo's form", `value\*`, `ctrl\+s call`)
+	tt.keys("Down", "Down")
+	tt.text("from sonde")
+	tt.keys("C-s")
+	tt.waitFor("the injected call's answer", `^│from sonde`, `│[ >]i[ \d.]+[µm]?s -> "sonde-\d+-1" +(tools/)?call echo`, `│[ >]i[ \d.]+[µm]?s <- "sonde-\d+-1" +response +resolved`)
+
+	// The host goes on, and never saw sonde's answer.
+	h.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
+	h.await(`"id":4,"result"`)
+	if got := h.out.String(); strings.Contains(got, "from sonde") || regexp.MustCompile(`"sonde-\d+-`).MatchString(got) {
+		t.Errorf("the host got sonde's answer:\n%s", got)
+	}
+	if n := strings.Count(h.out.String(), "\n"); n != 4 {
+		t.Errorf("the host got %d lines, want its own 4 answers:\n%s", n, h.out.String())
+	}
+	tt.waitFor("the host's ping", `<- 4 +response +resolved id 4`)
+
+	tt.keys("1", "q")
+	tt.waitFor("the list again", `^› gh\s+live`, `\s4\s+0\s+0\s+0\s+0\s+/`)
+	h.end()
+	tt.waitFor("the session ended", `sonde watch · 1 sessions · 0 live`, `^› gh\s+ended`)
+	// An ended session opens as a replay, where nothing can be sent.
+	tt.keys("Enter")
+	tt.waitFor("the replay", `sonde replay │ ⏸ paused`, `│ ?[ >]i[ \d.]+[µm]?s -> "sonde-\d+-1"`)
+	tt.keys("1", "q")
+	tt.waitFor("the list after the replay", `^› gh\s+ended`)
+	tt.keys("q")
+	if code := tt.waitExit(); code != 0 {
+		t.Errorf("sonde watch exited with %d%s", code, tt.diag())
+	}
+	proctest.AssertGone(t, fx.PIDFile)
+}
+
+// TestTUIPickerLiveSession: sonde with no arguments lists sonde tap's live
+// sessions above the configured servers; a session cannot be marked with
+// them; enter on it opens sonde watch's inspector on that session, live.
+func TestTUIPickerLiveSession(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	clitest.HostHome(t, home, project)
+	clitest.WriteTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server", "args": ["--port", "9"]}}}`)
+	state := t.TempDir()
+	t.Setenv("SONDE_HOME", state)
+	fx := clitest.NewFixture(t)
+	h := startTapHost(t, state, "gh", fx)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stand-in","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.await(`"id":1,"result"`)
+
+	tt := startTUI(t, 140, 30, nil)
+	tt.waitFor("the picker with the session first", `sonde · pick a server · 1 found in \d+ files? · 1 live tapped session above them`,
+		`^› gh\s+tapped · live\s+/\S+ fixture`, `^  other\s+Cursor · user\s+other-server --port 9`, `live session gh-\d{8}-\d{6}-\d+`)
+	tt.keys("Space")
+	tt.waitFor("nothing marked", `^› gh\s+tapped`, `!●`)
+	tt.keys("Enter")
+	tt.waitFor("the watch inspector", `tap · gh`, `│ live │`, `sonde-fixture 0\.1\.0`, `<- 1 +response +resolved id 1`)
+	tt.quit()
+	h.end()
+	proctest.AssertGone(t, fx.PIDFile)
+}
+
+// TestTUIWatchSession: sonde watch ID in a terminal opens that session at
+// once, live; q ends sonde watch.
+func TestTUIWatchSession(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	fx := clitest.NewFixture(t)
+	h := startTapHost(t, home, "direct", fx)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stand-in","version":"1"}}}`)
+	h.await(`"id":1,"result"`)
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "direct-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	id := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+	tt := startTUI(t, 140, 30, []string{"watch", id})
+	tt.waitFor("the session", `tap · direct`, `│ live │`, `<- 1 +response +resolved id 1`)
+	tt.quit()
+	h.end()
+	proctest.AssertGone(t, fx.PIDFile)
+}

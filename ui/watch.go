@@ -1,0 +1,323 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/features"
+	"github.com/sonde-mcp/sonde/ui/pending"
+	"github.com/sonde-mcp/sonde/ui/tools"
+)
+
+// Watched is a session sonde watches but does not drive: a host's session
+// through sonde tap, followed in its recording as it grows (sonde watch).
+// Its events are the tap's, with the same verdicts as a driven session's
+// (both directions' requests tracked by id). Each method is called from a
+// command, never from Update.
+type Watched interface {
+	// Next blocks until events were recorded after those it returned
+	// before, and returns them (at most max), with how many the tap's
+	// observation missed so far; ok is false once the recording ended and
+	// every event was returned.
+	Next(max int) (evs []client.Event, missed uint64, ok bool)
+	// Inject sends a request of sonde's into the session (between the
+	// host's lines, under an id of the tap's: the host never sees its
+	// answer) and returns the server's result, or an error: a
+	// *client.Error (MCP_ERROR with the JSON-RPC error the server
+	// answered, or why there was no answer).
+	Inject(ctx context.Context, method string, params any) (json.RawMessage, error)
+	// NoInject says why requests cannot be injected into this session
+	// ("" when they can): it ended, or its tap takes none.
+	NoInject() string
+}
+
+// InjectTimeout bounds a request injected from the UI.
+const InjectTimeout = 60 * time.Second
+
+// watchState is the watch mode's part of the root (Options.Watch).
+type watchState struct {
+	src Watched
+	// asked are the host's (and sonde's injected) initialize and
+	// tools/list requests by id, waiting for their answer, for the status
+	// bar's server and the Tools pane (a session sonde does not drive
+	// lists nothing itself until asked).
+	asked map[string]askedReq
+	tools []mcp.Tool // the tools/list pages read so far
+	// caps are the server's capabilities from the host's handshake
+	// (capsKnown once it was seen).
+	caps      mcp.ServerCapabilities
+	capsKnown bool
+	// listed are the resources, templates and prompts the answers to the
+	// lists (the host's, or sonde's own) gave, for the Features pane.
+	listed features.ListedMsg
+	ended  bool   // the recording ended
+	note   string // what the status bar says of the last refused action
+}
+
+type askedReq struct {
+	method string
+	cursor bool // a tools/list page after the first
+	at     time.Time
+}
+
+// maxAsked bounds the requests remembered while they wait for an answer.
+const maxAsked = 256
+
+// watchEventsMsg carries events read from a watched session.
+type watchEventsMsg struct {
+	evs    []client.Event
+	missed uint64
+	ended  bool
+}
+
+// injectedMsg is the outcome of a request injected from the UI whose
+// answer the root shows itself (tools/list).
+type injectedMsg struct {
+	method string
+	err    error
+}
+
+// waitWatch is the one command through which a watched session's events
+// enter, as waitEvents is for a client's.
+func waitWatch(src Watched) tea.Cmd {
+	return func() tea.Msg {
+		evs, missed, ok := src.Next(maxBatch)
+		return watchEventsMsg{evs: evs, missed: missed, ended: !ok}
+	}
+}
+
+// Watching reports whether the model shows a watched session.
+func (m *Model) Watching() bool { return m.wt != nil }
+
+// initWatch sets the root up for Options.Watch.
+func (m *Model) initWatch() {
+	m.wt = &watchState{src: m.opts.Watch, asked: map[string]askedReq{}}
+	m.conn.starting = false
+	m.keys.Restart.SetEnabled(false)
+	m.keys.Record.SetEnabled(false)
+	m.keys.Roots.SetEnabled(false)
+	m.tools.SetUnavailable("No tools yet: the host has not listed them.", "r lists them now (sonde's own tools/list, injected into the session)")
+	if why := m.opts.Watch.NoInject(); why != "" {
+		m.tools.SetUnavailable("No tools: the host did not list them.", why)
+	}
+}
+
+// watchMsg handles, in watch mode, the messages of the session's life and
+// what the panes ask of a server: events from the recording, and calls,
+// lists and reads injected through the tap. ok is false for a message
+// it leaves to the usual routing.
+func (m *Model) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case watchEventsMsg:
+		return m.watchEvents(msg), true
+	case injectedMsg:
+		if msg.err != nil {
+			m.wt.note = msg.method + ": " + msg.err.Error()
+		}
+		return nil, true
+	case tools.CallMsg:
+		return m.injectCmd(mcp.MethodToolsCall, func(ctx context.Context, src Watched) tea.Msg {
+			started := time.Now()
+			raw, err := src.Inject(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: msg.Tool, Arguments: msg.Args})
+			res := tools.ResultMsg{Tool: msg.Tool, Raw: raw, Err: err, Latency: time.Since(started)}
+			if err == nil {
+				res.Result, res.Err = client.ToolResult(msg.Tool, raw)
+			}
+			return res
+		}), true
+	case tools.RefreshMsg:
+		return m.injectCmd(mcp.MethodToolsList, func(ctx context.Context, src Watched) tea.Msg {
+			// The answer's frame reaches the Tools pane through the
+			// recording, as the host's would.
+			_, err := src.Inject(ctx, mcp.MethodToolsList, struct{}{})
+			return injectedMsg{method: mcp.MethodToolsList, err: err}
+		}), true
+	case features.ReadMsg:
+		return m.injectCmd(mcp.MethodResourcesRead, func(ctx context.Context, src Watched) tea.Msg {
+			res, raw, err := injectResult[mcp.ReadResourceResult](ctx, src, mcp.MethodResourcesRead, mcp.URIParams{URI: msg.URI}, msg.URI)
+			return features.ReadResultMsg{URI: msg.URI, Result: res, Raw: raw, Err: err}
+		}), true
+	case features.RefreshMsg, features.GetPromptMsg:
+		return m.watchFeatureMsg(msg)
+	case featuresListedMsg:
+		// The answers reached the pane through the recording; an error
+		// did not.
+		if msg.Err != nil {
+			m.wt.note = "features: " + msg.Err.Error()
+		}
+		return nil, true
+	case pending.CancelMsg, pending.CancelTaskMsg:
+		m.wt.note = "the host's requests are the host's to cancel: sonde only watches them"
+		return nil, true
+	case features.SubscribeMsg, features.SetLevelMsg, features.CompleteMsg:
+		m.wt.note = "not in a watched session yet: tools (call, list), resources (list, read) and prompts (list, get) are"
+		return nil, true
+	}
+	return nil, false
+}
+
+// injectCmd runs do in a command with the injection's deadline, or says
+// why nothing can be injected.
+func (m *Model) injectCmd(method string, do func(context.Context, Watched) tea.Msg) tea.Cmd {
+	if why := m.noInject(); why != "" {
+		m.wt.note = method + ": " + why
+		return nil
+	}
+	m.wt.note = ""
+	src := m.wt.src
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), InjectTimeout)
+		defer cancel()
+		return do(ctx, src)
+	}
+}
+
+// noInject says why nothing can be injected now ("" when it can).
+func (m *Model) noInject() string {
+	if m.wt.ended {
+		return "the session ended: there is no server to send it to (a session is read as it was recorded)"
+	}
+	return m.wt.src.NoInject()
+}
+
+// watchEvents applies a batch read from the recording and re-arms the
+// reader (until the recording ended).
+func (m *Model) watchEvents(msg watchEventsMsg) tea.Cmd {
+	if len(msg.evs) > 0 {
+		for _, p := range m.panes {
+			if p != nil {
+				p.Apply(msg.evs)
+			}
+		}
+		m.stats.apply(msg.evs)
+		for _, ev := range msg.evs {
+			m.trackProcess(ev)
+			m.watchTrack(ev)
+		}
+	}
+	m.stats.missed = msg.missed
+	if msg.ended {
+		m.wt.ended = true
+		return nil
+	}
+	return waitWatch(m.wt.src)
+}
+
+// watchTrack follows the initialize and tools/list requests, whoever sent
+// them, to show the server in the status bar and its tools in the Tools
+// pane.
+func (m *Model) watchTrack(ev client.Event) {
+	f := ev.Frame
+	if ev.Kind != client.EvFrame || f == nil || !f.Msg.ID.IsValid() {
+		return
+	}
+	key := f.Msg.ID.String()
+	if f.Dir == client.Out {
+		switch f.Msg.Method {
+		case mcp.MethodInitialize, mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourceTemplatesList, mcp.MethodPromptsList:
+			if len(m.wt.asked) >= maxAsked {
+				clear(m.wt.asked) // answers never came: start over
+			}
+			var p mcp.ListToolsParams
+			_ = json.Unmarshal(f.Msg.Params, &p)
+			m.wt.asked[key] = askedReq{method: f.Msg.Method, cursor: p.Cursor != "", at: f.Time}
+		}
+		return
+	}
+	a, ok := m.wt.asked[key]
+	if !ok || f.Msg.Method != "" {
+		return
+	}
+	delete(m.wt.asked, key)
+	if len(f.Msg.Result) == 0 {
+		return
+	}
+	switch a.method {
+	case mcp.MethodInitialize:
+		var res mcp.InitializeResult
+		if json.Unmarshal(f.Msg.Result, &res) == nil {
+			// The status bar shows them: escaped, as every server text.
+			srv := res.ServerInfo
+			srv.Name, srv.Version = textfmt.Escape(srv.Name), textfmt.Escape(srv.Version)
+			m.conn.server, m.conn.protocol = srv, textfmt.Escape(res.ProtocolVersion)
+			var caps mcp.ServerCapabilities
+			m.wt.capsKnown = json.Unmarshal(res.Capabilities, &caps) == nil
+			m.wt.caps = caps
+		}
+	case mcp.MethodToolsList:
+		var res mcp.ListToolsResult
+		if json.Unmarshal(f.Msg.Result, &res) != nil {
+			return
+		}
+		if !a.cursor {
+			m.wt.tools = nil
+		}
+		m.wt.tools = append(m.wt.tools, res.Tools...)
+		m.tools.SetToolsAsOf(m.wt.tools, a.at)
+	default:
+		m.watchListed(a, f.Msg.Result)
+	}
+}
+
+// watchListed takes a page of resources/list, resources/templates/list
+// or prompts/list to the Features pane (a first page replaces the list).
+func (m *Model) watchListed(a askedReq, result json.RawMessage) {
+	l := &m.wt.listed
+	var ok bool
+	switch a.method {
+	case mcp.MethodResourcesList:
+		ok = appendPage(&l.Resources, result, "resources", a.cursor)
+	case mcp.MethodResourceTemplatesList:
+		ok = appendPage(&l.Templates, result, "resourceTemplates", a.cursor)
+	case mcp.MethodPromptsList:
+		ok = appendPage(&l.Prompts, result, "prompts", a.cursor)
+	}
+	if !ok {
+		return
+	}
+	l.HasResources = l.HasResources || len(l.Resources)+len(l.Templates) > 0 || m.wt.caps.Resources != nil
+	l.HasPrompts = l.HasPrompts || len(l.Prompts) > 0 || m.wt.caps.Prompts != nil
+	l.HasCompletions = m.wt.caps.Completions != nil
+	m.features.SetLists(*l)
+}
+
+// appendPage adds the array under key of a list's page to *all (replacing
+// it for a first page); ok is false for a page without it.
+func appendPage[T any](all *[]T, result json.RawMessage, key string, more bool) bool {
+	var page map[string]json.RawMessage
+	var items []T
+	if json.Unmarshal(result, &page) != nil || json.Unmarshal(page[key], &items) != nil {
+		return false
+	}
+	if !more {
+		*all = nil
+	}
+	*all = append(*all, items...)
+	return true
+}
+
+// watchPart is the status bar's word on the watched session: live (and
+// whether requests can be injected), or ended; and the last refusal.
+func (m *Model) watchPart() string {
+	st := m.styles
+	var parts []string
+	switch why := m.noInject(); {
+	case m.wt.ended:
+		parts = append(parts, st.Subtle.Render("ended"))
+	case why != "":
+		parts = append(parts, st.OK.Render("live")+st.Subtle.Render(" (no inject)"))
+	default:
+		parts = append(parts, st.OK.Render("live"))
+	}
+	if m.wt.note != "" {
+		parts = append(parts, st.Warn.Render(textfmt.Escape(m.wt.note))) // it may hold a server's error message
+	}
+	return strings.Join(parts, " ")
+}
