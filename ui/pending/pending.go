@@ -33,18 +33,26 @@ import (
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-// CancelMsg asks the root to cancel sonde's in-flight request ID.
-type CancelMsg struct{ ID int64 }
+// CancelMsg asks the root to cancel sonde's in-flight request ID (of
+// Server, when the pane shows several: SetTag).
+type CancelMsg struct {
+	ID     int64
+	Server string
+}
 
 // AnswerMsg asks the root to open the dialog that answers the server's
 // request ID (a sampling or elicitation request waiting for the user).
-type AnswerMsg struct{ ID jsonrpc.ID }
+type AnswerMsg struct {
+	ID     jsonrpc.ID
+	Server string
+}
 
 // ShowFramesMsg asks the root to show the frames of request ID. Dir is
 // client.Out for sonde's requests and client.In for the server's.
 type ShowFramesMsg struct {
-	ID  jsonrpc.ID
-	Dir client.Direction
+	ID     jsonrpc.ID
+	Dir    client.Direction
+	Server string
 }
 
 // Options configure a Model. Zero values mean the defaults.
@@ -87,6 +95,15 @@ type Entry struct {
 type reqKey struct {
 	dir client.Direction
 	id  jsonrpc.ID
+	// server is the server the request went to, when the pane shows
+	// several (SetTag): each server numbers its requests from 1.
+	server string
+}
+
+// keyOf is the key of request id in direction dir of the server whose
+// events are being applied.
+func (m *Model) keyOf(dir client.Direction, id jsonrpc.ID) reqKey {
+	return reqKey{dir: dir, id: id, server: m.tag}
 }
 
 // entry is one request as the pane knows it.
@@ -129,6 +146,9 @@ type Model struct {
 	lv, hv            cursor // live view and history view cursors
 	dirty             bool   // some live rows are dead
 	q                 query  // the / filter (filter.go)
+	// tag is the server whose events Apply folds (SetTag), only the server
+	// whose rows are shown ("" for all: SetServer).
+	tag, only string
 }
 
 // New returns an empty pane; Options are optional (only the first is used).
@@ -160,6 +180,24 @@ func (m *Model) Capturing() bool { return m.q.Typing }
 // and the live rows too, because the old process's requests arrive through
 // Apply as "exited" outcomes and then linger and retire like any other.
 func (m *Model) Reset() {}
+
+// SetTag says which server the events Apply folds next come from, when
+// the pane shows the requests of several (each numbers its own from 1):
+// their rows are tagged with it, shown in a SERVER column. "" (the
+// default) is one server, and no column.
+func (m *Model) SetTag(server string) { m.tag = server }
+
+// SetServer shows only the rows of server ("" shows every server's); the
+// title says which.
+func (m *Model) SetServer(server string) {
+	if server == m.only {
+		return
+	}
+	m.only = server
+	m.q.stale = true
+	m.lv, m.hv = cursor{}, cursor{}
+	m.scroll()
+}
 
 // Ticking reports whether the view changes with the clock alone: some
 // row is live (its age and countdown run, or a settled row lingers).
@@ -199,13 +237,14 @@ func (m *Model) Apply(evs []client.Event) {
 		case ev.Kind == client.EvTask && ev.Task != nil:
 			m.applyTask(ev.Time, ev.Task)
 		case ev.Kind == client.EvHTTP && ev.HTTP != nil && ev.HTTP.ReqID.IsValid() && ev.HTTP.Stream != "":
-			if e := m.byKey[reqKey{client.Out, ev.HTTP.ReqID}]; e != nil && !e.state.Final() {
+			if e := m.byKey[m.keyOf(client.Out, ev.HTTP.ReqID)]; e != nil && !e.state.Final() {
 				e.stream = clean(ev.HTTP.Stream, 60)
 			}
 		case ev.Kind == client.EvFrame && ev.Frame != nil:
 			m.applyFrame(ev.Frame)
 		case ev.Kind == client.EvNote:
 			if k, what, ok := faultedAnswer(ev.Note); ok {
+				k.server = m.tag
 				if e := m.byKey[k]; e != nil && !e.state.Final() {
 					e.fault = what
 				}
@@ -221,7 +260,7 @@ func (m *Model) apply(t time.Time, r *client.ReqInfo) {
 	if t.IsZero() {
 		t = m.now
 	}
-	k := reqKey{r.Dir, r.ID}
+	k := m.keyOf(r.Dir, r.ID)
 	var e *entry
 	if r.ID.IsValid() { // rejected requests have no id: always a row of their own
 		e = m.byKey[k]
@@ -297,7 +336,7 @@ func (m *Model) applyFrame(f *client.FrameInfo) {
 	if f.Dir != client.In || f.Verdict != client.VerdictResolved || !f.Msg.ID.IsValid() {
 		return
 	}
-	if e := m.byKey[reqKey{client.Out, f.Msg.ID}]; e != nil && e.method == mcp.MethodToolsCall && mcp.ResultIsError(f.Msg.Result) {
+	if e := m.byKey[m.keyOf(client.Out, f.Msg.ID)]; e != nil && e.method == mcp.MethodToolsCall && mcp.ResultIsError(f.Msg.Result) {
 		e.isError = true
 	}
 }
@@ -373,6 +412,9 @@ func (m *Model) SetNow(t time.Time) {
 // " · history" (and " · K evicted") in the history view.
 func (m *Model) Title() string {
 	s := "Pending " + itoa(m.inFlight)
+	if m.only != "" {
+		s += " · server " + clean(m.only, 40)
+	}
 	if m.settled > 0 {
 		s += " · " + itoa(m.settled) + " settled"
 	}
@@ -428,5 +470,5 @@ func faultedAnswer(note string) (reqKey, string, bool) {
 	if strings.HasSuffix(note, " to-server") {
 		dir = client.In
 	}
-	return reqKey{dir, id}, verb + " by fault rule " + n, true
+	return reqKey{dir: dir, id: id}, verb + " by fault rule " + n, true
 }
