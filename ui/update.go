@@ -71,6 +71,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.replayTicked(msg)
 	case toolDoneMsg:
 		return m, m.toolDone(msg)
+	case srvMsg:
+		return m, m.handleServer(msg)
 	}
 	if cmd, ok := m.handleSession(msg); ok {
 		return m, cmd
@@ -142,6 +144,11 @@ func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
 			features.RefreshMsg, features.CompleteMsg:
 			m.rp.note = replayReadOnly
 			return nil
+		}
+	}
+	if m.mu != nil {
+		if cmd, ok := m.multiPaneMsg(msg); ok {
+			return cmd
 		}
 	}
 	switch msg := msg.(type) {
@@ -275,8 +282,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.zoom = !m.zoom
 			m.relayout()
 			return nil
+		case key.Matches(msg, m.keys.Restart) && m.mu != nil:
+			return m.restartServer()
 		case key.Matches(msg, m.keys.Restart):
 			return m.restart()
+		case key.Matches(msg, m.keys.Server):
+			m.cycleServer()
+			return nil
 		case key.Matches(msg, m.keys.Record):
 			return m.toggleRecord()
 		case key.Matches(msg, m.keys.Roots):

@@ -12,8 +12,8 @@ import (
 
 // TestTUIServers runs `sonde --all --prewarm beta` in a terminal (tmux)
 // over a host file listing the fixture three times: the server list shows
-// beta running and the others not started; enter opens alpha in the
-// inspector (started then: its handshake), q comes back to the list with
+// beta running and the others not started; enter opens the aggregated
+// inspector with alpha started then (its handshake), q comes back to the list with
 // alpha running, q quits. gamma never ran (pid probe); every process is
 // gone after.
 func TestTUIServers(t *testing.T) {
@@ -29,7 +29,8 @@ func TestTUIServers(t *testing.T) {
 	fx["alpha"].AssertStarted(0)
 
 	tt.keys("Enter")
-	tt.waitFor("the inspector on alpha", append([]string{`│ alpha · stdio pid \d+ │`}, handshake...)...)
+	tt.waitFor("the aggregated inspector, alpha started", `│ alpha pid \d+ │ beta pid \d+ │ broken not started │ gamma not started │`,
+		`─ 3 Tools 18 `, `alpha\s+<- 2\s+response\s+resolved`)
 	tt.keys("q")
 	tt.waitFor("the list again", `sonde · 4 servers · 2 running`, `^› alpha\s+ready \(pid \d+\)`, `^  gamma\s+not started`)
 
@@ -101,7 +102,7 @@ func TestTUIPickerMarksSeveral(t *testing.T) {
 		`^› alpha\s+not started`, `^  beta\s+not started`)
 	fx["alpha"].AssertStarted(0)
 	tt.keys("Enter")
-	tt.waitFor("the inspector on alpha", append([]string{`│ alpha · stdio pid \d+ │`}, handshake...)...)
+	tt.waitFor("the aggregated inspector, alpha started", `│ alpha pid \d+ │ beta not started │`, `─ 3 Tools 9 `, `alpha\s+<- 2\s+response\s+resolved`)
 	tt.keys("q")
 	tt.waitFor("the list again", `sonde · 2 servers · 1 running`)
 	tt.quit()
