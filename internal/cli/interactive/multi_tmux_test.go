@@ -2,11 +2,13 @@ package interactive_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
@@ -108,4 +110,85 @@ func TestTUIPickerMarksSeveral(t *testing.T) {
 	tt.quit()
 	fx["alpha"].AssertStarted(1)
 	fx["gamma"].AssertStarted(0)
+}
+
+// TestTUIAggregated is the aggregated inspector over the fixture as alpha
+// and beta (the same tool names: conflicts) and server-everything (npm):
+// enter in the list starts alpha only; picking beta's row in Tools starts
+// beta and no other (pid probes), its tools come as beta/… with the
+// conflicts flagged; S shows one server's rows at a time (the titles say
+// which), and picking everything's row there starts it. Leaving the
+// inspector and the list stops them all.
+func TestTUIAggregated(t *testing.T) {
+	bin := peertest.Everything(t)
+	home := t.TempDir()
+	clitest.HostHome(t, home, t.TempDir())
+	env := map[string]string{}
+	for _, kv := range clitest.ChildEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	fx := map[string]*clitest.Fixture{}
+	servers := map[string]any{}
+	for _, name := range []string{"alpha", "beta"} {
+		f := clitest.NewFixture(t)
+		argv := f.Argv()
+		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "env": env}
+		fx[name] = f
+	}
+	// server-everything behind a shell that writes its pid (exec keeps it).
+	evPIDs := filepath.Join(t.TempDir(), "everything.pids")
+	servers["everything"] = map[string]any{"command": "/bin/sh", "args": []string{"-c", `echo $$ >> "$0"; exec "$1"`, evPIDs, bin}}
+	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	cfg := filepath.Join(home, "hosts", "claude_desktop_config.json")
+	clitest.WriteTestFile(t, cfg, string(b))
+	everythingStarted := func() int {
+		if _, err := os.Stat(evPIDs); err != nil {
+			return 0
+		}
+		return len(proctest.ReadPIDs(t, evPIDs))
+	}
+
+	tt := startTUI(t, 130, 40, []string{"--config", cfg, "--all"})
+	tt.waitFor("the server list", `sonde · 3 servers · 0 running`, `^› alpha\s+not started`, `^  everything\s+not started`)
+	tt.keys("Enter")
+	tt.waitFor("the aggregated inspector, alpha started", `│ alpha pid \d+ │ beta not started │ everything not started │`,
+		`─ 3 Tools 9 `, `alpha\s+<- 2\s+response\s+resolved`)
+	fx["beta"].AssertStarted(0)
+
+	// The rows of the servers not started come last: beta's is the one
+	// before the end.
+	tt.keys("3", "G", "Up")
+	tt.waitFor("beta's row", `› beta/…`, `not started: enter starts it`)
+	tt.keys("Enter")
+	tt.waitFor("beta started, its tools listed with the conflicts", `│ alpha pid \d+ │ beta pid \d+ │ everything not started │`,
+		`─ 3 Tools 18 `, `beta\s+<- 2\s+response\s+resolved`)
+	fx["beta"].AssertStarted(1)
+	if n := everythingStarted(); n != 0 {
+		t.Fatalf("server-everything started %d times; nobody picked it", n)
+	}
+	tt.keys("Home")
+	tt.waitFor("a conflict", `› alpha/echo\s+⚠`, `conflict: also in beta`)
+
+	// S: one server's rows, then the next.
+	tt.keys("S")
+	tt.waitFor("alpha's rows only", `─ 1 Pending 0 · server alpha `, `filter: server alpha`, `─ 3 Tools 9 `, `─ 4 stderr \S+ · server alpha`, `S servers: alpha`)
+	tt.keys("S", "S")
+	tt.waitFor("everything's rows only", `─ 1 Pending 0 · server everything `, `─ 3 Tools 0 `, `› everything/…`)
+	tt.keys("Enter")
+	tt.waitFor("everything started", `│ everything pid \d+ │`, `─ 3 Tools [1-9]\d* `, `everything/echo\s+⚠`)
+	if n := everythingStarted(); n != 1 {
+		t.Fatalf("server-everything started %d times, want 1", n)
+	}
+	tt.keys("S")
+	tt.waitFor("all servers again", `─ 1 Pending 0 ─`, `S servers: all`)
+
+	tt.keys("q")
+	tt.waitFor("the list again", `sonde · 3 servers · 3 running`)
+	tt.quit()
+	for _, f := range fx {
+		f.AssertStarted(1)
+		proctest.AssertGone(t, f.PIDFile)
+	}
+	proctest.AssertGone(t, evPIDs)
 }
