@@ -413,7 +413,13 @@ func (m *Model) SetNow(t time.Time) {
 func (m *Model) Title() string {
 	s := "Pending " + itoa(m.inFlight)
 	if m.only != "" {
-		s += " · server " + clean(m.only, 40)
+		n := 0
+		for _, e := range m.live {
+			if e.key.server == m.only && !e.state.Final() {
+				n++
+			}
+		}
+		s = "Pending " + itoa(n) + " · server " + clean(m.only, 40)
 	}
 	if m.settled > 0 {
 		s += " · " + itoa(m.settled) + " settled"
