@@ -204,23 +204,13 @@ func (m *Model) handleServer(msg srvMsg) tea.Cmd {
 		m.mu.note = ""
 		return tea.Batch(forServer(name, waitEvents(s.gen, in.sess.Sub)), forServer(name, initializeCmd(s.gen, in.sess.Client)))
 	case initializedMsg:
-		if in.gen != s.gen {
-			return nil
-		}
-		if in.err != nil {
-			s.conn.err = in.err
-			m.mu.note = name + ": the handshake failed: " + in.err.Error()
+		if m.dropResult(name, s, in.gen, in.err, "the handshake failed") {
 			return nil
 		}
 		s.conn.server, s.conn.protocol = in.res.ServerInfo, in.res.ProtocolVersion+" "+string(in.era)
 		return forServer(name, listToolsCmd(s.gen, s.sess.Client))
 	case toolsListedMsg:
-		if in.gen != s.gen {
-			return nil
-		}
-		if in.err != nil {
-			s.conn.err = in.err
-			m.mu.note = name + ": tools/list failed: " + in.err.Error()
+		if m.dropResult(name, s, in.gen, in.err, "tools/list failed") {
 			return nil
 		}
 		s.tools, s.listed = in.tools, true
@@ -230,6 +220,20 @@ func (m *Model) handleServer(msg srvMsg) tea.Cmd {
 		return m.serverEvents(name, s, in)
 	}
 	return nil
+}
+
+// dropResult reports whether a result of server name is to be dropped: of a
+// session a restart replaced, or a failure (noted as what failed).
+func (m *Model) dropResult(name string, s *srvState, gen int, err error, what string) bool {
+	if gen != s.gen {
+		return true
+	}
+	if err != nil {
+		s.conn.err = err
+		m.mu.note = name + ": " + what + ": " + err.Error()
+		return true
+	}
+	return false
 }
 
 // serverEvents applies a batch of one server's events, tagged with it.
@@ -251,17 +255,8 @@ func (m *Model) serverEvents(name string, s *srvState, msg eventsMsg) tea.Cmd {
 		m.stats.missed += o.missed
 	}
 	for _, ev := range msg.evs {
-		if msg.gen != s.gen || ev.Kind != client.EvProcess || ev.Proc == nil {
-			continue
-		}
-		switch ev.Proc.What {
-		case client.ProcStart:
-			s.conn.pid = ev.Proc.Pid
-		case client.ProcExit:
-			s.conn.exited = "exited"
-			if ev.Proc.Exit != nil {
-				s.conn.exited = ev.Proc.Exit.Status()
-			}
+		if msg.gen == s.gen && ev.Kind == client.EvProcess && ev.Proc != nil {
+			s.conn.follow(ev.Proc)
 		}
 	}
 	return forServer(name, waitEvents(msg.gen, msg.sub))

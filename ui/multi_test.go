@@ -4,13 +4,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/ui/theme"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
@@ -63,10 +62,9 @@ func (s *testServers) Aggregate(names []string, lists [][]mcp.Tool) []NamedTool 
 func newMultiModel(t *testing.T, w, h int) (*Model, *testServers) {
 	t.Helper()
 	src := &testServers{t: t, names: []string{"a", "b"}, running: map[string]bool{}, starts: map[string]int{}}
-	m := New(Options{Servers: src, Palette: theme.NoColor(), NoColor: true, Now: func() time.Time { return at(nowMS) }})
-	m.Init()
-	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	return m, src
+	hs := newHarness(t, w, h, func(o *Options) { o.Servers = src })
+	hs.m.Init()
+	return hs.m, src
 }
 
 // run runs cmd and each message it leads to that is a server's start,
@@ -95,14 +93,8 @@ func connectServer(t *testing.T, m *Model, name string, list []mcp.Tool) {
 	m.Update(srvMsg{name, toolsListedMsg{gen: s.gen, tools: list}})
 }
 
-func plain(m *Model) string {
-	v := m.View()
-	return stripANSI(v.Content)
-}
-
-var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[a-zA-Z]`)
-
-func stripANSI(s string) string { return ansiRE.ReplaceAllString(s, "") }
+// plain is the screen without styling.
+func plain(m *Model) string { return ansi.Strip(m.View().Content) }
 
 func TestMultiLazyStartFromTools(t *testing.T) {
 	m, src := newMultiModel(t, 120, 40)

@@ -214,15 +214,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			m.conn.expired = true
 		}
 		if ev.Kind == client.EvProcess && ev.Proc != nil {
-			switch ev.Proc.What {
-			case client.ProcStart:
-				m.conn.pid = ev.Proc.Pid
-			case client.ProcExit:
-				m.conn.exited = "exited"
-				if ev.Proc.Exit != nil {
-					m.conn.exited = ev.Proc.Exit.Status()
-				}
-			}
+			m.conn.follow(ev.Proc)
 		}
 	}
 	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs))
@@ -416,4 +408,17 @@ func (m *Model) relayout() {
 	}
 	m.help.SetWidth(m.width)
 	m.sizeDialog()
+}
+
+// follow notes a process event of the server: its pid, how it ended.
+func (c *connState) follow(p *client.ProcInfo) {
+	switch p.What {
+	case client.ProcStart:
+		c.pid = p.Pid
+	case client.ProcExit:
+		c.exited = "exited"
+		if p.Exit != nil {
+			c.exited = p.Exit.Status()
+		}
+	}
 }

@@ -68,8 +68,15 @@ func TestTUIServers(t *testing.T) {
 // gamma, and a server that cannot start (broken), in a home of its own.
 func serversConfig(t *testing.T) (string, map[string]*clitest.Fixture) {
 	t.Helper()
-	home := t.TempDir()
-	clitest.HostHome(t, home, t.TempDir())
+	servers, fx := fixtureServers(t, "alpha", "beta", "gamma")
+	servers["broken"] = map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")}
+	return writeHostConfig(t, servers), fx
+}
+
+// fixtureServers are host config entries of the fixture under names, each
+// with its own pid file.
+func fixtureServers(t *testing.T, names ...string) (map[string]any, map[string]*clitest.Fixture) {
+	t.Helper()
 	env := map[string]string{}
 	for _, kv := range clitest.ChildEnv() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -77,17 +84,25 @@ func serversConfig(t *testing.T) (string, map[string]*clitest.Fixture) {
 	}
 	fx := map[string]*clitest.Fixture{}
 	servers := map[string]any{}
-	for _, name := range []string{"alpha", "beta", "gamma"} {
+	for _, name := range names {
 		f := clitest.NewFixture(t)
 		argv := f.Argv()
 		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "env": env}
 		fx[name] = f
 	}
-	servers["broken"] = map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")}
+	return servers, fx
+}
+
+// writeHostConfig writes servers as Claude Desktop's config in a home of
+// its own, and returns its path.
+func writeHostConfig(t *testing.T, servers map[string]any) string {
+	t.Helper()
+	home := t.TempDir()
+	clitest.HostHome(t, home, t.TempDir())
 	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
 	cfg := filepath.Join(home, "hosts", "claude_desktop_config.json")
 	clitest.WriteTestFile(t, cfg, string(b))
-	return cfg, fx
+	return cfg
 }
 
 // TestTUIPickerMarksSeveral: in the picker, space marks servers and enter
@@ -121,27 +136,11 @@ func TestTUIPickerMarksSeveral(t *testing.T) {
 // inspector and the list stops them all.
 func TestTUIAggregated(t *testing.T) {
 	bin := peertest.Everything(t)
-	home := t.TempDir()
-	clitest.HostHome(t, home, t.TempDir())
-	env := map[string]string{}
-	for _, kv := range clitest.ChildEnv() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	fx := map[string]*clitest.Fixture{}
-	servers := map[string]any{}
-	for _, name := range []string{"alpha", "beta"} {
-		f := clitest.NewFixture(t)
-		argv := f.Argv()
-		servers[name] = map[string]any{"command": argv[0], "args": argv[1:], "env": env}
-		fx[name] = f
-	}
+	servers, fx := fixtureServers(t, "alpha", "beta")
 	// server-everything behind a shell that writes its pid (exec keeps it).
 	evPIDs := filepath.Join(t.TempDir(), "everything.pids")
 	servers["everything"] = map[string]any{"command": "/bin/sh", "args": []string{"-c", `echo $$ >> "$0"; exec "$1"`, evPIDs, bin}}
-	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
-	cfg := filepath.Join(home, "hosts", "claude_desktop_config.json")
-	clitest.WriteTestFile(t, cfg, string(b))
+	cfg := writeHostConfig(t, servers)
 	everythingStarted := func() int {
 		if _, err := os.Stat(evPIDs); err != nil {
 			return 0
