@@ -10,8 +10,9 @@ type keyMap struct {
 	Roots            key.Binding
 	LessonNext, FIFO key.Binding
 	// Server cycles the server the panes show, in the aggregated
-	// inspector (Options.Servers).
-	Server key.Binding
+	// inspector (Options.Servers); Report shows that server's failure
+	// report there (R, which records with one server).
+	Server, Report key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -28,6 +29,7 @@ func defaultKeyMap() keyMap {
 		LessonNext: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "next lesson step")),
 		FIFO:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "FIFO view")),
 		Server:     key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "servers: all")),
+		Report:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "failure report")),
 	}
 }
 
@@ -38,5 +40,5 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp lists every global key.
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Roots, k.Quit}, {k.Server, k.LessonNext, k.FIFO}}
+	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Roots, k.Quit}, {k.Server, k.Report, k.LessonNext, k.FIFO}}
 }

@@ -199,7 +199,8 @@ func New(opts Options) *Model {
 		m.panes[paneLesson] = m.lesson
 		m.focus = paneLesson
 	}
-	m.keys.Server.SetEnabled(opts.Servers != nil)
+	m.keys.Server.SetEnabled(opts.Servers != nil && opts.Replay == nil)
+	m.keys.Report.SetEnabled(opts.Servers != nil && opts.Replay == nil)
 	if opts.Servers != nil && opts.Replay == nil {
 		m.mu = newMulti(opts.Servers)
 		m.panes[paneFeatures] = nil // prompts and resources are one server's

@@ -36,6 +36,10 @@ type Servers interface {
 	// names[i]'s) as server/tool, each with the other servers that have a
 	// tool of the same name: the rule of sonde tools --all.
 	Aggregate(names []string, lists [][]mcp.Tool) []NamedTool
+	// Report is the text of the failure report of name's last failure in
+	// this run (a start that failed, a process that ended), "" when it has
+	// none. Called from a command.
+	Report(name string) string
 }
 
 // NamedTool is one tool of one server in the aggregated list.

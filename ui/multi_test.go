@@ -25,6 +25,12 @@ type testServers struct {
 func (s *testServers) Names() []string          { return s.names }
 func (s *testServers) Running(name string) bool { return s.running[name] }
 func (s *testServers) Waiting(string) string    { return "" }
+func (s *testServers) Report(name string) string {
+	if name == "b" {
+		return "server:  b\ncode:    MCP_SPAWN\n"
+	}
+	return ""
+}
 
 func (s *testServers) Start(name string) (Session, error) {
 	s.starts[name]++
@@ -214,5 +220,32 @@ func TestMultiRestartNeedsOneServer(t *testing.T) {
 	runStart(t, m, cmd)
 	if src.starts["a"] != 2 || src.starts["b"] != 0 {
 		t.Fatalf("starts %v, want a twice and b never", src.starts)
+	}
+}
+
+func TestMultiReportKey(t *testing.T) {
+	m, _ := newMultiModel(t, 120, 40)
+	if _, cmd := m.Update(keyMsg("R")); cmd != nil {
+		t.Fatal("R with every server shown read a report")
+	}
+	if s := plain(m); !strings.Contains(s, "choose it with S first") {
+		t.Fatalf("the status bar does not say how:\n%s", s)
+	}
+	m.Update(keyMsg("S")) // a
+	_, cmd := m.Update(keyMsg("R"))
+	m.Update(cmd())
+	if s := plain(m); !strings.Contains(s, "a has not failed in this run") {
+		t.Fatalf("no report for a:\n%s", s)
+	}
+	m.Update(keyMsg("S")) // b
+	_, cmd = m.Update(keyMsg("R"))
+	m.Update(cmd())
+	s := plain(m)
+	if !strings.Contains(s, "failure report · b") || !strings.Contains(s, "code:    MCP_SPAWN") {
+		t.Fatalf("b's report is not shown:\n%s", s)
+	}
+	m.Update(keyMsg("esc"))
+	if s := plain(m); strings.Contains(s, "failure report · b") {
+		t.Fatalf("esc did not close the report:\n%s", s)
 	}
 }

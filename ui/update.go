@@ -73,6 +73,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.toolDone(msg)
 	case srvMsg:
 		return m, m.handleServer(msg)
+	case reportMsg:
+		m.showReport(msg)
+		return m, nil
 	}
 	if cmd, ok := m.handleSession(msg); ok {
 		return m, cmd
@@ -281,6 +284,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, m.keys.Server):
 			m.cycleServer()
 			return nil
+		case key.Matches(msg, m.keys.Report):
+			return m.reportCmd()
 		case key.Matches(msg, m.keys.Record):
 			return m.toggleRecord()
 		case key.Matches(msg, m.keys.Roots):

@@ -281,8 +281,14 @@ func (s managerSource) Tools() ([]servers.ToolRow, error) {
 	return rows, nil
 }
 
-func (s managerSource) Report(name string) string {
-	r := s.m.ServerReport(name)
+func (s managerSource) Report(name string) string { return reportText(s.m, name) }
+
+func (s uiServers) Report(name string) string { return reportText(s.m, name) }
+
+// reportText is the text of server name's last failure report, "" when it
+// has none.
+func reportText(m *connect.Multi, name string) string {
+	r := m.ServerReport(name)
 	if r == nil {
 		return ""
 	}
