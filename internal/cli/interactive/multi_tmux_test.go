@@ -128,18 +128,21 @@ func TestTUIPickerMarksSeveral(t *testing.T) {
 }
 
 // TestTUIAggregated is the aggregated inspector over the fixture as alpha
-// and beta (the same tool names: conflicts) and server-everything (npm):
-// enter in the list starts alpha only; picking beta's row in Tools starts
-// beta and no other (pid probes), its tools come as beta/… with the
-// conflicts flagged; S shows one server's rows at a time (the titles say
-// which), and picking everything's row there starts it. Leaving the
-// inspector and the list stops them all.
+// and beta (the same tool names: conflicts), server-everything (npm) and
+// a server that cannot start: enter in the list starts alpha only; picking
+// beta's row in Tools starts beta and no other (pid probes), its tools come
+// as beta/… with the conflicts flagged; picking broken's row fails, which
+// the status bar says, and R (with S on it) shows its failure report; S
+// shows one server's rows at a time (the titles say which), and picking
+// everything's row there starts it. Leaving the inspector and the list
+// stops them all.
 func TestTUIAggregated(t *testing.T) {
 	bin := peertest.Everything(t)
 	servers, fx := fixtureServers(t, "alpha", "beta")
 	// server-everything behind a shell that writes its pid (exec keeps it).
 	evPIDs := filepath.Join(t.TempDir(), "everything.pids")
 	servers["everything"] = map[string]any{"command": "/bin/sh", "args": []string{"-c", `echo $$ >> "$0"; exec "$1"`, evPIDs, bin}}
+	servers["broken"] = map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")}
 	cfg := writeHostConfig(t, servers)
 	everythingStarted := func() int {
 		if _, err := os.Stat(evPIDs); err != nil {
@@ -149,18 +152,18 @@ func TestTUIAggregated(t *testing.T) {
 	}
 
 	tt := startTUI(t, 130, 40, []string{"--config", cfg, "--all"})
-	tt.waitFor("the server list", `sonde · 3 servers · 0 running`, `^› alpha\s+not started`, `^  everything\s+not started`)
+	tt.waitFor("the server list", `sonde · 4 servers · 0 running`, `^› alpha\s+not started`, `^  everything\s+not started`)
 	tt.keys("Enter")
-	tt.waitFor("the aggregated inspector, alpha started", `│ alpha pid \d+ │ beta not started │ everything not started │`,
+	tt.waitFor("the aggregated inspector, alpha started", `│ alpha pid \d+ │ beta not started │ broken not started │ everything not started │`,
 		`─ 3 Tools 9 `, `alpha\s+<- 2\s+response\s+resolved`)
 	fx["beta"].AssertStarted(0)
 
-	// The rows of the servers not started come last: beta's is the one
-	// before the end.
-	tt.keys("3", "G", "Up")
+	// The rows of the servers not started come last: beta's, broken's,
+	// everything's.
+	tt.keys("3", "G", "Up", "Up")
 	tt.waitFor("beta's row", `› beta/…`, `not started: enter starts it`)
 	tt.keys("Enter")
-	tt.waitFor("beta started, its tools listed with the conflicts", `│ alpha pid \d+ │ beta pid \d+ │ everything not started │`,
+	tt.waitFor("beta started, its tools listed with the conflicts", `│ alpha pid \d+ │ beta pid \d+ │ broken not started │ everything not started │`,
 		`─ 3 Tools 18 `, `beta\s+<- 2\s+response\s+resolved`)
 	fx["beta"].AssertStarted(1)
 	if n := everythingStarted(); n != 0 {
@@ -169,10 +172,20 @@ func TestTUIAggregated(t *testing.T) {
 	tt.keys("Home")
 	tt.waitFor("a conflict", `› alpha/echo\s+⚠`, `conflict: also in beta`)
 
+	// broken's row: its start fails, said in the status bar and its row.
+	tt.keys("G", "Up", "Enter")
+	tt.waitFor("broken's failed start", `│ broken failed │`, `broken: MCP_SPAWN: cannot start`, `did not start: MCP_SPAWN`)
+
 	// S: one server's rows, then the next.
 	tt.keys("S")
 	tt.waitFor("alpha's rows only", `─ 1 Pending 0 · server alpha `, `filter: server alpha`, `─ 3 Tools 9 `, `─ 4 stderr \S+ · server alpha`, `S servers: alpha`)
 	tt.keys("S", "S")
+	tt.waitFor("broken's rows only", `─ 1 Pending 0 · server broken `, `S servers: broken`)
+	tt.keys("R")
+	tt.waitFor("broken's failure report", `failure report · broken`, `code:\s+MCP_SPAWN`, `phase:\s+start`)
+	tt.keys("Escape") // alone: esc then S at once reads as alt+S
+	tt.waitFor("the report closed", `S servers: broken`)
+	tt.keys("S")
 	tt.waitFor("everything's rows only", `─ 1 Pending 0 · server everything `, `─ 3 Tools 0 `, `› everything/…`)
 	tt.keys("Enter")
 	tt.waitFor("everything started", `│ everything pid \d+ │`, `─ 3 Tools [1-9]\d* `, `everything/echo\s+⚠`)
@@ -183,7 +196,7 @@ func TestTUIAggregated(t *testing.T) {
 	tt.waitFor("all servers again", `─ 1 Pending 0 ─`, `S servers: all`)
 
 	tt.keys("q")
-	tt.waitFor("the list again", `sonde · 3 servers · 3 running`)
+	tt.waitFor("the list again", `sonde · 4 servers · 3 running`)
 	tt.quit()
 	for _, f := range fx {
 		f.AssertStarted(1)
