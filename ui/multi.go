@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
@@ -370,32 +371,63 @@ func (m *Model) multiPaneMsg(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 // multiStatus is the status bar's account of the servers: each one's
-// state, then what the last start did.
-func (m *Model) multiStatus() []string {
+// state, then what the last start did. When the servers' states would take
+// more than 3/4 of the width, they are counted by state instead, with the
+// server S shows (if any) named.
+func (m *Model) multiStatus(width int) []string {
 	st := m.styles
 	out := make([]string, 0, len(m.mu.names)+1)
+	counts := map[string]int{}
+	var order []string
+	shown := ""
+	total := 0
 	for _, n := range m.mu.names {
-		s := m.mu.srv[n]
-		name := textfmt.Clean(n)
-		switch {
-		case s.conn.err != nil:
-			out = append(out, st.Error.Render(name+" failed"))
-		case s.conn.restarting:
-			out = append(out, st.Warn.Render(name+" restarting…"))
-		case s.conn.starting:
-			out = append(out, st.Warn.Render(name+" starting…"))
-		case s.conn.exited != "":
-			out = append(out, st.Error.Render(name+" exited: "+s.conn.exited))
-		case s.sess.Client != nil && s.conn.pid != 0:
-			out = append(out, fmt.Sprintf("%s pid %d", name, s.conn.pid))
-		case s.sess.Client != nil:
-			out = append(out, name+" ready")
-		default:
-			out = append(out, st.Subtle.Render(name+" not started"))
+		word, text, style := m.serverState(n)
+		if counts[word] == 0 {
+			order = append(order, word)
+		}
+		counts[word]++
+		text = style.Render(text)
+		if n == m.mu.only {
+			shown = text
+		}
+		total += lipgloss.Width(text) + 3
+		out = append(out, text)
+	}
+	if total > width*3/4 && len(m.mu.names) > 1 {
+		var parts []string
+		for _, w := range order {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[w], w))
+		}
+		out = []string{fmt.Sprintf("%d servers: %s", len(m.mu.names), strings.Join(parts, ", "))}
+		if shown != "" {
+			out = append([]string{shown}, out...)
 		}
 	}
 	if m.mu.note != "" {
 		out = append(out, st.Info.Render(textfmt.Clean(m.mu.note)))
 	}
 	return out
+}
+
+// serverState is server name's state: a word to count it by, the text
+// that names it, and its style.
+func (m *Model) serverState(name string) (word, text string, style lipgloss.Style) {
+	st, s := m.styles, m.mu.srv[name]
+	n := textfmt.Clean(name)
+	switch {
+	case s.conn.err != nil:
+		return "failed", n + " failed", st.Error
+	case s.conn.restarting:
+		return "restarting", n + " restarting…", st.Warn
+	case s.conn.starting:
+		return "starting", n + " starting…", st.Warn
+	case s.conn.exited != "":
+		return "exited", n + " exited: " + s.conn.exited, st.Error
+	case s.sess.Client != nil && s.conn.pid != 0:
+		return "running", fmt.Sprintf("%s pid %d", n, s.conn.pid), st.Text
+	case s.sess.Client != nil:
+		return "running", n + " ready", st.Text
+	}
+	return "not started", n + " not started", st.Subtle
 }

@@ -201,7 +201,10 @@ func TestMultiTaggedPanesAndFilter(t *testing.T) {
 	// Narrow: the SERVER column goes before the state; in Frames before
 	// the time.
 	m.Update(tea.WindowSizeMsg{Width: 32, Height: 44})
-	if s := plain(m); strings.Contains(s, "SERVER") || strings.Contains(s, "server") {
+	if s := plain(m); !strings.Contains(s, "│ 2 servers: 2 running │") {
+		t.Errorf("narrow: the servers are not counted in the status bar:\n%s", s)
+	}
+	if s := plain(m); strings.Contains(s, "SERVER") || regexp.MustCompile(`time\s+server`).MatchString(s) {
 		t.Errorf("the SERVER column shows at 32 cells:\n%s", s)
 	}
 }

@@ -160,7 +160,7 @@ func (m *Model) statusBar() string {
 	parts := []part{{text: st.Accent.Render("sonde")}}
 	switch {
 	case m.mu != nil:
-		for _, t := range m.multiStatus() {
+		for _, t := range m.multiStatus(m.width) {
 			parts = append(parts, part{text: t})
 		}
 	case m.conn.err != nil:
