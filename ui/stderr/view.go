@@ -150,9 +150,10 @@ func (m *Model) tail(hi uint64) []string {
 	var chunks [][]string
 	total := 0
 	for n := hi; n > lo && total < m.h; n-- {
-		r := m.rowsOf(n - 1)
-		chunks = append(chunks, r)
-		total += len(r)
+		if r := m.rowsOf(n - 1); len(r) > 0 { // another server's line has none
+			chunks = append(chunks, r)
+			total += len(r)
+		}
 	}
 	rows := make([]string, 0, total)
 	for i := len(chunks) - 1; i >= 0; i-- {
