@@ -24,7 +24,12 @@ type testServers struct {
 
 func (s *testServers) Names() []string          { return s.names }
 func (s *testServers) Running(name string) bool { return s.running[name] }
-func (s *testServers) Waiting(string) string    { return "" }
+func (s *testServers) Waiting(name string) string {
+	if name == "b" && s.starts["b"] == 0 {
+		return "backing off after 1 failures in a row: next try in 3s"
+	}
+	return ""
+}
 func (s *testServers) Report(name string) string {
 	if name == "b" {
 		return "server:  b\ncode:    MCP_SPAWN\n"
@@ -121,8 +126,8 @@ func TestMultiLazyStartFromTools(t *testing.T) {
 		t.Fatalf("enter on b's row: %#v, want StartMsg{b}", start)
 	}
 	_, cmd = m.Update(start)
-	if s := plain(m); !strings.Contains(s, "b starting…") {
-		t.Fatalf("the status bar does not say b starts:\n%s", s)
+	if s := plain(m); !strings.Contains(s, "b starting…") || !strings.Contains(s, "starting b (backing off after 1 failures in a row: next try in 3s)") {
+		t.Fatalf("the status bar does not say b starts, after its backoff:\n%s", s)
 	}
 	runStart(t, m, cmd)
 	if src.starts["b"] != 1 || src.starts["a"] != 0 {
