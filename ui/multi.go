@@ -371,9 +371,9 @@ func (m *Model) multiPaneMsg(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 // multiStatus is the status bar's account of the servers: each one's
-// state, then what the last start did. When the servers' states would take
-// more than 3/4 of the width, they are counted by state instead, with the
-// server S shows (if any) named.
+// state, then what the last start did. When the servers' states would not
+// fit on the line (beside "sonde" and a margin), they are counted by state
+// instead, with the server S shows (if any) named.
 func (m *Model) multiStatus(width int) []string {
 	st := m.styles
 	out := make([]string, 0, len(m.mu.names)+1)
@@ -394,7 +394,7 @@ func (m *Model) multiStatus(width int) []string {
 		total += lipgloss.Width(text) + 3
 		out = append(out, text)
 	}
-	if total > width*3/4 && len(m.mu.names) > 1 {
+	if total > width-12 && len(m.mu.names) > 1 {
 		var parts []string
 		for _, w := range order {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[w], w))
