@@ -98,13 +98,39 @@ func newMulti(src Servers) *multi {
 }
 
 // multiInit takes the servers that run already; the others wait to be
-// picked.
+// picked. The model may be run again by a new program after its last one
+// ended (the inspector opened again from the server list, its panes kept):
+// the subscriptions of that run are closed, so each server's session is
+// taken again, under a new generation.
 func (m *Model) multiInit() tea.Cmd {
+	m.quitted, m.confirmQuit, m.stale = false, false, true
+	again := false
 	var cmds []tea.Cmd
 	for _, n := range m.mu.names {
-		if m.mu.src.Running(n) {
-			cmds = append(cmds, m.startServer(n))
+		s := m.mu.srv[n]
+		if s.asked || s.sess.Client != nil {
+			again = true
+			s.gen++
+			s.asked, s.sess, s.conn = false, Session{}, connState{}
 		}
+		if !m.mu.src.Running(n) {
+			s.tools, s.listed = nil, false // its row stands for it again
+			continue
+		}
+		cmds = append(cmds, m.startServer(n))
+	}
+	if again {
+		// What happened while the list was shown was not followed: the
+		// requests then in flight settled unseen, and the calls' results
+		// went to the program that ended. Pending starts again (a request
+		// that settles from now on shows with its outcome), and so do
+		// the Tools pane's counts of calls in flight; Frames and stderr
+		// keep their history.
+		m.pending = pending.New(m.styles)
+		m.pending.SetServer(m.mu.only)
+		m.panes[panePending] = m.pending
+		m.tools.Reset()
+		m.relayout()
 	}
 	m.setMultiTools()
 	return tea.Batch(cmds...)

@@ -257,3 +257,40 @@ func TestMultiReportKey(t *testing.T) {
 		t.Fatalf("esc did not close the report:\n%s", s)
 	}
 }
+
+// TestMultiOpenedAgain: the model run again (the inspector opened again
+// from the server list) takes each running server's session again, under
+// a new generation; Frames and stderr keep their history, Pending starts
+// again (what settled meanwhile was not followed), and a server no longer
+// running has its row back in Tools.
+func TestMultiOpenedAgain(t *testing.T) {
+	m, src := newMultiModel(t, 140, 44)
+	connectServer(t, m, "a", fixtureTools())
+	connectServer(t, m, "b", fixtureTools()[:1])
+	var e events
+	e.call(200, 7, "tools/call", "slow", `{"name":"slow"}`, 60000)
+	e.stderr(250, "hello from a\n")
+	s := m.mu.srv["a"]
+	m.Update(srvMsg{"a", eventsMsg{gen: s.gen, sub: s.sess.Sub, evs: e.take()}})
+	if m.pending.InFlight() != 1 {
+		t.Fatal("the call is not in flight")
+	}
+	oldGen := s.gen
+
+	src.running["a"] = true // b ended while the list was shown
+	runStart(t, m, m.multiInit()) // what Init runs
+	if src.starts["a"] != 2 || src.starts["b"] != 1 || s.gen == oldGen {
+		t.Fatalf("starts %v, generation %d (was %d): want a taken again under a new one, b not", src.starts, s.gen, oldGen)
+	}
+	// A result of the first run's session is dropped.
+	m.Update(srvMsg{"a", toolsListedMsg{gen: oldGen, tools: nil}})
+	view := plain(m)
+	for _, want := range []string{"Pending 0", "a hello from a", "a/echo", "b/…", "Tools 4"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("opened again: screen lacks %q:\n%s", want, view)
+		}
+	}
+	if m.frames.Len() != 1 {
+		t.Errorf("Frames holds %d frames, want the call's of the first run", m.frames.Len())
+	}
+}

@@ -69,6 +69,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 	}
 	src := managerSource{m: m, ctx: ctx}
 	note, last := "", ""
+	var insp *ui.Model
 	for {
 		list := servers.New(servers.Options{Source: src, Styles: theme.New(palette), Note: note, Select: last})
 		p := tea.NewProgram(list, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
@@ -80,7 +81,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 			return nil
 		}
 		note, last = "", name
-		if err := inspect(ctx, env, o, m, subs, name, palette, noColor); err != nil {
+		if err := inspect(ctx, env, o, m, subs, &insp, name, palette, noColor); err != nil {
 			var st *cmdutil.ExitStatus
 			if errors.As(err, &st) {
 				return err
@@ -91,8 +92,9 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 }
 
 // inspect starts server name (or reuses it) through the manager, then runs
-// the aggregated inspector over every server.
-func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, name string, palette theme.Palette, noColor bool) error {
+// the aggregated inspector over every server: *insp, made the first time
+// and run again by each later program, so its panes keep what they showed.
+func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, insp **ui.Model, name string, palette theme.Palette, noColor bool) error {
 	// A server backing off is not waited for here, with the list gone and
 	// nothing drawn: the list says how long is left (p waits for it).
 	for _, st := range m.Status() {
@@ -105,11 +107,13 @@ func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Mul
 		subs.drop(name)
 		return err
 	}
-	opts := ui.Options{
-		Servers: uiServers{m: m, ctx: ctx, subs: subs}, Command: "--all",
-		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames,
+	if *insp == nil {
+		*insp = ui.New(ui.Options{
+			Servers: uiServers{m: m, ctx: ctx, subs: subs}, Command: "--all",
+			Palette: palette, NoColor: noColor, FrameCapacity: o.Frames,
+		})
 	}
-	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
+	p := tea.NewProgram(*insp, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	_, err := p.Run()
 	subs.closeAll() // the servers run on; nobody reads their events now
 	return interrupted(err)

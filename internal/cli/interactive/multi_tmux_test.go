@@ -134,7 +134,8 @@ func TestTUIPickerMarksSeveral(t *testing.T) {
 // as beta/… with the conflicts flagged; picking broken's row fails, which
 // the status bar says, and R (with S on it) shows its failure report; S
 // shows one server's rows at a time (the titles say which), and picking
-// everything's row there starts it. Leaving the inspector and the list
+// everything's row there starts it. Leaving the inspector keeps the servers
+// running, and opening it again shows what it showed; leaving the list
 // stops them all.
 func TestTUIAggregated(t *testing.T) {
 	bin := peertest.Everything(t)
@@ -197,6 +198,16 @@ func TestTUIAggregated(t *testing.T) {
 
 	tt.keys("q")
 	tt.waitFor("the list again", `sonde · 4 servers · 3 running`)
+	// Opened again, the inspector still shows what it showed (alpha's
+	// start, followed from the first run), with the three servers taken
+	// again and none started anew.
+	tt.keys("Enter")
+	tt.waitFor("the inspector again", `│ alpha pid \d+ │ beta pid \d+ │ broken failed │ everything pid \d+ │`,
+		`alpha\s+── pid \d+ started`, `─ 3 Tools [1-9]\d* `,
+		// each server's tools listed again (so q finds nothing in flight)
+		`alpha\s+<- 3\s+response`, `beta\s+<- 3\s+response`, `everyth\S*\s+<- 3\s+response`, `─ 1 Pending 0 ─`)
+	tt.keys("q")
+	tt.waitFor("the list once more", `sonde · 4 servers · 3 running`)
 	tt.quit()
 	for _, f := range fx {
 		f.AssertStarted(1)
