@@ -51,7 +51,7 @@ func (m *Model) index() {
 }
 
 // shows reports whether e is of the server shown (SetServer).
-func (m *Model) shows(e *entry) bool { return m.only == "" || e.key.server == m.only }
+func (m *Model) shows(e *entry) bool { return m.only == "" || e.server == m.only }
 
 // item is what the filter language sees of a row: its method, tool, id,
 // direction, state, latency once settled, and its error text as payload.

@@ -95,20 +95,12 @@ type Entry struct {
 type reqKey struct {
 	dir client.Direction
 	id  jsonrpc.ID
-	// server is the server the request went to, when the pane shows
-	// several (SetTag): each server numbers its requests from 1.
-	server string
-}
-
-// keyOf is the key of request id in direction dir of the server whose
-// events are being applied.
-func (m *Model) keyOf(dir client.Direction, id jsonrpc.ID) reqKey {
-	return reqKey{dir: dir, id: id, server: m.tag}
 }
 
 // entry is one request as the pane knows it.
 type entry struct {
 	key      reqKey
+	server   string // the server it went to, with several (SetTag)
 	method   string
 	tool     string
 	state    client.State
@@ -139,6 +131,10 @@ type Model struct {
 	now   time.Time
 	live  []*entry // in queue order
 	byKey map[reqKey]*entry
+	// byServer holds each server's byKey once SetTag was called (each
+	// server numbers its requests from 1); byKey is then the one of the
+	// server whose events are applied.
+	byServer map[string]map[reqKey]*entry
 	// inFlight and settled count the live rows that are not final / final.
 	inFlight, settled int
 	hist              ring.Ring[entry]
@@ -185,7 +181,16 @@ func (m *Model) Reset() {}
 // the pane shows the requests of several (each numbers its own from 1):
 // their rows are tagged with it, shown in a SERVER column. "" (the
 // default) is one server, and no column.
-func (m *Model) SetTag(server string) { m.tag = server }
+func (m *Model) SetTag(server string) {
+	if m.byServer == nil {
+		m.byServer = map[string]map[reqKey]*entry{m.tag: m.byKey}
+	}
+	m.tag = server
+	if m.byServer[server] == nil {
+		m.byServer[server] = map[reqKey]*entry{}
+	}
+	m.byKey = m.byServer[server]
+}
 
 // SetServer shows only the rows of server ("" shows every server's); the
 // title says which.
@@ -237,14 +242,13 @@ func (m *Model) Apply(evs []client.Event) {
 		case ev.Kind == client.EvTask && ev.Task != nil:
 			m.applyTask(ev.Time, ev.Task)
 		case ev.Kind == client.EvHTTP && ev.HTTP != nil && ev.HTTP.ReqID.IsValid() && ev.HTTP.Stream != "":
-			if e := m.byKey[m.keyOf(client.Out, ev.HTTP.ReqID)]; e != nil && !e.state.Final() {
+			if e := m.byKey[reqKey{client.Out, ev.HTTP.ReqID}]; e != nil && !e.state.Final() {
 				e.stream = clean(ev.HTTP.Stream, 60)
 			}
 		case ev.Kind == client.EvFrame && ev.Frame != nil:
 			m.applyFrame(ev.Frame)
 		case ev.Kind == client.EvNote:
 			if k, what, ok := faultedAnswer(ev.Note); ok {
-				k.server = m.tag
 				if e := m.byKey[k]; e != nil && !e.state.Final() {
 					e.fault = what
 				}
@@ -260,7 +264,7 @@ func (m *Model) apply(t time.Time, r *client.ReqInfo) {
 	if t.IsZero() {
 		t = m.now
 	}
-	k := m.keyOf(r.Dir, r.ID)
+	k := reqKey{r.Dir, r.ID}
 	var e *entry
 	if r.ID.IsValid() { // rejected requests have no id: always a row of their own
 		e = m.byKey[k]
@@ -270,7 +274,7 @@ func (m *Model) apply(t time.Time, r *client.ReqInfo) {
 		e = nil
 	}
 	if e == nil {
-		e = &entry{key: k, queued: t}
+		e = &entry{key: k, queued: t, server: m.tag}
 		if r.State != client.StateQueued && r.State != client.StateReceived && r.Latency > 0 {
 			e.queued = t.Add(-r.Latency) // we missed the start
 		}
@@ -316,8 +320,12 @@ func (m *Model) retire(e *entry) {
 	e.dead = true
 	m.dirty = true
 	m.settled--
-	if m.byKey[e.key] == e {
-		delete(m.byKey, e.key)
+	keys := m.byKey // one server
+	if m.byServer != nil {
+		keys = m.byServer[e.server]
+	}
+	if keys[e.key] == e {
+		delete(keys, e.key)
 	}
 	follow := m.hv.sel >= m.hist.Len()-1
 	if _, evicted := m.hist.Push(*e); evicted {
@@ -336,7 +344,7 @@ func (m *Model) applyFrame(f *client.FrameInfo) {
 	if f.Dir != client.In || f.Verdict != client.VerdictResolved || !f.Msg.ID.IsValid() {
 		return
 	}
-	if e := m.byKey[m.keyOf(client.Out, f.Msg.ID)]; e != nil && e.method == mcp.MethodToolsCall && mcp.ResultIsError(f.Msg.Result) {
+	if e := m.byKey[reqKey{client.Out, f.Msg.ID}]; e != nil && e.method == mcp.MethodToolsCall && mcp.ResultIsError(f.Msg.Result) {
 		e.isError = true
 	}
 }
@@ -415,7 +423,7 @@ func (m *Model) Title() string {
 	if m.only != "" {
 		n := 0
 		for _, e := range m.live {
-			if e.key.server == m.only && !e.state.Final() {
+			if e.server == m.only && !e.state.Final() {
 				n++
 			}
 		}
@@ -476,5 +484,5 @@ func faultedAnswer(note string) (reqKey, string, bool) {
 	if strings.HasSuffix(note, " to-server") {
 		dir = client.In
 	}
-	return reqKey{dir: dir, id: id}, verb + " by fault rule " + n, true
+	return reqKey{dir, id}, verb + " by fault rule " + n, true
 }

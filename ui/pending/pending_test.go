@@ -372,8 +372,8 @@ func TestFaultDropped(t *testing.T) {
 		key  reqKey
 		what string
 	}{
-		{"fault rule 1 (close:to-host) closed the host's stdout instead of forwarding the response to id 3 to-host", reqKey{dir: client.Out, id: jsonrpc.Int(3)}, "closed by fault rule 1"},
-		{`fault rule 4 (drop:to-server) dropped the response to id "a b" (sampling/createMessage) to-server`, reqKey{dir: client.In, id: jsonrpc.String("a b")}, "dropped by fault rule 4"},
+		{"fault rule 1 (close:to-host) closed the host's stdout instead of forwarding the response to id 3 to-host", reqKey{client.Out, jsonrpc.Int(3)}, "closed by fault rule 1"},
+		{`fault rule 4 (drop:to-server) dropped the response to id "a b" (sampling/createMessage) to-server`, reqKey{client.In, jsonrpc.String("a b")}, "dropped by fault rule 4"},
 	} {
 		k, what, ok := faultedAnswer(tc.note)
 		if !ok || k != tc.key || what != tc.what {

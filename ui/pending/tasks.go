@@ -41,12 +41,12 @@ func (m *Model) applyTask(t time.Time, ti *client.TaskInfo) {
 		case ti.Err != nil || ti.Task.Status == mcp.TaskFailed:
 			r.State = client.StateError
 		}
-		if e := m.byKey[m.keyOf(dir, id)]; e != nil {
+		if e := m.byKey[reqKey{dir, id}]; e != nil {
 			r.Latency = t.Sub(e.queued)
 		}
 	}
 	m.apply(t, r)
-	if e := m.byKey[m.keyOf(dir, id)]; e != nil {
+	if e := m.byKey[reqKey{dir, id}]; e != nil {
 		e.task = ti.Task.Status
 		if ti.Task.StatusMessage != "" {
 			e.task += ": " + clean(ti.Task.StatusMessage, 200)

@@ -117,7 +117,7 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		if id, ok := e.key.id.Int64(); ok {
-			srv := e.key.server
+			srv := e.server
 			return func() tea.Msg { return CancelMsg{ID: id, Server: srv} }
 		}
 		return cancelTask(e)
@@ -129,12 +129,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 				// "task:<taskId>" (client.ServerRequests.Tasks).
 				id = jsonrpc.String("task:" + s)
 			}
-			srv := e.key.server
+			srv := e.server
 			return func() tea.Msg { return AnswerMsg{ID: id, Server: srv} }
 		}
 	case key.Matches(msg, k.Frames):
 		if e := m.selected(); e != nil && e.key.id.IsValid() {
-			id, dir, srv := e.key.id, e.key.dir, e.key.server
+			id, dir, srv := e.key.id, e.key.dir, e.server
 			return func() tea.Msg { return ShowFramesMsg{ID: id, Dir: dir, Server: srv} }
 		}
 	}

@@ -155,7 +155,7 @@ func (m *Model) common(e *entry) []cell {
 	if e.isError {
 		state, stStyle = "isError", st.Error
 	}
-	return []cell{{text: mark, style: st.Info}, {text: clean(e.key.server, 60), style: st.Accent}, {text: id, style: text, num: true},
+	return []cell{{text: mark, style: st.Info}, {text: clean(e.server, 60), style: st.Accent}, {text: id, style: text, num: true},
 		{text: method, style: text, method: e.method, tool: e.tool}, {text: state, style: stStyle}}
 }
 
