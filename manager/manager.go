@@ -692,6 +692,15 @@ func (m *Manager) toolsWith(ctx context.Context, each func(server string, err er
 		})
 	}
 	wg.Wait()
+	return Aggregate(names, lists), errs
+}
+
+// Aggregate names the tools of servers names (lists[i] are names[i]'s) as
+// server/tool, in the order of the servers, then of each list; an entry
+// whose tool name another server also has lists those servers in
+// Conflicts. It is the one rule of Tools, RunningTools and the aggregated
+// inspector.
+func Aggregate(names []string, lists [][]mcp.Tool) []ToolEntry {
 	count := map[string]map[string]bool{}
 	for i, n := range names {
 		for _, t := range lists[i] {
@@ -701,6 +710,7 @@ func (m *Manager) toolsWith(ctx context.Context, each func(server string, err er
 			count[t.Name][n] = true
 		}
 	}
+	var entries []ToolEntry
 	for i, n := range names {
 		for _, t := range lists[i] {
 			e := ToolEntry{Server: n, Name: n + "/" + t.Name, Tool: t}
@@ -715,7 +725,7 @@ func (m *Manager) toolsWith(ctx context.Context, each func(server string, err er
 			entries = append(entries, e)
 		}
 	}
-	return entries, errs
+	return entries
 }
 
 // ToolEntry is one tool of one server, under its namespaced name.

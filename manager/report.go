@@ -72,6 +72,29 @@ func (m *Manager) Report(err error, args any, o ReportOptions) *Report {
 	if !errors.As(err, &ce) {
 		return nil
 	}
+	var f Failure
+	m.mu.Lock()
+	if s := m.servers[ce.Server]; s != nil {
+		f = Failure{Where: s.spec.Where, Hash: s.hash, Init: s.init, Exit: s.exit}
+	}
+	m.mu.Unlock()
+	return BuildReport(ce, f, args, o)
+}
+
+// Failure is what a report says of the server besides the call's error:
+// where it was found, its hash, its handshake and its last exit (when the
+// error carries none).
+type Failure struct {
+	Where, Hash string
+	Init        *mcp.InitializeResult
+	Exit        *client.Exit
+}
+
+// BuildReport is the failure report of ce with what is known of its
+// server: the one rule of a call through the manager (Report) and of a
+// call on one server's own client (sonde call TOOL -- CMD). The values of
+// args never appear in it.
+func BuildReport(ce *CallError, f Failure, args any, o ReportOptions) *Report {
 	if o.StderrLines <= 0 {
 		o.StderrLines = 5
 	}
@@ -81,6 +104,7 @@ func (m *Manager) Report(err error, args any, o ReportOptions) *Report {
 		Method: "tools/call", Code: string(client.CodeOf(ce.Err)), Uncertain: ce.Uncertain,
 		DurationMS: float64(ce.Duration.Microseconds()) / 1000,
 		Message:    scrub(mcp.Clip(ce.Err.Error(), 1000), secrets),
+		Where:      f.Where, Hash: f.Hash,
 	}
 	if r.Code == "" {
 		r.Code = "MCP_ERROR"
@@ -91,6 +115,7 @@ func (m *Manager) Report(err error, args any, o ReportOptions) *Report {
 	if ce.Reason != nil {
 		r.Reason = scrub(ce.Reason.Error(), secrets)
 	}
+	x := f.Exit
 	var e *client.Error
 	if errors.As(ce.Err, &e) {
 		if e.RPC != nil {
@@ -98,27 +123,18 @@ func (m *Manager) Report(err error, args any, o ReportOptions) *Report {
 			r.RPCCode = &code
 		}
 		if e.Exit != nil {
-			r.Exit = e.Exit.Status()
-		}
-	}
-	m.mu.Lock()
-	if s := m.servers[ce.Server]; s != nil {
-		r.Where, r.Hash = s.spec.Where, s.hash
-		if s.init != nil {
-			r.Identity = strings.TrimSpace(s.init.ServerInfo.Name + " " + s.init.ServerInfo.Version)
-			r.Protocol = s.init.ProtocolVersion
-		}
-		x := s.exit
-		if e != nil && e.Exit != nil {
 			x = e.Exit
 		}
-		if x != nil {
-			r.Exit = x.Status()
-			r.Stderr = scrub(tailLines(x.Stderr, o.StderrLines, 200), secrets)
-			r.StderrDropped = x.StderrDropped
-		}
 	}
-	m.mu.Unlock()
+	if f.Init != nil {
+		r.Identity = strings.TrimSpace(f.Init.ServerInfo.Name + " " + f.Init.ServerInfo.Version)
+		r.Protocol = f.Init.ProtocolVersion
+	}
+	if x != nil {
+		r.Exit = x.Status()
+		r.Stderr = scrub(tailLines(x.Stderr, o.StderrLines, 200), secrets)
+		r.StderrDropped = x.StderrDropped
+	}
 	if o.Arguments {
 		r.Arguments = redactArgs(args)
 	}

@@ -210,6 +210,11 @@ func (m *Model) updateDialog(msg tea.Msg) (tea.Cmd, bool) {
 			m.dlg, m.authHidden = nil, true
 			m.openNextAsk()
 		}
+	case *reportDialog:
+		if act == answer.Later {
+			m.dlg = nil
+			m.openNextAsk()
+		}
 	case *answer.Roots:
 		switch act {
 		case answer.Send:

@@ -9,6 +9,10 @@ type keyMap struct {
 	// Roots opens the roots editor (ui/answer).
 	Roots            key.Binding
 	LessonNext, FIFO key.Binding
+	// Server cycles the server the panes show, in the aggregated
+	// inspector (Options.Servers); Report shows that server's failure
+	// report there (R, which records with one server).
+	Server, Report key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -24,15 +28,17 @@ func defaultKeyMap() keyMap {
 		Focus:      key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7"), key.WithHelp("1-7", "focus pane")),
 		LessonNext: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "next lesson step")),
 		FIFO:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "FIFO view")),
+		Server:     key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "servers: all")),
+		Report:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "failure report")),
 	}
 }
 
 // ShortHelp is the global part of the help line.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Next, k.Zoom, k.Help, k.Quit}
+	return []key.Binding{k.Server, k.Next, k.Zoom, k.Help, k.Quit}
 }
 
 // FullHelp lists every global key.
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Roots, k.Quit}, {k.LessonNext, k.FIFO}}
+	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Roots, k.Quit}, {k.Server, k.Report, k.LessonNext, k.FIFO}}
 }

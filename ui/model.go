@@ -31,6 +31,9 @@ import (
 type Session struct {
 	Client *client.Client
 	Sub    *client.Subscription
+	// Pid is the server's process when known before its events (a server
+	// already running when the subscription was made); 0 otherwise.
+	Pid int
 }
 
 // Options configure the TUI.
@@ -76,6 +79,13 @@ type Options struct {
 	// prompts are injected into the session through the tap
 	// (ui/watch.go).
 	Watch Watched
+	// Servers, if set, makes this the aggregated inspector over several
+	// servers (sonde --all): Tools lists every running server's tools as
+	// server/tool and a row for each server not started (enter starts
+	// it); Pending, Frames and stderr show every server's rows, tagged,
+	// and S shows one server's or all. Start, First, Recorder and the
+	// Features pane are not used.
+	Servers Servers
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -150,6 +160,7 @@ type Model struct {
 	answerErr  error        // the last answer or roots change that failed
 	rp         *replayState // set in a replay
 	wt         *watchState  // set when watching a tapped session
+	mu         *multi       // set in the aggregated inspector (multi.go)
 
 	// The screen is drawn again only after a change (redraw.go): frame is
 	// the screen last drawn, stale says it must be drawn again, renders
@@ -196,6 +207,15 @@ func New(opts Options) *Model {
 		m.panes[paneLesson] = m.lesson
 		m.focus = paneLesson
 	}
+	m.keys.Server.SetEnabled(opts.Servers != nil && opts.Replay == nil)
+	m.keys.Report.SetEnabled(opts.Servers != nil && opts.Replay == nil)
+	if opts.Servers != nil && opts.Replay == nil {
+		m.mu = newMulti(opts.Servers)
+		m.panes[paneFeatures] = nil // prompts and resources are one server's
+		m.keys.Roots.SetEnabled(false)
+		m.keys.Record.SetEnabled(false)
+		m.syncServerKey()
+	}
 	if opts.Watch != nil {
 		m.initWatch()
 	}
@@ -220,6 +240,9 @@ func (m *Model) Init() tea.Cmd {
 	}
 	if m.wt != nil {
 		return tea.Batch(waitWatch(m.wt.src), tick(), tea.RequestBackgroundColor)
+	}
+	if m.mu != nil {
+		return tea.Batch(m.multiInit(), tick(), tea.RequestBackgroundColor)
 	}
 	start := m.startCmd(m.gen)
 	if first := m.opts.First; first != nil {

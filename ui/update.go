@@ -71,6 +71,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.replayTicked(msg)
 	case toolDoneMsg:
 		return m, m.toolDone(msg)
+	case srvMsg:
+		return m, m.handleServer(msg)
+	case reportMsg:
+		m.showReport(msg)
+		return m, nil
 	}
 	if m.wt != nil {
 		if cmd, ok := m.watchMsg(msg); ok {
@@ -149,6 +154,11 @@ func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 	}
+	if m.mu != nil {
+		if cmd, ok := m.multiPaneMsg(msg); ok {
+			return cmd
+		}
+	}
 	switch msg := msg.(type) {
 	case pending.CancelMsg:
 		if m.sess.Client != nil {
@@ -211,25 +221,11 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			}
 			m.conn.expired = true
 		}
-		m.trackProcess(ev)
-	}
-	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs))
-}
-
-// trackProcess follows the server's pid and exit for the status bar.
-func (m *Model) trackProcess(ev client.Event) {
-	if ev.Kind != client.EvProcess || ev.Proc == nil {
-		return
-	}
-	switch ev.Proc.What {
-	case client.ProcStart:
-		m.conn.pid = ev.Proc.Pid
-	case client.ProcExit:
-		m.conn.exited = "exited"
-		if ev.Proc.Exit != nil {
-			m.conn.exited = ev.Proc.Exit.Status()
+		if ev.Kind == client.EvProcess && ev.Proc != nil {
+			m.conn.follow(ev.Proc)
 		}
 	}
+	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs))
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -286,8 +282,15 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.zoom = !m.zoom
 			m.relayout()
 			return nil
+		case key.Matches(msg, m.keys.Restart) && m.mu != nil:
+			return m.restartServer()
 		case key.Matches(msg, m.keys.Restart):
 			return m.restart()
+		case key.Matches(msg, m.keys.Server):
+			m.cycleServer()
+			return nil
+		case key.Matches(msg, m.keys.Report):
+			return m.reportCmd()
 		case key.Matches(msg, m.keys.Record):
 			return m.toggleRecord()
 		case key.Matches(msg, m.keys.Roots):
@@ -415,4 +418,17 @@ func (m *Model) relayout() {
 	}
 	m.help.SetWidth(m.width)
 	m.sizeDialog()
+}
+
+// follow notes a process event of the server: its pid, how it ended.
+func (c *connState) follow(p *client.ProcInfo) {
+	switch p.What {
+	case client.ProcStart:
+		c.pid = p.Pid
+	case client.ProcExit:
+		c.exited = "exited"
+		if p.Exit != nil {
+			c.exited = p.Exit.Status()
+		}
+	}
 }

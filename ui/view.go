@@ -159,6 +159,10 @@ func (m *Model) statusBar() string {
 	}
 	parts := []part{{text: st.Accent.Render("sonde")}}
 	switch {
+	case m.mu != nil:
+		for _, t := range m.multiStatus(m.width) {
+			parts = append(parts, part{text: t})
+		}
 	case m.conn.err != nil:
 		parts = append(parts, part{text: st.Error.Render(m.conn.err.Error())})
 	case m.conn.restarting:
@@ -168,12 +172,14 @@ func (m *Model) statusBar() string {
 	case m.conn.server.Name != "":
 		parts = append(parts, part{text: m.conn.server.Name + " " + m.conn.server.Version}, part{text: m.conn.protocol, drop: 3})
 	}
-	proc := part{text: m.opts.Transport, drop: 2}
-	if m.conn.pid != 0 {
-		proc.alt = fmt.Sprintf("pid %d", m.conn.pid)
-		proc.text += " " + proc.alt
+	if m.mu == nil {
+		proc := part{text: m.opts.Transport, drop: 2}
+		if m.conn.pid != 0 {
+			proc.alt = fmt.Sprintf("pid %d", m.conn.pid)
+			proc.text += " " + proc.alt
+		}
+		parts = append(parts, proc)
 	}
-	parts = append(parts, proc)
 	if m.wt != nil {
 		parts = append(parts, part{text: m.watchPart()})
 	}

@@ -198,7 +198,9 @@ func (m *Model) watchEvents(msg watchEventsMsg) tea.Cmd {
 		}
 		m.stats.apply(msg.evs)
 		for _, ev := range msg.evs {
-			m.trackProcess(ev)
+			if ev.Kind == client.EvProcess && ev.Proc != nil {
+				m.conn.follow(ev.Proc)
+			}
 			m.watchTrack(ev)
 		}
 	}

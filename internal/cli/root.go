@@ -35,7 +35,9 @@ the server's stderr, and a tool picker to make calls.
                                                               Windsurf or Cline (--config FILE)
   sonde                                                       in a terminal: pick one of those
   sonde --all                                                 every one of those, in a list;
-                                                              each starts when you open it
+                                                              enter opens one inspector over
+                                                              all (tools as server/tool); each
+                                                              starts when first picked
   sonde demo                                                  the out-of-order lesson
 
 The server command comes after "--" and is run directly (no shell). Without one (and

@@ -1,6 +1,7 @@
 package frames
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +286,90 @@ func TestInjectedRows(t *testing.T) {
 	press(m, "enter")
 	if detail := ansi.Strip(m.View()); !strings.Contains(detail, "injected by sonde") {
 		t.Errorf("detail:\n%s", detail)
+	}
+}
+
+// TestServersTagged: the same exchange from two servers, interleaved by
+// batch (as the aggregated inspector applies them): each row tagged, the
+// lint rules run per server (no finding from the other's ids), an id's
+// frames are that server's, and SetServer shows one server's rows.
+func TestServersTagged(t *testing.T) {
+	single := New(theme.New(theme.NoColor()), Options{})
+	single.Apply(session()[:12])
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.SetSize(118, 30)
+	// Both servers' id 3 is in flight at once (frame 7, then 8 to 11:
+	// its error, a string id "3" and a second answer, which the rules
+	// flag only while they follow each server's ids apart).
+	for _, batch := range [][2]int{{0, 3}, {3, 6}, {6, 7}, {7, 12}} {
+		for _, srv := range []string{"alpha", "beta"} {
+			m.SetTag(srv)
+			m.Apply(session()[batch[0]:batch[1]])
+		}
+	}
+	if m.Len() != 24 {
+		t.Fatalf("Len %d, want 24", m.Len())
+	}
+	var want []string
+	for _, mk := range marks(single) {
+		want = append(want, mk, mk)
+	}
+	if len(want) < 6 {
+		t.Fatalf("one server's marks %v: the exchange breaks fewer rules than the test needs", marks(single))
+	}
+	got := marks(m)
+	slices.Sort(got)
+	slices.Sort(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("lint marks with two servers %v, want each of one server's twice %v", got, want)
+	}
+	view := ansi.Strip(m.View())
+	if !strings.Contains(view, "server") || !strings.Contains(view, "alpha  -> 1") || !strings.Contains(view, "beta   -> 1") {
+		t.Errorf("rows not tagged:\n%s", view)
+	}
+	m.FilterRequest("beta", jsonrpc.Int(2))
+	if got := seqs(m); !equal(got, []uint64{4, 6}) || m.ring.at(m.absAt(0)).srv != "beta" || m.ring.at(m.absAt(1)).srv != "beta" {
+		t.Errorf("beta's id 2: rows %v", got)
+	}
+	if got := m.Title(); !strings.Contains(got, "filter: beta id 2") {
+		t.Errorf("title %q", got)
+	}
+	m.clearFilter()
+	m.SetServer("alpha")
+	if m.count() != 12 || !strings.Contains(m.Title(), "filter: server alpha") {
+		t.Errorf("alpha only: %d rows, title %q", m.count(), m.Title())
+	}
+	for i := range m.count() {
+		if e := m.ring.at(m.absAt(i)); e.srv != "alpha" {
+			t.Fatalf("row %d is %s's", i, e.srv)
+		}
+	}
+	m.SetServer("")
+	m.SetSize(40, 30)
+	if view := ansi.Strip(m.View()); strings.Contains(view, "alpha") {
+		t.Errorf("narrow: the server column still shows:\n%s", view)
+	}
+}
+
+// TestServersLintApart: the rules follow each server's session. beta asks
+// for sampling before its own handshake is over, after alpha's is: a
+// linter shared by both would take alpha's handshake for beta's.
+func TestServersLintApart(t *testing.T) {
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.SetTag("alpha")
+	m.Apply(session()[:4])
+	m.SetTag("beta")
+	m.Apply(append(session()[:2:2], frameEv(3, 14*time.Millisecond, client.In,
+		`{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`, client.VerdictServerRequest, "request from the server: sampling/createMessage")))
+	found := false
+	for abs := m.ring.oldest(); abs < m.ring.total(); abs++ {
+		if e := m.ring.at(abs); e.srv == "beta" && e.seq == 3 {
+			for _, f := range e.lint {
+				found = found || f.Rule == "request-before-initialize"
+			}
+		}
+	}
+	if !found {
+		t.Errorf("beta's early request is not flagged: %v", marks(m))
 	}
 }

@@ -58,6 +58,33 @@ func BenchmarkApplyFiltered(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e5, "ns/event")
 }
 
+// BenchmarkApplyTagged is BenchmarkApply over two servers (the aggregated
+// inspector): batches tagged in turn, each server's lint apart, and with
+// one server shown, so every new frame is matched against it.
+func BenchmarkApplyTagged(b *testing.B) {
+	evs := manyEvents(100_000)
+	st := theme.New(theme.Dark())
+	for _, only := range []string{"", "alpha"} {
+		name := "all"
+		if only != "" {
+			name = "one-shown"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m := New(st, Options{})
+				m.SetSize(118, 36)
+				m.SetServer(only)
+				for i := 0; i < len(evs); i += 256 {
+					m.SetTag([]string{"alpha", "beta"}[i/256%2])
+					m.Apply(evs[i:min(i+256, len(evs))])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e5, "ns/event")
+		})
+	}
+}
+
 // BenchmarkView draws the list holding 1k and 1M frames (the ring is as
 // large as the history): the cost must not depend on the history.
 func BenchmarkView(b *testing.B) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	flt "github.com/sonde-mcp/sonde/filter"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
@@ -22,16 +23,23 @@ type filter struct {
 	byID    bool
 	noHTTP  bool     // hide HTTP rows (x)
 	proc    int      // with byID: only frames of this server process
+	srv     string   // only frames of this server (SetServer)
+	idSrv   string   // with byID: the server of the id
 	matches []uint64 // absolute indices of matching frames, ascending
 	scanned uint64   // frames below this absolute index have been matched
 }
 
-func (f *filter) active() bool { return f.query != "" || f.byID || f.noHTTP }
+func (f *filter) active() bool { return f.query != "" || f.byID || f.noHTTP || f.srv != "" }
 
 // label is the filter as shown in the title: "id 3", "tools", "id 3 tools".
 func (f *filter) label() string {
 	var parts []string
-	if f.byID {
+	if f.srv != "" {
+		parts = append(parts, "server "+textfmt.Clean(f.srv))
+	}
+	if f.byID && f.idSrv != "" && f.idSrv != f.srv {
+		parts = append(parts, textfmt.Clean(f.idSrv)+" id "+f.id.String())
+	} else if f.byID {
 		parts = append(parts, "id "+f.id.String())
 	}
 	if f.query != "" {
@@ -58,10 +66,10 @@ func (m *Model) match(from, to uint64, subset []uint64, narrow bool) []uint64 {
 	var cands []uint64
 	add := func(abs uint64) {
 		e := m.ring.at(abs)
-		if m.flt.noHTTP && e.h != nil {
+		if m.flt.noHTTP && e.h != nil || m.flt.srv != "" && e.srv != m.flt.srv {
 			return
 		}
-		if !m.flt.byID || e.proc == m.flt.proc && related(e.f, m.flt.id) {
+		if !m.flt.byID || e.proc == m.flt.proc && e.srv == m.flt.idSrv && related(e.f, m.flt.id) {
 			cands = append(cands, abs)
 		}
 	}
@@ -196,8 +204,13 @@ func frameItem(e *entry) flt.Item {
 // after a restart), with an "id N" chip; esc clears it. It drops
 // any fuzzy query, closes the detail view, leaves follow mode and selects
 // the first such frame. An unset id (jsonrpc.ID{}) just clears the filter.
-func (m *Model) FilterID(id jsonrpc.ID) {
-	m.flt.query, m.flt.id, m.flt.byID, m.flt.proc = "", id, id.IsValid(), max(m.proc, 1)
+func (m *Model) FilterID(id jsonrpc.ID) { m.FilterRequest("", id) }
+
+// FilterRequest is FilterID for a request of server, when the pane shows
+// several (SetTag): the frames of that server's id.
+func (m *Model) FilterRequest(server string, id jsonrpc.ID) {
+	m.flt.query, m.flt.id, m.flt.byID, m.flt.proc = "", id, id.IsValid(), max(m.procs[server], 1)
+	m.flt.idSrv = server
 	m.flt.noHTTP = false
 	m.input.SetValue("")
 	m.input.Blur()
@@ -213,7 +226,7 @@ func (m *Model) FilterID(id jsonrpc.ID) {
 // clearFilter removes the query and the id chip, keeping the selected frame
 // (and whether HTTP rows are hidden).
 func (m *Model) clearFilter() {
-	m.flt = filter{noHTTP: m.flt.noHTTP}
+	m.flt = filter{noHTTP: m.flt.noHTTP, srv: m.flt.srv}
 	m.input.SetValue("")
 	m.refilter(false)
 }

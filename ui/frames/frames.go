@@ -51,11 +51,15 @@ type Model struct {
 	keys KeyMap
 	w, h int
 	now  time.Time
-	proc int // server processes started so far (restarts)
+	// procs counts each server's processes started so far (restarts);
+	// one server is "".
+	procs map[string]int
+	tag   string // the server whose events Apply folds (SetTag)
 
-	ring frameRing
-	lint *lint.Linter // the protocol rules, run over every event applied
-	t0   time.Time    // time of the first frame since New or Reset
+	ring  frameRing
+	lint  *lint.Linter            // the protocol rules, run over every event applied
+	lints map[string]*lint.Linter // with several servers: each server's
+	t0    time.Time               // time of the first frame since New or Reset
 
 	follow bool
 	sel    uint64 // absolute index of the selected frame
@@ -81,7 +85,7 @@ func New(st *theme.Styles, o Options) *Model {
 	s.Blurred = s.Focused
 	s.Cursor.Color, s.Cursor.Blink = st.Palette.Accent, false
 	in.SetStyles(s)
-	m := &Model{st: st, keys: DefaultKeyMap(), follow: true, input: in, lint: lint.New()}
+	m := &Model{st: st, keys: DefaultKeyMap(), follow: true, input: in, lint: lint.New(), lints: map[string]*lint.Linter{}, procs: map[string]int{}}
 	m.ring = newFrameRing(o.Capacity)
 	m.initPens()
 	m.syncKeys()
@@ -114,8 +118,8 @@ func (m *Model) Nested() bool { return m.mode == modeDetail }
 // turns follow mode back on.
 func (m *Model) Reset() {
 	m.ring = newFrameRing(m.ring.r.Cap())
-	m.lint = lint.New()
-	m.t0, m.proc = time.Time{}, 0
+	m.lint, m.lints = lint.New(), map[string]*lint.Linter{}
+	m.t0, m.procs = time.Time{}, map[string]int{}
 	m.flt = filter{}
 	m.input.SetValue("")
 	m.input.Blur()

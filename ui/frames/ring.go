@@ -17,7 +17,8 @@ import (
 
 // entry is one frame in the ring.
 type entry struct {
-	proc   int // which server process (1, 2, … after restarts)
+	proc   int    // which server process (1, 2, … after restarts)
+	srv    string // which server, when the pane shows several (SetTag)
 	seq    uint64
 	t      time.Time
 	f      *client.FrameInfo
@@ -59,9 +60,9 @@ func (r *frameRing) total() uint64 { return r.r.Total() }
 // at is the frame with absolute index abs (oldest() <= abs < total()).
 func (r *frameRing) at(abs uint64) *entry { return r.r.At(int(abs - r.r.Evicted())) }
 
-func (r *frameRing) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, found []lint.Finding) {
+func (r *frameRing) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, srv string, found []lint.Finding) {
 	isErr := f.Dir == client.In && f.Verdict == client.VerdictResolved && mcp.ResultIsError(f.Msg.Result)
-	r.r.Push(entry{proc: proc, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr})
+	r.r.Push(entry{proc: proc, srv: srv, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr})
 }
 
 // nameOf is the tool or prompt a tools/call or prompts/get request names,
@@ -152,21 +153,22 @@ func (r *frameRing) search(abs uint64) string {
 // the selection moves to the newest frame. Other events are ignored.
 func (m *Model) Apply(evs []client.Event) {
 	added := false
+	lt := m.linter()
 	for i := range evs {
 		ev := &evs[i]
 		var found []lint.Finding
-		if fs := m.lint.Check(*ev); len(fs) > 0 {
+		if fs := lt.Check(*ev); len(fs) > 0 {
 			found = slices.Clone(fs)
 		}
 		if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect) {
-			m.proc++ // a restart: ids start again, so frames remember their process
+			m.procs[m.tag]++ // a restart: ids start again, so frames remember their process
 			continue
 		}
 		if ev.Kind == client.EvHTTP && ev.HTTP != nil {
 			if m.t0.IsZero() {
 				m.t0 = ev.Time
 			}
-			m.ring.push(ev.Seq, ev.Time, httpFrame(ev.HTTP, ev.Time), ev.HTTP, max(m.proc, 1), found)
+			m.ring.push(ev.Seq, ev.Time, httpFrame(ev.HTTP, ev.Time), ev.HTTP, m.curProc(), m.tag, found)
 			added = true
 			continue
 		}
@@ -175,7 +177,7 @@ func (m *Model) Apply(evs []client.Event) {
 				if m.t0.IsZero() {
 					m.t0 = ev.Time
 				}
-				m.ring.push(ev.Seq, ev.Time, f, nil, max(m.proc, 1), nil)
+				m.ring.push(ev.Seq, ev.Time, f, nil, m.curProc(), m.tag, nil)
 				added = true
 			}
 			continue
@@ -190,7 +192,7 @@ func (m *Model) Apply(evs []client.Event) {
 		if m.t0.IsZero() {
 			m.t0 = t
 		}
-		m.ring.push(ev.Seq, t, ev.Frame, nil, max(m.proc, 1), found)
+		m.ring.push(ev.Seq, t, ev.Frame, nil, m.curProc(), m.tag, found)
 		added = true
 	}
 	if !added {
@@ -198,6 +200,41 @@ func (m *Model) Apply(evs []client.Event) {
 	}
 	m.extendFilter()
 	m.settle()
+}
+
+// curProc is the process number of the server whose events are applied
+// (1 before any start).
+func (m *Model) curProc() int { return max(m.procs[m.tag], 1) }
+
+// linter is the protocol rules' state of the server whose events are
+// applied: one per server, since each has its own ids and handshake.
+func (m *Model) linter() *lint.Linter {
+	if m.tag == "" {
+		return m.lint
+	}
+	l := m.lints[m.tag]
+	if l == nil {
+		l = lint.New()
+		m.lints[m.tag] = l
+	}
+	return l
+}
+
+// SetTag says which server the events Apply folds next come from, when
+// the pane shows the frames of several: their rows are tagged with it
+// (a SERVER column) and the protocol rules follow each server apart. ""
+// (the default) is one server, and no column.
+func (m *Model) SetTag(server string) { m.tag = server }
+
+// SetServer shows only the frames of server ("" shows every server's);
+// the title says which.
+func (m *Model) SetServer(server string) {
+	if server == m.flt.srv {
+		return
+	}
+	m.flt.srv = server
+	m.refilter(false)
+	m.syncKeys()
 }
 
 // segs are the byte offsets of the parts of a search text (-1 when absent).

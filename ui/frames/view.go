@@ -16,7 +16,7 @@ import (
 // is: gutter (2: selection and violation marks), then the shown columns of
 // time, arrow (2), id, method, status (the verdict and its detail), size,
 // preview, one space between them.
-type cols struct{ time, arrow, id, method, status, size, preview int }
+type cols struct{ time, server, arrow, id, method, status, size, preview int }
 
 // layout fits the columns to w for the visible rows [top, end): identity
 // first (the arrow, the id, the method, the verdict), then the time and the
@@ -24,10 +24,13 @@ type cols struct{ time, arrow, id, method, status, size, preview int }
 // fit is dropped whole; an id, a time or a size column is as wide as its
 // widest value on screen, so a number is never cut.
 func (m *Model) layout(top, end int) cols {
-	idW, timeW, sizeW, methodW, verdictW, statusW := 2, 4, 4, 6, 7, 0
+	idW, timeW, sizeW, methodW, verdictW, statusW, srvW := 2, 4, 4, 6, 7, 0, 0
 	for i := top; i < end; i++ {
 		e := m.ring.at(m.absAt(i))
 		f := e.f
+		if e.srv != "" {
+			srvW = max(srvW, len("server"), min(columns.Width(textfmt.Escape(e.srv)), 16))
+		}
 		if f.Msg.ID.IsValid() {
 			idW = max(idW, columns.Width(f.Msg.ID.String()))
 		}
@@ -54,8 +57,9 @@ func (m *Model) layout(top, end int) cols {
 		{Min: verdictW, Want: min(max(statusW, verdictW), 56), Prio: 2, Grow: true}, // status
 		{Min: sizeW, Want: sizeW, Prio: 5},                                          // size
 		{Min: 8, Want: 8, Prio: 6, Grow: true},                                      // preview
+		{Min: min(srvW, 8), Want: srvW, Prio: 4},                                    // server (0: one server)
 	})
-	return cols{arrow: ws[0], id: ws[1], method: ws[2], time: ws[3], status: ws[4], size: ws[5], preview: ws[6]}
+	return cols{arrow: ws[0], id: ws[1], method: ws[2], time: ws[3], status: ws[4], size: ws[5], preview: ws[6], server: ws[7]}
 }
 
 // View draws the list (or the detail view): exactly h lines of w cells.
@@ -110,6 +114,7 @@ func (m *Model) headerText(c cols) string {
 		b.WriteString(pad(name, w, right))
 	}
 	col("time", c.time, true)
+	col("server", c.server, false)
 	col("", c.arrow, false)
 	col("id", c.id, false)
 	col("method", c.method, false)
@@ -275,7 +280,7 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 		mark, markPen = "!", r.pen(pick(isErr, skError, skWarn))
 	} else if len(e.lint) > 0 {
 		mark, markPen = "!", r.pen(pick(lintMust(e.lint), skError, skWarn))
-	} else if e.proc > 1 && (abs == m.ring.oldest() || m.ring.at(abs-1).proc != e.proc) {
+	} else if e.proc > 1 && (abs == m.ring.oldest() || m.ring.at(abs-1).srv == e.srv && m.ring.at(abs-1).proc != e.proc) {
 		mark, markPen = "↻", r.pen(skAccent) // the first frame of a restarted server
 	} else if client.Injected(f.Msg.ID) {
 		mark, markPen = "i", r.pen(skInfo) // sonde's request (or its answer) injected into a tapped session
@@ -283,6 +288,7 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	r.cell(r.pen(skAccent), pick(selected, ">", " "), 1, false, -1)
 	r.cell(markPen, mark, 1, false, -1)
 	r.col(r.pen(skSubtle), textfmt.Dur(e.t.Sub(m.t0)), c.time, true, -1)
+	r.col(r.pen(skAccent), columns.Cut(textfmt.Escape(e.srv), c.server), c.server, false, -1)
 	arrow := f.Dir.Arrow()
 	if e.h != nil {
 		arrow = pick(f.Dir == client.Out, "~>", "<~") // an HTTP exchange or stream event, not a message

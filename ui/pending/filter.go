@@ -20,7 +20,7 @@ type query struct {
 }
 
 // filtering reports whether the filter narrows the rows.
-func (m *Model) filtering() bool { return m.q.Active() }
+func (m *Model) filtering() bool { return m.q.Active() || m.only != "" }
 
 // setQuery sets the query's text; the cursors start again.
 func (m *Model) setQuery(text string) {
@@ -37,16 +37,21 @@ func (m *Model) index() {
 	m.q.stale = false
 	m.q.live, m.q.hist = m.q.live[:0], m.q.hist[:0]
 	for i, e := range m.live {
-		if it := item(e); m.q.Match(&it) {
+		if it := item(e); m.shows(e) && m.q.Match(&it) {
 			m.q.live = append(m.q.live, i)
 		}
 	}
 	for i := range m.hist.Len() {
-		if it := item(m.hist.At(i)); m.q.Match(&it) {
-			m.q.hist = append(m.q.hist, i)
+		if e := m.hist.At(i); m.shows(e) {
+			if it := item(e); m.q.Match(&it) {
+				m.q.hist = append(m.q.hist, i)
+			}
 		}
 	}
 }
+
+// shows reports whether e is of the server shown (SetServer).
+func (m *Model) shows(e *entry) bool { return m.only == "" || e.server == m.only }
 
 // item is what the filter language sees of a row: its method, tool, id,
 // direction, state, latency once settled, and its error text as payload.

@@ -32,18 +32,26 @@ import (
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-// CancelMsg asks the root to cancel sonde's in-flight request ID.
-type CancelMsg struct{ ID int64 }
+// CancelMsg asks the root to cancel sonde's in-flight request ID (of
+// Server, when the pane shows several: SetTag).
+type CancelMsg struct {
+	ID     int64
+	Server string
+}
 
 // AnswerMsg asks the root to open the dialog that answers the server's
 // request ID (a sampling or elicitation request waiting for the user).
-type AnswerMsg struct{ ID jsonrpc.ID }
+type AnswerMsg struct {
+	ID     jsonrpc.ID
+	Server string
+}
 
 // ShowFramesMsg asks the root to show the frames of request ID. Dir is
 // client.Out for sonde's requests and client.In for the server's.
 type ShowFramesMsg struct {
-	ID  jsonrpc.ID
-	Dir client.Direction
+	ID     jsonrpc.ID
+	Dir    client.Direction
+	Server string
 }
 
 // Options configure a Model. Zero values mean the defaults.
@@ -91,6 +99,7 @@ type reqKey struct {
 // entry is one request as the pane knows it.
 type entry struct {
 	key      reqKey
+	server   string // the server it went to, with several (SetTag)
 	method   string
 	tool     string
 	state    client.State
@@ -121,6 +130,10 @@ type Model struct {
 	now   time.Time
 	live  []*entry // in queue order
 	byKey map[reqKey]*entry
+	// byServer holds each server's byKey once SetTag was called (each
+	// server numbers its requests from 1); byKey is then the one of the
+	// server whose events are applied.
+	byServer map[string]map[reqKey]*entry
 	// inFlight and settled count the live rows that are not final / final.
 	inFlight, settled int
 	hist              ring.Ring[entry]
@@ -128,6 +141,9 @@ type Model struct {
 	lv, hv            cursor // live view and history view cursors
 	dirty             bool   // some live rows are dead
 	q                 query  // the / filter (filter.go)
+	// tag is the server whose events Apply folds (SetTag), only the server
+	// whose rows are shown ("" for all: SetServer).
+	tag, only string
 }
 
 // New returns an empty pane; Options are optional (only the first is used).
@@ -159,6 +175,33 @@ func (m *Model) Capturing() bool { return m.q.Typing }
 // and the live rows too, because the old process's requests arrive through
 // Apply as "exited" outcomes and then linger and retire like any other.
 func (m *Model) Reset() {}
+
+// SetTag says which server the events Apply folds next come from, when
+// the pane shows the requests of several (each numbers its own from 1):
+// their rows are tagged with it, shown in a SERVER column. "" (the
+// default) is one server, and no column.
+func (m *Model) SetTag(server string) {
+	if m.byServer == nil {
+		m.byServer = map[string]map[reqKey]*entry{m.tag: m.byKey}
+	}
+	m.tag = server
+	if m.byServer[server] == nil {
+		m.byServer[server] = map[reqKey]*entry{}
+	}
+	m.byKey = m.byServer[server]
+}
+
+// SetServer shows only the rows of server ("" shows every server's); the
+// title says which.
+func (m *Model) SetServer(server string) {
+	if server == m.only {
+		return
+	}
+	m.only = server
+	m.q.stale = true
+	m.lv, m.hv = cursor{}, cursor{}
+	m.scroll()
+}
 
 // Ticking reports whether the view changes with the clock alone: some
 // row is live (its age and countdown run, or a settled row lingers).
@@ -230,7 +273,7 @@ func (m *Model) apply(t time.Time, r *client.ReqInfo) {
 		e = nil
 	}
 	if e == nil {
-		e = &entry{key: k, queued: t}
+		e = &entry{key: k, queued: t, server: m.tag}
 		if r.State != client.StateQueued && r.State != client.StateReceived && r.Latency > 0 {
 			e.queued = t.Add(-r.Latency) // we missed the start
 		}
@@ -276,8 +319,12 @@ func (m *Model) retire(e *entry) {
 	e.dead = true
 	m.dirty = true
 	m.settled--
-	if m.byKey[e.key] == e {
-		delete(m.byKey, e.key)
+	keys := m.byKey // one server
+	if m.byServer != nil {
+		keys = m.byServer[e.server]
+	}
+	if keys[e.key] == e {
+		delete(keys, e.key)
 	}
 	follow := m.hv.sel >= m.hist.Len()-1
 	if _, evicted := m.hist.Push(*e); evicted {
@@ -372,6 +419,15 @@ func (m *Model) SetNow(t time.Time) {
 // " · history" (and " · K evicted") in the history view.
 func (m *Model) Title() string {
 	s := "Pending " + itoa(m.inFlight)
+	if m.only != "" {
+		n := 0
+		for _, e := range m.live {
+			if e.server == m.only && !e.state.Final() {
+				n++
+			}
+		}
+		s = "Pending " + itoa(n) + " · server " + clean(m.only, 40)
+	}
 	if m.settled > 0 {
 		s += " · " + itoa(m.settled) + " settled"
 	}

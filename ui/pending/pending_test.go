@@ -432,3 +432,47 @@ func TestFilterQuery(t *testing.T) {
 		t.Fatalf("esc: filtering %v, %d rows", m.filtering(), m.rows())
 	}
 }
+
+// TestServersTagged: two servers' request 1 are two rows, each settled by
+// its own server's outcome; c and enter name the row's server; SetServer
+// shows one server's rows (the title says which and counts them).
+func TestServersTagged(t *testing.T) {
+	m := newModel(Options{})
+	m.SetTag("alpha")
+	m.Apply([]client.Event{queued(0, 1, "tools/call", "slow", 5000), out(1, 1, "tools/call", client.StateSent)})
+	m.SetTag("beta")
+	m.Apply([]client.Event{queued(2, 1, "tools/call", "echo", 5000), out(3, 1, "tools/call", client.StateSent)})
+	if m.InFlight() != 2 || len(m.Entries()) != 2 {
+		t.Fatalf("in flight %d, rows %d: want two rows of id 1", m.InFlight(), len(m.Entries()))
+	}
+	m.Apply([]client.Event{settle(out(10, 1, "tools/call", client.StateResolved), 7*time.Millisecond, nil)}) // beta's
+	var states []string
+	for _, e := range m.Entries() {
+		states = append(states, e.Tool+":"+string(e.State))
+	}
+	if got := strings.Join(states, " "); got != "slow:sent echo:resolved" {
+		t.Fatalf("rows %s: beta's outcome must settle beta's request only", got)
+	}
+	view := ansi.Strip(m.View())
+	if !strings.Contains(view, "SERVER") || !strings.Contains(view, "alpha  1  tools/call slow") {
+		t.Errorf("no server column:\n%s", view)
+	}
+	if msg, ok := m.Update(press("c"))().(CancelMsg); !ok || msg.ID != 1 || msg.Server != "alpha" {
+		t.Errorf("c: %#v, want alpha's id 1", msg)
+	}
+	m.SetServer("beta")
+	if got := m.Title(); got != "Pending 0 · server beta · 1 settled" {
+		t.Errorf("title %q", got)
+	}
+	if msg, ok := m.Update(press("enter"))().(ShowFramesMsg); !ok || msg.Server != "beta" {
+		t.Errorf("enter: %#v, want beta's frames", msg)
+	}
+	if view := ansi.Strip(m.View()); strings.Contains(view, "slow") {
+		t.Errorf("beta only shows alpha's row:\n%s", view)
+	}
+	m.SetServer("")
+	m.SetSize(30, 20)
+	if view := ansi.Strip(m.View()); strings.Contains(view, "SERVER") {
+		t.Errorf("narrow: the server column still shows:\n%s", view)
+	}
+}

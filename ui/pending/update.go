@@ -65,7 +65,7 @@ func (m *Model) syncKeys() {
 	k.Cancel.SetEnabled(!typing && !m.history)
 	k.Answer.SetEnabled(!typing && !m.history)
 	k.Accept.SetEnabled(typing)
-	k.Clear.SetEnabled(typing || m.filtering())
+	k.Clear.SetEnabled(typing || m.q.Active())
 }
 
 // Keys returns the pane's key map for the help bar.
@@ -117,7 +117,8 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		if id, ok := e.key.id.Int64(); ok {
-			return func() tea.Msg { return CancelMsg{ID: id} }
+			srv := e.server
+			return func() tea.Msg { return CancelMsg{ID: id, Server: srv} }
 		}
 		return cancelTask(e)
 	case key.Matches(msg, k.Answer):
@@ -128,12 +129,13 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 				// "task:<taskId>" (client.ServerRequests.Tasks).
 				id = jsonrpc.String("task:" + s)
 			}
-			return func() tea.Msg { return AnswerMsg{ID: id} }
+			srv := e.server
+			return func() tea.Msg { return AnswerMsg{ID: id, Server: srv} }
 		}
 	case key.Matches(msg, k.Frames):
 		if e := m.selected(); e != nil && e.key.id.IsValid() {
-			id, dir := e.key.id, e.key.dir
-			return func() tea.Msg { return ShowFramesMsg{ID: id, Dir: dir} }
+			id, dir, srv := e.key.id, e.key.dir, e.server
+			return func() tea.Msg { return ShowFramesMsg{ID: id, Dir: dir, Server: srv} }
 		}
 	}
 	return nil
@@ -184,7 +186,7 @@ func (m *Model) page() int { return max(m.h-1-m.barLines(), 1) }
 
 // barLines is 1 while the filter's bar shows.
 func (m *Model) barLines() int {
-	if m.q.Typing || m.filtering() {
+	if m.q.Typing || m.q.Active() {
 		return 1
 	}
 	return 0

@@ -14,7 +14,8 @@ import (
 
 // Column indices of a row, in screen order.
 const (
-	colMark = iota
+	colMark   = iota
+	colServer // with several servers (SetTag): the request's
 	colID
 	colMethod
 	colState
@@ -104,9 +105,13 @@ func (m *Model) cols(head []cell, rows [][]cell) []columns.Col {
 	cs[colID] = columns.Col{Min: id, Want: id, Prio: 0}
 	cs[colMethod] = columns.Col{Min: max(min(method, 14), 6), Want: max(min(method, 30), 6), Prio: 0}
 	cs[colState] = columns.Col{Min: stateW, Want: stateW, Prio: 2}
+	if srv := min(widest(colServer), 16); srv > 0 {
+		srv = max(srv, lipgloss.Width(head[colServer].text))
+		cs[colServer] = columns.Col{Min: min(srv, 8), Want: srv, Prio: 3}
+	}
 	for _, i := range []int{colAge, colLeft} {
 		w := max(widest(i), lipgloss.Width(head[i].text))
-		cs[i] = columns.Col{Min: w, Want: w, Prio: 3 + i - colAge}
+		cs[i] = columns.Col{Min: w, Want: w, Prio: 4 + i - colAge}
 	}
 	detail := max(min(widest(colDetail), 40), 8)
 	cs[colDetail] = columns.Col{Min: 8, Want: detail, Prio: 6, Grow: true}
@@ -119,10 +124,10 @@ const stateW = 9
 func (m *Model) header() []cell {
 	h := m.st.Header
 	if m.history {
-		return []cell{{text: "", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "OUTCOME", style: h},
+		return []cell{{text: "", style: h}, {text: "SERVER", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "OUTCOME", style: h},
 			{text: "LATENCY", style: h}, {text: "SETTLED AT", style: h}, {text: "ERROR", style: h}}
 	}
-	return []cell{{text: "", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "STATE", style: h},
+	return []cell{{text: "", style: h}, {text: "SERVER", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "STATE", style: h},
 		{text: "AGE", style: h}, {text: "LEFT", style: h}, {text: "PROGRESS / RESULT", style: h}}
 }
 
@@ -152,7 +157,7 @@ func (m *Model) common(e *entry) []cell {
 	if e.isError {
 		state, stStyle = "isError", st.Error
 	}
-	return []cell{{text: mark, style: st.Info}, {text: id, style: text, num: true},
+	return []cell{{text: mark, style: st.Info}, {text: clean(e.server, 60), style: st.Accent}, {text: id, style: text, num: true},
 		{text: method, style: text, method: e.method, tool: e.tool}, {text: state, style: stStyle}}
 }
 

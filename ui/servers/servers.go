@@ -3,8 +3,8 @@
 // sees it (not started, starting, ready, backing off with the time left,
 // quarantined with why, failed), none started until picked. It is its own
 // small tea.Model, run as a program between runs of the main UI, as the
-// picker is: enter opens the selected server in the inspector (starting it
-// then), p starts it now (prewarm), ctrl+r asks for the approval of a
+// picker is: enter starts the selected server and opens the aggregated
+// inspector over all of them (ui.Options.Servers), p starts it now (prewarm), ctrl+r asks for the approval of a
 // quarantined one, R shows the failure report of its last failure, t the
 // tools of the running servers as server/tool (conflicts flagged; enter on
 // one opens its server). It knows only rows of strings and a Source; it does not

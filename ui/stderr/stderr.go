@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
@@ -40,6 +42,7 @@ type line struct {
 	kind kind
 	text string // sanitized text, or the separator's label
 	size int    // bytes counted against the budget
+	srv  string // the server that wrote it, when the pane shows several (SetTag)
 }
 
 // pos is a scroll position: an absolute line number (see Model.first) and a
@@ -68,6 +71,11 @@ type Model struct {
 	follow  bool
 	wrap    bool
 	top     pos // first visible row when not following
+	// tag is the server whose events Apply folds (SetTag), ptag the server
+	// of the partial line, only the server whose lines are shown ("":
+	// all), tagW the widest tag seen (the SERVER column's width).
+	tag, ptag, only string
+	tagW            int
 }
 
 // New returns an empty pane that follows new output; Options are optional (only
@@ -104,10 +112,32 @@ func (m *Model) Capturing() bool { return false }
 // ends.
 func (m *Model) Reset() {}
 
+// SetTag says which server the events Apply folds next come from, when
+// the pane shows the stderr of several: each line is tagged with its
+// server (a column dropped at narrow widths). "" (the default) is one
+// server. A line one server had not finished when another wrote ends
+// there (the rest follows as a line of its own).
+func (m *Model) SetTag(server string) {
+	m.tag = server
+	m.tagW = min(max(m.tagW, ansi.StringWidth(textfmt.Escape(server))), 16)
+}
+
+// SetServer shows only the lines of server ("" shows every server's);
+// the title says which.
+func (m *Model) SetServer(server string) {
+	if server != m.only {
+		m.only = server
+		m.top.sub = 0
+	}
+}
+
 // Title is "stderr" and the size held, plus " · N dropped" once bytes were
 // dropped and " · exit code 3" (or " · signal SIGKILL") after an exit.
 func (m *Model) Title() string {
 	s := "stderr " + textfmt.Size(m.held-m.sepHeld)
+	if m.only != "" {
+		s += " · server " + textfmt.Clean(m.only)
+	}
 	if m.dropped > 0 {
 		s += " · " + textfmt.Size(int(m.dropped)) + " dropped"
 	}
@@ -122,6 +152,10 @@ func (m *Model) Apply(evs []client.Event) {
 	for i := range evs {
 		switch ev := &evs[i]; ev.Kind {
 		case client.EvStderr:
+			if m.ptag != m.tag {
+				m.endPartial() // another server's unfinished line
+			}
+			m.ptag = m.tag
 			m.write(ev.Stderr)
 		case client.EvProcess:
 			if ev.Proc != nil {
@@ -156,7 +190,7 @@ func (m *Model) write(b []byte) {
 			seg = append(m.partial, seg...)
 			m.partial, m.pdirty = m.partial[:0], true
 		}
-		m.push(line{kind: kText, text: sanitize(seg), size: len(seg) + 1})
+		m.push(line{kind: kText, text: sanitize(seg), size: len(seg) + 1, srv: m.tag})
 		b = b[i+1:]
 	}
 	m.trim()
@@ -226,7 +260,7 @@ func (m *Model) endPartial() {
 		return
 	}
 	m.held -= len(m.partial)
-	m.push(line{kind: kText, text: sanitize(m.partial), size: len(m.partial)})
+	m.push(line{kind: kText, text: sanitize(m.partial), size: len(m.partial), srv: m.ptag})
 	m.partial, m.pdirty = m.partial[:0], true
 }
 
@@ -267,7 +301,7 @@ func (m *Model) process(p *client.ProcInfo) {
 		label += ": " + p.Err.Error()
 	}
 	label = "── " + sanitize([]byte(label)) + " ──"
-	m.push(line{kind: k, text: label, size: len(label)})
+	m.push(line{kind: k, text: label, size: len(label), srv: m.tag})
 	m.trim()
 }
 

@@ -2,6 +2,7 @@ package stderr
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -217,5 +218,83 @@ func TestWrap(t *testing.T) {
 	m.Update(press("k"))
 	if got := screen(m); got[0] != "0123456789" {
 		t.Fatalf("wrap, k: %q", got)
+	}
+}
+
+// TestServersTaggedAndShown: with several servers each line is tagged; a
+// line one server had not finished ends when another writes; SetServer
+// shows one server's lines (and scrolling skips the others'), and the
+// column goes when the pane is narrow.
+func TestServersTaggedAndShown(t *testing.T) {
+	m := newModel(Options{}, 60, 10)
+	m.SetTag("alpha")
+	m.Apply([]client.Event{start(11, "srv-a"), chunk("a one\na two (no end")})
+	m.SetTag("beta")
+	m.Apply([]client.Event{start(12, "srv-b"), chunk("b one\n")})
+	m.SetTag("alpha")
+	m.Apply([]client.Event{chunk("a three\n")})
+	want := []string{
+		"alpha ── pid 11 started: srv-a ─────────────────────────────",
+		"alpha a one",
+		"alpha a two (no end",
+		"beta  ── pid 12 started: srv-b ─────────────────────────────",
+		"beta  b one",
+		"alpha a three",
+	}
+	if got := screen(m)[:6]; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("all servers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	m.SetServer("beta")
+	if got := screen(m)[:3]; got[0] != want[3] || got[1] != want[4] || got[2] != "" {
+		t.Fatalf("beta only:\n%s", strings.Join(got, "\n"))
+	}
+	if m.Title() != "stderr 33B · server beta" { // the size is the whole tail's
+		t.Errorf("title %q", m.Title())
+	}
+	m.SetServer("alpha")
+	m.SetSize(60, 2)
+	if got := screen(m); got[0] != "alpha a two (no end" || got[1] != "alpha a three" { // beta's between them take no row
+		t.Fatalf("alpha's last page:\n%s", strings.Join(got, "\n"))
+	}
+	m.Update(press("up"))
+	if got := screen(m); got[0] != "alpha a one" || got[1] != "alpha a two (no end" {
+		t.Fatalf("alpha scrolled up one row:\n%s", strings.Join(got, "\n"))
+	}
+	m.Update(press("down"))
+	if got := screen(m); got[0] != "alpha a two (no end" || got[1] != "alpha a three" {
+		t.Fatalf("alpha scrolled down one row (over beta's):\n%s", strings.Join(got, "\n"))
+	}
+	m.SetServer("")
+	m.SetSize(16, 10)
+	if got := screen(m)[1]; got != "a one" {
+		t.Errorf("narrow: the tag still shows: %q", got)
+	}
+}
+
+// BenchmarkViewOneServer draws a full tail (64 KiB) in which the server
+// shown wrote one line in a hundred: the others' lines take no rows, and
+// the cost of a frame is bounded by the tail's size.
+func BenchmarkViewOneServer(b *testing.B) {
+	m := newModel(Options{}, 118, 36)
+	for i := range 4000 {
+		tag := "beta"
+		if i%100 == 0 {
+			tag = "alpha"
+		}
+		m.SetTag(tag)
+		m.Apply([]client.Event{chunk(fmt.Sprintf("line %06d of %s\n", i, tag))})
+	}
+	for _, only := range []string{"", "alpha"} {
+		name := "all"
+		if only != "" {
+			name = "one-shown"
+		}
+		b.Run(name, func(b *testing.B) {
+			m.SetServer(only)
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = m.View()
+			}
+		})
 	}
 }

@@ -84,7 +84,10 @@ func (m *Model) up(n int) {
 			m.top.sub--
 		} else if m.top.line > lo {
 			m.top.line--
-			m.top.sub = len(m.rowsOf(m.top.line)) - 1
+			m.top.sub = max(len(m.rowsOf(m.top.line))-1, 0)
+			if m.top.sub == 0 && len(m.rowsOf(m.top.line)) == 0 {
+				n++ // another server's line, not shown: no row scrolled
+			}
 		} else {
 			break
 		}
@@ -104,6 +107,9 @@ func (m *Model) down(n int) {
 			m.top.sub++
 		} else if m.top.line+1 < hi {
 			m.top = pos{m.top.line + 1, 0}
+			if len(m.rowsOf(m.top.line)) == 0 {
+				n++ // another server's line, not shown: no row scrolled
+			}
 		} else {
 			break
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/columns"
 	"github.com/sonde-mcp/sonde/ui/list"
 )
 
@@ -30,26 +31,58 @@ func (m *Model) bounds() (lo, hi uint64) {
 // on and the line is wider than the pane. Rows are cut to the pane's width
 // by View.
 func (m *Model) rowsOf(n uint64) []string {
-	st, w := m.st, max(m.w, 1)
+	st := m.st
 	switch {
 	case n < m.first():
 		return []string{st.Warn.Render("… " + textfmt.Size(int(m.dropped)) + " dropped …")}
 	case n-m.first() == uint64(m.lines.Len()):
-		return m.partialRows(w)
+		if m.only != "" && m.ptag != m.only {
+			return nil
+		}
+		return m.tagged(m.ptag, m.partialRows)
 	}
 	l := m.lines.At(int(n - m.first()))
-	switch l.kind {
-	case kSep, kSepErr:
-		style := st.Subtle
-		if l.kind == kSepErr {
-			style = st.Error
+	if m.only != "" && l.srv != m.only {
+		return nil // another server's: no rows while the pane shows one server
+	}
+	return m.tagged(l.srv, func(w int) []string {
+		switch l.kind {
+		case kSep, kSepErr:
+			style := st.Subtle
+			if l.kind == kSepErr {
+				style = st.Error
+			}
+			return []string{style.Render(l.text + strings.Repeat("─", max(w-ansi.StringWidth(l.text), 0)))}
 		}
-		return []string{style.Render(l.text + strings.Repeat("─", max(w-ansi.StringWidth(l.text), 0)))}
+		if !m.wrap || len(l.text) <= w {
+			return []string{st.Text.Render(l.text)}
+		}
+		return m.wrapped(l.text, w)
+	})
+}
+
+// tagged renders a line's rows at the pane's width, led by its server's
+// tag (the SERVER column) when the pane shows several servers and the
+// column fits (columns.Widths drops it whole when it does not): the first
+// row carries the name, the rows it wraps to are indented.
+func (m *Model) tagged(srv string, rows func(w int) []string) []string {
+	w := max(m.w, 1)
+	if m.tagW == 0 {
+		return rows(w)
 	}
-	if !m.wrap || len(l.text) <= w {
-		return []string{st.Text.Render(l.text)}
+	ws := columns.Widths(w, []columns.Col{{Min: 12, Prio: 0, Grow: true}, {Min: min(m.tagW, 8), Want: m.tagW, Prio: 1}})
+	if ws[1] == 0 {
+		return rows(w)
 	}
-	return m.wrapped(l.text, w)
+	out := rows(ws[0])
+	for i := range out {
+		tag := strings.Repeat(" ", ws[1])
+		if i == 0 {
+			tag = textfmt.Fit(columns.Cut(textfmt.Escape(srv), ws[1]), ws[1])
+		}
+		out[i] = m.st.Accent.Render(tag) + " " + out[i]
+	}
+	return out
 }
 
 func (m *Model) wrapped(s string, w int) []string {
@@ -117,9 +150,10 @@ func (m *Model) tail(hi uint64) []string {
 	var chunks [][]string
 	total := 0
 	for n := hi; n > lo && total < m.h; n-- {
-		r := m.rowsOf(n - 1)
-		chunks = append(chunks, r)
-		total += len(r)
+		if r := m.rowsOf(n - 1); len(r) > 0 { // another server's line has none
+			chunks = append(chunks, r)
+			total += len(r)
+		}
 	}
 	rows := make([]string, 0, total)
 	for i := len(chunks) - 1; i >= 0; i-- {

@@ -41,7 +41,28 @@ const (
 type entry struct {
 	tool   mcp.Tool
 	schema form.Schema
+	warn   string // a Row's Warn
+	start  string // a Row's Start: the row stands for a server not started
 }
+
+// Row is one row of the list when the pane shows several servers' tools
+// (SetRows).
+type Row struct {
+	// Tool is the tool, its Name namespaced ("server/tool"): a call of it
+	// comes back as a CallMsg with that name.
+	Tool mcp.Tool
+	// Warn is shown beside the name and in the detail ("conflict: also in
+	// b").
+	Warn string
+	// Start, when set, makes the row stand for the tools of server Start,
+	// which has not started: enter asks the root to start it (StartMsg)
+	// instead of opening a form.
+	Start string
+}
+
+// StartMsg asks the root to start Server: the row standing for its tools
+// was picked.
+type StartMsg struct{ Server string }
 
 // result is one kept call outcome.
 type result struct {
@@ -152,12 +173,40 @@ func (m *Model) SetUnavailable(what, why string) { m.unavailWhat, m.unavailable 
 // reflected in it, even when its event is applied after the list arrives
 // (events and results travel separately), so it sets no hint.
 func (m *Model) SetToolsAsOf(tools []mcp.Tool, asOf time.Time) {
+	rows := make([]Row, len(tools))
+	for i, t := range tools {
+		rows[i] = Row{Tool: t}
+	}
+	m.setRows(rows, asOf)
+}
+
+// SetRows is SetToolsAsOf for the tools of several servers: rows with
+// namespaced names, their warnings, and rows standing for servers not
+// started. Their changes are not marked (servers come and go).
+func (m *Model) SetRows(rows []Row, asOf time.Time) {
+	m.setRows(rows, asOf)
+	m.diff = toolDiff{}
+}
+
+// toolCount is the number of tools listed (not the rows that stand for a
+// server's).
+func (m *Model) toolCount() int {
+	n := 0
+	for i := range m.tools {
+		if m.tools[i].start == "" {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *Model) setRows(rows []Row, asOf time.Time) {
 	m.listedAsOf = asOf
 	prev := m.selectedName()
 	old := m.tools
-	m.tools = make([]entry, len(tools))
-	for i, t := range tools {
-		m.tools[i] = entry{tool: t, schema: form.Parse(t.InputSchema)}
+	m.tools = make([]entry, len(rows))
+	for i, r := range rows {
+		m.tools[i] = entry{tool: r.Tool, schema: form.Parse(r.Tool.InputSchema), warn: r.Warn, start: r.Start}
 	}
 	if m.loaded {
 		m.diff = diffTools(old, m.tools)
@@ -198,7 +247,7 @@ func (m *Model) Capturing() bool { return m.mode == modeFilter || m.mode == mode
 // Title returns "Tools N" with the filter, the calls in flight and the
 // "list changed" hint.
 func (m *Model) Title() string {
-	t := fmt.Sprintf("Tools %d", len(m.tools))
+	t := fmt.Sprintf("Tools %d", m.toolCount())
 	if m.query != "" {
 		t += " · filter: " + textfmt.Clean(m.query)
 	}

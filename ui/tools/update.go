@@ -72,7 +72,7 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.setQuery("")
 	case key.Matches(msg, k.Call):
 		if e := m.selected(); e != nil {
-			m.openForm(e.tool.Name)
+			return m.pick(e)
 		}
 	case key.Matches(msg, k.Refresh):
 		return refresh
@@ -106,7 +106,7 @@ func (m *Model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.filter.Blur()
 			m.mode = modeList
 			if e := m.selected(); e != nil {
-				m.openForm(e.tool.Name)
+				return m.pick(e)
 			}
 			return nil
 		case key.Matches(msg, k.ClearFilter):
@@ -146,6 +146,16 @@ func (m *Model) resultKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Refresh):
 		return refresh
 	}
+	return nil
+}
+
+// pick is enter on a row: the tool's form, or the start of the server a
+// row stands for.
+func (m *Model) pick(e *entry) tea.Cmd {
+	if srv := e.start; srv != "" {
+		return func() tea.Msg { return StartMsg{Server: srv} }
+	}
+	m.openForm(e.tool.Name)
 	return nil
 }
 

@@ -110,7 +110,7 @@ func (m *Model) statusLine() string {
 	case !m.loaded:
 		left = st.Subtle.Render("tools")
 	default:
-		left = st.Subtle.Render(fmt.Sprintf("%d tools", len(m.tools)))
+		left = st.Subtle.Render(fmt.Sprintf("%d tools", m.toolCount()))
 		if m.inFlight > 0 {
 			left += st.Accent.Render(fmt.Sprintf(" · %d calling…", m.inFlight))
 		}
@@ -167,6 +167,15 @@ func (m *Model) row(i, w int) string {
 	if m.failed[e.tool.Name] && m.calling[e.tool.Name] == 0 {
 		badge += st.Error.Render(" ✗ failed")
 	}
+	if e.warn != "" {
+		badge += st.Warn.Render(" ⚠")
+	}
+	if e.start != "" {
+		base = st.Subtle
+		if i == m.sel {
+			base = st.Selected
+		}
+	}
 	var hl []int
 	if m.query != "" && i < len(m.matched) {
 		hl = m.matched[i]
@@ -191,8 +200,18 @@ func (m *Model) detailLines(w, h int) []string {
 	if e.tool.Title != "" {
 		head += st.Subtle.Render(" · ") + st.Text.Render(textfmt.Clean(e.tool.Title))
 	}
+	if e.start != "" {
+		out := []string{head}
+		for _, d := range wrapText(e.tool.Description, w) {
+			out = append(out, st.Subtle.Render(d))
+		}
+		return out
+	}
 	props := m.propLines(e)
 	out := []string{head}
+	if e.warn != "" {
+		out = append(out, st.Warn.Render(textfmt.Clean(e.warn)))
+	}
 	if e.tool.Description != "" {
 		desc := wrapText(e.tool.Description, w)
 		room := max(h-2-len(props), 2)

@@ -30,7 +30,18 @@ const InFlight = `-> id 2 +tools/call `
 // Main is the body of the TestMain of a package that runs sonde: the test
 // binary re-executed with fixturetest.Env runs sonde's command line (and so,
 // with the "fixture" subcommand, the fixture server).
-func Main(m *testing.M) { fixturetest.Main(m, cli.Main) }
+//
+// What sonde keeps per user (the failure report of a failed call, the
+// servers' records) goes to a folder of the tests' own
+// ($TMPDIR/sonde-test-state) unless XDG_STATE_HOME is set: a test's failed
+// call never writes in the real home. HostHome gives a test a home of its
+// own.
+func Main(m *testing.M) {
+	if os.Getenv("XDG_STATE_HOME") == "" {
+		os.Setenv("XDG_STATE_HOME", filepath.Join(os.TempDir(), "sonde-test-state"))
+	}
+	fixturetest.Main(m, cli.Main)
+}
 
 // SlowTimeout is the --timeout of tests that wait for a request to time
 // out. --timeout also bounds initialize, which is sent as soon as the server

@@ -141,10 +141,11 @@ func NewCmdReport(env *cmdutil.Env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "report [FILE] [--json]",
-		Short: "Show the failure report of the last failed call over several servers",
-		Long: `Show the failure report of the last call that failed in a run over several servers
-(sonde call SERVER/TOOL --all, or --server NAME more than once), or the report FILE (the
-FILE.report.json written beside a --record capture): the server's name, where it is
+		Short: "Show the failure report of the last failed call",
+		Long: `Show the failure report of the last call that failed (sonde call TOOL -- CMD, or
+over several servers: sonde call SERVER/TOOL --all, or --server NAME more than once), or
+the report FILE (the FILE.report.json written beside a --record capture): the server's
+name (the command's, the URL, or the --server entry's), where it is
 configured and its hash, its identity and protocol version, the method, tool and request
 id, the phase (start or call), the stable code, the duration, the exit status and the last
 lines of its stderr. It never holds the call's argument values: they are also scrubbed
@@ -163,7 +164,7 @@ from the message and the stderr lines.`,
 			}
 			r, err := manager.ReadReport(path)
 			if errors.Is(err, fs.ErrNotExist) && len(args) == 0 {
-				return cmdutil.Usagef("no failure report yet: one is written when a call over several servers fails")
+				return cmdutil.Usagef("no failure report yet: one is written when a call fails (sonde call)")
 			}
 			if err != nil {
 				return cmdutil.Usagef(err.Error())

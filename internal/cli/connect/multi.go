@@ -344,13 +344,25 @@ func (m *Multi) WaitTrace() {
 
 // ReportPaths are where the report of a failed call goes: the user's
 // last report, and beside the --record capture (FILE.report.json).
-func (m *Multi) ReportPaths() []string {
-	var out []string
-	if m.StateDir != "" {
-		out = append(out, filepath.Join(m.StateDir, manager.ReportFile))
+func (m *Multi) ReportPaths() []string { return reportPaths(m.StateDir, m.flags.Record) }
+
+// ReportPaths are where the failure report of a failed call on one server
+// goes (sonde call TOOL -- CMD): as with several servers.
+func ReportPaths(f *Flags) []string {
+	state := ""
+	if p, err := paths.Current(); err == nil {
+		state = p.State
 	}
-	if m.flags.Record != "" {
-		out = append(out, strings.TrimSuffix(m.flags.Record, filepath.Ext(m.flags.Record))+".report.json")
+	return reportPaths(state, f.Record)
+}
+
+func reportPaths(stateDir, record string) []string {
+	var out []string
+	if stateDir != "" {
+		out = append(out, filepath.Join(stateDir, manager.ReportFile))
+	}
+	if record != "" {
+		out = append(out, strings.TrimSuffix(record, filepath.Ext(record))+".report.json")
 	}
 	return out
 }

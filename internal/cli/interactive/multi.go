@@ -18,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/manager"
+	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/servers"
 	"github.com/sonde-mcp/sonde/ui/theme"
@@ -25,9 +26,11 @@ import (
 
 // runMultiUI is `sonde --all` (or several --server): the server list
 // (ui/servers), where nothing runs until a server is opened (or started
-// with p, or named with --prewarm); enter opens the inspector on that
-// server, and quitting the inspector comes back to the list, the server
-// still running. Starts and restarts (ctrl+r in the inspector) go through
+// with p, or named with --prewarm); enter starts that server and opens the
+// aggregated inspector over all of them (ui.Options.Servers: the tools of
+// the running ones as server/tool, a server not running started when its
+// row in Tools is picked), and quitting the inspector comes back to the
+// list, the servers still running. Starts and restarts (ctrl+r in the inspector) go through
 // the manager, so its policy decides: a server backing off is waited for,
 // a quarantined one refused until approved (ctrl+r in the list). On the
 // way out every call is aborted, then every server closed.
@@ -66,6 +69,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 	}
 	src := managerSource{m: m, ctx: ctx}
 	note, last := "", ""
+	var insp *ui.Model
 	for {
 		list := servers.New(servers.Options{Source: src, Styles: theme.New(palette), Note: note, Select: last})
 		p := tea.NewProgram(list, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
@@ -77,7 +81,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 			return nil
 		}
 		note, last = "", name
-		if err := inspect(ctx, env, o, m, subs, name, palette, noColor); err != nil {
+		if err := inspect(ctx, env, o, m, subs, &insp, name, palette, noColor); err != nil {
 			var st *cmdutil.ExitStatus
 			if errors.As(err, &st) {
 				return err
@@ -87,9 +91,10 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 	}
 }
 
-// inspect runs the main UI on server name, started (or reused) through the
-// manager.
-func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, name string, palette theme.Palette, noColor bool) error {
+// inspect starts server name (or reuses it) through the manager, then runs
+// the aggregated inspector over every server: *insp, made the first time
+// and run again by each later program, so its panes keep what they showed.
+func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, insp **ui.Model, name string, palette theme.Palette, noColor bool) error {
 	// A server backing off is not waited for here, with the list gone and
 	// nothing drawn: the list says how long is left (p waits for it).
 	for _, st := range m.Status() {
@@ -97,27 +102,79 @@ func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Mul
 			return fmt.Errorf("backing off after %d failures in a row: it may start again in %s (p starts it then)", st.Failures, textfmt.Dur(time.Until(st.NextTry).Round(time.Second)))
 		}
 	}
-	start := func() (ui.Session, error) {
-		subs.want(name)
-		c, err := m.Client(ctx, name)
-		if err != nil {
-			return ui.Session{}, err
-		}
-		return ui.Session{Client: c, Sub: subs.take(name, c)}, nil
-	}
-	first, err := start()
-	if err != nil {
+	subs.want(name) // its events from the first, the handshake's frames too
+	if _, err := m.Client(ctx, name); err != nil {
+		subs.drop(name)
 		return err
 	}
-	kind, what := m.Describe(name)
-	opts := ui.Options{
-		Start: start, First: &first, Transport: name + " · " + kind, Command: what,
-		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames,
+	if *insp == nil {
+		*insp = ui.New(ui.Options{
+			Servers: uiServers{m: m, ctx: ctx, subs: subs}, Command: "--all",
+			Palette: palette, NoColor: noColor, FrameCapacity: o.Frames,
+		})
 	}
-	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
-	_, err = p.Run()
-	subs.closeAll() // the server runs on; nobody reads its events now
+	p := tea.NewProgram(*insp, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
+	_, err := p.Run()
+	subs.closeAll() // the servers run on; nobody reads their events now
 	return interrupted(err)
+}
+
+// uiServers is the aggregated inspector's view of the manager.
+type uiServers struct {
+	m    *connect.Multi
+	ctx  context.Context
+	subs *uiSubs
+}
+
+func (s uiServers) Names() []string { return s.m.Names() }
+
+func (s uiServers) Running(name string) bool {
+	for _, st := range s.m.Status() {
+		if st.Name == name {
+			return st.State == manager.Ready
+		}
+	}
+	return false
+}
+
+func (s uiServers) Start(name string) (ui.Session, error) {
+	s.subs.want(name)
+	c, err := s.m.Client(s.ctx, name)
+	if err != nil {
+		s.subs.drop(name)
+		return ui.Session{}, err
+	}
+	sess := ui.Session{Client: c, Sub: s.subs.take(name, c)}
+	for _, st := range s.m.Status() {
+		if st.Name == name {
+			sess.Pid = st.Pid
+		}
+	}
+	return sess, nil
+}
+
+func (s uiServers) Waiting(name string) string {
+	for _, st := range s.m.Status() {
+		if st.Name != name {
+			continue
+		}
+		switch st.State {
+		case manager.BackingOff:
+			return fmt.Sprintf("backing off after %d failures in a row: next try in %s", st.Failures, textfmt.Dur(time.Until(st.NextTry).Round(time.Second)))
+		case manager.Quarantined:
+			return "quarantined: " + st.Why
+		}
+	}
+	return ""
+}
+
+func (s uiServers) Aggregate(names []string, lists [][]mcp.Tool) []ui.NamedTool {
+	entries := manager.Aggregate(names, lists)
+	out := make([]ui.NamedTool, len(entries))
+	for i, e := range entries {
+		out[i] = ui.NamedTool{Server: e.Server, Name: e.Name, Tool: e.Tool, Conflicts: e.Conflicts}
+	}
+	return out
 }
 
 // interrupted is the exit of a program that ended with an interrupt.
@@ -128,26 +185,35 @@ func interrupted(err error) error {
 	return err
 }
 
-// uiSubs are the UI's subscriptions: the one made for the server the UI
-// waits for, from its first event (the manager's OnClient hook), and
+// uiSubs are the UI's subscriptions: the ones made for the servers the UI
+// waits for, from their first event (the manager's OnClient hook), and
 // the others made when the UI takes a client already running.
 type uiSubs struct {
 	mu      sync.Mutex
-	waiting string
+	waiting map[string]bool
 	ready   map[*client.Client]*client.Subscription
 	all     []*client.Subscription
 }
 
 func (s *uiSubs) want(name string) {
 	s.mu.Lock()
-	s.waiting = name
+	if s.waiting == nil {
+		s.waiting = map[string]bool{}
+	}
+	s.waiting[name] = true
+	s.mu.Unlock()
+}
+
+func (s *uiSubs) drop(name string) {
+	s.mu.Lock()
+	delete(s.waiting, name)
 	s.mu.Unlock()
 }
 
 func (s *uiSubs) onClient(name string, c *client.Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if name != s.waiting {
+	if !s.waiting[name] {
 		return
 	}
 	if s.ready == nil {
@@ -162,7 +228,7 @@ func (s *uiSubs) onClient(name string, c *client.Client) {
 func (s *uiSubs) take(name string, c *client.Client) *client.Subscription {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.waiting = ""
+	delete(s.waiting, name)
 	if sub := s.ready[c]; sub != nil {
 		delete(s.ready, c)
 		return sub
@@ -219,8 +285,14 @@ func (s managerSource) Tools() ([]servers.ToolRow, error) {
 	return rows, nil
 }
 
-func (s managerSource) Report(name string) string {
-	r := s.m.ServerReport(name)
+func (s managerSource) Report(name string) string { return reportText(s.m, name) }
+
+func (s uiServers) Report(name string) string { return reportText(s.m, name) }
+
+// reportText is the text of server name's last failure report, "" when it
+// has none.
+func reportText(m *connect.Multi, name string) string {
+	r := m.ServerReport(name)
 	if r == nil {
 		return ""
 	}

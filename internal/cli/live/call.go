@@ -3,8 +3,10 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/manager"
 	"github.com/sonde-mcp/sonde/mcp"
 )
 
@@ -46,8 +49,11 @@ Ctrl-C sends tasks/cancel. --task-ttl asks the server to keep the task that long
 With several servers (--all, or --server NAME more than once), TOOL is SERVER/TOOL: only
 that server is started (the others never run). Restarts follow the manager's policy
 (--max-failures): a server that keeps failing is quarantined (MCP_QUARANTINED) until
-approved. A failed call writes a failure report (sonde report; beside the capture with
---record, as FILE.report.json) that holds no argument values.
+approved.
+
+A failed call (one server or several) writes a failure report (sonde report; beside the
+capture with --record, as FILE.report.json) that holds no argument values; with several
+servers stderr says so.
 
 A call of a tool that is not read-only (its annotations do not say readOnlyHint: true)
 that timed out, was cancelled or lost its server says "execution uncertain": it may have
@@ -78,7 +84,9 @@ func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.T
 	if err != nil {
 		return err
 	}
-	return connect.Run(ctx, env, &o.Server, t, func(ctx context.Context, s *connect.Session) error {
+	started := false
+	err = connect.Run(ctx, env, &o.Server, t, func(ctx context.Context, s *connect.Session) error {
+		started = true
 		var res *mcp.CallToolResult
 		var raw json.RawMessage
 		err := s.Retry(ctx, func(c *client.Client) (err error) {
@@ -90,6 +98,7 @@ func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.T
 			return err
 		})
 		if err != nil {
+			reportOne(ctx, env, o, t, s.Client, tool, err, toolArgs)
 			return err
 		}
 		if o.Server.JSON {
@@ -102,6 +111,44 @@ func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.T
 		}
 		return nil
 	})
+	if err != nil && !started {
+		reportOne(ctx, env, o, t, nil, tool, err, toolArgs)
+	}
+	return err
+}
+
+// reportOne writes the failure report of a call on one server (sonde
+// call TOOL -- CMD) where the reports of calls over several servers go
+// (sonde report; beside the capture with --record), quietly: the error
+// printed is the one line it always was. c is nil when the server did not
+// start. An error without a stable code (a usage error) writes none.
+func reportOne(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.Target, c *client.Client, tool string, err error, args json.RawMessage) {
+	if client.CodeOf(err) == "" {
+		return
+	}
+	name := o.Server.Server
+	switch {
+	case name != "":
+	case t.URL != "":
+		name = t.URL
+	case len(t.Argv) > 0:
+		name = filepath.Base(t.Argv[0])
+	}
+	ce := &manager.CallError{Tool: tool, Phase: "call", Err: err}
+	if !errors.As(err, &ce) && c == nil {
+		ce.Phase = "start"
+	}
+	ce.Server = name
+	f := manager.Failure{Hash: manager.Hash(manager.Spec{Name: name, Argv: t.Argv, URL: t.URL, Env: t.Env, Cwd: t.Cwd}), Where: "command line"}
+	if o.Server.Server != "" {
+		f.Where = "--server " + o.Server.Server
+	}
+	if c != nil {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readOnlyLookup)
+		f.Init, _ = c.Initialize(lctx) // the handshake's, kept: no exchange
+		cancel()
+	}
+	writeReport(env, manager.BuildReport(ce, f, args, manager.ReportOptions{}), connect.ReportPaths(&o.Server), false)
 }
 
 // readJSONObject parses --args: "" (none), a JSON object, @FILE or @-.

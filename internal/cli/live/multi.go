@@ -145,35 +145,46 @@ func runCallAll(cmd *cobra.Command, env *cmdutil.Env, o *CallOptions, args []str
 // (the state folder; beside the capture with --record), and says where on
 // stderr.
 func reportFailure(env *cmdutil.Env, m *connect.Multi, err error, args json.RawMessage) {
-	r := m.Report(err, args, manager.ReportOptions{})
+	writeReport(env, m.Report(err, args, manager.ReportOptions{}), m.ReportPaths(), true)
+}
+
+// writeReport writes r (nil: none) to each of paths and, with say, says on
+// stderr how to see it.
+func writeReport(env *cmdutil.Env, r *manager.Report, paths []string, say bool) {
 	if r == nil {
 		return
 	}
-	for _, p := range m.ReportPaths() {
+	for _, p := range paths {
 		if werr := manager.WriteReport(p, r); werr != nil {
 			fmt.Fprintf(env.Err, "sonde: warning: failure report not written: %v\n", werr)
-			continue
 		}
 	}
-	fmt.Fprintln(env.Err, "sonde: failure report: sonde report")
+	if say {
+		fmt.Fprintln(env.Err, "sonde: failure report: sonde report")
+	}
 }
 
-// callOne calls tool on one server's client. A failure of a call that was
-// sent and ended without an answer is a *manager.CallError saying whether
-// its execution is uncertain (the tool is looked up in a brief tools/list
-// when the session still answers: not found, it has side effects).
+// callOne calls tool on one server's client. A failure is a
+// *manager.CallError with the request's id and duration, for the failure
+// report; for a call that was sent and ended without an answer it says
+// whether its execution is uncertain (the tool is looked up in a brief
+// tools/list when the session still answers: not found, it has side
+// effects).
 func callOne(ctx context.Context, c *client.Client, tool string, args json.RawMessage) (*mcp.CallToolResult, json.RawMessage, error) {
 	call := c.GoTool(ctx, tool, args, client.CallOptions{})
 	raw, err := call.Wait()
 	if err != nil {
 		sent := call.ID.IsValid()
-		if !client.Uncertain(false, sent, err) {
-			return nil, raw, err
+		ce := &manager.CallError{Tool: tool, Phase: "call", Duration: call.Latency(), Err: err}
+		if sent {
+			ce.ID = call.ID.String()
 		}
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readOnlyLookup)
-		defer cancel()
-		uncertain := client.Uncertain(c.ReadOnlyTool(lctx, tool), sent, err)
-		return nil, raw, &manager.CallError{Tool: tool, ID: call.ID.String(), Phase: "call", Uncertain: uncertain, Err: err}
+		if client.Uncertain(false, sent, err) {
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readOnlyLookup)
+			defer cancel()
+			ce.Uncertain = client.Uncertain(c.ReadOnlyTool(lctx, tool), sent, err)
+		}
+		return nil, raw, ce
 	}
 	res, err := client.ToolResult(tool, raw)
 	return res, raw, err

@@ -308,3 +308,54 @@ func TestToolsAllOTLP(t *testing.T) {
 		t.Errorf("%d tools/list spans, want one per server (2)", lists)
 	}
 }
+
+// TestCallFailureReport: a plain `sonde call TOOL -- CMD` that fails
+// writes the failure report too (`sonde report`, and beside the capture
+// with --record), without the secret passed as an argument; a server that
+// does not start writes one of phase start.
+func TestCallFailureReport(t *testing.T) {
+	const secret = "sk-live-5ecret-0077"
+	clitest.HostHome(t, t.TempDir(), t.TempDir())
+	f := clitest.NewFixture(t)
+	capFile := filepath.Join(t.TempDir(), "one.jsonl")
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"call", "fail", "--args", `{"message":"` + secret + `"}`, "--record", capFile})...)
+	if r.Code != cmdutil.ExitRemote || strings.Contains(r.Stderr, "failure report") || !strings.Contains(r.Stderr, "\nsonde: MCP_ERROR: server error -32001: ") {
+		t.Fatalf("call: %d\n%q (want the error, and the report written quietly)", r.Code, r.Stderr)
+	}
+	beside, err := os.ReadFile(strings.TrimSuffix(capFile, ".jsonl") + ".report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = clitest.RunSonde(t, "", "report", "--json")
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	for _, out := range []string{r.Stdout, string(beside)} {
+		if strings.Contains(out, "5ecret") {
+			t.Fatalf("the report leaks the argument:\n%s", out)
+		}
+		var rep manager.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if rep.Method != "tools/call" || rep.Tool != "fail" || rep.ID != "2" || rep.Phase != "call" || rep.Code != "MCP_ERROR" ||
+			rep.RPCCode == nil || *rep.RPCCode != -32001 || rep.Hash == "" || !strings.HasPrefix(rep.Identity, "sonde-fixture ") ||
+			rep.Protocol == "" || rep.Where != "command line" || rep.DurationMS <= 0 {
+			t.Errorf("report: %+v", rep)
+		}
+	}
+
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"`+secret+`"}`, "--", missing)
+	if r.Code != cmdutil.ExitSpawn {
+		t.Fatalf("call of a missing server: %d\n%s", r.Code, r.Stderr)
+	}
+	r = clitest.RunSonde(t, "", "report")
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	for _, want := range []string{"no-such-server", "start", "initialize", "MCP_SPAWN"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("report of the failed start has no %q:\n%s", want, r.Stdout)
+		}
+	}
+	if strings.Contains(r.Stdout, "5ecret") {
+		t.Fatalf("the report leaks the argument:\n%s", r.Stdout)
+	}
+}

@@ -1,0 +1,459 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/ui/pending"
+	"github.com/sonde-mcp/sonde/ui/tools"
+)
+
+// Servers is what the aggregated inspector (Options.Servers: sonde --all,
+// several --server) needs of the servers it shows; the command line
+// implements it over the manager. Start and Aggregate run in commands.
+type Servers interface {
+	// Names are the servers, in their order.
+	Names() []string
+	// Running reports whether name runs now: the inspector takes its
+	// client when it opens, starting nothing.
+	Running(name string) bool
+	// Start starts name (or takes it when it runs) and subscribes to its
+	// client, without the handshake: a lazy start through the manager,
+	// whose policy decides (it waits while the server backs off, and is
+	// refused while it is quarantined).
+	Start(name string) (Session, error)
+	// Waiting says what the policy makes a start of name do now ("backing
+	// off: next try in 4s"), "" when it starts at once.
+	Waiting(name string) string
+	// Aggregate names the tools of the servers listed (lists[i] are
+	// names[i]'s) as server/tool, each with the other servers that have a
+	// tool of the same name: the rule of sonde tools --all.
+	Aggregate(names []string, lists [][]mcp.Tool) []NamedTool
+	// Report is the text of the failure report of name's last failure in
+	// this run (a start that failed, a process that ended), "" when it has
+	// none. Called from a command.
+	Report(name string) string
+}
+
+// NamedTool is one tool of one server in the aggregated list.
+type NamedTool struct {
+	Server string
+	// Name is "server/tool".
+	Name      string
+	Tool      mcp.Tool
+	Conflicts []string
+}
+
+// multi is the state of the aggregated inspector: one entry per server.
+type multi struct {
+	src   Servers
+	names []string
+	srv   map[string]*srvState
+	only  string // the server the panes show ("" for all)
+	note  string // what the last start or restart did, for the status bar
+	// named maps a namespaced tool to its server and tool.
+	named map[string]NamedTool
+}
+
+// srvState is one server of the aggregated inspector.
+type srvState struct {
+	gen    int // bumped by each restart of this server
+	sess   Session
+	conn   connState
+	asked  bool // a start was asked (it may be under way)
+	tools  []mcp.Tool
+	listed bool
+	missed uint64
+}
+
+// srvMsg is a message of one server's session (startedMsg,
+// initializedMsg, toolsListedMsg, eventsMsg, subClosedMsg).
+type srvMsg struct {
+	server string
+	msg    tea.Msg
+}
+
+// forServer tags the message of cmd with its server.
+func forServer(name string, cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	return func() tea.Msg { return srvMsg{server: name, msg: cmd()} }
+}
+
+func newMulti(src Servers) *multi {
+	mu := &multi{src: src, names: src.Names(), srv: map[string]*srvState{}, named: map[string]NamedTool{}}
+	for _, n := range mu.names {
+		mu.srv[n] = &srvState{}
+	}
+	return mu
+}
+
+// multiInit takes the servers that run already; the others wait to be
+// picked. The model may be run again by a new program after its last one
+// ended (the inspector opened again from the server list, its panes kept):
+// the subscriptions of that run are closed, so each server's session is
+// taken again, under a new generation.
+func (m *Model) multiInit() tea.Cmd {
+	m.quitted, m.confirmQuit, m.stale = false, false, true
+	again := false
+	var cmds []tea.Cmd
+	for _, n := range m.mu.names {
+		s := m.mu.srv[n]
+		if s.asked || s.sess.Client != nil {
+			again = true
+			s.gen++
+			s.asked, s.sess, s.conn = false, Session{}, connState{}
+		}
+		if !m.mu.src.Running(n) {
+			s.tools, s.listed = nil, false // its row stands for it again
+			continue
+		}
+		cmds = append(cmds, m.startServer(n))
+	}
+	if again {
+		// What happened while the list was shown was not followed: the
+		// requests then in flight settled unseen, and the calls' results
+		// went to the program that ended. Pending starts again (a request
+		// that settles from now on shows with its outcome), and so do
+		// the Tools pane's counts of calls in flight; Frames and stderr
+		// keep their history.
+		m.pending = pending.New(m.styles)
+		m.pending.SetServer(m.mu.only)
+		m.panes[panePending] = m.pending
+		m.tools.Reset()
+		m.relayout()
+	}
+	m.setMultiTools()
+	return tea.Batch(cmds...)
+}
+
+// startServer starts server name (through Servers.Start, in a command)
+// unless a start was asked already.
+func (m *Model) startServer(name string) tea.Cmd {
+	s := m.mu.srv[name]
+	if s == nil || s.asked {
+		return nil
+	}
+	s.asked = true
+	s.conn = connState{starting: true}
+	m.mu.note = "starting " + name
+	if why := m.mu.src.Waiting(name); why != "" {
+		m.mu.note += " (" + why + ")"
+	}
+	m.setMultiTools()
+	src, gen := m.mu.src, s.gen
+	return forServer(name, func() tea.Msg {
+		sess, err := src.Start(name)
+		return startedMsg{gen: gen, sess: sess, err: err}
+	})
+}
+
+// restartServer is ctrl+r on the server the panes show: a stop by the
+// user, then a start that the manager's policy decides.
+func (m *Model) restartServer() tea.Cmd {
+	name := m.mu.only
+	s := m.mu.srv[name]
+	if s == nil {
+		m.mu.note = "ctrl+r restarts one server: choose it with S first"
+		return nil
+	}
+	if s.conn.restarting {
+		return nil
+	}
+	old := s.sess
+	s.gen++
+	s.sess, s.asked = Session{}, true
+	s.conn = connState{starting: true, restarting: true}
+	m.mu.note = "restarting " + name
+	src, gen := m.mu.src, s.gen
+	return forServer(name, func() tea.Msg {
+		if old.Client != nil {
+			old.Client.StopServer()
+			old.Client.Close()
+		}
+		sess, err := src.Start(name)
+		return startedMsg{gen: gen, sess: sess, err: err}
+	})
+}
+
+// cycleServer is S: all servers, then each in turn, then all again.
+func (m *Model) cycleServer() {
+	i := slices.Index(m.mu.names, m.mu.only)
+	if m.mu.only == "" || i < 0 {
+		m.mu.only = m.mu.names[0]
+	} else if i+1 < len(m.mu.names) {
+		m.mu.only = m.mu.names[i+1]
+	} else {
+		m.mu.only = ""
+	}
+	m.pending.SetServer(m.mu.only)
+	m.frames.SetServer(m.mu.only)
+	m.stderr.SetServer(m.mu.only)
+	m.setMultiTools()
+	m.syncServerKey()
+}
+
+// syncServerKey puts the filter in the help of S.
+func (m *Model) syncServerKey() {
+	shown := "all"
+	if m.mu.only != "" {
+		shown = textfmt.Clean(m.mu.only)
+	}
+	m.keys.Server.SetHelp("S", "servers: "+shown)
+}
+
+// handleServer handles a message of one server's session.
+func (m *Model) handleServer(msg srvMsg) tea.Cmd {
+	s := m.mu.srv[msg.server]
+	if s == nil {
+		return nil
+	}
+	name := msg.server
+	switch in := msg.msg.(type) {
+	case startedMsg:
+		if in.gen != s.gen {
+			return closeCmd(in.sess.Client)
+		}
+		s.conn.starting, s.conn.restarting = false, false
+		if in.err != nil {
+			s.conn.err, s.asked = in.err, false
+			m.mu.note = name + ": " + in.err.Error()
+			m.setMultiTools()
+			return nil
+		}
+		s.sess = in.sess
+		s.conn.err, s.conn.exited, s.conn.pid = nil, "", in.sess.Pid
+		m.mu.note = ""
+		return tea.Batch(forServer(name, waitEvents(s.gen, in.sess.Sub)), forServer(name, initializeCmd(s.gen, in.sess.Client)))
+	case initializedMsg:
+		if m.dropResult(name, s, in.gen, in.err, "the handshake failed") {
+			return nil
+		}
+		s.conn.server, s.conn.protocol = in.res.ServerInfo, in.res.ProtocolVersion+" "+string(in.era)
+		return forServer(name, listToolsCmd(s.gen, s.sess.Client))
+	case toolsListedMsg:
+		if m.dropResult(name, s, in.gen, in.err, "tools/list failed") {
+			return nil
+		}
+		s.tools, s.listed = in.tools, true
+		m.setMultiTools()
+		return nil
+	case eventsMsg:
+		return m.serverEvents(name, s, in)
+	}
+	return nil
+}
+
+// dropResult reports whether a result of server name is to be dropped: of a
+// session a restart replaced, or a failure (noted as what failed).
+func (m *Model) dropResult(name string, s *srvState, gen int, err error, what string) bool {
+	if gen != s.gen {
+		return true
+	}
+	if err != nil {
+		s.conn.err = err
+		m.mu.note = name + ": " + what + ": " + err.Error()
+		return true
+	}
+	return false
+}
+
+// serverEvents applies a batch of one server's events, tagged with it.
+func (m *Model) serverEvents(name string, s *srvState, msg eventsMsg) tea.Cmd {
+	m.pending.SetTag(name)
+	m.frames.SetTag(name)
+	m.stderr.SetTag(name)
+	for _, p := range m.panes {
+		if p != nil {
+			p.Apply(msg.evs)
+		}
+	}
+	m.stats.apply(msg.evs)
+	if msg.gen == s.gen {
+		s.missed = msg.missed
+	}
+	m.stats.missed = 0
+	for _, o := range m.mu.srv {
+		m.stats.missed += o.missed
+	}
+	for _, ev := range msg.evs {
+		if msg.gen == s.gen && ev.Kind == client.EvProcess && ev.Proc != nil {
+			s.conn.follow(ev.Proc)
+		}
+	}
+	return forServer(name, waitEvents(msg.gen, msg.sub))
+}
+
+// setMultiTools gives the Tools pane the tools of the running servers as
+// server/tool (conflicts flagged) and a row for each server not running
+// that stands for its tools (enter starts it), only the filtered server's
+// when the panes show one.
+func (m *Model) setMultiTools() {
+	var names []string
+	var lists [][]mcp.Tool
+	for _, n := range m.mu.names {
+		if s := m.mu.srv[n]; s.listed {
+			names, lists = append(names, n), append(lists, s.tools)
+		}
+	}
+	agg := m.mu.src.Aggregate(names, lists)
+	clear(m.mu.named)
+	var rows []tools.Row
+	for _, t := range agg {
+		m.mu.named[t.Name] = t
+		if m.mu.only != "" && t.Server != m.mu.only {
+			continue
+		}
+		tool := t.Tool
+		tool.Name = t.Name
+		r := tools.Row{Tool: tool}
+		if len(t.Conflicts) > 0 {
+			r.Warn = "conflict: also in " + strings.Join(t.Conflicts, ", ")
+		}
+		rows = append(rows, r)
+	}
+	for _, n := range m.mu.names {
+		s := m.mu.srv[n]
+		if s.listed || m.mu.only != "" && n != m.mu.only {
+			continue
+		}
+		desc := "not started: enter starts it (its tools are listed once it runs)"
+		switch {
+		case s.conn.err != nil:
+			desc = "did not start: " + s.conn.err.Error() + " (enter tries again: the restart policy decides)"
+		case s.asked:
+			desc = "starting…"
+		}
+		rows = append(rows, tools.Row{Tool: mcp.Tool{Name: n + "/…", Description: desc}, Start: n})
+	}
+	m.tools.SetRows(rows, time.Time{})
+}
+
+// multiCall routes a call of server/tool to its server's client.
+func (m *Model) multiCall(msg tools.CallMsg) tea.Cmd {
+	t, ok := m.mu.named[msg.Tool]
+	if !ok {
+		return nil
+	}
+	s := m.mu.srv[t.Server]
+	if s == nil || s.sess.Client == nil {
+		m.mu.note = t.Server + " is not running: ctrl+r (with S on it) starts it again"
+		return nil
+	}
+	c := s.sess.Client
+	cmd := callToolCmd(c, t.Tool.Name, msg.Args)
+	if t.Tool.TaskRequired() {
+		cmd = callToolTaskCmd(c, t.Tool.Name, msg.Args)
+	}
+	gen := m.gen
+	return func() tea.Msg {
+		res, _ := cmd().(tools.ResultMsg)
+		res.Tool = msg.Tool
+		return toolDoneMsg{gen: gen, call: msg, res: res}
+	}
+}
+
+// multiPaneMsg handles what the panes ask for that names a server; ok is
+// false for the others.
+func (m *Model) multiPaneMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case tools.StartMsg:
+		return m.startServer(msg.Server), true
+	case tools.CallMsg:
+		return m.multiCall(msg), true
+	case tools.RefreshMsg:
+		var cmds []tea.Cmd
+		for _, n := range m.mu.names {
+			if s := m.mu.srv[n]; s.sess.Client != nil {
+				cmds = append(cmds, forServer(n, listToolsCmd(s.gen, s.sess.Client)))
+			}
+		}
+		return tea.Batch(cmds...), true
+	case pending.CancelMsg:
+		if s := m.mu.srv[msg.Server]; s != nil && s.sess.Client != nil {
+			return cancelCmd(s.sess.Client, msg.ID), true
+		}
+		return nil, true
+	case pending.CancelTaskMsg:
+		return nil, true // the row does not say its server: not offered with several
+	case pending.ShowFramesMsg:
+		m.frames.FilterRequest(msg.Server, msg.ID)
+		m.setFocus(paneFrames)
+		return nil, true
+	case pending.AnswerMsg:
+		m.mu.note = "answering a server's request needs its own inspector: sonde --server " + msg.Server
+		return nil, true
+	}
+	return nil, false
+}
+
+// multiStatus is the status bar's account of the servers: each one's
+// state, then what the last start did. When the servers' states would not
+// fit on the line (beside "sonde" and a margin), they are counted by state
+// instead, with the server S shows (if any) named.
+func (m *Model) multiStatus(width int) []string {
+	st := m.styles
+	out := make([]string, 0, len(m.mu.names)+1)
+	counts := map[string]int{}
+	var order []string
+	shown := ""
+	total := 0
+	for _, n := range m.mu.names {
+		word, text, style := m.serverState(n)
+		if counts[word] == 0 {
+			order = append(order, word)
+		}
+		counts[word]++
+		text = style.Render(text)
+		if n == m.mu.only {
+			shown = text
+		}
+		total += lipgloss.Width(text) + 3
+		out = append(out, text)
+	}
+	if total > width-12 && len(m.mu.names) > 1 {
+		var parts []string
+		for _, w := range order {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[w], w))
+		}
+		out = []string{fmt.Sprintf("%d servers: %s", len(m.mu.names), strings.Join(parts, ", "))}
+		if shown != "" {
+			out = append([]string{shown}, out...)
+		}
+	}
+	if m.mu.note != "" {
+		out = append(out, st.Info.Render(textfmt.Clean(m.mu.note)))
+	}
+	return out
+}
+
+// serverState is server name's state: a word to count it by, the text
+// that names it, and its style.
+func (m *Model) serverState(name string) (word, text string, style lipgloss.Style) {
+	st, s := m.styles, m.mu.srv[name]
+	n := textfmt.Clean(name)
+	switch {
+	case s.conn.err != nil:
+		return "failed", n + " failed", st.Error
+	case s.conn.restarting:
+		return "restarting", n + " restarting…", st.Warn
+	case s.conn.starting:
+		return "starting", n + " starting…", st.Warn
+	case s.conn.exited != "":
+		return "exited", n + " exited: " + s.conn.exited, st.Error
+	case s.sess.Client != nil && s.conn.pid != 0:
+		return "running", fmt.Sprintf("%s pid %d", n, s.conn.pid), st.Text
+	case s.sess.Client != nil:
+		return "running", n + " ready", st.Text
+	}
+	return "not started", n + " not started", st.Subtle
+}
