@@ -210,7 +210,7 @@ func (m *Model) updateDialog(msg tea.Msg) (tea.Cmd, bool) {
 			m.dlg, m.authHidden = nil, true
 			m.openNextAsk()
 		}
-	case *reportDialog:
+	case *reportDialog, *faultsDialog:
 		if act == answer.Later {
 			m.dlg = nil
 			m.openNextAsk()

@@ -13,6 +13,9 @@ type keyMap struct {
 	// inspector (Options.Servers); Report shows that server's failure
 	// report there (R, which records with one server).
 	Server, Report key.Binding
+	// Faults lists a watched tap's fault rules, to turn them on and off
+	// (the watch mode, when its source offers WatchedFaults).
+	Faults key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -30,6 +33,7 @@ func defaultKeyMap() keyMap {
 		FIFO:       key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "FIFO view")),
 		Server:     key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "servers: all")),
 		Report:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "failure report")),
+		Faults:     key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "fault rules")),
 	}
 }
 
@@ -40,5 +44,5 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp lists every global key.
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Roots, k.Quit}, {k.Server, k.Report, k.LessonNext, k.FIFO}}
+	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Roots, k.Quit}, {k.Server, k.Report, k.Faults, k.LessonNext, k.FIFO}}
 }

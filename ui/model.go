@@ -216,6 +216,7 @@ func New(opts Options) *Model {
 		m.keys.Record.SetEnabled(false)
 		m.syncServerKey()
 	}
+	m.keys.Faults.SetEnabled(false)
 	if opts.Watch != nil {
 		m.initWatch()
 	}

@@ -76,6 +76,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case reportMsg:
 		m.showReport(msg)
 		return m, nil
+	case faultsMsg:
+		m.showFaults(msg)
+		return m, nil
 	}
 	if m.wt != nil {
 		if cmd, ok := m.watchMsg(msg); ok {
@@ -291,6 +294,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		case key.Matches(msg, m.keys.Report):
 			return m.reportCmd()
+		case key.Matches(msg, m.keys.Faults):
+			return faultsCmd(m.watchFaults(), 0, false)
 		case key.Matches(msg, m.keys.Record):
 			return m.toggleRecord()
 		case key.Matches(msg, m.keys.Roots):

@@ -103,6 +103,7 @@ func (m *Model) initWatch() {
 	m.keys.Restart.SetEnabled(false)
 	m.keys.Record.SetEnabled(false)
 	m.keys.Roots.SetEnabled(false)
+	m.keys.Faults.SetEnabled(m.watchFaults() != nil)
 	m.tools.SetUnavailable("No tools yet: the host has not listed them.", "r lists them now (sonde's own tools/list, injected into the session)")
 	if why := m.opts.Watch.NoInject(); why != "" {
 		m.tools.SetUnavailable("No tools: the host did not list them.", why)

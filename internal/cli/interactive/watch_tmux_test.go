@@ -26,10 +26,11 @@ type tapHost struct {
 	done  chan error
 }
 
-func startTapHost(t *testing.T, home, label string, fx *clitest.Fixture) *tapHost {
+func startTapHost(t *testing.T, home, label string, fx *clitest.Fixture, flags ...string) *tapHost {
 	t.Helper()
 	h := &tapHost{t: t, out: &clitest.SyncBuffer{}, done: make(chan error, 1)}
-	h.cmd = exec.Command(os.Args[0], append([]string{"tap", "--label", label, "--"}, fx.Argv()...)...)
+	args := append(append([]string{"tap", "--label", label}, flags...), "--")
+	h.cmd = exec.Command(os.Args[0], append(args, fx.Argv()...)...)
 	h.cmd.Env = append(append(os.Environ(), clitest.ChildEnv()...), "SONDE_HOME="+home)
 	h.cmd.Stdout, h.cmd.Stderr = h.out, &h.errb
 	var err error
@@ -147,6 +148,43 @@ func TestTUIWatch(t *testing.T) {
 	tt.keys("q")
 	if code := tt.waitExit(); code != 0 {
 		t.Errorf("sonde watch exited with %d%s", code, tt.diag())
+	}
+	proctest.AssertGone(t, fx.PIDFile)
+}
+
+// TestTUIWatchFaults: a host's session through sonde tap with a drop rule:
+// sonde watch shows the host's call the rule kept its answer from as
+// "dropped by fault rule 1"; F lists the rule (on, what it did), space
+// turns it off, and the host's next call is answered; the recording notes
+// the change.
+func TestTUIWatchFaults(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	fx := clitest.NewFixture(t)
+	h := startTapHost(t, home, "chaos", fx, "--fault", "drop:to-host,tool=echo")
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stand-in","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"value":"lost"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	h.await(`"id":3,"result"`)
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "chaos-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	tt := startTUI(t, 160, 40, []string{"watch", strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")})
+	tt.waitFor("the dropped answer", `tap · chaos`, `dropped by fault rule 1`)
+	tt.keys("F")
+	tt.waitFor("the rules", `fault rules · sonde tap --fault`, `› 1\s+on\s+1\s+1\s+drop:to-host,tool=echo`)
+	tt.keys("Space")
+	tt.waitFor("the rule off", `› 1\s+off\s+1\s+1\s+drop:to-host,tool=echo`)
+	tt.keys("Escape")
+	h.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"value":"through"}}}`)
+	h.await(`"id":4,"result"`)
+	tt.waitFor("the answer in the panes", `<- 4 +response +resolved id 4`)
+	tt.quit()
+	h.end()
+	if b, _ := os.ReadFile(files[0]); !strings.Contains(string(b), "fault rule 1: drop:to-host,tool=echo turned off by a watcher") {
+		t.Errorf("the recording does not note the change")
 	}
 	proctest.AssertGone(t, fx.PIDFile)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/picker"
 	"github.com/sonde-mcp/sonde/ui/sessions"
@@ -190,7 +191,9 @@ func followSession(path string, pid int) (*followSource, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &followSource{path: path, cancel: cancel, evs: make(chan client.Event, followBuffer), done: make(chan struct{})}
 	if _, err := os.Stat(socketPath(path)); err != nil {
-		s.noSock = "this tap takes no injected requests (a tap with --fault rules, or one that does not record in the sessions folder)"
+		s.noSock = "this tap takes no injected requests (it does not record in the sessions folder)"
+	} else if rules, err := s.Faults(ctx); err == nil && len(rules) > 0 {
+		s.noSock = "this tap has fault rules (--fault): it takes no injected requests (F lists the rules)"
 	}
 	go s.read(ctx, f, pid)
 	return s, nil
@@ -285,6 +288,49 @@ func (s *followSource) Inject(ctx context.Context, method string, params any) (j
 		return nil, &client.Error{Code: client.CodeRemote, Message: fmt.Sprintf("%s: %d %s", method, msg.Error.Code, msg.Error.Message), RPC: msg.Error}
 	}
 	return msg.Result, nil
+}
+
+// Faults lists the tap's fault rules (ui.WatchedFaults): none when it has
+// none.
+func (s *followSource) Faults(ctx context.Context) ([]ui.FaultRule, error) {
+	return s.faults(ctx, map[string]any{"jsonrpc": "2.0", "id": 1, "method": MethodFaultsList})
+}
+
+// SetFault turns rule n on or off (ui.WatchedFaults).
+func (s *followSource) SetFault(ctx context.Context, n int, on bool) ([]ui.FaultRule, error) {
+	return s.faults(ctx, map[string]any{"jsonrpc": "2.0", "id": 1, "method": MethodFaultsSet, "params": map[string]any{"rule": n, "enabled": on}})
+}
+
+// faults sends a control request about the fault rules and reads the
+// rules from the answer.
+func (s *followSource) faults(ctx context.Context, req map[string]any) ([]ui.FaultRule, error) {
+	if s.ended.Load() {
+		return nil, errors.New("the session ended: its tap is gone")
+	}
+	line, _ := json.Marshal(req)
+	timeout := time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	msg, err := askSession(s.path, line, timeout, "sonde watch", "its tap ended, or does not record in the sessions folder")
+	if err != nil {
+		return nil, err
+	}
+	if msg.Error != nil && msg.Error.Code == jsonrpc.CodeMethodNotFound {
+		return nil, nil // a tap without fault rules
+	}
+	if msg.Error != nil {
+		return nil, errors.New(msg.Error.Message)
+	}
+	var st FaultsState
+	if err := json.Unmarshal(msg.Result, &st); err != nil {
+		return nil, fmt.Errorf("the tap's answer is not a list of rules: %w", err)
+	}
+	rules := make([]ui.FaultRule, 0, len(st.Rules))
+	for _, r := range st.Rules {
+		rules = append(rules, ui.FaultRule{N: r.Rule, Text: r.Text, On: r.Enabled, Matched: r.Matched, Fired: r.Fired})
+	}
+	return rules, nil
 }
 
 // NoInject says why the session takes no requests (ui.Watched).
