@@ -125,6 +125,11 @@ func (o *Observer) Note(text string, t time.Time) {
 	o.hub.emit(Event{Time: t, Kind: EvNote, Note: text})
 }
 
+// Replay emits an event read back from a recording, as it was recorded
+// (its time kept; Seq numbered again): a recording followed as it grows
+// (sonde watch) exported as the session it was.
+func (o *Observer) Replay(ev Event) { o.hub.emit(ev) }
+
 // Fault reports a note about what a fault rule did, with its fields.
 func (o *Observer) Fault(text string, f *Fault, t time.Time) {
 	o.hub.emit(Event{Time: t, Kind: EvNote, Note: text, Fault: f})

@@ -1,7 +1,8 @@
 package tap
 
-// FollowSession is followSession for the tests of the watch UI's source.
-var FollowSession = followSession
+// FollowSession is followSession (without an export) for the tests of the
+// watch UI's source.
+func FollowSession(path string, pid int) (*followSource, error) { return followSession(path, pid, nil) }
 
 // ListSessionsCached is the watch list's read of the sessions folder,
 // through a cache kept between calls (nil: none).

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 )
@@ -31,6 +32,8 @@ type WatchOptions struct {
 	// Replay opens an ended session in the watch UI (the root command's
 	// sonde replay FILE UI).
 	Replay ReplayUI
+	// OTLP exports the sessions watched (--otlp-*).
+	OTLP connect.OTLPFlags
 }
 
 // NewCmdWatch is `sonde watch`; replayUI opens an ended session in its UI.
@@ -63,6 +66,10 @@ line: the output is a capture itself (docs/capture-format.md).
   sonde watch github-20261201-143007-4242      that session in the panes
   sonde watch github-20261201-143007-4242 --new
 
+With --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT), the spans of the session followed (of
+each session opened, in the list) go to that collector as sonde tap's would (docs/otel.md),
+with the recorded times: for a tap that ran without it.
+
 Exit status: 0; 2 for a usage error, no live session (printed), or a file that is not a
 capture; 130 when interrupted.`,
 		Args: cobra.MaximumNArgs(1),
@@ -79,6 +86,7 @@ capture; 130 when interrupted.`,
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "the capture's records, one JSON object a line")
 	cmd.Flags().BoolVar(&o.New, "new", false, "only what is recorded from now on, not the session so far")
+	o.OTLP.Register(cmd.Flags())
 	return cmd
 }
 
@@ -124,6 +132,11 @@ func RunWatch(env *cmdutil.Env, o *WatchOptions, arg string) error {
 		return cmdutil.Usagef(fmt.Sprintf("sonde watch: %s: %v", path, err))
 	}
 	h := rd.Header()
+	tee, stop, err := watchExport(env, o)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	if o.JSON {
 		cmdutil.WriteJSON(env.Out, h) // the output reads as a capture
 	} else {
@@ -141,9 +154,13 @@ func RunWatch(env *cmdutil.Env, o *WatchOptions, arg string) error {
 		if rec.Offset < skipTo {
 			continue
 		}
+		ev, isEv, everr := h.Event(rec)
+		if everr == nil && isEv && tee != nil {
+			tee(ev)
+		}
 		if o.JSON {
 			cmdutil.WriteJSON(env.Out, rec)
-		} else if ev, ok, err := h.Event(rec); err == nil && ok {
+		} else if everr == nil && isEv {
 			if line := connect.DescribeEvent(ev, h.Start); line != "" {
 				fmt.Fprintln(env.Out, line)
 			}
@@ -155,6 +172,22 @@ func RunWatch(env *cmdutil.Env, o *WatchOptions, arg string) error {
 		}
 	}
 	return nil
+}
+
+// watchExport starts the export --otlp-* asks for: tee hands it each
+// event of the session followed (nil when there is none); stop ends the
+// session's spans and sends what is left (its one warning on stderr).
+func watchExport(env *cmdutil.Env, o *WatchOptions) (tee func(client.Event), stop func(), err error) {
+	tel, err := connect.StartTelemetry(context.Background(), &o.OTLP, "sonde-watch", func(b []byte) []byte { return b })
+	if err != nil {
+		return nil, nil, err
+	}
+	if !tel.Exports() {
+		return nil, func() {}, nil
+	}
+	obs := client.NewObserver(0)
+	tel.Observe(obs)
+	return obs.Replay, func() { obs.Close(); tel.Close(env.Err) }, nil
 }
 
 // watchWhat names the server of a capture's header.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/otlptest"
 )
 
 // TestWatchLive: sonde watch follows the newest live session while the
@@ -78,5 +79,34 @@ func TestWatchLive(t *testing.T) {
 	_, got := capturetest.Records(t, copyPath)
 	if len(got) != len(want) || len(want) < 5 {
 		t.Errorf("--json gave %d records, the file has %d", len(got), len(want))
+	}
+}
+
+// TestWatchOTLP: sonde watch --otlp-endpoint sends the spans of the session
+// it follows, from the recording, as the tap would have: the host's echo
+// call as a tools/call span with its recorded outcome.
+func TestWatchOTLP(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	col := otlptest.Start(t)
+	h := liveTap(t, home, "exported")
+	h.write(initialized, echoCall(2, "to the collector", 0))
+	h.await(`"id":2`, 1)
+	h.stdin.Close()
+	if code := h.wait(); code != 0 {
+		t.Fatalf("tap exit %d\n%s", code, h.stderr())
+	}
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "exported-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	r := clitest.RunSonde(t, "", "watch", files[0], "--otlp-endpoint", col.URL)
+	clitest.CheckRun(t, r, 0, "")
+	sp := col.Span("tools/call echo")
+	if sp == nil {
+		t.Fatalf("no tools/call echo span among %d", len(col.Spans()))
+	}
+	if got := otlptest.Attr(sp, "jsonrpc.request.id"); got != "2" {
+		t.Errorf("jsonrpc.request.id %q", got)
 	}
 }

@@ -46,7 +46,7 @@ func runWatchUI(ctx context.Context, env *cmdutil.Env, o *WatchOptions, arg stri
 		if err != nil {
 			return err
 		}
-		return OpenSession(ctx, env, o.Replay, path, pid)
+		return openSession(ctx, env, o, o.Replay, path, pid)
 	}
 	src := &listSource{dir: dir, cache: sessionCache{}}
 	note, last := "", ""
@@ -63,7 +63,7 @@ func runWatchUI(ctx context.Context, env *cmdutil.Env, o *WatchOptions, arg stri
 		note, last = "", id
 		path := filepath.Join(dir, id+cmdutil.SessionExt)
 		_, _, pid, _ := parseSessionID(id)
-		if err := OpenSession(ctx, env, o.Replay, path, pid); err != nil {
+		if err := openSession(ctx, env, o, o.Replay, path, pid); err != nil {
 			var st *cmdutil.ExitStatus
 			if errors.As(err, &st) {
 				return err
@@ -78,6 +78,12 @@ func runWatchUI(ctx context.Context, env *cmdutil.Env, o *WatchOptions, arg stri
 // as it grows, requests injected through its socket), else as a replay
 // (replayUI).
 func OpenSession(ctx context.Context, env *cmdutil.Env, replayUI ReplayUI, path string, pid int) error {
+	return openSession(ctx, env, nil, replayUI, path, pid)
+}
+
+// openSession is OpenSession; o's --otlp-* (when o is set) exports a live
+// session's spans while it is open.
+func openSession(ctx context.Context, env *cmdutil.Env, o *WatchOptions, replayUI ReplayUI, path string, pid int) error {
 	s := readSession(path)
 	if s.Problem != "" && s.Problem != "empty: nothing recorded yet" {
 		return errors.New(s.Problem)
@@ -88,7 +94,16 @@ func OpenSession(ctx context.Context, env *cmdutil.Env, replayUI ReplayUI, path 
 		}
 		return replayUI(ctx, env, path, watchFrames)
 	}
-	src, err := followSession(path, pid)
+	var tee func(client.Event)
+	if o != nil {
+		t, stop, err := watchExport(env, o)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		tee = t
+	}
+	src, err := followSession(path, pid, tee)
 	if err != nil {
 		return err
 	}
@@ -176,6 +191,9 @@ type followSource struct {
 	missed atomic.Uint64
 	ended  atomic.Bool
 	noSock string // why the session takes no requests ("" when it does)
+	// tee, when set, gets each event read (the --otlp-* export), in the
+	// reading goroutine.
+	tee func(client.Event)
 }
 
 // followBuffer bounds the events read ahead of the UI: past it the reader
@@ -183,13 +201,13 @@ type followSource struct {
 const followBuffer = 1 << 14
 
 // followSession starts following the recording at path.
-func followSession(path string, pid int) (*followSource, error) {
+func followSession(path string, pid int, tee func(client.Event)) (*followSource, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &followSource{path: path, cancel: cancel, evs: make(chan client.Event, followBuffer), done: make(chan struct{})}
+	s := &followSource{path: path, cancel: cancel, evs: make(chan client.Event, followBuffer), done: make(chan struct{}), tee: tee}
 	if _, err := os.Stat(socketPath(path)); err != nil {
 		s.noSock = "this tap takes no injected requests (it does not record in the sessions folder)"
 	} else if rules, err := s.Faults(ctx); err == nil && len(rules) > 0 {
@@ -229,6 +247,9 @@ func (s *followSource) read(ctx context.Context, f *os.File, pid int) {
 		ev, ok, err := h.Event(rec)
 		if err != nil || !ok {
 			continue
+		}
+		if s.tee != nil {
+			s.tee(ev)
 		}
 		select {
 		case s.evs <- ev:
