@@ -79,20 +79,12 @@ func (m *Model) modernCmd() tea.Cmd {
 // runModern starts the modern fixture, calls confirm, and returns the
 // exchange as transcript lines; the client is closed before it returns.
 func runModern(start ModernFunc) ([]string, error) {
-	c, dial, err := start()
+	c, sub, ctx, cancel, err := startAside(start, modernWait)
 	if err != nil {
 		return nil, err
 	}
-	sub := c.Subscribe(4096)
-	defer c.Close()
-	if err := c.Connect(dial); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), modernWait)
 	defer cancel()
-	if _, err := c.Initialize(ctx); err != nil {
-		return nil, err
-	}
+	defer c.Close()
 	_, _, err = c.CallTool(ctx, "confirm", json.RawMessage(`{"message":"Proceed?"}`), client.CallOptions{})
 	c.Close()
 	var evs []client.Event
@@ -100,6 +92,30 @@ func runModern(start ModernFunc) ([]string, error) {
 		evs = append(evs, ev)
 	}
 	return transcript(evs), err
+}
+
+// startAside starts a client the lesson runs beside the session (the eras
+// and reorder steps): subscribed before it connects, connected, past its
+// handshake, within wait. On success the caller closes the client and
+// cancels ctx; on error nothing is left running.
+func startAside(start func() (*client.Client, client.Dialer, error), wait time.Duration) (*client.Client, *client.Subscription, context.Context, context.CancelFunc, error) {
+	c, dial, err := start()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	sub := c.Subscribe(4096)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	if err := c.Connect(dial); err != nil {
+		cancel()
+		c.Close()
+		return nil, nil, nil, nil, err
+	}
+	if _, err := c.Initialize(ctx); err != nil {
+		cancel()
+		c.Close()
+		return nil, nil, nil, nil, err
+	}
+	return c, sub, ctx, cancel, nil
 }
 
 // transcript turns the modern client's events into one line per frame.

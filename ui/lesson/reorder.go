@@ -1,7 +1,6 @@
 package lesson
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -53,20 +52,12 @@ type ReorderCall struct {
 // apart) and waits for the three answers, which the tap reverses; the
 // client is closed before it returns.
 func RunReorder(start ReorderFunc) (*Reordered, error) {
-	c, dial, err := start()
+	c, sub, ctx, cancel, err := startAside(start, reorderWait)
 	if err != nil {
 		return nil, err
 	}
-	sub := c.Subscribe(4096)
-	defer c.Close()
-	if err := c.Connect(dial); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), reorderWait)
 	defer cancel()
-	if _, err := c.Initialize(ctx); err != nil {
-		return nil, err
-	}
+	defer c.Close()
 	r := &Reordered{}
 	var calls []*client.Call
 	for i, v := range []string{"a", "b", "c"} {

@@ -369,6 +369,75 @@ func TestListenRedacts(t *testing.T) {
 	}
 }
 
+// twoHosts connects two hosts to url in mode and has each call tool with
+// args n times, both at once (so their ids are the same at the same time);
+// the first is closed (its session ends), then the test waits until the
+// recording of session LABEL-1 is closed.
+func twoHosts(t *testing.T, tap *httpTap, home, label string, mode transport.HTTPMode, tool, args string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	var hosts [2]*client.Client
+	for i := range hosts {
+		c := client.New(client.Options{Timeout: 20 * time.Second})
+		if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: mode})); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Initialize(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hosts[i] = c
+	}
+	var wg sync.WaitGroup
+	for _, c := range hosts {
+		wg.Go(func() {
+			for range n {
+				if _, _, err := c.CallTool(ctx, tool, json.RawMessage(args), client.CallOptions{Tool: tool}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// The first host ends its session: its recording is closed while the
+	// tap goes on.
+	hosts[0].Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(home, "sessions", label+"-1-*.jsonl"))
+		if len(files) == 1 {
+			if b, _ := os.ReadFile(files[0]); strings.Contains(string(b), `"type":"end"`) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first session's recording %v was not closed when the session ended\n%s", files, tap.errText())
+		}
+	}
+	hosts[1].Close()
+	tap.stop(t)
+}
+
+// sessionRecording reads the recording of session LABEL-N: the verdicts
+// of the server's frames and the methods of the HTTP exchanges.
+func sessionRecording(t *testing.T, home, label, n string) (verdicts map[string]int, exchanges map[string]bool) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", label+"-"+n+"-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("session %s: recordings %v", n, files)
+	}
+	verdicts, exchanges = map[string]int{}, map[string]bool{}
+	for _, r := range readCapture(t, files[0]) {
+		if r.Type == capture.TypeFrame && r.Dir == "in" {
+			verdicts[r.Verdict]++
+		}
+		if r.Type == capture.TypeHTTP && r.HTTP.Method != "" {
+			exchanges[r.HTTP.Method] = true
+		}
+	}
+	return verdicts, exchanges
+}
+
 // TestListenOneRecordingPerSession: two hosts' sessions through one
 // `sonde tap --listen`, recording into the sessions folder, whose calls
 // use the same ids at the same time, are two recordings (LABEL-1 and
@@ -380,68 +449,15 @@ func TestListenOneRecordingPerSession(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SONDE_HOME", home)
 	tap := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "two")
-	ctx := context.Background()
-	var hosts [2]*client.Client
-	for i := range hosts {
-		c := client.New(client.Options{Timeout: 10 * time.Second})
-		if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: transport.ModeStreamable})); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if _, err := c.Initialize(ctx); err != nil {
-			t.Fatal(err)
-		}
-		hosts[i] = c
-	}
-	var wg sync.WaitGroup
-	for _, c := range hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"value":"x"}`), client.CallOptions{Tool: "echo"}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	// The first host ends its session (DELETE): its recording is closed
-	// while the tap goes on.
-	hosts[0].Close()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		files, _ := filepath.Glob(filepath.Join(home, "sessions", "two-1-*.jsonl"))
-		if len(files) == 1 {
-			if b, _ := os.ReadFile(files[0]); strings.Contains(string(b), `"type":"end"`) {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the first session's recording %v was not closed after its DELETE", files)
-		}
-	}
-	hosts[1].Close()
-	tap.stop(t)
-
+	twoHosts(t, tap, home, "two", transport.ModeStreamable, "echo", `{"value":"x"}`, 5)
 	main, _ := filepath.Glob(filepath.Join(home, "sessions", "two-2026*.jsonl"))
 	if len(main) != 1 || strings.Count(notes(t, main[0]), "is recorded in") != 2 {
 		t.Fatalf("the tap's own recording %v does not name the two sessions'\n%s", main, notes(t, main[0]))
 	}
 	for _, n := range []string{"1", "2"} {
-		files, _ := filepath.Glob(filepath.Join(home, "sessions", "two-"+n+"-*.jsonl"))
-		if len(files) != 1 {
-			t.Fatalf("session %s: recordings %v", n, files)
-		}
-		verdicts := map[string]int{}
-		for _, r := range readCapture(t, files[0]) {
-			if r.Type == capture.TypeFrame && r.Dir == "in" {
-				verdicts[r.Verdict]++
-			}
-		}
 		// initialize, 5 calls, and whatever else the client asked: all
 		// resolved.
-		if verdicts["resolved"] < 6 || len(verdicts) != 1 {
+		if verdicts, _ := sessionRecording(t, home, "two", n); verdicts["resolved"] < 6 || len(verdicts) != 1 {
 			t.Errorf("session %s: the server's frames' verdicts %v", n, verdicts)
 		}
 	}
@@ -457,75 +473,24 @@ func TestListenLegacySessionsSplit(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SONDE_HOME", home)
 	tap := startHTTPTap(t, peertest.EverythingHTTP(t, "sse")+"/sse", "--label", "old")
-	ctx := context.Background()
-	var hosts [2]*client.Client
-	for i := range hosts {
-		c := client.New(client.Options{Timeout: 20 * time.Second})
-		if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: transport.ModeSSE})); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if _, err := c.Initialize(ctx); err != nil {
-			t.Fatal(err)
-		}
-		hosts[i] = c
-	}
-	var wg sync.WaitGroup
-	for _, c := range hosts {
-		wg.Go(func() {
-			for range 3 {
-				if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"message":"x"}`), client.CallOptions{Tool: "echo"}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	hosts[0].Close()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		files, _ := filepath.Glob(filepath.Join(home, "sessions", "old-1-*.jsonl"))
-		if len(files) == 1 {
-			if b, _ := os.ReadFile(files[0]); strings.Contains(string(b), `"type":"end"`) {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the first session's recording %v was not closed when its stream ended\n%s", files, tap.errText())
-		}
-	}
-	hosts[1].Close()
-	tap.stop(t)
-
+	twoHosts(t, tap, home, "old", transport.ModeSSE, "echo", `{"message":"x"}`, 3)
 	main, _ := filepath.Glob(filepath.Join(home, "sessions", "old-2026*.jsonl"))
 	if len(main) != 1 || strings.Count(notes(t, main[0]), "(legacy endpoint /message?") != 4 {
 		t.Fatalf("the tap's own recording %v does not name the two sessions' start and end\n%s", main, notes(t, main[0]))
 	}
 	for _, n := range []string{"1", "2"} {
-		files, _ := filepath.Glob(filepath.Join(home, "sessions", "old-"+n+"-*.jsonl"))
-		if len(files) != 1 {
-			t.Fatalf("session %s: recordings %v", n, files)
-		}
-		verdicts, streams := map[string]int{}, map[string]bool{}
-		for _, r := range readCapture(t, files[0]) {
-			if r.Type == capture.TypeFrame && r.Dir == "in" {
-				verdicts[r.Verdict]++
-			}
-			if r.Type == capture.TypeHTTP && r.HTTP.Method != "" {
-				streams[r.HTTP.Method] = true
-			}
-		}
 		// initialize, 3 calls: all resolved (none unknown: the other
 		// session's answers are not here), besides the server's
 		// notifications, on the session's own stream.
+		verdicts, exchanges := sessionRecording(t, home, "old", n)
 		others := 0
-		for v, n := range verdicts {
+		for v, k := range verdicts {
 			if v != "resolved" && v != "notification" {
-				others += n
+				others += k
 			}
 		}
-		if verdicts["resolved"] < 4 || others != 0 || !streams["GET"] || !streams["POST"] {
-			t.Errorf("session %s: the server's frames' verdicts %v, exchanges %v", n, verdicts, streams)
+		if verdicts["resolved"] < 4 || others != 0 || !exchanges["GET"] || !exchanges["POST"] {
+			t.Errorf("session %s: the server's frames' verdicts %v, exchanges %v", n, verdicts, exchanges)
 		}
 	}
 }
