@@ -35,12 +35,14 @@ func TestUndecodableResponseRules(t *testing.T) {
 	feed := func(line string) {
 		c.handleFrame(transport.NewInFrame([]byte(line), time.Now()))
 	}
+	// The last frame from the server so far (the two requests' sent frames
+	// come from the writer's goroutine, whenever it writes them).
 	lastFrame := func() *FrameInfo {
 		var f *FrameInfo
 		for {
 			select {
 			case ev := <-sub.C:
-				if ev.Kind == EvFrame {
+				if ev.Kind == EvFrame && ev.Frame.Dir == In {
 					f = ev.Frame
 				}
 			default:
