@@ -856,6 +856,9 @@ func (p *Proxy) observe() {
 	}
 	bodies := map[key]*httpBody{}
 	reportLost := func(t time.Time) {
+		if p.lost.Load() == 0 { // the usual case: no write on each chunk
+			return
+		}
 		if n := p.lost.Swap(0); n > 0 {
 			o.Missed(uint64(n), fmt.Sprintf("observation fell behind: %d of the exchanges' headers, notes or ends went by unobserved", n), t)
 		}

@@ -400,8 +400,12 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 	tail := transport.NewTail(DefaultStderrBytes)
 	handle := func(c chunk) {
 		t.inflight.Add(-int64(len(c.data)))
-		if c.note != "" {
+		if c.note != "" && c.fault != nil {
 			o.Fault(c.note, c.fault, c.t)
+			return
+		}
+		if c.note != "" {
+			o.Note(c.note, c.t)
 			return
 		}
 		if c.missed > 0 {

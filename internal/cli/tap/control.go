@@ -122,3 +122,30 @@ func (c *control) set(n int, on bool) error {
 	}
 	return nil
 }
+
+// askFaults asks the live session recorded at path for its fault rules
+// (n == 0), or turns rule n on or off first. A refusal of the tap's (no
+// fault rules: jsonrpc.CodeMethodNotFound; no rule n) is the
+// *jsonrpc.Error it answered; who and hint are askSession's.
+func askFaults(path string, n int, on bool, timeout time.Duration, who, hint string) (FaultsState, error) {
+	method, params := MethodFaultsList, any(nil)
+	if n > 0 {
+		method, params = MethodFaultsSet, map[string]any{"rule": n, "enabled": on}
+	}
+	line, err := requestLine(method, params)
+	if err != nil {
+		return FaultsState{}, err
+	}
+	msg, err := askSession(path, line, timeout, who, hint)
+	if err != nil {
+		return FaultsState{}, err
+	}
+	if msg.Error != nil {
+		return FaultsState{}, msg.Error
+	}
+	var st FaultsState
+	if err := json.Unmarshal(msg.Result, &st); err != nil {
+		return FaultsState{}, &client.Error{Code: client.CodeProtocol, Message: who + ": the tap's answer is not a list of rules: " + err.Error(), Err: client.ErrProtocol}
+	}
+	return st, nil
+}

@@ -1,16 +1,16 @@
 package tap
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
 // FaultsOptions are the flags of sonde faults.
@@ -65,26 +65,22 @@ rule N; 4 when the tap did not answer within --timeout; 5 when it went away firs
 // RunFaults lists the rules of a live session, or turns one on or off
 // (args: "on"|"off", N).
 func RunFaults(env *cmdutil.Env, o *FaultsOptions, args []string) error {
-	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": MethodFaultsList}
+	n, on := 0, false
 	if len(args) == 2 {
-		n, _ := strconv.Atoi(args[1])
-		req["method"], req["params"] = MethodFaultsSet, map[string]any{"rule": n, "enabled": args[0] == "on"}
+		n, _ = strconv.Atoi(args[1])
+		on = args[0] == "on"
 	}
 	path, _, err := watchTarget(&WatchOptions{Dir: o.Dir}, o.Session)
 	if err != nil {
 		return err
 	}
-	line, _ := json.Marshal(req)
-	msg, err := askSession(path, line, o.Timeout, "sonde faults", "is it live, a tap recording in the sessions folder?")
+	st, err := askFaults(path, n, on, o.Timeout, "sonde faults", "is it live, a tap recording in the sessions folder?")
+	var refused *jsonrpc.Error
+	if errors.As(err, &refused) {
+		return cmdutil.Usagef("sonde faults: " + refused.Message)
+	}
 	if err != nil {
 		return err
-	}
-	if msg.Error != nil {
-		return cmdutil.Usagef("sonde faults: " + msg.Error.Message)
-	}
-	var st FaultsState
-	if err := json.Unmarshal(msg.Result, &st); err != nil {
-		return &client.Error{Code: client.CodeProtocol, Message: "sonde faults: the tap's answer is not a list of rules: " + err.Error(), Err: client.ErrProtocol}
 	}
 	if o.JSON {
 		cmdutil.WriteJSON(env.Out, st)

@@ -167,19 +167,22 @@ away first (docs/errors.md).`,
 
 // RunInject sends one request into a live session and prints its answer.
 func RunInject(env *cmdutil.Env, o *InjectOptions, method string) error {
-	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
+	var params any
 	if o.Params != "" {
 		var p map[string]any
 		if err := json.Unmarshal([]byte(o.Params), &p); err != nil {
 			return cmdutil.Usagef(fmt.Sprintf("--params: want a JSON object: %v", err))
 		}
-		req["params"] = json.RawMessage(o.Params)
+		params = json.RawMessage(o.Params)
 	}
 	path, _, err := watchTarget(&WatchOptions{Dir: o.Dir}, o.Session)
 	if err != nil {
 		return err
 	}
-	line, _ := json.Marshal(req)
+	line, err := requestLine(method, params)
+	if err != nil {
+		return err
+	}
 	msg, err := askSession(path, line, o.Timeout, "sonde inject", "is it live, a tap recording in the sessions folder, without --fault?")
 	if err != nil {
 		return err
@@ -192,6 +195,16 @@ func RunInject(env *cmdutil.Env, o *InjectOptions, method string) error {
 	}
 	fmt.Fprintln(env.Out, cmdutil.IndentJSON(msg.Result))
 	return nil
+}
+
+// requestLine is one JSON-RPC request for a session's socket (id 1: the
+// socket answers each line on its own); params nil sends none.
+func requestLine(method string, params any) ([]byte, error) {
+	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
+	if params != nil {
+		req["params"] = params
+	}
+	return json.Marshal(req)
 }
 
 // askSession sends one request line through the socket of the live

@@ -285,18 +285,11 @@ func (s *followSource) Inject(ctx context.Context, method string, params any) (j
 	if why := s.NoInject(); why != "" {
 		return nil, errors.New(why)
 	}
-	req := map[string]any{"jsonrpc": "2.0", "id": 1, "method": method}
-	if params != nil {
-		req["params"] = params
-	}
-	line, err := json.Marshal(req)
+	line, err := requestLine(method, params)
 	if err != nil {
 		return nil, err
 	}
-	timeout := ui.InjectTimeout
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
-	}
+	timeout := deadlineOr(ctx, ui.InjectTimeout)
 	msg, err := askSession(s.path, line, timeout, "sonde watch", "its tap ended, or takes no requests")
 	if err != nil {
 		var ue *cmdutil.UsageError
@@ -314,44 +307,43 @@ func (s *followSource) Inject(ctx context.Context, method string, params any) (j
 // Faults lists the tap's fault rules (ui.WatchedFaults): none when it has
 // none.
 func (s *followSource) Faults(ctx context.Context) ([]ui.FaultRule, error) {
-	return s.faults(ctx, map[string]any{"jsonrpc": "2.0", "id": 1, "method": MethodFaultsList})
+	return s.faults(ctx, 0, false)
 }
 
 // SetFault turns rule n on or off (ui.WatchedFaults).
 func (s *followSource) SetFault(ctx context.Context, n int, on bool) ([]ui.FaultRule, error) {
-	return s.faults(ctx, map[string]any{"jsonrpc": "2.0", "id": 1, "method": MethodFaultsSet, "params": map[string]any{"rule": n, "enabled": on}})
+	return s.faults(ctx, n, on)
 }
 
-// faults sends a control request about the fault rules and reads the
-// rules from the answer.
-func (s *followSource) faults(ctx context.Context, req map[string]any) ([]ui.FaultRule, error) {
+// faults asks the tap about its rules (askFaults) and lists them for the
+// UI.
+func (s *followSource) faults(ctx context.Context, n int, on bool) ([]ui.FaultRule, error) {
 	if s.ended.Load() {
 		return nil, errors.New("the session ended: its tap is gone")
 	}
-	line, _ := json.Marshal(req)
-	timeout := time.Second
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
-	}
-	msg, err := askSession(s.path, line, timeout, "sonde watch", "its tap ended, or does not record in the sessions folder")
-	if err != nil {
-		return nil, err
-	}
-	if msg.Error != nil && msg.Error.Code == jsonrpc.CodeMethodNotFound {
+	st, err := askFaults(s.path, n, on, deadlineOr(ctx, time.Second), "sonde watch", "its tap ended, or does not record in the sessions folder")
+	var refused *jsonrpc.Error
+	switch {
+	case errors.As(err, &refused) && refused.Code == jsonrpc.CodeMethodNotFound:
 		return nil, nil // a tap without fault rules
-	}
-	if msg.Error != nil {
-		return nil, errors.New(msg.Error.Message)
-	}
-	var st FaultsState
-	if err := json.Unmarshal(msg.Result, &st); err != nil {
-		return nil, fmt.Errorf("the tap's answer is not a list of rules: %w", err)
+	case errors.As(err, &refused):
+		return nil, errors.New(refused.Message)
+	case err != nil:
+		return nil, err
 	}
 	rules := make([]ui.FaultRule, 0, len(st.Rules))
 	for _, r := range st.Rules {
 		rules = append(rules, ui.FaultRule{N: r.Rule, Text: r.Text, On: r.Enabled, Matched: r.Matched, Fired: r.Fired})
 	}
 	return rules, nil
+}
+
+// deadlineOr is the time left before ctx's deadline, or def without one.
+func deadlineOr(ctx context.Context, def time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return time.Until(dl)
+	}
+	return def
 }
 
 // NoInject says why the session takes no requests (ui.Watched).
