@@ -108,8 +108,8 @@ type Proxy struct {
 	gets     atomic.Uint64
 	stats    HTTPStats
 	statsMu  sync.Mutex
-	faults   *httpFaults // nil without fault rules
-	session  hostSession // for injected requests (httpinject.go)
+	faults   *httpFaults  // nil without fault rules
+	hosts    hostSessions // for injected requests (httpinject.go)
 	// legacy maps the request URI of each legacy endpoint (named by an
 	// endpoint event) to its session's key (LegacySession).
 	legacyMu sync.Mutex
@@ -123,6 +123,7 @@ type exchange struct {
 	stream string // "POST 7", "GET 2", "DELETE"
 	start  time.Time
 	origin string // the proxy's origin as the host addressed it
+	uri    string // the request's URI (path and query) as the host sent it
 	reqHdr http.Header
 	url    string // the upstream URL, redacted
 
@@ -239,11 +240,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sonde tap: Host must be loopback", http.StatusForbidden)
 		return
 	}
-	ex := &exchange{method: r.Method, start: time.Now(), origin: "http://" + r.Host, reqHdr: r.Header.Clone(), session: r.Header.Get("Mcp-Session-Id")}
+	ex := &exchange{method: r.Method, start: time.Now(), origin: "http://" + r.Host, uri: r.URL.RequestURI(), reqHdr: r.Header.Clone(), session: r.Header.Get("Mcp-Session-Id")}
 	if ex.session == "" && r.Method == http.MethodPost {
-		ex.session = p.legacySession(r.URL.RequestURI())
+		ex.session = p.legacySession(ex.uri)
 	}
-	p.session.learn(r)
+	if !injected(r) {
+		p.hosts.learn(r, ex.session)
+	}
 	p.statsMu.Lock()
 	p.stats.Exchanges++
 	ex.n = p.stats.Exchanges
@@ -323,7 +326,9 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	if ex == nil {
 		return nil
 	}
-	p.session.learnAnswer(resp)
+	if !injected(resp.Request) {
+		p.hosts.learnAnswer(resp, ex)
+	}
 	now := time.Now()
 	ctype := mediaType(resp.Header.Get("Content-Type"))
 	sse := ctype == "text/event-stream"
@@ -1096,6 +1101,7 @@ func (r *sessionRouter) chunk(c hchunk) {
 // the DELETE's answer, a stream the server closes) goes to the observer
 // of what belongs to no session.
 func (r *sessionRouter) ended(id string) {
+	r.p.hosts.forget(id)
 	if o := r.observers[id]; o != nil && o != r.def && r.p.opts.SessionEnded != nil {
 		r.observers[id] = r.def
 		r.p.opts.SessionEnded(id)

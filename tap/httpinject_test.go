@@ -3,6 +3,9 @@ package tap
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,5 +49,39 @@ func TestHTTPInject(t *testing.T) {
 	defer p.Close()
 	if _, err := p.Inject(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)); !errors.Is(err, ErrNoSession) {
 		t.Errorf("before the host's session: %v", err)
+	}
+}
+
+// TestHostSessionsBounded: the sessions kept for injection are bounded
+// (the oldest forgotten first), an ended one is forgotten, and a session
+// it does not know is ErrSessionGone, while "" is the latest POST's.
+func TestHostSessionsBounded(t *testing.T) {
+	var s hostSessions
+	post := func(sid string) *http.Request {
+		r := httptest.NewRequest(http.MethodPost, "/mcp?x="+sid, nil)
+		r.Header.Set("Mcp-Session-Id", sid)
+		return r
+	}
+	for i := range maxHostSessions + 1 {
+		sid := "s" + strconv.Itoa(i)
+		s.learn(post(sid), sid)
+	}
+	if len(s.by) != maxHostSessions || len(s.order) != maxHostSessions {
+		t.Fatalf("kept %d sessions (%d in order), want %d", len(s.by), len(s.order), maxHostSessions)
+	}
+	if _, _, _, err := s.target("s0"); !errors.Is(err, ErrSessionGone) {
+		t.Errorf("the oldest: %v, want ErrSessionGone", err)
+	}
+	path, h, _, err := s.target("s1")
+	if err != nil || path != "/mcp?x=s1" || h.Get("Mcp-Session-Id") != "s1" {
+		t.Errorf("s1: %q %v %v", path, h, err)
+	}
+	s.forget("s1")
+	if _, _, _, err := s.target("s1"); !errors.Is(err, ErrSessionGone) {
+		t.Errorf("an ended session: %v, want ErrSessionGone", err)
+	}
+	last := "s" + strconv.Itoa(maxHostSessions)
+	if _, h, id, err := s.target(""); err != nil || h.Get("Mcp-Session-Id") != last || len(id) == 0 {
+		t.Errorf("the latest POST's session: %v %s %v", h, id, err)
 	}
 }

@@ -23,6 +23,13 @@ var (
 	ErrTapEnded = errors.New("the tapped session ended")
 	// ErrNoSession: an HTTP tap's host has not opened a session yet.
 	ErrNoSession = errors.New("the host has not opened a session through the tap yet")
+	// ErrSessionGone: the HTTP session asked for has ended (or the tap
+	// keeps too many newer ones to remember it).
+	ErrSessionGone = errors.New("the host's session has ended")
+	// ErrLegacyInject: a legacy HTTP+SSE session takes no injected
+	// request, because the server would answer it on the host's own
+	// stream, where the host would see it.
+	ErrLegacyInject = errors.New("a legacy HTTP+SSE session takes no injected requests: the server answers them on the host's own event stream, which the tap forwards as it is")
 )
 
 // Injector sends requests of sonde's own into a tapped stdio session (a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	coretap "github.com/sonde-mcp/sonde/tap"
 )
 
 // SocketExt names a live session's socket: the recording's name with it
@@ -111,7 +113,11 @@ func serveInjectConn(ctx context.Context, inj injectTarget, c net.Conn) {
 			answer, err := inj.Inject(ctx, line)
 			if err != nil {
 				id, _ := jsonrpc.ScanID(line)
-				answer, _ = jsonrpc.EncodeError(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "sonde tap: " + err.Error()})
+				code := int64(jsonrpc.CodeInternalError)
+				if errors.Is(err, coretap.ErrLegacyInject) {
+					code = CodeNoInject // what the session cannot take: a usage error
+				}
+				answer, _ = jsonrpc.EncodeError(id, &jsonrpc.Error{Code: code, Message: "sonde tap: " + err.Error()})
 			}
 			wmu.Lock()
 			defer wmu.Unlock()
@@ -146,9 +152,11 @@ recording notes each injected request.
   sonde inject ping --session github-20261201-143007-4242
 
 Over HTTP (sonde tap --listen), the request is a POST of its own to the server, in the host's
-session (its Mcp-Session-Id, protocol version and credentials), once the host has opened one;
-its answer comes back on that POST. A tap with fault rules (--fault), and one that does not
-record in the sessions folder (--record FILE, --no-record), take no injected requests.
+session the recording is of (its Mcp-Session-Id, protocol version and credentials; through the
+tap's own recording, the session of the host's latest POST), once the host has opened one; its
+answer comes back on that POST. A legacy HTTP+SSE session takes none (its server answers on the
+host's own event stream). A tap with fault rules (--fault), and one that does not record in the
+sessions folder (--record FILE, --no-record), take no injected requests.
 
 Exit status: 0; 2 for a usage error, or no live session that takes requests; 3 when the
 server answered with an error; 4 when no answer came within --timeout; 5 when the tap went

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/transport"
 )
 
@@ -111,20 +113,107 @@ func liveTap(t *testing.T, home, label string) *host {
 func httpHostSession(t *testing.T, home string) (*httpTap, *client.Client, string) {
 	t.Helper()
 	tap := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "remote")
+	c := hostThrough(t, tap, transport.ModeStreamable)
+	return tap, c, strings.TrimSuffix(waitSocket(t, home, "remote-1", tap), ".sock") + ".jsonl"
+}
+
+// hostThrough is a host's client through tap in mode, past its
+// handshake; it is closed when the test ends.
+func hostThrough(t *testing.T, tap *httpTap, mode transport.HTTPMode) *client.Client {
+	t.Helper()
 	c := client.New(client.Options{Timeout: 10 * time.Second})
 	t.Cleanup(func() { c.Close() })
-	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: transport.ModeStreamable})); err != nil {
+	if err := c.Connect(client.HTTP(transport.HTTPConfig{URL: tap.url, Mode: mode})); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Initialize(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// TestInjectHTTPIntoItsSession: with two hosts through one HTTP tap,
+// sonde inject into the recording of the first host's session goes into
+// that session (its Mcp-Session-Id), not into the session of the latest
+// POST (the second host's): only the first session's recording has the
+// injected request, answered, and neither host sees anything of it.
+func TestInjectHTTPIntoItsSession(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	tap := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "two")
+	hosts := [2]*client.Client{hostThrough(t, tap, transport.ModeStreamable), hostThrough(t, tap, transport.ModeStreamable)}
+	first := waitSocket(t, home, "two-1", tap)
+	waitSocket(t, home, "two-2", tap)
+	r := clitest.RunSonde(t, "", "inject", "tools/call", "--session", filepath.Base(strings.TrimSuffix(first, ".sock")), "--params", `{"name":"echo","arguments":{"value":"into the first"}}`)
+	clitest.CheckRun(t, r, 0, "")
+	if !strings.Contains(r.Stdout, `"text": "into the first"`) {
+		t.Errorf("stdout:\n%s", r.Stdout)
+	}
+	for i, c := range hosts {
+		if _, err := c.ListTools(context.Background()); err != nil {
+			t.Fatalf("host %d's call after: %v", i+1, err)
+		}
+		if s := c.Stats(); s.Unknown+s.Malformed+s.Duplicate != 0 {
+			t.Errorf("host %d saw something: %+v", i+1, s)
+		}
+		c.Close()
+	}
+	tap.stop(t)
+	for n, want := range map[string]bool{"1": true, "2": false} {
+		files, _ := filepath.Glob(filepath.Join(home, "sessions", "two-"+n+"-*.jsonl"))
+		if len(files) != 1 {
+			t.Fatalf("session %s: recordings %v", n, files)
+		}
+		injected := false
+		for _, rec := range readCapture(t, files[0]) {
+			if rec.Type == capture.TypeFrame && rec.Dir == "out" && strings.Contains(rec.Raw, "into the first") {
+				injected = true
+			}
+		}
+		if injected != want {
+			t.Errorf("session %s: the injected request in its recording: %v, want %v\n%s", n, injected, want, notes(t, files[0]))
+		}
+	}
+}
+
+// TestInjectHTTPLegacyRefused: a legacy HTTP+SSE session through the tap
+// takes no injected request (its answer would come on the host's own
+// stream): sonde inject says so as a usage error (exit 2), and the host
+// sees nothing.
+func TestInjectHTTPLegacyRefused(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	tap := startHTTPTap(t, peertest.EverythingHTTP(t, "sse")+"/sse", "--label", "old")
+	c := hostThrough(t, tap, transport.ModeSSE)
+	sock := waitSocket(t, home, "old-1", tap)
+	for _, session := range []string{filepath.Base(strings.TrimSuffix(sock, ".sock")), ""} {
+		args := []string{"inject", "ping"}
+		if session != "" {
+			args = append(args, "--session", session)
+		}
+		r := clitest.RunSonde(t, "", args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "a legacy HTTP+SSE session takes no injected requests") {
+			t.Errorf("session %q: exit %d, stderr:\n%s", session, r.Code, r.Stderr)
+		}
+	}
+	if _, err := c.ListTools(context.Background()); err != nil {
+		t.Fatalf("the host's call after: %v", err)
+	}
+	if s := c.Stats(); s.Unknown+s.Malformed+s.Duplicate != 0 {
+		t.Errorf("the host saw something: %+v", s)
+	}
+}
+
+// waitSocket waits for the injection socket of the recording named
+// prefix-… in home's sessions folder, and returns its path.
+func waitSocket(t *testing.T, home, prefix string, tap *httpTap) string {
+	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if socks, _ := filepath.Glob(filepath.Join(home, "sessions", "remote-1-*.sock")); len(socks) == 1 {
-			return tap, c, strings.TrimSuffix(socks[0], ".sock") + ".jsonl"
+		if socks, _ := filepath.Glob(filepath.Join(home, "sessions", prefix+"-*.sock")); len(socks) == 1 {
+			return socks[0]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no recording of the host's session\n%s", tap.errText())
+			t.Fatalf("no socket for %s\n%s", prefix, tap.errText())
 		}
 	}
 }

@@ -95,12 +95,12 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 			sobs = observe(tel, sobs)
 			noteFaults(sobs, faults)
 			obs.Note(fmt.Sprintf("sonde tap: HTTP session %d (%s) is recorded in %s", n, sessionWords(id), spath), time.Now())
-			// sonde inject sends into the session of the host's latest
-			// POST (Proxy.Inject); with fault rules, sonde faults turns
-			// them on and off instead.
+			// sonde inject sends into this session (the tap's own socket:
+			// into the session of the host's latest POST); with fault
+			// rules, sonde faults turns them on and off instead.
 			ctl := &control{faults: faults, obs: sobs}
 			if faults == nil {
-				ctl.inj = proxy
+				ctl.inj = proxy.SessionInjector(id)
 			}
 			stop := serveInjector(ctl, socketPath(spath), env.Err)
 			sessions.add(sessionRecording{sobs, srec, spath, stop, id})
