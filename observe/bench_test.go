@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -139,4 +141,39 @@ func sessionEvents(b *testing.B, n, inFlight int) []client.Event {
 		b.Fatalf("%d events missed", sub.Missed())
 	}
 	return evs
+}
+
+// BenchmarkSDKFloor is what the official SDK costs per span by itself,
+// with no folder and no session: spans of a tools/call's attributes (the
+// seven a stdio echo call carries), started and ended with their
+// timestamps, through the same tracer provider, batcher and OTLP/HTTP
+// exporter as Telemetry, to a collector on loopback that drops them (its
+// reading counted in cpu-µs/span too). It is the floor under
+// BenchmarkFold's cost per call.
+func BenchmarkSDKFloor(b *testing.B) {
+	tel, err := New(context.Background(), Config{Endpoint: otlptest.Discard(b), Queue: 1 << 20, NoMetrics: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	attrs := []attribute.KeyValue{
+		semconv.McpMethodNameKey.String("tools/call"), semconv.McpProtocolVersion("2025-11-25"),
+		semconv.GenAIToolName("echo"), semconv.GenAIOperationNameExecuteTool,
+		semconv.NetworkTransportKey.String("pipe"), semconv.JSONRPCRequestID("7"),
+	}
+	kind := trace.WithSpanKind(trace.SpanKindClient)
+	t0 := time.Now()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := proctest.CPUTime()
+	for i := range b.N {
+		at := t0.Add(time.Duration(i) * time.Microsecond)
+		_, span := tel.tracer.Start(context.Background(), "tools/call echo", trace.WithTimestamp(at), kind, trace.WithAttributes(attrs...))
+		span.End(trace.WithTimestamp(at.Add(30 * time.Microsecond)))
+	}
+	st := tel.Shutdown(context.Background())
+	b.StopTimer()
+	b.ReportMetric(float64((proctest.CPUTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/span")
+	if st.Dropped != 0 || st.Spans < uint64(b.N) {
+		b.Errorf("stats %+v", st)
+	}
 }
