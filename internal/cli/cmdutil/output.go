@@ -56,6 +56,51 @@ func WriteJSON(w io.Writer, v any) {
 	w.Write(append(b, '\n'))
 }
 
+// WriteResultJSON writes {"ok": ok, "result": raw} on w as one JSON line:
+// raw as the server wrote it, compacted only when it has whitespace
+// outside its strings (null when empty). A result that is compact
+// already (a server's answer nearly always is) is written from the line
+// it was read in, not encoded again into a buffer that grows to hold it.
+func WriteResultJSON(w io.Writer, ok bool, raw json.RawMessage) {
+	head := `{"ok":false,"result":`
+	if ok {
+		head = `{"ok":true,"result":`
+	}
+	switch {
+	case len(raw) == 0:
+		raw = json.RawMessage("null")
+	case !compactJSON(raw):
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			WriteJSON(w, map[string]any{"ok": ok, "result": raw}) // not JSON: as before
+			return
+		}
+		raw = buf.Bytes()
+	}
+	io.WriteString(w, head)
+	w.Write(raw)
+	io.WriteString(w, "}\n")
+}
+
+// compactJSON reports whether raw (valid JSON) has no whitespace outside
+// its strings, that is whether json.Compact would leave it as it is.
+func compactJSON(raw []byte) bool {
+	in, esc := false, false
+	for _, c := range raw {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
 // ErrorJSON is the error object of --json output.
 func ErrorJSON(err error) map[string]any {
 	e := map[string]any{"code": string(client.CodeOf(err)), "message": err.Error()}

@@ -94,7 +94,7 @@ func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.T
 				res, raw, err = callTask(ctx, env, c, tool, toolArgs, o.TaskTTL)
 				return err
 			}
-			res, raw, err = callOne(ctx, c, tool, toolArgs)
+			res, raw, err = callOne(ctx, c, tool, toolArgs, !o.Server.JSON)
 			return err
 		})
 		if err != nil {
@@ -102,7 +102,7 @@ func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.T
 			return err
 		}
 		if o.Server.JSON {
-			cmdutil.WriteJSON(env.Out, map[string]any{"ok": !res.IsError, "result": raw})
+			cmdutil.WriteResultJSON(env.Out, !res.IsError, raw)
 		} else {
 			cmdutil.PrintResult(env.Out, res)
 		}

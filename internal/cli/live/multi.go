@@ -169,8 +169,9 @@ func writeReport(env *cmdutil.Env, r *manager.Report, paths []string, say bool) 
 // report; for a call that was sent and ended without an answer it says
 // whether its execution is uncertain (the tool is looked up in a brief
 // tools/list when the session still answers: not found, it has side
-// effects).
-func callOne(ctx context.Context, c *client.Client, tool string, args json.RawMessage) (*mcp.CallToolResult, json.RawMessage, error) {
+// effects). Without decode, only the result's isError is read (the result
+// is printed as the server wrote it).
+func callOne(ctx context.Context, c *client.Client, tool string, args json.RawMessage, decode bool) (*mcp.CallToolResult, json.RawMessage, error) {
 	call := c.GoTool(ctx, tool, args, client.CallOptions{})
 	raw, err := call.Wait()
 	if err != nil {
@@ -185,6 +186,11 @@ func callOne(ctx context.Context, c *client.Client, tool string, args json.RawMe
 			ce.Uncertain = client.Uncertain(c.ReadOnlyTool(lctx, tool), sent, err)
 		}
 		return nil, raw, ce
+	}
+	if !decode {
+		// Printed as it is (--json): only isError is read.
+		isError, err := client.ToolIsError(tool, raw)
+		return &mcp.CallToolResult{IsError: isError}, raw, err
 	}
 	res, err := client.ToolResult(tool, raw)
 	return res, raw, err
