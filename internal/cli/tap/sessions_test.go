@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -111,9 +112,16 @@ func TestSessionsLiveAndPrune(t *testing.T) {
 	}
 	r = clitest.RunSonde(t, "", "sessions")
 	clitest.CheckRun(t, r, 0, "")
-	for _, want := range []string{"ID ", "LABEL", "STATE", "CALLS", l.ID + "     live ", "  live    ", e.ID + "  old one ", "(not a capture)", "3 sessions in " + dir + "; sonde replay ID opens one.\n"} {
+	for _, want := range []string{"ID ", "LABEL", "STATE", "CALLS", "  live    ", "(not a capture)", "3 sessions in " + dir + "; sonde replay ID opens one.\n"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("no %q in:\n%s", want, r.Stdout)
+		}
+	}
+	// The ID column is as wide as the longest id, whose pid has as many
+	// digits as it happens to have.
+	for _, row := range []string{regexp.QuoteMeta(l.ID) + ` +live `, regexp.QuoteMeta(e.ID) + ` +old one `} {
+		if !regexp.MustCompile(`(?m)^` + row).MatchString(r.Stdout) {
+			t.Errorf("no row %q in:\n%s", row, r.Stdout)
 		}
 	}
 
