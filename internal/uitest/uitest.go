@@ -51,3 +51,23 @@ var T0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 // At is T0 plus ms milliseconds.
 func At(ms int) time.Time { return T0.Add(time.Duration(ms) * time.Millisecond) }
+
+// Run runs cmd, and each command of a batch in turn, and returns the
+// messages they produced, nil ones left out: nil for a nil cmd.
+func Run(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range b {
+			out = append(out, Run(c)...)
+		}
+		return out
+	}
+	if msg == nil {
+		return nil
+	}
+	return []tea.Msg{msg}
+}
