@@ -141,18 +141,7 @@ func (hs *harness) screen() string {
 func (hs *harness) status() string { return ansi.Strip(hs.m.statusBar()) }
 
 // checkScreen fails unless s is exactly h lines of exactly w cells.
-func checkScreen(t testing.TB, s string, w, h int) {
-	t.Helper()
-	lines := strings.Split(s, "\n")
-	if len(lines) != h {
-		t.Fatalf("%dx%d: view has %d lines, want %d", w, h, len(lines), h)
-	}
-	for i, l := range lines {
-		if got := ansi.StringWidth(l); got != w {
-			t.Fatalf("%dx%d: line %d is %d cells wide, want %d: %q", w, h, i, got, w, ansi.Strip(l))
-		}
-	}
-}
+var checkScreen = uitest.CheckScreen
 
 var keyMsg = uitest.Press
 

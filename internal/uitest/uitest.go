@@ -3,11 +3,14 @@
 package uitest
 
 import (
+	"fmt"
 	"strings"
+	"testing"
 	"time"
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // named are the keys Press knows by name.
@@ -70,4 +73,29 @@ func Run(cmd tea.Cmd) []tea.Msg {
 		return nil
 	}
 	return []tea.Msg{msg}
+}
+
+// ScreenSize says how s (a view, styled or not) is not exactly h lines of
+// exactly w cells each: nil when it is, else the first difference (the
+// line count, or the first line of another width, unstyled).
+func ScreenSize(s string, w, h int) error {
+	lines := strings.Split(s, "\n")
+	if len(lines) != h {
+		return fmt.Errorf("%dx%d: %d lines, want %d", w, h, len(lines), h)
+	}
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got != w {
+			return fmt.Errorf("%dx%d: line %d is %d cells wide, want %d: %q", w, h, i, got, w, ansi.Strip(l))
+		}
+	}
+	return nil
+}
+
+// CheckScreen fails t at once unless s is exactly h lines of exactly w
+// cells (ScreenSize).
+func CheckScreen(t testing.TB, s string, w, h int) {
+	t.Helper()
+	if err := ScreenSize(s, w, h); err != nil {
+		t.Fatal(err)
+	}
 }

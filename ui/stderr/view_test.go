@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -58,14 +59,8 @@ func TestViewSize(t *testing.T) {
 				for _, k := range keys {
 					m.Update(press(string(k)))
 				}
-				lines := strings.Split(m.View(), "\n")
-				if len(lines) != size[1] {
-					t.Fatalf("%v %q: %d lines, want %d", size, keys, len(lines), size[1])
-				}
-				for i, l := range lines {
-					if w := ansi.StringWidth(l); w != size[0] {
-						t.Fatalf("%v %q: line %d is %d cells, want %d: %q", size, keys, i, w, size[0], l)
-					}
+				if err := uitest.ScreenSize(m.View(), size[0], size[1]); err != nil {
+					t.Fatalf("%q: %v", keys, err)
 				}
 			}
 		}
