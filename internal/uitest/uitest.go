@@ -99,3 +99,22 @@ func CheckScreen(t testing.TB, s string, w, h int) {
 		t.Fatal(err)
 	}
 }
+
+// BenchView measures drawing a view with a thousand and with a million
+// items held, in sub-benchmarks named what=1k and what=1M: the cost must
+// not grow with the history, since only the visible rows are drawn. setup
+// builds the model holding n items and returns the draw to measure.
+func BenchView(b *testing.B, what string, setup func(b *testing.B, n int) (draw func())) {
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"1k", 1_000}, {"1M", 1_000_000}} {
+		b.Run(what+"="+c.name, func(b *testing.B) {
+			draw := setup(b, c.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				draw()
+			}
+		})
+	}
+}

@@ -121,19 +121,11 @@ func BenchmarkApply(b *testing.B) {
 }
 
 func BenchmarkView(b *testing.B) {
-	for _, n := range []struct {
-		name string
-		n    int
-	}{{"history=1k", 1000}, {"history=1M", 1_000_000}} {
-		b.Run(n.name, func(b *testing.B) {
-			m := fill(n.n)
-			m.Update(press("h"))
-			m.Update(press("g"))
-			m.Update(press("j"))
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = m.View()
-			}
-		})
-	}
+	uitest.BenchView(b, "history", func(b *testing.B, n int) func() {
+		m := fill(n)
+		m.Update(press("h"))
+		m.Update(press("g"))
+		m.Update(press("j"))
+		return func() { _ = m.View() }
+	})
 }
