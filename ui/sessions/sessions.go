@@ -16,7 +16,6 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/sahilm/fuzzy"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/ui/list"
@@ -203,16 +202,7 @@ func (s source) Len() int { return len(s) }
 
 // refilter recomputes the visible rows; the selection goes to the first.
 func (m *Model) refilter() {
-	m.visible = m.visible[:0]
-	if m.query == "" {
-		for i := range m.rows {
-			m.visible = append(m.visible, i)
-		}
-	} else {
-		for _, mt := range fuzzy.FindFrom(m.query, source(m.rows)) {
-			m.visible = append(m.visible, mt.Index)
-		}
-	}
+	m.visible, _ = list.Fuzzy(m.query, source(m.rows), m.visible, nil)
 	m.sel, m.top = 0, 0
 }
 
