@@ -81,8 +81,7 @@ func TestConfigListApprovalProblems(t *testing.T) {
 // TestConfigServerDisabledInClaudeCode: --server starts a .mcp.json
 // server that Claude Code's settings disable: sonde is a debugger.
 func TestConfigServerDisabledInClaudeCode(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	env := map[string]string{}
 	for _, kv := range clitest.ChildEnv() {
@@ -113,8 +112,7 @@ func TestConfigServerDisabledInClaudeCode(t *testing.T) {
 // usage error naming both files, and neither server starts. Once approved,
 // the project's server is the one Claude Code uses, and sonde too.
 func TestConfigProjectServerDoesNotShadowUnapproved(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	home, project := clitest.TempHostHome(t)
 	mine, theirs := clitest.NewFixture(t), clitest.NewFixture(t)
 	env := map[string]string{}
 	for _, kv := range clitest.ChildEnv() {

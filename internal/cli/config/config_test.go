@@ -134,8 +134,7 @@ func fixtureConfig(t *testing.T, f *clitest.Fixture, project string) string {
 // files); the entry's env reaches the server (without it the test binary
 // would not act as the fixture) and ${env:...} in args is resolved.
 func TestConfigServer(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	file := fixtureConfig(t, f, project)
 
@@ -157,8 +156,7 @@ func TestConfigServer(t *testing.T) {
 // TestConfigServerErrors: each wrong use is a usage error (exit 2) with a
 // clear message, and starts nothing.
 func TestConfigServerErrors(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	home, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	vscode := fixtureConfig(t, f, project)
 	claude := filepath.Join(home, ".claude.json")
@@ -210,8 +208,7 @@ func TestConfigServerErrors(t *testing.T) {
 // transport and headers (resolved from the environment), sent on every
 // request to a real HTTP server; --header for the same name wins.
 func TestConfigURLServer(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	var mu sync.Mutex
 	var auth []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -308,8 +305,7 @@ func TestConfigURLServer(t *testing.T) {
 // TestConfigListEscapes: a name or command holding control characters
 // cannot drive the terminal.
 func TestConfigListEscapes(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	clitest.WriteTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"evil\u001b[2J": {"command": "x\u0007", "args": ["a\nb"]}}}`)
 	r := clitest.RunSonde(t, "", "config", "list")
 	clitest.CheckRun(t, r, 0, "")
