@@ -132,13 +132,19 @@ func (hs *harness) tick(ms int) tea.Cmd { return hs.send(tickMsg(at(ms))) }
 // screen is the whole screen without styling, after checking its size.
 func (hs *harness) screen() string {
 	hs.t.Helper()
-	v := hs.m.View()
-	checkScreen(hs.t, v.Content, hs.m.width, hs.m.height)
-	return ansi.Strip(v.Content)
+	return screen(hs.t, hs.m)
 }
 
 // status is the status bar without styling.
 func (hs *harness) status() string { return ansi.Strip(hs.m.statusBar()) }
+
+// screen is m's whole screen without styling, after checking its size.
+func screen(t testing.TB, m *Model) string {
+	t.Helper()
+	v := m.View()
+	checkScreen(t, v.Content, m.width, m.height)
+	return ansi.Strip(v.Content)
+}
 
 // checkScreen fails unless s is exactly h lines of exactly w cells.
 var checkScreen = uitest.CheckScreen

@@ -104,9 +104,7 @@ func (rh *replayHarness) typeText(s string) {
 
 func (rh *replayHarness) screen() string {
 	rh.t.Helper()
-	v := rh.m.View()
-	checkScreen(rh.t, v.Content, rh.m.width, rh.m.height)
-	return ansi.Strip(v.Content)
+	return screen(rh.t, rh.m)
 }
 
 func (rh *replayHarness) status() string { return ansi.Strip(rh.m.statusBar()) }
