@@ -4,7 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/sonde-mcp/sonde/internal/uitest"
+	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 var press = uitest.Press
@@ -120,5 +122,15 @@ func TestFuzzy(t *testing.T) {
 	}
 	if vis, matched = Fuzzy("zzz", src, vis, matched); len(vis) != 0 || len(matched) != 0 {
 		t.Errorf("zzz: %v %v", vis, matched)
+	}
+}
+
+func TestRow(t *testing.T) {
+	st := theme.New(theme.NoColor())
+	if got := ansi.Strip(Row(st, "echo  says it back", true, 10)); got != "› echo  s…" {
+		t.Errorf("selected row %q", got)
+	}
+	if got := Row(st, "fail", false, 8); got != "  fail  " {
+		t.Errorf("row %q", got)
 	}
 }

@@ -321,10 +321,6 @@ func (m *Model) lines() []string {
 func (m *Model) row(j int) string {
 	st := m.st
 	r := m.rows[m.visible[j]]
-	marker := "  "
-	if j == m.sel {
-		marker = "› "
-	}
 	state, style := "live", st.OK
 	if !r.Live {
 		state, style = "ended", st.Subtle
@@ -347,14 +343,10 @@ func (m *Model) row(j int) string {
 	if r.Errors+r.Late+r.Unknown+r.Duplicate > 0 {
 		counts = st.Warn.Render(counts)
 	}
-	line := marker + textfmt.Fit(textfmt.Escape(r.Label), 16) + "  " + style.Render(textfmt.Fit(state, 22)) + "  " +
+	line := textfmt.Fit(textfmt.Escape(r.Label), 16) + "  " + style.Render(textfmt.Fit(state, 22)) + "  " +
 		textfmt.Fit(textfmt.Escape(r.Host), 22) + "  " + textfmt.Fit(started, 14) + "  " + counts + "  " +
 		st.Subtle.Render(textfmt.Escape(server))
-	line = textfmt.Fit(line, m.w)
-	if j == m.sel {
-		return st.Selected.Render(line)
-	}
-	return line
+	return list.Row(st, line, j == m.sel, m.w)
 }
 
 func pick[T any](c bool, a, b T) T {
