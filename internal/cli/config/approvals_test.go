@@ -98,11 +98,7 @@ func TestConfigServerDisabledInClaudeCode(t *testing.T) {
 	if !strings.Contains(r.Stdout, "(disabled in Claude Code)") {
 		t.Errorf("config list:\n%s", r.Stdout)
 	}
-	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"anyway"}`, "--server", "fx")
-	clitest.CheckRun(t, r, 0, "")
-	if strings.TrimSpace(r.Stdout) != "anyway" {
-		t.Errorf("call: %q", r.Stdout)
-	}
+	echoVia(t, "fx", "anyway", "anyway")
 	f.AssertStarted(1)
 }
 
@@ -137,9 +133,5 @@ func TestConfigProjectServerDoesNotShadowUnapproved(t *testing.T) {
 	theirs.AssertStarted(0)
 
 	clitest.WriteTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"enabledMcpjsonServers": ["github"]}`)
-	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"x"}`, "--server", "github")
-	clitest.CheckRun(t, r, 0, "")
-	if strings.TrimSpace(r.Stdout) != "theirs:x" {
-		t.Errorf("approved: call printed %q, want the project's server's answer", r.Stdout)
-	}
+	echoVia(t, "github", "x", "theirs:x") // the project's server's answer
 }

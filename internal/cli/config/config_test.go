@@ -145,11 +145,7 @@ func TestConfigServer(t *testing.T) {
 	}
 	f.AssertStarted(1)
 
-	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"from-config"}`, "--server", "fx")
-	clitest.CheckRun(t, r, 0, "")
-	if strings.TrimSpace(r.Stdout) != "from-config" {
-		t.Errorf("call: %q", r.Stdout)
-	}
+	echoVia(t, "fx", "from-config", "from-config")
 	f.AssertStarted(2)
 }
 
@@ -331,5 +327,16 @@ func TestConfigServerCompletion(t *testing.T) {
 	r = clitest.RunSonde(t, "", "__complete", "--config", filepath.Join(project, ".mcp.json"), "--server", "")
 	if r.Stdout != "playwright\tClaude Code · project\nsentry\tClaude Code · project\n:4\n" {
 		t.Errorf("completion from --config:\n%q", r.Stdout)
+	}
+}
+
+// echoVia calls echo with value on the config's server named server
+// (--server) and fails unless it succeeds and prints want.
+func echoVia(t *testing.T, server, value, want string) {
+	t.Helper()
+	r := clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"`+value+`"}`, "--server", server)
+	clitest.CheckRun(t, r, 0, "")
+	if got := strings.TrimSpace(r.Stdout); got != want {
+		t.Errorf("call echo %q via --server %s printed %q, want %q", value, server, got, want)
 	}
 }
