@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,10 +14,7 @@ import (
 // (lint, outcomes, diff's fold), and through diff's fold alone; ns/event
 // and allocs/event are reported.
 func BenchmarkCollector(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "gen.jsonl")
-	if err := capturegen.Write(path, capturegen.Options{Events: 100_000, Step: 100 * time.Microsecond, SlowEvery: 40, SlowFor: 500, TimeoutEvery: 90}); err != nil {
-		b.Fatal(err)
-	}
+	path := capturegen.Temp(b, "gen.jsonl", capturegen.Options{Events: 100_000, Step: 100 * time.Microsecond, SlowEvery: 40, SlowFor: 500, TimeoutEvery: 90})
 	evs := capturetest.Events(b, path)
 	b.Run("gate", func(b *testing.B) {
 		b.ReportAllocs()

@@ -88,10 +88,7 @@ func (p *spanScanner) value(depth int) (*span, error) {
 			return nil, err
 		}
 	case '{':
-		p.i++
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == '}' {
-			p.i++
+		if p.empty('}') {
 			break
 		}
 		for {
@@ -118,24 +115,16 @@ func (p *spanScanner) value(depth int) (*span, error) {
 				return nil, err
 			}
 			s.members = append(s.members, spanMember{key: key, value: v})
-			p.space()
-			if p.i >= len(p.b) {
-				return nil, errSpan
+			end, err := p.next('}')
+			if err != nil {
+				return nil, err
 			}
-			if p.b[p.i] == '}' {
-				p.i++
+			if end {
 				break
 			}
-			if p.b[p.i] != ',' {
-				return nil, errSpan
-			}
-			p.i++
 		}
 	case '[':
-		p.i++
-		p.space()
-		if p.i < len(p.b) && p.b[p.i] == ']' {
-			p.i++
+		if p.empty(']') {
 			break
 		}
 		for {
@@ -145,18 +134,13 @@ func (p *spanScanner) value(depth int) (*span, error) {
 				return nil, err
 			}
 			s.elems = append(s.elems, v)
-			p.space()
-			if p.i >= len(p.b) {
-				return nil, errSpan
+			end, err := p.next(']')
+			if err != nil {
+				return nil, err
 			}
-			if p.b[p.i] == ']' {
-				p.i++
+			if end {
 				break
 			}
-			if p.b[p.i] != ',' {
-				return nil, errSpan
-			}
-			p.i++
 		}
 	default:
 		s.kind = 'v'
@@ -175,6 +159,37 @@ func (p *spanScanner) value(depth int) (*span, error) {
 	}
 	s.end = p.i
 	return s, nil
+}
+
+// empty steps over the opening bracket of an object or an array and
+// reports whether close ends it at once (then stepping over that too).
+func (p *spanScanner) empty(close byte) bool {
+	p.i++
+	p.space()
+	if p.i < len(p.b) && p.b[p.i] == close {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// next steps over what follows a member or an element: close, the end of
+// its object or array (true), or a comma before the next one (false);
+// anything else is errSpan.
+func (p *spanScanner) next(close byte) (bool, error) {
+	p.space()
+	if p.i >= len(p.b) {
+		return false, errSpan
+	}
+	switch p.b[p.i] {
+	case close:
+		p.i++
+		return true, nil
+	case ',':
+		p.i++
+		return false, nil
+	}
+	return false, errSpan
 }
 
 // str moves past the string that starts at p.i.

@@ -107,13 +107,9 @@ type wireMessage struct {
 // allocates nothing in proportion to them. The caller must not modify line
 // while it uses them.
 func Decode(line []byte) (Message, error) {
-	line = bytes.TrimRight(line, "\r")
-	trimmed := bytes.TrimSpace(line)
-	if !json.Valid(trimmed) {
-		return Message{}, notJSON(trimmed)
-	}
-	if trimmed[0] != '{' {
-		return Message{}, notObject(trimmed[0])
+	trimmed, err := object(line)
+	if err != nil {
+		return Message{}, err
 	}
 	var w wireMessage
 	if !w.members(trimmed) {
@@ -126,6 +122,21 @@ func Decode(line []byte) (Message, error) {
 		w = u
 	}
 	return classify(&w)
+}
+
+// object is line without its white space and a trailing "\r", when that is
+// a JSON object; otherwise the error says what it is (not-json,
+// not-object).
+func object(line []byte) ([]byte, error) {
+	line = bytes.TrimRight(line, "\r")
+	trimmed := bytes.TrimSpace(line)
+	if !json.Valid(trimmed) {
+		return nil, notJSON(trimmed)
+	}
+	if trimmed[0] != '{' {
+		return nil, notObject(trimmed[0])
+	}
+	return trimmed, nil
 }
 
 // unmarshalWire decodes a message the byte scan of members could not (kept

@@ -11,13 +11,9 @@ import (
 // decodeUnmarshal is Decode as it was before it read the members itself:
 // json.Unmarshal into wireMessage, copying every value.
 func decodeUnmarshal(line []byte) (Message, error) {
-	line = bytes.TrimRight(line, "\r")
-	trimmed := bytes.TrimSpace(line)
-	if !json.Valid(trimmed) {
-		return Message{}, notJSON(trimmed)
-	}
-	if trimmed[0] != '{' {
-		return Message{}, notObject(trimmed[0])
+	trimmed, err := object(line)
+	if err != nil {
+		return Message{}, err
 	}
 	var w wireMessage
 	if err := json.Unmarshal(trimmed, &w); err != nil {

@@ -33,10 +33,7 @@ func open(t *testing.T, path string) *replay.Timeline {
 
 func generate(t testing.TB, o capturegen.Options) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "gen.jsonl")
-	if err := capturegen.Write(path, o); err != nil {
-		t.Fatal(err)
-	}
+	path := capturegen.Temp(t, "gen.jsonl", o)
 	return path
 }
 

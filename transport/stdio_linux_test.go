@@ -24,13 +24,7 @@ func TestStdioDaemonLeftBehind(t *testing.T) {
 	if sid, err := unix.Getsid(pids[1]); err != nil || sid != pids[1] {
 		t.Fatalf("daemon %d did not start its own session (sid %d, %v)", pids[1], sid, err)
 	}
-	done := make(chan *ExitError)
-	go func() { _, xe := readUntilExit(t, s); done <- xe }()
-	s.Close()
-	xe := <-done
-	if xe.Exit.Code != 0 {
-		t.Fatalf("exit %+v", xe.Exit)
-	}
+	xe := closeWhileReading(t, s)
 	if left := xe.Exit.Left; len(left) != 1 || left[0].Pid != pids[1] || left[0].Name == "" {
 		t.Errorf("left behind %+v, want the daemon %d, named", left, pids[1])
 	}

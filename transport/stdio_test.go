@@ -114,6 +114,21 @@ func (l *eventLog) signals() string {
 	return strings.Join(s, ",")
 }
 
+// closeWhileReading closes s while its output is read to the end (a
+// server's output left unread could hold up its exit), and fails unless
+// the server exited 0; it returns how it ended.
+func closeWhileReading(t *testing.T, s *Stdio) *ExitError {
+	t.Helper()
+	done := make(chan *ExitError)
+	go func() { _, xe := readUntilExit(t, s); done <- xe }()
+	s.Close()
+	xe := <-done
+	if xe.Exit.Code != 0 {
+		t.Fatalf("exit %+v", xe.Exit)
+	}
+	return xe
+}
+
 // readUntilExit reads frames until the terminal error, which it returns.
 func readUntilExit(t *testing.T, s *Stdio) ([]Frame, *ExitError) {
 	t.Helper()
@@ -209,13 +224,7 @@ func TestStdioGrandchildHoldingStdout(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	s, _ := startRole(t, "fixture", nil, "--fault", "grandchild-holds-stdout", "--pid-file", pidFile)
 	awaitStartup(t, s) // else the grace period could end while it starts the grandchild
-	done := make(chan *ExitError)
-	go func() { _, xe := readUntilExit(t, s); done <- xe }()
-	s.Close()
-	xe := <-done
-	if xe.Exit.Code != 0 {
-		t.Fatalf("exit %+v", xe.Exit)
-	}
+	xe := closeWhileReading(t, s)
 	pids := proctest.ReadPIDs(t, pidFile)
 	if len(pids) != 2 {
 		t.Fatalf("%d pids recorded", len(pids))

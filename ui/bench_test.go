@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
@@ -125,18 +126,10 @@ func viewModel(tb testing.TB, n int) *harness {
 // BenchmarkView draws the whole screen with 1k and 1M frames in the
 // history: the cost must not grow with it (only the visible rows are drawn).
 func BenchmarkView(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		n    int
-	}{{"frames=1k", 1_000}, {"frames=1M", 1_000_000}} {
-		b.Run(c.name, func(b *testing.B) {
-			hs := viewModel(b, c.n)
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = hs.m.View()
-			}
-		})
-	}
+	uitest.BenchView(b, "frames", func(b *testing.B, n int) func() {
+		hs := viewModel(b, n)
+		return func() { _ = hs.m.View() }
+	})
 }
 
 // TestViewDoesNotGrowWithHistory is the deterministic side of

@@ -132,27 +132,22 @@ func (hs *harness) tick(ms int) tea.Cmd { return hs.send(tickMsg(at(ms))) }
 // screen is the whole screen without styling, after checking its size.
 func (hs *harness) screen() string {
 	hs.t.Helper()
-	v := hs.m.View()
-	checkScreen(hs.t, v.Content, hs.m.width, hs.m.height)
-	return ansi.Strip(v.Content)
+	return screen(hs.t, hs.m)
 }
 
 // status is the status bar without styling.
 func (hs *harness) status() string { return ansi.Strip(hs.m.statusBar()) }
 
-// checkScreen fails unless s is exactly h lines of exactly w cells.
-func checkScreen(t testing.TB, s string, w, h int) {
+// screen is m's whole screen without styling, after checking its size.
+func screen(t testing.TB, m *Model) string {
 	t.Helper()
-	lines := strings.Split(s, "\n")
-	if len(lines) != h {
-		t.Fatalf("%dx%d: view has %d lines, want %d", w, h, len(lines), h)
-	}
-	for i, l := range lines {
-		if got := ansi.StringWidth(l); got != w {
-			t.Fatalf("%dx%d: line %d is %d cells wide, want %d: %q", w, h, i, got, w, ansi.Strip(l))
-		}
-	}
+	v := m.View()
+	checkScreen(t, v.Content, m.width, m.height)
+	return ansi.Strip(v.Content)
 }
+
+// checkScreen fails unless s is exactly h lines of exactly w cells.
+var checkScreen = uitest.CheckScreen
 
 var keyMsg = uitest.Press
 

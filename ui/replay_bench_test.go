@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
@@ -23,10 +22,7 @@ import (
 // reports the heap the replay holds once open, and the CPU time of each step
 // beside its wall time (on a loaded machine the wall time mostly waits).
 func BenchmarkReplayMillion(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "million.jsonl")
-	if err := capturegen.Write(path, capturegen.Options{Events: 1_000_000, Step: 100 * time.Microsecond, SlowEvery: 40, SlowFor: 5000, TimeoutEvery: 90}); err != nil {
-		b.Fatal(err)
-	}
+	path := capturegen.Temp(b, "million.jsonl", capturegen.Options{Events: 1_000_000, Step: 100 * time.Microsecond, SlowEvery: 40, SlowFor: 5000, TimeoutEvery: 90})
 	var open, first, seek, openCPU, firstCPU, seekCPU time.Duration
 	var heap uint64
 	for b.Loop() {

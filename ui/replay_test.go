@@ -104,9 +104,7 @@ func (rh *replayHarness) typeText(s string) {
 
 func (rh *replayHarness) screen() string {
 	rh.t.Helper()
-	v := rh.m.View()
-	checkScreen(rh.t, v.Content, rh.m.width, rh.m.height)
-	return ansi.Strip(v.Content)
+	return screen(rh.t, rh.m)
 }
 
 func (rh *replayHarness) status() string { return ansi.Strip(rh.m.statusBar()) }
@@ -229,10 +227,7 @@ func TestReplayPendingAtEveryMoment(t *testing.T) {
 // TestReplayLongCapture steps back and forth across checkpoints of a
 // capture longer than the warm-up, with slow calls in flight across them.
 func TestReplayLongCapture(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "long.jsonl")
-	if err := capturegen.Write(path, capturegen.Options{Events: 9000, Step: 5 * time.Millisecond, SlowEvery: 40, SlowFor: 5000, TimeoutEvery: 90}); err != nil {
-		t.Fatal(err)
-	}
+	path := capturegen.Temp(t, "long.jsonl", capturegen.Options{Events: 9000, Step: 5 * time.Millisecond, SlowEvery: 40, SlowFor: 5000, TimeoutEvery: 90})
 	rh := newReplayHarness(t, path, 120, 40)
 	all := capturetest.Events(t, path)
 	n := rh.tl.Len()
@@ -395,10 +390,7 @@ func TestReplayReadOnly(t *testing.T) {
 }
 
 func TestReplayTruncatedWarns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cut.jsonl")
-	if err := capturegen.Write(path, capturegen.Options{Events: 30, Truncate: true}); err != nil {
-		t.Fatal(err)
-	}
+	path := capturegen.Temp(t, "cut.jsonl", capturegen.Options{Events: 30, Truncate: true})
 	rh := newReplayHarness(t, path, 120, 40)
 	if !strings.Contains(rh.status(), "⚠ truncated capture") {
 		t.Fatalf("status %q", rh.status())

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"charm.land/lipgloss/v2"
-
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
@@ -25,10 +23,7 @@ func speedText(i int) string {
 func (m *Model) replayStatus() string {
 	rp, st := m.rp, m.styles
 	h := rp.tl.Header()
-	type part struct {
-		text string
-		drop int
-	}
+	type part = statusPart
 	parts := []part{{text: st.Accent.Render("sonde replay")}}
 	if rp.note != "" {
 		parts = append(parts, part{text: st.Warn.Render(rp.note)})
@@ -57,21 +52,7 @@ func (m *Model) replayStatus() string {
 	if h.Sonde != "" {
 		parts = append(parts, part{text: "recorded by sonde " + h.Sonde, drop: 5})
 	}
-	sep := st.Subtle.Render(" │ ")
-	join := func(level int) string {
-		var keep []string
-		for _, p := range parts {
-			if p.drop == 0 || p.drop < level {
-				keep = append(keep, p.text)
-			}
-		}
-		return strings.Join(keep, sep)
-	}
-	line := join(99)
-	for level := 5; level >= 1 && lipgloss.Width(line) > m.width; level-- {
-		line = join(level)
-	}
-	return textfmt.Fit(line, m.width)
+	return m.fitStatus(parts, 5)
 }
 
 // replayPrompt is the prompt line shown instead of the help line.

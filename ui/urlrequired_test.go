@@ -13,6 +13,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
@@ -52,28 +53,11 @@ func fixtureHarness(t *testing.T) *harness {
 	return hs
 }
 
-// run runs cmd (and the commands of a batch) and returns their messages.
-func run(t *testing.T, cmd tea.Cmd) []tea.Msg {
-	t.Helper()
-	if cmd == nil {
-		return nil
-	}
-	msg := cmd()
-	if b, ok := msg.(tea.BatchMsg); ok {
-		var out []tea.Msg
-		for _, c := range b {
-			out = append(out, run(t, c)...)
-		}
-		return out
-	}
-	return []tea.Msg{msg}
-}
-
 // call sends a tools.CallMsg as the Tools pane does, runs the call and
 // returns its outcome.
 func (hs *harness) call(tool, args string) toolDoneMsg {
 	hs.t.Helper()
-	for _, msg := range run(hs.t.(*testing.T), hs.send(tools.CallMsg{Tool: tool, Args: json.RawMessage(args)})) {
+	for _, msg := range uitest.Run(hs.send(tools.CallMsg{Tool: tool, Args: json.RawMessage(args)})) {
 		if done, ok := msg.(toolDoneMsg); ok {
 			return done
 		}
@@ -144,7 +128,7 @@ func TestURLRequiredDialogRetry(t *testing.T) {
 	if hs.m.quitted || hs.urlDialog() != d {
 		t.Fatal("q left the dialog")
 	}
-	msgs := run(t, hs.press("r"))
+	msgs := uitest.Run(hs.press("r"))
 	if hs.m.dlg != nil || len(msgs) != 1 {
 		t.Fatalf("r: dialog %T, %d messages", hs.m.dlg, len(msgs))
 	}
@@ -172,7 +156,7 @@ func TestURLRequiredDialogEsc(t *testing.T) {
 	if hs.urlDialog() == nil {
 		t.Fatalf("no dialog: %T", hs.m.dlg)
 	}
-	if msgs := run(t, hs.press("esc")); hs.m.dlg != nil || len(msgs) != 0 {
+	if msgs := uitest.Run(hs.press("esc")); hs.m.dlg != nil || len(msgs) != 0 {
 		t.Fatalf("esc: dialog %T, messages %v", hs.m.dlg, msgs)
 	}
 	// A -32042 with bad data is a plain failure: no dialog.

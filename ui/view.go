@@ -152,11 +152,7 @@ func (m *Model) statusBar() string {
 		return m.replayStatus()
 	}
 	st := m.styles
-	type part struct {
-		text string
-		drop int    // 0: always kept; higher goes first
-		alt  string // shown instead of text once dropped, if set
-	}
+	type part = statusPart
 	parts := []part{{text: st.Accent.Render("sonde")}}
 	switch {
 	case m.mu != nil:
@@ -209,7 +205,22 @@ func (m *Model) statusBar() string {
 	} else if text != "" {
 		parts = append(parts[:1], append([]part{{text: st.Info.Render(text)}}, parts[1:]...)...)
 	}
-	sep := st.Subtle.Render(" │ ")
+	return m.fitStatus(parts, 3)
+}
+
+// statusPart is one part of a status bar.
+type statusPart struct {
+	text string
+	drop int    // 0: always kept; higher goes first
+	alt  string // shown instead of text once dropped, if set
+}
+
+// fitStatus joins parts into a status bar of the model's width: all of
+// them when they fit, else without those of drop top, then top-1, ... down
+// to 1 (a dropped part's alt, if any, stays in its place) until the line
+// fits; what is still too wide is cut.
+func (m *Model) fitStatus(parts []statusPart, top int) string {
+	sep := m.styles.Subtle.Render(" │ ")
 	join := func(level int) string {
 		var keep []string
 		for _, p := range parts {
@@ -222,8 +233,8 @@ func (m *Model) statusBar() string {
 		}
 		return strings.Join(keep, sep)
 	}
-	line := join(99)
-	for level := 3; level >= 2 && lipgloss.Width(line) > m.width; level-- {
+	line := join(top + 1)
+	for level := top; level >= 1 && lipgloss.Width(line) > m.width; level-- {
 		line = join(level)
 	}
 	return textfmt.Fit(line, m.width)

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"testing"
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
@@ -88,6 +90,17 @@ type answer struct {
 	id   int64
 	late bool
 	q    int64 // when it was queued (T)
+}
+
+// Temp writes a capture with o to a file named name in a new temporary
+// folder of t (Write), and returns its path; a failure ends the test.
+func Temp(t testing.TB, name string, o Options) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := Write(path, o); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func (g *gen) t() int64 { return int64(g.n) * int64(g.o.Step) }

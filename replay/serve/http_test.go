@@ -24,13 +24,7 @@ func TestHTTP(t *testing.T) {
 		`>{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`,
 		`<{"jsonrpc":"2.0","id":3,"result":{"n":2}}`,
 	)
-	h, err := NewHandler(s, Options{Repeat: RepeatFail})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.Close()
+	srv := serveHTTP(t, s, Options{Repeat: RepeatFail})
 	post := func(session, accept, body string) (*http.Response, string) {
 		t.Helper()
 		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(body))
@@ -129,13 +123,7 @@ func TestHTTPAnswersAsRecorded(t *testing.T) {
 	if s.HTTPAnswers != "json" {
 		t.Fatalf("HTTPAnswers %q", s.HTTPAnswers)
 	}
-	h, err := NewHandler(s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.Close()
+	srv := serveHTTP(t, s, Options{})
 	req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(strings.TrimPrefix(initV1, ">")))
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
@@ -152,13 +140,7 @@ func TestHTTPAnswersAsRecorded(t *testing.T) {
 // loopback gets 403 (DNS rebinding); loopback ones are served.
 func TestHTTPLoopbackOnly(t *testing.T) {
 	s := captureOf(t, initV1, initR1)
-	h, err := NewHandler(s, Options{LoopbackOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	defer h.Close()
+	srv := serveHTTP(t, s, Options{LoopbackOnly: true})
 	for _, tc := range []struct {
 		host, origin string
 		want         int
@@ -186,4 +168,18 @@ func TestHTTPLoopbackOnly(t *testing.T) {
 			t.Errorf("Host %q Origin %q: %d, want %d", tc.host, tc.origin, resp.StatusCode, tc.want)
 		}
 	}
+}
+
+// serveHTTP serves the script s over HTTP on a loopback test server,
+// closed (the handler first) when the test ends.
+func serveHTTP(t *testing.T, s *Script, o Options) *httptest.Server {
+	t.Helper()
+	h, err := NewHandler(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	t.Cleanup(h.Close)
+	return srv
 }

@@ -67,17 +67,24 @@ func RewriteID(raw, id []byte) ([]byte, bool) { return setMember(raw, "id", id) 
 // RewriteToken returns a notifications/progress line with
 // params.progressToken replaced by token, every other byte as recorded.
 func RewriteToken(raw, token []byte) ([]byte, bool) {
-	spans := memberSpans(raw, "params")
+	return setInner(raw, "params", "progressToken", token)
+}
+
+// setInner returns raw with member key of its object member outer (the
+// last, when repeated) set to val (JSON), every other byte as it was; ok
+// is false, and raw returned, when there is no such member to set.
+func setInner(raw []byte, outer, key string, val []byte) ([]byte, bool) {
+	spans := memberSpans(raw, outer)
 	if len(spans) == 0 {
 		return raw, false
 	}
-	ps, pe := spans[len(spans)-1].start, spans[len(spans)-1].end
-	params, ok := setMember(raw[ps:pe], "progressToken", token)
+	start, end := spans[len(spans)-1].start, spans[len(spans)-1].end
+	inner, ok := setMember(raw[start:end], key, val)
 	if !ok {
 		return raw, false
 	}
-	out := make([]byte, 0, len(raw)+len(token))
-	out = append(out, raw[:ps]...)
-	out = append(out, params...)
-	return append(out, raw[pe:]...), true
+	out := make([]byte, 0, len(raw)+len(val))
+	out = append(out, raw[:start]...)
+	out = append(out, inner...)
+	return append(out, raw[end:]...), true
 }

@@ -252,17 +252,5 @@ func sortVersions(v []string) {
 // RewriteResultMember returns a response line with result.key replaced by
 // val (JSON), every other byte as recorded.
 func RewriteResultMember(raw []byte, key string, val []byte) ([]byte, bool) {
-	spans := memberSpans(raw, "result")
-	if len(spans) == 0 {
-		return raw, false
-	}
-	rs, re := spans[len(spans)-1].start, spans[len(spans)-1].end
-	res, ok := setMember(raw[rs:re], key, val)
-	if !ok {
-		return raw, false
-	}
-	out := make([]byte, 0, len(raw)+len(val))
-	out = append(out, raw[:rs]...)
-	out = append(out, res...)
-	return append(out, raw[re:]...), true
+	return setInner(raw, "result", key, val)
 }

@@ -103,25 +103,16 @@ func (d *fetcher) run(rmURL string, out *Discovery) {
 	} else {
 		candidates = wellKnownPRM(server)
 	}
-	var tried []*Problem
-	for i, u := range candidates {
-		what := "protected resource metadata"
-		if rmURL == "" {
-			what = fmt.Sprintf("protected resource metadata (well-known URI %d of %d)", i+1, len(candidates))
+	what := func(i int) string {
+		if rmURL != "" {
+			return "protected resource metadata"
 		}
-		var prm ProtectedResourceMetadata
-		p := d.fetch(u, what, &prm, func() string {
-			return fmt.Sprintf("%s: resource %s; authorization servers %s", what, orNone(prm.Resource), orNone(strings.Join(prm.AuthorizationServers, ", ")))
-		})
-		if p == nil {
-			out.PRMURL, out.PRM = u, &prm
-			break
-		}
-		tried = append(tried, p)
-		if d.ctx.Err() != nil {
-			break
-		}
+		return fmt.Sprintf("protected resource metadata (well-known URI %d of %d)", i+1, len(candidates))
 	}
+	var tried []*Problem
+	out.PRMURL, out.PRM, tried = fetchFirst(d, candidates, what, func(what string, prm *ProtectedResourceMetadata) string {
+		return fmt.Sprintf("%s: resource %s; authorization servers %s", what, orNone(prm.Resource), orNone(strings.Join(prm.AuthorizationServers, ", ")))
+	})
 	if out.PRM == nil {
 		out.Problems = append(out.Problems, tried...)
 		if d.ctx.Err() == nil {
@@ -163,29 +154,20 @@ func (d *fetcher) run(rmURL string, out *Discovery) {
 // checks what it finds; out gets the metadata and the problems. It reports
 // whether metadata was found (the failed attempts are then no problem).
 func (d *fetcher) authServer(issuer string, candidates []string, what string, out *Discovery) bool {
-	var tried []*Problem
-	for i, u := range candidates {
-		what := what
+	nth := func(i int) string {
 		if len(candidates) > 1 {
-			what = fmt.Sprintf("%s (URI %d of %d)", what, i+1, len(candidates))
+			return fmt.Sprintf("%s (URI %d of %d)", what, i+1, len(candidates))
 		}
-		var as ServerMetadata
-		p := d.fetch(u, what, &as, func() string {
-			s := "S256 ok"
-			if !as.S256() {
-				s = "no S256"
-			}
-			return fmt.Sprintf("%s: issuer %s; %s; registration %s", what, orNone(as.Issuer), s, orNone(as.RegistrationEndpoint))
-		})
-		if p == nil {
-			out.ASURL, out.AS = u, &as
-			break
-		}
-		tried = append(tried, p)
-		if d.ctx.Err() != nil {
-			break
-		}
+		return what
 	}
+	var tried []*Problem
+	out.ASURL, out.AS, tried = fetchFirst(d, candidates, nth, func(what string, as *ServerMetadata) string {
+		s := "S256 ok"
+		if !as.S256() {
+			s = "no S256"
+		}
+		return fmt.Sprintf("%s: issuer %s; %s; registration %s", what, orNone(as.Issuer), s, orNone(as.RegistrationEndpoint))
+	})
 	if out.AS == nil {
 		out.Problems = append(out.Problems, tried...)
 		return false
@@ -209,6 +191,26 @@ func (d *fetcher) authServer(issuer string, candidates []string, what string, ou
 		out.Problems = append(out.Problems, &Problem{Kind: ProblemNoS256, URL: out.ASURL, Msg: fmt.Sprintf("the authorization server supports PKCE methods %s, not S256: an MCP client must refuse to proceed", strings.Join(as.CodeChallengeMethods, ", "))})
 	}
 	return true
+}
+
+// fetchFirst fetches the metadata at candidates, in order, until one
+// answers with it (the i-th is named what(i) in notes and problems, and
+// found summarises what it gave): its URL and the metadata, or "", nil and
+// the problem of each attempt. It stops early when the context ends.
+func fetchFirst[T any](d *fetcher, candidates []string, what func(i int) string, found func(what string, m *T) string) (string, *T, []*Problem) {
+	var tried []*Problem
+	for i, u := range candidates {
+		w, m := what(i), new(T)
+		p := d.fetch(u, w, m, func() string { return found(w, m) })
+		if p == nil {
+			return u, m, nil
+		}
+		tried = append(tried, p)
+		if d.ctx.Err() != nil {
+			break
+		}
+	}
+	return "", nil, tried
 }
 
 // fetch GETs one metadata document into v, bounded by MaxBodyBytes,

@@ -30,21 +30,12 @@ func typeText(m *Model, s string) {
 	}
 }
 
-// run returns the message of cmd (nil for none).
+// run returns the first message of cmd (nil for none).
 func run(cmd tea.Cmd) tea.Msg {
-	if cmd == nil {
-		return nil
+	if msgs := uitest.Run(cmd); len(msgs) > 0 {
+		return msgs[0]
 	}
-	msg := cmd()
-	if b, ok := msg.(tea.BatchMsg); ok {
-		for _, c := range b {
-			if m := run(c); m != nil {
-				return m
-			}
-		}
-		return nil
-	}
-	return msg
+	return nil
 }
 
 func lists() ListedMsg {

@@ -11,9 +11,10 @@ import (
 // KeyMap holds the pane's bindings; those of other views are disabled, so
 // the help bar shows what applies.
 type KeyMap struct {
-	Up, Down, PageUp, PageDown key.Binding
-	// Home and End go to the first and the last row.
-	Home, End key.Binding
+	// The movement bindings: Up and Down move the selection, Home and End
+	// go to the first and the last row, PageUp and PageDown scroll the
+	// detail.
+	list.KeyMap
 	// NextView and PrevView cycle Resources, Prompts and Log; Resources,
 	// Prompts and Log go to one.
 	NextView, PrevView, Resources, Prompts, Log key.Binding
@@ -39,12 +40,7 @@ func DefaultKeyMap() KeyMap {
 	nav.PageUp.SetHelp("pgup", "scroll detail up")
 	nav.PageDown.SetHelp("pgdn", "scroll detail down")
 	return KeyMap{
-		Up:        nav.Up,
-		Down:      nav.Down,
-		PageUp:    nav.PageUp,
-		PageDown:  nav.PageDown,
-		Home:      nav.Home,
-		End:       nav.End,
+		KeyMap:    nav,
 		NextView:  key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "next view")),
 		PrevView:  key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "previous view")),
 		Resources: key.NewBinding(key.WithKeys("U"), key.WithHelp("U", "resources (by URI)")),
@@ -85,7 +81,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 // FullHelp returns every binding, in columns.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
+		k.Bindings(),
 		{k.NextView, k.PrevView, k.Resources, k.Prompts, k.Log},
 		{k.Open, k.Subscribe, k.Save, k.Refresh},
 		{k.LevelUp, k.LevelDown, k.Logger, k.SetLevel},

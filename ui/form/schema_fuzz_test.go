@@ -3,12 +3,10 @@ package form
 import (
 	"encoding/json"
 	"regexp"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"charm.land/lipgloss/v2"
-
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -64,15 +62,7 @@ func check(t *testing.T, tool mcp.Tool, prefill json.RawMessage) {
 
 func safeView(t *testing.T, v string, w, h int) {
 	t.Helper()
-	lines := strings.Split(v, "\n")
-	if len(lines) != h {
-		t.Fatalf("%dx%d: %d lines\n%q", w, h, len(lines), v)
-	}
-	for _, l := range lines {
-		if lw := lipgloss.Width(l); lw != w {
-			t.Fatalf("%dx%d: a line %d cells wide: %q", w, h, lw, l)
-		}
-	}
+	uitest.CheckScreen(t, v, w, h)
 	bare := styling.ReplaceAllString(v, "")
 	if !utf8.ValidString(bare) {
 		t.Fatalf("%dx%d: not valid UTF-8: %q", w, h, v)

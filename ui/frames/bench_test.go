@@ -31,28 +31,24 @@ func applyBatches(m *Model, evs []client.Event) {
 }
 
 // BenchmarkApply folds 100k frame events into a default-size pane.
-func BenchmarkApply(b *testing.B) {
-	evs := manyEvents(100_000)
-	st := theme.New(theme.Dark())
-	b.ReportAllocs()
-	for b.Loop() {
-		m := New(st, Options{})
-		m.SetSize(118, 36)
-		applyBatches(m, evs)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e5, "ns/event")
-}
+func BenchmarkApply(b *testing.B) { benchApply(b, "") }
 
 // BenchmarkApplyFiltered is BenchmarkApply with a query active, so every
 // new frame is matched as it arrives.
-func BenchmarkApplyFiltered(b *testing.B) {
+func BenchmarkApplyFiltered(b *testing.B) { benchApply(b, "tools/call") }
+
+// benchApply folds 100k frame events into a new default-size pane, with
+// query ("" for none) set first.
+func benchApply(b *testing.B, query string) {
 	evs := manyEvents(100_000)
 	st := theme.New(theme.Dark())
 	b.ReportAllocs()
 	for b.Loop() {
 		m := New(st, Options{})
 		m.SetSize(118, 36)
-		m.setQuery("tools/call")
+		if query != "" {
+			m.setQuery(query)
+		}
 		applyBatches(m, evs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e5, "ns/event")

@@ -2,14 +2,13 @@ package frames
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -78,13 +77,7 @@ func checkSize(t *testing.T, name, v string, w, h int) {
 		}
 		return
 	}
-	lines := strings.Split(v, "\n")
-	if len(lines) != h {
-		t.Errorf("%s: %d lines, want %d", name, len(lines), h)
-	}
-	for i, l := range lines {
-		if lw := lipgloss.Width(l); lw != w {
-			t.Errorf("%s: line %d is %d cells, want %d: %q", name, i, lw, w, ansi.Strip(l))
-		}
+	if err := uitest.ScreenSize(v, w, h); err != nil {
+		t.Errorf("%s: %v", name, err)
 	}
 }

@@ -1,9 +1,12 @@
 package list
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/sonde-mcp/sonde/internal/uitest"
+	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 var press = uitest.Press
@@ -99,5 +102,35 @@ func TestScrollShowsSel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+type names []string
+
+func (n names) String(i int) string { return n[i] }
+func (n names) Len() int            { return len(n) }
+
+func TestFuzzy(t *testing.T) {
+	src := names{"echo", "fail", "slow-echo"}
+	vis, matched := Fuzzy("", src, []int{7, 7, 7, 7}, nil)
+	if !slices.Equal(vis, []int{0, 1, 2}) || len(matched) != 3 || matched[0] != nil {
+		t.Errorf("empty query: %v %v, want every item in order, no offsets", vis, matched)
+	}
+	vis, matched = Fuzzy("eho", src, vis, matched)
+	if !slices.Equal(vis, []int{0, 2}) || !slices.Equal(matched[0], []int{0, 2, 3}) || !slices.Equal(matched[1], []int{5, 7, 8}) {
+		t.Errorf("eho: %v %v, want echo then slow-echo with their offsets", vis, matched)
+	}
+	if vis, matched = Fuzzy("zzz", src, vis, matched); len(vis) != 0 || len(matched) != 0 {
+		t.Errorf("zzz: %v %v", vis, matched)
+	}
+}
+
+func TestRow(t *testing.T) {
+	st := theme.New(theme.NoColor())
+	if got := ansi.Strip(Row(st, "echo  says it back", true, 10)); got != "› echo  s…" {
+		t.Errorf("selected row %q", got)
+	}
+	if got := Row(st, "fail", false, 8); got != "  fail  " {
+		t.Errorf("row %q", got)
 	}
 }

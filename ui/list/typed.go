@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 // SingleLine drops line breaks and other control characters from typed or
@@ -67,4 +68,18 @@ func Screen(w, h int, draw func() []string) string {
 		return ""
 	}
 	return textfmt.Lines(strings.Join(draw(), "\n"), w, h)
+}
+
+// Row is a row of a list, w cells wide: "› " and text in the Selected
+// style when it is the selected row, two spaces and text otherwise.
+func Row(st *theme.Styles, text string, selected bool, w int) string {
+	marker := "  "
+	if selected {
+		marker = "› "
+	}
+	line := textfmt.Fit(marker+text, w)
+	if selected {
+		return st.Selected.Render(line)
+	}
+	return line
 }

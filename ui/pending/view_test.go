@@ -11,6 +11,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -70,15 +71,7 @@ func TestViewSize(t *testing.T) {
 			}
 			m.Update(press("j"))
 			for _, v := range []string{m.View(), func() string { m.Update(press("h")); return m.View() }()} {
-				lines := strings.Split(v, "\n")
-				if len(lines) != size[1] {
-					t.Fatalf("%v: %d lines, want %d", size, len(lines), size[1])
-				}
-				for i, l := range lines {
-					if w := ansi.StringWidth(l); w != size[0] {
-						t.Fatalf("%v: line %d is %d cells, want %d: %q", size, i, w, size[0], l)
-					}
-				}
+				uitest.CheckScreen(t, v, size[0], size[1])
 			}
 		}
 	}
@@ -128,19 +121,11 @@ func BenchmarkApply(b *testing.B) {
 }
 
 func BenchmarkView(b *testing.B) {
-	for _, n := range []struct {
-		name string
-		n    int
-	}{{"history=1k", 1000}, {"history=1M", 1_000_000}} {
-		b.Run(n.name, func(b *testing.B) {
-			m := fill(n.n)
-			m.Update(press("h"))
-			m.Update(press("g"))
-			m.Update(press("j"))
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = m.View()
-			}
-		})
-	}
+	uitest.BenchView(b, "history", func(b *testing.B, n int) func() {
+		m := fill(n)
+		m.Update(press("h"))
+		m.Update(press("g"))
+		m.Update(press("j"))
+		return func() { _ = m.View() }
+	})
 }

@@ -6,10 +6,11 @@
 package picker
 
 import (
+	"slices"
+
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/sahilm/fuzzy"
 
 	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
@@ -151,23 +152,12 @@ func (s source) Len() int { return len(s) }
 // refilter recomputes the visible rows for the query; it is called only
 // when the query changes. The selection goes back to the first row.
 func (m *Model) refilter() {
-	m.visible, m.matched = m.visible[:0], m.matched[:0]
-	if m.query == "" {
-		for i := range m.opts.Items {
-			m.visible = append(m.visible, i)
-			m.matched = append(m.matched, nil)
-		}
-	} else {
-		for _, mt := range fuzzy.FindFrom(m.query, source(m.opts.Items)) {
-			m.visible = append(m.visible, mt.Index)
-			var inName []int
-			for _, off := range mt.MatchedIndexes {
-				if off < len(m.opts.Items[mt.Index].Name) {
-					inName = append(inName, off)
-				}
-			}
-			m.matched = append(m.matched, inName)
-		}
+	m.visible, m.matched = list.Fuzzy(m.query, source(m.opts.Items), m.visible, m.matched)
+	for r, offs := range m.matched {
+		// Only the name is highlighted: offsets past it are in the rest
+		// of what source matches on.
+		name := m.opts.Items[m.visible[r]].Name
+		m.matched[r] = slices.DeleteFunc(offs, func(off int) bool { return off >= len(name) })
 	}
 	m.sel, m.top = 0, 0
 }

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -51,15 +52,7 @@ func newPicker(w, h int, problems ...string) *Model {
 func screen(t *testing.T, m *Model) string {
 	t.Helper()
 	s := ansi.Strip(m.Render())
-	lines := strings.Split(s, "\n")
-	if len(lines) != m.h {
-		t.Fatalf("%d lines, want %d:\n%s", len(lines), m.h, s)
-	}
-	for i, l := range lines {
-		if w := ansi.StringWidth(l); w != m.w {
-			t.Fatalf("line %d is %d cells, want %d: %q", i, w, m.w, l)
-		}
-	}
+	uitest.CheckScreen(t, s, m.w, m.h)
 	return s
 }
 

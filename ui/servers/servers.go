@@ -335,10 +335,6 @@ func (m *Model) Render() string {
 func (m *Model) row(j, nameW int) string {
 	st := m.st
 	r := m.rows[j]
-	marker := "  "
-	if j == m.sel {
-		marker = "› "
-	}
 	state := r.State
 	style := st.Subtle
 	switch r.State {
@@ -357,11 +353,7 @@ func (m *Model) row(j, nameW int) string {
 	case "quarantined", "failed":
 		style = st.Error
 	}
-	line := marker + textfmt.Fit(textfmt.Escape(r.Name), nameW) + "  " + style.Render(textfmt.Fit(state, 26)) + "  " +
+	line := textfmt.Fit(textfmt.Escape(r.Name), nameW) + "  " + style.Render(textfmt.Fit(state, 26)) + "  " +
 		st.Subtle.Render(fmt.Sprintf("%d · %s", r.Failures, r.Where))
-	line = textfmt.Fit(line, m.w)
-	if j == m.sel {
-		return st.Selected.Render(line)
-	}
-	return line
+	return list.Row(st, line, j == m.sel, m.w)
 }

@@ -89,20 +89,12 @@ func (m *Model) renderTools() string {
 		switch {
 		case j < len(tv.rows):
 			r := tv.rows[j]
-			marker := "  "
-			if j == tv.sel {
-				marker = "› "
-			}
 			desc, _, _ := strings.Cut(strings.TrimSpace(r.Description), "\n")
 			mark := ""
 			if len(r.Conflicts) > 0 {
 				mark = st.Warn.Render("conflict: also in "+textfmt.Escape(strings.Join(r.Conflicts, ", "))) + "  "
 			}
-			line := textfmt.Fit(marker+textfmt.Fit(textfmt.Escape(r.Name), nameW)+"  "+mark+st.Subtle.Render(textfmt.Escape(desc)), m.w)
-			if j == tv.sel {
-				line = st.Selected.Render(line)
-			}
-			out = append(out, line)
+			out = append(out, list.Row(st, textfmt.Fit(textfmt.Escape(r.Name), nameW)+"  "+mark+st.Subtle.Render(textfmt.Escape(desc)), j == tv.sel, m.w))
 		case j == 0 && tv.err == nil:
 			out = append(out, st.Subtle.Render(textfmt.Fit("  no server runs yet: a server starts when you open it (enter) or start it (p)", m.w)))
 		default:

@@ -16,7 +16,6 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/sahilm/fuzzy"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/ui/list"
@@ -203,16 +202,7 @@ func (s source) Len() int { return len(s) }
 
 // refilter recomputes the visible rows; the selection goes to the first.
 func (m *Model) refilter() {
-	m.visible = m.visible[:0]
-	if m.query == "" {
-		for i := range m.rows {
-			m.visible = append(m.visible, i)
-		}
-	} else {
-		for _, mt := range fuzzy.FindFrom(m.query, source(m.rows)) {
-			m.visible = append(m.visible, mt.Index)
-		}
-	}
+	m.visible, _ = list.Fuzzy(m.query, source(m.rows), m.visible, nil)
 	m.sel, m.top = 0, 0
 }
 
@@ -331,10 +321,6 @@ func (m *Model) lines() []string {
 func (m *Model) row(j int) string {
 	st := m.st
 	r := m.rows[m.visible[j]]
-	marker := "  "
-	if j == m.sel {
-		marker = "› "
-	}
 	state, style := "live", st.OK
 	if !r.Live {
 		state, style = "ended", st.Subtle
@@ -357,14 +343,10 @@ func (m *Model) row(j int) string {
 	if r.Errors+r.Late+r.Unknown+r.Duplicate > 0 {
 		counts = st.Warn.Render(counts)
 	}
-	line := marker + textfmt.Fit(textfmt.Escape(r.Label), 16) + "  " + style.Render(textfmt.Fit(state, 22)) + "  " +
+	line := textfmt.Fit(textfmt.Escape(r.Label), 16) + "  " + style.Render(textfmt.Fit(state, 22)) + "  " +
 		textfmt.Fit(textfmt.Escape(r.Host), 22) + "  " + textfmt.Fit(started, 14) + "  " + counts + "  " +
 		st.Subtle.Render(textfmt.Escape(server))
-	line = textfmt.Fit(line, m.w)
-	if j == m.sel {
-		return st.Selected.Render(line)
-	}
-	return line
+	return list.Row(st, line, j == m.sel, m.w)
 }
 
 func pick[T any](c bool, a, b T) T {

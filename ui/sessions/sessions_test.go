@@ -95,14 +95,8 @@ func TestRender(t *testing.T) {
 	if strings.Contains(m.Render(), "\x1b]0;pwned") || strings.Contains(m.Render(), "\x1b[2J") {
 		t.Errorf("a label or server reached the terminal unescaped:\n%q", m.Render())
 	}
-	lines := strings.Split(view, "\n")
-	if len(lines) != 12 {
-		t.Errorf("%d lines, want the window's 12", len(lines))
-	}
-	for i, l := range lines {
-		if w := ansi.StringWidth(l); w != 160 {
-			t.Errorf("line %d is %d cells wide, want 160: %q", i, w, l)
-		}
+	if err := uitest.ScreenSize(view, 160, 12); err != nil {
+		t.Errorf("not the window's size: %v", err)
 	}
 }
 
@@ -231,15 +225,7 @@ func TestViewSize(t *testing.T) {
 					}
 					continue
 				}
-				lines := strings.Split(s, "\n")
-				if len(lines) != h {
-					t.Fatalf("%dx%d: %d lines", w, h, len(lines))
-				}
-				for i, l := range lines {
-					if got := ansi.StringWidth(l); got != w {
-						t.Fatalf("%dx%d: line %d is %d cells: %q", w, h, i, got, ansi.Strip(l))
-					}
-				}
+				uitest.CheckScreen(t, s, w, h)
 			}
 		}
 	}

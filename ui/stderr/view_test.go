@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/golden"
+	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -58,14 +59,8 @@ func TestViewSize(t *testing.T) {
 				for _, k := range keys {
 					m.Update(press(string(k)))
 				}
-				lines := strings.Split(m.View(), "\n")
-				if len(lines) != size[1] {
-					t.Fatalf("%v %q: %d lines, want %d", size, keys, len(lines), size[1])
-				}
-				for i, l := range lines {
-					if w := ansi.StringWidth(l); w != size[0] {
-						t.Fatalf("%v %q: line %d is %d cells, want %d: %q", size, keys, i, w, size[0], l)
-					}
+				if err := uitest.ScreenSize(m.View(), size[0], size[1]); err != nil {
+					t.Fatalf("%q: %v", keys, err)
 				}
 			}
 		}
@@ -104,22 +99,14 @@ func BenchmarkApply(b *testing.B) {
 }
 
 func BenchmarkView(b *testing.B) {
-	for _, n := range []struct {
-		name string
-		n    int
-	}{{"history=1k", 1000}, {"history=1M", 1_000_000}} {
-		b.Run(n.name, func(b *testing.B) {
-			// A budget that holds everything, so the ring really has n lines.
-			m := New(theme.New(theme.Dark()), Options{Bytes: 1 << 30})
-			m.SetSize(118, 36)
-			m.Apply(events(n.n))
-			m.Update(press("w"))
-			m.Update(press("k")) // scrolled, in the middle of the history
-			m.top = pos{m.first() + uint64(n.n/2), 0}
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = m.View()
-			}
-		})
-	}
+	uitest.BenchView(b, "history", func(b *testing.B, n int) func() {
+		// A budget that holds everything, so the ring really has n lines.
+		m := New(theme.New(theme.Dark()), Options{Bytes: 1 << 30})
+		m.SetSize(118, 36)
+		m.Apply(events(n))
+		m.Update(press("w"))
+		m.Update(press("k")) // scrolled, in the middle of the history
+		m.top = pos{m.first() + uint64(n/2), 0}
+		return func() { _ = m.View() }
+	})
 }

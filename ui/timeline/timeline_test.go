@@ -69,15 +69,7 @@ func TestGolden(t *testing.T) {
 	for _, size := range [][2]int{{78, 20}, {118, 30}} {
 		m := newModel(size[0], size[1])
 		v := m.View()
-		lines := strings.Split(v, "\n")
-		if len(lines) != size[1] {
-			t.Fatalf("%d lines", len(lines))
-		}
-		for i, l := range lines {
-			if w := ansi.StringWidth(l); w != size[0] {
-				t.Fatalf("line %d is %d wide: %q", i, w, ansi.Strip(l))
-			}
-		}
+		uitest.CheckScreen(t, v, size[0], size[1])
 		got := ansi.Strip(v)
 		for _, want := range []string{"2 tools/call slow", "┿", "!", "0 roots/list", "srv", "•", "▪", "tools/call slow", "p50"} {
 			if !strings.Contains(got, want) {

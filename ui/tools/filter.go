@@ -5,9 +5,9 @@ import (
 	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
-	"github.com/sahilm/fuzzy"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/ui/list"
 )
 
 // toolSource adapts the tool list to fuzzy.Source (matching on names).
@@ -36,17 +36,7 @@ func (m *Model) selectedName() string {
 // is still shown.
 func (m *Model) refilterKeeping(prev string) {
 	m.runs++
-	m.visible, m.matched = m.visible[:0], m.matched[:0]
-	if m.query == "" {
-		for i := range m.tools {
-			m.visible = append(m.visible, i)
-		}
-	} else {
-		for _, mt := range fuzzy.FindFrom(m.query, toolSource(m.tools)) {
-			m.visible = append(m.visible, mt.Index)
-			m.matched = append(m.matched, mt.MatchedIndexes)
-		}
-	}
+	m.visible, m.matched = list.Fuzzy(m.query, toolSource(m.tools), m.visible, m.matched)
 	m.sel, m.top = 0, 0
 	for i, idx := range m.visible {
 		if m.tools[idx].tool.Name == prev {

@@ -13,11 +13,15 @@ import (
 // recordCall records `sonde call echo` against the fixture with its args.
 func recordCall(t *testing.T, fixtureArgs ...string) string {
 	t.Helper()
-	f := clitest.NewFixture(t)
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	r := clitest.RunSonde(t, "", f.Cmd([]string{"call", "echo", "--args", `{"value":"hi"}`, "--record", path}, fixtureArgs...)...)
+	return recordOK(t, []string{"call", "echo", "--args", `{"value":"hi"}`}, fixtureArgs...)
+}
+
+// recordOK is record of a run that must succeed; it returns the capture.
+func recordOK(t *testing.T, sub []string, fixtureArgs ...string) string {
+	t.Helper()
+	path, r := record(t, "", sub, fixtureArgs...)
 	if r.Code != 0 {
-		t.Fatalf("call: %d %s", r.Code, r.Stderr)
+		t.Fatalf("%s: %d %s", sub[0], r.Code, r.Stderr)
 	}
 	return path
 }

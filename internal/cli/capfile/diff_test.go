@@ -14,13 +14,7 @@ import (
 // lists the tools).
 func recordTools(t *testing.T, fixtureArgs ...string) string {
 	t.Helper()
-	f := clitest.NewFixture(t)
-	path := filepath.Join(t.TempDir(), "tools.jsonl")
-	r := clitest.RunSonde(t, "", f.Cmd([]string{"tools", "--record", path}, fixtureArgs...)...)
-	if r.Code != 0 {
-		t.Fatalf("tools: %d %s", r.Code, r.Stderr)
-	}
-	return path
+	return recordOK(t, []string{"tools"}, fixtureArgs...)
 }
 
 // edit writes a copy of the capture at path with the raw frame text old

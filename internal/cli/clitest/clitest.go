@@ -278,6 +278,15 @@ func HostHome(t *testing.T, home, project string) {
 	t.Chdir(project)
 }
 
+// TempHostHome points sonde at a new, empty home folder and project
+// folder (HostHome) and returns them.
+func TempHostHome(t *testing.T) (home, project string) {
+	t.Helper()
+	home, project = t.TempDir(), t.TempDir()
+	HostHome(t, home, project)
+	return home, project
+}
+
 // WriteTestFile writes text to path, creating its folders.
 func WriteTestFile(t *testing.T, path, text string) {
 	t.Helper()

@@ -81,8 +81,7 @@ func TestConfigListApprovalProblems(t *testing.T) {
 // TestConfigServerDisabledInClaudeCode: --server starts a .mcp.json
 // server that Claude Code's settings disable: sonde is a debugger.
 func TestConfigServerDisabledInClaudeCode(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	env := map[string]string{}
 	for _, kv := range clitest.ChildEnv() {
@@ -99,11 +98,7 @@ func TestConfigServerDisabledInClaudeCode(t *testing.T) {
 	if !strings.Contains(r.Stdout, "(disabled in Claude Code)") {
 		t.Errorf("config list:\n%s", r.Stdout)
 	}
-	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"anyway"}`, "--server", "fx")
-	clitest.CheckRun(t, r, 0, "")
-	if strings.TrimSpace(r.Stdout) != "anyway" {
-		t.Errorf("call: %q", r.Stdout)
-	}
+	echoVia(t, "fx", "anyway", "anyway")
 	f.AssertStarted(1)
 }
 
@@ -113,8 +108,7 @@ func TestConfigServerDisabledInClaudeCode(t *testing.T) {
 // usage error naming both files, and neither server starts. Once approved,
 // the project's server is the one Claude Code uses, and sonde too.
 func TestConfigProjectServerDoesNotShadowUnapproved(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	home, project := clitest.TempHostHome(t)
 	mine, theirs := clitest.NewFixture(t), clitest.NewFixture(t)
 	env := map[string]string{}
 	for _, kv := range clitest.ChildEnv() {
@@ -139,9 +133,5 @@ func TestConfigProjectServerDoesNotShadowUnapproved(t *testing.T) {
 	theirs.AssertStarted(0)
 
 	clitest.WriteTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"enabledMcpjsonServers": ["github"]}`)
-	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"x"}`, "--server", "github")
-	clitest.CheckRun(t, r, 0, "")
-	if strings.TrimSpace(r.Stdout) != "theirs:x" {
-		t.Errorf("approved: call printed %q, want the project's server's answer", r.Stdout)
-	}
+	echoVia(t, "github", "x", "theirs:x") // the project's server's answer
 }

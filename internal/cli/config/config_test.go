@@ -134,8 +134,7 @@ func fixtureConfig(t *testing.T, f *clitest.Fixture, project string) string {
 // files); the entry's env reaches the server (without it the test binary
 // would not act as the fixture) and ${env:...} in args is resolved.
 func TestConfigServer(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	file := fixtureConfig(t, f, project)
 
@@ -146,19 +145,14 @@ func TestConfigServer(t *testing.T) {
 	}
 	f.AssertStarted(1)
 
-	r = clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"from-config"}`, "--server", "fx")
-	clitest.CheckRun(t, r, 0, "")
-	if strings.TrimSpace(r.Stdout) != "from-config" {
-		t.Errorf("call: %q", r.Stdout)
-	}
+	echoVia(t, "fx", "from-config", "from-config")
 	f.AssertStarted(2)
 }
 
 // TestConfigServerErrors: each wrong use is a usage error (exit 2) with a
 // clear message, and starts nothing.
 func TestConfigServerErrors(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	home, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	vscode := fixtureConfig(t, f, project)
 	claude := filepath.Join(home, ".claude.json")
@@ -210,8 +204,7 @@ func TestConfigServerErrors(t *testing.T) {
 // transport and headers (resolved from the environment), sent on every
 // request to a real HTTP server; --header for the same name wins.
 func TestConfigURLServer(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	var mu sync.Mutex
 	var auth []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -308,8 +301,7 @@ func TestConfigURLServer(t *testing.T) {
 // TestConfigListEscapes: a name or command holding control characters
 // cannot drive the terminal.
 func TestConfigListEscapes(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	clitest.WriteTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"evil\u001b[2J": {"command": "x\u0007", "args": ["a\nb"]}}}`)
 	r := clitest.RunSonde(t, "", "config", "list")
 	clitest.CheckRun(t, r, 0, "")
@@ -335,5 +327,16 @@ func TestConfigServerCompletion(t *testing.T) {
 	r = clitest.RunSonde(t, "", "__complete", "--config", filepath.Join(project, ".mcp.json"), "--server", "")
 	if r.Stdout != "playwright\tClaude Code · project\nsentry\tClaude Code · project\n:4\n" {
 		t.Errorf("completion from --config:\n%q", r.Stdout)
+	}
+}
+
+// echoVia calls echo with value on the config's server named server
+// (--server) and fails unless it succeeds and prints want.
+func echoVia(t *testing.T, server, value, want string) {
+	t.Helper()
+	r := clitest.RunSonde(t, "", "call", "echo", "--args", `{"value":"`+value+`"}`, "--server", server)
+	clitest.CheckRun(t, r, 0, "")
+	if got := strings.TrimSpace(r.Stdout); got != want {
+		t.Errorf("call echo %q via --server %s printed %q, want %q", value, server, got, want)
 	}
 }

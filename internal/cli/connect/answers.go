@@ -61,28 +61,17 @@ func (a *answerFlags) serverRequests() (client.ServerRequests, error) {
 		sr.Roots = true
 		sr.RootList = append(sr.RootList, r)
 	}
-	var sampling, elicit json.RawMessage
-	if a.samplingReply != "" {
-		b, err := os.ReadFile(a.samplingReply)
-		if err != nil {
-			return sr, cmdutil.Usagef("--sampling-reply: " + err.Error())
-		}
-		if sampling, err = samplingResult(b); err != nil {
-			return sr, cmdutil.Usagef("--sampling-reply " + a.samplingReply + ": " + err.Error())
-		}
-		sr.Sampling = true
+	sampling, err := readReply("--sampling-reply", a.samplingReply, samplingResult)
+	if err != nil {
+		return sr, err
 	}
+	sr.Sampling = a.samplingReply != ""
 	if a.elicitReply != "" && a.elicitDefaults {
 		return sr, cmdutil.Usagef("give --elicit-reply or --elicit-defaults, not both")
 	}
-	if a.elicitReply != "" {
-		b, err := os.ReadFile(a.elicitReply)
-		if err != nil {
-			return sr, cmdutil.Usagef("--elicit-reply: " + err.Error())
-		}
-		if elicit, err = elicitResult(b); err != nil {
-			return sr, cmdutil.Usagef("--elicit-reply " + a.elicitReply + ": " + err.Error())
-		}
+	elicit, err := readReply("--elicit-reply", a.elicitReply, elicitResult)
+	if err != nil {
+		return sr, err
 	}
 	sr.Elicitation = elicit != nil || a.elicitDefaults
 	if sr.Sampling || sr.Elicitation {
@@ -101,6 +90,24 @@ func (a *answerFlags) serverRequests() (client.ServerRequests, error) {
 		}
 	}
 	return sr, nil
+}
+
+// readReply reads the answer file of flag (path; "" when the flag is not
+// given: a nil answer) through parse. Its errors are usage errors naming
+// the flag, and the file when it was read.
+func readReply(flag, path string, parse func([]byte) (json.RawMessage, error)) (json.RawMessage, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, cmdutil.Usagef(flag + ": " + err.Error())
+	}
+	res, err := parse(b)
+	if err != nil {
+		return nil, cmdutil.Usagef(flag + " " + path + ": " + err.Error())
+	}
+	return res, nil
 }
 
 // samplingResult reads a --sampling-reply file: a JSON object with role,

@@ -75,6 +75,17 @@ func CurrentHosts() (Hosts, error) {
 	return Hosts{Paths: p, Home: home, Project: project}, nil
 }
 
+// LoadHosts is CurrentHosts and the servers of file (Load): where this
+// sonde looks, and what it found. Not finding where to look is a usage
+// error.
+func LoadHosts(file string) (Hosts, hostconfig.Found, error) {
+	h, err := CurrentHosts()
+	if err != nil {
+		return Hosts{}, hostconfig.Found{}, cmdutil.Usagef(err.Error())
+	}
+	return h, h.Load(file), nil
+}
+
 // Load reads the servers of file (every known file when file is ""), with
 // the approvals of Claude Code's project servers (their settings files'
 // problems are among the problems).
@@ -112,11 +123,10 @@ func resolveConfig(cmd *cobra.Command, f *Flags, args []string, n int, wrongCoun
 	if len(args) != n {
 		return nil, nil, cmdutil.Usagef(strings.Replace(wrongCount, "before --", "(with --server)", 1))
 	}
-	h, err := CurrentHosts()
+	h, found, err := LoadHosts(f.Config)
 	if err != nil {
-		return nil, nil, cmdutil.Usagef(err.Error())
+		return nil, nil, err
 	}
-	found := h.Load(f.Config)
 	if f.Server == "" {
 		return nil, nil, cmdutil.Usagef(needServer(f.Config, found))
 	}

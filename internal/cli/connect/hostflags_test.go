@@ -51,8 +51,7 @@ func inputsConfig(t *testing.T, project string) string {
 // pickString takes its default when sonde cannot ask, and a given value
 // must be one of its options; a "command" input needs --input.
 func TestConfigInputFlag(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	file := inputsConfig(t, project)
 	echo := []string{"call", "echo", "--args", `{"value":"v"}`, "--config", file, "--input", "pids=" + f.PIDFile}
@@ -82,8 +81,7 @@ func TestConfigInputFlag(t *testing.T) {
 // the server, the input (with its description) and the flag, and starts
 // nothing; a password input's value is never in the message.
 func TestConfigInputErrors(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	file := inputsConfig(t, project)
 	const secret = "hunter2-given-secret"
@@ -128,8 +126,7 @@ func TestConfigInputErrors(t *testing.T) {
 // is redacted from a capture (the command line in its header, and the
 // frames that carry it) and never shown by config list.
 func TestConfigInputSecrets(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	file := inputsConfig(t, project)
 	for _, tc := range []struct {

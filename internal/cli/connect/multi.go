@@ -183,11 +183,10 @@ func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, a
 	if mf.MaxFailures < 1 {
 		return nil, nil, cmdutil.Usagef("--max-failures must be at least 1")
 	}
-	h, err := CurrentHosts()
+	h, found, err := LoadHosts(f.Config)
 	if err != nil {
-		return nil, nil, cmdutil.Usagef(err.Error())
+		return nil, nil, err
 	}
-	found := h.Load(f.Config)
 	var chosen []hostconfig.Server
 	if mf.All && len(f.Servers) > 0 {
 		return nil, nil, cmdutil.Usagef("give either --all or --server NAME (once or more), not both")

@@ -134,11 +134,10 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	if err != nil {
 		return err
 	}
-	h, err := connect.CurrentHosts()
+	h, found, err := connect.LoadHosts(o.Config)
 	if err != nil {
-		return cmdutil.Usagef(err.Error())
+		return err
 	}
-	found := h.Load(o.Config)
 	servers, err := pick(found, o)
 	if err != nil {
 		return err

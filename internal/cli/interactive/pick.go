@@ -39,11 +39,10 @@ func runRootFromConfig(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args 
 	if err != nil {
 		return err
 	}
-	h, err := connect.CurrentHosts()
+	h, found, err := connect.LoadHosts(f.Config)
 	if err != nil {
-		return cmdutil.Usagef(err.Error())
+		return err
 	}
-	found := h.Load(f.Config)
 	// A picked server that cannot be used (an input sonde cannot ask for,
 	// a bad value) brings the picker back with the reason first among its
 	// problems; interrupting a question ends sonde.

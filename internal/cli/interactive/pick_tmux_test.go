@@ -22,8 +22,7 @@ import (
 // fixture the VS Code entry starts.
 func pickerSetup(t *testing.T) *clitest.Fixture {
 	t.Helper()
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	home, project := clitest.TempHostHome(t)
 	f := clitest.NewFixture(t)
 	env := map[string]string{"SONDE_TEST_SECRET": "${input:secret}", "SONDE_TEST_REGION": "${input:region}"}
 	for _, kv := range clitest.ChildEnv() {
@@ -91,8 +90,7 @@ func TestTUIPicker(t *testing.T) {
 // TestTUIPickerQuit: esc in the picker quits with status 0 and starts
 // nothing.
 func TestTUIPickerQuit(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	home, _ := clitest.TempHostHome(t)
 	clitest.WriteTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server"}}}`)
 	tt := startTUI(t, 80, 20, nil)
 	tt.waitFor("the picker", `pick a server · 1 found in 1 file`, `^› other\s+Cursor · user`)
@@ -139,8 +137,7 @@ func TestTUIPickerInterrupt(t *testing.T) {
 // Claude Code's approval, and a malformed settings file is one more
 // problem below the list: it does not stop the picker.
 func TestTUIPickerApprovals(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	clitest.WriteTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"approved-one": {"command": "a-server"}, "new-one": {"command": "n-server"}}}`)
 	clitest.WriteTestFile(t, filepath.Join(project, ".claude", "settings.json"), `{"enabledMcpjsonServers": ["approved-one"]}`)
 	clitest.WriteTestFile(t, filepath.Join(project, ".claude", "settings.local.json"), `{"disabledMcpjsonServers": [`)
@@ -163,8 +160,7 @@ func TestTUIPickerApprovals(t *testing.T) {
 // with the reason first among its problems and the cursor on its row, and
 // the others can be picked.
 func TestTUIPickerServerFails(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	_, project := clitest.TempHostHome(t)
 	clitest.WriteTestFile(t, filepath.Join(project, ".vscode", "mcp.json"), `{
 		"inputs": [{"type": "command", "id": "branch", "command": "git.checkout"}],
 		"servers": {"alpha": {"command": "a-server"}, "branchy": {"command": "b-server", "args": ["${input:branch}"]}}

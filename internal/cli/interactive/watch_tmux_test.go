@@ -193,8 +193,7 @@ func TestTUIWatchFaults(t *testing.T) {
 // sessions above the configured servers; a session cannot be marked with
 // them; enter on it opens sonde watch's inspector on that session, live.
 func TestTUIPickerLiveSession(t *testing.T) {
-	home, project := t.TempDir(), t.TempDir()
-	clitest.HostHome(t, home, project)
+	home, _ := clitest.TempHostHome(t)
 	clitest.WriteTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), `{"mcpServers": {"other": {"command": "other-server", "args": ["--port", "9"]}}}`)
 	state := t.TempDir()
 	t.Setenv("SONDE_HOME", state)

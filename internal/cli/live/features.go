@@ -110,28 +110,30 @@ func runLogLevel(ctx context.Context, env *cmdutil.Env, o *LogLevelOptions, s *c
 	}
 	timer := time.NewTimer(o.Wait)
 	defer timer.Stop()
+	waited := false // once the wait is over, what already came is printed, then no more
 	for {
-		select {
-		case ev, ok := <-sub.C:
-			if !ok {
+		var ev client.Event
+		ok := true
+		if waited {
+			select {
+			case ev, ok = <-sub.C:
+			default:
 				return nil
 			}
-			printLogEvent(env.Out, ev, o.Server.JSON)
-		case <-timer.C:
-			for {
-				select {
-				case ev, ok := <-sub.C:
-					if !ok {
-						return nil
-					}
-					printLogEvent(env.Out, ev, o.Server.JSON)
-				default:
-					return nil
-				}
+		} else {
+			select {
+			case ev, ok = <-sub.C:
+			case <-timer.C:
+				waited = true
+				continue
+			case <-ctx.Done():
+				return nil
 			}
-		case <-ctx.Done():
+		}
+		if !ok {
 			return nil
 		}
+		printLogEvent(env.Out, ev, o.Server.JSON)
 	}
 }
 
