@@ -10,8 +10,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/otlptest"
@@ -26,28 +30,38 @@ import (
 // calls/s too, and cpu-µs/call the CPU time this process used per call
 // (the fixture's not counted), which a busy machine disturbs less than
 // the wall time.
+//
+// Two more ways show where the cost is: fold-only folds the events into
+// spans of a no-op tracer (sonde's own work, no SDK span made), sdk-noop
+// makes every span and measurement through the SDK as otlp does but
+// exports to the SDK's no-op exporter (what the spans cost before any
+// OTLP encoding: the floor of any exporter).
 func BenchmarkExport(b *testing.B) {
 	for _, inFlight := range []int{1, 16, 64} {
-		for _, export := range []bool{false, true} {
-			name := "off"
-			if export {
-				name = "otlp"
-			}
-			b.Run(fmt.Sprintf("c=%d/%s", inFlight, name), func(b *testing.B) { benchExport(b, inFlight, export) })
+		for _, mode := range []string{"off", "fold-only", "sdk-noop", "otlp"} {
+			b.Run(fmt.Sprintf("c=%d/%s", inFlight, mode), func(b *testing.B) { benchExport(b, inFlight, mode) })
 		}
 	}
 }
 
 // benchExport is one configuration of BenchmarkExport.
-func benchExport(b *testing.B, inFlight int, export bool) {
+func benchExport(b *testing.B, inFlight int, mode string) {
 	var tel *Telemetry
 	opts := client.Options{MaxPending: inFlight}
-	if export {
+	switch mode {
+	case "otlp":
 		var err error
 		tel, err = New(context.Background(), Config{Endpoint: otlptest.Discard(b)})
 		if err != nil {
 			b.Fatal(err)
 		}
+	case "sdk-noop":
+		tel = NewWith(tracetest.NewNoopExporter(), metricNoop{}, Config{})
+	case "fold-only":
+		tel = NewWith(tracetest.NewNoopExporter(), nil, Config{})
+		tel.tracer = noop.NewTracerProvider().Tracer("")
+	}
+	if tel != nil {
 		opts.RequestMeta = NewInjector(trace.SpanContext{}).Meta
 	}
 	c := client.New(opts)
@@ -177,3 +191,18 @@ func BenchmarkSDKFloor(b *testing.B) {
 		b.Errorf("stats %+v", st)
 	}
 }
+
+// metricNoop is a metric exporter that drops what it is given.
+type metricNoop struct{}
+
+func (metricNoop) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
+	return sdkmetric.DefaultTemporalitySelector(k)
+}
+
+func (metricNoop) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
+	return sdkmetric.DefaultAggregationSelector(k)
+}
+
+func (metricNoop) Export(context.Context, *metricdata.ResourceMetrics) error { return nil }
+func (metricNoop) ForceFlush(context.Context) error                          { return nil }
+func (metricNoop) Shutdown(context.Context) error                            { return nil }
