@@ -17,10 +17,15 @@ import (
 
 // floorVias are the paths BenchmarkTapFloor compares: the fixture direct,
 // through relays that do nothing but copy bytes (socat; relay-c,
-// testdata/relay.c built with gcc, one thread polling both pipes; relay-go,
-// goRelay: two goroutines with a read and write loop each, as the tap's
-// forwarders), and through sonde tap without and with recording.
-var floorVias = []string{"direct", "socat", "relay-c", "relay-go", "tap-no-record", "tap"}
+// testdata/relay.c built with gcc, one thread sleeping in poll until either
+// pipe has bytes; relay-c-spin, the same relay trying both pipes without
+// sleeping for relaySpin after the last bytes it copied; relay-go, goRelay:
+// two goroutines with a read and write loop each, as the tap's forwarders),
+// and through sonde tap without and with recording.
+var floorVias = []string{"direct", "socat", "relay-c", "relay-c-spin", "relay-go", "tap-no-record", "tap"}
+
+// relaySpin is how long relay-c-spin keeps trying, in microseconds.
+const relaySpin = "200"
 
 // goRelayArg, as the first argument of a re-executed test binary, runs
 // goRelay on the rest.
@@ -70,7 +75,7 @@ func goRelay(argv []string) int {
 
 // floorRounds is how many times BenchmarkTapFloor runs each path, taking
 // turns, for the medians it reports.
-const floorRounds = 7
+const floorRounds = 15
 
 // BenchmarkTapFloor: what any process in the middle costs the official Go
 // SDK's client calling echo on the fixture (b.N calls, 1 in flight, then
@@ -78,8 +83,8 @@ const floorRounds = 7
 // times, on a machine whose load changes from one second to the next;
 // each reports the median of its rounds, its p50 latency (VIA-p50-µs) at
 // c=1 and its calls/s (VIA-calls/s) at c=64, and its ratio to direct
-// (VIA-x). socat is skipped when it is not installed, relay-c when gcc is
-// not.
+// (VIA-x). socat is skipped when it is not installed, relay-c and
+// relay-c-spin when gcc is not.
 func BenchmarkTapFloor(b *testing.B) {
 	bin := peertest.GoSDKClient(b)
 	relayC := buildRelayC(b)
@@ -97,9 +102,12 @@ func BenchmarkTapFloor(b *testing.B) {
 							continue
 						}
 						argv = []string{socat, "-b", "65536", "STDIO", "EXEC:" + strings.Join(argv, " ") + ",pipes"}
-					case "relay-c":
+					case "relay-c", "relay-c-spin":
 						if relayC == "" {
 							continue
+						}
+						if via == "relay-c-spin" {
+							argv = append([]string{"-spin", relaySpin}, argv...)
 						}
 						argv = append([]string{relayC}, argv...)
 					case "relay-go":
