@@ -21,8 +21,12 @@ const profileEnv = "SONDE_TEST_TAP_CPUPROFILE"
 // goroutines.
 func TestMain(m *testing.M) { fixturetest.Main(m, profiled) }
 
-// profiled is cli.Main, with a CPU profile of a tap when profileEnv is set.
+// profiled is cli.Main, with a CPU profile of a tap when profileEnv is set;
+// with goRelayArg first, it is BenchmarkTapFloor's Go relay instead.
 func profiled(args []string, in io.Reader, out, errw io.Writer) int {
+	if len(args) > 0 && args[0] == goRelayArg {
+		return goRelay(args[1:])
+	}
 	prefix := os.Getenv(profileEnv)
 	if prefix == "" || len(args) == 0 || args[0] != "tap" {
 		return cli.Main(args, in, out, errw)
