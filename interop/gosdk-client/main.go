@@ -48,6 +48,12 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	// A failure ends the session before the exit, so that the server (or
+	// a tap in front of it) is stopped as at the end, not left behind.
+	fail := func(err error) {
+		cs.Close()
+		fail(err)
+	}
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		fail(err)
