@@ -91,11 +91,11 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 		}
 		p.base.o.cont = nil
 	}
-	var metaBuf [4]metaMember
+	var metaBuf [4]MetaMember
 	var token [20]byte
 	meta := metaBuf[:0]
 	if o.ProgressToken {
-		meta = append(meta, metaMember{"progressToken", strconv.AppendInt(token[:0], id, 10)})
+		meta = append(meta, MetaMember{"progressToken", strconv.AppendInt(token[:0], id, 10)})
 	}
 	if c.modernLocked() {
 		meta = append(meta, c.modernMeta()...)
@@ -177,7 +177,7 @@ var errInvalidJSON = errors.New("params are not valid JSON")
 // known to be an integer and method a plain string, so this avoids a second
 // marshal of params, and the members of meta are spliced into params._meta
 // (appendMeta) as the line is made.
-func encodeRequest(id int64, method string, params json.RawMessage, meta []metaMember) []byte {
+func encodeRequest(id int64, method string, params json.RawMessage, meta []MetaMember) []byte {
 	params = compact(params)
 	b := make([]byte, 0, len(params)+len(method)+membersLen(meta)+64)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)

@@ -107,9 +107,9 @@ func (c *Client) modernLocked() bool { return c.era.resolved == EraModern }
 
 // modernMeta is the _meta every modern request carries (added to its
 // params by spliceMeta).
-func (c *Client) modernMeta() []metaMember {
+func (c *Client) modernMeta() []MetaMember {
 	info, _ := json.Marshal(mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion})
-	return []metaMember{
+	return []MetaMember{
 		{mcp.MetaProtocolVersion, json.RawMessage(`"` + mcp.ModernVersion + `"`)},
 		{mcp.MetaClientCapabilities, c.capabilities(true)},
 		{mcp.MetaClientInfo, info},

@@ -35,11 +35,11 @@ func FuzzEraParams(f *testing.F) {
 		}
 		key = strings.ToValidUTF8(key, "?") // keys are the era's own, or a server's decoded from JSON
 		meta := map[string]json.RawMessage{"io.modelcontextprotocol/protocolVersion": json.RawMessage(`"2026-07-28"`), key: val}
-		add := []metaMember{{"io.modelcontextprotocol/protocolVersion", json.RawMessage(`"2026-07-28"`)}}
-		if key != add[0].key {
-			add = append(add, metaMember{key, val})
+		add := []MetaMember{{"io.modelcontextprotocol/protocolVersion", json.RawMessage(`"2026-07-28"`)}}
+		if key != add[0].Key {
+			add = append(add, MetaMember{key, val})
 		} else {
-			add[0].value = val
+			add[0].Value = val
 		}
 		answers := map[string]json.RawMessage{key: val}
 		objectLike := false

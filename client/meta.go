@@ -7,16 +7,17 @@ import (
 	"strings"
 )
 
-// metaMember is one member a request adds to params._meta (the progress
-// token, the modern era's fields; tracing adds its own the same way).
-type metaMember struct {
-	key   string
-	value json.RawMessage // valid JSON
+// MetaMember is one member a request adds to params._meta (the progress
+// token, the modern era's fields; tracing adds its own the same way,
+// through Options.RequestMeta).
+type MetaMember struct {
+	Key   string
+	Value json.RawMessage // valid JSON
 }
 
 // spliceMeta adds to params._meta the members of add that it does not have
 // yet (see appendMeta).
-func spliceMeta(params json.RawMessage, add []metaMember) json.RawMessage {
+func spliceMeta(params json.RawMessage, add []MetaMember) json.RawMessage {
 	if len(add) == 0 {
 		return params
 	}
@@ -30,7 +31,7 @@ func spliceMeta(params json.RawMessage, add []metaMember) json.RawMessage {
 // object, or whose _meta is not one, are appended as given (the server will
 // say). params must be valid JSON (encodeParams checks it); anything the
 // scan does not understand is appended as given too.
-func appendMeta(dst, params []byte, add []metaMember) []byte {
+func appendMeta(dst, params []byte, add []MetaMember) []byte {
 	p := trimSpace(params)
 	if len(add) == 0 {
 		return append(dst, params...)
@@ -65,7 +66,7 @@ func appendMeta(dst, params []byte, add []metaMember) []byte {
 	if meta[0] != '{' {
 		return append(dst, params...)
 	}
-	var missing []metaMember
+	var missing []MetaMember
 	var have [][]byte
 	if _, ok := scanObject(meta, 0, func(key []byte, _, _ int) { have = append(have, key) }); !ok {
 		return append(dst, params...)
@@ -73,7 +74,7 @@ func appendMeta(dst, params []byte, add []metaMember) []byte {
 	for _, m := range add {
 		found := false
 		for _, k := range have {
-			if keyIs(k, m.key) {
+			if keyIs(k, m.Key) {
 				found = true
 				break
 			}
@@ -94,23 +95,23 @@ func appendMeta(dst, params []byte, add []metaMember) []byte {
 }
 
 // membersLen is about the length of add's members encoded.
-func membersLen(add []metaMember) int {
+func membersLen(add []MetaMember) int {
 	n := 0
 	for _, m := range add {
-		n += len(m.key) + len(m.value) + 8
+		n += len(m.Key) + len(m.Value) + 8
 	}
 	return n
 }
 
 // appendMembers appends add as object members, comma-separated.
-func appendMembers(out []byte, add []metaMember) []byte {
+func appendMembers(out []byte, add []MetaMember) []byte {
 	for i, m := range add {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = appendKey(out, m.key)
+		out = appendKey(out, m.Key)
 		out = append(out, ':')
-		out = append(out, m.value...)
+		out = append(out, m.Value...)
 	}
 	return out
 }
@@ -281,27 +282,25 @@ func skipValue(b []byte, i int) (int, bool) {
 	return j, j > i
 }
 
-// RequestMetaFunc returns members to add to the params._meta of request id
-// as it is registered (for example the trace context of sonde's span for
-// it: traceparent, tracestate). It is called with the client's lock held,
-// once per request (a retry after input_required is a new request): it
-// must be quick and must not call the client. Members the params' _meta
-// already has are kept.
-type RequestMetaFunc func(id int64, method string) map[string]json.RawMessage
+// RequestMetaFunc appends to dst the members to add to the params._meta
+// of request id as it is registered (for example the trace context of
+// sonde's span for it: traceparent, tracestate), and returns it. It is
+// called with the client's lock held, once per request (a retry after
+// input_required is a new request): it must be quick and must not call
+// the client. Members the params' _meta already has are kept; a member
+// whose value is not valid JSON is left out.
+type RequestMetaFunc func(dst []MetaMember, id int64, method string) []MetaMember
 
 // requestMeta appends the Options.RequestMeta hook's members for request
 // id to meta, in the order of their names (the same bytes every time).
-func (c *Client) requestMeta(meta []metaMember, id int64, method string) []metaMember {
+func (c *Client) requestMeta(meta []MetaMember, id int64, method string) []MetaMember {
 	if c.opts.RequestMeta == nil {
 		return meta
 	}
-	add := c.opts.RequestMeta(id, method)
-	start := len(meta)
-	for k, v := range add {
-		if json.Valid(v) {
-			meta = append(meta, metaMember{k, v})
-		}
-	}
-	slices.SortFunc(meta[start:], func(a, b metaMember) int { return strings.Compare(a.key, b.key) })
-	return meta
+	// The hook appends after meta's members (in the room meta has left:
+	// no allocation for sonde's two), never over them.
+	added := c.opts.RequestMeta(meta[len(meta):], id, method)
+	added = slices.DeleteFunc(added, func(m MetaMember) bool { return !json.Valid(m.Value) })
+	slices.SortFunc(added, func(a, b MetaMember) int { return strings.Compare(a.Key, b.Key) })
+	return append(meta, added...)
 }

@@ -9,11 +9,11 @@ import (
 // byte for byte (order, spacing, numbers as written); what is not an object,
 // or whose _meta is not one, is returned as given.
 func TestSpliceMeta(t *testing.T) {
-	tok := []metaMember{{"progressToken", json.RawMessage(`7`)}}
-	two := []metaMember{{"progressToken", json.RawMessage(`7`)}, {"traceparent", json.RawMessage(`"00-a-b-01"`)}}
+	tok := []MetaMember{{"progressToken", json.RawMessage(`7`)}}
+	two := []MetaMember{{"progressToken", json.RawMessage(`7`)}, {"traceparent", json.RawMessage(`"00-a-b-01"`)}}
 	for _, tc := range []struct {
 		params string
-		add    []metaMember
+		add    []MetaMember
 		want   string
 	}{
 		{``, tok, `{"_meta":{"progressToken":7}}`},
@@ -48,7 +48,7 @@ func BenchmarkSpliceMeta(b *testing.B) {
 	params := json.RawMessage(`{"name":"echo","arguments":{"value":"hello"}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		spliceMeta(params, []metaMember{{"progressToken", json.RawMessage(`12345`)}})
+		spliceMeta(params, []MetaMember{{"progressToken", json.RawMessage(`12345`)}})
 	}
 }
 
@@ -88,12 +88,14 @@ func FuzzToolIsError(f *testing.F) {
 
 // TestRequestMetaHook: the Options.RequestMeta members reach the request's
 // _meta beside the progress token, in the order of their names; a member
-// the caller's _meta has already is kept as the caller wrote it.
+// the caller's _meta has already is kept as the caller wrote it, and one
+// whose value is not JSON is left out.
 func TestRequestMetaHook(t *testing.T) {
-	c := &Client{opts: Options{RequestMeta: func(int64, string) map[string]json.RawMessage {
-		return map[string]json.RawMessage{"tracestate": json.RawMessage(`"k=v"`), "traceparent": json.RawMessage(`"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`)}
+	c := &Client{opts: Options{RequestMeta: func(dst []MetaMember, _ int64, _ string) []MetaMember {
+		return append(dst, MetaMember{"tracestate", json.RawMessage(`"k=v"`)}, MetaMember{"bad", json.RawMessage(`{`)},
+			MetaMember{"traceparent", json.RawMessage(`"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`)})
 	}}}
-	meta := c.requestMeta([]metaMember{{"progressToken", json.RawMessage("7")}}, 7, "tools/call")
+	meta := c.requestMeta([]MetaMember{{"progressToken", json.RawMessage("7")}}, 7, "tools/call")
 	got := string(encodeRequest(7, "tools/call", json.RawMessage(`{"name":"echo","_meta":{"tracestate":"mine"}}`), meta))
 	want := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":7,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"mine"}}}`
 	if got != want {

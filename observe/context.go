@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -9,6 +10,8 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sonde-mcp/sonde/client"
 )
 
 // The _meta keys of trace context propagation: unprefixed, an exception to
@@ -36,20 +39,6 @@ func ParseTraceparent(traceparent, tracestate string) (trace.SpanContext, error)
 func extract(traceparent, tracestate string) trace.SpanContext {
 	c := &carrier{parent: strings.TrimSpace(traceparent), state: tracestate}
 	return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), c))
-}
-
-// inject writes sc as the traceparent and tracestate members of a _meta.
-func inject(sc trace.SpanContext) map[string]json.RawMessage {
-	var c carrier
-	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), &c)
-	out := make(map[string]json.RawMessage, 2)
-	// The propagator writes a traceparent of hex digits and dashes, a JSON
-	// string once quoted; a tracestate may hold any printable character.
-	out[MetaTraceparent] = append(append(append(make(json.RawMessage, 0, len(c.parent)+2), '"'), c.parent...), '"')
-	if c.state != "" {
-		out[MetaTracestate], _ = json.Marshal(c.state)
-	}
-	return out
 }
 
 // carrier holds the two members the W3C propagator reads and writes
@@ -82,29 +71,46 @@ func (c *carrier) Keys() []string { return []string{MetaTraceparent, MetaTracest
 // --traceparent, else a new one), a new span id per request. Its Meta
 // method is the client's RequestMeta hook (client.Options.RequestMeta).
 type Injector struct {
-	traceID trace.TraceID
-	state   trace.TraceState
+	// prefix is `"00-<trace id>-` and state the tracestate member's value
+	// (nil: none), the same for every request of the session.
+	prefix []byte
+	state  json.RawMessage
 }
 
 // NewInjector returns the injector of a session that joins parent (or
 // starts a trace of its own when parent is not valid).
 func NewInjector(parent trace.SpanContext) *Injector {
-	in := &Injector{traceID: parent.TraceID(), state: parent.TraceState()}
+	tid := parent.TraceID()
 	if !parent.IsValid() {
-		in.traceID = newTraceID()
+		tid = newTraceID()
+	}
+	in := &Injector{prefix: []byte(`"00-` + tid.String() + "-")}
+	if ts := parent.TraceState().String(); ts != "" {
+		in.state, _ = json.Marshal(ts)
 	}
 	return in
 }
 
-// Meta returns the traceparent (and tracestate) members of the _meta of
-// request id: the trace of the session and a span id of its own, sampled.
-// The span the observer makes for the request takes these ids, so a server
-// that parents on them nests under sonde's span.
-func (in *Injector) Meta(id int64, method string) map[string]json.RawMessage {
-	sc := trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: in.traceID, SpanID: newSpanID(), TraceFlags: trace.FlagsSampled, TraceState: in.state,
-	})
-	return inject(sc)
+// Meta appends the traceparent (and tracestate) members of the _meta of
+// request id to dst: the trace of the session and a span id of its own,
+// sampled. The span the observer makes for the request takes these ids,
+// so a server that parents on them nests under sonde's span.
+//
+// The traceparent is written as the W3C propagator writes one of version
+// 00 (TestInjectorAsThePropagator holds them to the same bytes) from a
+// prefix made once, so that a request costs one allocation, under the
+// client's lock.
+func (in *Injector) Meta(dst []client.MetaMember, id int64, method string) []client.MetaMember {
+	sid := newSpanID()
+	v := make(json.RawMessage, 0, len(in.prefix)+2*len(sid)+4)
+	v = append(v, in.prefix...)
+	v = hex.AppendEncode(v, sid[:])
+	v = append(v, `-01"`...) // sampled
+	dst = append(dst, client.MetaMember{Key: MetaTraceparent, Value: v})
+	if in.state != nil {
+		dst = append(dst, client.MetaMember{Key: MetaTracestate, Value: in.state})
+	}
+	return dst
 }
 
 func newTraceID() trace.TraceID {

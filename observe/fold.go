@@ -3,6 +3,7 @@ package observe
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -308,14 +309,56 @@ type meta struct {
 	Traceparent string `json:"traceparent"`
 	Tracestate  string `json:"tracestate"`
 	Version     string `json:"io.modelcontextprotocol/protocolVersion"`
+	// own is the context of a request sonde wrote, read by ownContext
+	// (not valid: read Traceparent and Tracestate instead).
+	own trace.SpanContext
 }
 
 // context is the span context a _meta carries, if any.
 func (m *meta) context() trace.SpanContext {
+	if m.own.IsValid() {
+		return m.own
+	}
 	if m.Traceparent == "" {
 		return trace.SpanContext{}
 	}
 	return extract(m.Traceparent, m.Tracestate)
+}
+
+// ownContext reads the traceparent of a line sonde wrote (the Injector's:
+// version 00, lowercase hex, the flags version 00 allows, no tracestate)
+// without the propagator's allocations; anything else is not ok, for
+// extract to read. What it
+// reads is what extract reads (FuzzOwnContext).
+func ownContext(raw []byte) (trace.SpanContext, bool) {
+	const key = `"traceparent":"`
+	i := bytes.Index(raw, []byte(key))
+	if i < 0 || bytes.Contains(raw, []byte(`"tracestate":`)) {
+		return trace.SpanContext{}, false
+	}
+	v := raw[i+len(key):]
+	if len(v) < 56 || v[55] != '"' || string(v[:3]) != "00-" || v[35] != '-' || v[52] != '-' {
+		return trace.SpanContext{}, false
+	}
+	var tid trace.TraceID
+	var sid trace.SpanID
+	var flags [1]byte
+	if !lowerHex(v[3:35], tid[:]) || !lowerHex(v[36:52], sid[:]) || !lowerHex(v[53:55], flags[:]) || flags[0] > 3 {
+		return trace.SpanContext{}, false
+	}
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.TraceFlags(flags[0]), Remote: true})
+	return sc, sc.IsValid()
+}
+
+// lowerHex decodes src, lowercase hex digits only, into dst.
+func lowerHex(src, dst []byte) bool {
+	for _, c := range src {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	_, err := hex.Decode(dst, src)
+	return err == nil
 }
 
 // params is what the spans need of a request's or notification's params.
@@ -352,10 +395,11 @@ func (f *Folder) requestFrame(fr *client.FrameInfo) {
 		f.open[k] = r
 	}
 	if f.quick(r, fr) {
-		p := params{Name: r.tool, Meta: meta{
-			Traceparent: metaString(fr.Raw, MetaTraceparent), Tracestate: metaString(fr.Raw, MetaTracestate),
-			Version: metaString(fr.Raw, mcp.MetaProtocolVersion),
-		}}
+		p := params{Name: r.tool, Meta: meta{Version: metaString(fr.Raw, mcp.MetaProtocolVersion)}}
+		var ok bool
+		if p.Meta.own, ok = ownContext(fr.Raw); !ok {
+			p.Meta.Traceparent, p.Meta.Tracestate = metaString(fr.Raw, MetaTraceparent), metaString(fr.Raw, MetaTracestate)
+		}
 		f.fromParams(r, &p)
 		return
 	}
