@@ -92,10 +92,9 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 		p.base.o.cont = nil
 	}
 	var metaBuf [4]MetaMember
-	var token [20]byte
 	meta := metaBuf[:0]
 	if o.ProgressToken {
-		meta = append(meta, MetaMember{"progressToken", strconv.AppendInt(token[:0], id, 10)})
+		meta = append(meta, MetaMember{"progressToken", strconv.AppendInt(c.metaToken[:0], id, 10)})
 	}
 	if c.modernLocked() {
 		meta = append(meta, c.modernMeta()...)

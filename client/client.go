@@ -124,6 +124,13 @@ type Client struct {
 	dead  *Error
 	stats Stats
 	srv   srvState // the server's requests and sonde's roots
+	// metaScratch is where the RequestMeta hook appends its members
+	// (reused under mu: a slice handed to a hook escapes, so the request's
+	// own members stay on its stack and these are copied over).
+	metaScratch []MetaMember
+	// metaToken holds the digits of the request's progress token while its
+	// line is made (under mu; on the request's stack it would escape).
+	metaToken [20]byte
 	// taskCancels are the task ids sonde sent tasks/cancel for (at most
 	// maxTaskCancels: beyond, it starts over), so that a task call tells a
 	// cancel of sonde's from the server's (taskcall.go).

@@ -297,10 +297,14 @@ func (c *Client) requestMeta(meta []MetaMember, id int64, method string) []MetaM
 	if c.opts.RequestMeta == nil {
 		return meta
 	}
-	// The hook appends after meta's members (in the room meta has left:
-	// no allocation for sonde's two), never over them.
-	added := c.opts.RequestMeta(meta[len(meta):], id, method)
+	// The hook appends to the client's scratch slice, not to meta: a slice
+	// handed to a function value escapes, and meta's backing array is the
+	// request's own, on its stack.
+	added := c.opts.RequestMeta(c.metaScratch[:0], id, method)
 	added = slices.DeleteFunc(added, func(m MetaMember) bool { return !json.Valid(m.Value) })
 	slices.SortFunc(added, func(a, b MetaMember) int { return strings.Compare(a.Key, b.Key) })
-	return append(meta, added...)
+	meta = append(meta, added...)
+	clear(added) // keep nothing of this request's values alive
+	c.metaScratch = added[:0]
+	return meta
 }
