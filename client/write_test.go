@@ -13,9 +13,11 @@ import (
 
 // batchConn is an in-memory transport.BatchWriter: its first write waits
 // for release, and every write after the first fails when fail is set. It
-// records the number of messages of each write.
+// records the number of messages of each write, and says each on wrote
+// once it is recorded.
 type batchConn struct {
 	entered, release chan struct{}
+	wrote            chan int
 	fail             bool
 	mu               sync.Mutex
 	sizes            []int
@@ -24,7 +26,7 @@ type batchConn struct {
 }
 
 func newBatchConn(fail bool) *batchConn {
-	return &batchConn{entered: make(chan struct{}), release: make(chan struct{}), fail: fail, closed: make(chan struct{})}
+	return &batchConn{entered: make(chan struct{}), release: make(chan struct{}), wrote: make(chan int, 64), fail: fail, closed: make(chan struct{})}
 }
 
 func (c *batchConn) Read() (transport.Frame, error) {
@@ -39,6 +41,10 @@ func (c *batchConn) WriteBatch(raws [][]byte) error {
 	c.sizes = append(c.sizes, len(raws))
 	first := len(c.sizes) == 1
 	c.mu.Unlock()
+	select {
+	case c.wrote <- len(raws):
+	default: // more writes than anyone waits for
+	}
 	if first {
 		close(c.entered)
 		<-c.release
@@ -99,6 +105,16 @@ func TestWritesBatched(t *testing.T) {
 					}
 				case <-deadline:
 					t.Fatalf("%d sent frames, want 6", sent)
+				}
+			}
+			// A request's sent frame is emitted as its bytes are handed to
+			// the connection, before the write returns: wait for the
+			// second write itself before counting.
+			for range 2 {
+				select {
+				case <-conn.wrote:
+				case <-deadline:
+					t.Fatal("no second write")
 				}
 			}
 			conn.mu.Lock()
