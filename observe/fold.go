@@ -243,6 +243,7 @@ func (f *Folder) process(ev client.Event) {
 		}
 	case client.ProcSpawnFailed:
 		f.sess = session{}
+		clear(f.sets) // made from the session that is gone
 	}
 }
 
@@ -327,9 +328,9 @@ func (m *meta) context() trace.SpanContext {
 
 // ownContext reads the traceparent of a line sonde wrote (the Injector's:
 // version 00, lowercase hex, the flags version 00 allows, no tracestate)
-// without the propagator's allocations; anything else is not ok, for
-// extract to read. What it
-// reads is what extract reads (FuzzOwnContext).
+// without the propagator's allocations. Anything else is not ok, and is
+// left to extract. What it reads, extract reads the same
+// (FuzzOwnContext).
 func ownContext(raw []byte) (trace.SpanContext, bool) {
 	const key = `"traceparent":"`
 	i := bytes.Index(raw, []byte(key))

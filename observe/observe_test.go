@@ -637,3 +637,44 @@ func TestOutcomeErrors(t *testing.T) {
 	}
 	want(t, d, map[string]any{"server.address": "127.0.0.1", "server.port": int64(9), "network.transport": "tcp", "network.protocol.name": "http"})
 }
+
+// TestSpawnFailedForgetsSession: the attributes a folder keeps per kind
+// of operation are made from the session; once a new server could not be
+// started, a span no longer carries the old session's transport.
+func TestSpawnFailedForgetsSession(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tel := NewWith(keep{exp}, nil, Config{})
+	f := NewFolder(tel.tracer, nil, FoldOptions{})
+	at := time.Unix(1700000000, 0)
+	apply := func(evs ...client.Event) {
+		for _, ev := range evs {
+			at = at.Add(time.Millisecond)
+			ev.Time = at
+			f.Apply(ev)
+		}
+	}
+	answered := func(id string) []client.Event {
+		return []client.Event{
+			frame(client.In, `{"jsonrpc":"2.0","id":"`+id+`","method":"roots/list"}`, client.VerdictServerRequest),
+			reqEv(client.In, jsonrpc.String(id), "roots/list", client.StateReceived),
+			frame(client.Out, `{"jsonrpc":"2.0","id":"`+id+`","result":{"roots":[]}}`, client.VerdictSent),
+			reqEv(client.In, jsonrpc.String(id), "roots/list", client.StateAnswered),
+		}
+	}
+	apply(client.Event{Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcStart, Pid: 1}})
+	apply(answered("a")...)
+	f.Flush(at.Add(time.Hour))
+	apply(client.Event{Kind: client.EvProcess, Proc: &client.ProcInfo{What: client.ProcSpawnFailed}})
+	apply(answered("b")...)
+	f.End(at.Add(time.Minute))
+	tel.Shutdown(context.Background())
+	var got []string
+	for _, s := range exp.GetSpans() {
+		if s.Name == "roots/list" {
+			got = append(got, attrs(s)["jsonrpc.request.id"].AsString()+"="+attrs(s)["network.transport"].Emit())
+		}
+	}
+	if len(got) != 2 || got[0] != "a=pipe" || got[1] != "b=" {
+		t.Errorf("spans (id=network.transport): %v, want [a=pipe b=]", got)
+	}
+}
