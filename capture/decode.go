@@ -124,8 +124,8 @@ func (s *recScanner) key() ([]byte, bool) {
 
 // field decodes the value of key into rec.
 func (s *recScanner) field(key []byte, rec *Record) bool {
-	if p := rec.stringField(key); p != nil {
-		v, ok := s.str(known(key))
+	if p, common := rec.stringField(key); p != nil {
+		v, ok := s.str(common)
 		*p = v
 		return ok
 	}
@@ -180,49 +180,50 @@ func (s *recScanner) field(key []byte, rec *Record) bool {
 	return false
 }
 
-// stringField returns the string field named key, or nil.
-func (rec *Record) stringField(key []byte) *string {
+// stringField returns the string field named key, or nil, and the values
+// it recurs with (decoded without allocating them again).
+func (rec *Record) stringField(key []byte) (*string, []string) {
 	switch string(key) {
 	case "type":
-		return &rec.Type
+		return &rec.Type, knownTypes
 	case "dir":
-		return &rec.Dir
+		return &rec.Dir, knownDirs
 	case "method":
-		return &rec.Method
+		return &rec.Method, knownMethods
 	case "kind":
-		return &rec.Kind
+		return &rec.Kind, knownKinds
 	case "raw":
-		return &rec.Raw
+		return &rec.Raw, nil
 	case "verdict":
-		return &rec.Verdict
+		return &rec.Verdict, knownVerdicts
 	case "detail":
-		return &rec.Detail
+		return &rec.Detail, nil
 	case "stream":
-		return &rec.Stream
+		return &rec.Stream, nil
 	case "event_id":
-		return &rec.EventID
+		return &rec.EventID, nil
 	case "tool":
-		return &rec.Tool
+		return &rec.Tool, nil
 	case "state":
-		return &rec.State
+		return &rec.State, knownStates
 	case "params":
-		return &rec.Params
+		return &rec.Params, nil
 	case "data":
-		return &rec.Data
+		return &rec.Data, nil
 	case "what":
-		return &rec.What
+		return &rec.What, knownWhats
 	case "signal":
-		return &rec.Signal
+		return &rec.Signal, nil
 	case "note":
-		return &rec.Note
+		return &rec.Note, nil
 	case "protocol_version":
-		return &rec.ProtocolVersion
+		return &rec.ProtocolVersion, nil
 	case "server_name":
-		return &rec.ServerName
+		return &rec.ServerName, nil
 	case "server_version":
-		return &rec.ServerVersion
+		return &rec.ServerVersion, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // Values that recur on every line, returned as these strings rather than
@@ -236,27 +237,6 @@ var (
 	knownMethods  = []string{"tools/call", "tools/list", "initialize", "notifications/initialized", "notifications/progress", "notifications/cancelled", "ping"}
 	knownWhats    = []string{"start", "signal", "exit", "spawn-failed", "connect"}
 )
-
-// known returns the recurring values of the string field key, or nil.
-func known(key []byte) []string {
-	switch string(key) {
-	case "type":
-		return knownTypes
-	case "dir":
-		return knownDirs
-	case "kind":
-		return knownKinds
-	case "verdict":
-		return knownVerdicts
-	case "state":
-		return knownStates
-	case "method":
-		return knownMethods
-	case "what":
-		return knownWhats
-	}
-	return nil
-}
 
 // str reads a string value (one of common, when it is, without
 // allocating). Escapes are undone; a \u escape of a surrogate and invalid

@@ -61,18 +61,6 @@ func (e *encoder) record(ev client.Event) Record {
 	return r
 }
 
-// recordBig converts one event as record does, except that a frame of at
-// least streamMin bytes comes back with an empty Raw and its bytes in big,
-// for the writer to stream.
-func (e *encoder) recordBig(ev client.Event) (r Record, big *bigRaw) {
-	r, raw := e.recordBytes(ev, new(recScratch))
-	if len(raw.b) >= streamMin {
-		return r, &raw
-	}
-	r.Raw = raw.text()
-	return r, nil
-}
-
 // recScratch holds what a record's id and time pointers point to: the
 // recorder, which writes each record before it converts the next event,
 // keeps one instead of allocating them for every event.

@@ -16,9 +16,9 @@ import (
 // as encoding/json escapes them. The recorder writes every event through
 // it: encoding/json's reflection over Record's thirty fields was most of
 // the recording's cost. The nested values of the rarer records (progress,
-// error, exit, http, decode_error) are encoded by enc, the recorder's own
-// json.Encoder, into scratch. TestRecordJSONMatchesEncodingJSON and
-// FuzzRecordJSON hold the two equal.
+// error, exit, http, decode_error, fault) go through encoding/json
+// (encode). TestRecordJSONMatchesEncodingJSON and FuzzRecordJSON hold the
+// two equal.
 type recordJSON struct {
 	scratch bytes.Buffer
 	enc     *json.Encoder // into scratch, HTML escaping off
@@ -79,18 +79,28 @@ func idMember(b []byte, prefix string, id *jsonrpc.ID) []byte {
 	return append(member(b, prefix), raw...)
 }
 
+// encode returns v as a json.Encoder with HTML escaping off writes it,
+// newline included; valid until the next call. The recorder's header goes
+// through it too.
+func (rj *recordJSON) encode(v any) ([]byte, error) {
+	rj.scratch.Reset()
+	if err := rj.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return rj.scratch.Bytes(), nil
+}
+
 // nested appends v as encoding/json encodes it when set (v is then a
 // non-nil pointer); the first error is kept for append to return.
 func (rj *recordJSON) nested(b []byte, prefix string, set bool, v any) []byte {
 	if !set || rj.err != nil {
 		return b
 	}
-	rj.scratch.Reset()
-	if err := rj.enc.Encode(v); err != nil {
+	out, err := rj.encode(v)
+	if err != nil {
 		rj.err = err
 		return b
 	}
-	out := rj.scratch.Bytes()
 	return append(member(b, prefix), out[:len(out)-1]...) // without the newline
 }
 

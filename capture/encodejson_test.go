@@ -36,6 +36,9 @@ func checkRecordJSON(t *testing.T, rec *Record) {
 	bare := *rec
 	bare.Raw = ""
 	got, gotErr = newRecordJSON().append(nil, &bare, raw)
+	if (gotErr == nil) != (wantErr == nil) {
+		t.Fatalf("from bytes, %+v: error %v, encoding/json %v", rec, gotErr, wantErr)
+	}
 	if gotErr == nil && !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("from bytes:\n got %s\nwant %s", got, want.Bytes())
 	}

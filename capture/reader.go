@@ -241,40 +241,32 @@ const MaxSpan = 10 * 365 * 24 * time.Hour
 
 // check returns why a decoded record's times are out of range, or "".
 func (rec *Record) check() string {
-	if reason := checkSpan("t", rec.T); reason != "" {
-		return reason
-	}
-	if reason := checkSpan("latency", rec.Latency); reason != "" {
-		return reason
-	}
-	if rec.Deadline != nil {
-		if reason := checkSpan("deadline", *rec.Deadline); reason != "" {
-			return reason
+	reason := ""
+	span := func(name string, v int64) { // the first field out of range
+		if reason == "" {
+			reason = checkSpan(name, v)
 		}
+	}
+	span("t", rec.T)
+	span("latency", rec.Latency)
+	if rec.Deadline != nil {
+		span("deadline", *rec.Deadline)
 	}
 	if rec.MaxEnd != nil {
-		if reason := checkSpan("max_end", *rec.MaxEnd); reason != "" {
-			return reason
-		}
+		span("max_end", *rec.MaxEnd)
 	}
 	if rec.Timeout != 0 {
-		if reason := checkSpan("timeout", rec.Timeout); reason != "" {
-			return reason
-		}
+		span("timeout", rec.Timeout)
 	}
 	if rec.HTTP != nil {
-		if reason := checkSpan("http.duration", rec.HTTP.Duration); reason != "" {
-			return reason
-		}
+		span("http.duration", rec.HTTP.Duration)
 	}
 	for _, ex := range [...]*ExitRec{rec.Exit, errExit(rec.Err)} {
 		if ex != nil {
-			if reason := checkSpan("exit.t", ex.T); reason != "" {
-				return reason
-			}
+			span("exit.t", ex.T)
 		}
 	}
-	return ""
+	return reason
 }
 
 // checkSpan returns why a time field is out of [0, MaxSpan], or "".

@@ -151,17 +151,11 @@ func (r *Redactor) escapedStrings(b []byte, lits [][]byte) ([]byte, bool) {
 // stringEnd returns the index of the quote closing the JSON string opened
 // at b[start] (or -1), and whether the string holds a backslash.
 func stringEnd(b []byte, start int) (int, bool) {
-	escaped := false
-	for j := start + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			escaped = true
-			j++
-		case '"':
-			return j, escaped
-		}
+	end := quoteEnd(b, start+1)
+	if end < 0 {
+		return -1, false
 	}
-	return -1, escaped
+	return end - 1, bytes.IndexByte(b[start+1:end-1], '\\') >= 0
 }
 
 // plain replaces the literals and the pattern matches in v (a line, or a

@@ -20,7 +20,7 @@ var rawMarkJSON = []byte(`"raw":"\u0000sonde-raw\u0000"`)
 // writeBigLocked writes rec with big as its raw bytes: the record encoded
 // with rawMark, then its text up to the mark, the bytes escaped (or base64)
 // straight into the buffered writer, and the rest. The output is exactly
-// what writeLocked would write with Raw set (escaping as encoding/json
+// what writeRecordLocked would write with Raw set (escaping as encoding/json
 // does), without holding the bytes again as a string, an escaped copy and a
 // buffer grown to their size.
 func (r *Recorder) writeBigLocked(rec Record, big *bigRaw) {

@@ -87,8 +87,8 @@ func TestBigFrameRecordSameBytes(t *testing.T) {
 					t.Fatal(err)
 				}
 				r.mu.Lock()
-				if rec, b := r.enc.recordBig(ev); big && b != nil {
-					r.writeBigLocked(rec, b)
+				if rec, raw := r.enc.recordBytes(ev, new(recScratch)); big && len(raw.b) >= streamMin {
+					r.writeBigLocked(rec, &raw)
 				} else {
 					r.writeLocked(r.enc.record(ev))
 				}

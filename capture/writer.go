@@ -2,7 +2,6 @@ package capture
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,8 +102,6 @@ type Recorder struct {
 	bw      *bufio.Writer
 	closer  io.Closer
 	enc     encoder
-	buf     bytes.Buffer
-	je      *json.Encoder
 	rj      *recordJSON
 	line    []byte     // a record's line (recordJSON)
 	scratch recScratch // what the record being written points to
@@ -142,8 +139,6 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 		r.closer = c
 	}
 	r.enc = encoder{start: opts.Start, redact: opts.Redact}
-	r.je = json.NewEncoder(&r.buf)
-	r.je.SetEscapeHTML(false)
 	r.rj = newRecordJSON()
 	argv, _ := opts.Redact.Strings(opts.Command)
 	url, _ := opts.Redact.String(opts.URL)
@@ -165,17 +160,18 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	return r, nil
 }
 
-// writeLocked encodes v (the header) as one line into the buffered writer.
+// writeLocked encodes v (the header) as one line into the buffered writer,
+// through encoding/json (recordJSON.encode).
 func (r *Recorder) writeLocked(v any) {
 	if r.sum.Err != nil {
 		return
 	}
-	r.buf.Reset()
-	if err := r.je.Encode(v); err != nil {
+	line, err := r.rj.encode(v)
+	if err != nil {
 		r.sum.Err = fmt.Errorf("capture: encode: %w", err)
 		return
 	}
-	r.putLocked(r.buf.Bytes())
+	r.putLocked(line)
 }
 
 // writeRecordLocked encodes rec as one line into the buffered writer.

@@ -243,9 +243,16 @@ type Note struct {
 	Method string
 }
 
+// note is the Note of rule r, going d, that did what did says (no frame
+// named: a release of held frames).
+func (r *Rule) note(d Direction, did string) Note {
+	return Note{Text: fmt.Sprintf("fault rule %d (%s) %s", r.N, r.Text, did), Rule: r.N, Action: r.Action, Dir: d}
+}
+
 // note is the Note of rule r acting on f going d.
 func (f *frame) note(r *Rule, d Direction, did string) Note {
-	n := Note{Text: fmt.Sprintf("fault rule %d (%s) %s", r.N, r.Text, did), Rule: r.N, Action: r.Action, Dir: d, Kind: f.kind, Method: f.method}
+	n := r.note(d, did)
+	n.Kind, n.Method = f.kind, f.method
 	if f.hasID {
 		n.ID = f.msg.ID
 	}

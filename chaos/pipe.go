@@ -312,7 +312,7 @@ func (f *LineWriter) release(r *Rule, h *holding) error {
 	if r.Shuffle {
 		how = "shuffled"
 	}
-	f.h.Note(Note{Text: fmt.Sprintf("fault rule %d (%s) released %d held frame(s) %s, %s", r.N, r.Text, len(frames), f.dir, how), Rule: r.N, Action: r.Action, Dir: f.dir})
+	f.h.Note(r.note(f.dir, fmt.Sprintf("released %d held frame(s) %s, %s", len(frames), f.dir, how)))
 	var out []byte
 	for _, fr := range frames {
 		for _, l := range fr {

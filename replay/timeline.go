@@ -320,7 +320,7 @@ func idHash(id jsonrpc.ID) uint64 {
 		return fnvSum(fnvAdd(offset64, strconv.AppendInt(append(buf[:0], 'i'), n, 10)))
 	}
 	if s, ok := id.Str(); ok {
-		return fnvSum(fnvAddString(fnvAdd(offset64, []byte{'s'}), s))
+		return fnvSum(fnvAdd(fnvAdd(offset64, "s"), s))
 	}
 	return 0
 }
@@ -331,16 +331,9 @@ const (
 	prime64  uint64 = 1099511628211
 )
 
-func fnvAdd(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h = (h ^ uint64(c)) * prime64
-	}
-	return h
-}
-
-func fnvAddString(h uint64, s string) uint64 {
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * prime64
+func fnvAdd[T string | []byte](h uint64, b T) uint64 {
+	for i := 0; i < len(b); i++ {
+		h = (h ^ uint64(b[i])) * prime64
 	}
 	return h
 }

@@ -33,8 +33,7 @@ func open(t *testing.T, path string) *replay.Timeline {
 
 func generate(t testing.TB, o capturegen.Options) string {
 	t.Helper()
-	path := capturegen.Temp(t, "gen.jsonl", o)
-	return path
+	return capturegen.Temp(t, "gen.jsonl", o)
 }
 
 func TestOpenErrors(t *testing.T) {

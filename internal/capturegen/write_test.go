@@ -14,12 +14,12 @@ import (
 //
 // Without the variable it writes a small one to a temporary folder.
 func TestWriteForBench(t *testing.T) {
-	path, events := os.Getenv("SONDE_CAPTUREGEN_OUT"), 1_000_000
+	o := Options{Events: 1_000_000, Step: 100 * time.Microsecond, SlowEvery: 40, SlowFor: 5000, TimeoutEvery: 90}
+	path := os.Getenv("SONDE_CAPTUREGEN_OUT")
 	if path == "" {
-		path, events = t.TempDir()+"/small.jsonl", 2_000
-	}
-	o := Options{Events: events, Step: 100 * time.Microsecond, SlowEvery: 40, SlowFor: 5000, TimeoutEvery: 90}
-	if err := Write(path, o); err != nil {
+		o.Events = 2_000
+		path = Temp(t, "small.jsonl", o)
+	} else if err := Write(path, o); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
