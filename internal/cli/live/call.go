@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +132,9 @@ func reportOne(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect
 	case name != "":
 	case t.URL != "":
 		name = t.URL
+		if u, err := url.Parse(t.URL); err == nil {
+			name = u.Redacted() // a report holds no password
+		}
 	case len(t.Argv) > 0:
 		name = filepath.Base(t.Argv[0])
 	}
