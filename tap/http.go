@@ -967,8 +967,14 @@ func (p *Proxy) observe() {
 				route.chunk(c)
 			default:
 				if p.ends.Load() > 0 {
-					// An end is on its way (offerEnd).
-					route.chunk(<-p.queue)
+					// An end is on its way (offerEnd), unless the one
+					// counted saw the close first and was not sent:
+					// look at the count again shortly.
+					select {
+					case c := <-p.queue:
+						route.chunk(c)
+					case <-time.After(endPoll):
+					}
 					continue
 				}
 				route.releaseAll()
@@ -987,6 +993,10 @@ func (p *Proxy) observe() {
 		}
 	}
 }
+
+// endPoll is how often the closing observer looks again at the ends
+// counted but not yet queued (offerEnd).
+const endPoll = time.Millisecond
 
 // sessionRouter picks the observer of each chunk (ProxyOptions.Sessions)
 // and hands the chunk on to handle, which observes with *cur.

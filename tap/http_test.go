@@ -518,3 +518,26 @@ func TestProxySessions(t *testing.T) {
 		t.Errorf("no session: %s\nwant out sent, in resolved", g)
 	}
 }
+
+// TestProxyCloseEndNotSent: an end offerEnd counted but then did not
+// send (it saw the close first, while the observer, closing, had already
+// seen it counted) does not keep Close waiting.
+func TestProxyCloseEndNotSent(t *testing.T) {
+	obs := client.NewObserver(0)
+	defer obs.Close()
+	p := NewProxy(ProxyOptions{Target: mustParse("http://127.0.0.1:1"), Observer: obs})
+	p.ends.Add(1) // offerEnd counted its end…
+	closed := make(chan struct{})
+	go func() {
+		p.Close()
+		close(closed)
+	}()
+	<-p.closed
+	time.Sleep(50 * time.Millisecond) // the observer sees the end counted
+	p.ends.Add(-1)                    // …and, seeing the close, went without sending it
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close still waits for an end that will not come")
+	}
+}

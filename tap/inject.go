@@ -205,8 +205,6 @@ func (in *Injector) Inject(ctx context.Context, req []byte) ([]byte, error) {
 	}
 }
 
-// forget stops waiting for id's answer; a late one is still taken out
-// (while maxGone later give-ups have not pushed it out).
 // parseInjected reads a request to inject: its members, and its own id
 // (which the answer gets back in place of the tap's).
 func parseInjected(req []byte) (map[string]json.RawMessage, json.RawMessage, error) {
@@ -217,6 +215,8 @@ func parseInjected(req []byte) (map[string]json.RawMessage, json.RawMessage, err
 	return msg, msg["id"], nil
 }
 
+// forget stops waiting for id's answer; a late one is still taken out
+// (while maxGone later give-ups have not pushed it out).
 func (in *Injector) forget(id string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,11 +132,16 @@ func reportOne(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect
 	case name != "":
 	case t.URL != "":
 		name = t.URL
+		if u, err := url.Parse(t.URL); err == nil {
+			name = u.Redacted() // a report holds no password
+		}
 	case len(t.Argv) > 0:
 		name = filepath.Base(t.Argv[0])
 	}
-	ce := &manager.CallError{Tool: tool, Phase: "call", Err: err}
-	if !errors.As(err, &ce) && c == nil {
+	ce := manager.CallError{Tool: tool, Phase: "call", Err: err}
+	if found := (*manager.CallError)(nil); errors.As(err, &found) {
+		ce = *found // a copy: the error returned is left as it is
+	} else if c == nil {
 		ce.Phase = "start"
 	}
 	ce.Server = name
@@ -148,7 +154,7 @@ func reportOne(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect
 		f.Init, _ = c.Initialize(lctx) // the handshake's, kept: no exchange
 		cancel()
 	}
-	writeReport(env, manager.BuildReport(ce, f, args, manager.ReportOptions{}), connect.ReportPaths(&o.Server), false)
+	writeReport(env, manager.BuildReport(&ce, f, args, manager.ReportOptions{}), connect.ReportPaths(&o.Server), false)
 }
 
 // readJSONObject parses --args: "" (none), a JSON object, @FILE or @-.

@@ -359,3 +359,19 @@ func TestCallFailureReport(t *testing.T) {
 		t.Fatalf("the report leaks the argument:\n%s", r.Stdout)
 	}
 }
+
+// TestCallFailureReportURL: the report of a failed call on a server named
+// by --url names it without the URL's password.
+func TestCallFailureReportURL(t *testing.T) {
+	const password = "pw-5ecret-0078"
+	clitest.HostHome(t, t.TempDir(), t.TempDir())
+	r := clitest.RunSonde(t, "", "call", "echo", "--url", "http://user:"+password+"@127.0.0.1:1/mcp")
+	if r.Code == cmdutil.ExitOK || r.Code == cmdutil.ExitUsage {
+		t.Fatalf("call of an unreachable server: %d\n%s", r.Code, r.Stderr)
+	}
+	r = clitest.RunSonde(t, "", "report", "--json")
+	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	if strings.Contains(r.Stdout, "5ecret") || !strings.Contains(r.Stdout, "127.0.0.1:1/mcp") {
+		t.Fatalf("report (want the server's URL, without its password):\n%s", r.Stdout)
+	}
+}

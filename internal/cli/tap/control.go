@@ -21,9 +21,9 @@ const (
 )
 
 // CodeNoInject is the JSON-RPC error code of the tap's answer to an
-// injected request it does not take (a tap with fault rules): sonde
-// inject reports it as a usage error (exit status 2), like a session with
-// no socket.
+// injected request it does not take (a tap with fault rules, a legacy
+// HTTP+SSE session, an HTTP session that has ended): sonde inject reports
+// it as a usage error (exit status 2), like a session with no socket.
 const CodeNoInject = -32090
 
 // noInject is the message of that answer.

@@ -114,7 +114,7 @@ func serveInjectConn(ctx context.Context, inj injectTarget, c net.Conn) {
 			if err != nil {
 				id, _ := jsonrpc.ScanID(line)
 				code := int64(jsonrpc.CodeInternalError)
-				if errors.Is(err, coretap.ErrLegacyInject) {
+				if errors.Is(err, coretap.ErrLegacyInject) || errors.Is(err, coretap.ErrSessionGone) {
 					code = CodeNoInject // what the session cannot take: a usage error
 				}
 				answer, _ = jsonrpc.EncodeError(id, &jsonrpc.Error{Code: code, Message: "sonde tap: " + err.Error()})

@@ -2,6 +2,7 @@ package tap_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,12 +77,7 @@ func TestInjectHTTP(t *testing.T) {
 	if !strings.Contains(r.Stdout, `"text": "injected over http"`) {
 		t.Errorf("stdout:\n%s", r.Stdout)
 	}
-	if _, err := c.ListTools(context.Background()); err != nil {
-		t.Fatalf("the host's call after: %v", err)
-	}
-	if s := c.Stats(); s.Unknown+s.Malformed+s.Duplicate != 0 {
-		t.Errorf("the host saw something: %+v", s)
-	}
+	hostUntouched(t, c, "the host")
 	c.Close()
 	tap.stop(t)
 	// The injected request is noted in the recording of the host's
@@ -150,12 +146,7 @@ func TestInjectHTTPIntoItsSession(t *testing.T) {
 		t.Errorf("stdout:\n%s", r.Stdout)
 	}
 	for i, c := range hosts {
-		if _, err := c.ListTools(context.Background()); err != nil {
-			t.Fatalf("host %d's call after: %v", i+1, err)
-		}
-		if s := c.Stats(); s.Unknown+s.Malformed+s.Duplicate != 0 {
-			t.Errorf("host %d saw something: %+v", i+1, s)
-		}
+		hostUntouched(t, c, fmt.Sprintf("host %d", i+1))
 		c.Close()
 	}
 	tap.stop(t)
@@ -196,11 +187,19 @@ func TestInjectHTTPLegacyRefused(t *testing.T) {
 			t.Errorf("session %q: exit %d, stderr:\n%s", session, r.Code, r.Stderr)
 		}
 	}
+	hostUntouched(t, c, "the host")
+}
+
+// hostUntouched checks, after a request was injected into its session,
+// that the host named who still has its calls answered and saw nothing
+// of the injected one (no unknown, malformed or duplicate answer).
+func hostUntouched(t *testing.T, c *client.Client, who string) {
+	t.Helper()
 	if _, err := c.ListTools(context.Background()); err != nil {
-		t.Fatalf("the host's call after: %v", err)
+		t.Fatalf("%s's call after: %v", who, err)
 	}
 	if s := c.Stats(); s.Unknown+s.Malformed+s.Duplicate != 0 {
-		t.Errorf("the host saw something: %+v", s)
+		t.Errorf("%s saw something: %+v", who, s)
 	}
 }
 

@@ -154,17 +154,23 @@ func RunWatch(env *cmdutil.Env, o *WatchOptions, arg string) error {
 		if rec.Offset < skipTo {
 			continue
 		}
-		ev, isEv, everr := h.Event(rec)
-		if everr == nil && isEv && tee != nil {
+		var ev client.Event
+		isEv := false
+		if tee != nil || !o.JSON { // --json alone writes the records as they are
+			e, ok, err := h.Event(rec)
+			ev, isEv = e, ok && err == nil
+		}
+		if isEv && tee != nil {
 			tee(ev)
 		}
-		if o.JSON {
+		switch {
+		case o.JSON:
 			cmdutil.WriteJSON(env.Out, rec)
-		} else if everr == nil && isEv {
+		case isEv:
 			if line := connect.DescribeEvent(ev, h.Start); line != "" {
 				fmt.Fprintln(env.Out, line)
 			}
-		} else if rec.Type == capture.TypeEnd {
+		case rec.Type == capture.TypeEnd:
 			fmt.Fprintln(env.Out, "the recording ended")
 		}
 		if rec.Type == capture.TypeEnd {

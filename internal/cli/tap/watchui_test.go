@@ -226,12 +226,7 @@ func TestFollowHTTPSession(t *testing.T) {
 		return f != nil && f.Verdict == client.VerdictResolved && strings.Contains(string(f.Raw), `"serverInfo"`)
 	}, false)
 	injectEcho(t, src, "over http")
-	if _, err := c.ListTools(context.Background()); err != nil {
-		t.Fatalf("the host's call after: %v", err)
-	}
-	if s := c.Stats(); s.Unknown+s.Malformed+s.Duplicate != 0 {
-		t.Errorf("the host saw something: %+v", s)
-	}
+	hostUntouched(t, c, "the host")
 	c.Close()
 	proxy.stop(t)
 	waitEnd(t, src)
