@@ -155,9 +155,7 @@ func (m *Model) View() string {
 	if m.fifo {
 		return textfmt.Lines(m.fifoView(), m.w, m.h)
 	}
-	// A step's narration holds what servers said (a tool's text, an
-	// error): it reaches the terminal only through textfmt.
-	text := textfmt.CleanBlock(script[m.step].text(m))
+	text := script[m.step].text(m)
 	footer := m.st.Subtle.Render("space: next step · o: what a FIFO client would do · tab: other panes")
 	if m.step == len(script)-1 {
 		footer = m.st.Subtle.Render("the session is yours · tab to Tools and press enter to call · ctrl+r restarts")

@@ -1,7 +1,6 @@
 package lesson
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -69,29 +68,6 @@ func TestReorderLines(t *testing.T) {
 	m.Update(msg)
 	if v := ansi.Strip(m.View()); msg.err == nil || !strings.Contains(v, "not shown: it needs a server command") {
 		t.Fatalf("%v\n%s", msg.err, v)
-	}
-}
-
-// TestNarrationCleansServerText: what a server said reaches the screen of a
-// step only through textfmt (an error of the reorder step, one of the eras
-// step's modern half).
-func TestNarrationCleansServerText(t *testing.T) {
-	m := New(theme.New(theme.NoColor()), Options{})
-	m.SetSize(200, 30)
-	m.step = stepTitled(t, "answers reversed")
-	m.Update(reorderMsg{err: errors.New("MCP_SPAWN: \x1b]0;pwned\x07\x1b[2J")})
-	if v := m.View(); strings.Contains(v, "\x1b]0;") || strings.Contains(v, "\x07") || strings.Contains(v, "\x1b[2J") {
-		t.Errorf("the reorder step's error reached the screen raw: %q", v)
-	}
-	m.modernErr = errors.New("MCP_HANDSHAKE: \x1b]0;pwned\x07")
-	for i, st := range script {
-		if st.title == script[m.step].title {
-			continue
-		}
-		m.step = i
-		if v := m.View(); strings.Contains(v, "\x1b]0;") || strings.Contains(v, "\x07") {
-			t.Errorf("step %q: an error reached the screen raw: %q", st.title, v)
-		}
 	}
 }
 
