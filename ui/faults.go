@@ -84,7 +84,7 @@ func (m *Model) showFaults(msg faultsMsg) {
 		m.wt.note = "this session's tap has no fault rules (sonde tap --fault)"
 	case open:
 		d.rules, d.err = msg.rules, nil
-		d.cur = min(d.cur, max(len(d.rules)-1, 0))
+		d.cur = list.Clamp(d.cur, len(d.rules))
 	case m.dlg == nil:
 		m.openDialog(newFaultsDialog(m.styles, m.watchFaults(), msg.rules))
 	}
@@ -140,7 +140,7 @@ func (d *faultsDialog) Update(msg tea.Msg) (answer.Action, tea.Cmd) {
 		return answer.None, faultsCmd(d.src, r.N, !r.On)
 	}
 	if n, ok := d.keys.Delta(k, max(d.h-3, 1)); ok {
-		d.cur = min(max(d.cur+n, 0), max(len(d.rules)-1, 0))
+		d.cur = list.Clamp(d.cur+n, len(d.rules))
 	}
 	return answer.None, nil
 }

@@ -238,7 +238,6 @@ func (m *Model) handleServer(msg srvMsg) tea.Cmd {
 		if m.dropResult(name, s, in.gen, in.err, "the handshake failed") {
 			return nil
 		}
-		s.conn.server, s.conn.protocol = in.res.ServerInfo, in.res.ProtocolVersion+" "+string(in.era)
 		return forServer(name, listToolsCmd(s.gen, s.sess.Client))
 	case toolsListedMsg:
 		if m.dropResult(name, s, in.gen, in.err, "tools/list failed") {

@@ -78,8 +78,8 @@ func newMultiModel(t *testing.T, w, h int) (*Model, *testServers) {
 	return hs.m, src
 }
 
-// run runs cmd and each message it leads to that is a server's start,
-// handshake or tool list (not the event pumps, which block), into m.
+// runStart runs cmd, a server's start, and gives m the message it
+// produces (and nothing after it: the event pumps block).
 func runStart(t *testing.T, m *Model, cmd tea.Cmd) {
 	t.Helper()
 	if cmd == nil {

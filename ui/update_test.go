@@ -453,6 +453,24 @@ func TestInitialized(t *testing.T) {
 	}
 }
 
+// What the server says of itself in its handshake, and an error it
+// sends, reach the status bar only through textfmt: no byte of them acts
+// on the terminal.
+func TestStatusBarCleansServerText(t *testing.T) {
+	hs := newHarness(t, 200, 40)
+	hs.send(startedMsg{gen: hs.m.gen, sess: Session{Client: hs.c, Sub: hs.sub}})
+	res := initResult()
+	res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion = "evil\x1b]0;pwned\x07", "1\x1b[2J", "2025\x9b1m"
+	hs.send(initializedMsg{gen: hs.m.gen, res: res, era: client.EraLegacy})
+	if bar := hs.m.statusBar(); strings.Contains(bar, "\x07") || strings.Contains(bar, "\x9b") || strings.Contains(bar, "\x1b]0;") || strings.Contains(bar, "\x1b[2J") {
+		t.Errorf("the server's name, version or protocol reached the status bar unescaped: %q", bar)
+	}
+	hs.send(initializedMsg{gen: hs.m.gen, err: errors.New("MCP_HANDSHAKE: \x1b]0;pwned\x07")})
+	if bar := hs.m.statusBar(); strings.Contains(bar, "\x1b]0;") || strings.Contains(bar, "\x07") {
+		t.Errorf("an error reached the status bar unescaped: %q", bar)
+	}
+}
+
 // closed reports whether sub's channel is closed (the client was closed).
 func closed(sub *client.Subscription) bool {
 	for {

@@ -160,13 +160,13 @@ func (m *Model) statusBar() string {
 			parts = append(parts, part{text: t})
 		}
 	case m.conn.err != nil:
-		parts = append(parts, part{text: st.Error.Render(m.conn.err.Error())})
+		parts = append(parts, part{text: st.Error.Render(textfmt.Clean(m.conn.err.Error()))}) // it may hold a server's error message
 	case m.conn.restarting:
 		parts = append(parts, part{text: st.Warn.Render("restarting…")})
 	case m.conn.starting:
 		parts = append(parts, part{text: st.Subtle.Render("starting…")})
 	case m.conn.server.Name != "":
-		parts = append(parts, part{text: m.conn.server.Name + " " + m.conn.server.Version}, part{text: m.conn.protocol, drop: 3})
+		parts = append(parts, part{text: textfmt.Clean(m.conn.server.Name + " " + m.conn.server.Version)}, part{text: textfmt.Clean(m.conn.protocol), drop: 3})
 	}
 	if m.mu == nil {
 		proc := part{text: m.opts.Transport, drop: 2}

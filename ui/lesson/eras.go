@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 )
@@ -162,9 +163,13 @@ func (m *Model) erasText() string {
 	modern := "running…"
 	switch {
 	case m.modernErr != nil:
-		modern = "not shown: " + m.modernErr.Error()
+		modern = "not shown: " + textfmt.CleanBlock(m.modernErr.Error())
 	case m.modern != nil:
-		modern = strings.Join(m.modern, "\n")
+		lines := make([]string, len(m.modern))
+		for i, l := range m.modern {
+			lines[i] = textfmt.Escape(l) // what the server sent: a method, an id, a detail
+		}
+		modern = strings.Join(lines, "\n")
 	}
 	return fmt.Sprintf("Legacy, this session: id %s called confirm, and while it was pending the server sent "+
 		"a request of its own, elicitation/create (srv in Pending), which the dialog puts to you: → ticks "+
@@ -178,7 +183,7 @@ func (m *Model) erasText() string {
 func (m *Model) updateEras(msg tea.Msg) {
 	switch msg := msg.(type) {
 	case resultMsg:
-		m.results[msg.label] = msg.text
+		m.results[msg.label] = textfmt.CleanBlock(msg.text) // the tool's text, or an error: the server's words
 	case modernMsg:
 		m.modern, m.modernErr = msg.lines, msg.err
 		if m.modern == nil && msg.err == nil {

@@ -140,7 +140,7 @@ func (m *Model) reorderText() string {
 	seen := "running…"
 	switch {
 	case m.reorderErr != nil:
-		seen = "not shown: " + m.reorderErr.Error()
+		seen = "not shown: " + textfmt.CleanBlock(m.reorderErr.Error())
 	case m.reordered != nil:
 		lines := m.reordered.Lines()
 		for i, l := range lines {

@@ -1,6 +1,7 @@
 package lesson
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -68,6 +69,32 @@ func TestReorderLines(t *testing.T) {
 	m.Update(msg)
 	if v := ansi.Strip(m.View()); msg.err == nil || !strings.Contains(v, "not shown: it needs a server command") {
 		t.Fatalf("%v\n%s", msg.err, v)
+	}
+}
+
+// TestNarrationCleansServerText: what a server said (an error of the
+// reorder step; the eras step's tool text, transcript and error) reaches
+// a step's screen only through textfmt.
+func TestNarrationCleansServerText(t *testing.T) {
+	const evil = "\x1b]0;pwned\x07\x1b[2J"
+	raw := func(v string) bool {
+		return strings.Contains(v, "\x1b]0;") || strings.Contains(v, "\x07") || strings.Contains(v, "\x1b[2J")
+	}
+	m := New(theme.New(theme.NoColor()), Options{})
+	m.SetSize(200, 30)
+	m.step = stepTitled(t, "answers reversed")
+	m.Update(reorderMsg{err: errors.New("MCP_SPAWN: " + evil)})
+	if v := m.View(); raw(v) {
+		t.Errorf("the reorder step's error reached the screen raw: %q", v)
+	}
+	m.updateEras(resultMsg{"confirm", "yes " + evil})
+	m.updateEras(modernMsg{lines: []string{"<- id 1 " + evil}})
+	if v := m.erasText(); raw(v) {
+		t.Errorf("the eras step's tool text or transcript reached the screen raw: %q", v)
+	}
+	m.updateEras(modernMsg{err: errors.New("MCP_HANDSHAKE: " + evil)})
+	if v := m.erasText(); raw(v) {
+		t.Errorf("the eras step's error reached the screen raw: %q", v)
 	}
 }
 

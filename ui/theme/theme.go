@@ -60,7 +60,6 @@ type Styles struct {
 	StatusBar lipgloss.Style
 }
 
-// New derives the styles from p.
 // Or is st, or, when it is nil, the styles of no colour (what a list
 // program draws with when its caller gives none).
 func Or(st *Styles) *Styles {
@@ -70,6 +69,7 @@ func Or(st *Styles) *Styles {
 	return st
 }
 
+// New derives the styles from p.
 func New(p Palette) *Styles {
 	fg := func(c color.Color) lipgloss.Style {
 		s := lipgloss.NewStyle()

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -79,18 +78,8 @@ func view(t testing.TB, m *Model) string {
 	return ansi.Strip(v)
 }
 
-func checkSize(t testing.TB, v string, w, h int) {
-	t.Helper()
-	lines := strings.Split(v, "\n")
-	if len(lines) != h {
-		t.Fatalf("view has %d lines, want %d", len(lines), h)
-	}
-	for i, l := range lines {
-		if got := ansi.StringWidth(l); got != w {
-			t.Fatalf("line %d is %d cells wide, want %d: %q", i, got, w, ansi.Strip(l))
-		}
-	}
-}
+// checkSize fails unless v is exactly h lines of exactly w cells.
+var checkSize = uitest.CheckScreen
 
 func visibleNames(m *Model) []string {
 	var out []string

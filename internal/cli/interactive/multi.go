@@ -97,10 +97,8 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, insp **ui.Model, name string, palette theme.Palette, noColor bool) error {
 	// A server backing off is not waited for here, with the list gone and
 	// nothing drawn: the list says how long is left (p waits for it).
-	for _, st := range m.Status() {
-		if st.Name == name && st.State == manager.BackingOff {
-			return fmt.Errorf("backing off after %d failures in a row: it may start again in %s (p starts it then)", st.Failures, textfmt.Dur(time.Until(st.NextTry).Round(time.Second)))
-		}
+	if st, _ := statusOf(m, name); st.State == manager.BackingOff {
+		return fmt.Errorf("backing off after %d failures in a row: it may start again in %s (p starts it then)", st.Failures, textfmt.Dur(time.Until(st.NextTry).Round(time.Second)))
 	}
 	subs.want(name) // its events from the first, the handshake's frames too
 	if _, err := m.Client(ctx, name); err != nil {
@@ -129,12 +127,8 @@ type uiServers struct {
 func (s uiServers) Names() []string { return s.m.Names() }
 
 func (s uiServers) Running(name string) bool {
-	for _, st := range s.m.Status() {
-		if st.Name == name {
-			return st.State == manager.Ready
-		}
-	}
-	return false
+	st, ok := statusOf(s.m, name)
+	return ok && st.State == manager.Ready
 }
 
 func (s uiServers) Start(name string) (ui.Session, error) {
@@ -144,28 +138,30 @@ func (s uiServers) Start(name string) (ui.Session, error) {
 		s.subs.drop(name)
 		return ui.Session{}, err
 	}
-	sess := ui.Session{Client: c, Sub: s.subs.take(name, c)}
-	for _, st := range s.m.Status() {
-		if st.Name == name {
-			sess.Pid = st.Pid
-		}
-	}
-	return sess, nil
+	st, _ := statusOf(s.m, name)
+	return ui.Session{Client: c, Sub: s.subs.take(name, c), Pid: st.Pid}, nil
 }
 
 func (s uiServers) Waiting(name string) string {
-	for _, st := range s.m.Status() {
-		if st.Name != name {
-			continue
-		}
-		switch st.State {
-		case manager.BackingOff:
-			return fmt.Sprintf("backing off after %d failures in a row: next try in %s", st.Failures, textfmt.Dur(time.Until(st.NextTry).Round(time.Second)))
-		case manager.Quarantined:
-			return "quarantined: " + st.Why
-		}
+	st, _ := statusOf(s.m, name)
+	switch st.State {
+	case manager.BackingOff:
+		return fmt.Sprintf("backing off after %d failures in a row: next try in %s", st.Failures, textfmt.Dur(time.Until(st.NextTry).Round(time.Second)))
+	case manager.Quarantined:
+		return "quarantined: " + st.Why
 	}
 	return ""
+}
+
+// statusOf is server name's status as the manager sees it now; ok is false
+// for a name it does not know.
+func statusOf(m *connect.Multi, name string) (st manager.Status, ok bool) {
+	for _, st := range m.Status() {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return manager.Status{}, false
 }
 
 func (s uiServers) Aggregate(names []string, lists [][]mcp.Tool) []ui.NamedTool {

@@ -186,46 +186,38 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 // command behind sonde tap (this executable, recording nothing) with the
 // lesson's reorder rule. Over --url there is none.
 func reorderLesson(f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients) lesson.ReorderFunc {
-	if t.URL != "" {
-		return nil
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil
 	}
-	tapped := *t
-	tapped.Argv = append([]string{self, "tap", "--no-record", "--fault", lesson.ReorderRule, "--"}, t.Argv...)
-	_, cfg, err := connect.ClientOptions(f, &tapped)
-	if err != nil {
-		return nil
-	}
-	return func() (*client.Client, client.Dialer, error) {
-		c := client.New(copts)
-		if !all.Add(c) {
-			c.Close()
-			return nil, nil, errors.New("sonde is quitting")
-		}
-		return c, client.Stdio(cfg), nil
-	}
+	return lessonStart(f, t, append([]string{self, "tap", "--no-record", "--fault", lesson.ReorderRule, "--"}, t.Argv...), copts, all)
 }
 
 // modernLesson starts, for the lesson's eras step, the same server command
 // with --era modern (sonde's fixture), as a modern client that declares
 // elicitation and accepts what it is asked. Over --url there is none.
 func modernLesson(f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients) lesson.ModernFunc {
+	o := copts
+	o.Era, o.Inputs = client.EraModern, lesson.Accept
+	o.ServerRequests = client.ServerRequests{Elicitation: true} // answered by Accept
+	return lessonStart(f, t, append(append([]string(nil), t.Argv...), "--era", "modern"), o, all)
+}
+
+// lessonStart starts, for a lesson step that runs a server of its own
+// beside the session, the command argv (t's, changed) as a client of
+// options o, counted among the run's live clients. Over --url, or when
+// argv cannot be run as t's command is, there is none (nil).
+func lessonStart(f *connect.Flags, t *connect.Target, argv []string, o client.Options, all *cmdutil.LiveClients) func() (*client.Client, client.Dialer, error) {
 	if t.URL != "" {
 		return nil
 	}
-	modern := *t
-	modern.Argv = append(append([]string(nil), t.Argv...), "--era", "modern")
-	_, cfg, err := connect.ClientOptions(f, &modern)
+	aside := *t
+	aside.Argv = argv
+	_, cfg, err := connect.ClientOptions(f, &aside)
 	if err != nil {
 		return nil
 	}
 	return func() (*client.Client, client.Dialer, error) {
-		o := copts
-		o.Era, o.Inputs = client.EraModern, lesson.Accept
-		o.ServerRequests = client.ServerRequests{Elicitation: true} // answered by Accept
 		c := client.New(o)
 		if !all.Add(c) {
 			c.Close()
