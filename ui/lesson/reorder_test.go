@@ -32,11 +32,33 @@ func TestRunReorderInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(r.Lines(), "\n")
-	for _, want := range []string{`by id:    a ← "a", b ← "b", c ← "c"`, `by order: a ← "a", b ← "b", c ← "c" (0 wrong)`} {
+	wants := []string{`by id:    a ← "a", b ← "b", c ← "c"`}
+	// The fixture answers 40 ms apart; on a machine loaded enough to
+	// miss that, the answers cross, and matching by order goes wrong
+	// while matching by id still may not.
+	if inOrder(r) {
+		wants = append(wants, `by order: a ← "a", b ← "b", c ← "c" (0 wrong)`)
+	} else {
+		t.Logf("the answers crossed (a loaded machine): %s", got)
+	}
+	for _, want := range wants {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
 		}
 	}
+}
+
+// inOrder reports whether r's answers arrived in the order sent.
+func inOrder(r *Reordered) bool {
+	if len(r.Arrived) != len(r.Sent) {
+		return false
+	}
+	for i := range r.Sent {
+		if r.Arrived[i].ID != r.Sent[i].ID {
+			return false
+		}
+	}
+	return true
 }
 
 // TestReorderLines: answers reversed go wrong twice by order, never by id.
