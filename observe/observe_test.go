@@ -671,7 +671,7 @@ func TestSpawnFailedForgetsSession(t *testing.T) {
 	var got []string
 	for _, s := range exp.GetSpans() {
 		if s.Name == "roots/list" {
-			got = append(got, attrs(s)["jsonrpc.request.id"].AsString()+"="+attrs(s)["network.transport"].Emit())
+			got = append(got, attrs(s)["jsonrpc.request.id"].AsString()+"="+attrs(s)["network.transport"].AsString())
 		}
 	}
 	if len(got) != 2 || got[0] != "a=pipe" || got[1] != "b=" {
