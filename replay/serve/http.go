@@ -152,7 +152,8 @@ func (h *Handler) newSession(legacy, shared bool) *httpSession {
 //
 // Several lines in one Write (what a fault rule made of one line: copies,
 // noise before it) travel together, routed by the last one, and reach the
-// client in one write: a copy of an answer comes before its stream ends.
+// client in one write (up to 1 MiB of them: chaos writes more in batches):
+// a copy of an answer comes before its stream ends.
 func (s *httpSession) Write(p []byte) (int, error) {
 	lines := bytes.TrimRight(p, "\r\n")
 	line := lines[bytes.LastIndexByte(lines, '\n')+1:]
