@@ -76,3 +76,26 @@ func TestHTTPFaultsDuplicateMemoryBounded(t *testing.T) {
 		t.Errorf("heap peak %.1f MiB above before, want under 64 MiB", float64(use.Peak)/(1<<20))
 	}
 }
+
+// TestHTTPFaultsClosedBounded: the sessions close rules ended are
+// remembered by their ids' hashes, the newest maxClosed: an id as long as
+// a header allows costs 32 bytes, and a host that makes sessions without
+// end does not grow the map.
+func TestHTTPFaultsClosedBounded(t *testing.T) {
+	f := &httpFaults{closed: map[[32]byte]int{}}
+	long := strings.Repeat("s", 1<<20)
+	for i := range maxClosed + 10 {
+		f.closeSession(fmt.Sprint(i, long), 1)
+	}
+	if len(f.closed) != maxClosed || len(f.order) != maxClosed {
+		t.Fatalf("%d remembered (%d in order), want %d", len(f.closed), len(f.order), maxClosed)
+	}
+	ask := func(i int) int {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.Header.Set("Mcp-Session-Id", fmt.Sprint(i, long))
+		return f.sessionClosed(r)
+	}
+	if ask(0) != 0 || ask(maxClosed+9) != 1 {
+		t.Errorf("the oldest %d, the newest %d", ask(0), ask(maxClosed+9))
+	}
+}
