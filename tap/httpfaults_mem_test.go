@@ -83,7 +83,7 @@ func TestHTTPFaultsDuplicateMemoryBounded(t *testing.T) {
 // end does not grow the map.
 func TestHTTPFaultsClosedBounded(t *testing.T) {
 	f := &httpFaults{closed: map[[32]byte]int{}}
-	long := strings.Repeat("s", 1<<20)
+	long := strings.Repeat("s", 4<<10)
 	for i := range maxClosed + 10 {
 		f.closeSession(fmt.Sprint(i, long), 1)
 	}
