@@ -48,6 +48,8 @@ type Effect struct {
 	// while the direction carries on.
 	Later   [][]byte
 	LaterBy time.Duration
+	// LaterRule is the duplicate rule that sent the last of Later.
+	LaterRule *Rule
 	// Hold, when set, is the reorder rule that holds Lines: the caller
 	// keeps them with the others that rule holds, and writes them all
 	// (Release) when Hold.Window are held or Hold.MinMS after the first.
@@ -176,14 +178,19 @@ func (e *Engine) classify(d Direction, line []byte) frame {
 				f.tool = p.Name
 			}
 		}
-		reqs := e.reqs[d]
-		if len(reqs) >= maxTracked {
-			for k := range reqs {
-				delete(reqs, k)
-				break
+		// Tracked only when no value is longer than a rule's can be (no
+		// rule matches it anyway): what a peer's ids, methods and tool
+		// names hold here stays bounded.
+		if len(f.id) <= MaxValueBytes {
+			reqs := e.reqs[d]
+			if len(reqs) >= maxTracked {
+				for k := range reqs {
+					delete(reqs, k)
+					break
+				}
 			}
+			reqs[f.id] = reqInfo{short(f.method), short(f.tool)}
 		}
-		reqs[f.id] = reqInfo{f.method, f.tool}
 	case jsonrpc.KindNotification:
 		f.kind, f.method = "notification", m.Method
 	case jsonrpc.KindResponse:
@@ -195,6 +202,15 @@ func (e *Engine) classify(d Direction, line []byte) frame {
 		}
 	}
 	return f
+}
+
+// short is v, or "" when it is longer than any rule's match value (then
+// it matches no rule that names one).
+func short(v string) string {
+	if len(v) > MaxValueBytes {
+		return ""
+	}
+	return v
 }
 
 func (r *Rule) filters(d Direction, f *frame) bool {
@@ -268,20 +284,29 @@ func (f *frame) describe() string {
 	what := ""
 	switch f.kind {
 	case "request":
-		what = "the request id " + f.id
+		what = "the request id " + clip(f.id)
 	case "response":
-		what = "the response to id " + f.id
+		what = "the response to id " + clip(f.id)
 	default:
 		what = "a notification"
 	}
 	if f.method != "" {
-		what += " (" + f.method
+		what += " (" + clip(f.method)
 		if f.tool != "" {
-			what += " " + f.tool
+			what += " " + clip(f.tool)
 		}
 		what += ")"
 	}
 	return what
+}
+
+// clip cuts a frame's value to MaxValueBytes for a note (a note per rule
+// that fires: a frame with a long id must not make each one that long).
+func clip(v string) string {
+	if len(v) <= MaxValueBytes {
+		return v
+	}
+	return v[:MaxValueBytes] + "…"
 }
 
 // Apply runs the rules over one line going d (without its "\n"; a "\r"
@@ -293,6 +318,7 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 	defer e.mu.Unlock()
 	f := e.classify(d, line)
 	eff := Effect{Lines: [][]byte{line}}
+	copies := 0 // what the duplicate rules have added, at most MaxCopies
 	for i, r := range e.rules {
 		if e.off[i] || !r.filters(d, &f) || !r.inWindow(time.Since(e.start)) {
 			continue
@@ -317,34 +343,35 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 		}
 		switch r.Action {
 		case Delay:
-			ms := r.MinMS
-			if r.MaxMS > r.MinMS {
-				ms += e.rand(i, d).IntN(r.MaxMS - r.MinMS + 1)
-			}
-			eff.Delay += time.Duration(ms) * time.Millisecond
-			note(fmt.Sprintf("delayed %s %s by %dms", f.describe(), d, ms))
+			ms := r.draw(e.rand(i, d))
+			var cut string
+			eff.Delay, cut = addUpTo(eff.Delay, ms, "delays")
+			note(fmt.Sprintf("delayed %s %s by %dms%s", f.describe(), d, ms, cut))
 		case Drop:
 			note(fmt.Sprintf("dropped %s %s", f.describe(), d))
 			eff.Lines = nil
 			return eff
 		case Duplicate:
 			cur := eff.Lines[len(eff.Lines)-1]
+			n := min(r.Times, MaxCopies-copies)
+			copies += n
+			cut := ""
+			if n < r.Times {
+				cut = fmt.Sprintf(" (not %d: one frame gets at most %d copies from all the rules)", r.Times, MaxCopies)
+			}
 			if r.MaxMS > 0 {
-				ms := r.MinMS
-				if r.MaxMS > r.MinMS {
-					ms += e.rand(i, d).IntN(r.MaxMS - r.MinMS + 1)
-				}
-				for range r.Times {
+				ms := r.draw(e.rand(i, d))
+				for range n {
 					eff.Later = append(eff.Later, cur)
 				}
-				eff.LaterBy = time.Duration(ms) * time.Millisecond
-				note(fmt.Sprintf("sent %s %s %d more time(s), %dms later", f.describe(), d, r.Times, ms))
+				eff.LaterBy, eff.LaterRule = time.Duration(ms)*time.Millisecond, r
+				note(fmt.Sprintf("sent %s %s %d more time(s), %dms later%s", f.describe(), d, n, ms, cut))
 				continue
 			}
-			for range r.Times {
+			for range n {
 				eff.Lines = append(eff.Lines, cur)
 			}
-			note(fmt.Sprintf("sent %s %s %d more time(s)", f.describe(), d, r.Times))
+			note(fmt.Sprintf("sent %s %s %d more time(s)%s", f.describe(), d, n, cut))
 		case Corrupt:
 			last := len(eff.Lines) - 1
 			out, what := corrupt(eff.Lines[last], r.How)
@@ -352,8 +379,11 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 				note(fmt.Sprintf("left %s %s unchanged: %s", f.describe(), d, what))
 				continue
 			}
+			// The copies are the line itself (the same bytes, not equal
+			// ones): found without reading them.
+			was := eff.Lines[last]
 			for j := range eff.Lines {
-				if bytes.Equal(eff.Lines[j], eff.Lines[last]) {
+				if same(eff.Lines[j], was) {
 					eff.Lines[j] = out
 				}
 			}
@@ -381,12 +411,10 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 			eff.Stderr = append(append(eff.Stderr, r.Text2...), '\n')
 			note(fmt.Sprintf("wrote to the host's stderr (at %s %s)", f.describe(), d))
 		case Stall:
-			ms := r.MinMS
-			if r.MaxMS > r.MinMS {
-				ms += e.rand(i, d).IntN(r.MaxMS - r.MinMS + 1)
-			}
-			eff.Stall += time.Duration(ms) * time.Millisecond
-			note(fmt.Sprintf("stalled %s for %dms after %s", d, ms, f.describe()))
+			ms := r.draw(e.rand(i, d))
+			var cut string
+			eff.Stall, cut = addUpTo(eff.Stall, ms, "stalls")
+			note(fmt.Sprintf("stalled %s for %dms after %s%s", d, ms, f.describe(), cut))
 		case Close:
 			what := "the host's stdout"
 			if d == ToServer {
@@ -402,6 +430,30 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 		}
 	}
 	return eff
+}
+
+// draw is the rule's ms=: the value, or one drawn from its range.
+func (r *Rule) draw(rng *rand.Rand) int {
+	ms := r.MinMS
+	if r.MaxMS > r.MinMS {
+		ms += rng.IntN(r.MaxMS - r.MinMS + 1)
+	}
+	return ms
+}
+
+// addUpTo adds ms to total, up to MaxDelay, and says so when it cuts.
+func addUpTo(total time.Duration, ms int, what string) (time.Duration, string) {
+	sum := total + time.Duration(ms)*time.Millisecond
+	if sum <= MaxDelay {
+		return sum, ""
+	}
+	return MaxDelay, fmt.Sprintf(" (cut to %v in all: one frame's %s add up to at most %v)", MaxDelay-total, what, MaxDelay)
+}
+
+// same reports whether a and b are the same bytes in memory (a copy that
+// duplicate added is the line itself).
+func same(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Release orders the frames a reorder rule held (each a slice of lines),

@@ -112,22 +112,65 @@ type Rule struct {
 
 // ParseError is a rule that cannot be parsed: the rule, the 1-based
 // character position of the problem, and what is wrong.
+//
+// A value over its limit (docs/chaos.md, "Limits") has Err == ErrLimit,
+// so errors.Is(err, ErrLimit) tells it from a rule that is malformed.
 type ParseError struct {
 	Rule string
 	Pos  int
 	Msg  string
+	Err  error // ErrLimit, or nil
 }
 
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("fault rule %q: at character %d: %s", e.Rule, e.Pos, e.Msg)
 }
 
+// Unwrap is ErrLimit for a value over its limit.
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// problem is what is wrong with one item: limit when it is a value over
+// its limit.
+type problem struct {
+	msg   string
+	limit bool
+}
+
+func bad(f string, a ...any) *problem { return &problem{msg: fmt.Sprintf(f, a...)} }
+
+// over is the problem of key's value val over max (what, when not "",
+// says the limit's unit).
+func over(key, val string, max any, what string) *problem {
+	if what != "" {
+		what = " " + what
+	}
+	return &problem{msg: fmt.Sprintf("%s=%s: over the limit of %v%s (docs/chaos.md, \"Limits\")", key, quote(val), max, what), limit: true}
+}
+
+// quote quotes a value for an error, cut to MaxValueBytes.
+func quote(v string) string {
+	if len(v) > MaxValueBytes {
+		return strconv.Quote(v[:MaxValueBytes]) + "…"
+	}
+	return strconv.Quote(v)
+}
+
 // Parse parses one rule: action:match,options, for example
 // delay:to-host,method=tools/call,ms=3000. n is its number.
 func Parse(text string, n int) (*Rule, error) {
+	if len(text) > MaxRuleBytes {
+		return nil, &ParseError{Rule: text[:64] + "…", Pos: MaxRuleBytes + 1, Msg: fmt.Sprintf("the rule is %d bytes, over the limit of %d (docs/chaos.md, \"Limits\")", len(text), MaxRuleBytes), Err: ErrLimit}
+	}
 	r := &Rule{N: n, Text: text, Times: 1, Code: -32603, Message: "sonde chaos"}
 	fail := func(pos int, f string, a ...any) error {
 		return &ParseError{Rule: text, Pos: pos + 1, Msg: fmt.Sprintf(f, a...)}
+	}
+	failP := func(pos int, p *problem) error {
+		e := &ParseError{Rule: text, Pos: pos + 1, Msg: p.msg}
+		if p.limit {
+			e.Err = ErrLimit
+		}
+		return e
 	}
 	act, rest, hasColon := strings.Cut(text, ":")
 	r.Action = Action(strings.TrimSpace(act))
@@ -158,8 +201,8 @@ func Parse(text string, n int) (*Rule, error) {
 			if !knownKeys[key] {
 				return nil, fail(at, "unknown option %q", key)
 			}
-			if err := r.option(key, val); err != "" {
-				return nil, fail(at+len(key)+1, "%s", err)
+			if p := r.option(key, val); p != nil {
+				return nil, failP(at+len(key)+1, p)
 			}
 		}
 	}
@@ -188,96 +231,123 @@ func (r *Rule) bare(item string) string {
 	return ""
 }
 
-func (r *Rule) option(key, val string) string {
-	num := func(min int) (int, string) {
+func (r *Rule) option(key, val string) *problem {
+	// num is val as an integer in [min, max]; a value past max (or too
+	// large for an int) is over the limit.
+	num := func(min, max int, what string) (int, *problem) {
 		v, err := strconv.Atoi(val)
-		if err != nil || v < min {
-			return 0, fmt.Sprintf("%s=%q: want an integer ≥ %d", key, val, min)
+		if errors.Is(err, strconv.ErrRange) && v > 0 || err == nil && v > max {
+			return 0, over(key, val, max, what)
 		}
-		return v, ""
+		if err != nil || v < min {
+			return 0, bad("%s=%s: want an integer ≥ %d", key, quote(val), min)
+		}
+		return v, nil
 	}
-	var err string
+	// value is a match value, at most MaxValueBytes long.
+	value := func() (string, *problem) {
+		if len(val) > MaxValueBytes {
+			return "", over(key, val, MaxValueBytes, "bytes")
+		}
+		return val, nil
+	}
+	var p *problem
 	switch key {
 	case "kind":
 		if val != "request" && val != "response" && val != "notification" {
-			return fmt.Sprintf("kind=%q: want request, response or notification", val)
+			return bad("kind=%s: want request, response or notification", quote(val))
 		}
 		r.Kind = val
 	case "dir", "direction":
 		if val != "to-server" && val != "to-host" {
-			return fmt.Sprintf("%s=%q: want to-server or to-host", key, val)
+			return bad("%s=%s: want to-server or to-host", key, quote(val))
 		}
 		r.Dir = map[string]Direction{"to-server": ToServer, "to-host": ToHost}[val]
 	case "method":
-		r.Method = val
+		r.Method, p = value()
 	case "tool":
-		r.Tool = val
+		r.Tool, p = value()
 	case "id":
 		if val == "" {
-			return "id=: want an id (7, or \"7\" for a string id)"
+			return bad("id=: want an id (7, or \"7\" for a string id)")
 		}
-		r.ID = val
+		r.ID, p = value()
 	case "every":
-		r.Every, err = num(1)
+		r.Every, p = num(1, MaxCount, "")
 	case "after":
-		r.After, err = num(0)
+		r.After, p = num(0, MaxCount, "")
 	case "max":
-		r.Max, err = num(1)
+		r.Max, p = num(1, MaxCount, "")
 	case "p":
-		p, e := strconv.ParseFloat(val, 64)
-		if e != nil || !(p > 0 && p <= 1) {
-			return fmt.Sprintf("p=%q: want a probability in (0, 1]", val)
+		v, e := strconv.ParseFloat(val, 64)
+		if e != nil || !(v > 0 && v <= 1) {
+			return bad("p=%s: want a probability in (0, 1]", quote(val))
 		}
-		r.P, r.pSet = p, true
+		r.P, r.pSet = v, true
 	case "ms":
 		lo, hi, isRange := strings.Cut(val, "-")
 		a, e1 := strconv.Atoi(lo)
-		b, e2 := a, error(nil)
+		b, e2 := a, e1
 		if isRange {
 			b, e2 = strconv.Atoi(hi)
 		}
-		if e1 != nil || e2 != nil || a < 0 || b < a || b > 3600_000 {
-			return fmt.Sprintf("ms=%q: want milliseconds N or a range LO-HI (at most 3600000)", val)
+		if errors.Is(e1, strconv.ErrRange) && a > 0 || errors.Is(e2, strconv.ErrRange) && b > 0 || e1 == nil && e2 == nil && max(a, b) > MaxMS {
+			return over(key, val, MaxMS, "(1h)")
+		}
+		if e1 != nil || e2 != nil || a < 0 || b < a {
+			return bad("ms=%s: want milliseconds N or a range LO-HI (at most %d)", quote(val), MaxMS)
 		}
 		r.MinMS, r.MaxMS = a, b
 	case "n":
-		r.Times, err = num(1)
+		r.Times, p = num(1, MaxCopies, "copies")
 	case "how":
 		switch val {
 		case HowTruncate, HowBreakJSON, HowStringID, HowResultAndError:
 			r.How = val
 		default:
-			return fmt.Sprintf("how=%q: want truncate, break-json, string-id or result-and-error", val)
+			return bad("how=%s: want truncate, break-json, string-id or result-and-error", quote(val))
 		}
 	case "code":
 		c, e := strconv.ParseInt(val, 10, 64)
+		if errors.Is(e, strconv.ErrRange) || e == nil && (c > MaxCode || c < -MaxCode) {
+			return over(key, val, "±9007199254740991 (2^53-1)", "")
+		}
 		if e != nil {
-			return fmt.Sprintf("code=%q: want an integer", val)
+			return bad("code=%s: want an integer", quote(val))
 		}
 		r.Code = c
 	case "message":
+		if len(val) > MaxTextBytes {
+			return over(key, val, MaxTextBytes, "bytes")
+		}
 		r.Message = val
 	case "text":
+		if len(val) > MaxTextBytes {
+			return over(key, val, MaxTextBytes, "bytes")
+		}
 		r.Text2 = val
 	case "during":
 		a, b, ok := strings.Cut(val, "-")
 		from, e1 := time.ParseDuration(a)
 		to, e2 := time.ParseDuration(b)
+		if ok && e1 == nil && e2 == nil && from >= 0 && (from > MaxDuring || to > MaxDuring) {
+			return over(key, val, "8784h (366 days)", "from the session's start")
+		}
 		if !ok || e1 != nil || e2 != nil || from < 0 || to <= from {
-			return fmt.Sprintf("during=%q: want a window FROM-TO from the session's start, e.g. 5s-30s", val)
+			return bad("during=%s: want a window FROM-TO from the session's start, e.g. 5s-30s", quote(val))
 		}
 		r.From, r.To, r.during = from, to, true
 	case "window":
-		r.Window, err = num(2)
+		r.Window, p = num(2, MaxWindow, "frames")
 	case "order":
 		if val != "reverse" && val != "random" {
-			return fmt.Sprintf("order=%q: want reverse or random", val)
+			return bad("order=%s: want reverse or random", quote(val))
 		}
 		r.Shuffle = val == "random"
 	default:
-		return fmt.Sprintf("unknown option %q", key)
+		return bad("unknown option %s", quote(key))
 	}
-	return err
+	return p
 }
 
 // check holds the options to the action.
@@ -336,6 +406,17 @@ func (r *Rule) check(seen map[string]bool) string {
 	return ""
 }
 
+// tooMany is the error of rule n (text) when n is past MaxRules.
+func tooMany(text string, n int) error {
+	if n <= MaxRules {
+		return nil
+	}
+	if len(text) > 64 {
+		text = text[:64] + "…"
+	}
+	return &ParseError{Rule: text, Pos: 1, Msg: fmt.Sprintf("rule %d: over the limit of %d rules (docs/chaos.md, \"Limits\")", n, MaxRules), Err: ErrLimit}
+}
+
 // ParseFile parses the rules of a --faults file: one a line, blank lines
 // and lines starting with '#' skipped. first is the number of the first
 // rule (rules given with --fault before it). name is the file's name, for
@@ -350,6 +431,9 @@ func ParseFile(r io.Reader, name string, first int) ([]*Rule, error) {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
+		}
+		if err := tooMany(text, first+len(rules)); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		rule, err := Parse(text, first+len(rules))
 		if err != nil {
@@ -371,6 +455,9 @@ func ParseFile(r io.Reader, name string, first int) ([]*Rule, error) {
 func Load(texts []string, file string, seed uint64, seedSet bool) (*Engine, error) {
 	var rules []*Rule
 	for _, text := range texts {
+		if err := tooMany(text, len(rules)+1); err != nil {
+			return nil, err
+		}
 		r, err := Parse(text, len(rules)+1)
 		if err != nil {
 			return nil, err

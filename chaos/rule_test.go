@@ -2,6 +2,9 @@ package chaos
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -111,4 +114,81 @@ func FuzzParse(f *testing.F) {
 		e.Apply(ToHost, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 		e.Apply(ToServer, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`))
 	})
+}
+
+// TestParseLimits: every numeric value of every action is bounded when the
+// rule is parsed (docs/chaos.md, "Limits"): one past the limit is a
+// *ParseError matching ErrLimit that names the rule, the value and the
+// limit, at the value's position; the limit itself parses. Before the
+// limits, duplicate:n=1000000000 was taken, and the tap built 2.8 GB.
+func TestParseLimits(t *testing.T) {
+	long := strings.Repeat("x", MaxValueBytes+1)
+	text := strings.Repeat("t", MaxTextBytes+1)
+	for _, tc := range []struct {
+		ok, over string // the limit, and one past it
+		pos      int    // where over goes wrong
+		limit    string
+	}{
+		{"duplicate:n=1000", "duplicate:n=1001", 13, "1000 copies"},
+		{"duplicate:n=1000", "duplicate:n=1000000000", 13, "1000 copies"},
+		{"duplicate:n=1000", "duplicate:n=99999999999999999999999", 13, "1000 copies"},
+		{"duplicate:ms=3600000", "duplicate:ms=3600001", 14, "3600000"},
+		{"delay:ms=3600000", "delay:ms=3600001", 10, "3600000"},
+		{"delay:ms=1-3600000", "delay:ms=1-3600001", 10, "3600000"},
+		{"delay:ms=1-3600000", "delay:ms=1-99999999999999999999", 10, "3600000"},
+		{"stall:ms=3600000", "stall:ms=3600001", 10, "3600000"},
+		{"reorder:ms=3600000", "reorder:ms=3600001", 12, "3600000"},
+		{"reorder:window=1000", "reorder:window=1001", 16, "1000 frames"},
+		{"drop:every=1000000000", "drop:every=1000000001", 12, "1000000000"},
+		{"drop:after=1000000000", "drop:after=1000000001", 12, "1000000000"},
+		{"drop:max=1000000000", "drop:max=1000000001", 10, "1000000000"},
+		{"drop:during=1s-8784h", "drop:during=1s-8785h", 13, "8784h"},
+		{"error:code=9007199254740991", "error:code=9007199254740992", 12, "2^53-1"},
+		{"error:code=-9007199254740991", "error:code=-9007199254740992", 12, "2^53-1"},
+		{"error:code=1", "error:code=99999999999999999999", 12, "2^53-1"},
+		{"drop:method=" + long[1:], "drop:method=" + long, 13, "256 bytes"},
+		{"drop:tool=" + long[1:], "drop:tool=" + long, 11, "256 bytes"},
+		{"drop:id=" + long[1:], "drop:id=" + long, 9, "256 bytes"},
+		{"noise:text=" + text[1:], "noise:text=" + text, 12, "1024 bytes"},
+		{"stderr:text=" + text[1:], "stderr:text=" + text, 13, "1024 bytes"},
+		{"error:message=" + text[1:], "error:message=" + text, 15, "1024 bytes"},
+		{"drop:" + strings.Repeat(" ", MaxRuleBytes-13) + "method=x", "drop:" + strings.Repeat(" ", MaxRuleBytes-12) + "method=x", MaxRuleBytes + 1, "4096"},
+	} {
+		if _, err := Parse(tc.ok, 1); err != nil {
+			t.Errorf("%.40s: %v, want it taken", tc.ok, err)
+		}
+		_, err := Parse(tc.over, 1)
+		var pe *ParseError
+		if !errors.As(err, &pe) || !errors.Is(err, ErrLimit) {
+			t.Errorf("%.40s: %v, want a ParseError over the limit", tc.over, err)
+			continue
+		}
+		if pe.Pos != tc.pos || !strings.Contains(pe.Msg, "over the limit of") || !strings.Contains(pe.Msg, tc.limit) || !strings.Contains(err.Error(), tc.over[:min(len(tc.over), 40)]) {
+			t.Errorf("%.40s: %v (at %d), want at %d the limit %s", tc.over, err, pe.Pos, tc.pos, tc.limit)
+		}
+		if len(err.Error()) > len(pe.Rule)+2*MaxValueBytes+200 || len(pe.Rule) > MaxRuleBytes+4 {
+			t.Errorf("%.40s: an error of %d bytes", tc.over, len(err.Error()))
+		}
+	}
+	// A malformed value is not over a limit.
+	if _, err := Parse("duplicate:n=lots", 1); err == nil || errors.Is(err, ErrLimit) {
+		t.Errorf("n=lots: %v", err)
+	}
+	// The number of rules: 256 taken, the 257th refused (flags and file
+	// together), with the file's line.
+	texts := make([]string, MaxRules)
+	for i := range texts {
+		texts[i] = "drop:id=" + fmt.Sprint(i)
+	}
+	if e, err := Load(texts, "", 1, true); err != nil || len(e.Rules()) != MaxRules {
+		t.Fatalf("%d rules: %v", MaxRules, err)
+	}
+	if _, err := Load(append(texts, "drop"), "", 1, true); !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "rule 257: over the limit of 256 rules") {
+		t.Errorf("257 rules: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "rules")
+	os.WriteFile(file, []byte("# more\ndrop\n"), 0o600)
+	if _, err := Load(texts, file, 1, true); !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), file+":2:") {
+		t.Errorf("257 rules with a file: %v", err)
+	}
 }

@@ -3,6 +3,7 @@ package tap
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net/http"
@@ -42,20 +43,66 @@ type httpFaults struct {
 	done <-chan struct{} // the proxy is closing
 
 	mu     sync.Mutex
-	closed map[string]int // Mcp-Session-Id → the close rule that ended it
-	gate   time.Time      // a stall: nothing goes to the server before it
+	closed map[[sha256.Size]byte]int // Mcp-Session-Id's hash → the close rule that ended it
+	order  [][sha256.Size]byte       // closed's keys, oldest first
+	gate   time.Time                 // a stall: nothing goes to the server before it
 	held   map[*chaos.Rule]*httpHold
+	// What the reorder rules hold (the answers' bytes), and what copies
+	// sent later hold: bounded as on stdio (chaos.MaxHeldBytes,
+	// chaos.MaxLaterBytes).
+	heldBytes, laterBytes int
 }
 
+// maxClosed is how many sessions a close rule ended are remembered (the
+// oldest is forgotten first: its later requests go to the server again).
+const maxClosed = 4096
+
 // httpHold is what one reorder rule holds over HTTP: the answers waiting,
-// each released by closing its channel.
+// each released by closing its channel, and their bytes.
 type httpHold struct {
 	waiters []chan struct{}
+	bytes   int
 	timer   *time.Timer
 }
 
 func newHTTPFaults(e *chaos.Engine, p *Proxy) *httpFaults {
-	return &httpFaults{e: e, p: p, done: p.closed, closed: map[string]int{}, held: map[*chaos.Rule]*httpHold{}}
+	return &httpFaults{e: e, p: p, done: p.closed, closed: map[[sha256.Size]byte]int{}, held: map[*chaos.Rule]*httpHold{}}
+}
+
+// reserveLater takes n bytes of what copies sent later may hold; false
+// (and a note) when they hold too much already.
+func (f *httpFaults) reserveLater(ex *exchange, eff chaos.Effect, n int) bool {
+	f.mu.Lock()
+	ok := f.laterBytes+n <= chaos.MaxLaterBytes
+	if ok {
+		f.laterBytes += n
+	}
+	held := f.laterBytes
+	f.mu.Unlock()
+	if !ok && eff.LaterRule != nil {
+		r := eff.LaterRule
+		f.fault(ex, chaos.Note{Text: fmt.Sprintf("fault rule %d (%s) did not send %d later cop(ies): the copies waiting hold %d bytes, at most %d (docs/chaos.md, \"Limits\")", r.N, r.Text, len(eff.Later), held, chaos.MaxLaterBytes), Rule: r.N, Action: r.Action})
+	}
+	return ok
+}
+
+func (f *httpFaults) releaseLater(n int) {
+	f.mu.Lock()
+	f.laterBytes -= n
+	f.mu.Unlock()
+}
+
+// size is what lines hold in memory: the distinct ones (a copy is the line
+// itself).
+func size(lines [][]byte) int {
+	n := 0
+	for i, l := range lines {
+		if i > 0 && len(l) == len(lines[i-1]) && (len(l) == 0 || &l[0] == &lines[i-1][0]) {
+			continue
+		}
+		n += len(l)
+	}
+	return n
 }
 
 // note records what a rule did (and, for the tap's user, nothing else:
@@ -99,16 +146,26 @@ func (f *httpFaults) sleep(ctx context.Context, d time.Duration) bool {
 
 // sessionClosed reports the close rule that ended r's session (0: none).
 func (f *httpFaults) sessionClosed(r *http.Request) int {
-	sid := r.Header.Get("Mcp-Session-Id")
+	sid := sha256.Sum256([]byte(r.Header.Get("Mcp-Session-Id")))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.closed[sid]
 }
 
+// closeSession remembers that rule closed session sid, by its hash (an id
+// is as long as the host makes it), the newest maxClosed of them.
 func (f *httpFaults) closeSession(sid string, rule int) {
+	k := sha256.Sum256([]byte(sid))
 	f.mu.Lock()
-	f.closed[sid] = rule
-	f.mu.Unlock()
+	defer f.mu.Unlock()
+	if _, ok := f.closed[k]; !ok {
+		f.order = append(f.order, k)
+	}
+	f.closed[k] = rule
+	if len(f.order) > maxClosed {
+		delete(f.closed, f.order[0])
+		f.order = f.order[1:]
+	}
 }
 
 // request applies the rules to a POST's body on its way to the server. It
@@ -176,13 +233,32 @@ func (f *httpFaults) request(w http.ResponseWriter, r *http.Request, ex *exchang
 		return true
 	}
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(eff.Lines[0])), int64(len(eff.Lines[0]))
-	for _, l := range eff.Lines[1:] {
-		go f.post(r, ex, l, 0)
+	// The copies go one after another, from one goroutine (up to
+	// chaos.MaxCopies of them: not as many connections at once).
+	if len(eff.Lines) > 1 {
+		go f.postAll(r, ex, eff.Lines[1:], 0, 0)
 	}
-	for _, l := range eff.Later {
-		go f.post(r, ex, l, eff.LaterBy)
+	if n := size(eff.Later); len(eff.Later) > 0 && f.reserveLater(ex, eff, n) {
+		go f.postAll(r, ex, eff.Later, eff.LaterBy, n)
 	}
 	return false
+}
+
+// postAll posts bodies to the server one after another, after d; held is
+// what they hold of the copies sent later (let go when done).
+func (f *httpFaults) postAll(r *http.Request, ex *exchange, bodies [][]byte, d time.Duration, held int) {
+	defer f.releaseLater(held)
+	if !f.sleep(context.Background(), d) {
+		return
+	}
+	for _, b := range bodies {
+		select {
+		case <-f.done:
+			return
+		default:
+		}
+		f.post(r, ex, b, 0)
+	}
 }
 
 // dropped answers a POST whose message the rules dropped: a request's
@@ -288,7 +364,9 @@ func (f *httpFaults) post(r *http.Request, ex *exchange, body []byte, d time.Dur
 
 // hold waits for r's turn among the answers r holds; it reports false when
 // the host went away or the tap stopped first.
-func (f *httpFaults) hold(ctx context.Context, ex *exchange, r *chaos.Rule) bool {
+// n is what the answer holds: past chaos.MaxHeldBytes for all the rules,
+// r's answers are released at once.
+func (f *httpFaults) hold(ctx context.Context, ex *exchange, r *chaos.Rule, n int) bool {
 	me := make(chan struct{})
 	f.mu.Lock()
 	h := f.held[r]
@@ -298,7 +376,9 @@ func (f *httpFaults) hold(ctx context.Context, ex *exchange, r *chaos.Rule) bool
 		h.timer = time.AfterFunc(time.Duration(r.MinMS)*time.Millisecond, func() { f.release(r, h, ex) })
 	}
 	h.waiters = append(h.waiters, me)
-	full := len(h.waiters) >= r.Window
+	h.bytes += n
+	f.heldBytes += n
+	full := len(h.waiters) >= r.Window || f.heldBytes > chaos.MaxHeldBytes
 	f.mu.Unlock()
 	if full {
 		go f.release(r, h, ex)
@@ -320,6 +400,7 @@ func (f *httpFaults) release(r *chaos.Rule, h *httpHold, ex *exchange) {
 		return
 	}
 	delete(f.held, r)
+	f.heldBytes -= h.bytes
 	h.timer.Stop()
 	f.mu.Unlock()
 	frames := make([][][]byte, len(h.waiters))
@@ -392,7 +473,7 @@ func (f *httpFaults) jsonResponse(resp *http.Response, ex *exchange, ctx context
 		return errDropped
 	}
 	if eff.Hold != nil {
-		if !f.hold(ctx, ex, eff.Hold) {
+		if !f.hold(ctx, ex, eff.Hold, size(eff.Lines)) {
 			return errDropped
 		}
 	}
@@ -411,31 +492,41 @@ func (f *httpFaults) jsonResponse(resp *http.Response, ex *exchange, ctx context
 		return nil
 	}
 	// Several messages (or noise) cannot be one JSON body: they go as an
-	// SSE stream, which a host must accept for a POST's answer.
-	var out bytes.Buffer
-	for _, l := range lines {
-		writeEvent(&out, nil, l)
-	}
+	// SSE stream, which a host must accept for a POST's answer, written
+	// one event after another as the host reads them (never all built at
+	// once: up to chaos.MaxCopies copies).
 	resp.Header.Set("Content-Type", "text/event-stream")
 	resp.Header.Del("Content-Length")
 	resp.ContentLength = -1
-	if len(eff.Later) == 0 {
-		resp.Body = io.NopCloser(&out)
-		return nil
+	later := len(eff.Later) > 0
+	held := size(eff.Later)
+	if later && !f.reserveLater(ex, eff, held) {
+		later, held = false, 0
 	}
 	pr, pw := io.Pipe()
 	go func() {
-		pw.Write(out.Bytes())
-		if f.sleep(ctx, eff.LaterBy) {
-			var later bytes.Buffer
-			for _, l := range eff.Later {
-				writeEvent(&later, nil, l)
-			}
-			pw.Write(later.Bytes())
+		defer f.releaseLater(held)
+		write := func(b []byte) error { _, err := pw.Write(b); return err }
+		if writeEvents(write, nil, lines) == nil && later && f.sleep(ctx, eff.LaterBy) {
+			writeEvents(write, nil, eff.Later)
 		}
 		pw.Close()
 	}()
 	resp.Body = pr
+	return nil
+}
+
+// writeEvents writes each of lines as an SSE event with fields, one
+// event a write, through one buffer.
+func writeEvents(write func([]byte) error, fields [][]byte, lines [][]byte) error {
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.Reset()
+		writeEvent(&b, fields, l)
+		if err := write(b.Bytes()); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -519,40 +610,43 @@ func (f *httpFaults) sseEvent(ctx context.Context, ex *exchange, req *http.Reque
 	if !f.sleep(ctx, eff.Delay) {
 		return nil, true
 	}
-	if eff.Hold != nil && !f.hold(ctx, ex, eff.Hold) {
+	if eff.Hold != nil && !f.hold(ctx, ex, eff.Hold, size(eff.Lines)) {
 		return nil, true
 	}
 	if eff.Close != nil {
 		return nil, true
 	}
-	var out bytes.Buffer
-	for _, l := range *noise {
-		writeEvent(&out, nil, l)
-	}
+	// One event a write: the copies (up to chaos.MaxCopies) are never
+	// built at once.
+	lines := append(append([][]byte(nil), *noise...), eff.ToHost...)
 	*noise = nil
-	for _, l := range eff.ToHost {
-		writeEvent(&out, nil, l)
+	if writeEvents(write, nil, lines) != nil || writeEvents(write, fields, eff.Lines) != nil {
+		return nil, true
 	}
-	for _, l := range eff.Lines {
-		writeEvent(&out, fields, l)
-	}
-	if len(eff.Later) > 0 {
-		var later bytes.Buffer
-		for _, l := range eff.Later {
-			writeEvent(&later, fields, l)
+	if held := size(eff.Later); len(eff.Later) > 0 && f.reserveLater(ex, eff, held) {
+		later := make([][]byte, len(eff.Later))
+		for i, l := range eff.Later { // the event's bytes are reused: copied, each distinct one once
+			if i > 0 && len(l) == len(eff.Later[i-1]) && (len(l) == 0 || &l[0] == &eff.Later[i-1][0]) {
+				later[i] = later[i-1]
+				continue
+			}
+			later[i] = append([]byte(nil), l...)
 		}
-		time.AfterFunc(eff.LaterBy, func() { write(later.Bytes()) })
-	}
-	if eff.Stall > 0 {
-		if err := write(out.Bytes()); err != nil {
-			return nil, true
+		fieldsCopy := make([][]byte, len(fields))
+		for i, l := range fields {
+			fieldsCopy[i] = append([]byte(nil), l...)
 		}
-		out.Reset()
-		if !f.sleep(ctx, eff.Stall) {
-			return nil, true
-		}
+		go func() {
+			defer f.releaseLater(held)
+			if f.sleep(ctx, eff.LaterBy) {
+				writeEvents(write, fieldsCopy, later)
+			}
+		}()
 	}
-	return out.Bytes(), false
+	if eff.Stall > 0 && !f.sleep(ctx, eff.Stall) {
+		return nil, true
+	}
+	return nil, false
 }
 
 // splitEvent parses an SSE event into its lines other than data (id,

@@ -226,9 +226,13 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 	select {
 	case <-drained:
 	case <-time.After(opts.KillAfter):
-		// Something outside the server's reach still holds a pipe.
+		// Something outside the server's reach still holds a pipe, or a
+		// fault rule still holds a frame (a delay): both end now.
 		p.Stdout.Close()
 		p.Stderr.Close()
+		if t.pipe != nil {
+			t.pipe.Close()
+		}
 		<-drained
 	}
 	p.Stdout.Close()

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sonde-mcp/sonde/internal/loopback"
 	"github.com/sonde-mcp/sonde/jsonrpc"
@@ -22,6 +23,15 @@ import (
 
 // SessionHeader is the Streamable HTTP session header.
 const SessionHeader = "Mcp-Session-Id"
+
+// MaxSessions is how many client sessions a Handler keeps at once: the
+// session past it ends the oldest (as a DELETE would), and the log says
+// so. A client that never ends its session costs no more than that.
+const MaxSessions = 256
+
+// maxStreamBytes is what may wait on one stream for its reader, besides
+// its 256 lines: a line past it is lost, as when the lines are 256.
+const maxStreamBytes = 16 << 20
 
 // Handler serves a script over HTTP: Streamable HTTP on every path but
 // /sse and /message, and the legacy HTTP+SSE transport on those two. Each
@@ -36,6 +46,7 @@ type Handler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+	made     uint64     // sessions made so far (each one's seq)
 	sharedMu sync.Mutex // one shared session is made at a time
 	wg       sync.WaitGroup
 }
@@ -73,6 +84,7 @@ func (h *Handler) Close() {
 // session's router (its Write).
 type httpSession struct {
 	id     string
+	seq    uint64         // the order it was made in (the oldest ends first)
 	legacy bool           // HTTP+SSE: every line goes to the GET stream
 	in     *io.PipeWriter // the mock's input; closing it ends the mock
 	to     io.Writer      // where a client's message goes: in, or Options.Wrap's writer
@@ -87,21 +99,35 @@ type httpSession struct {
 	inMu    sync.Mutex         // one message into in at a time
 }
 
-// stream is where the lines for one HTTP response go.
+// stream is where the lines for one HTTP response go: at most 256 writes
+// and maxStreamBytes wait for its reader.
 type stream struct {
-	ch chan []byte
+	ch    chan []byte
+	bytes atomic.Int64 // what waits in ch
 }
 
 func newStream() *stream { return &stream{ch: make(chan []byte, 256)} }
 
 // send queues a line; a stream whose reader is too slow loses it.
 func (st *stream) send(line []byte) bool {
+	if st.bytes.Add(int64(len(line))) > maxStreamBytes {
+		st.bytes.Add(-int64(len(line)))
+		return false
+	}
 	select {
 	case st.ch <- line:
 		return true
 	default:
+		st.bytes.Add(-int64(len(line)))
 		return false
 	}
+}
+
+// take is what the reader does with each line it gets from ch: it no
+// longer waits.
+func (st *stream) take(lines []byte) []byte {
+	st.bytes.Add(-int64(len(lines)))
+	return lines
 }
 
 // newSession starts a mock for one client, under a new random id (shared:
@@ -121,8 +147,23 @@ func (h *Handler) newSession(legacy, shared bool) *httpSession {
 		s.to, out, unwrap = h.o.Wrap(pw, s)
 	}
 	h.mu.Lock()
+	h.made++
+	s.seq = h.made
 	h.sessions[s.id] = s
+	var oldest *httpSession
+	if len(h.sessions) > MaxSessions {
+		for _, o := range h.sessions {
+			if o != s && (oldest == nil || o.seq < oldest.seq) {
+				oldest = o
+			}
+		}
+		delete(h.sessions, oldest.id)
+	}
 	h.mu.Unlock()
+	if oldest != nil {
+		fmt.Fprintf(h.o.Log, "sonde replay: %d sessions open, the most kept: ended the oldest session %s\n", MaxSessions+1, oldest.id)
+		oldest.in.Close()
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -152,7 +193,8 @@ func (h *Handler) newSession(legacy, shared bool) *httpSession {
 //
 // Several lines in one Write (what a fault rule made of one line: copies,
 // noise before it) travel together, routed by the last one, and reach the
-// client in one write: a copy of an answer comes before its stream ends.
+// client in one write (up to 1 MiB of them: chaos writes more in batches):
+// a copy of an answer comes before its stream ends.
 func (s *httpSession) Write(p []byte) (int, error) {
 	lines := bytes.TrimRight(p, "\r\n")
 	line := lines[bytes.LastIndexByte(lines, '\n')+1:]
@@ -232,7 +274,7 @@ func (s *httpSession) deliver(body []byte) error {
 // ServeHTTP answers one HTTP request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.o.LoopbackOnly && (!loopback.Host(r.Host) || !loopbackOrigin(r.Header.Get("Origin"))) {
-		fmt.Fprintf(h.o.Log, "sonde replay: refused a request with Host %q, Origin %q: not loopback (DNS rebinding?)\n", r.Host, r.Header.Get("Origin"))
+		fmt.Fprintf(h.o.Log, "sonde replay: refused a request with Host %.200q, Origin %.200q: not loopback (DNS rebinding?)\n", r.Host, r.Header.Get("Origin"))
 		http.Error(w, "sonde replay: Host and Origin must be loopback", http.StatusForbidden)
 		return
 	}
@@ -383,6 +425,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case lines := <-st.ch:
+			lines = st.take(lines)
 			final := false
 			for line := range bytes.SplitSeq(lines, []byte("\n")) {
 				m, _ := jsonrpc.Decode(line)
@@ -484,7 +527,7 @@ func (h *Handler) pump(w http.ResponseWriter, r *http.Request, s *httpSession, f
 	for {
 		select {
 		case lines := <-st.ch:
-			writeEvents(w, lines)
+			writeEvents(w, st.take(lines))
 			if flusher != nil {
 				flusher.Flush()
 			}

@@ -200,7 +200,7 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 	f.StringVar(&o.Listen, "listen", "", "HTTP tap: listen on ADDR (host:port, or a port alone for 127.0.0.1:PORT; loopback unless --allow-remote) as a reverse proxy to --target")
 	f.StringVar(&o.Target, "target", "", "HTTP tap: the server's URL (Streamable HTTP endpoint, or legacy SSE URL)")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "HTTP tap: allow a --listen address that is not loopback, and requests whose Host is not loopback")
-	f.StringArrayVar(&o.Faults, "fault", nil, "inject a fault, RULE = action:match,options, e.g. drop:to-host,kind=response,every=3 (repeatable; docs/chaos.md)")
+	f.StringArrayVar(&o.Faults, "fault", nil, "inject a fault, RULE = action:match,options, e.g. drop:to-host,kind=response,every=3 (repeatable; each value has a limit, e.g. n= 1000 copies, ms= 1h: docs/chaos.md)")
 	f.StringVar(&o.FaultsFile, "faults", "", "read fault rules from FILE, one a line ('#' starts a comment)")
 	f.Uint64Var(&o.Seed, "seed", 0, "the seed of the fault rules' draws (p=, ms=LO-HI); default: a new one each run, written in the recording")
 	o.OTLP.Register(f)
