@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -66,15 +65,19 @@ config list shows them). A name found in the files of several hosts needs --host
 The file is edited as text: only the "command" value and the start of the "args" array
 change, so comments (VS Code and Cursor read JSONC), key order and layout are kept. Before
 a file is written, a copy is made next to it: FILE.sonde-backup, or, when that exists,
-FILE.sonde-backup-TIME (a backup is never overwritten); the file keeps its mode, and is
-replaced at once (a host never reads half of it). A file that changed while sonde was
-editing it is left alone. --dry-run prints the change and writes nothing. Quit the host
-before, or restart it after: a host reads its config when it starts (and Claude Code
-rewrites ~/.claude.json while it runs).
+FILE.sonde-backup-TIME (a backup is never overwritten, and is written whole, synced and
+read back before the file is touched); the file keeps its mode, owner and group (sudo sonde
+wrap leaves it its user's), and is replaced at once (a host never reads half of it). A file
+that is read-only (mode 0444) or that this user may not write is refused before anything is
+written (CONFIG_READ_ONLY; chmod u+w FILE if you do want it edited), and so is a file that
+changed while sonde was editing it (CONFIG_CHANGED). A write that fails (a full disk:
+CONFIG_WRITE, CONFIG_BACKUP) leaves the folder as it was. --dry-run prints the change and
+writes nothing. Quit the host before, or restart it after: a host reads its config when it
+starts (and Claude Code rewrites ~/.claude.json while it runs).
 
 Exit status: 0 when every entry asked for is as wanted (changed, or already so); 2 for a
-usage error, a file that cannot be read, parsed or written, or an entry asked for by name
-that cannot be changed.`
+usage error, a file that cannot be read, parsed or written (sonde: CODE: FILE: ...; nothing
+was written), or an entry asked for by name that cannot be changed.`
 
 // NewCmdWrap is `sonde wrap`.
 func NewCmdWrap(env *cmdutil.Env) *cobra.Command {
@@ -244,8 +247,13 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 		}
 	}
 
-	failed := false
-	changedAny := false
+	type edited struct {
+		loaded
+		out     []byte
+		changes []hostconfig.WrapChange
+		cf      configFile
+	}
+	var edits []edited
 	for _, f := range files {
 		ho := hostconfig.WrapOptions{Sonde: sonde, All: o.All, Project: h.Project}
 		if !o.All {
@@ -270,25 +278,45 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 			fmt.Fprintf(env.Err, "sonde: skipping %s: %s\n", f.path, textfmt.Escape(err.Error()))
 			continue
 		}
-		if len(changes) == 0 {
-			continue
+		if len(changes) > 0 {
+			edits = append(edits, edited{loaded: f, out: out, changes: changes})
 		}
+	}
+	// Every file to be replaced is checked before any is written: one that
+	// may not be replaced (read-only, another owner) stops the run with
+	// nothing written.
+	if !o.DryRun {
+		for i, e := range edits {
+			if bytes.Equal(e.out, e.b) {
+				continue
+			}
+			cf, err := checkConfig(e.path, verb)
+			if err != nil {
+				return cmdutil.Usagef(err.Error())
+			}
+			edits[i].cf = cf
+		}
+	}
+
+	failed := false
+	changedAny := false
+	for _, f := range edits {
 		fmt.Fprintf(env.Out, "%s (%s · %s)\n", f.path, f.host, f.scope)
-		for _, c := range changes {
+		for _, c := range f.changes {
 			if printChange(env.Out, c, o.DryRun, unwrap) && !o.All {
 				failed = true
 			}
 		}
-		if bytes.Equal(out, f.b) {
+		if bytes.Equal(f.out, f.b) {
 			continue
 		}
 		changedAny = true
 		if o.DryRun {
 			continue
 		}
-		backup, err := writeConfig(f.path, f.b, out)
+		backup, err := writeConfig(f.cf, f.b, f.out)
 		if err != nil {
-			return cmdutil.Usagef(fmt.Sprintf("%s: %v", f.path, err))
+			return cmdutil.Usagef(err.Error())
 		}
 		fmt.Fprintf(env.Out, "  backup: %s\n", backup)
 	}
@@ -447,84 +475,4 @@ func selfPath() (string, error) {
 		}
 	}
 	return filepath.Abs(exe)
-}
-
-// writeConfig replaces the file at path, whose contents were old, with
-// data: a backup of old first (FILE.sonde-backup, or FILE.sonde-backup-TIME
-// when that exists), then a new file of the same mode renamed over the
-// real file (a symlink is followed). It refuses when the file changed
-// since it was read. It returns the backup's path.
-func writeConfig(path string, old, data []byte) (string, error) {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return "", err
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return "", err
-	}
-	mode := st.Mode().Perm()
-	backup, err := writeBackup(path, old, mode)
-	if err != nil {
-		return "", fmt.Errorf("backup: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".sonde-*")
-	if err != nil {
-		return backup, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(mode); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return backup, err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return backup, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return backup, err
-	}
-	if err := tmp.Close(); err != nil {
-		return backup, err
-	}
-	now, err := os.ReadFile(real)
-	if err != nil {
-		return backup, err
-	}
-	if !bytes.Equal(now, old) {
-		return backup, errors.New("the file changed while sonde was editing it; nothing was written (try again)")
-	}
-	if err := os.Rename(tmp.Name(), real); err != nil {
-		return backup, err
-	}
-	done = true
-	return backup, nil
-}
-
-// writeBackup writes old to a new file next to path.
-func writeBackup(path string, old []byte, mode fs.FileMode) (string, error) {
-	name := path + ".sonde-backup"
-	stamp := time.Now().UTC().Format("20060102-150405")
-	for i := 0; ; i++ {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-		if errors.Is(err, fs.ErrExist) && i < 100 {
-			name = path + ".sonde-backup-" + stamp
-			if i > 0 {
-				name += fmt.Sprintf("-%d", i)
-			}
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if _, err := f.Write(old); err != nil {
-			f.Close()
-			return "", err
-		}
-		return name, f.Close()
-	}
 }
