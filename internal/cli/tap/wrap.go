@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sonde-mcp/sonde/hostconfig"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
@@ -31,6 +32,9 @@ type WrapOptions struct {
 	// Sonde is the command a wrapped entry launches; "" is this sonde
 	// (os.Executable, or the sonde on the PATH when it is the same file).
 	Sonde string
+	// TapFlags are sonde tap's flags, for reading an entry's
+	// (hostconfig.WrapOptions.TapFlags); nil: those of NewCmdTap.
+	TapFlags map[string]bool
 }
 
 // hostFlags are the names --host takes.
@@ -87,18 +91,21 @@ func NewCmdWrap(env *cmdutil.Env) *cobra.Command {
 		Short: "Make a host launch its stdio servers through sonde tap (edits the host's config file)",
 		Long: `sonde wrap rewrites stdio entries of an MCP host's config file so that the host launches
 sonde tap in front of the server: the entry's "command" becomes sonde's absolute path, and
-"tap", "--label", NAME, "--" and the original command go in front of its "args":
+"tap", "--wrapped-by-sonde", "--label", NAME, "--" and the original command go in front of
+its "args":
 
   "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]
 becomes
   "command": "/usr/local/bin/sonde",
-  "args": ["tap", "--label", "github", "--", "npx", "-y", "@modelcontextprotocol/server-github"]
+  "args": ["tap", "--wrapped-by-sonde", "--label", "github", "--", "npx", "-y", "@modelcontextprotocol/server-github"]
 
-(an entry without "args" gets "args": ["tap", "--label=NAME", "--", COMMAND], so that unwrap
-removes it again). The server's env, cwd and the rest of the entry are untouched. Every
-session the host starts is then recorded in the sessions folder (sonde sessions lists them;
-see sonde tap --help). An entry that launches sonde tap already is left as it is. sonde
-unwrap gives back the original entries, byte for byte.
+(an entry without "args" gets "args": ["tap", "--wrapped-by-sonde", "--label=NAME", "--",
+COMMAND], so that unwrap removes it again). --wrapped-by-sonde is the mark by which sonde
+unwrap --all knows the entries sonde wrap wrote; sonde tap accepts it and does nothing else
+with it. The server's env, cwd and the rest of the entry are untouched. Every session the host
+starts is then recorded in the sessions folder (sonde sessions lists them; see sonde tap
+--help). An entry that launches sonde tap already (by hand too) is left as it is. sonde unwrap
+gives back the original entries, byte for byte.
 
 An entry of a server over HTTP (a URL) is not edited: sonde prints the sonde tap --listen
 command that would proxy it, and the URL to put in the entry instead; that is not automated.
@@ -109,6 +116,7 @@ command that would proxy it, and the URL to put in the entry instead; that is no
 ` + wrapHelpCommon,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.TapFlags = tapFlags(cmd, env)
 			return RunWrap(env, &o, false)
 		},
 	}
@@ -123,11 +131,16 @@ func NewCmdUnwrap(env *cmdutil.Env) *cobra.Command {
 		Use:   "unwrap [--config FILE | --host NAME] (--server NAME | --all) [--dry-run]",
 		Short: "Give back the host config entries sonde wrap changed",
 		Long: `sonde unwrap undoes sonde wrap: an entry whose command is sonde and whose args start with
-"tap" and hold "--" gets back the command after "--" as its command and what follows as
-its args (the tap's flags are dropped); the "args" that sonde wrap added to an entry that had
-none is removed. After sonde wrap, the file is the same, byte for byte, as before it. An entry
-that does not launch sonde tap is left as it is. Entries wrapped by hand are unwrapped the
-same way.
+"tap" gets back, as its command and args, what follows the "--" that ends the tap's flags
+(found by reading the flags in order with their values, so a server named "--" is no
+trouble); the tap's flags are dropped, and the "args" that sonde wrap added to an entry that
+had none is removed. After sonde wrap, the file is the same, byte for byte, as before it. An
+entry that does not launch sonde tap is left as it is.
+
+--all unwraps only the entries sonde wrap wrote, those with --wrapped-by-sonde after "tap":
+an entry you pointed at sonde tap by hand is left as it is, and so is one that a sonde older
+than the mark wrapped; sonde names each and the command that unwraps it, --server NAME,
+which unwraps an entry whether or not it has the mark.
 
   sonde unwrap --host claude-desktop --server github
   sonde unwrap --all --dry-run
@@ -135,11 +148,36 @@ same way.
 ` + wrapHelpCommon,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.TapFlags = tapFlags(cmd, env)
 			return RunWrap(env, &o, true)
 		},
 	}
 	o.register(cmd)
 	return cmd
+}
+
+// tapFlags are the flags sonde tap takes, by name as written ("--record",
+// "-h"), true for one that takes a value: those of the tap command beside
+// cmd (with the root's persistent flags), or of a new one (cmd nil).
+func tapFlags(cmd *cobra.Command, env *cmdutil.Env) map[string]bool {
+	tc := NewCmdTap(env)
+	if cmd != nil {
+		if found, _, err := cmd.Root().Find([]string{"tap"}); err == nil && found != cmd.Root() && found.Name() == "tap" {
+			tc = found
+		}
+	}
+	tc.InitDefaultHelpFlag()
+	out := map[string]bool{}
+	add := func(f *pflag.Flag) {
+		takes := f.NoOptDefVal == ""
+		out["--"+f.Name] = takes
+		if f.Shorthand != "" {
+			out["-"+f.Shorthand] = takes
+		}
+	}
+	tc.Flags().VisitAll(add)
+	tc.InheritedFlags().VisitAll(add)
+	return out
 }
 
 func (o *WrapOptions) register(cmd *cobra.Command) {
@@ -247,6 +285,10 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 		}
 	}
 
+	flags := o.TapFlags
+	if flags == nil {
+		flags = tapFlags(nil, env)
+	}
 	type edited struct {
 		loaded
 		out     []byte
@@ -255,7 +297,7 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 	}
 	var edits []edited
 	for _, f := range files {
-		ho := hostconfig.WrapOptions{Sonde: sonde, All: o.All, Project: h.Project}
+		ho := hostconfig.WrapOptions{Sonde: sonde, All: o.All, Project: h.Project, TapFlags: flags}
 		if !o.All {
 			for _, n := range o.Servers {
 				if len(where[n]) > 0 && where[n][0] == f.path {
@@ -303,7 +345,7 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 	for _, f := range edits {
 		fmt.Fprintf(env.Out, "%s (%s · %s)\n", f.path, f.host, f.scope)
 		for _, c := range f.changes {
-			if printChange(env.Out, c, o.DryRun, unwrap) && !o.All {
+			if printChange(env.Out, c, f.path, o.DryRun, unwrap) && !o.All {
 				failed = true
 			}
 		}
@@ -342,7 +384,7 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 
 // printChange prints what happened to one entry; true when it could not
 // be changed.
-func printChange(w io.Writer, c hostconfig.WrapChange, dry, unwrap bool) bool {
+func printChange(w io.Writer, c hostconfig.WrapChange, file string, dry, unwrap bool) bool {
 	name := textfmt.Escape(fmt.Sprintf("%q", c.Server))
 	if c.Project != "" {
 		name += " (project " + textfmt.Escape(c.Project) + ")"
@@ -362,6 +404,9 @@ func printChange(w io.Writer, c hostconfig.WrapChange, dry, unwrap bool) bool {
 		}
 	case hostconfig.AlreadyWrapped, hostconfig.NotWrapped:
 		fmt.Fprintf(w, "  server %s: %s, left as it is\n", name, c.State)
+	case hostconfig.NotMarked:
+		fmt.Fprintf(w, "  server %s: launches sonde tap but has no %s marker (written by hand, or by an older sonde): left as it is; to unwrap it: sonde unwrap --config %s --server %s\n",
+			name, hostconfig.WrapMarker, textfmt.Escape(shellQuote(file)), textfmt.Escape(shellQuote(c.Server)))
 	case hostconfig.URLEntry:
 		u := textfmt.Escape(c.URL)
 		if unwrap {
