@@ -83,3 +83,58 @@ func TestWrapReadOnly(t *testing.T) {
 	// --dry-run writes nothing: it prints the change.
 	clitest.CheckRun(t, clitest.RunSonde(t, "", "unwrap", "--config", file, "--all", "--dry-run"), 0, "")
 }
+
+// TestWrapSymlink: a config that is a symlink (to a dotfiles folder, say)
+// stays one: wrap and unwrap replace the file it points to, with its mode,
+// by a new file renamed over it (another file afterwards: never written in
+// place, so a host reads the old bytes or the new), the link is left as it was, the backups go beside the link, and nothing
+// else is written in either folder.
+func TestWrapSymlink(t *testing.T) {
+	_, project := clitest.TempHostHome(t)
+	dots := t.TempDir()
+	target := filepath.Join(dots, "mcp.json")
+	orig := "{\"mcpServers\": {\"a\": {\"command\": \"npx\", \"args\": [\"srv\"]}}}\n"
+	if err := os.WriteFile(target, []byte(orig), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(target, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(project, "servers.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	check := func(when string, wantBackups int) {
+		t.Helper()
+		if to, err := os.Readlink(link); err != nil || to != target {
+			t.Errorf("%s: the link reads %q (%v), want %q", when, to, err, target)
+		}
+		if st, _ := os.Stat(target); st.Mode().Perm() != 0o640 {
+			t.Errorf("%s: the target's mode is %v", when, st.Mode())
+		}
+		if got := listDir(t, dots); len(got) != 1 {
+			t.Errorf("%s: the target's folder holds %v", when, got)
+		}
+		backups, _ := filepath.Glob(link + ".sonde-backup*")
+		if ents, _ := os.ReadDir(project); len(backups) != wantBackups || len(ents) != 1+wantBackups {
+			t.Errorf("%s: backups %v, the link's folder holds %d files", when, backups, len(ents))
+		}
+	}
+	first, _ := os.Stat(target)
+	clitest.CheckRun(t, clitest.RunSonde(t, "", "wrap", "--config", link, "--all", "--sonde", fakeSonde), 0, "")
+	if now, _ := os.Stat(target); os.SameFile(first, now) {
+		t.Error("the target was written in place, not replaced by a new file at once")
+	}
+	if b, _ := os.ReadFile(target); !strings.Contains(string(b), fakeSonde) {
+		t.Errorf("the target was not wrapped:\n%s", b)
+	}
+	if b, _ := os.ReadFile(link + ".sonde-backup"); string(b) != orig {
+		t.Errorf("backup %q", b)
+	}
+	check("after wrap", 1)
+	clitest.CheckRun(t, clitest.RunSonde(t, "", "unwrap", "--config", link, "--all"), 0, "")
+	if b, _ := os.ReadFile(target); string(b) != orig {
+		t.Errorf("after unwrap:\n%s", b)
+	}
+	check("after unwrap", 2)
+}
