@@ -120,7 +120,7 @@ func TestWrapAsAnotherUser(t *testing.T) {
 		mode     os.FileMode
 		want     string
 	}{
-		{"root's file", 0, 0, 0o644, "sonde: CONFIG_READ_ONLY: %s: you may not write the file (mode 0644, owner uid 0, gid 0), so sonde does not replace it; nothing was written. Run sonde wrap as the user who may\n"},
+		{"root's file", 0, 0, 0o644, "sonde: CONFIG_READ_ONLY: %s: you may not write the file (permission denied; mode 0644, owner uid 0, gid 0), so sonde does not replace it; nothing was written. Run sonde wrap as the user who may\n"},
 		{"a group not the user's", 65534, 0, 0o664, "sonde: CONFIG_OWNER: %s: the file's group is gid 0, which sonde (uid 65534) is not in, so a new file would change the file's owner or group, and the host might no longer read it; nothing was written. Run sonde wrap as the file's owner, or with sudo\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

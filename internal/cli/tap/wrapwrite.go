@@ -83,8 +83,8 @@ func checkConfig(path, verb string) (configFile, error) {
 	}
 	if err := writable(real); err != nil {
 		return c, &ConfigError{Code: CodeConfigReadOnly, Path: path, Err: err, Msg: fmt.Sprintf(
-			"you may not write the file (mode %04o%s), so sonde does not replace it; nothing was written. "+
-				"Run sonde %s as the user who may", uint32(c.mode), c.owner.describe(), verb)}
+			"you may not write the file (%v; mode %04o%s), so sonde does not replace it; nothing was written. "+
+				"Run sonde %s as the user who may", err, uint32(c.mode), c.owner.describe(), verb)}
 	}
 	if err := c.owner.canGive(); err != nil {
 		return c, &ConfigError{Code: CodeConfigOwner, Path: path, Err: err, Msg: fmt.Sprintf(
