@@ -22,7 +22,19 @@ type WrapOptions struct {
 	// Project is the project folder whose local-scope entries of Claude
 	// Code's ~/.claude.json are read (as in ReadFile).
 	Project string
+	// TapFlags are the flags of sonde tap by name as written ("--record",
+	// "-h"), true for one that takes a value: Unwrap reads an entry's tap
+	// flags with them. --label and WrapMarker are known without them.
+	TapFlags map[string]bool
 }
+
+// WrapMarker is the flag Wrap puts right after "tap" in the args of each
+// entry it wraps, so that unwrap --all changes only those. sonde tap
+// accepts it and does nothing with it. A flag of sonde's own argv, rather
+// than a field of the entry, since every host passes args through as they
+// are, where a field it does not know may be refused or dropped by a host
+// that validates or rewrites its file.
+const WrapMarker = "--wrapped-by-sonde"
 
 // WrapState is what Wrap or Unwrap did to one entry.
 type WrapState string
@@ -37,6 +49,9 @@ const (
 	AlreadyWrapped WrapState = "already wrapped"
 	// NotWrapped: Unwrap left an entry that does not launch sonde tap.
 	NotWrapped WrapState = "not wrapped"
+	// NotMarked: Unwrap with All left an entry that launches sonde tap
+	// without WrapMarker (by hand, or written by a sonde before it).
+	NotMarked WrapState = "not marked"
 	// URLEntry: an entry of a server over HTTP, never edited.
 	URLEntry WrapState = "url"
 	// Skipped: the entry could not be changed (Err says why).
@@ -72,22 +87,29 @@ const wrapLabelEq = "--label="
 
 // Wrap rewrites the stdio entries of one host config file's contents b
 // (host, scope as in Parse) so that the host launches
-// `SONDE tap --label NAME -- COMMAND ARG...` instead of COMMAND ARG...:
-// the entry's "command" becomes o.Sonde and "tap", "--label", NAME, "--"
-// and the original command go in front of its "args" (added when missing).
-// Only those bytes change: comments, key order and layout are kept, and
-// Unwrap gives back the file byte for byte. An entry already wrapped is
-// left as it is. It returns the new contents and one change per entry
+// `SONDE tap --wrapped-by-sonde --label NAME -- COMMAND ARG...` instead of
+// COMMAND ARG...: the entry's "command" becomes o.Sonde and "tap",
+// WrapMarker, "--label", NAME, "--" and the original command go in front
+// of its "args" (added when missing). Only those bytes change: comments,
+// key order and layout are kept, and Unwrap gives back the file byte for
+// byte. An entry that launches sonde tap already (marked or not) is left
+// as it is. It returns the new contents and one change per entry
 // selected; an error when the file cannot be read as a host config, or
 // when no entry has a name asked for.
 func Wrap(b []byte, host string, scope paths.Scope, o WrapOptions) ([]byte, []WrapChange, error) {
 	return rewrite(b, host, scope, o, wrapEntry)
 }
 
-// Unwrap gives back the entries Wrap changed: an entry whose command is
-// sonde (o.Sonde, or a file named sonde) and whose args start with "tap"
-// and hold "--" gets the command after "--" as its command and what
-// follows as its args. An entry that is not wrapped is left as it is.
+// Unwrap gives back the entries Wrap changed. An entry launches sonde tap
+// when its command is sonde (o.Sonde, or a file named sonde) and its args
+// start with "tap"; its tap flags are read in order, each with its value
+// (o.TapFlags says which take one), up to the "--" after which come the
+// server's command, which becomes the entry's command again, and its args.
+// With o.All, only entries that carry WrapMarker (those Wrap wrote) are
+// changed: one the user pointed at sonde tap by hand, or that a sonde
+// without the marker wrote, is left as it is (NotMarked); named in
+// o.Servers, it is unwrapped too. An entry that does not launch sonde tap
+// is left as it is.
 func Unwrap(b []byte, host string, scope paths.Scope, o WrapOptions) ([]byte, []WrapChange, error) {
 	return rewrite(b, host, scope, o, unwrapEntry)
 }
@@ -228,38 +250,95 @@ func stringValue(b []byte, s *span) (string, bool) {
 	return v, true
 }
 
-// wrappedArgs reports whether entry launches sonde tap, and where: the
-// index in args of "--" (the original command follows it).
-func wrappedArgs(b []byte, entry *span, sonde string) (cmd, args *span, dash int, ok bool) {
-	cmd, args = entry.member("command"), entry.member("args")
-	c, isStr := stringValue(b, cmd)
-	if !isStr || args == nil || args.kind != '[' || len(args.elems) < 3 {
-		return cmd, args, 0, false
+// tapEntry is an entry that launches sonde tap, read by position: its
+// "command" and "args", where the tap's flags end, and what they hold.
+type tapEntry struct {
+	cmd, args *span
+	// dash is the index in args of the "--" that ends the tap's flags (the
+	// server's command follows it). It is found by reading the flags in
+	// order, each with its value, so a value "--" (the label of a server
+	// named "--") is not taken for it, nor a "--" among the server's args.
+	dash int
+	// marked: WrapMarker is among the tap's flags (sonde wrap wrote it).
+	marked bool
+	// labelEq: the label is given as --label=NAME, the form sonde wrap uses
+	// when it added the "args" member.
+	labelEq bool
+}
+
+// readTap reads entry as a launch of sonde tap. launches is whether its
+// command is sonde (o.Sonde, or a file named sonde or sonde.exe) and its
+// args an array starting with "tap"; err, when it launches sonde tap but
+// where the server's command starts cannot be told: an argument that is
+// not a string, a flag o.TapFlags does not have, no "--", nothing after it.
+func readTap(b []byte, entry *span, o WrapOptions) (t tapEntry, launches bool, err error) {
+	t.cmd, t.args = entry.member("command"), entry.member("args")
+	c, isStr := stringValue(b, t.cmd)
+	if !isStr || t.args == nil || t.args.kind != '[' || len(t.args.elems) == 0 {
+		return t, false, nil
 	}
 	base := strings.ToLower(filepath.Base(strings.ReplaceAll(c, `\`, "/")))
-	if c != sonde && base != "sonde" && base != "sonde.exe" {
-		return cmd, args, 0, false
+	if c != o.Sonde && base != "sonde" && base != "sonde.exe" {
+		return t, false, nil
 	}
-	if v, _ := stringValue(b, args.elems[0]); v != "tap" {
-		return cmd, args, 0, false
+	if v, _ := stringValue(b, t.args.elems[0]); v != "tap" {
+		return t, false, nil
 	}
-	for i := 1; i+1 < len(args.elems); i++ {
-		v, isStr := stringValue(b, args.elems[i])
+	el := t.args.elems
+	for i := 1; i < len(el); i++ {
+		v, isStr := stringValue(b, el[i])
 		if !isStr {
-			return cmd, args, 0, false
+			return t, true, fmt.Errorf("%w: argument %d of sonde tap is %s, not a string", ErrShape, i, kindOf(json.RawMessage(b[el[i].start:el[i].end])))
 		}
-		if v == "--" {
-			if _, isStr := stringValue(b, args.elems[i+1]); !isStr {
-				return cmd, args, 0, false
+		name, _, hasValue := strings.Cut(v, "=")
+		switch {
+		case v == "--":
+			if i+1 == len(el) {
+				return t, true, fmt.Errorf("%w: no server command after the \"--\" of sonde tap", ErrShape)
 			}
-			return cmd, args, i, true
+			if _, isStr := stringValue(b, el[i+1]); !isStr {
+				return t, true, fmt.Errorf("%w: the server command after \"--\" is not a string", ErrShape)
+			}
+			t.dash = i
+			return t, true, nil
+		case v == WrapMarker:
+			t.marked = true
+		case !strings.HasPrefix(v, "-") || v == "-":
+			return t, true, fmt.Errorf("%w: sonde tap has %s before \"--\", which no flag takes", ErrShape, jsonString(v))
+		case strings.HasPrefix(v, "--") && hasValue:
+			if _, known := tapFlag(name, o.TapFlags); !known {
+				return t, true, fmt.Errorf("%w: sonde tap has no flag %s", ErrShape, jsonString(name))
+			}
+			t.labelEq = t.labelEq || name == "--label"
+		default:
+			takes, known := tapFlag(v, o.TapFlags)
+			if !known {
+				return t, true, fmt.Errorf("%w: sonde tap has no flag %s", ErrShape, jsonString(v))
+			}
+			if takes {
+				i++ // its value, whatever it is
+			}
 		}
 	}
-	return cmd, args, 0, false
+	return t, true, fmt.Errorf("%w: no \"--\" before the server command in the args of sonde tap", ErrShape)
+}
+
+// tapFlag reports whether sonde tap has the flag name (as written: "--label",
+// "-h") and whether it takes a value. --label and WrapMarker are always
+// known: they are what sonde wrap writes.
+func tapFlag(name string, flags map[string]bool) (takesValue, known bool) {
+	switch name {
+	case "--label":
+		return true, true
+	case WrapMarker:
+		return false, true
+	}
+	takesValue, known = flags[name]
+	return takesValue, known
 }
 
 func wrapEntry(b []byte, entry *span, s Server, o WrapOptions) WrapChange {
-	if _, _, _, ok := wrappedArgs(b, entry, o.Sonde); ok {
+	if _, launches, _ := readTap(b, entry, o); launches {
 		return WrapChange{State: AlreadyWrapped}
 	}
 	cmd, args := entry.member("command"), entry.member("args")
@@ -271,28 +350,34 @@ func wrapEntry(b []byte, entry *span, s Server, o WrapOptions) WrapChange {
 	}
 	orig := string(b[cmd.start:cmd.end])
 	edits := []edit{{cmd.start, cmd.end, jsonString(o.Sonde)}}
+	tap := `"tap", ` + jsonString(WrapMarker) + `, `
 	switch {
 	case args == nil:
-		edits = append(edits, edit{cmd.end, cmd.end, `, "args": ["tap", ` + jsonString(wrapLabelEq+s.Name) + `, "--", ` + orig + `]`})
+		edits = append(edits, edit{cmd.end, cmd.end, `, "args": [` + tap + jsonString(wrapLabelEq+s.Name) + `, "--", ` + orig + `]`})
 	case len(args.elems) == 0:
-		edits = append(edits, edit{args.start + 1, args.start + 1, `"tap", "--label", ` + jsonString(s.Name) + `, "--", ` + orig})
+		edits = append(edits, edit{args.start + 1, args.start + 1, tap + `"--label", ` + jsonString(s.Name) + `, "--", ` + orig})
 	default:
 		first := args.elems[0].start
-		edits = append(edits, edit{first, first, `"tap", "--label", ` + jsonString(s.Name) + `, "--", ` + orig + `, `})
+		edits = append(edits, edit{first, first, tap + `"--label", ` + jsonString(s.Name) + `, "--", ` + orig + `, `})
 	}
 	return WrapChange{State: Wrapped, edits: edits}
 }
 
 func unwrapEntry(b []byte, entry *span, s Server, o WrapOptions) WrapChange {
-	cmd, args, dash, ok := wrappedArgs(b, entry, o.Sonde)
-	if !ok {
+	t, launches, err := readTap(b, entry, o)
+	switch {
+	case !launches:
 		return WrapChange{State: NotWrapped}
+	case o.All && !t.marked:
+		return WrapChange{State: NotMarked}
+	case err != nil:
+		return WrapChange{State: Skipped, Err: fmt.Errorf("%w: edit it by hand", err)}
 	}
+	cmd, args, dash := t.cmd, t.args, t.dash
 	el := args.elems
 	orig := el[dash+1]
 	edits := []edit{{cmd.start, cmd.end, string(b[orig.start:orig.end])}}
-	label, _ := stringValue(b, el[1])
-	added := dash == 2 && len(el) == 4 && strings.HasPrefix(label, wrapLabelEq)
+	added := t.labelEq && dash+2 == len(el)
 	if added {
 		var raw []string
 		for _, e := range el {

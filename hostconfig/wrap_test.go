@@ -73,9 +73,9 @@ func TestWrapRoundTrip(t *testing.T) {
 					continue
 				}
 				nwrapped++
-				want := append([]string{"tap", "--label", b.Name, "--", b.Command}, b.Args...)
+				want := append([]string{"tap", WrapMarker, "--label", b.Name, "--", b.Command}, b.Args...)
 				if b.Args == nil {
-					want = []string{"tap", "--label=" + b.Name, "--", b.Command}
+					want = []string{"tap", WrapMarker, "--label=" + b.Name, "--", b.Command}
 				}
 				if c.State != Wrapped || a.Command != testSonde || !reflect.DeepEqual(a.Args, want) {
 					t.Errorf("%s: %s, command %q args %q, want %q", b.Name, c.State, a.Command, a.Args, want)
@@ -166,19 +166,6 @@ func TestWrapShapes(t *testing.T) {
 	}
 }
 
-// TestUnwrapByHand: an entry wrapped by hand (other tap flags, sonde on
-// the PATH) is unwrapped to its command and args.
-func TestUnwrapByHand(t *testing.T) {
-	text := `{"mcpServers": {"a": {"command": "sonde", "args": ["tap", "--record", "/tmp/s.jsonl", "--", "npx", "-y", "srv"]}}}`
-	out, changes, err := Unwrap([]byte(text), paths.ClaudeDesktop, paths.User, WrapOptions{Sonde: testSonde, All: true})
-	if err != nil || changes[0].State != Unwrapped {
-		t.Fatalf("%v %+v", err, changes)
-	}
-	if want := `{"mcpServers": {"a": {"command": "npx", "args": ["-y", "srv"]}}}`; string(out) != want {
-		t.Errorf("got  %s\nwant %s", out, want)
-	}
-}
-
 // TestWrapErrors: a name that is not there, a file that is not JSON, args
 // of the wrong type.
 func TestWrapErrors(t *testing.T) {
@@ -197,10 +184,11 @@ func TestWrapErrors(t *testing.T) {
 	}
 }
 
-// FuzzWrap: whatever the bytes, Wrap and Unwrap do not panic; when Wrap
-// succeeds its file reads as before with the same servers, wrapping again
-// changes nothing, and, when no entry was wrapped already, unwrapping
-// gives back the bytes.
+// FuzzWrap: whatever the bytes, Wrap and Unwrap do not panic; Unwrap with
+// All changes nothing in a file without WrapMarker (an entry pointed at
+// sonde tap by hand is not sonde wrap's); when Wrap succeeds its file reads
+// as before with the same servers, wrapping again changes nothing, and,
+// when no entry was wrapped already, unwrapping gives back the bytes.
 func FuzzWrap(f *testing.F) {
 	for _, s := range wrapSamples {
 		if b, err := os.ReadFile(filepath.Join("testdata", s.file)); err == nil {
@@ -209,12 +197,16 @@ func FuzzWrap(f *testing.F) {
 	}
 	f.Add([]byte(`{"mcpServers":{"a":{"command":"x","args":[]},"b":{"command":"sonde","args":["tap","--","y"]}}}`))
 	f.Add([]byte(`{"servers":{"a":{"command":"x" /*c*/,},},}`))
+	f.Add([]byte(`{"mcpServers":{"--":{"command":"sonde","args":["tap","--label","--","--","x","--"]},"b":{"command":"x","args":["--"]}}}`))
 	hosts := []string{paths.ClaudeDesktop, paths.ClaudeCode, paths.VSCode, HostFile}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, host := range hosts {
 			o := WrapOptions{Sonde: testSonde, All: true, Project: "/home/ada/shop"}
 			wrapped, changes, err := Wrap(b, host, paths.User, o)
-			_, _, _ = Unwrap(b, host, paths.User, o)
+			out, _, uerr := Unwrap(b, host, paths.User, o)
+			if uerr == nil && !bytes.Contains(b, []byte("wrapped-by-sonde")) && !bytes.Contains(b, []byte(`\u`)) && !bytes.Equal(out, b) {
+				t.Fatalf("%s: unwrap --all changed a file without the marker:\n%q\n%q", host, b, out)
+			}
 			if err != nil {
 				continue
 			}

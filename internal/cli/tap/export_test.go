@@ -9,3 +9,9 @@ func FollowSession(path string, pid int) (*followSource, error) { return followS
 func ListSessionsCached(dir string, cache sessionCache) ([]Session, error) {
 	return listSessions(dir, cache)
 }
+
+// CheckConfig is checkConfig's verdict on the file at path, for sonde wrap.
+func CheckConfig(path string) error {
+	_, err := checkConfig(path, "wrap")
+	return err
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hostconfig"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/paths"
@@ -204,6 +205,8 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 	f.StringVar(&o.FaultsFile, "faults", "", "read fault rules from FILE, one a line ('#' starts a comment)")
 	f.Uint64Var(&o.Seed, "seed", 0, "the seed of the fault rules' draws (p=, ms=LO-HI); default: a new one each run, written in the recording")
 	o.OTLP.Register(f)
+	f.Bool(strings.TrimPrefix(hostconfig.WrapMarker, "--"), false, "marks a host config entry that sonde wrap wrote (sonde unwrap --all changes only those); nothing else")
+	_ = f.MarkHidden(strings.TrimPrefix(hostconfig.WrapMarker, "--"))
 	return cmd
 }
 

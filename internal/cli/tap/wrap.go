@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sonde-mcp/sonde/hostconfig"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
@@ -32,6 +32,9 @@ type WrapOptions struct {
 	// Sonde is the command a wrapped entry launches; "" is this sonde
 	// (os.Executable, or the sonde on the PATH when it is the same file).
 	Sonde string
+	// TapFlags are sonde tap's flags, for reading an entry's
+	// (hostconfig.WrapOptions.TapFlags); nil: those of NewCmdTap.
+	TapFlags map[string]bool
 }
 
 // hostFlags are the names --host takes.
@@ -66,15 +69,19 @@ config list shows them). A name found in the files of several hosts needs --host
 The file is edited as text: only the "command" value and the start of the "args" array
 change, so comments (VS Code and Cursor read JSONC), key order and layout are kept. Before
 a file is written, a copy is made next to it: FILE.sonde-backup, or, when that exists,
-FILE.sonde-backup-TIME (a backup is never overwritten); the file keeps its mode, and is
-replaced at once (a host never reads half of it). A file that changed while sonde was
-editing it is left alone. --dry-run prints the change and writes nothing. Quit the host
-before, or restart it after: a host reads its config when it starts (and Claude Code
-rewrites ~/.claude.json while it runs).
+FILE.sonde-backup-TIME (a backup is never overwritten, and is written whole, synced and
+read back before the file is touched); the file keeps its mode, owner and group (sudo sonde
+wrap leaves it its user's), and is replaced at once (a host never reads half of it). A file
+that is read-only (mode 0444) or that this user may not write is refused before anything is
+written (CONFIG_READ_ONLY; chmod u+w FILE if you do want it edited), and so is a file that
+changed while sonde was editing it (CONFIG_CHANGED). A write that fails (a full disk:
+CONFIG_WRITE, CONFIG_BACKUP) leaves the folder as it was. --dry-run prints the change and
+writes nothing. Quit the host before, or restart it after: a host reads its config when it
+starts (and Claude Code rewrites ~/.claude.json while it runs).
 
 Exit status: 0 when every entry asked for is as wanted (changed, or already so); 2 for a
-usage error, a file that cannot be read, parsed or written, or an entry asked for by name
-that cannot be changed.`
+usage error, a file that cannot be read, parsed or written (sonde: CODE: FILE: ...; nothing
+was written), or an entry asked for by name that cannot be changed.`
 
 // NewCmdWrap is `sonde wrap`.
 func NewCmdWrap(env *cmdutil.Env) *cobra.Command {
@@ -84,18 +91,21 @@ func NewCmdWrap(env *cmdutil.Env) *cobra.Command {
 		Short: "Make a host launch its stdio servers through sonde tap (edits the host's config file)",
 		Long: `sonde wrap rewrites stdio entries of an MCP host's config file so that the host launches
 sonde tap in front of the server: the entry's "command" becomes sonde's absolute path, and
-"tap", "--label", NAME, "--" and the original command go in front of its "args":
+"tap", "--wrapped-by-sonde", "--label", NAME, "--" and the original command go in front of
+its "args":
 
   "command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]
 becomes
   "command": "/usr/local/bin/sonde",
-  "args": ["tap", "--label", "github", "--", "npx", "-y", "@modelcontextprotocol/server-github"]
+  "args": ["tap", "--wrapped-by-sonde", "--label", "github", "--", "npx", "-y", "@modelcontextprotocol/server-github"]
 
-(an entry without "args" gets "args": ["tap", "--label=NAME", "--", COMMAND], so that unwrap
-removes it again). The server's env, cwd and the rest of the entry are untouched. Every
-session the host starts is then recorded in the sessions folder (sonde sessions lists them;
-see sonde tap --help). An entry that launches sonde tap already is left as it is. sonde
-unwrap gives back the original entries, byte for byte.
+(an entry without "args" gets "args": ["tap", "--wrapped-by-sonde", "--label=NAME", "--",
+COMMAND], so that unwrap removes it again). --wrapped-by-sonde is the mark by which sonde
+unwrap --all knows the entries sonde wrap wrote; sonde tap accepts it and does nothing else
+with it. The server's env, cwd and the rest of the entry are untouched. Every session the host
+starts is then recorded in the sessions folder (sonde sessions lists them; see sonde tap
+--help). An entry that launches sonde tap already (by hand too) is left as it is. sonde unwrap
+gives back the original entries, byte for byte.
 
 An entry of a server over HTTP (a URL) is not edited: sonde prints the sonde tap --listen
 command that would proxy it, and the URL to put in the entry instead; that is not automated.
@@ -106,6 +116,7 @@ command that would proxy it, and the URL to put in the entry instead; that is no
 ` + wrapHelpCommon,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.TapFlags = tapFlags(cmd, env)
 			return RunWrap(env, &o, false)
 		},
 	}
@@ -120,11 +131,16 @@ func NewCmdUnwrap(env *cmdutil.Env) *cobra.Command {
 		Use:   "unwrap [--config FILE | --host NAME] (--server NAME | --all) [--dry-run]",
 		Short: "Give back the host config entries sonde wrap changed",
 		Long: `sonde unwrap undoes sonde wrap: an entry whose command is sonde and whose args start with
-"tap" and hold "--" gets back the command after "--" as its command and what follows as
-its args (the tap's flags are dropped); the "args" that sonde wrap added to an entry that had
-none is removed. After sonde wrap, the file is the same, byte for byte, as before it. An entry
-that does not launch sonde tap is left as it is. Entries wrapped by hand are unwrapped the
-same way.
+"tap" gets back, as its command and args, what follows the "--" that ends the tap's flags
+(found by reading the flags in order with their values, so a server named "--" is no
+trouble); the tap's flags are dropped, and the "args" that sonde wrap added to an entry that
+had none is removed. After sonde wrap, the file is the same, byte for byte, as before it. An
+entry that does not launch sonde tap is left as it is.
+
+--all unwraps only the entries sonde wrap wrote, those with --wrapped-by-sonde after "tap":
+an entry you pointed at sonde tap by hand is left as it is, and so is one that a sonde older
+than the mark wrapped; sonde names each and the command that unwraps it, --server NAME,
+which unwraps an entry whether or not it has the mark.
 
   sonde unwrap --host claude-desktop --server github
   sonde unwrap --all --dry-run
@@ -132,11 +148,36 @@ same way.
 ` + wrapHelpCommon,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.TapFlags = tapFlags(cmd, env)
 			return RunWrap(env, &o, true)
 		},
 	}
 	o.register(cmd)
 	return cmd
+}
+
+// tapFlags are the flags sonde tap takes, by name as written ("--record",
+// "-h"), true for one that takes a value: those of the tap command beside
+// cmd (with the root's persistent flags), or of a new one (cmd nil).
+func tapFlags(cmd *cobra.Command, env *cmdutil.Env) map[string]bool {
+	tc := NewCmdTap(env)
+	if cmd != nil {
+		if found, _, err := cmd.Root().Find([]string{"tap"}); err == nil && found != cmd.Root() && found.Name() == "tap" {
+			tc = found
+		}
+	}
+	tc.InitDefaultHelpFlag()
+	out := map[string]bool{}
+	add := func(f *pflag.Flag) {
+		takes := f.NoOptDefVal == ""
+		out["--"+f.Name] = takes
+		if f.Shorthand != "" {
+			out["-"+f.Shorthand] = takes
+		}
+	}
+	tc.Flags().VisitAll(add)
+	tc.InheritedFlags().VisitAll(add)
+	return out
 }
 
 func (o *WrapOptions) register(cmd *cobra.Command) {
@@ -244,10 +285,19 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 		}
 	}
 
-	failed := false
-	changedAny := false
+	flags := o.TapFlags
+	if flags == nil {
+		flags = tapFlags(nil, env)
+	}
+	type edited struct {
+		loaded
+		out     []byte
+		changes []hostconfig.WrapChange
+		cf      configFile
+	}
+	var edits []edited
 	for _, f := range files {
-		ho := hostconfig.WrapOptions{Sonde: sonde, All: o.All, Project: h.Project}
+		ho := hostconfig.WrapOptions{Sonde: sonde, All: o.All, Project: h.Project, TapFlags: flags}
 		if !o.All {
 			for _, n := range o.Servers {
 				if len(where[n]) > 0 && where[n][0] == f.path {
@@ -270,25 +320,45 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 			fmt.Fprintf(env.Err, "sonde: skipping %s: %s\n", f.path, textfmt.Escape(err.Error()))
 			continue
 		}
-		if len(changes) == 0 {
-			continue
+		if len(changes) > 0 {
+			edits = append(edits, edited{loaded: f, out: out, changes: changes})
 		}
+	}
+	// Every file to be replaced is checked before any is written: one that
+	// may not be replaced (read-only, another owner) stops the run with
+	// nothing written.
+	if !o.DryRun {
+		for i, e := range edits {
+			if bytes.Equal(e.out, e.b) {
+				continue
+			}
+			cf, err := checkConfig(e.path, verb)
+			if err != nil {
+				return cmdutil.Usagef(err.Error())
+			}
+			edits[i].cf = cf
+		}
+	}
+
+	failed := false
+	changedAny := false
+	for _, f := range edits {
 		fmt.Fprintf(env.Out, "%s (%s · %s)\n", f.path, f.host, f.scope)
-		for _, c := range changes {
-			if printChange(env.Out, c, o.DryRun, unwrap) && !o.All {
+		for _, c := range f.changes {
+			if printChange(env.Out, c, f.path, o.DryRun, unwrap) && !o.All {
 				failed = true
 			}
 		}
-		if bytes.Equal(out, f.b) {
+		if bytes.Equal(f.out, f.b) {
 			continue
 		}
 		changedAny = true
 		if o.DryRun {
 			continue
 		}
-		backup, err := writeConfig(f.path, f.b, out)
+		backup, err := writeConfig(f.cf, f.b, f.out)
 		if err != nil {
-			return cmdutil.Usagef(fmt.Sprintf("%s: %v", f.path, err))
+			return cmdutil.Usagef(err.Error())
 		}
 		fmt.Fprintf(env.Out, "  backup: %s\n", backup)
 	}
@@ -314,7 +384,7 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 
 // printChange prints what happened to one entry; true when it could not
 // be changed.
-func printChange(w io.Writer, c hostconfig.WrapChange, dry, unwrap bool) bool {
+func printChange(w io.Writer, c hostconfig.WrapChange, file string, dry, unwrap bool) bool {
 	name := textfmt.Escape(fmt.Sprintf("%q", c.Server))
 	if c.Project != "" {
 		name += " (project " + textfmt.Escape(c.Project) + ")"
@@ -334,6 +404,9 @@ func printChange(w io.Writer, c hostconfig.WrapChange, dry, unwrap bool) bool {
 		}
 	case hostconfig.AlreadyWrapped, hostconfig.NotWrapped:
 		fmt.Fprintf(w, "  server %s: %s, left as it is\n", name, c.State)
+	case hostconfig.NotMarked:
+		fmt.Fprintf(w, "  server %s: launches sonde tap but has no %s marker (written by hand, or by an older sonde): left as it is; to unwrap it: sonde unwrap --config %s --server %s\n",
+			name, hostconfig.WrapMarker, textfmt.Escape(shellQuote(file)), textfmt.Escape(shellQuote(c.Server)))
 	case hostconfig.URLEntry:
 		u := textfmt.Escape(c.URL)
 		if unwrap {
@@ -447,84 +520,4 @@ func selfPath() (string, error) {
 		}
 	}
 	return filepath.Abs(exe)
-}
-
-// writeConfig replaces the file at path, whose contents were old, with
-// data: a backup of old first (FILE.sonde-backup, or FILE.sonde-backup-TIME
-// when that exists), then a new file of the same mode renamed over the
-// real file (a symlink is followed). It refuses when the file changed
-// since it was read. It returns the backup's path.
-func writeConfig(path string, old, data []byte) (string, error) {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return "", err
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return "", err
-	}
-	mode := st.Mode().Perm()
-	backup, err := writeBackup(path, old, mode)
-	if err != nil {
-		return "", fmt.Errorf("backup: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".sonde-*")
-	if err != nil {
-		return backup, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(mode); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return backup, err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return backup, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return backup, err
-	}
-	if err := tmp.Close(); err != nil {
-		return backup, err
-	}
-	now, err := os.ReadFile(real)
-	if err != nil {
-		return backup, err
-	}
-	if !bytes.Equal(now, old) {
-		return backup, errors.New("the file changed while sonde was editing it; nothing was written (try again)")
-	}
-	if err := os.Rename(tmp.Name(), real); err != nil {
-		return backup, err
-	}
-	done = true
-	return backup, nil
-}
-
-// writeBackup writes old to a new file next to path.
-func writeBackup(path string, old []byte, mode fs.FileMode) (string, error) {
-	name := path + ".sonde-backup"
-	stamp := time.Now().UTC().Format("20060102-150405")
-	for i := 0; ; i++ {
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-		if errors.Is(err, fs.ErrExist) && i < 100 {
-			name = path + ".sonde-backup-" + stamp
-			if i > 0 {
-				name += fmt.Sprintf("-%d", i)
-			}
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if _, err := f.Write(old); err != nil {
-			f.Close()
-			return "", err
-		}
-		return name, f.Close()
-	}
 }

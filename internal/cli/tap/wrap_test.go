@@ -208,7 +208,7 @@ func TestWrapDryRun(t *testing.T) {
     -       "command": "docker",
     -       "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
     +       "command": "/opt/sonde/bin/sonde",
-    +       "args": ["tap", "--label", "github", "--", "docker", "run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
+    +       "args": ["tap", "--wrapped-by-sonde", "--label", "github", "--", "docker", "run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
 Dry run: nothing was written.
 `
 	if !strings.HasSuffix(r.Stdout, want) {
