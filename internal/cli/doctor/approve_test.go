@@ -1,7 +1,6 @@
 package doctor_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,34 +9,6 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 )
-
-// markedEntry is a stdio entry that touches marker before it becomes the
-// fixture: the marker proves the server was started.
-func markedEntry(fx *clitest.Fixture, marker string) map[string]any {
-	args := append([]string{"-c", `touch "$1"; shift; exec "$@"`, "sh", marker}, fx.Argv()...)
-	env := map[string]string{}
-	for _, kv := range clitest.ChildEnv() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	return map[string]any{"command": "sh", "args": args, "env": env}
-}
-
-// writeJSON writes v as JSON to path.
-func writeJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clitest.WriteTestFile(t, path, string(b))
-}
-
-// started reports whether the server that touches marker ran.
-func started(marker string) bool {
-	_, err := os.Stat(marker)
-	return err == nil
-}
 
 // TestDoctorProjectApproval: in a project folder (a cloned repository),
 // doctor starts none of the servers of its .mcp.json, .cursor/mcp.json and
@@ -54,22 +25,22 @@ func TestDoctorProjectApproval(t *testing.T) {
 	home, project := clitest.TempHostHome(t)
 	marks := t.TempDir()
 	mark := func(name string) string { return filepath.Join(marks, name) }
-	writeJSON(t, filepath.Join(project, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
-		"cc":   markedEntry(fx, mark("cc")),
-		"ccok": markedEntry(fx, mark("ccok")),
+	clitest.WriteTestJSON(t, filepath.Join(project, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
+		"cc":   clitest.MarkedEntry(fx, mark("cc")),
+		"ccok": clitest.MarkedEntry(fx, mark("ccok")),
 	}})
-	writeJSON(t, filepath.Join(project, ".claude", "settings.local.json"), map[string]any{"enabledMcpjsonServers": []string{"ccok"}})
-	writeJSON(t, filepath.Join(project, ".cursor", "mcp.json"), map[string]any{"mcpServers": map[string]any{"cur": markedEntry(fx, mark("cur"))}})
-	vs := markedEntry(fx, mark("vs"))
+	clitest.WriteTestJSON(t, filepath.Join(project, ".claude", "settings.local.json"), map[string]any{"enabledMcpjsonServers": []string{"ccok"}})
+	clitest.WriteTestJSON(t, filepath.Join(project, ".cursor", "mcp.json"), map[string]any{"mcpServers": map[string]any{"cur": clitest.MarkedEntry(fx, mark("cur"))}})
+	vs := clitest.MarkedEntry(fx, mark("vs"))
 	vs["type"] = "stdio"
-	writeJSON(t, filepath.Join(project, ".vscode", "mcp.json"), map[string]any{"servers": map[string]any{"vs": vs}})
+	clitest.WriteTestJSON(t, filepath.Join(project, ".vscode", "mcp.json"), map[string]any{"servers": map[string]any{"vs": vs}})
 	// A server of the user's own files needs no approval.
-	writeJSON(t, filepath.Join(home, ".cursor", "mcp.json"), map[string]any{"mcpServers": map[string]any{"mine": markedEntry(fx, mark("mine"))}})
+	clitest.WriteTestJSON(t, filepath.Join(home, ".cursor", "mcp.json"), map[string]any{"mcpServers": map[string]any{"mine": clitest.MarkedEntry(fx, mark("mine"))}})
 
 	r := clitest.RunSonde(t, "", "doctor")
 	clitest.CheckRun(t, r, 0, "")
 	for name, want := range map[string]bool{"cc": false, "cur": false, "vs": false, "ccok": true, "mine": true} {
-		if started(mark(name)) != want {
+		if clitest.Started(mark(name)) != want {
 			t.Errorf("server %s started: %v, want %v\n%s", name, !want, want, r.Stdout)
 		}
 	}
@@ -90,14 +61,14 @@ func TestDoctorProjectApproval(t *testing.T) {
 	if !strings.Contains(r.Stdout, `"server":"vs"`) || !strings.Contains(r.Stdout, `"not_approved":true`) || !strings.Contains(r.Stdout, `sonde servers approve vs`) {
 		t.Errorf("--json of a server not approved:\n%s", r.Stdout)
 	}
-	if started(mark("vs")) {
+	if clitest.Started(mark("vs")) {
 		t.Fatal("doctor --json started vs")
 	}
 
 	// Named, it is checked.
 	r = clitest.RunSonde(t, "", "doctor", "--server", "vs")
 	clitest.CheckRun(t, r, 0, "")
-	if !started(mark("vs")) {
+	if !clitest.Started(mark("vs")) {
 		t.Errorf("doctor --server vs did not start it:\n%s", r.Stdout)
 	}
 
@@ -106,22 +77,22 @@ func TestDoctorProjectApproval(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stderr, "sonde: server cur (Cursor · project) approved") {
 		t.Fatalf("servers approve cur: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if started(mark("cur")) {
+	if clitest.Started(mark("cur")) {
 		t.Fatal("servers approve started cur")
 	}
 	r = clitest.RunSonde(t, "", "doctor")
 	clitest.CheckRun(t, r, 0, "")
-	if !started(mark("cur")) || started(mark("cc")) {
-		t.Errorf("after approving cur: cur started %v, cc started %v\n%s", started(mark("cur")), started(mark("cc")), r.Stdout)
+	if !clitest.Started(mark("cur")) || clitest.Started(mark("cc")) {
+		t.Errorf("after approving cur: cur started %v, cc started %v\n%s", clitest.Started(mark("cur")), clitest.Started(mark("cc")), r.Stdout)
 	}
 
 	// A changed entry is a new one: not approved again.
 	os.Remove(mark("cur"))
-	changed := markedEntry(fx, mark("cur"))
+	changed := clitest.MarkedEntry(fx, mark("cur"))
 	changed["args"] = append(changed["args"].([]string), "--echo-prefix", "changed")
-	writeJSON(t, filepath.Join(project, ".cursor", "mcp.json"), map[string]any{"mcpServers": map[string]any{"cur": changed}})
+	clitest.WriteTestJSON(t, filepath.Join(project, ".cursor", "mcp.json"), map[string]any{"mcpServers": map[string]any{"cur": changed}})
 	r = clitest.RunSonde(t, "", "doctor", "--host", "cursor")
-	if started(mark("cur")) {
+	if clitest.Started(mark("cur")) {
 		t.Errorf("doctor started cur after its entry changed:\n%s", r.Stdout)
 	}
 	if !strings.Contains(r.Stdout, "changed since it was approved") {
