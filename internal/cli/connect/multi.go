@@ -58,7 +58,7 @@ type MultiFlags struct {
 
 // Register adds --all and --max-failures.
 func (m *MultiFlags) Register(fs *pflag.FlagSet) {
-	fs.BoolVar(&m.All, "all", false, "every server of the hosts' config files (see sonde config list), or of --config FILE, but those a host turned off; each starts only when it is used")
+	fs.BoolVar(&m.All, "all", false, "every server of the hosts' config files (see sonde config list), or of --config FILE, but those a host turned off; each starts only when it is used (tools --all starts no project server that neither its host nor you approved: sonde servers approve NAME)")
 	fs.IntVar(&m.MaxFailures, "max-failures", manager.DefaultPolicy.MaxFailures, "with several servers: failures in a row (each followed by a backoff of 1s, 2s, 4s... up to 1m) after which a server is quarantined until approved (sonde servers approve NAME)")
 }
 
