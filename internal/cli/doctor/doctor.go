@@ -177,7 +177,7 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	for i, s := range servers {
 		if g := held[i]; g.Held {
 			results[i] = Result{Server: s.Name, Host: s.Host, Scope: s.Scope, File: s.File, Transport: string(s.Transport),
-				Disabled: s.Disabled, NotApproved: true, Why: g.Why, Approve: g.Approve}
+				Disabled: s.Disabled, NotApproved: true, Why: g.Why, Approve: g.Approve, Steps: []Step{}}
 			continue
 		}
 		todo = append(todo, i)
