@@ -78,6 +78,7 @@ func newCgroup(mark string) *cgroup {
 	if parent == "" {
 		return nil
 	}
+	removeStale(parent)
 	dir := filepath.Join(parent, "sonde-"+strconv.Itoa(os.Getpid())+"-"+mark)
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
@@ -88,6 +89,29 @@ func newCgroup(mark string) *cgroup {
 		return nil
 	}
 	return &cgroup{dir: dir, fd: fd}
+}
+
+// removeStale removes the empty cgroups that a sonde which is no longer
+// running left in parent (it was killed before its servers' Wait): their
+// names lead with that sonde's pid. One that still holds a process is
+// left (rmdir refuses it), and so is one of a pid in use.
+func removeStale(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "sonde-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		_ = os.Remove(filepath.Join(parent, e.Name()))
+	}
 }
 
 // CgroupsAvailable reports whether servers are started in a cgroup of

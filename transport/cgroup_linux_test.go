@@ -53,3 +53,41 @@ while [ ! -s "$1" ]; do sleep 0.01; done`
 		t.Errorf("the cgroup %s is still there: %v", cgDir, err)
 	}
 }
+
+// TestCgroupStale: the empty cgroup a killed sonde left (its pid no
+// longer runs) is removed when the next server's cgroup is made; one of a
+// running sonde is kept.
+func TestCgroupStale(t *testing.T) {
+	if !CgroupsAvailable() {
+		t.Skip("no cgroup v2 folder sonde may create cgroups in")
+	}
+	parent := ownCgroupDir()
+	// A pid that no longer runs: a child started and reaped.
+	p, err := StartProcess(ProcessConfig{Argv: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stdin.Close()
+	p.Wait()
+	p.Stdout.Close()
+	p.Stderr.Close()
+	stale := filepath.Join(parent, "sonde-"+strconv.Itoa(p.Pid())+"-stale")
+	live := filepath.Join(parent, "sonde-"+strconv.Itoa(os.Getpid())+"-live")
+	for _, d := range []string{stale, live} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { os.Remove(stale); os.Remove(live) })
+	c := newCgroup(newMark())
+	if c == nil {
+		t.Fatal("no cgroup")
+	}
+	c.remove()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale cgroup is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the live sonde's cgroup was removed: %v", err)
+	}
+}
