@@ -13,8 +13,10 @@ import (
 
 // Approval is whether Claude Code uses a project server of .mcp.json. It
 // asks the user before it starts one, and keeps the answer in its
-// settings files (ClaudeSettingsFiles). sonde only shows it: a debugger
-// starts any server it is asked to.
+// settings files (ClaudeSettingsFiles). sonde shows it, and the runs over
+// every server (doctor, tools --all) start a project server only when it
+// is enabled, or approved in sonde; a server the user names starts
+// whatever its approval.
 type Approval string
 
 // The approvals of a .mcp.json server.

@@ -61,8 +61,9 @@ type Server struct {
 	// true); sonde can still start it.
 	Disabled bool `json:"disabled,omitempty"`
 	// Approval is, for a Claude Code project server (.mcp.json), whether
-	// Claude Code's settings enable it (SetApprovals); sonde can start it
-	// in every case.
+	// Claude Code's settings enable it (SetApprovals); the runs over every
+	// server start such a server unnamed only when it is enabled (or
+	// approved in sonde), a named one in every case.
 	Approval  Approval  `json:"approval,omitempty"`
 	Transport Transport `json:"transport"`
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -75,28 +74,12 @@ func saveState(path string, recs map[string]*Record) error {
 	if path == "" {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("server state: %w", err)
-	}
 	b, err := json.MarshalIndent(stateDoc{Version: 1, Servers: recs}, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".servers-*.json")
-	if err != nil {
+	if err := writeAtomic(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("server state: %w", err)
-	}
-	_, werr := tmp.Write(append(b, '\n'))
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("server state: %w", werr)
 	}
 	return nil
 }

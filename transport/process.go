@@ -26,7 +26,7 @@ type ProcessConfig struct {
 // the bytes itself. MarkEnv is added to its environment, and when it ends,
 // Wait stops what it left behind as Close does for a session: the rest of
 // its group, and on Linux the processes that left the group but carry its
-// mark or hold its pipes.
+// mark or hold its pipes, or are in its cgroup (where sonde may make one).
 type Process struct {
 	// Stdin is the write end of the program's stdin; closing it is the
 	// end of input for the program.
@@ -39,7 +39,8 @@ type Process struct {
 	cmd   *exec.Cmd
 	pid   int
 	group procGroup
-	mark  string // MarkEnv's value in the program's environment
+	mark  string  // MarkEnv's value in the program's environment
+	cg    *cgroup // its cgroup (Linux, where sonde may make one), or nil
 
 	waitOnce sync.Once
 	ended    Ended
@@ -104,10 +105,25 @@ func startProcess(argv []string, dir string, env []string) (*Process, error) {
 		return nil, &SpawnError{Argv0: argv[0], Err: err}
 	}
 	p := &Process{mark: newMark()}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, append(slices.Clip(env), MarkEnv+"="+p.mark)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	command := func() *exec.Cmd {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = dir, append(slices.Clip(env), MarkEnv+"="+p.mark)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		return cmd
+	}
+	// In a cgroup of its own where sonde may make one (Linux); when the
+	// start into it fails (a kernel without clone3, a cgroup it may not
+	// move a process into), once more without.
+	p.cg = newCgroup(p.mark)
+	cmd := command()
+	p.cg.attach(cmd)
 	group, err := startGroup(cmd)
+	if err != nil && p.cg != nil {
+		p.cg.remove()
+		p.cg = nil
+		cmd = command()
+		group, err = startGroup(cmd)
+	}
 	if err != nil {
 		closeAll()
 		return nil, classifySpawn(argv[0], err)
@@ -128,7 +144,8 @@ func (p *Process) Pid() int { return p.pid }
 // Wait waits for the program to end, then stops what it left behind: the
 // rest of its group (SIGKILL; TerminateJobObject on Windows) and, on
 // Linux, the processes that carry its mark or hold its stdout or stderr
-// (sweep). Concurrent and repeated calls return the same Ended.
+// (sweep), and those in its cgroup. Concurrent and repeated calls return
+// the same Ended.
 func (p *Process) Wait() Ended {
 	p.waitOnce.Do(func() {
 		_ = p.cmd.Wait()
@@ -138,7 +155,10 @@ func (p *Process) Wait() Ended {
 		_ = p.group.kill()                 // orphans left by the program; none is the normal case
 		p.reaped.Store(true)
 		p.group.release()
-		for _, st := range sweep(p.mark, []*os.File{p.Stdout, p.Stderr}) { // and those that left the group
+		left := sweep(p.mark, []*os.File{p.Stdout, p.Stderr}) // and those that left the group
+		left = append(left, p.cg.sweep()...)                  // even unmarked, without its pipes
+		p.cg.remove()
+		for _, st := range left {
 			if !slices.ContainsFunc(p.ended.Left, func(l ProcStat) bool { return l.Pid == st.Pid }) {
 				p.ended.Left = append(p.ended.Left, st)
 			}

@@ -2,9 +2,24 @@
 
 package transport
 
-import "os"
+import (
+	"os"
+	"os/exec"
+)
 
 // sweep finds nothing outside Linux: there the process group (Unix) or the
 // job object (Windows) is all sonde stops. On macOS and the BSDs a process
 // that left the server's group (setsid) keeps running (README, docs/commands.md).
 func sweep(mark string, pipes []*os.File) []ProcStat { return nil }
+
+// cgroup is a Linux server's cgroup (cgroup_linux.go): there is none here.
+type cgroup struct{}
+
+func newCgroup(string) *cgroup    { return nil }
+func (*cgroup) attach(*exec.Cmd)  {}
+func (*cgroup) sweep() []ProcStat { return nil }
+func (*cgroup) remove()           {}
+
+// CgroupsAvailable reports whether servers are started in a cgroup of
+// their own: only on Linux.
+func CgroupsAvailable() bool { return false }

@@ -303,3 +303,33 @@ func WriteTestFile(t *testing.T, path, text string) {
 func EverythingStdio(t *testing.T) []string {
 	return []string{"--", peertest.Everything(t)}
 }
+
+// MarkedEntry is a host config stdio entry (command, args, env) of a
+// shell that touches marker, then becomes the fixture fx: the marker
+// proves the server was started. It needs sh.
+func MarkedEntry(fx *Fixture, marker string) map[string]any {
+	args := append([]string{"-c", `touch "$1"; shift; exec "$@"`, "sh", marker}, fx.Argv()...)
+	env := map[string]string{}
+	for _, kv := range ChildEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return map[string]any{"command": "sh", "args": args, "env": env}
+}
+
+// Started reports whether the server of MarkedEntry that touches marker
+// was started.
+func Started(marker string) bool {
+	_, err := os.Stat(marker)
+	return err == nil
+}
+
+// WriteTestJSON writes v as JSON to path, creating its folders.
+func WriteTestJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	WriteTestFile(t, path, string(b))
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sonde-mcp/sonde/hostconfig"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/paths"
@@ -39,7 +40,12 @@ quarantine with why. Nothing is started. The state is kept per user (the state f
 servers.json).
 
 sonde servers approve NAME lifts the quarantine of a server whose configuration or binary
-changed since it was quarantined; a server unchanged since stays quarantined (exit 2).`,
+changed since it was quarantined; a server unchanged since stays quarantined (exit 2). For a
+server of a project's file (.mcp.json, .cursor/mcp.json, .vscode/mcp.json), it also lets the
+runs over every server (doctor, tools --all) start it, which they do only for the project
+servers its host approved (Claude Code's settings) or you approved here: the approval holds
+while its entry and executable stay as they are (the hash), and is kept per user (the state
+folder, approved.json).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := o.open(cmd, env, o.Servers)
@@ -61,6 +67,9 @@ changed since it was quarantined; a server unchanged since stays quarantined (ex
 				return err
 			}
 			defer m.Stop(nil)
+			if err := approveProject(env, o.Config, args[0]); err != nil {
+				return err
+			}
 			if err := m.Approve(args[0]); err != nil {
 				return cmdutil.Usagef(err.Error())
 			}
@@ -91,6 +100,28 @@ func (o *ServersOptions) open(cmd *cobra.Command, env *cmdutil.Env, names []stri
 	mf := connect.MultiFlags{All: len(names) == 0, MaxFailures: manager.DefaultPolicy.MaxFailures}
 	_, m, err := connect.OpenMulti(cmd, env, &f, &mf, nil, 0, "")
 	return m, err
+}
+
+// approveProject approves the project server name (of file, or of the
+// files found) for the runs over every server (connect's Unnamed), and
+// says so with what it runs; a server of the user's own files needs no
+// such approval.
+func approveProject(env *cmdutil.Env, file, name string) error {
+	h, found, err := connect.LoadHosts(file)
+	if err != nil {
+		return err
+	}
+	s, err := hostconfig.Find(found.Servers, name)
+	if err != nil || !connect.Project(s) {
+		return nil // OpenMulti found it; not a project server
+	}
+	hash, err := h.Approve(s)
+	if err != nil {
+		return &cmdutil.ExitStatus{Code: 1, Msg: "servers approve: " + err.Error()}
+	}
+	fmt.Fprintf(env.Err, "sonde: server %s (%s) approved: doctor and tools --all start it while its entry and executable stay as they are (hash %s): %s\n",
+		textfmt.Escape(name), s.Where(), hash[:12], textfmt.Escape(connect.ServerLine(s)))
+	return nil
 }
 
 // serverJSON is one server of `sonde servers --json`.

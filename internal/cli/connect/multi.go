@@ -17,6 +17,7 @@ import (
 	"github.com/sonde-mcp/sonde/hostconfig"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/paths"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/manager"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -49,11 +50,15 @@ func (s *serverFlag) Set(v string) error {
 type MultiFlags struct {
 	All         bool
 	MaxFailures int
+	// StartsEvery is set by a command that starts every server --all
+	// chooses (tools --all): the start rule (Hosts.Unnamed) then leaves out
+	// the project servers nobody approved, each said on stderr.
+	StartsEvery bool
 }
 
 // Register adds --all and --max-failures.
 func (m *MultiFlags) Register(fs *pflag.FlagSet) {
-	fs.BoolVar(&m.All, "all", false, "every server of the hosts' config files (see sonde config list), or of --config FILE, but those a host turned off; each starts only when it is used")
+	fs.BoolVar(&m.All, "all", false, "every server of the hosts' config files (see sonde config list), or of --config FILE, but those a host turned off; each starts only when it is used (tools --all starts no project server that neither its host nor you approved: sonde servers approve NAME)")
 	fs.IntVar(&m.MaxFailures, "max-failures", manager.DefaultPolicy.MaxFailures, "with several servers: failures in a row (each followed by a backoff of 1s, 2s, 4s... up to 1m) after which a server is quarantined until approved (sonde servers approve NAME)")
 }
 
@@ -98,6 +103,7 @@ type Multi struct {
 	env     *cmdutil.Env
 	flags   *Flags
 	targets map[string]*Target
+	held    []string // the servers the start rule left out (MultiFlags.StartsEvery)
 	secrets *SecretSink
 	record  string // the server whose client --record follows
 	rec     *capture.Recorder
@@ -141,6 +147,10 @@ func (l *linePrefix) Write(p []byte) (int, error) {
 	}
 	return l.w.Write(p)
 }
+
+// NotApproved are the names of the project servers --all left out as no
+// one approved them (MultiFlags.StartsEvery), in the order of the files.
+func (m *Multi) NotApproved() []string { return append([]string(nil), m.held...) }
 
 // OnClient sets a hook that sees each new client before it connects.
 // Call it before anything is started.
@@ -191,15 +201,31 @@ func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, a
 	if mf.All && len(f.Servers) > 0 {
 		return nil, nil, cmdutil.Usagef("give either --all or --server NAME (once or more), not both")
 	}
+	var held []string
 	if mf.All {
+		var gates []Gate
+		if mf.StartsEvery {
+			if gates, err = h.Unnamed(found.Servers); err != nil {
+				fmt.Fprintln(env.Err, "sonde: warning: "+err.Error())
+			}
+		}
 		// A host does not run the servers it has turned off: --all skips
 		// them (--server NAME still starts one).
-		for _, s := range found.Servers {
+		for i, s := range found.Servers {
 			if s.Disabled {
 				fmt.Fprintf(env.Err, "sonde: skipping server %s (%s): disabled there (--server %s starts it)\n", s.Name, s.Where(), s.Name)
 				continue
 			}
+			if gates != nil && gates[i].Held {
+				fmt.Fprintf(env.Err, "sonde: not starting server %s (%s): not approved: %s; approve it with %s, or name it with --server %s\n",
+					textfmt.Escape(s.Name), s.Where(), textfmt.CleanBlock(gates[i].Why), textfmt.CleanBlock(gates[i].Approve), textfmt.Escape(s.Name))
+				held = append(held, s.Name)
+				continue
+			}
 			chosen = append(chosen, s)
+		}
+		if len(chosen) == 0 && len(held) > 0 {
+			return nil, nil, cmdutil.Usagef(fmt.Sprintf("--all: no server may start without being named: %d not approved (see above)", len(held)))
 		}
 		if len(chosen) == 0 {
 			msg := "--all: no server found in the hosts' config files (see sonde config list)"
@@ -217,7 +243,7 @@ func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, a
 			chosen = append(chosen, s)
 		}
 	}
-	m := &Multi{env: env, flags: f, targets: map[string]*Target{}, secrets: &SecretSink{}}
+	m := &Multi{env: env, flags: f, targets: map[string]*Target{}, secrets: &SecretSink{}, held: held}
 	var specs []manager.Spec
 	seen := map[string]bool{}
 	for _, s := range chosen {

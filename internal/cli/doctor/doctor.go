@@ -58,6 +58,14 @@ status, content type, session header; on 401 what authorization discovery found 
 to do next; the fallback to legacy SSE), the protocol version, tools/list and the tool
 schemas, ping.
 
+A server of a project's file (.mcp.json, .cursor/mcp.json, .vscode/mcp.json: a cloned
+repository brings them) is started only when its host approved it (Claude Code's
+enabledMcpjsonServers or enableAllProjectMcpServers), when you approved it in sonde (sonde
+servers approve NAME, which holds while its entry and executable stay the same), or when you
+name it (--server NAME). The others are listed as not approved, with the command that
+approves them, and are not started; they do not fail the run, but a run that checks no
+server exits 1.
+
 Each step may take --timeout. On a terminal tall enough, stderr shows one line per server
 with its current step while it runs; then a table: server, host, result, failing step,
 time, and under it each failure's cause and hint. --json prints one object per server (one
@@ -105,11 +113,17 @@ type Result struct {
 	File      string `json:"file"`
 	Transport string `json:"transport"`
 	// Disabled: the host has the entry turned off (it is checked anyway).
-	Disabled bool    `json:"disabled,omitempty"`
-	OK       bool    `json:"ok"`
-	Failed   string  `json:"failed,omitempty"` // the failing step
-	MS       float64 `json:"ms"`
-	Steps    []Step  `json:"steps"`
+	Disabled bool `json:"disabled,omitempty"`
+	// NotApproved: a project server that nobody approved (connect's
+	// Unnamed), not started and so not checked; Why says why, Approve is
+	// the command that approves it.
+	NotApproved bool    `json:"not_approved,omitempty"`
+	Why         string  `json:"why,omitempty"`
+	Approve     string  `json:"approve,omitempty"`
+	OK          bool    `json:"ok"`
+	Failed      string  `json:"failed,omitempty"` // the failing step
+	MS          float64 `json:"ms"`
+	Steps       []Step  `json:"steps"`
 }
 
 // failure is the failing step, nil when all passed.
@@ -142,6 +156,10 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	if err != nil {
 		return err
 	}
+	held, err := hold(h, servers, o)
+	if err != nil {
+		fmt.Fprintln(env.Err, "sonde: warning: "+err.Error())
+	}
 	if o.OTLP.Content {
 		// The servers' env and header values are in their configs, not
 		// in a redactor doctor has: their content is not sent.
@@ -153,16 +171,27 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	}
 	defer tel.Close(env.Err)
 	c := checker{hosts: h, inputs: inputs, timeout: o.Timeout, problems: found.Problems, tel: tel}
+	results := make([]Result, len(servers))
+	var todo []int // the servers checked: those not held
+	var checked []hostconfig.Server
+	for i, s := range servers {
+		if g := held[i]; g.Held {
+			results[i] = Result{Server: s.Name, Host: s.Host, Scope: s.Scope, File: s.File, Transport: string(s.Transport),
+				Disabled: s.Disabled, NotApproved: true, Why: g.Why, Approve: g.Approve, Steps: []Step{}}
+			continue
+		}
+		todo = append(todo, i)
+		checked = append(checked, s)
+	}
 	var prog *progress
-	if !o.JSON {
-		if w := env.ErrTerminal(); w != nil && fits(w, len(servers)) {
-			prog = newProgress(w, servers)
+	if !o.JSON && len(todo) > 0 {
+		if w := env.ErrTerminal(); w != nil && fits(w, len(todo)) {
+			prog = newProgress(w, checked)
 		}
 	}
-	results := make([]Result, len(servers))
 	sem := make(chan struct{}, o.Jobs)
 	var wg sync.WaitGroup
-	for i, s := range servers {
+	for k, i := range todo {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -170,12 +199,12 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 			defer func() { <-sem }()
 			at := func(step string) {
 				if prog != nil {
-					prog.set(i, step)
+					prog.set(k, step)
 				}
 			}
-			results[i] = c.check(ctx, s, at)
+			results[i] = c.check(ctx, servers[i], at)
 			if prog != nil {
-				prog.done(i, &results[i])
+				prog.done(k, &results[i])
 			}
 		}()
 	}
@@ -183,9 +212,12 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	if prog != nil {
 		prog.stop()
 	}
-	failed := 0
+	failed, notApproved := 0, 0
 	for _, r := range results {
-		if !r.OK {
+		switch {
+		case r.NotApproved:
+			notApproved++
+		case !r.OK:
 			failed++
 		}
 	}
@@ -210,7 +242,11 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
 	}
 	if failed > 0 {
-		return &cmdutil.ExitStatus{Code: 1, Msg: fmt.Sprintf("doctor: %d of %d servers failed", failed, len(results))}
+		return &cmdutil.ExitStatus{Code: 1, Msg: fmt.Sprintf("doctor: %d of %d servers failed", failed, len(todo))}
+	}
+	if len(todo) == 0 {
+		// Nothing was checked: not a pass.
+		return &cmdutil.ExitStatus{Code: 1, Msg: fmt.Sprintf("doctor: no server checked: %d not approved (sonde servers approve NAME, or name it with --server)", notApproved)}
 	}
 	if len(files) > 0 {
 		msg := fmt.Sprintf("doctor: %d config files have problems", len(files))
@@ -239,6 +275,15 @@ func fileProblems(problems []hostconfig.Problem) []FileProblem {
 		}
 	}
 	return out
+}
+
+// hold is the start rule over the servers to check (connect's Unnamed):
+// with --server, the user named each of them, and none is held.
+func hold(h connect.Hosts, servers []hostconfig.Server, o *Options) ([]connect.Gate, error) {
+	if len(o.Servers) > 0 {
+		return make([]connect.Gate, len(servers)), nil
+	}
+	return h.Unnamed(servers)
 }
 
 // fits reports whether n progress lines fit on the terminal w: lines
@@ -313,18 +358,27 @@ func printSummary(w io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tHOST\tRESULT\tFAILING STEP\tTIME")
 	for _, r := range results {
-		res, step := "ok", "-"
+		res, step, took := "ok", "-", textfmt.Dur(msDur(r.MS))
 		if f := r.failure(); f != nil {
 			res, step = "FAIL", f.Name
+		}
+		if r.NotApproved {
+			res, took = "not approved", "-"
 		}
 		host := r.Host
 		if r.Disabled {
 			host += " (disabled there)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textfmt.Escape(r.Server), host, res, step, textfmt.Dur(msDur(r.MS)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", textfmt.Escape(r.Server), host, res, step, took)
 	}
 	_ = tw.Flush()
 	for _, r := range results {
+		if r.NotApproved {
+			fmt.Fprintf(w, "\n%s (%s · %s, %s): not approved: %s; sonde starts a project's server only when its host or you approved it, or when you name it (sonde doctor --server %s)\n",
+				textfmt.Escape(r.Server), r.Host, r.Scope, r.File, textfmt.CleanBlock(r.Why), textfmt.Escape(r.Server))
+			fmt.Fprintf(w, "  hint: approve it with %s\n", textfmt.CleanBlock(r.Approve))
+			continue
+		}
 		f := r.failure()
 		if f == nil {
 			continue

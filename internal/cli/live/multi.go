@@ -30,6 +30,7 @@ type multiToolJSON struct {
 // tools is reported and the others are listed; the exit status is then
 // that of the first failure's code.
 func runToolsAll(cmd *cobra.Command, env *cmdutil.Env, o *ToolsOptions, args []string) error {
+	o.Multi.StartsEvery = true // each server is started to list its tools
 	_, m, err := connect.OpenMulti(cmd, env, &o.Server, &o.Multi, args, 0, "tools takes no arguments")
 	if err != nil {
 		return err
@@ -52,6 +53,9 @@ func runToolsAll(cmd *cobra.Command, env *cmdutil.Env, o *ToolsOptions, args []s
 				tools = append(tools, multiToolJSON{Name: e.Name, Server: e.Server, Tool: e.Tool, Conflicts: e.Conflicts})
 			}
 			out := map[string]any{"ok": len(failed) == 0, "tools": tools, "conflicts": conflictMap(entries)}
+			if held := m.NotApproved(); len(held) > 0 {
+				out["not_approved"] = held
+			}
 			if len(failed) > 0 {
 				fe := map[string]any{}
 				for _, n := range failed {

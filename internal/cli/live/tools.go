@@ -32,9 +32,12 @@ func NewCmdTools(env *cmdutil.Env) *cobra.Command {
 With several servers (--all: every server of the hosts' config files, or of --config FILE;
 or --server NAME more than once) every server is started and its tools are listed as
 server/tool; a tool name that several servers have is flagged ("conflict: also in …").
-A server that fails is reported on stderr and the others are still listed. --json prints
+A server that fails is reported on stderr and the others are still listed. --all starts no
+server of a project's file (.mcp.json, .cursor/mcp.json, .vscode/mcp.json) that neither its
+host (Claude Code's settings) nor you (sonde servers approve NAME) approved: each is named
+on stderr with the command that approves it, and --server NAME starts it. --json prints
 {"ok", "tools": [{"name", "server", "tool", "conflicts"}], "conflicts": {NAME: [SERVER…]},
-"errors": {SERVER: {"code", "message"}}}.
+"errors": {SERVER: {"code", "message"}}, "not_approved": [SERVER…]}.
 
 ` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
