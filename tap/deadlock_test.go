@@ -87,23 +87,27 @@ func TestInjectNoDeadlockSingleThreaded(t *testing.T) {
 	}
 
 	// The host's 1 MiB request, more than the pipes between it and the
-	// server hold, so the tap's write to the server blocks.
+	// server hold (64 KiB each, or 4 KiB on a machine whose user has used
+	// up its pipe pages), so the tap's write to the server blocks while
+	// the server writes. Once it is under way (two pieces written), the
+	// host reads: the server's 400 KiB of notifications then come while
+	// that write waits, and the tap must forward them all the same.
 	big := `{"jsonrpc":"2.0","id":2,"method":"ping","params":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}` + "\n"
-	full := make(chan struct{})
+	begun := make(chan struct{})
 	wrote := make(chan error, 1)
 	go func() {
-		const piece, enough = 4 << 10, 136 << 10 // past the tap's pipe, its chunk and the server's pipe
+		const piece = 4 << 10
 		var err error
 		for off := 0; off < len(big) && err == nil; off += piece {
 			_, err = toTap.WriteString(big[off:min(off+piece, len(big))])
-			if off+piece >= enough && off < enough {
-				close(full)
+			if off == piece {
+				close(begun)
 			}
 		}
 		wrote <- err
 	}()
 	select {
-	case <-full:
+	case <-begun:
 	case <-deadline:
 		stuck("the host's request was not taken")
 	}
