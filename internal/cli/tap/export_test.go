@@ -1,5 +1,7 @@
 package tap
 
+import "io"
+
 // FollowSession is followSession (without an export) for the tests of the
 // watch UI's source.
 func FollowSession(path string, pid int) (*followSource, error) { return followSession(path, pid, nil) }
@@ -9,3 +11,7 @@ func FollowSession(path string, pid int) (*followSource, error) { return followS
 func ListSessionsCached(dir string, cache sessionCache) ([]Session, error) {
 	return listSessions(dir, cache)
 }
+
+// ServeControl serves a session's socket at path for a tap with neither
+// fault rules nor an injector (every request is answered CodeNoInject).
+func ServeControl(path string, errw io.Writer) func() { return serveInjector(&control{}, path, errw) }
