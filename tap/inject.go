@@ -199,9 +199,7 @@ func (in *Injector) Inject(ctx context.Context, req []byte) ([]byte, error) {
 	}
 	in.seq++
 	id, _ := json.Marshal(in.prefix + strconv.FormatUint(in.seq, 10))
-	msg["id"] = id
-	line, _ := json.Marshal(msg)
-	line = append(line, '\n')
+	line := injectedLine(msg, id)
 	answer := make(chan []byte, 1) // take sends once, under mu: never blocks
 	in.pending[string(id)] = answer
 	in.count.Add(1)
@@ -245,6 +243,16 @@ func parseInjected(req []byte) (map[string]json.RawMessage, json.RawMessage, err
 		return nil, nil, ErrNotRequest
 	}
 	return msg, msg["id"], nil
+}
+
+// injectedLine is the line written to the server for a request parsed
+// by parseInjected, under the tap's id: one line (json.Marshal compacts
+// every member, so no newline of the request's own is left in it), with
+// its newline.
+func injectedLine(msg map[string]json.RawMessage, id json.RawMessage) []byte {
+	msg["id"] = id
+	line, _ := json.Marshal(msg)
+	return append(line, '\n')
 }
 
 // forget stops waiting for id's answer; a late one is still taken out
