@@ -36,9 +36,10 @@ func privateDir(dir string) error {
 			return err
 		}
 		// MkdirAll's mode is cut by the umask, never widened: 0700 or
-		// tighter. Set it exactly, so that a umask of 0777 does not
-		// leave a folder the user cannot use either.
-		if err := os.Chmod(dir, 0o700); err != nil {
+		// tighter. Set it exactly (on Windows: an ACL of the user's
+		// alone), so that a umask of 0777 does not leave a folder the
+		// user cannot use either.
+		if err := makePrivate(dir); err != nil {
 			return err
 		}
 	}

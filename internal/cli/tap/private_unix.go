@@ -30,6 +30,9 @@ func checkPrivateDir(dir string) error {
 	return nil
 }
 
+// makePrivate sets a folder sonde made to mode 0700.
+func makePrivate(dir string) error { return os.Chmod(dir, 0o700) }
+
 // chmodSocket sets a unix socket's mode to 0600.
 func chmodSocket(path string) error { return os.Chmod(path, 0o600) }
 
