@@ -48,6 +48,16 @@ type Injector struct {
 	t    *tap      // set by Run
 	dst  io.Writer // the server's stdin (or the fault rules' writer)
 
+	// writing: a write to the server's stdin is under way (the host's
+	// chunk or an injected line). The server's stdin has two writers, and
+	// they take turns through this flag, not by holding mu across the
+	// write: a write to a server that is not reading blocks, and mu is
+	// what the server → host path takes to find an injected answer, so
+	// holding it there would stop the tap reading the server's stdout
+	// (and a single-threaded server, blocked writing it, never reads
+	// again). No lock of the tap is held across a write or a send that
+	// can block.
+	writing   bool
 	atStart   bool   // the last byte written to the server ended a line
 	first     []byte // the host's first line, until it is whole
 	firstDone bool
@@ -100,22 +110,33 @@ func (in *Injector) end() {
 var initializedMethod = []byte(`"notifications/initialized"`)
 
 // serverWriter is the host → server path with an injector: each chunk
-// is offered to the observer and written under the injector's lock, so
-// an injected line goes only between two of the host's lines.
+// is offered to the observer and written in the host's turn on the
+// server's stdin (Injector.writing), so an injected line goes only
+// between two of the host's lines.
 type serverWriter struct{ in *Injector }
 
 func (w serverWriter) Write(p []byte) (int, error) {
 	in := w.in
 	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.t.stage(chunk{s: streamIn, data: append([]byte(nil), p...), t: time.Now()}) {
-		defer in.t.queue.wake()
+	for in.writing {
+		in.cond.Wait()
 	}
-	n, err := in.dst.Write(p)
+	in.writing = true
+	staged := in.t.stage(chunk{s: streamIn, data: append([]byte(nil), p...), t: time.Now()})
+	in.mu.Unlock()
+
+	n, err := in.dst.Write(p) // may block: no lock held
+
+	in.mu.Lock()
+	in.writing = false
 	if n > 0 {
 		in.atStart = p[n-1] == '\n'
 		in.watchHandshake(p[:n])
-		in.cond.Broadcast()
+	}
+	in.cond.Broadcast()
+	in.mu.Unlock()
+	if staged {
+		in.t.queue.wake()
 	}
 	return n, err
 }
@@ -165,7 +186,7 @@ func (in *Injector) Inject(ctx context.Context, req []byte) ([]byte, error) {
 	defer stop()
 
 	in.mu.Lock()
-	for !in.ended && ctx.Err() == nil && (in.t == nil || !in.ready || !in.atStart) {
+	for !in.ended && ctx.Err() == nil && (in.t == nil || !in.ready || !in.atStart || in.writing) {
 		in.cond.Wait()
 	}
 	if in.ended {
@@ -178,16 +199,25 @@ func (in *Injector) Inject(ctx context.Context, req []byte) ([]byte, error) {
 	}
 	in.seq++
 	id, _ := json.Marshal(in.prefix + strconv.FormatUint(in.seq, 10))
-	msg["id"] = id
-	line, _ := json.Marshal(msg)
-	line = append(line, '\n')
-	answer := make(chan []byte, 1)
+	line := injectedLine(msg, id)
+	answer := make(chan []byte, 1) // take sends once, under mu: never blocks
 	in.pending[string(id)] = answer
 	in.count.Add(1)
+	in.writing = true // this line's turn on the server's stdin
+	t := in.t
+	in.mu.Unlock()
+
+	// In this turn no chunk of the host's is staged or written, so the
+	// note and the line are observed in the order they went. The note
+	// may wait for room in the observer's queue, and the write for the
+	// server to read: neither holds mu.
 	method := string(msg["method"])
-	in.t.note(fmt.Sprintf("sonde inject: request %s %s written to the server between the host's lines; its answer is not forwarded to the host", id, method))
-	in.t.offer(chunk{s: streamIn, data: line, t: time.Now()})
+	t.note(fmt.Sprintf("sonde inject: request %s %s written to the server between the host's lines; its answer is not forwarded to the host", id, method))
+	t.offer(chunk{s: streamIn, data: line, t: time.Now()})
 	_, err = in.dst.Write(line)
+	in.mu.Lock()
+	in.writing = false
+	in.cond.Broadcast()
 	in.mu.Unlock()
 	if err != nil {
 		in.forget(string(id))
@@ -213,6 +243,16 @@ func parseInjected(req []byte) (map[string]json.RawMessage, json.RawMessage, err
 		return nil, nil, ErrNotRequest
 	}
 	return msg, msg["id"], nil
+}
+
+// injectedLine is the line written to the server for a request parsed
+// by parseInjected, under the tap's id: one line (json.Marshal compacts
+// every member, so no newline of the request's own is left in it), with
+// its newline.
+func injectedLine(msg map[string]json.RawMessage, id json.RawMessage) []byte {
+	msg["id"] = id
+	line, _ := json.Marshal(msg)
+	return append(line, '\n')
 }
 
 // forget stops waiting for id's answer; a late one is still taken out

@@ -1,5 +1,7 @@
 package tap
 
+import "io"
+
 // FollowSession is followSession (without an export) for the tests of the
 // watch UI's source.
 func FollowSession(path string, pid int) (*followSource, error) { return followSession(path, pid, nil) }
@@ -15,3 +17,7 @@ func CheckConfig(path string) error {
 	_, err := checkConfig(path, "wrap")
 	return err
 }
+
+// ServeControl serves a session's socket at path for a tap with neither
+// fault rules nor an injector (every request is answered CodeNoInject).
+func ServeControl(path string, errw io.Writer) func() { return serveInjector(&control{}, path, errw) }

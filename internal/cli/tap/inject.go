@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -44,14 +45,17 @@ type injectTarget interface {
 	Inject(ctx context.Context, req []byte) ([]byte, error)
 }
 
-// serveInjector listens on the session's socket and hands each request
-// line a connection sends to inj, writing back the answer (or a JSON-RPC
-// error saying why there is none). It returns a stop function that closes
-// the listener, the connections and removes the socket; nil when the
-// socket could not be made (said once on errw).
+// serveInjector listens on the session's socket (mode 0600, in the
+// sessions folder that openRecording checked is the user's alone) and
+// hands each request line a connection sends to inj, writing back the
+// answer (or a JSON-RPC error saying why there is none). A connection
+// from a process of another user is closed unread (the first one said on
+// errw). It returns a stop function that closes the listener, the
+// connections and removes the socket; nil when the socket could not be
+// made (said once on errw).
 func serveInjector(inj injectTarget, path string, errw io.Writer) func() {
 	os.Remove(path) // a socket left by a tap killed with the same pid and second
-	ln, err := net.Listen("unix", path)
+	ln, err := listenPrivate(path)
 	if err != nil {
 		fmt.Fprintf(errw, "sonde tap: no injection socket (sonde inject will not reach this session): %v\n", err)
 		return nil
@@ -60,6 +64,7 @@ func serveInjector(inj injectTarget, path string, errw io.Writer) func() {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
+	refused := false
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -67,6 +72,14 @@ func serveInjector(inj injectTarget, path string, errw io.Writer) func() {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if err := checkPeer(c, "sonde tap"); err != nil {
+				c.Close()
+				if !refused {
+					refused = true
+					fmt.Fprintf(errw, "%v (the next refusals are not said)\n", err)
+				}
+				continue
 			}
 			mu.Lock()
 			conns[c] = true
@@ -158,7 +171,12 @@ answer comes back on that POST. A legacy HTTP+SSE session takes none (its server
 host's own event stream). A tap with fault rules (--fault), and one that does not record in the
 sessions folder (--record FILE, --no-record), take no injected requests.
 
-Exit status: 0; 2 for a usage error, or no live session that takes requests; 3 when the
+Only the user who runs the tap may use its socket: sonde inject refuses a sessions folder
+open to other users or owned by another (MCP_NOT_PRIVATE, with the command to run), and the
+tap closes a connection from another user's process.
+
+Exit status: 0; 2 for a usage error, no live session that takes requests, or a sessions
+folder or tap that is not the user's alone (MCP_NOT_PRIVATE); 3 when the
 server answered with an error; 4 when no answer came within --timeout; 5 when the tap went
 away first (docs/errors.md).`,
 		Args: cobra.ExactArgs(1),
@@ -219,11 +237,21 @@ func requestLine(method string, params any) ([]byte, error) {
 // session recorded at path and returns the answer. who names the command
 // in messages; hint says, when there is no socket, what to check.
 func askSession(path string, line []byte, timeout time.Duration, who, hint string) (jsonrpc.Message, error) {
+	// A socket in a folder others may write could be anyone's: the
+	// request (and what it carries) would go to them.
+	if err := checkPrivateDir(filepath.Dir(path)); errors.Is(err, ErrNotPrivate) {
+		var ce *client.Error
+		errors.As(err, &ce)
+		return jsonrpc.Message{}, notPrivate(who + ": " + ce.Message)
+	}
 	conn, err := net.Dial("unix", socketPath(path))
 	if err != nil {
 		return jsonrpc.Message{}, cmdutil.Usagef(fmt.Sprintf("%s: the session %s takes no requests (%s): %v", who, strings.TrimSuffix(path, cmdutil.SessionExt), hint, err))
 	}
 	defer conn.Close()
+	if err := checkPeer(conn, who); err != nil {
+		return jsonrpc.Message{}, err
+	}
 	conn.SetDeadline(time.Now().Add(timeout))
 	if _, err := conn.Write(append(line, '\n')); err != nil {
 		return jsonrpc.Message{}, &client.Error{Code: client.CodeProcessExit, Message: who + ": the tap went away: " + err.Error(), Err: err}

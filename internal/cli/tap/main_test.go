@@ -27,6 +27,9 @@ func profiled(args []string, in io.Reader, out, errw io.Writer) int {
 	if len(args) > 0 && args[0] == goRelayArg {
 		return goRelay(args[1:])
 	}
+	if len(args) > 1 && args[0] == dialArg {
+		return dialAs(args[1:], out)
+	}
 	prefix := os.Getenv(profileEnv)
 	if prefix == "" || len(args) == 0 || args[0] != "tap" {
 		return cli.Main(args, in, out, errw)

@@ -351,6 +351,11 @@ func openRecording(o *Options, label string, t time.Time) (f *os.File, path, why
 		}
 		dir = p.Sessions
 	}
+	// The folder holds the recordings and the sessions' sockets: it is
+	// the user's alone, or not used.
+	if err := privateDir(dir); err != nil {
+		return nil, "", "sessions folder " + dir + ": " + err.Error()
+	}
 	f, path, err := coretap.CreateSession(dir, label, t, os.Getpid())
 	if err != nil {
 		return nil, path, "sessions folder " + dir + ": " + err.Error()
