@@ -39,8 +39,9 @@ type Process struct {
 	cmd   *exec.Cmd
 	pid   int
 	group procGroup
-	mark  string  // MarkEnv's value in the program's environment
-	cg    *cgroup // its cgroup (Linux, where sonde may make one), or nil
+	mark  string   // MarkEnv's value in the program's environment
+	cg    *cgroup  // its cgroup (Linux, where sonde may make one), or nil
+	pipes []string // its stdout and stderr as sweep knows them (Linux)
 
 	waitOnce sync.Once
 	ended    Ended
@@ -134,6 +135,7 @@ func startProcess(argv []string, dir string, env []string) (*Process, error) {
 	errW.Close()
 	p.cmd, p.pid, p.group = cmd, cmd.Process.Pid, group
 	p.Stdin, p.Stdout, p.Stderr = inW, outR, errR
+	p.pipes = pipeIDs(outR, errR)
 	return p, nil
 }
 
@@ -155,8 +157,8 @@ func (p *Process) Wait() Ended {
 		_ = p.group.kill()                 // orphans left by the program; none is the normal case
 		p.reaped.Store(true)
 		p.group.release()
-		left := sweep(p.mark, []*os.File{p.Stdout, p.Stderr}) // and those that left the group
-		left = append(left, p.cg.sweep()...)                  // even unmarked, without its pipes
+		left := sweep(p.mark, p.pipes)       // and those that left the group
+		left = append(left, p.cg.sweep()...) // even unmarked, without its pipes
 		p.cg.remove()
 		for _, st := range left {
 			if !slices.ContainsFunc(p.ended.Left, func(l ProcStat) bool { return l.Pid == st.Pid }) {

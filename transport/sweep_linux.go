@@ -24,13 +24,10 @@ import (
 // such orphans, but also every daemon any of its children starts (a tmux
 // server started by a test, a browser opened for OAuth), and telling them
 // apart needs these same marks. So sonde does not adopt; it searches.
-func sweep(mark string, pipes []*os.File) []ProcStat {
+func sweep(mark string, pipes []string) []ProcStat {
 	inodes := make(map[string]bool, len(pipes))
-	for _, f := range pipes {
-		var st syscall.Stat_t
-		if f != nil && syscall.Fstat(int(f.Fd()), &st) == nil {
-			inodes["pipe:["+strconv.FormatUint(st.Ino, 10)+"]"] = true
-		}
+	for _, id := range pipes {
+		inodes[id] = true
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -91,6 +88,22 @@ func parent(dir string) int {
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	return ppid
+}
+
+// pipeIDs names the pipes behind files as /proc shows them ("pipe:[N]"),
+// read when the server starts: at Wait its caller may have closed them
+// (the tap closes stdout once the host stops reading), and the numbers of
+// closed files are given to the next ones opened, so reading them then
+// could name another server's pipe, or race with the close.
+func pipeIDs(files ...*os.File) []string {
+	var ids []string
+	for _, f := range files {
+		var st syscall.Stat_t
+		if f != nil && syscall.Fstat(int(f.Fd()), &st) == nil {
+			ids = append(ids, "pipe:["+strconv.FormatUint(st.Ino, 10)+"]")
+		}
+	}
+	return ids
 }
 
 // holdsPipe reports whether one of the process's open files is one of the

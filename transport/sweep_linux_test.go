@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -35,8 +36,35 @@ func TestSweepSparesOwnChildren(t *testing.T) {
 	}
 	grandchild, _ := strconv.Atoi(strings.TrimSpace(line))
 
-	killed := sweep("no-such-mark", []*os.File{r})
+	killed := sweep("no-such-mark", pipeIDs(r))
 	if len(killed) != 1 || killed[0].Pid != grandchild {
 		t.Errorf("sweep killed %v, want only the grandchild %d (not sonde's own child %d)", killed, grandchild, cmd.Process.Pid)
+	}
+}
+
+// TestSweepAfterPipesClosed: a caller may close a server's stdout and
+// stderr before Wait (the tap does once its host stops reading). The sweep
+// still knows the server's pipes, named when it started, and finds a
+// daemon that holds one though it cleared its environment. (It read the
+// files at Wait: a closed one names nothing, so the daemon was missed, and
+// the read raced with the close under -race.)
+func TestSweepAfterPipesClosed(t *testing.T) {
+	p, err := StartProcess(ProcessConfig{Argv: []string{"sh", "-c", "env -i setsid sleep 60 </dev/null 2>/dev/null & echo $!; read line"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(p.Stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon, _ := strconv.Atoi(strings.TrimSpace(line))
+	t.Cleanup(func() { _ = syscall.Kill(daemon, syscall.SIGKILL); _ = p.Stdin.Close(); p.Wait() })
+	p.Stdout.Close()
+	p.Stderr.Close()
+
+	// The pipe alone must find it: the cgroup (which would also) is not asked.
+	killed := sweep("no-such-mark", p.pipes)
+	if len(killed) != 1 || killed[0].Pid != daemon {
+		t.Fatalf("sweep killed %v, want the daemon %d that holds the server's stdout", killed, daemon)
 	}
 }
