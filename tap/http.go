@@ -43,13 +43,21 @@ type ProxyOptions struct {
 	// own to 127.0.0.1 cannot reach the server through the tap (which
 	// sends the server its own Host).
 	LoopbackOnly bool
+	// AllowOrigins are the origins (scheme://host[:port], as ParseOrigin
+	// accepts them; others are ignored) whose requests are forwarded
+	// besides those with no Origin header or a loopback one: any other
+	// Origin, "null" included, is refused (403) before it reaches the
+	// server, whatever LoopbackOnly says (a page in the user's browser
+	// can reach a loopback tap by its address, and the tap would send
+	// the server the host's credentials).
+	AllowOrigins []string
 	// Transport sends the requests upstream; nil is a clone of
 	// http.DefaultTransport that never compresses on its own (a body
 	// reaches the host as the server sent it).
 	Transport http.RoundTripper
-	// Log receives the refusals of LoopbackOnly and the reverse proxy's
-	// errors (a host that went away mid-answer), and the stderr text of
-	// fault rules (nil: io.Discard).
+	// Log receives the refusals of LoopbackOnly and AllowOrigins, the
+	// reverse proxy's errors (a host that went away mid-answer), and the
+	// stderr text of fault rules (nil: io.Discard).
 	Log io.Writer
 	// Sessions, when set, gives each HTTP session (each Mcp-Session-Id)
 	// an observer of its own, so that two hosts' sessions through one
@@ -104,8 +112,10 @@ type Proxy struct {
 	gets     atomic.Uint64
 	stats    HTTPStats
 	statsMu  sync.Mutex
-	faults   *httpFaults  // nil without fault rules
-	hosts    hostSessions // for injected requests (httpinject.go)
+	faults   *httpFaults // nil without fault rules
+	// allowOrigins are ProxyOptions.AllowOrigins, canonical (ParseOrigin).
+	allowOrigins []string
+	hosts        hostSessions // for injected requests (httpinject.go)
 	// legacy maps the request URI of each legacy endpoint (named by an
 	// endpoint event) to its session's key (LegacySession).
 	legacyMu sync.Mutex
@@ -211,6 +221,11 @@ func NewProxy(opts ProxyOptions) *Proxy {
 	if opts.Faults != nil {
 		p.faults = newHTTPFaults(opts.Faults, p)
 	}
+	for _, o := range opts.AllowOrigins {
+		if c, err := ParseOrigin(o); err == nil {
+			p.allowOrigins = append(p.allowOrigins, c)
+		}
+	}
 	go func() {
 		defer close(p.observed)
 		p.observe()
@@ -234,6 +249,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.opts.LoopbackOnly && !loopback.Host(r.Host) {
 		fmt.Fprintf(p.opts.Log, "sonde tap: refused a request with Host %q: not loopback (DNS rebinding?); --allow-remote accepts it\n", r.Host)
 		http.Error(w, "sonde tap: Host must be loopback", http.StatusForbidden)
+		return
+	}
+	if p.refuseOrigin(w, r) {
 		return
 	}
 	ex := &exchange{method: r.Method, start: time.Now(), origin: "http://" + r.Host, uri: r.URL.RequestURI(), reqHdr: r.Header.Clone(), session: r.Header.Get("Mcp-Session-Id")}

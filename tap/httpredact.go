@@ -1,25 +1,11 @@
 package tap
 
 import (
-	"net"
 	"net/http"
 	"net/url"
 	"sort"
 	"strings"
-
-	"github.com/sonde-mcp/sonde/internal/loopback"
 )
-
-// IsLoopbackAddr reports whether a listen address (host:port) is on a
-// loopback interface only: localhost or a loopback IP. An empty host (all
-// interfaces) is not.
-func IsLoopbackAddr(addr string) bool {
-	h, _, err := net.SplitHostPort(addr)
-	if err != nil || h == "" {
-		return false
-	}
-	return loopback.Host(h)
-}
 
 // secretHeader reports whether a header's value is kept out of the
 // recording: credentials and cookies, and any header whose name has a

@@ -44,6 +44,11 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		return cmdutil.Usagef(fmt.Sprintf("--listen %q: want HOST:PORT (127.0.0.1:8808; port 0 picks one)", o.Listen))
 	}
+	for _, origin := range o.AllowOrigins {
+		if _, err := coretap.ParseOrigin(origin); err != nil {
+			return cmdutil.Usagef("--allow-origin: " + err.Error())
+		}
+	}
 	loopback := coretap.IsLoopbackAddr(o.Listen)
 	if !loopback && !o.AllowRemote {
 		return cmdutil.Usagef(fmt.Sprintf("--listen %q is not a loopback address: anyone who can reach it could use the server through the tap; add --allow-remote to mean it", o.Listen))
@@ -78,7 +83,7 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 
 	noteFaults(obs, faults)
 	popts := coretap.ProxyOptions{
-		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err, Faults: faults,
+		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, AllowOrigins: o.AllowOrigins, Log: env.Err, Faults: faults,
 	}
 	var sessions sessionRecordings
 	var proxy *coretap.Proxy

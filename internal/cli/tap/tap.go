@@ -45,11 +45,12 @@ type Options struct {
 	Redact       []string
 	RedactEnv    []string
 	MaxLineBytes int
-	// Listen, Target, AllowRemote: the HTTP tap (--listen ADDR --target
-	// URL [--allow-remote]).
-	Listen      string
-	Target      string
-	AllowRemote bool
+	// Listen, Target, AllowRemote, AllowOrigins: the HTTP tap (--listen
+	// ADDR --target URL [--allow-remote] [--allow-origin ORIGIN...]).
+	Listen       string
+	Target       string
+	AllowRemote  bool
+	AllowOrigins []string
 	// Faults, FaultsFile, Seed: --fault RULE (repeatable), --faults FILE,
 	// --seed N (docs/chaos.md); SeedSet says --seed was given.
 	Faults     []string
@@ -136,7 +137,11 @@ In the host's config, replace the server's URL by the printed one (the target's 
 proxy: http://127.0.0.1:8808/mcp). ADDR must be loopback (127.0.0.1, ::1, localhost; a port
 alone means 127.0.0.1:PORT; port 0 picks a free one), and requests whose Host is not
 loopback get 403 (DNS rebinding); --allow-remote lifts both, with a warning: anyone who can
-reach ADDR can then use the server with whatever credentials the host sends. The recording
+reach ADDR can then use the server with whatever credentials the host sends. A request with
+an Origin header (a web page in a browser) that is not loopback gets 403 too, "null" included,
+with or without --allow-remote; --allow-origin ORIGIN (repeatable, e.g.
+https://inspector.example) forwards that page's requests. Hosts that are not browsers send no
+Origin, and are forwarded. The recording
 has the HTTP exchanges (method, status, headers, with the values of Authorization,
 Proxy-Authorization, Cookie, Set-Cookie and of headers and query parameters named like
 secrets replaced by «redacted»), and the messages of both sides with their stream ("POST 3",
@@ -200,6 +205,7 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 	f.StringVar(&o.Listen, "listen", "", "HTTP tap: listen on ADDR (host:port, or a port alone for 127.0.0.1:PORT; loopback unless --allow-remote) as a reverse proxy to --target")
 	f.StringVar(&o.Target, "target", "", "HTTP tap: the server's URL (Streamable HTTP endpoint, or legacy SSE URL)")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "HTTP tap: allow a --listen address that is not loopback, and requests whose Host is not loopback")
+	f.StringArrayVar(&o.AllowOrigins, "allow-origin", nil, "HTTP tap: also forward requests from web pages of ORIGIN (scheme://host[:port]; repeatable); other non-loopback Origins get 403")
 	f.StringArrayVar(&o.Faults, "fault", nil, "inject a fault, RULE = action:match,options, e.g. drop:to-host,kind=response,every=3 (repeatable; docs/chaos.md)")
 	f.StringVar(&o.FaultsFile, "faults", "", "read fault rules from FILE, one a line ('#' starts a comment)")
 	f.Uint64Var(&o.Seed, "seed", 0, "the seed of the fault rules' draws (p=, ms=LO-HI); default: a new one each run, written in the recording")
