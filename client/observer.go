@@ -108,6 +108,14 @@ func NewObserver(retired int) *Observer {
 	return &Observer{host: newSide(retired), server: newSide(retired), tokens: map[string]jsonrpc.ID{}}
 }
 
+// InFlight is the number of requests of either side in flight (seen, not
+// yet answered or ended).
+func (o *Observer) InFlight() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.host.pending) + len(o.server.pending)
+}
+
 // Subscribe returns a new subscription with a buffer of n events (at least
 // 1), under the delivery rule of Subscription.
 func (o *Observer) Subscribe(n int) *Subscription { return o.hub.subscribe(n) }

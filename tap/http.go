@@ -70,10 +70,21 @@ type ProxyOptions struct {
 	// with one) is observed when its answer comes, in that session.
 	Sessions func(id string, start time.Time) *client.Observer
 	// SessionEnded, when set with Sessions, is called from the observer
-	// goroutine once the host's DELETE of session id was answered 2xx
-	// and observed: its observer gets nothing more (what of the session
-	// still comes later goes to Observer).
-	SessionEnded func(id string)
+	// goroutine when the observer Sessions gave session id gets nothing
+	// more, and why: the host's DELETE of it was answered 2xx and
+	// observed, or its legacy stream ended (what of it still comes
+	// goes to Observer); or it was idle past SessionIdle, or closed to
+	// make room (MaxSessions; what of it still comes is a new session,
+	// given to Sessions again).
+	SessionEnded func(id string, why SessionEnd)
+	// SessionIdle, with Sessions, closes a session nothing went by in
+	// for that long (no request, answer or event) while no request of
+	// it was in flight (0: never).
+	SessionIdle time.Duration
+	// MaxSessions, with Sessions, bounds the sessions observed at once
+	// (default DefaultMaxSessions): a new one past it closes the one
+	// idle the longest.
+	MaxSessions int
 	// Faults, when set, are fault rules on the forwarding path (httpFaults):
 	// what the host sent and what it received are observed, and each
 	// change a rule made is noted.

@@ -149,18 +149,29 @@ func (p *Proxy) observe() {
 	tick := time.NewTimer(observeTick)
 	tick.Stop()
 	defer tick.Stop()
+	// While nothing comes, idle sessions are looked for every so often
+	// (while chunks come, route.next does it).
+	var sweep <-chan time.Time
+	if route.every > 0 && p.opts.Sessions != nil {
+		t := time.NewTicker(route.every)
+		defer t.Stop()
+		sweep = t.C
+	}
 	for {
 		select {
 		case c := <-p.queue:
-			route.chunk(c)
-			p.whileBusy(route.chunk, tick)
+			route.next(c)
+			p.whileBusy(route.next, tick)
+			continue
+		case now := <-sweep:
+			route.sweep(now)
 			continue
 		case <-p.closed:
 		}
 		for {
 			select {
 			case c := <-p.queue:
-				route.chunk(c)
+				route.next(c)
 			default:
 				if p.ends.Load() > 0 {
 					// An end is on its way (offerEnd), unless the one
@@ -168,7 +179,7 @@ func (p *Proxy) observe() {
 					// look at the count again shortly.
 					select {
 					case c := <-p.queue:
-						route.chunk(c)
+						route.next(c)
 					case <-time.After(endPoll):
 					}
 					continue

@@ -1,39 +1,160 @@
 package tap
 
 import (
+	"container/list"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 )
 
+// SessionEnd says why a session's observer gets nothing more
+// (ProxyOptions.SessionEnded).
+type SessionEnd int
+
+const (
+	// EndDeleted: the host's DELETE of the session was answered 2xx.
+	EndDeleted SessionEnd = iota
+	// EndStream: a legacy session's SSE stream ended.
+	EndStream
+	// EndIdle: nothing of the session went by for SessionIdle, and no
+	// request of it was in flight.
+	EndIdle
+	// EndEvicted: MaxSessions were observed, and a new one came; this
+	// one was idle the longest.
+	EndEvicted
+)
+
+func (e SessionEnd) String() string {
+	switch e {
+	case EndDeleted:
+		return "deleted"
+	case EndStream:
+		return "stream-ended"
+	case EndIdle:
+		return "idle"
+	case EndEvicted:
+		return "evicted"
+	}
+	return "SessionEnd(" + strconv.Itoa(int(e)) + ")"
+}
+
+// DefaultMaxSessions is how many sessions an HTTP tap observes at once
+// (ProxyOptions.MaxSessions) unless told otherwise.
+const DefaultMaxSessions = 1024
+
+// maxEndedSessions bounds the sessions the host ended that the router
+// remembers (what of them still comes goes to Observer); past it the
+// oldest is forgotten, and what of it still comes is observed anew.
+const maxEndedSessions = 1024
+
 // sessionRouter picks the observer of each chunk (ProxyOptions.Sessions)
-// and hands the chunk on to handle, which observes with *cur.
+// and hands the chunk on to handle, which observes with *cur. It keeps
+// at most MaxSessions sessions, the most recently active first, and
+// closes those idle past SessionIdle.
 type sessionRouter struct {
-	p         *Proxy
-	def       *client.Observer
-	cur       **client.Observer
-	handle    func(hchunk)
-	observers map[string]*client.Observer // by session id
-	waiting   map[*exchange]bool          // exchanges with held chunks
+	p       *Proxy
+	def     *client.Observer
+	cur     **client.Observer
+	handle  func(hchunk)
+	live    map[string]*list.Element // of *routedSession, by session id
+	lru     list.List                // most recently active at the front
+	max     int
+	idle    time.Duration // 0: never
+	every   time.Duration // how often idle sessions are looked for
+	swept   time.Time
+	now     time.Time // of the chunk being routed
+	ended   map[string]bool
+	endedQ  []string           // the keys of ended, oldest first
+	waiting map[*exchange]bool // exchanges with held chunks
+}
+
+// routedSession is a session the router observes.
+type routedSession struct {
+	id   string
+	obs  *client.Observer // def when it has no observer of its own
+	last time.Time        // when something of it last went by
 }
 
 func (p *Proxy) router(def *client.Observer, cur **client.Observer, handle func(hchunk)) *sessionRouter {
-	return &sessionRouter{p: p, def: def, cur: cur, handle: handle, observers: map[string]*client.Observer{}, waiting: map[*exchange]bool{}}
+	r := &sessionRouter{p: p, def: def, cur: cur, handle: handle, live: map[string]*list.Element{}, max: p.opts.MaxSessions,
+		idle: p.opts.SessionIdle, ended: map[string]bool{}, waiting: map[*exchange]bool{}}
+	if r.max <= 0 {
+		r.max = DefaultMaxSessions
+	}
+	if r.idle > 0 {
+		r.every = min(max(r.idle/4, 10*time.Millisecond), 30*time.Second)
+	}
+	return r
 }
 
-// observer is session id's observer, first seen in ex.
+// observer is session id's observer, first seen in ex: a session not
+// observed yet (or closed idle or evicted since) gets a new one, and
+// when MaxSessions are observed, the one idle the longest is closed
+// first.
 func (r *sessionRouter) observer(id string, ex *exchange) *client.Observer {
 	if id == "" {
 		return r.def
 	}
-	o, ok := r.observers[id]
-	if !ok {
-		if o = r.p.opts.Sessions(id, ex.start); o == nil {
-			o = r.def
-		}
-		r.observers[id] = o
+	if e := r.live[id]; e != nil {
+		s := e.Value.(*routedSession)
+		s.last = r.now
+		r.lru.MoveToFront(e)
+		return s.obs
 	}
+	if r.ended[id] {
+		return r.def
+	}
+	for r.lru.Len() >= r.max {
+		r.close(r.lru.Back(), EndEvicted)
+	}
+	o := r.p.opts.Sessions(id, ex.start)
+	if o == nil {
+		o = r.def
+	}
+	r.live[id] = r.lru.PushFront(&routedSession{id: id, obs: o, last: r.now})
 	return o
+}
+
+// close stops observing session e (idle or evicted): what of it comes
+// later is observed anew.
+func (r *sessionRouter) close(e *list.Element, why SessionEnd) {
+	s := e.Value.(*routedSession)
+	r.lru.Remove(e)
+	delete(r.live, s.id)
+	if s.obs != r.def && r.p.opts.SessionEnded != nil {
+		r.p.opts.SessionEnded(s.id, why)
+	}
+}
+
+// sweep closes the sessions nothing went by in for SessionIdle, but for
+// those with a request in flight.
+func (r *sessionRouter) sweep(now time.Time) {
+	r.swept = now
+	for e := r.lru.Back(); e != nil; {
+		s := e.Value.(*routedSession)
+		if now.Sub(s.last) < r.idle {
+			return // the others are more recent
+		}
+		prev := e.Prev()
+		if s.obs == r.def || s.obs.InFlight() == 0 {
+			r.close(e, EndIdle)
+		}
+		e = prev
+	}
+}
+
+// next routes c, a chunk from the queue, after closing the idle sessions
+// when it is time to look for them.
+func (r *sessionRouter) next(c hchunk) {
+	if r.p.opts.Sessions != nil {
+		r.now = time.Now()
+		if r.idle > 0 && r.now.Sub(r.swept) >= r.every {
+			r.sweep(r.now)
+		}
+	}
+	r.chunk(c)
 }
 
 // chunk observes c in its session. The request of an exchange the host
@@ -55,7 +176,7 @@ func (r *sessionRouter) chunk(c hchunk) {
 		if c.kind == hkHTTP && ex.method == http.MethodDelete && c.http != nil && c.http.Status/100 == 2 {
 			// The host ended its session.
 			r.handle(c)
-			r.ended(ex.session)
+			r.end(ex.session, EndDeleted)
 			return
 		}
 	case ex.endpointStream && ex.obsKnown:
@@ -64,7 +185,7 @@ func (r *sessionRouter) chunk(c hchunk) {
 			// The legacy session's stream ended: the host went away (or
 			// the server ended it), and with it the session.
 			r.handle(c)
-			r.ended(ex.obsSession)
+			r.end(ex.obsSession, EndStream)
 			return
 		}
 	case c.kind == hkHTTP && ex.endpointStream && c.session == "":
@@ -115,14 +236,21 @@ func (r *sessionRouter) chunk(c hchunk) {
 	r.handle(c)
 }
 
-// ended closes session id's observer: what of it still comes (the end of
-// the DELETE's answer, a stream the server closes) goes to the observer
-// of what belongs to no session.
-func (r *sessionRouter) ended(id string) {
+// end closes session id's observer, which the host (or the server) ended:
+// what of it still comes (the end of the DELETE's answer, a stream the
+// server closes) goes to the observer of what belongs to no session.
+func (r *sessionRouter) end(id string, why SessionEnd) {
 	r.p.hosts.forget(id)
-	if o := r.observers[id]; o != nil && o != r.def && r.p.opts.SessionEnded != nil {
-		r.observers[id] = r.def
-		r.p.opts.SessionEnded(id)
+	if !r.ended[id] {
+		if len(r.endedQ) >= maxEndedSessions {
+			delete(r.ended, r.endedQ[0])
+			r.endedQ = r.endedQ[1:]
+		}
+		r.ended[id] = true
+		r.endedQ = append(r.endedQ, id)
+	}
+	if e := r.live[id]; e != nil {
+		r.close(e, why)
 	}
 }
 
