@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"strings"
+	"strconv"
 	"time"
 )
 
@@ -14,9 +14,10 @@ import (
 const maxEndpointHold = 64 << 10
 
 // endpointRewriter passes an SSE stream through, rewriting the data of
-// its first event when that is an `endpoint` event (the legacy transport
-// sends it first) whose URL is absolute on the target's origin: the
-// proxy's origin takes its place (path and query kept). The first event is
+// its first dispatched event when that is an `endpoint` event (the legacy
+// transport sends it first) whose URL reaches the target, however it is
+// spelled (resolveEndpoint): the proxy's origin takes its place (path and
+// query kept). The first event is
 // held until its blank line (the host dispatches an event only then, so
 // nothing reaches it later than it would have); after it, or past
 // maxEndpointHold, bytes pass as they are read.
@@ -70,16 +71,14 @@ func (e *endpointRewriter) scan() {
 			}
 			return
 		}
-		ev := e.held[:next]
-		if rewritten, ok := e.rewriteEndpoint(ev); ok {
-			e.out = append(e.out, rewritten...)
-		} else {
-			e.out = append(e.out, ev...)
-		}
+		rewritten, dispatched := e.rewriteEndpoint(e.held[:next])
+		e.out = append(e.out, rewritten...)
 		e.held = e.held[next:]
 		// The legacy transport's endpoint event comes first: after
-		// the first event, whatever it was, the stream passes as read.
-		e.done = true
+		// the first event the host dispatches, whatever it was, the
+		// stream passes as read (what it does not dispatch, a comment,
+		// passes at once).
+		e.done = dispatched
 	}
 	e.out = append(e.out, e.held...)
 	e.held = nil
@@ -111,62 +110,81 @@ func eventEnd(b []byte) int {
 	return -1
 }
 
-// rewriteEndpoint returns ev with the data of an endpoint event naming the
-// target's origin rewritten to the proxy's; ok is false when ev is not
-// an endpoint event. Only the data line changes.
-func (e *endpointRewriter) rewriteEndpoint(ev []byte) ([]byte, bool) {
-	lines := splitKeep(ev)
-	isEndpoint, dataAt := false, -1
-	for i, l := range lines {
+// rewriteEndpoint returns ev, rewritten when it is an endpoint event
+// whose URL, read as the host reads it (resolveEndpoint, against the
+// tap's URL the host opened the stream with), reaches the server: its
+// data lines become one, the same URL on the proxy's origin. An endpoint
+// the tap cannot read, or that names a third origin, is left as it is,
+// with a note (the host's POSTs would not go through the tap).
+// dispatched is false for a block the host does not dispatch (comments,
+// an id or retry alone: no data line), after which the endpoint event
+// may still come.
+func (e *endpointRewriter) rewriteEndpoint(ev []byte) (out []byte, dispatched bool) {
+	fields, data, ok := splitEvent(ev)
+	if !ok {
+		return ev, false
+	}
+	if eventName(fields) != "endpoint" {
+		return ev, true
+	}
+	base, err := url.Parse(e.ex.origin + e.ex.uri)
+	if err != nil || base.Host == "" {
+		return ev, true
+	}
+	note := func(format string, args ...any) {
+		e.p.offer(hchunk{ex: e.ex, kind: hkNote, t: time.Now(), note: fmt.Sprintf(format, args...)}, nil)
+	}
+	shown := strconv.Quote(cut(string(data), 200))
+	u, err := resolveEndpoint(string(data), base)
+	switch {
+	case err != nil:
+		note("sonde tap: the endpoint event's data %s is not a URL the tap can read: it is not rewritten; if it names the server, the host's POSTs go around the tap and are not recorded", shown)
+		return ev, true
+	case sameServer(u, base):
+		e.p.learnEndpoint(e.ex, u) // the tap's own origin (a relative endpoint): nothing to do
+		return ev, true
+	case !sameServer(u, e.target):
+		note("sonde tap: the endpoint event names another origin (%s) than the server's: it cannot be rewritten, and the host's POSTs will not go through the tap", RedactURL(u))
+		return ev, true
+	}
+	w := *u
+	w.Scheme, w.Host = base.Scheme, base.Host
+	e.p.learnEndpoint(e.ex, &w)
+	out = make([]byte, 0, len(ev)+len(base.Host))
+	replaced := false
+	for _, l := range splitKeep(ev) {
 		body := bytes.TrimRight(l, "\r\n")
-		switch {
-		case bytes.Equal(body, []byte("event: endpoint")), bytes.Equal(body, []byte("event:endpoint")):
-			isEndpoint = true
-		case bytes.HasPrefix(body, []byte("data:")) && dataAt < 0:
-			dataAt = i
-		}
-	}
-	if !isEndpoint {
-		return nil, false
-	}
-	if dataAt < 0 {
-		return ev, true
-	}
-	l := lines[dataAt]
-	body := bytes.TrimRight(l, "\r\n")
-	term := l[len(body):]
-	data := strings.TrimPrefix(string(body[len("data:"):]), " ")
-	u, err := url.Parse(data)
-	if err == nil && (!u.IsAbs() || strings.EqualFold(u.Host, e.target.Host)) {
-		e.p.learnEndpoint(e.ex, e.target.ResolveReference(u))
-	}
-	if err != nil || !u.IsAbs() || !strings.EqualFold(u.Scheme, e.target.Scheme) || !strings.EqualFold(u.Host, e.target.Host) {
-		if err == nil && u.IsAbs() {
-			e.p.offer(hchunk{ex: e.ex, kind: hkNote, t: time.Now(), note: fmt.Sprintf("sonde tap: the endpoint event names another origin (%s): the host's POSTs will not go through the tap", RedactURL(u))}, nil)
-		}
-		return ev, true
-	}
-	proxy, err := url.Parse(e.ex.origin)
-	if err != nil {
-		return ev, true
-	}
-	u.Scheme, u.Host = proxy.Scheme, proxy.Host
-	prefix := body[:len("data:")]
-	if len(body) > len("data:") && body[len("data:")] == ' ' {
-		prefix = body[:len("data: ")]
-	}
-	var out []byte
-	for i, l := range lines {
-		if i == dataAt {
-			out = append(out, prefix...)
-			out = append(out, u.String()...)
-			out = append(out, term...)
+		if !bytes.Equal(body, []byte("data")) && !bytes.HasPrefix(body, []byte("data:")) {
+			out = append(out, l...)
 			continue
 		}
-		out = append(out, l...)
+		if replaced {
+			continue // the URL is on the first data line
+		}
+		replaced = true
+		prefix := "data:"
+		if bytes.HasPrefix(body, []byte("data: ")) {
+			prefix = "data: "
+		}
+		out = append(out, prefix...)
+		out = append(out, w.String()...)
+		out = append(out, l[len(body):]...)
 	}
-	e.p.offer(hchunk{ex: e.ex, kind: hkNote, t: time.Now(), note: fmt.Sprintf("sonde tap: endpoint event rewritten from %s to %s, so the host's POSTs come through the tap", RedactURL(mustParse(data)), RedactURL(u))}, nil)
+	note("sonde tap: endpoint event rewritten from %s to %s, so the host's POSTs come through the tap", shown, RedactURL(&w))
 	return out, true
+}
+
+// eventName is an event's type: its last event field's value (one
+// leading space dropped), "" when it has none.
+func eventName(fields [][]byte) string {
+	name := ""
+	for _, l := range fields {
+		f, v, _ := bytes.Cut(l, []byte(":"))
+		if string(f) == "event" {
+			name = string(bytes.TrimPrefix(v, []byte(" ")))
+		}
+	}
+	return name
 }
 
 // LegacySession starts the key ProxyOptions.Sessions gets for a session

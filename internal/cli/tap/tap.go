@@ -131,8 +131,9 @@ flushed at once: an SSE event reaches the host as soon as the server sent it), w
 headers (Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Authorization and the rest;
 the proxy drops only the hop-by-hop ones and sends the server its own Host). Redirects go to
 the host as they are. One change: a legacy "endpoint" event whose URL names the server's
-origin is rewritten to the proxy's (path and query kept), so the host's POSTs come back
-through the tap. It prints the URL to give the host ("listening on URL") and runs until
+origin, however it is spelled (read as the host's URL parser reads it: //host:port/…,
+backslashes, several data lines, after comments), is rewritten to the proxy's (path and query
+kept), so the host's POSTs come back through the tap; one naming another origin is noted. It prints the URL to give the host ("listening on URL") and runs until
 SIGINT or SIGTERM (requests in flight get 2s to finish, then the recording is closed).
 
   sonde tap --listen 127.0.0.1:8808 --target https://mcp.example.com/mcp --label example
