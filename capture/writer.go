@@ -51,6 +51,11 @@ type Options struct {
 	// whose writes compete with the forwarding for the CPU, waits longer).
 	// Close flushes what is left.
 	FlushAfter time.Duration
+	// WriteBuffer is the size of that buffer (default 64 KiB; a
+	// record longer than it is written on its own): sonde tap --listen,
+	// with a recording per HTTP session and hundreds at once, gives each
+	// a small one.
+	WriteBuffer int
 }
 
 // Create creates the capture file path with mode 0600. An existing file is
@@ -134,7 +139,10 @@ func NewRecorder(w io.Writer, opts Options) (*Recorder, error) {
 	// Offsets are wall-clock differences, so that Start plus an offset is
 	// exactly the event's time when read back.
 	opts.Start = opts.Start.Round(0)
-	r := &Recorder{bw: bufio.NewWriterSize(w, 64<<10), opts: opts}
+	if opts.WriteBuffer <= 0 {
+		opts.WriteBuffer = 64 << 10
+	}
+	r := &Recorder{bw: bufio.NewWriterSize(w, opts.WriteBuffer), opts: opts}
 	if c, ok := w.(io.Closer); ok {
 		r.closer = c
 	}

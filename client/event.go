@@ -281,6 +281,7 @@ type Subscription struct {
 	ch     chan Event
 	missed atomic.Uint64
 	owner  *hub
+	grow   *overflow // SubscribeGrowing's; nil for Subscribe's
 }
 
 // Missed returns how many events this subscriber did not receive because
@@ -328,6 +329,10 @@ func (h *hub) unsubscribe(s *Subscription) {
 	for i, x := range h.subs {
 		if x == s {
 			h.subs = append(h.subs[:i], h.subs[i+1:]...)
+			if s.grow != nil {
+				s.grow.close(s)
+				return
+			}
 			close(s.ch)
 			return
 		}
@@ -343,6 +348,10 @@ func (h *hub) emit(ev Event) {
 	h.seq++
 	ev.Seq = h.seq
 	for _, s := range h.subs {
+		if s.grow != nil {
+			s.grow.offer(s, ev)
+			continue
+		}
 		select {
 		case s.ch <- ev:
 		default:
@@ -364,6 +373,10 @@ func (h *hub) closeAll() {
 	h.emitMu.Lock()
 	defer h.emitMu.Unlock()
 	for _, s := range h.subs {
+		if s.grow != nil {
+			s.grow.close(s)
+			continue
+		}
 		close(s.ch)
 	}
 	h.subs = nil

@@ -43,12 +43,24 @@ type Observer struct {
 }
 
 // side is one direction's requests: those in flight and those recently
-// ended (a bounded ring), by id.
+// ended (a bounded ring), by id. The ring and its index start empty and
+// grow with the requests that end, up to max: a session of a few requests
+// costs a few entries, a long one at most max (an HTTP tap keeps one
+// observer per session, hundreds at once).
 type side struct {
 	pending map[jsonrpc.ID]*watched
-	retired map[jsonrpc.ID]retiredInfo
-	ring    []jsonrpc.ID
+	retired map[jsonrpc.ID]obsRetired // nil until a request ends
+	ring    []jsonrpc.ID              // the retired ids, oldest at next once full
 	next    int
+	max     int
+}
+
+// obsRetired is how a request seen passively ended: what a later
+// response for it is told by (late, duplicate).
+type obsRetired struct {
+	state    State
+	at       time.Time
+	answered bool // a response arrived for it (so another is a duplicate)
 }
 
 // watched is a request in flight, seen passively.
@@ -60,27 +72,48 @@ type watched struct {
 }
 
 func newSide(n int) side {
-	return side{pending: map[jsonrpc.ID]*watched{}, retired: make(map[jsonrpc.ID]retiredInfo, n), ring: make([]jsonrpc.ID, n)}
+	return side{pending: map[jsonrpc.ID]*watched{}, max: n}
 }
 
-func (s *side) retire(id jsonrpc.ID, ri retiredInfo) {
+func (s *side) retire(id jsonrpc.ID, ri obsRetired) {
 	delete(s.pending, id)
-	if old := s.ring[s.next]; old.IsValid() {
-		delete(s.retired, old)
+	if s.retired == nil {
+		s.retired = map[jsonrpc.ID]obsRetired{}
 	}
-	s.ring[s.next] = id
+	if len(s.ring) < s.max {
+		if len(s.ring) == cap(s.ring) {
+			// Grown by doubling, never past max.
+			grown := make([]jsonrpc.ID, len(s.ring), min(max(2*cap(s.ring), 16), s.max))
+			copy(grown, s.ring)
+			s.ring = grown
+		}
+		s.ring = append(s.ring, id)
+	} else {
+		delete(s.retired, s.ring[s.next])
+		s.ring[s.next] = id
+		s.next = (s.next + 1) % s.max
+	}
 	s.retired[id] = ri
-	s.next = (s.next + 1) % len(s.ring)
 }
 
 // NewObserver returns an observer that remembers the last retired ids of
 // each side (DefaultRetiredIDs when retired <= 0) to tell a duplicate or
-// late response from an unknown one.
+// late response from an unknown one. What it remembers grows with the
+// requests that end, up to that bound: a new observer costs about a
+// kilobyte.
 func NewObserver(retired int) *Observer {
 	if retired <= 0 {
 		retired = DefaultRetiredIDs
 	}
 	return &Observer{host: newSide(retired), server: newSide(retired), tokens: map[string]jsonrpc.ID{}}
+}
+
+// InFlight is the number of requests of either side in flight (seen, not
+// yet answered or ended).
+func (o *Observer) InFlight() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.host.pending) + len(o.server.pending)
 }
 
 // Subscribe returns a new subscription with a buffer of n events (at least
@@ -162,7 +195,7 @@ func (o *Observer) Exit(x Exit) {
 			dir = In
 		}
 		for id, w := range s.pending {
-			s.retire(id, retiredInfo{state: StateExited, at: x.Time})
+			s.retire(id, obsRetired{state: StateExited, at: x.Time})
 			o.hub.emit(Event{Time: x.Time, Kind: EvRequest, Req: &ReqInfo{
 				Dir: dir, ID: id, Method: w.method, Tool: w.tool, State: StateExited, Latency: x.Time.Sub(w.at), Err: err,
 			}})
@@ -439,7 +472,7 @@ func otherOf(answerer string) string {
 
 // settle ends request id of side s (whose requests go in dir) with state.
 func (o *Observer) settle(dir Direction, s *side, id jsonrpc.ID, w *watched, t time.Time, state State, err error, answered bool) {
-	s.retire(id, retiredInfo{state: state, at: t, answered: answered})
+	s.retire(id, obsRetired{state: state, at: t, answered: answered})
 	if w.token != "" {
 		delete(o.tokens, w.token)
 	}

@@ -7,6 +7,7 @@ package loopback
 import (
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 )
 
@@ -23,4 +24,20 @@ func Host(host string) bool {
 	}
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.Unmap().IsLoopback()
+}
+
+// Origin reports whether an Origin header is absent or names this machine
+// only: an http or https origin (scheme://host[:port], no path) whose host
+// is loopback (Host). "null" (a sandboxed page, a file, a redirect) and
+// any other value are not: the one check behind the loopback listeners'
+// refusal of web pages (tap --listen, replay --serve --listen).
+func Origin(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	return Host(u.Host)
 }

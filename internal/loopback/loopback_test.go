@@ -14,3 +14,17 @@ func TestHost(t *testing.T) {
 		}
 	}
 }
+
+func TestOrigin(t *testing.T) {
+	for origin, want := range map[string]bool{
+		"": true, "http://localhost:6274": true, "http://127.0.0.1": true, "https://[::1]:8443": true, "HTTP://LOCALHOST": true,
+		"http://127.0.0.1:9/": true,
+		"null":                false, "http://evil.example": false, "http://127.0.0.1.evil.example": false, "http://localhost.evil.example": false,
+		"file://": false, "ws://localhost": false, "http://user@localhost": false, "http://localhost/path": false,
+		" ": false, "localhost": false, "//localhost": false, "http://": false, "http://localhost?x": false,
+	} {
+		if got := Origin(origin); got != want {
+			t.Errorf("Origin(%q) = %v, want %v", origin, got, want)
+		}
+	}
+}

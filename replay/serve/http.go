@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -273,7 +272,7 @@ func (s *httpSession) deliver(body []byte) error {
 
 // ServeHTTP answers one HTTP request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.o.LoopbackOnly && (!loopback.Host(r.Host) || !loopbackOrigin(r.Header.Get("Origin"))) {
+	if h.o.LoopbackOnly && (!loopback.Host(r.Host) || !loopback.Origin(r.Header.Get("Origin"))) {
 		fmt.Fprintf(h.o.Log, "sonde replay: refused a request with Host %.200q, Origin %.200q: not loopback (DNS rebinding?)\n", r.Host, r.Header.Get("Origin"))
 		http.Error(w, "sonde replay: Host and Origin must be loopback", http.StatusForbidden)
 		return
@@ -569,14 +568,4 @@ func (h *Handler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusAccepted)
 	io.WriteString(w, "Accepted")
-}
-
-// loopbackOrigin reports whether an Origin header is absent or a loopback
-// origin.
-func loopbackOrigin(origin string) bool {
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && loopback.Host(u.Host)
 }

@@ -108,7 +108,7 @@ func FuzzHandler(f *testing.F) {
 		if w.status == 0 {
 			t.Fatalf("%s %s: no response (deadline passed: %v)", method, path, ctx.Err() != nil)
 		}
-		refused := !loopback.Host(req.Host) || !loopbackOrigin(req.Header.Get("Origin"))
+		refused := !loopback.Host(req.Host) || !loopback.Origin(req.Header.Get("Origin"))
 		msg, derr := jsonrpc.Decode(bytes.TrimSpace(body))
 		garbage := derr != nil || bytes.HasPrefix(bytes.TrimSpace(body), []byte("["))
 		switch {

@@ -44,6 +44,11 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		return cmdutil.Usagef(fmt.Sprintf("--listen %q: want HOST:PORT (127.0.0.1:8808; port 0 picks one)", o.Listen))
 	}
+	for _, origin := range o.AllowOrigins {
+		if _, err := coretap.ParseOrigin(origin); err != nil {
+			return cmdutil.Usagef("--allow-origin: " + err.Error())
+		}
+	}
 	loopback := coretap.IsLoopbackAddr(o.Listen)
 	if !loopback && !o.AllowRemote {
 		return cmdutil.Usagef(fmt.Sprintf("--listen %q is not a loopback address: anyone who can reach it could use the server through the tap; add --allow-remote to mean it", o.Listen))
@@ -78,7 +83,8 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 
 	noteFaults(obs, faults)
 	popts := coretap.ProxyOptions{
-		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, Log: env.Err, Faults: faults,
+		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, AllowOrigins: o.AllowOrigins, Log: env.Err, Faults: faults,
+		SessionIdle: o.SessionIdle, MaxSessions: o.MaxSessions,
 	}
 	var sessions sessionRecordings
 	var proxy *coretap.Proxy
@@ -87,8 +93,8 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		// own; this one keeps what belongs to none.
 		popts.Sessions = func(id string, start time.Time) *client.Observer {
 			n := sessions.next()
-			sobs, srec, spath := startRecording(env, o, fmt.Sprintf("%s-%d", label, n), capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start},
-				fmt.Sprintf("sonde tap: session %q, HTTP session %d (%s), HTTP tap on %s for %s, tap pid %d", label, n, sessionWords(id), ln.Addr(), coretap.RedactURL(target), os.Getpid()))
+			sobs, srec, spath := openRecorded(env, o, fmt.Sprintf("%s-%d", label, n), capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start, WriteBuffer: sessionWriteBuffer},
+				fmt.Sprintf("sonde tap: session %q, HTTP session %d (%s), HTTP tap on %s for %s, tap pid %d", label, n, sessionWords(id), ln.Addr(), coretap.RedactURL(target), os.Getpid()), true)
 			if sobs == nil {
 				return nil
 			}
@@ -106,17 +112,17 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 			sessions.add(sessionRecording{sobs, srec, spath, stop, id})
 			return sobs
 		}
-		popts.SessionEnded = func(id string) {
+		popts.SessionEnded = func(id string, why coretap.SessionEnd) {
 			s, ok := sessions.remove(id)
 			if !ok {
 				return
 			}
-			how := "sonde tap: the host ended the session (DELETE)"
-			if strings.HasPrefix(id, coretap.LegacySession) {
-				how = "sonde tap: the session's SSE stream ended (legacy transport)"
-			}
+			how, loud := endWords(o, id, why)
 			s.close(env, how)
 			obs.Note(fmt.Sprintf("sonde tap: HTTP session (%s) ended; its recording %s is closed", sessionWords(id), s.path), time.Now())
+			if loud {
+				fmt.Fprintf(env.Err, "%s; its recording %s is closed\n", how, s.path)
+			}
 		}
 	}
 	proxy = coretap.NewProxy(popts)
@@ -168,6 +174,48 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		return fmt.Errorf("sonde tap: %s", strings.TrimSpace(serveErr.Error()))
 	}
 	return nil
+}
+
+// sessionWriteBuffer is the write buffer of an HTTP session's recording
+// (capture.Options.WriteBuffer): up to --max-sessions of them at once, each
+// written every recordFlush.
+const sessionWriteBuffer = 8 << 10
+
+// growBuffer is the channel of a growing subscription (growing): what
+// waits for a recorder that keeps up.
+const growBuffer = 64
+
+// growing is an observer whose recorder subscribes to it with a channel
+// of growBuffer events, and a queue up to the recorder's buffer
+// (recordBuffer) only while the recorder is behind: an HTTP session's
+// recording costs a few kilobytes when idle and loses nothing of a burst
+// a full-size channel would have held (recordBuffer events of 128 bytes,
+// 4 MiB, made whole up front, took 1,000 sessions to 4 GB of heap).
+type growing struct{ obs *client.Observer }
+
+func (g growing) Subscribe(n int) *client.Subscription { return g.obs.SubscribeGrowing(growBuffer, n) }
+
+// endWords is the note that closes the recording of session id, ended
+// for why, and whether it is said on stderr too (a session the tap
+// closed, not the host).
+func endWords(o *Options, id string, why coretap.SessionEnd) (string, bool) {
+	switch why {
+	case coretap.EndStream:
+		return "sonde tap: the session's SSE stream ended (legacy transport)", false
+	case coretap.EndIdle:
+		return fmt.Sprintf("sonde tap: HTTP session (%s) closed: nothing went by in it for %v (--session-idle); if the host comes back to it, it is recorded anew", sessionWords(id), o.SessionIdle), true
+	case coretap.EndEvicted:
+		return fmt.Sprintf("sonde tap: HTTP session (%s) closed: %d sessions were open (--max-sessions) and a new one came; this one was idle the longest; if the host comes back to it, it is recorded anew", sessionWords(id), maxSessions(o)), true
+	}
+	return "sonde tap: the host ended the session (DELETE)", false
+}
+
+// maxSessions is --max-sessions, or its default.
+func maxSessions(o *Options) int {
+	if o.MaxSessions <= 0 {
+		return coretap.DefaultMaxSessions
+	}
+	return o.MaxSessions
 }
 
 // sessionRecordings are the recordings of an HTTP tap's sessions.

@@ -46,11 +46,16 @@ type Options struct {
 	Redact       []string
 	RedactEnv    []string
 	MaxLineBytes int
-	// Listen, Target, AllowRemote: the HTTP tap (--listen ADDR --target
-	// URL [--allow-remote]).
-	Listen      string
-	Target      string
-	AllowRemote bool
+	// Listen, Target, AllowRemote, AllowOrigins: the HTTP tap (--listen
+	// ADDR --target URL [--allow-remote] [--allow-origin ORIGIN...]).
+	Listen       string
+	Target       string
+	AllowRemote  bool
+	AllowOrigins []string
+	// SessionIdle, MaxSessions: --session-idle, --max-sessions (the HTTP
+	// tap's recordings of sessions).
+	SessionIdle time.Duration
+	MaxSessions int
 	// Faults, FaultsFile, Seed: --fault RULE (repeatable), --faults FILE,
 	// --seed N (docs/chaos.md); SeedSet says --seed was given.
 	Faults     []string
@@ -127,8 +132,9 @@ flushed at once: an SSE event reaches the host as soon as the server sent it), w
 headers (Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, Authorization and the rest;
 the proxy drops only the hop-by-hop ones and sends the server its own Host). Redirects go to
 the host as they are. One change: a legacy "endpoint" event whose URL names the server's
-origin is rewritten to the proxy's (path and query kept), so the host's POSTs come back
-through the tap. It prints the URL to give the host ("listening on URL") and runs until
+origin, however it is spelled (read as the host's URL parser reads it: //host:port/…,
+backslashes, several data lines, after comments), is rewritten to the proxy's (path and query
+kept), so the host's POSTs come back through the tap; one naming another origin is noted. It prints the URL to give the host ("listening on URL") and runs until
 SIGINT or SIGTERM (requests in flight get 2s to finish, then the recording is closed).
 
   sonde tap --listen 127.0.0.1:8808 --target https://mcp.example.com/mcp --label example
@@ -137,7 +143,11 @@ In the host's config, replace the server's URL by the printed one (the target's 
 proxy: http://127.0.0.1:8808/mcp). ADDR must be loopback (127.0.0.1, ::1, localhost; a port
 alone means 127.0.0.1:PORT; port 0 picks a free one), and requests whose Host is not
 loopback get 403 (DNS rebinding); --allow-remote lifts both, with a warning: anyone who can
-reach ADDR can then use the server with whatever credentials the host sends. The recording
+reach ADDR can then use the server with whatever credentials the host sends. A request with
+an Origin header (a web page in a browser) that is not loopback gets 403 too, "null" included,
+with or without --allow-remote; --allow-origin ORIGIN (repeatable, e.g.
+https://inspector.example) forwards that page's requests. Hosts that are not browsers send no
+Origin, and are forwarded. The recording
 has the HTTP exchanges (method, status, headers, with the values of Authorization,
 Proxy-Authorization, Cookie, Set-Cookie and of headers and query parameters named like
 secrets replaced by «redacted»), and the messages of both sides with their stream ("POST 3",
@@ -145,7 +155,10 @@ secrets replaced by «redacted»), and the messages of both sides with their str
 gzip or deflate is forwarded as it came and a copy decoded for the recording (one that
 decodes past --max-line-bytes is recorded as too long; other codings are not decoded). In
 the sessions folder, each HTTP session (Mcp-Session-Id) is a recording of its own (LABEL-1,
-LABEL-2…, from its initialize), and LABEL keeps what belongs to no session; with --record
+LABEL-2…, from its initialize), and LABEL keeps what belongs to no session; a session the host
+ends (DELETE) has its recording closed, and so has one idle past --session-idle (default 10m,
+no request in flight), and, past --max-sessions open (default 1024), the one idle the longest
+(said on stderr and in the recordings; a host that comes back is recorded anew); with --record
 FILE, one recording holds every session (two at once that use the same request ids confuse
 its verdicts).
 
@@ -201,6 +214,9 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 	f.StringVar(&o.Listen, "listen", "", "HTTP tap: listen on ADDR (host:port, or a port alone for 127.0.0.1:PORT; loopback unless --allow-remote) as a reverse proxy to --target")
 	f.StringVar(&o.Target, "target", "", "HTTP tap: the server's URL (Streamable HTTP endpoint, or legacy SSE URL)")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "HTTP tap: allow a --listen address that is not loopback, and requests whose Host is not loopback")
+	f.DurationVar(&o.SessionIdle, "session-idle", 10*time.Minute, "HTTP tap: close the recording of a session nothing went by in for this long, no request in flight (0: never)")
+	f.IntVar(&o.MaxSessions, "max-sessions", coretap.DefaultMaxSessions, "HTTP tap: recordings of sessions open at once; a new one past it closes the one idle the longest")
+	f.StringArrayVar(&o.AllowOrigins, "allow-origin", nil, "HTTP tap: also forward requests from web pages of ORIGIN (scheme://host[:port]; repeatable); other non-loopback Origins get 403")
 	f.StringArrayVar(&o.Faults, "fault", nil, "inject a fault, RULE = action:match,options, e.g. drop:to-host,kind=response,every=3 (repeatable; each value has a limit, e.g. n= 1000 copies, ms= 1h: docs/chaos.md)")
 	f.StringVar(&o.FaultsFile, "faults", "", "read fault rules from FILE, one a line ('#' starts a comment)")
 	f.Uint64Var(&o.Seed, "seed", 0, "the seed of the fault rules' draws (p=, ms=LO-HI); default: a new one each run, written in the recording")
@@ -393,13 +409,21 @@ func secretEnv(env []string) []string {
 
 // startRecording opens the recording of a tapped session (unless
 // --no-record): --record FILE or a new file in the sessions folder, a
-// recorder with opts (sonde's version, the buffer, and the start when it
-// is not set, added)
+// recorder with opts (sonde's version, and the buffer and the start when
+// they are not set, added)
 // following a new Observer, whose first note is note. When the
 // file cannot be written it says why once on stderr (the host's log of the
 // server's stderr shows it) and returns no observer: the tap forwards
 // anyway.
 func startRecording(env *cmdutil.Env, o *Options, label string, opts capture.Options, note string) (*client.Observer, *capture.Recorder, string) {
+	return openRecorded(env, o, label, opts, note, false)
+}
+
+// openRecorded is startRecording; with grow, the recorder's subscription
+// buffers a little and grows up to opts.Buffer only while the recorder
+// is behind (client.Observer.SubscribeGrowing: an HTTP session's, one of
+// hundreds).
+func openRecorded(env *cmdutil.Env, o *Options, label string, opts capture.Options, note string, grow bool) (*client.Observer, *capture.Recorder, string) {
 	if o.NoRecord {
 		return nil, nil, ""
 	}
@@ -409,11 +433,18 @@ func startRecording(env *cmdutil.Env, o *Options, label string, opts capture.Opt
 	}
 	file, path, why := openRecording(o, label, start)
 	if file != nil {
-		opts.Sonde, opts.Start, opts.Buffer, opts.FlushAfter = cmdutil.Version, start, recordBuffer, recordFlush
+		opts.Sonde, opts.Start, opts.FlushAfter = cmdutil.Version, start, recordFlush
+		if opts.Buffer <= 0 {
+			opts.Buffer = recordBuffer
+		}
 		rec, err := capture.NewRecorder(file, opts)
 		if err == nil {
 			obs := client.NewObserver(0)
-			rec.Follow(obs)
+			if grow {
+				rec.Follow(growing{obs})
+			} else {
+				rec.Follow(obs)
+			}
 			obs.Note(note, start)
 			return obs, rec, path
 		}
