@@ -168,6 +168,18 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		topts = append(topts, otlptracehttp.WithHeaders(h))
 		mopts = append(mopts, otlpmetrichttp.WithHeaders(h))
 	}
+	// Each exporter's own client follows redirects within the
+	// endpoint's origin only: the headers go nowhere else.
+	thc, err := exportClient("TRACES", cfg.timeout())
+	if err != nil {
+		return nil, fmt.Errorf("otlp: %w", err)
+	}
+	mhc, err := exportClient("METRICS", cfg.timeout())
+	if err != nil {
+		return nil, fmt.Errorf("otlp: %w", err)
+	}
+	topts = append(topts, otlptracehttp.WithHTTPClient(thc))
+	mopts = append(mopts, otlpmetrichttp.WithHTTPClient(mhc))
 	exp, err := otlptracehttp.New(ctx, topts...)
 	if err != nil {
 		return nil, fmt.Errorf("otlp: %w", err)
