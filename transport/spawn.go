@@ -27,10 +27,19 @@ type SpawnError struct {
 	Argv0  string
 	Reason SpawnReason
 	Err    error
+	// Hide are secret values (StdioConfig.Hide) the message shows as
+	// Redacted: the command or its folder may hold one.
+	Hide []string
 }
 
-// Error names the command and what went wrong.
+// Error names the command and what went wrong, with the values of Hide
+// redacted.
 func (e *SpawnError) Error() string {
+	return shownArgv([]string{e.message()}, e.Hide)[0]
+}
+
+// message is Error before Hide is applied.
+func (e *SpawnError) message() string {
 	switch e.Reason {
 	case SpawnNotFound:
 		return fmt.Sprintf("cannot start %q: executable not found (check the path or PATH)", e.Argv0)
