@@ -200,20 +200,10 @@ func (cfg Config) timeout() time.Duration {
 	return DefaultExportTimeout
 }
 
-// envHeaders reads OTEL_EXPORTER_OTLP_HEADERS (k=v,k=v, values
-// URL-encoded), which a WithHeaders option would otherwise replace.
+// envHeaders reads OTEL_EXPORTER_OTLP_HEADERS (ParseEnvHeaders), which a
+// WithHeaders option would otherwise replace.
 func envHeaders() map[string]string {
-	h := map[string]string{}
-	for _, kv := range strings.Split(os.Getenv(EnvHeaders), ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			continue
-		}
-		if u, err := url.QueryUnescape(strings.TrimSpace(v)); err == nil {
-			v = u
-		}
-		h[strings.TrimSpace(k)] = v
-	}
+	h, _ := ParseEnvHeaders(os.Getenv(EnvHeaders))
 	return h
 }
 
