@@ -126,9 +126,18 @@ func buildEnv(goos string, environ []string, pass []string, extra []string) ([]s
 		}
 	}
 	for _, kv := range extra {
-		k, _, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--env %q: want KEY=VALUE", kv)
+		k, v, ok := strings.Cut(kv, "=")
+		// The messages never show the value: it may be a secret (and an
+		// entry without "=" may be nothing but a value).
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--env: an entry has no \"=\": want KEY=VALUE (the entry is not shown: it may be a secret)")
+		case k == "":
+			return nil, fmt.Errorf("--env =…: the name is empty: want KEY=VALUE")
+		case strings.IndexByte(k, 0) >= 0:
+			return nil, fmt.Errorf("--env %q: the name holds a NUL byte", k)
+		case strings.IndexByte(v, 0) >= 0:
+			return nil, fmt.Errorf("--env %s=…: the value holds a NUL byte, which an environment cannot", k)
 		}
 		set(key(k), kv)
 	}
