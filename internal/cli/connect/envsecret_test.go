@@ -2,8 +2,10 @@ package connect_test
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,18 +81,26 @@ func TestConfigEnvSecretsSpawnFailure(t *testing.T) {
 	t.Setenv("SONDE_TEST_TOKEN", token)
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"gone": map[string]any{"command": filepath.Join(t.TempDir(), "no-such-${env:SONDE_TEST_TOKEN}"), "args": []string{"--key=${env:SONDE_TEST_TOKEN}"}},
+		"web":  map[string]any{"url": "http://" + closedAddr(t) + "/mcp?key=${env:SONDE_TEST_TOKEN}"},
 	}})
 	clitest.WriteTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), string(b))
 	for _, args := range [][]string{
 		{"call", "echo", "--server", "gone", "--trace"},
 		{"tools", "--server", "gone", "--trace"},
 		{"doctor", "--server", "gone"},
+		{"call", "echo", "--server", "web", "--trace"},
+		{"tools", "--server", "web"},
+		{"doctor", "--server", "web"},
 	} {
 		r := clitest.RunSonde(t, "", args...)
 		if r.Code == 0 {
 			t.Errorf("%q: exit 0", args)
 		}
-		if strings.Contains(r.Stdout+r.Stderr, token) || !strings.Contains(r.Stdout+r.Stderr, "no-such-«redacted»") {
+		shown := "no-such-«redacted»"
+		if slices.Contains(args, "web") {
+			shown = "" // the URL is not in every message
+		}
+		if strings.Contains(r.Stdout+r.Stderr, token) || !strings.Contains(r.Stdout+r.Stderr, shown) {
 			t.Errorf("%q: the output shows the secret (or not the command redacted):\nstdout:\n%s\nstderr:\n%s", args, r.Stdout, r.Stderr)
 		}
 	}
@@ -113,4 +123,16 @@ func TestConfigEnvSecretsSpawnFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }
