@@ -189,9 +189,12 @@ func optionValues(opts []Option) string {
 // Inputs returns the inputs of the server's file (VS Code's "inputs").
 func (s Server) Inputs() []Input { return append([]Input(nil), s.inputs...) }
 
-// Secrets returns the values of the password inputs a resolved server
-// took (asked, given or defaulted), for the caller to keep out of what it
-// records. It is empty for a server that Resolve did not return.
+// Secrets returns the values a resolved server's references brought in
+// from outside its file: environment variables (${env:NAME}, ${NAME}) and
+// inputs (asked, given or defaulted; not a pickString's choice, which is
+// one of the file's own values), for the caller to keep out of what it records and
+// shows (Resolve says which). It is empty for a server that Resolve did
+// not return.
 func (s Server) Secrets() []string { return append([]string(nil), s.secrets...) }
 
 // CheckInputValues checks values given for the inputs of the server's file

@@ -130,7 +130,7 @@ func TestResolvePickString(t *testing.T) {
 		t.Errorf("asked %q, want %q (each once, in the order of the fields, with the options)", asked, want)
 	}
 	if got := r.Secrets(); !reflect.DeepEqual(got, []string{"s3cret"}) {
-		t.Errorf("secrets %q, want the password input's value only", got)
+		t.Errorf("secrets %q, want the password input's value only (the pickStrings are choices, user's default \"ada\" is shorter than MinSecretLen)", got)
 	}
 	if len(s.Secrets()) != 0 {
 		t.Errorf("the unresolved server has secrets %q", s.Secrets())

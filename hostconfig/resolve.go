@@ -54,8 +54,10 @@ type Env struct {
 // input is asked for once. A reference that cannot be resolved is a
 // *Problem wrapping ErrReference; references a host does not know are
 // left as written, as the host leaves them. An input that gets no usable
-// value is an *InputError inside that Problem. The values of password
-// inputs are kept for Secrets.
+// value is an *InputError inside that Problem. The values that came from
+// outside the file are kept for Secrets: those of environment variables
+// (at least MinSecretLen bytes long), of inputs other than a pickString's
+// choice, and of password inputs whatever their length.
 func (s Server) Resolve(env Env) (Server, error) {
 	r := resolver{s: &s, env: env, answers: map[string]string{}}
 	out := s
@@ -100,8 +102,28 @@ type resolver struct {
 	s       *Server
 	env     Env
 	answers map[string]string // input id -> value
-	secrets []string          // values of password inputs
+	secrets []string          // values that came from outside the file (Secrets)
 	err     error
+}
+
+// MinSecretLen is the shortest value of an environment variable or input
+// that Secrets holds (a password input's is held whatever its length):
+// shorter values ("1", "on", "dev") would be hidden everywhere they occur
+// and tell nothing. capture.MinSecretLen is the same rule for captures.
+const MinSecretLen = 4
+
+// keep adds v to the secrets (once) when it is long enough, or always
+// when always is set (a password input's value).
+func (r *resolver) keep(v string, always bool) {
+	if v == "" || (!always && len(v) < MinSecretLen) {
+		return
+	}
+	for _, s := range r.secrets {
+		if s == v {
+			return
+		}
+	}
+	r.secrets = append(r.secrets, v)
 }
 
 func (r *resolver) fail(err error) {
@@ -154,6 +176,7 @@ func (r *resolver) lookup(ref string) (v string, ok bool, err error) {
 	}
 	if name, found := strings.CutPrefix(ref, "env:"); found && d.envColon {
 		if v, set := getenv(name); set {
+			r.keep(v, false)
 			return v, true, nil
 		}
 		return "", false, fmt.Errorf("environment variable %s is not set", name)
@@ -180,6 +203,7 @@ func (r *resolver) lookup(ref string) (v string, ok bool, err error) {
 			return "", false, nil
 		}
 		if v, set := getenv(name); set {
+			r.keep(v, false)
 			return v, true, nil
 		}
 		if hasDef {
@@ -209,8 +233,10 @@ func (r *resolver) input(id string) (string, error) {
 		return "", nil // only checked
 	}
 	r.answers[id] = v
-	if in.Password && v != "" {
-		r.secrets = append(r.secrets, v)
+	// A pickString's choice is one of the values the file lists; any
+	// other input's value came from the user (or is a password's).
+	if in.Password || !in.IsChoice() {
+		r.keep(v, in.Password)
 	}
 	return v, nil
 }

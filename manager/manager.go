@@ -64,7 +64,7 @@ type Spec struct {
 	Env []string
 	// Cwd is the working directory ("" for sonde's).
 	Cwd string
-	// Hide are secret values (password inputs) hidden where the command
+	// Hide are secret values (hostconfig.Server.Secrets) hidden where the command
 	// line is shown.
 	Hide []string
 }

@@ -75,7 +75,7 @@ func (m *Manager) Report(err error, args any, o ReportOptions) *Report {
 	var f Failure
 	m.mu.Lock()
 	if s := m.servers[ce.Server]; s != nil {
-		f = Failure{Where: s.spec.Where, Hash: s.hash, Init: s.init, Exit: s.exit}
+		f = Failure{Where: s.spec.Where, Hash: s.hash, Init: s.init, Exit: s.exit, Hide: s.spec.Hide}
 	}
 	m.mu.Unlock()
 	return BuildReport(ce, f, args, o)
@@ -88,6 +88,9 @@ type Failure struct {
 	Where, Hash string
 	Init        *mcp.InitializeResult
 	Exit        *client.Exit
+	// Hide are the server's secret values (Spec.Hide), scrubbed like the
+	// arguments' strings.
+	Hide []string
 }
 
 // BuildReport is the failure report of ce with what is known of its
@@ -99,6 +102,11 @@ func BuildReport(ce *CallError, f Failure, args any, o ReportOptions) *Report {
 		o.StderrLines = 5
 	}
 	secrets := argStrings(args)
+	for _, h := range f.Hide {
+		if h != "" {
+			secrets = append(secrets, h)
+		}
+	}
 	r := &Report{
 		Time: time.Now().UTC(), Server: ce.Server, Tool: ce.Tool, ID: ce.ID, Phase: ce.Phase,
 		Method: "tools/call", Code: string(client.CodeOf(ce.Err)), Uncertain: ce.Uncertain,

@@ -168,6 +168,18 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		topts = append(topts, otlptracehttp.WithHeaders(h))
 		mopts = append(mopts, otlpmetrichttp.WithHeaders(h))
 	}
+	// Each exporter's own client follows redirects within the
+	// endpoint's origin only: the headers go nowhere else.
+	thc, err := exportClient("TRACES", cfg.timeout())
+	if err != nil {
+		return nil, fmt.Errorf("otlp: %w", err)
+	}
+	mhc, err := exportClient("METRICS", cfg.timeout())
+	if err != nil {
+		return nil, fmt.Errorf("otlp: %w", err)
+	}
+	topts = append(topts, otlptracehttp.WithHTTPClient(thc))
+	mopts = append(mopts, otlpmetrichttp.WithHTTPClient(mhc))
 	exp, err := otlptracehttp.New(ctx, topts...)
 	if err != nil {
 		return nil, fmt.Errorf("otlp: %w", err)
@@ -188,20 +200,10 @@ func (cfg Config) timeout() time.Duration {
 	return DefaultExportTimeout
 }
 
-// envHeaders reads OTEL_EXPORTER_OTLP_HEADERS (k=v,k=v, values
-// URL-encoded), which a WithHeaders option would otherwise replace.
+// envHeaders reads OTEL_EXPORTER_OTLP_HEADERS (ParseEnvHeaders), which a
+// WithHeaders option would otherwise replace.
 func envHeaders() map[string]string {
-	h := map[string]string{}
-	for _, kv := range strings.Split(os.Getenv(EnvHeaders), ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			continue
-		}
-		if u, err := url.QueryUnescape(strings.TrimSpace(v)); err == nil {
-			v = u
-		}
-		h[strings.TrimSpace(k)] = v
-	}
+	h, _ := ParseEnvHeaders(os.Getenv(EnvHeaders))
 	return h
 }
 

@@ -27,10 +27,19 @@ type SpawnError struct {
 	Argv0  string
 	Reason SpawnReason
 	Err    error
+	// Hide are secret values (StdioConfig.Hide) the message shows as
+	// Redacted: the command or its folder may hold one.
+	Hide []string
 }
 
-// Error names the command and what went wrong.
+// Error names the command and what went wrong, with the values of Hide
+// redacted.
 func (e *SpawnError) Error() string {
+	return shownArgv([]string{e.message()}, e.Hide)[0]
+}
+
+// message is Error before Hide is applied.
+func (e *SpawnError) message() string {
 	switch e.Reason {
 	case SpawnNotFound:
 		return fmt.Sprintf("cannot start %q: executable not found (check the path or PATH)", e.Argv0)
@@ -117,9 +126,18 @@ func buildEnv(goos string, environ []string, pass []string, extra []string) ([]s
 		}
 	}
 	for _, kv := range extra {
-		k, _, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--env %q: want KEY=VALUE", kv)
+		k, v, ok := strings.Cut(kv, "=")
+		// The messages never show the value: it may be a secret (and an
+		// entry without "=" may be nothing but a value).
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--env: an entry has no \"=\": want KEY=VALUE (the entry is not shown: it may be a secret)")
+		case k == "":
+			return nil, fmt.Errorf("--env =…: the name is empty: want KEY=VALUE")
+		case strings.IndexByte(k, 0) >= 0:
+			return nil, fmt.Errorf("--env %q: the name holds a NUL byte", k)
+		case strings.IndexByte(v, 0) >= 0:
+			return nil, fmt.Errorf("--env %s=…: the value holds a NUL byte, which an environment cannot", k)
 		}
 		set(key(k), kv)
 	}

@@ -37,8 +37,9 @@ type StdioConfig struct {
 	// KillAfter is each grace period of Close: after closing stdin, and
 	// after SIGTERM (CTRL_BREAK_EVENT on Windows).
 	KillAfter time.Duration
-	// Hide lists secret values (a host config's password inputs) that the
-	// start event's Argv shows as Redacted wherever they occur.
+	// Hide lists secret values (what a host config's references brought
+	// into the command line) that the start event's Argv and a
+	// *SpawnError's message show as Redacted wherever they occur.
 	Hide []string
 }
 
@@ -166,7 +167,7 @@ func StartStdio(cfg StdioConfig, obs Observer) (*Stdio, error) {
 		obs = func(Event) {}
 	}
 	if err := checkDir(cfg.Dir); err != nil {
-		return nil, &SpawnError{Argv0: cfg.Argv[0], Reason: SpawnBadDir, Err: err}
+		return nil, &SpawnError{Argv0: cfg.Argv[0], Reason: SpawnBadDir, Err: err, Hide: cfg.Hide}
 	}
 	if cfg.Env == nil {
 		cfg.Env, _ = BuildEnv(os.Environ(), nil, nil)
@@ -177,6 +178,10 @@ func StartStdio(cfg StdioConfig, obs Observer) (*Stdio, error) {
 		exited: make(chan struct{}), waitDone: make(chan struct{}), closeDone: make(chan struct{}),
 	}
 	if err := s.start(); err != nil {
+		var se *SpawnError
+		if errors.As(err, &se) {
+			se.Hide = cfg.Hide
+		}
 		return nil, err
 	}
 	obs(Event{Kind: EventStart, Time: time.Now(), Pid: s.pid, Argv: shownArgv(cfg.Argv, cfg.Hide)})

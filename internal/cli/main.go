@@ -36,7 +36,7 @@ func Run(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) 
 	cmdutil.PrintURLElicitations(env.Err, err, env.ServerName())
 	var quiet *cmdutil.ExitStatus
 	if !errors.As(err, &quiet) || quiet.Msg != "" {
-		fmt.Fprintf(env.Err, "sonde: %s\n", cmdutil.ErrText(err))
+		fmt.Fprintf(env.Err, "sonde: %s\n", env.Hidden(cmdutil.ErrText(err)))
 		if env.ErrTerminal() != nil { // a person reads it: the snapshot's evidence too
 			cmdutil.PrintSnapshot(env.Err, err)
 		}

@@ -8,6 +8,7 @@ package cmdutil
 import (
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/charmbracelet/x/term"
@@ -37,7 +38,8 @@ type Env struct {
 	server string
 
 	mu    sync.Mutex
-	grant string // the OAuth grant of the run's last authorization, and why
+	grant string   // the OAuth grant of the run's last authorization, and why
+	hide  []string // secret values Hidden replaces (HideSecrets)
 }
 
 // NewEnv is the Env of a run on these streams (see Env for what reaches a
@@ -68,6 +70,29 @@ func (e *Env) SetAuthGrant(grant string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.grant = grant
+}
+
+// HideSecrets adds values (what a config entry's references brought into
+// its command line or URL) that Hidden replaces: Main's error line quotes
+// messages that may hold them.
+func (e *Env) HideSecrets(vals ...string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, v := range vals {
+		if v != "" {
+			e.hide = append(e.hide, v)
+		}
+	}
+}
+
+// Hidden is s with every value of HideSecrets replaced by «redacted».
+func (e *Env) Hidden(s string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, v := range e.hide {
+		s = strings.ReplaceAll(s, v, "«redacted»")
+	}
+	return s
 }
 
 // AuthGrant is the OAuth grant of the run's last authorization, and why

@@ -123,8 +123,8 @@ func samplingResult(b []byte) (json.RawMessage, error) {
 		if err := json.Unmarshal(t, &r); err != nil {
 			return nil, fmt.Errorf("not valid JSON: %v", err)
 		}
-		if r.Role == "" || len(r.Content) == 0 || r.Model == nil {
-			return nil, fmt.Errorf(`a CreateMessageResult needs role, content and model, e.g. {"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`)
+		if r.Role == "" || r.Model == nil || (!jsonKind(r.Content, '{') && !jsonKind(r.Content, '[')) {
+			return nil, fmt.Errorf(`a CreateMessageResult needs role, content (an object, or a list of them) and model, e.g. {"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`)
 		}
 		return compactJSON(t), nil
 	}
@@ -153,7 +153,17 @@ func elicitResult(b []byte) (json.RawMessage, error) {
 	default:
 		return nil, fmt.Errorf("action %q: want accept, decline or cancel", r.Action)
 	}
+	if r.Content != nil && !jsonKind(r.Content, '{') {
+		return nil, fmt.Errorf(`content: want an object of the form's fields, like {"name":"x"} (or no content)`)
+	}
 	return compactJSON(t), nil
+}
+
+// jsonKind reports whether the JSON value v starts with c ('{': an
+// object, '[': a list).
+func jsonKind(v json.RawMessage, c byte) bool {
+	t := bytes.TrimSpace(v)
+	return len(t) > 0 && t[0] == c
 }
 
 // forMode drops the content of a reply to a URL-mode elicitation, which

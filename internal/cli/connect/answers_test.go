@@ -115,7 +115,7 @@ func TestAnswersUsage(t *testing.T) {
 		{"root is a file", []string{"--root", file}, "sonde: --root: root " + file + ": not a directory"},
 		{"missing sampling reply", []string{"--sampling-reply", filepath.Join(dir, "nope")}, "sonde: --sampling-reply: open " + filepath.Join(dir, "nope") + ": no such file or directory"},
 		{"sampling reply not JSON", []string{"--sampling-reply", badJSON}, "sonde: --sampling-reply " + badJSON + ": not valid JSON: unexpected end of JSON input"},
-		{"sampling reply without model", []string{"--sampling-reply", noModel}, "sonde: --sampling-reply " + noModel + `: a CreateMessageResult needs role, content and model, e.g. {"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`},
+		{"sampling reply without model", []string{"--sampling-reply", noModel}, "sonde: --sampling-reply " + noModel + `: a CreateMessageResult needs role, content (an object, or a list of them) and model, e.g. {"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}`},
 		{"empty sampling reply", []string{"--sampling-reply", empty}, "sonde: --sampling-reply " + empty + ": the file is empty"},
 		{"bad elicit action", []string{"--elicit-reply", badAction}, "sonde: --elicit-reply " + badAction + `: action "maybe": want accept, decline or cancel`},
 		{"both elicit flags", []string{"--elicit-reply", badAction, "--elicit-defaults"}, "sonde: give --elicit-reply or --elicit-defaults, not both"},

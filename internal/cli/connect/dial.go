@@ -83,12 +83,11 @@ func httpConfig(f *Flags, t *Target, hooks OAuthHooks, secrets *SecretSink) (tra
 	}
 	h := http.Header{}
 	for _, kv := range f.Headers {
-		name, value, ok := strings.Cut(kv, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
-			return transport.HTTPConfig{}, cmdutil.Usagef(fmt.Sprintf("--header %q: want 'Name: value'", redactArg(kv)))
+		name, value, err := parseHeaderFlag(kv)
+		if err != nil {
+			return transport.HTTPConfig{}, err
 		}
-		h.Add(name, strings.TrimSpace(value))
+		h.Add(name, value)
 	}
 	// Headers of a config entry (--server), unless --header sets the same.
 	for name, values := range t.Header {
@@ -256,6 +255,38 @@ func PrintPrompt(w io.Writer, f *Flags) func(authURL string) {
 	return func(authURL string) {
 		fmt.Fprintf(w, "sonde: open this URL to authorize sonde (waiting up to %v for the redirect):\n%s\n", f.OAuthTimeout, authURL)
 	}
+}
+
+// parseHeaderFlag reads one --header 'Name: value': the name an HTTP
+// token, the value trimmed and without a control character but tab (CR or
+// LF would smuggle a header of its own; Go refuses to send the others).
+// The error is a usage error that never shows the value.
+func parseHeaderFlag(kv string) (name, value string, err error) {
+	name, value, ok := strings.Cut(kv, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	switch {
+	case !ok || name == "":
+		return "", "", cmdutil.Usagef(fmt.Sprintf("--header %q: want 'Name: value'", redactArg(kv)))
+	case !headerToken(name):
+		return "", "", cmdutil.Usagef(fmt.Sprintf("--header %q: the name is not an HTTP token (letters, digits and !#$%%&'*+-.^_`|~)", redactArg(kv)))
+	}
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return "", "", cmdutil.Usagef(fmt.Sprintf("--header %q: the value holds a control character (CR, LF, NUL…)", redactArg(kv)))
+		}
+	}
+	return name, value, nil
+}
+
+// headerToken reports whether s is an HTTP token (RFC 9110, 5.6.2).
+func headerToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // redactArg shows a header flag with its value hidden.

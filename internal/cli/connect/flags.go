@@ -109,7 +109,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.JSON, "json", false, "machine-readable output")
 	fs.BoolVar(&f.Trace, "trace", false, "print every frame, lifecycle event and stderr chunk on stderr as it happens")
 	fs.StringVar(&f.Record, "record", "", "write the session to FILE as it happens, mode 0600 (a capture: docs/capture-format.md); FILE must not exist")
-	fs.StringArrayVar(&f.Redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env, --pass-env and --header values always are, and so are a --server entry's header and password input values and the secrets of --oauth (tokens, client secrets, assertions)")
+	fs.StringArrayVar(&f.Redact, "redact", nil, "in captures, replace what matches REGEX with «redacted» (repeatable); --env, --pass-env and --header values always are, and so are a --server entry's header values and what its references bring in (${env:…}, ${input:…}) and the secrets of --oauth (tokens, client secrets, assertions)")
 	fs.StringVar(&f.URL, "url", "", "connect to the MCP server at `URL` over HTTP instead of starting a command")
 	fs.StringVar(&f.Mode, "transport", string(transport.ModeAuto), "with --url: auto, streamable (Streamable HTTP) or sse (legacy HTTP+SSE); auto tries Streamable HTTP and falls back to SSE")
 	fs.StringArrayVar(&f.Headers, "header", nil, "with --url: send header 'Name: value' on every request (repeatable; values are never shown or recorded)")

@@ -185,8 +185,10 @@ func pickServer(found hostconfig.Found, name, file string) (hostconfig.Server, e
 // inputs with p) into the target: a stdio entry gives the argv, its env
 // (before --env, which wins) and its cwd (unless --cwd); a URL entry gives
 // the URL, the transport (unless --transport is given) and its headers
-// (unless --header sets the same name). The values of its headers and of
-// its password inputs are redacted from captures, as --header's are.
+// (unless --header sets the same name). The values of its headers, and
+// what its references brought in (hostconfig.Server.Secrets), are
+// redacted from captures, as --header's are, and hidden where its command
+// line is shown.
 func UseServer(cmd *cobra.Command, f *Flags, h Hosts, s hostconfig.Server, p hostconfig.Prompter) (*Target, error) {
 	inputs, err := f.InputValues()
 	if err != nil {
@@ -201,7 +203,7 @@ func UseServer(cmd *cobra.Command, f *Flags, h Hosts, s hostconfig.Server, p hos
 	}
 	t := f.Target(nil)
 	for i, v := range r.Secrets() {
-		t.Secrets = append(t.Secrets, fmt.Sprintf("input%d=%s", i, v))
+		t.Secrets = append(t.Secrets, fmt.Sprintf("ref%d=%s", i, v))
 		t.Hide = append(t.Hide, v)
 	}
 	if r.Transport == hostconfig.Stdio {

@@ -264,6 +264,7 @@ func OpenMulti(cmd *cobra.Command, env *cmdutil.Env, f *Flags, mf *MultiFlags, a
 		}
 		seen[name] = true
 		m.targets[name] = t
+		env.HideSecrets(t.Hide...)
 		specs = append(specs, manager.Spec{Name: name, Where: s.Where(), Argv: t.Argv, URL: t.URL, Env: t.Env, Cwd: t.Cwd, Hide: t.Hide})
 	}
 	if len(specs) == 0 {

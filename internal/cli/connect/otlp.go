@@ -58,14 +58,15 @@ func StartTelemetry(ctx context.Context, o *OTLPFlags, service string, redact fu
 		parent = sc
 	}
 	for _, kv := range o.Headers {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, cmdutil.Usagef(fmt.Sprintf("--otlp-header %q: want K=V", kv))
+		k, v, err := observe.ParseHeader(kv)
+		if err != nil {
+			name, _, _ := strings.Cut(kv, "=")
+			return nil, cmdutil.Usagef(fmt.Sprintf("--otlp-header %s=…: %v", strings.TrimSpace(name), err))
 		}
 		if cfg.Headers == nil {
 			cfg.Headers = map[string]string{}
 		}
-		cfg.Headers[strings.TrimSpace(k)] = v
+		cfg.Headers[k] = v
 	}
 	if !cfg.Enabled() {
 		if len(o.Headers) > 0 || o.Content {

@@ -57,6 +57,10 @@ func TestOTLPFlagErrors(t *testing.T) {
 		{"--otlp-content"},
 		{"--otlp-endpoint", "ftp://x"},
 		{"--otlp-endpoint", "http://127.0.0.1:1", "--otlp-header", "novalue"},
+		// A header that cannot be sent: refused at the start, not at
+		// every export.
+		{"--otlp-endpoint", "http://127.0.0.1:1", "--otlp-header", "k=a\r\nX-Injected: 1"},
+		{"--otlp-endpoint", "http://127.0.0.1:1", "--otlp-header", "bad name=v"},
 		{"--traceparent", "00-xyz"},
 	} {
 		r := clitest.RunSonde(t, "", append([]string{"call", "echo", "--url", "http://127.0.0.1:1/mcp"}, args...)...)

@@ -16,7 +16,7 @@ import (
 // redactor builds the capture's redactor from the flags and the target:
 // the values of --env entries (and a config entry's env) and of the
 // variables passed with --pass-env, those of a config entry's headers and
-// password inputs, and every --redact pattern. It also redacts every secret
+// what its references brought in, and every --redact pattern. It also redacts every secret
 // the run learns (learnt).
 func redactor(f *Flags, t *Target, learnt *SecretSink) (*capture.Redactor, error) {
 	secrets := append([]string(nil), t.Env...)

@@ -44,6 +44,7 @@ func Open(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target) (*Session,
 // the session starts, before it connects: a subscription made there sees
 // every event, the handshake's and those of a start that fails included.
 func OpenFollowing(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, follow func(*client.Client)) (*Session, error) {
+	env.HideSecrets(t.Hide...)
 	s := &Session{env: env, flags: f, target: t, secrets: &SecretSink{}, follow: follow}
 	c, tr, err := s.start(ctx, true)
 	if err != nil {

@@ -28,9 +28,10 @@ type Target struct {
 	// sets too).
 	Header http.Header
 	// Secrets are what captures redact besides the flags' own values: a
-	// config entry's header and password input values, as NAME=VALUE.
+	// config entry's header values and what its references brought in
+	// (hostconfig.Server.Secrets), as NAME=VALUE.
 	Secrets []string
-	// Hide are the entry's password input values, hidden where the
+	// Hide are what the entry's references brought in, hidden where the
 	// server's command line is shown.
 	Hide []string
 

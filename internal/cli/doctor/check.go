@@ -19,6 +19,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/lint"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // checker checks one server at a time (it is shared by the jobs: it holds
@@ -62,6 +63,21 @@ func (l *list) fail(name string, start time.Time, detail, hint string) {
 	l.steps = append(l.steps, Step{Name: name, MS: ms(time.Since(start)), Detail: detail, Hint: hint})
 }
 
+// hideSecrets replaces, in every step's detail and hint, the values the
+// entry's references brought in (Target.Hide): a path, an error or the
+// server's stderr may quote the command line.
+func hideSecrets(steps []Step, hide []string) []Step {
+	for i := range steps {
+		for _, h := range hide {
+			if h != "" {
+				steps[i].Detail = strings.ReplaceAll(steps[i].Detail, h, transport.Redacted)
+				steps[i].Hint = strings.ReplaceAll(steps[i].Hint, h, transport.Redacted)
+			}
+		}
+	}
+	return steps
+}
+
 // noAsk is the Prompter of doctor: it never asks (an input takes its
 // --input value or its default).
 type noAsk struct{}
@@ -75,16 +91,18 @@ func (c *checker) check(ctx context.Context, s hostconfig.Server, at func(string
 	t0 := time.Now()
 	r := Result{Server: s.Name, Host: s.Host, Scope: s.Scope, File: s.File, Transport: string(s.Transport), Disabled: s.Disabled}
 	l := &list{at: at}
+	var hide []string
 	if ctx.Err() != nil {
 		l.fail("config", time.Now(), "interrupted before this server was checked", "")
 	} else if t, ok := c.config(l, s); ok {
+		hide = t.Hide
 		if t.URL == "" {
 			c.stdio(ctx, l, t)
 		} else {
 			c.http(ctx, l, t)
 		}
 	}
-	r.Steps = l.steps
+	r.Steps = hideSecrets(l.steps, hide)
 	r.MS = ms(time.Since(t0))
 	r.OK = true
 	if f := r.failure(); f != nil {

@@ -145,7 +145,7 @@ func reportOne(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect
 		ce.Phase = "start"
 	}
 	ce.Server = name
-	f := manager.Failure{Hash: manager.Hash(manager.Spec{Name: name, Argv: t.Argv, URL: t.URL, Env: t.Env, Cwd: t.Cwd}), Where: "command line"}
+	f := manager.Failure{Hash: manager.Hash(manager.Spec{Name: name, Argv: t.Argv, URL: t.URL, Env: t.Env, Cwd: t.Cwd}), Where: "command line", Hide: t.Hide}
 	if o.Server.Server != "" {
 		f.Where = "--server " + o.Server.Server
 	}
