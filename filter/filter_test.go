@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
 func TestParseAndMatch(t *testing.T) {
@@ -102,4 +105,27 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) again: %v", s, err)
 		}
 	})
+}
+
+// TestLiveRequestsBounded: a live index judges a response by its request,
+// and forgets the oldest requests past its limit.
+func TestLiveRequestsBounded(t *testing.T) {
+	r := NewLiveRequests(2)
+	req := func(id int64) client.Event {
+		return client.Event{Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(id), Method: "tools/call", Tool: "echo", State: client.StateResolved}}
+	}
+	resp := func(id int64) client.Event {
+		f := client.FrameInfo{}
+		f.Dir, f.Msg.Kind, f.Msg.ID = client.In, jsonrpc.KindResponse, jsonrpc.Int(id)
+		return client.Event{Kind: client.EvFrame, Frame: &f}
+	}
+	for id := int64(1); id <= 3; id++ {
+		r.Learn(req(id))
+	}
+	if it, _ := r.ItemAt(resp(3), r.Gen()); it.Tool != "echo" || it.Method != "tools/call" || !it.HasDuration {
+		t.Fatalf("the response of id 3: %+v", it)
+	}
+	if it, _ := r.ItemAt(resp(1), r.Gen()); it.Tool != "" || len(r.reqs) != 2 {
+		t.Fatalf("id 1 not forgotten: %+v, %d held", it, len(r.reqs))
+	}
 }
