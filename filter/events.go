@@ -182,16 +182,13 @@ func (r *Requests) withRequest(it *Item, k reqKey) {
 	}
 }
 
-// failedStates are the final states that are failures.
-var failedStates = []client.State{client.StateError, client.StateTimeout, client.StateCancelled, client.StateExited,
-	client.StateClosed, client.StateProtocol, client.StateRejected}
-
 // problemVerdicts are the verdicts of a frame that broke the protocol.
 var problemVerdicts = []client.Verdict{client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong,
 	client.VerdictUnknown, client.VerdictDuplicate, client.VerdictLate, client.VerdictUndeclared}
 
-// failedState reports whether a final state is a failure.
-func failedState(s client.State) bool { return slices.Contains(failedStates, s) }
+// failedState reports whether a final state is an error (client.Errored;
+// a result's isError is IsError): a cancel by the caller is not.
+func failedState(s client.State) bool { return client.Errored(s, false) }
 
 // ProblemVerdict reports whether a frame's verdict is a problem: the frame
 // broke the protocol (malformed, invalid, too long, an unknown, duplicate

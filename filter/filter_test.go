@@ -129,3 +129,30 @@ func TestLiveRequestsBounded(t *testing.T) {
 		t.Fatalf("id 1 not forgotten: %+v, %d held", it, len(r.reqs))
 	}
 }
+
+// TestStatusErrorIsClientErrored: status:error is client.Errored, the one
+// definition of an error: the caller's cancel is status:cancelled, not an
+// error; a timeout and a JSON-RPC error are errors.
+func TestStatusErrorIsClientErrored(t *testing.T) {
+	isErr, err := Parse("status:error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, _ := Parse("status:cancelled")
+	for _, tc := range []struct {
+		state client.State
+		want  bool
+	}{{client.StateCancelled, false}, {client.StateTimeout, true}, {client.StateError, true}, {client.StateResolved, false}} {
+		r := NewRequests()
+		ev := client.Event{Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(1), Method: "tools/call", State: tc.state}}
+		r.Learn(ev)
+		r.Rewind()
+		it, _ := r.Item(ev)
+		if got := isErr.Match(&it); got != tc.want {
+			t.Errorf("%s: status:error %v, want %v", tc.state, got, tc.want)
+		}
+		if got := cancelled.Match(&it); got != (tc.state == client.StateCancelled) {
+			t.Errorf("%s: status:cancelled %v", tc.state, got)
+		}
+	}
+}
