@@ -185,7 +185,10 @@ func (m *Model) fifoView() string {
 			noun = "wrong answer"
 		}
 		more := ""
-		if hidden := len(f.order) - n; hidden > 0 {
+		switch hidden := len(f.order) - n; {
+		case hidden == 1:
+			more = " (1 row above: z zooms)"
+		case hidden > 1:
 			more = fmt.Sprintf(" (%d rows above: z zooms)", hidden)
 		}
 		b.WriteString(st.Error.Render(fmt.Sprintf("%d %s", wrong, noun)) + st.Subtle.Render(": sonde matched every one by id."+more))
