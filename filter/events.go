@@ -17,6 +17,10 @@ import (
 type Requests struct {
 	gen  int
 	reqs map[reqKey]*req
+	// limit, when above 0, bounds reqs (a live session, NewLiveRequests):
+	// order holds the keys, oldest first, to forget the oldest.
+	limit int
+	order []reqKey
 }
 
 type reqKey struct {
@@ -35,6 +39,19 @@ type req struct {
 
 // NewRequests returns an empty index.
 func NewRequests() *Requests { return &Requests{reqs: map[reqKey]*req{}} }
+
+// NewLiveRequests returns an empty index for a session still going, such
+// as the UI's: Learn each event as it arrives, remember Gen with it, and
+// ask ItemAt for its Item whenever it is judged (what is known of its
+// request then: a response's method and tool, the outcome and latency once
+// settled). It remembers the last limit requests.
+func NewLiveRequests(limit int) *Requests {
+	return &Requests{reqs: map[reqKey]*req{}, limit: max(limit, 1)}
+}
+
+// Gen is the server process the events learnt last belong to (ids start
+// again with each): give it to ItemAt with an event learnt now.
+func (r *Requests) Gen() int { return r.gen }
 
 // Rewind starts the second pass (the session generations count again).
 func (r *Requests) Rewind() { r.gen = 0 }
@@ -56,6 +73,7 @@ func (r *Requests) Learn(ev client.Event) {
 		if q == nil {
 			q = &req{}
 			r.reqs[k] = q
+			r.remember(k)
 		}
 		if ev.Req.Method != "" {
 			q.method = ev.Req.Method
@@ -75,6 +93,19 @@ func (r *Requests) Learn(ev client.Event) {
 	}
 }
 
+// remember bounds a live index: past its limit, the oldest request is
+// forgotten.
+func (r *Requests) remember(k reqKey) {
+	if r.limit <= 0 {
+		return
+	}
+	r.order = append(r.order, k)
+	if len(r.order) > r.limit {
+		delete(r.reqs, r.order[0])
+		r.order = slices.Delete(r.order, 0, 1)
+	}
+}
+
 func opposite(d client.Direction) client.Direction {
 	if d == client.In {
 		return client.Out
@@ -86,13 +117,20 @@ func opposite(d client.Direction) client.Direction {
 // neither a frame nor a request's (stderr, a process, a note).
 func (r *Requests) Item(ev client.Event) (it Item, ok bool) {
 	r.step(&ev)
+	return r.ItemAt(ev, r.gen)
+}
+
+// ItemAt is Item for an event of server process gen (Gen when it was
+// learnt), judged by what is known of its request now; it does not count
+// processes.
+func (r *Requests) ItemAt(ev client.Event, gen int) (it Item, ok bool) {
 	switch {
 	case ev.Kind == client.EvRequest && ev.Req != nil:
 		it = Item{Method: ev.Req.Method, Tool: ev.Req.Tool, Dir: ev.Req.Dir.String(), Kind: "request",
 			Status: []string{string(ev.Req.State)}, Payload: ev.Req.Params}
 		if ev.Req.ID.IsValid() {
 			it.ID = ev.Req.ID.String()
-			r.withRequest(&it, reqKey{r.gen, ev.Req.Dir, it.ID})
+			r.withRequest(&it, reqKey{gen, ev.Req.Dir, it.ID})
 		}
 		if ev.Req.State.Final() {
 			it.Failed = failedState(ev.Req.State) || it.Failed
@@ -114,7 +152,7 @@ func (r *Requests) Item(ev client.Event) (it Item, ok bool) {
 			if f.Msg.Kind == jsonrpc.KindResponse {
 				dir = opposite(f.Dir) // a response answers a request sent the other way
 			}
-			r.withRequest(&it, reqKey{r.gen, dir, it.ID})
+			r.withRequest(&it, reqKey{gen, dir, it.ID})
 		}
 		return it, true
 	}
@@ -144,16 +182,13 @@ func (r *Requests) withRequest(it *Item, k reqKey) {
 	}
 }
 
-// failedStates are the final states that are failures.
-var failedStates = []client.State{client.StateError, client.StateTimeout, client.StateCancelled, client.StateExited,
-	client.StateClosed, client.StateProtocol, client.StateRejected}
-
 // problemVerdicts are the verdicts of a frame that broke the protocol.
 var problemVerdicts = []client.Verdict{client.VerdictMalformed, client.VerdictInvalid, client.VerdictTooLong,
 	client.VerdictUnknown, client.VerdictDuplicate, client.VerdictLate, client.VerdictUndeclared}
 
-// failedState reports whether a final state is a failure.
-func failedState(s client.State) bool { return slices.Contains(failedStates, s) }
+// failedState reports whether a final state is an error (client.Errored;
+// a result's isError is IsError): a cancel by the caller is not.
+func failedState(s client.State) bool { return client.Errored(s, false) }
 
 // ProblemVerdict reports whether a frame's verdict is a problem: the frame
 // broke the protocol (malformed, invalid, too long, an unknown, duplicate

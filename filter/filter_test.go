@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
 func TestParseAndMatch(t *testing.T) {
@@ -102,4 +105,54 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) again: %v", s, err)
 		}
 	})
+}
+
+// TestLiveRequestsBounded: a live index judges a response by its request,
+// and forgets the oldest requests past its limit.
+func TestLiveRequestsBounded(t *testing.T) {
+	r := NewLiveRequests(2)
+	req := func(id int64) client.Event {
+		return client.Event{Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(id), Method: "tools/call", Tool: "echo", State: client.StateResolved}}
+	}
+	resp := func(id int64) client.Event {
+		f := client.FrameInfo{}
+		f.Dir, f.Msg.Kind, f.Msg.ID = client.In, jsonrpc.KindResponse, jsonrpc.Int(id)
+		return client.Event{Kind: client.EvFrame, Frame: &f}
+	}
+	for id := int64(1); id <= 3; id++ {
+		r.Learn(req(id))
+	}
+	if it, _ := r.ItemAt(resp(3), r.Gen()); it.Tool != "echo" || it.Method != "tools/call" || !it.HasDuration {
+		t.Fatalf("the response of id 3: %+v", it)
+	}
+	if it, _ := r.ItemAt(resp(1), r.Gen()); it.Tool != "" || len(r.reqs) != 2 {
+		t.Fatalf("id 1 not forgotten: %+v, %d held", it, len(r.reqs))
+	}
+}
+
+// TestStatusErrorIsClientErrored: status:error is client.Errored, the one
+// definition of an error: the caller's cancel is status:cancelled, not an
+// error; a timeout and a JSON-RPC error are errors.
+func TestStatusErrorIsClientErrored(t *testing.T) {
+	isErr, err := Parse("status:error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, _ := Parse("status:cancelled")
+	for _, tc := range []struct {
+		state client.State
+		want  bool
+	}{{client.StateCancelled, false}, {client.StateTimeout, true}, {client.StateError, true}, {client.StateResolved, false}} {
+		r := NewRequests()
+		ev := client.Event{Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(1), Method: "tools/call", State: tc.state}}
+		r.Learn(ev)
+		r.Rewind()
+		it, _ := r.Item(ev)
+		if got := isErr.Match(&it); got != tc.want {
+			t.Errorf("%s: status:error %v, want %v", tc.state, got, tc.want)
+		}
+		if got := cancelled.Match(&it); got != (tc.state == client.StateCancelled) {
+			t.Errorf("%s: status:cancelled %v", tc.state, got)
+		}
+	}
 }

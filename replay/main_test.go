@@ -3,7 +3,9 @@ package replay_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests under goleak, or the fixture server when the
+// binary was re-executed as one (capturetest.Record).
+func TestMain(m *testing.M) { capturetest.Main(m) }

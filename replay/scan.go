@@ -40,6 +40,8 @@ type recentFrame struct {
 	n      int32
 	id     uint64
 	inResp bool
+	// isError: a resolved answer whose result had isError.
+	isError bool
 }
 
 // scanner is the state of the pass that builds the timeline.
@@ -158,9 +160,37 @@ func (s *scanner) frame(n int32, line []byte) uint64 {
 		}
 	}
 	inResp := bytes.Contains(head, []byte(`"dir":"in"`)) && bytes.Contains(head, []byte(`"kind":"response"`))
-	s.recent[s.nrecent%len(s.recent)] = recentFrame{n: n, id: id, inResp: inResp}
+	isErr := inResp && bytes.Contains(line, []byte(`isError`)) && resultIsError(line)
+	s.recent[s.nrecent%len(s.recent)] = recentFrame{n: n, id: id, inResp: inResp, isError: isErr}
 	s.nrecent++
 	return id
+}
+
+// resultIsError decodes a response frame's line, only when it may hold
+// isError, and reports whether its result has isError set.
+func resultIsError(line []byte) bool {
+	var rec struct {
+		Raw     string `json:"raw"`
+		Verdict string `json:"verdict"`
+	}
+	if json.Unmarshal(line, &rec) != nil || client.Verdict(rec.Verdict) != client.VerdictResolved {
+		return false
+	}
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+	}
+	return json.Unmarshal([]byte(rec.Raw), &msg) == nil && mcp.ResultIsError(msg.Result)
+}
+
+// answerIsError reports whether the answer to sonde's request id, among
+// the recent frames, had isError.
+func (s *scanner) answerIsError(id uint64) bool {
+	for i := 1; i <= min(s.nrecent, len(s.recent)); i++ {
+		if f := s.recent[(s.nrecent-i)%len(s.recent)]; f.inResp && f.id == id {
+			return f.isError
+		}
+	}
+	return false
 }
 
 // fieldValue returns the JSON value (a number or a string, as written)
@@ -309,7 +339,9 @@ func (s *scanner) request(n int32, t int64, line []byte) {
 		tr.final, tr.settled = true, t
 		delete(s.inflight, tr)
 		s.settledQ = append(s.settledQ, tr)
-		if r.state != client.StateResolved && r.state != client.StateAnswered {
+		// An error as every count has it (client.Errored): not the
+		// caller's cancel, and a result with isError too.
+		if client.Errored(r.state, r.state == client.StateResolved && !k.in && s.answerIsError(k.id)) {
 			s.tl.problems = append(s.tl.problems, n)
 		}
 		if r.state == client.StateResolved && r.method == mcp.MethodToolsList && !k.in {

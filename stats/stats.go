@@ -11,6 +11,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // MaxBuckets is the most buckets an automatic bucket size gives.
@@ -51,16 +52,20 @@ type Collector struct {
 
 	inflight map[reqKey]struct{}
 	points   []point
+	// isError holds sonde's requests whose result had isError, from the
+	// response frame until the request's outcome (which follows it).
+	isError map[reqKey]bool
 }
 
 // New returns an empty collector whose times count from start (the
 // capture's start; the first event's time when zero).
 func New(start time.Time) *Collector {
-	return &Collector{start: start, groups: map[key]*acc{}, inflight: map[reqKey]struct{}{}}
+	return &Collector{start: start, groups: map[key]*acc{}, inflight: map[reqKey]struct{}{}, isError: map[reqKey]bool{}}
 }
 
-// Add folds one event in. Only request lifecycle events count, and process
-// starts, which begin a new id space.
+// Add folds one event in. Request lifecycle events count, process starts,
+// which begin a new id space, and the response frames of sonde's
+// requests, which say whether a result had isError.
 func (c *Collector) Add(ev client.Event) {
 	if c.start.IsZero() {
 		c.start = ev.Time
@@ -71,12 +76,17 @@ func (c *Collector) Add(ev client.Event) {
 	switch {
 	case ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect):
 		c.gen++
+		clear(c.isError)
 		if len(c.inflight) > 0 { // the old process's requests are gone with it
 			clear(c.inflight)
 			c.points = append(c.points, point{ev.Time, 0})
 		}
 	case ev.Kind == client.EvRequest && ev.Req != nil:
 		c.request(ev.Time, ev.Req)
+	case ev.Kind == client.EvFrame && ev.Frame != nil && ev.Frame.Dir == client.In &&
+		ev.Frame.Msg.Kind == jsonrpc.KindResponse && ev.Frame.Verdict == client.VerdictResolved &&
+		mcp.ResultIsError(ev.Frame.Msg.Result):
+		c.isError[reqKey{c.gen, ev.Frame.Msg.ID}] = true
 	}
 }
 
@@ -96,6 +106,12 @@ func (c *Collector) request(t time.Time, q *client.ReqInfo) {
 	if !q.State.Final() {
 		return
 	}
+	isError := false
+	if q.Dir == client.Out {
+		k := reqKey{c.gen, q.ID}
+		isError = c.isError[k]
+		delete(c.isError, k)
+	}
 	g := key{q.Dir, q.Method, q.Tool}
 	a := c.groups[g]
 	if a == nil {
@@ -105,9 +121,7 @@ func (c *Collector) request(t time.Time, q *client.ReqInfo) {
 	}
 	a.count++
 	a.outcomes[q.State]++
-	switch q.State {
-	case client.StateResolved, client.StateAnswered:
-	default:
+	if client.Errored(q.State, isError) {
 		a.errors++
 	}
 	if q.State == client.StateResolved || q.State == client.StateError || q.State == client.StateAnswered {
@@ -121,9 +135,9 @@ type Method struct {
 	Dir    string `json:"dir"`
 	Method string `json:"method"`
 	Tool   string `json:"tool,omitempty"`
-	// Count is the number of requests that ended; Errors those that did
-	// not end with a result (a JSON-RPC error, a timeout, a cancel, an
-	// exit…), by outcome in Outcomes.
+	// Count is the number of requests that ended; Errors those that are
+	// errors (client.Errored: a JSON-RPC error, a result with isError, a
+	// timeout, an exit…; not the caller's cancel), by outcome in Outcomes.
 	Count    int            `json:"count"`
 	Errors   int            `json:"errors"`
 	Outcomes map[string]int `json:"outcomes"`

@@ -172,11 +172,9 @@ func (m *Model) updateDialog(msg tea.Msg) (tea.Cmd, bool) {
 		if msg.String() == "ctrl+c" {
 			return nil, false
 		}
-		if m.lesson != nil && !m.lesson.Finished() && key.Matches(msg, m.keys.LessonNext) {
-			// In the lesson, space moves it on even over a dialog (its
-			// checkbox ticks with →).
-			return m.lesson.Next(), true
-		}
+		// The dialog has every other key, space too (in the lesson as
+		// well: its footer says space toggles, and it does; the lesson
+		// moves on once the dialog is answered).
 		if key.Matches(msg, m.keys.Help) && !m.dlg.Capturing() {
 			m.showHelp = true
 			return nil, true

@@ -5,16 +5,21 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/filter"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // stats are the status bar's counters, folded from events in bounded
 // memory.
 type stats struct {
-	// errors counts failed outcomes (not the user's cancels), tool results
-	// with isError, and frames that broke the protocol.
+	// errors counts sonde's requests that are errors (client.Errored: a
+	// JSON-RPC error, a result with isError, a timeout…; not the user's
+	// cancel), and frames that broke the protocol.
 	errors int
-	missed uint64
+	// isError holds the requests whose result had isError, from the
+	// response frame until the request's outcome (which follows it).
+	isError map[jsonrpc.ID]bool
+	missed  uint64
 	// buckets count request outcomes per 250 ms slot over the last 5 s,
 	// for the calls/s figure.
 	buckets [rateSlots]bucket
@@ -44,15 +49,21 @@ func (s *stats) apply(evs []client.Event) {
 				*b = bucket{slot: slot}
 			}
 			b.n++
-			// A cancel is the user's doing and a retry continues the call:
-			// neither is an error.
-			if r.State != client.StateResolved && r.State != client.StateCancelled && r.State != client.StateRetried {
+			if client.Errored(r.State, s.isError[r.ID]) {
 				s.errors++
+			}
+			delete(s.isError, r.ID)
+		case client.EvProcess:
+			if ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect) {
+				clear(s.isError) // ids start again
 			}
 		case client.EvFrame:
 			f := ev.Frame
 			if f.Dir == client.In && f.Verdict == client.VerdictResolved && mcp.ResultIsError(f.Msg.Result) {
-				s.errors++ // the tool failed: an error, though the request resolved
+				if s.isError == nil {
+					s.isError = map[jsonrpc.ID]bool{}
+				}
+				s.isError[f.Msg.ID] = true // the tool failed: counted with the request's outcome
 			}
 			if filter.ProblemVerdict(f.Verdict) {
 				s.errors++

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
@@ -42,10 +43,27 @@ func TestStatsIsErrorAndCancel(t *testing.T) {
 	ok := client.NewInFrame([]byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":false}}`), t0)
 	s.apply([]client.Event{
 		{Kind: client.EvFrame, Time: t0, Frame: &client.FrameInfo{Frame: f, Verdict: client.VerdictResolved}},
+		{Kind: client.EvRequest, Time: t0, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(1), State: client.StateResolved}},
 		{Kind: client.EvFrame, Time: t0, Frame: &client.FrameInfo{Frame: ok, Verdict: client.VerdictResolved}},
+		{Kind: client.EvRequest, Time: t0, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(2), State: client.StateResolved}},
 		{Kind: client.EvRequest, Time: t0, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(3), State: client.StateCancelled}},
 	})
 	if s.errors != 1 {
 		t.Fatalf("errors %d, want 1 (the isError result)", s.errors)
+	}
+}
+
+// TestStatsErrorsOnARealSession: the status bar counts the isError call of
+// a real session and not the user's cancel (client.Errored, as sonde stats
+// and sonde replay's e).
+func TestStatsErrorsOnARealSession(t *testing.T) {
+	path := capturetest.Record(t, capturetest.Options{}, capturetest.Outcomes(t))
+	var s stats
+	s.apply(capturetest.Events(t, path))
+	if s.errors != 1 {
+		t.Fatalf("errors %d, want 1 (the isError call; the cancel is not an error)", s.errors)
+	}
+	if len(s.isError) != 0 {
+		t.Fatalf("%d isError answers kept after their outcomes", len(s.isError))
 	}
 }

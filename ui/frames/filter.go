@@ -16,9 +16,13 @@ import (
 // filter is the query (fuzzy, or the filter language when it has a
 // field: term) and the id chip, with the cached matches.
 type filter struct {
-	query   string
-	lang    *flt.Filter // the query in the filter language, or nil
-	langErr string      // why the query is not a valid one (nothing matches)
+	query string
+	lang  *flt.Filter // the query in the filter language, or nil
+	// words is a query of plain words alone in the filter language (nil
+	// when it does not parse): a frame it matches is shown beside the
+	// fuzzy matches, so a word also finds a tool name or the payload.
+	words   *flt.Filter
+	langErr string // why the query is not a valid one (nothing matches)
 	id      jsonrpc.ID
 	byID    bool
 	noHTTP  bool     // hide HTTP rows (x)
@@ -92,7 +96,7 @@ func (m *Model) match(from, to uint64, subset []uint64, narrow bool) []uint64 {
 	case m.flt.lang != nil:
 		out := cands[:0]
 		for _, abs := range cands {
-			it := frameItem(m.ring.at(abs))
+			it := m.frameItem(m.ring.at(abs))
 			if m.flt.lang.Match(&it) {
 				out = append(out, abs)
 			}
@@ -100,11 +104,21 @@ func (m *Model) match(from, to uint64, subset []uint64, narrow bool) []uint64 {
 		return out
 	}
 	// FindFromNoSort keeps the wire order; its indices only grow, so the
-	// result can be written over cands in place.
+	// result can be merged with the word matches over cands in place.
 	ms := fuzzy.FindFromNoSort(m.flt.query, source{&m.ring, cands})
 	out := cands[:0]
-	for _, x := range ms {
-		out = append(out, cands[x.Index])
+	j := 0
+	for i, abs := range cands {
+		hit := j < len(ms) && ms[j].Index == i
+		if hit {
+			j++
+		} else if m.flt.words != nil {
+			it := m.frameItem(m.ring.at(abs))
+			hit = m.flt.words.Match(&it)
+		}
+		if hit {
+			out = append(out, abs)
+		}
 	}
 	return out
 }
@@ -150,14 +164,19 @@ func (m *Model) setQuery(q string) {
 		return
 	}
 	narrow := m.flt.query != "" && strings.HasPrefix(q, m.flt.query)
-	m.flt.query, m.flt.lang, m.flt.langErr = q, nil, ""
-	if isLang(q) {
-		narrow = false // status:err does not narrow status:e
-		if f, err := flt.Parse(q); err != nil {
-			m.flt.langErr = err.Error()
-		} else {
-			m.flt.lang = f
+	m.flt.query, m.flt.lang, m.flt.words, m.flt.langErr = q, nil, nil, ""
+	f, err := flt.Parse(q)
+	switch {
+	case !isLang(q):
+		if err == nil && strings.TrimSpace(q) != "" {
+			m.flt.words = f
 		}
+	case err != nil:
+		narrow = false // status:err does not narrow status:e
+		m.flt.langErr = err.Error()
+	default:
+		narrow = false
+		m.flt.lang = f
 	}
 	m.refilter(narrow)
 }
@@ -173,29 +192,25 @@ func isLang(q string) bool {
 	return false
 }
 
-// frameItem is what the filter language sees of a frame: its own method,
-// id, direction, kind, verdict and bytes, the tool of a tools/call
-// request; a response's method is not known here.
-func frameItem(e *entry) flt.Item {
+// frameItem is what the filter language sees of a frame: what
+// filter.Requests makes of it, as on the command line (a frame is judged
+// by its request: a response has its request's method and tool, every
+// frame of a request its outcome and latency once settled), and what
+// this pane knows of the frame itself: the protocol rules it breaks, and
+// the tool named in its own params.
+func (m *Model) frameItem(e *entry) flt.Item {
 	f := e.f
-	it := flt.Item{Method: f.Msg.Method, Dir: f.Dir.String(), Status: []string{string(f.Verdict)}, Payload: f.Raw}
-	if f.Msg.ID.IsValid() {
-		it.ID = f.Msg.ID.String()
-	}
-	switch {
-	case f.Msg.Kind == jsonrpc.KindResponse && f.Msg.Error != nil:
-		it.Kind = "error"
-	case f.Msg.Kind != jsonrpc.KindInvalid:
-		it.Kind = f.Msg.Kind.String()
-	}
+	it, _ := m.requests(e.srv).ItemAt(client.Event{Kind: client.EvFrame, Frame: f}, e.gen)
 	if bad, _ := violation(f.Verdict); bad || len(e.lint) > 0 || f.Msg.Error != nil {
 		it.Failed = true
 	}
-	if e.isError {
+	if e.isError && !it.IsError {
 		it.IsError = true
 		it.Status = append(it.Status, "isError")
 	}
-	it.Tool = e.target()
+	if it.Tool == "" {
+		it.Tool = e.target()
+	}
 	return it
 }
 

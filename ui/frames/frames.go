@@ -24,6 +24,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/textinput"
 
+	flt "github.com/sonde-mcp/sonde/filter"
 	"github.com/sonde-mcp/sonde/lint"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -59,7 +60,10 @@ type Model struct {
 	ring  frameRing
 	lint  *lint.Linter            // the protocol rules, run over every event applied
 	lints map[string]*lint.Linter // with several servers: each server's
-	t0    time.Time               // time of the first frame since New or Reset
+	// reqs is each server's request index ("" for one server), by which
+	// the filter judges a frame (requests).
+	reqs map[string]*flt.Requests
+	t0   time.Time // time of the first frame since New or Reset
 
 	follow bool
 	sel    uint64 // absolute index of the selected frame
@@ -85,7 +89,7 @@ func New(st *theme.Styles, o Options) *Model {
 	s.Blurred = s.Focused
 	s.Cursor.Color, s.Cursor.Blink = st.Palette.Accent, false
 	in.SetStyles(s)
-	m := &Model{st: st, keys: DefaultKeyMap(), follow: true, input: in, lint: lint.New(), lints: map[string]*lint.Linter{}, procs: map[string]int{}}
+	m := &Model{st: st, keys: DefaultKeyMap(), follow: true, input: in, lint: lint.New(), lints: map[string]*lint.Linter{}, procs: map[string]int{}, reqs: map[string]*flt.Requests{}}
 	m.ring = newFrameRing(o.Capacity)
 	m.initPens()
 	m.syncKeys()
@@ -119,7 +123,7 @@ func (m *Model) Nested() bool { return m.mode == modeDetail }
 func (m *Model) Reset() {
 	m.ring = newFrameRing(m.ring.r.Cap())
 	m.lint, m.lints = lint.New(), map[string]*lint.Linter{}
-	m.t0, m.procs = time.Time{}, map[string]int{}
+	m.t0, m.procs, m.reqs = time.Time{}, map[string]int{}, map[string]*flt.Requests{}
 	m.flt = filter{}
 	m.input.SetValue("")
 	m.input.Blur()

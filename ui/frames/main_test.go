@@ -6,14 +6,17 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests under goleak, or the fixture server when the
+// binary was re-executed as one (fixturetest).
+func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 
 // start is the time of the first synthetic frame.
 var start = time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	flt "github.com/sonde-mcp/sonde/filter"
 	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
@@ -18,6 +19,7 @@ import (
 // entry is one frame in the ring.
 type entry struct {
 	proc   int    // which server process (1, 2, … after restarts)
+	gen    int    // the request index's generation when it arrived (filter.Requests.Gen)
 	srv    string // which server, when the pane shows several (SetTag)
 	seq    uint64
 	t      time.Time
@@ -60,9 +62,9 @@ func (r *frameRing) total() uint64 { return r.r.Total() }
 // at is the frame with absolute index abs (oldest() <= abs < total()).
 func (r *frameRing) at(abs uint64) *entry { return r.r.At(int(abs - r.r.Evicted())) }
 
-func (r *frameRing) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc int, srv string, found []lint.Finding) {
+func (r *frameRing) push(seq uint64, t time.Time, f *client.FrameInfo, h *client.HTTPEvent, proc, gen int, srv string, found []lint.Finding) {
 	isErr := f.Dir == client.In && f.Verdict == client.VerdictResolved && mcp.ResultIsError(f.Msg.Result)
-	r.r.Push(entry{proc: proc, srv: srv, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr})
+	r.r.Push(entry{proc: proc, gen: gen, srv: srv, seq: seq, t: t, f: f, h: h, lint: found, isError: isErr})
 }
 
 // nameOf is the tool or prompt a tools/call or prompts/get request names,
@@ -152,10 +154,16 @@ func (r *frameRing) search(abs uint64) string {
 // ring, the filter is extended over the new frames only, and in follow mode
 // the selection moves to the newest frame. Other events are ignored.
 func (m *Model) Apply(evs []client.Event) {
-	added := false
+	added, settled := false, false
 	lt := m.linter()
+	rq := m.requests(m.tag)
 	for i := range evs {
 		ev := &evs[i]
+		// Every event teaches the request index (a response's method and
+		// tool, a request's outcome): the filter judges a frame by its
+		// request, as --filter does on the command line.
+		rq.Learn(*ev)
+		settled = settled || ev.Kind == client.EvRequest && ev.Req != nil && ev.Req.State.Final()
 		var found []lint.Finding
 		if fs := lt.Check(*ev); len(fs) > 0 {
 			found = slices.Clone(fs)
@@ -168,7 +176,7 @@ func (m *Model) Apply(evs []client.Event) {
 			if m.t0.IsZero() {
 				m.t0 = ev.Time
 			}
-			m.ring.push(ev.Seq, ev.Time, httpFrame(ev.HTTP, ev.Time), ev.HTTP, m.curProc(), m.tag, found)
+			m.ring.push(ev.Seq, ev.Time, httpFrame(ev.HTTP, ev.Time), ev.HTTP, m.curProc(), rq.Gen(), m.tag, found)
 			added = true
 			continue
 		}
@@ -177,7 +185,7 @@ func (m *Model) Apply(evs []client.Event) {
 				if m.t0.IsZero() {
 					m.t0 = ev.Time
 				}
-				m.ring.push(ev.Seq, ev.Time, f, nil, m.curProc(), m.tag, nil)
+				m.ring.push(ev.Seq, ev.Time, f, nil, m.curProc(), rq.Gen(), m.tag, nil)
 				added = true
 			}
 			continue
@@ -192,14 +200,31 @@ func (m *Model) Apply(evs []client.Event) {
 		if m.t0.IsZero() {
 			m.t0 = t
 		}
-		m.ring.push(ev.Seq, t, ev.Frame, nil, m.curProc(), m.tag, found)
+		m.ring.push(ev.Seq, t, ev.Frame, nil, m.curProc(), rq.Gen(), m.tag, found)
 		added = true
+	}
+	if settled && m.flt.query != "" {
+		// A request settled: its earlier frames may match now
+		// (duration:, status:), so the whole ring is judged again.
+		m.refilter(false)
+		return
 	}
 	if !added {
 		return
 	}
 	m.extendFilter()
 	m.settle()
+}
+
+// requests is the request index of server tag's events (one per server,
+// as their ids are their own), made on first use.
+func (m *Model) requests(tag string) *flt.Requests {
+	rq := m.reqs[tag]
+	if rq == nil {
+		rq = flt.NewLiveRequests(4 * m.ring.r.Cap())
+		m.reqs[tag] = rq
+	}
+	return rq
 }
 
 // curProc is the process number of the server whose events are applied

@@ -172,7 +172,7 @@ func (m *Model) erasText() string {
 		modern = strings.Join(lines, "\n")
 	}
 	return fmt.Sprintf("Legacy, this session: id %s called confirm, and while it was pending the server sent "+
-		"a request of its own, elicitation/create (srv in Pending), which the dialog puts to you: → ticks "+
+		"a request of its own, elicitation/create (srv in Pending), which the dialog puts to you: space ticks "+
 		"confirm, ctrl+s accepts (ctrl+x declines). The tool says: %s\n\n"+
 		"Modern (2026-07-28), a second fixture with --era modern: the server never sends requests. It "+
 		"answers input_required, and sonde answers for it (the lesson accepts) and retries under a new id:\n%s\n\n"+

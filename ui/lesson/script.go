@@ -110,8 +110,8 @@ var script = []step{
 				"\"elicitation\" is a server's question for the user, a small form it sends while a call " +
 				"of yours is still running.\n\n" +
 				"Next, the confirm tool asks \"Proceed?\" before it answers. A dialog opens over the panes " +
-				"and has the keyboard: → ticks confirm, ctrl+s accepts, ctrl+x declines, esc answers later " +
-				"(space still moves the lesson on).\n\n" +
+				"and has the keyboard: space ticks confirm, ctrl+s accepts, ctrl+x declines, esc answers later; " +
+				"answer it, then space moves the lesson on.\n\n" +
 				"Press space to call confirm."
 		},
 		act: none,

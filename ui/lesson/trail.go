@@ -142,8 +142,16 @@ func (m *Model) fifoView() string {
 	var b strings.Builder
 	b.WriteString(st.Accent.Render("If answers were matched in order (FIFO), not by id:") + "\n")
 	b.WriteString(st.Header.Render(fmt.Sprintf("%-26s %-36s %s", "request", "FIFO client would get", "sonde (by id)")) + "\n")
-	n := min(len(f.order), max(m.h-4, 0))
+	// The count is over every request, not only the rows that fit.
 	wrong := 0
+	for _, id := range f.order {
+		if r, ok := f.got[id]; ok {
+			if n, ok := r.id.Int64(); !ok || n != id {
+				wrong++
+			}
+		}
+	}
+	n := min(len(f.order), max(m.h-4, 0))
 	for _, id := range f.order[len(f.order)-n:] {
 		label := t.labels[id]
 		if label == "" {
@@ -155,7 +163,6 @@ func (m *Model) fifoView() string {
 			if n, ok := r.id.Int64(); ok && n == id {
 				got = st.OK.Render("answer of id " + r.id.String() + " " + r.preview)
 			} else {
-				wrong++
 				got = st.Error.Render("answer of id " + r.id.String() + " " + r.preview + "  WRONG")
 			}
 		} else if f.gaveUp[id] {
@@ -173,7 +180,18 @@ func (m *Model) fifoView() string {
 		b.WriteString(st.Error.Render("The answer of id "+r.id.String()+" came after its request gave up") +
 			st.Subtle.Render(": no request waits for it, so a FIFO client hands it to the next request it sends (step on to see it go wrong)."))
 	case wrong > 0:
-		b.WriteString(st.Error.Render(fmt.Sprintf("%d wrong answers", wrong)) + st.Subtle.Render(": sonde matched every one by id."))
+		noun := "wrong answers"
+		if wrong == 1 {
+			noun = "wrong answer"
+		}
+		more := ""
+		switch hidden := len(f.order) - n; {
+		case hidden == 1:
+			more = " (1 row above: z zooms)"
+		case hidden > 1:
+			more = fmt.Sprintf(" (%d rows above: z zooms)", hidden)
+		}
+		b.WriteString(st.Error.Render(fmt.Sprintf("%d %s", wrong, noun)) + st.Subtle.Render(": sonde matched every one by id."+more))
 	case len(f.order) > 0:
 		b.WriteString(st.Subtle.Render("So far order and ids agree; step on to see them differ."))
 	}

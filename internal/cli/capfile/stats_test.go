@@ -2,6 +2,7 @@ package capfile_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,5 +65,17 @@ func TestStatsContextCost(t *testing.T) {
 	// The fixture's echo result: {"content":[{"type":"text","text":"hi"}],"structuredContent":{"value":"hi"}}.
 	if c := rep.Context[0]; c.Name != "echo" || c.Def != 0 || c.Calls != 1 || c.Results < len(`{"content":[{"type":"text","text":"hi"}]}`) {
 		t.Errorf("cost of a call: %+v", c)
+	}
+}
+
+// TestStatsCountsIsError: a call whose result has isError is an error in
+// sonde stats (client.Errored), and --filter status:error keeps it.
+func TestStatsCountsIsError(t *testing.T) {
+	path, _ := record(t, "", []string{"call", "tool-error", "--args", `{"message":"the tool failed"}`})
+	for _, args := range [][]string{{"stats", path}, {"stats", "--filter", "status:error", path}} {
+		r := clitest.RunSonde(t, "", args...)
+		if r.Code != 0 || !regexp.MustCompile(`tools/call tool-error\s+1\s+1\s`).MatchString(r.Stdout) {
+			t.Errorf("%v: %d\n%s%s", args, r.Code, r.Stdout, r.Stderr)
+		}
 	}
 }

@@ -19,6 +19,13 @@ func TestTUILessonSizes(t *testing.T) {
 			tt.waitFor("step 1", append([]string{`Lesson 1/11`, `Press space to send two calls at once`, `space: next step`}, handshake...)...)
 			tt.keys("Space")
 			tt.waitFor("step 2", `Lesson 2/11`, `Press space once slow`, `space: next step`)
+			// The FIFO view counts every request, not the rows that fit:
+			// both calls get the other's answer (the view follows the
+			// answers as they arrive).
+			tt.keys("o")
+			tt.waitFor("the FIFO count", `Lesson 2/11: two calls in flight · FIFO view`, `[^0-9]2 wrong answers: sonde matched every one by id`)
+			tt.keys("o")
+			tt.waitFor("the narration again", `Press space once slow`)
 			tt.keys("Space")
 			tt.waitFor("step 3", `Lesson 3/11`, `Next: the same on real traffic`, `space: next step`)
 			tt.keys("Space")

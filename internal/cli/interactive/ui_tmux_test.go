@@ -417,7 +417,10 @@ func TestTUIDemo(t *testing.T) {
 	// The legacy server's request opens the elicitation dialog; the lesson's
 	// user ticks confirm and accepts.
 	tt.waitFor("the elicitation dialog", `Elicitation request from the server · id "confirm-1"`, `Proceed\?`, `› confirm\*\s+\[ \] false`)
-	tt.keys("Right") // space belongs to the lesson
+	// Space is the dialog's while it is open, as its footer says: it
+	// ticks confirm and leaves the lesson at its step.
+	tt.waitFor("the dialog's footer", `space toggle`)
+	tt.keys("Space")
 	tt.waitFor("confirm ticked", `› confirm\*\s+\[x\] true`, `Lesson 9/11: a server request`)
 	tt.keys("C-s")
 	tt.waitFor("the legacy answer", `!Elicitation request from the server`,
