@@ -1,6 +1,8 @@
 package tap_test
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -51,4 +53,44 @@ func TestListenSessionBounds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openSession runs a host's start of session n on url: initialize, its
+// notifications/initialized and one echo call, in the session the answer
+// named; it never ends the session.
+func openSession(hc *http.Client, url string, n int) error {
+	post := func(sid, body string) (string, error) {
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			return "", err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode/100 != 2 {
+			return "", fmt.Errorf("session %d: HTTP %d: %s", n, resp.StatusCode, b)
+		}
+		return resp.Header.Get("Mcp-Session-Id"), nil
+	}
+	sid, err := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
+	if err != nil {
+		return err
+	}
+	if sid == "" {
+		return fmt.Errorf("session %d: the server gave no Mcp-Session-Id", n)
+	}
+	if _, err := post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		return err
+	}
+	_, err = post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"value":"s%d"}}}`, n))
+	return err
 }
