@@ -101,8 +101,19 @@ func compactJSON(raw []byte) bool {
 	return true
 }
 
-// ErrorJSON is the error object of --json output.
-func ErrorJSON(err error) map[string]any {
+// ErrorJSON is the error object of --json output, its message with the
+// run's secrets hidden (HideSecrets: a config reference's value in a URL
+// the transport's message quotes).
+func (e *Env) ErrorJSON(err error) map[string]any {
+	m := errorJSON(err)
+	if msg, ok := m["message"].(string); ok {
+		m["message"] = e.Hidden(msg)
+	}
+	return m
+}
+
+// errorJSON is the error object of --json output, as the error says it.
+func errorJSON(err error) map[string]any {
 	e := map[string]any{"code": string(client.CodeOf(err)), "message": err.Error()}
 	var ce *client.Error
 	if errors.As(err, &ce) {
@@ -135,12 +146,12 @@ func ErrorJSON(err error) map[string]any {
 	return e
 }
 
-// JSONFailure also reports err on stdout (w) when --json is set, so a
-// script reading stdout sees the failure; the error is returned for stderr
-// and the exit status.
-func JSONFailure(w io.Writer, asJSON bool, err error) error {
+// JSONFailure also reports err on stdout when --json is set, so a script
+// reading stdout sees the failure; the error is returned for stderr and
+// the exit status.
+func (e *Env) JSONFailure(asJSON bool, err error) error {
 	if asJSON && client.CodeOf(err) != "" {
-		WriteJSON(w, map[string]any{"ok": false, "error": ErrorJSON(err)})
+		WriteJSON(e.Out, map[string]any{"ok": false, "error": e.ErrorJSON(err)})
 	}
 	return err
 }

@@ -91,6 +91,9 @@ func TestConfigEnvSecretsSpawnFailure(t *testing.T) {
 		{"call", "echo", "--server", "web", "--trace"},
 		{"tools", "--server", "web"},
 		{"doctor", "--server", "web"},
+		{"call", "echo", "--server", "web", "--json"}, // {"ok":false,"error":{"message":…}} on stdout
+		{"tools", "--server", "gone", "--json"},
+		{"tools", "--server", "web", "--json"},
 	} {
 		r := clitest.RunSonde(t, "", args...)
 		if r.Code == 0 {

@@ -61,10 +61,10 @@ func OpenFollowing(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, f
 func Run(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, fn func(ctx context.Context, s *Session) error) error {
 	s, err := Open(ctx, env, f, t)
 	if err != nil {
-		return cmdutil.JSONFailure(env.Out, f.JSON, err)
+		return env.JSONFailure(f.JSON, err)
 	}
 	defer s.Close()
-	return cmdutil.JSONFailure(env.Out, f.JSON, fn(ctx, s))
+	return env.JSONFailure(f.JSON, fn(ctx, s))
 }
 
 // start creates a client, connects it and runs the handshake. The first

@@ -113,7 +113,7 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 			if name != "start+initialize" {
 				st.Detail = err.Error() // not "0 tools" or "{}" as if it had answered
 			}
-			st.Error = cmdutil.ErrorJSON(err)
+			st.Error = env.ErrorJSON(err)
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -222,7 +222,7 @@ func reportCheck(env *cmdutil.Env, o *CheckOptions, steps []checkStep, wire *str
 			out["wire"] = *wire
 		}
 		if firstErr != nil {
-			out["error"] = cmdutil.ErrorJSON(firstErr) // docs/errors.md: {"ok":false,"error":{...}}
+			out["error"] = env.ErrorJSON(firstErr) // docs/errors.md: {"ok":false,"error":{...}}
 		}
 		cmdutil.WriteJSON(env.Out, out)
 		return status

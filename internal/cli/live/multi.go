@@ -59,7 +59,7 @@ func runToolsAll(cmd *cobra.Command, env *cmdutil.Env, o *ToolsOptions, args []s
 			if len(failed) > 0 {
 				fe := map[string]any{}
 				for _, n := range failed {
-					fe[n] = cmdutil.ErrorJSON(errs[n])
+					fe[n] = env.ErrorJSON(errs[n])
 				}
 				out["errors"] = fe
 			}
@@ -129,7 +129,7 @@ func runCallAll(cmd *cobra.Command, env *cmdutil.Env, o *CallOptions, args []str
 		if err != nil {
 			reportFailure(env, m, err, toolArgs)
 			if o.Server.JSON {
-				cmdutil.WriteJSON(env.Out, map[string]any{"ok": false, "server": server, "tool": tool, "error": cmdutil.ErrorJSON(err)})
+				cmdutil.WriteJSON(env.Out, map[string]any{"ok": false, "server": server, "tool": tool, "error": env.ErrorJSON(err)})
 			}
 			return err
 		}

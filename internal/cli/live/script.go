@@ -184,7 +184,7 @@ func runScript(ctx context.Context, env *cmdutil.Env, c *client.Client, lines []
 		if err != nil {
 			failed++
 			out.Result = nil
-			out.Error = cmdutil.ErrorJSON(err)
+			out.Error = env.ErrorJSON(err)
 		}
 		cmdutil.PrintURLElicitations(env.Err, err, env.ServerName())
 		cmdutil.WriteJSON(w, out)
