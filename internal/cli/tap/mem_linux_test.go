@@ -183,21 +183,27 @@ func countFrames(t *testing.T, path string) (frames int, missed uint64) {
 }
 
 // vmHWM is the peak resident set size of process pid, in bytes.
-func vmHWM(t *testing.T, pid int) int64 {
+func vmHWM(t *testing.T, pid int) int64 { return procStatusKB(t, pid, "VmHWM") << 10 }
+
+// vmRSS is the resident set size of process pid, in bytes.
+func vmRSS(t *testing.T, pid int) int64 { return procStatusKB(t, pid, "VmRSS") << 10 }
+
+// procStatusKB is the field of /proc/PID/status given in kB (VmHWM, VmRSS).
+func procStatusKB(t *testing.T, pid int, field string) int64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return kb << 10
+			return kb
 		}
 	}
-	t.Fatal("no VmHWM")
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
 }

@@ -2,10 +2,7 @@ package tap_test
 
 import (
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -73,24 +70,4 @@ func TestListenThousandSessionsMemory(t *testing.T) {
 	if peak > 150<<20 {
 		t.Errorf("the tap's peak RSS %.1f MiB with %d sessions open, want at most 150 MiB", float64(peak)/(1<<20), sessions)
 	}
-}
-
-// vmRSS is the resident set size of process pid, in bytes.
-func vmRSS(t *testing.T, pid int) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
 }
