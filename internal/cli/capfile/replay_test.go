@@ -441,12 +441,16 @@ func TestReplayUsage(t *testing.T) {
 // TestReplayServeEverything: a session with the reference server
 // (server-everything, installed by make peers) served back by the mock:
 // sonde's client gets the same results and the same frames from the
-// server's side.
+// server's side, in the same order. Script lines do not wait for answers,
+// so each waits a second before it is sent: the answer before it (and the
+// server's notifications after the handshake) arrive long before it, in
+// both runs. (With 100 ms, and no wait before tools/list, the replayed
+// tools/list answer came after the echo's once under load.)
 func TestReplayServeEverything(t *testing.T) {
 	bin := peertest.Everything(t)
-	const script = `{"method":"tools/list"}
-{"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}},"delay_ms":100}
-{"method":"tools/call","params":{"name":"no-such-tool","arguments":{}},"delay_ms":100}
+	const script = `{"method":"tools/list","delay_ms":1000}
+{"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}},"delay_ms":1000}
+{"method":"tools/call","params":{"name":"no-such-tool","arguments":{}},"delay_ms":1000}
 `
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "everything.jsonl")
