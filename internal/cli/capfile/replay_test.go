@@ -23,11 +23,15 @@ import (
 
 // replayScript is a session of a few calls, spaced so the order of the
 // server's lines does not depend on scheduling: a slow call answered after
-// a fast one, an error, a list.
-const replayScript = `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"slow","delay_ms":300}},"delay_ms":200}
+// a fast one, an error, a list. Every gap between two lines of the server's
+// that must not swap is 900 ms or more (the server's requests after the
+// handshake, then at 1.1 s the fast answer, at 2 s the slow one, the error
+// at 3 s, the list at 4 s): with gaps of 150 to 200 ms the replayed slow
+// answer came after the error once under load.
+const replayScript = `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"slow","delay_ms":1000}},"delay_ms":1000}
 {"method":"tools/call","params":{"name":"echo","arguments":{"value":"fast"}},"delay_ms":100}
-{"method":"tools/call","params":{"name":"fail","arguments":{"message":"boom"}},"delay_ms":400}
-{"method":"tools/list","delay_ms":150}
+{"method":"tools/call","params":{"name":"fail","arguments":{"message":"boom"}},"delay_ms":1900}
+{"method":"tools/list","delay_ms":1000}
 `
 
 // record runs sonde sub (with --record) against the fixture with
