@@ -74,8 +74,10 @@ func TestTimeoutSnapshot(t *testing.T) {
 		}
 	}
 
-	r = clitest.RunSonde(t, "", f.Cmd([]string{"call", "echo", "--args", `{"value":"x"}`, "--timeout", "1s", "--json"}, "--fault", "never-respond")...)
-	clitest.CheckErrLine(t, r.Stderr, "sonde: MCP_TIMEOUT: tools/call id 2: no response within 1s; sleeping: ...")
+	// 3 s, not 1 s: --timeout is also the handshake's, which took 600 ms
+	// in other tests on a loaded machine.
+	r = clitest.RunSonde(t, "", f.Cmd([]string{"call", "echo", "--args", `{"value":"x"}`, "--timeout", "3s", "--json"}, "--fault", "never-respond")...)
+	clitest.CheckErrLine(t, r.Stderr, "sonde: MCP_TIMEOUT: tools/call id 2: no response within 3s; sleeping: ...")
 	if strings.Count(r.Stdout, "\n") != 1 {
 		t.Errorf("--json printed %q, want one line", r.Stdout)
 	}
