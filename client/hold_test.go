@@ -23,31 +23,37 @@ func outStates(evs []Event, id string) []string {
 	return out
 }
 
+// holdTimeout is the deadline of the calls of the hold tests, given per
+// call: the handshake keeps the default one (a 400 ms Options.Timeout timed
+// the initialize out on a loaded machine). It is long enough for the
+// fixture's elicitation to come in well before it.
+const holdTimeout = 2 * time.Second
+
 // TestHoldDeadlines: while the fixture's confirm waits for the user's
 // answer to its elicitation and the UI holds the deadlines (its dialog is
 // open), sonde's tools/call (and a call started meanwhile) do not time
 // out; once answered, the clock runs again.
 func TestHoldDeadlines(t *testing.T) {
-	const timeout = 400 * time.Millisecond
-	s := start(t, Options{Timeout: timeout, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	const timeout = holdTimeout
+	s := start(t, Options{ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
 	s.init()
 	s.c.HoldDeadlines(true) // nothing waits yet: nothing is held
 	ctx := context.Background()
-	confirm := s.c.GoTool(ctx, "confirm", nil, CallOptions{})
+	confirm := s.c.GoTool(ctx, "confirm", nil, CallOptions{Timeout: timeout})
 	r := waitingFor(t, s, mcp.MethodElicit)
 	s.waitFor("the call held", func(ev Event) bool {
 		return ev.Kind == EvRequest && ev.Req.ID == confirm.ID && ev.Req.State == StateHeld
 	})
-	// Started while held: it answers after longer than the timeout.
-	slow := s.c.GoTool(ctx, "echo", json.RawMessage(`{"value":"late","delay_ms":700}`), CallOptions{})
-	time.Sleep(3 * timeout)
+	// Started while held: it answers a second after its deadline would
+	// have been, so once it has, confirm has been held past its own too.
+	slow := s.c.GoTool(ctx, "echo", json.RawMessage(`{"value":"late","delay_ms":3000}`), CallOptions{Timeout: timeout})
+	if _, err := slow.Wait(); err != nil {
+		t.Fatalf("the call started while held: %v", err)
+	}
 	select {
 	case <-confirm.Done():
 		t.Fatalf("confirm settled while held: %v", confirm.err)
 	default:
-	}
-	if _, err := slow.Wait(); err != nil {
-		t.Fatalf("the call started while held: %v", err)
 	}
 	if err := s.c.Respond(r.ID, json.RawMessage(`{"action":"accept","content":{"confirm":true}}`), nil); err != nil {
 		t.Fatal(err)
@@ -76,7 +82,7 @@ func TestHoldDeadlines(t *testing.T) {
 		t.Fatalf("notes %q", notes)
 	}
 	// The clock runs again: a call that outlives its timeout now times out.
-	hang := s.c.GoTool(ctx, "echo", json.RawMessage(`{"value":"x","delay_ms":2000}`), CallOptions{})
+	hang := s.c.GoTool(ctx, "echo", json.RawMessage(`{"value":"x","delay_ms":6000}`), CallOptions{Timeout: timeout})
 	if _, err := hang.Wait(); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("after the answer: %v", err)
 	}
@@ -85,9 +91,9 @@ func TestHoldDeadlines(t *testing.T) {
 // TestNoHoldByDefault: without HoldDeadlines the call that made the
 // server ask times out as any other.
 func TestNoHoldByDefault(t *testing.T) {
-	s := start(t, Options{Timeout: 400 * time.Millisecond, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	s := start(t, Options{ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
 	s.init()
-	confirm := s.c.GoTool(context.Background(), "confirm", nil, CallOptions{})
+	confirm := s.c.GoTool(context.Background(), "confirm", nil, CallOptions{Timeout: holdTimeout})
 	waitingFor(t, s, mcp.MethodElicit)
 	if _, err := confirm.Wait(); !errors.Is(err, ErrTimeout) {
 		t.Fatalf("confirm: %v", err)
@@ -102,14 +108,13 @@ func TestNoHoldByDefault(t *testing.T) {
 // TestHoldKeepsProgressHeld: progress for a held request is shown with it
 // held (no deadline), and with ResetOnProgress it refills the time left.
 func TestHoldKeepsProgressHeld(t *testing.T) {
-	const timeout = 400 * time.Millisecond
-	s := start(t, Options{Timeout: timeout, ResetOnProgress: true, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	s := start(t, Options{ResetOnProgress: true, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
 	s.init()
 	ctx := context.Background()
-	confirm := s.c.GoTool(ctx, "confirm", nil, CallOptions{})
+	confirm := s.c.GoTool(ctx, "confirm", nil, CallOptions{Timeout: holdTimeout})
 	r := waitingFor(t, s, mcp.MethodElicit)
 	s.c.HoldDeadlines(true)
-	prog := s.c.GoTool(ctx, "progress", json.RawMessage(`{"steps":3,"interval_ms":250}`), CallOptions{ProgressToken: true})
+	prog := s.c.GoTool(ctx, "progress", json.RawMessage(`{"steps":3,"interval_ms":250}`), CallOptions{ProgressToken: true, Timeout: holdTimeout})
 	if _, err := prog.Wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -137,16 +142,15 @@ func TestHoldKeepsProgressHeld(t *testing.T) {
 // the question off), though the request still waits: the call then times
 // out as usual.
 func TestHoldEndsWhenPutOff(t *testing.T) {
-	const timeout = 400 * time.Millisecond
-	s := start(t, Options{Timeout: timeout, ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
+	s := start(t, Options{ServerRequests: ServerRequests{Elicitation: true}}, fixtureArgs{})
 	s.init()
-	confirm := s.c.GoTool(context.Background(), "confirm", nil, CallOptions{})
+	confirm := s.c.GoTool(context.Background(), "confirm", nil, CallOptions{Timeout: holdTimeout})
 	waitingFor(t, s, mcp.MethodElicit)
 	s.c.HoldDeadlines(true)
 	s.waitFor("the call held", func(ev Event) bool {
 		return ev.Kind == EvRequest && ev.Req.ID == confirm.ID && ev.Req.State == StateHeld
 	})
-	time.Sleep(2 * timeout)
+	time.Sleep(holdTimeout + time.Second) // past the deadline it had
 	select {
 	case <-confirm.Done():
 		t.Fatal("settled while held")

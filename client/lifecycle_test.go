@@ -160,28 +160,37 @@ func TestProgress(t *testing.T) {
 			return n == 5
 		})
 	})
-	// 5 steps of 150 ms take 750 ms: over a 600 ms timeout unless each
-	// progress notification restarts the clock (a step has 450 ms to
-	// spare on a loaded machine; 80 ms steps against 250 ms once failed).
+	// Each pair of deadlines below is far apart, so that a loaded machine
+	// (a late timer, a slow fixture) cannot swap them: 10 steps of 150 ms
+	// take 1.5 s.
+	long := json.RawMessage(`{"steps":10,"interval_ms":150}`)
+	// Without reset, a 600 ms timeout fires 900 ms before the answer.
 	t.Run("timeout without reset", func(t *testing.T) {
 		s := start(t, Options{}, fixtureArgs{})
 		s.init()
-		if _, _, err := s.c.CallTool(context.Background(), "progress", args, CallOptions{Timeout: 600 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
+		if _, _, err := s.c.CallTool(context.Background(), "progress", long, CallOptions{Timeout: 600 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
 			t.Fatalf("got %v", err)
 		}
 	})
+	// With reset, the 1.5 s call outlives its 1 s timeout only because each
+	// progress notification restarts the clock; a step has 850 ms to spare
+	// (80 ms steps against 250 ms, and 150 ms against 600 ms, once failed).
 	t.Run("reset on progress", func(t *testing.T) {
 		s := start(t, Options{ResetOnProgress: true, MaxTotalTimeout: time.Minute}, fixtureArgs{})
 		s.init()
-		if _, _, err := s.c.CallTool(context.Background(), "progress", args, CallOptions{Timeout: 600 * time.Millisecond}); err != nil {
+		if _, _, err := s.c.CallTool(context.Background(), "progress", long, CallOptions{Timeout: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 	})
+	// The cap ends a call that progress keeps alive: the error names the
+	// 3 s cap, not the 1 s timeout, which progress every 50 ms restarts with
+	// 950 ms to spare. (A 250 ms timeout under a 300 ms cap failed once under
+	// load: one late notification let the timeout fire first.)
 	t.Run("max total", func(t *testing.T) {
-		s := start(t, Options{ResetOnProgress: true, MaxTotalTimeout: 300 * time.Millisecond}, fixtureArgs{})
+		s := start(t, Options{ResetOnProgress: true, MaxTotalTimeout: 3 * time.Second}, fixtureArgs{})
 		s.init()
-		_, _, err := s.c.CallTool(context.Background(), "progress", json.RawMessage(`{"steps":50,"interval_ms":50}`), CallOptions{Timeout: 250 * time.Millisecond})
-		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "300ms") {
+		_, _, err := s.c.CallTool(context.Background(), "progress", json.RawMessage(`{"steps":1000,"interval_ms":50}`), CallOptions{Timeout: time.Second})
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "within 3s") {
 			t.Fatalf("got %v", err)
 		}
 	})

@@ -237,10 +237,12 @@ func TestBudgetStopReason(t *testing.T) {
 // a call fails it with the process-failure Reason and counts one failure;
 // it is started again only by the next use after the backoff; once it
 // stayed up HealthyAfter, its next failure counts from zero; two quick
-// failures in a row quarantine it.
+// failures in a row quarantine it. HealthyAfter is 2 s, so that a restart
+// and a crash stay well inside it on a loaded machine (with 400 ms they
+// had little room); the wait past it is only ever longer than asked.
 func TestProcessFailureBacksOffThenHealthyResets(t *testing.T) {
 	a, pids := fixture(t, "alpha")
-	m := newManager(t, []Spec{a}, Options{Policy: Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond, MaxFailures: 2, HealthyAfter: 400 * time.Millisecond}})
+	m := newManager(t, []Spec{a}, Options{Policy: Policy{BaseDelay: 10 * time.Millisecond, MaxDelay: 20 * time.Millisecond, MaxFailures: 2, HealthyAfter: 2 * time.Second}})
 	ctx := context.Background()
 	crash := func() error {
 		_, err := m.Call(ctx, "alpha", "crash", map[string]any{}, client.CallOptions{})
@@ -260,7 +262,7 @@ func TestProcessFailureBacksOffThenHealthyResets(t *testing.T) {
 	if _, err := m.Client(ctx, "alpha"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	_ = crash()
 	waitState(t, m, BackingOff, 1)
 	// At once again: the second failure in a row quarantines it.

@@ -23,11 +23,15 @@ import (
 
 // replayScript is a session of a few calls, spaced so the order of the
 // server's lines does not depend on scheduling: a slow call answered after
-// a fast one, an error, a list.
-const replayScript = `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"slow","delay_ms":300}},"delay_ms":200}
+// a fast one, an error, a list. Every gap between two lines of the server's
+// that must not swap is 900 ms or more (the server's requests after the
+// handshake, then at 1.1 s the fast answer, at 2 s the slow one, the error
+// at 3 s, the list at 4 s): with gaps of 150 to 200 ms the replayed slow
+// answer came after the error once under load.
+const replayScript = `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"slow","delay_ms":1000}},"delay_ms":1000}
 {"method":"tools/call","params":{"name":"echo","arguments":{"value":"fast"}},"delay_ms":100}
-{"method":"tools/call","params":{"name":"fail","arguments":{"message":"boom"}},"delay_ms":400}
-{"method":"tools/list","delay_ms":150}
+{"method":"tools/call","params":{"name":"fail","arguments":{"message":"boom"}},"delay_ms":1900}
+{"method":"tools/list","delay_ms":1000}
 `
 
 // record runs sonde sub (with --record) against the fixture with
@@ -441,12 +445,16 @@ func TestReplayUsage(t *testing.T) {
 // TestReplayServeEverything: a session with the reference server
 // (server-everything, installed by make peers) served back by the mock:
 // sonde's client gets the same results and the same frames from the
-// server's side.
+// server's side, in the same order. Script lines do not wait for answers,
+// so each waits a second before it is sent: the answer before it (and the
+// server's notifications after the handshake) arrive long before it, in
+// both runs. (With 100 ms, and no wait before tools/list, the replayed
+// tools/list answer came after the echo's once under load.)
 func TestReplayServeEverything(t *testing.T) {
 	bin := peertest.Everything(t)
-	const script = `{"method":"tools/list"}
-{"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}},"delay_ms":100}
-{"method":"tools/call","params":{"name":"no-such-tool","arguments":{}},"delay_ms":100}
+	const script = `{"method":"tools/list","delay_ms":1000}
+{"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}},"delay_ms":1000}
+{"method":"tools/call","params":{"name":"no-such-tool","arguments":{}},"delay_ms":1000}
 `
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "everything.jsonl")

@@ -95,17 +95,20 @@ func TestDoctor(t *testing.T) {
 	path := writeConfig(t, servers)
 	os.Unsetenv("SONDE_DOCTOR_UNSET")
 
-	r := clitest.RunSonde(t, "", "doctor", "--config", path, "--json", "--timeout", "1s")
+	// 5 s: with 1 s, the initialize of two servers that should have failed
+	// later (stays, auth) timed out on a loaded machine. The shutdown's
+	// grace is then its own 2 s, not the timeout.
+	r := clitest.RunSonde(t, "", "doctor", "--config", path, "--json", "--timeout", "5s")
 	clitest.CheckRun(t, r, 1, "sonde: doctor: ...")
 	got := decode(t, r.Stdout)
 	want := map[string]failure{
 		"missing": {"command", "sonde-no-such-command-xyz is not found on the server's PATH", "full path"},
-		"noinit":  {"initialize", "no answer to initialize within 1s", "did not answer"},
+		"noinit":  {"initialize", "no answer to initialize within 5s", "did not answer"},
 		"noise":   {"stdout", `"fixture noise: this is not JSON"`, "stderr"},
 		"unset":   {"config", "SONDE_DOCTOR_UNSET is not set", "export the variable"},
 		"refused": {"tcp", "connection refused", "nothing accepts connections"},
 		"auth":    {"authorization", "HTTP 401", "--oauth"},
-		"stays":   {"shutdown", "the server did not exit within 1s of its stdin closing: sonde sent ", "must exit when its stdin closes"},
+		"stays":   {"shutdown", "the server did not exit within 2s of its stdin closing: sonde sent ", "must exit when its stdin closes"},
 		"nodns":   {"dns", "cannot resolve sonde-doctor.invalid", "host name"},
 		"crash":   {"initialize", "exited with exit code 3 before answering initialize; its stderr: boom", "stderr"},
 	}
