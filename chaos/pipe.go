@@ -186,6 +186,8 @@ type LineWriter struct {
 	part    []byte
 	passing bool // the rest of a line over the cap is passing through
 
+	bq backQueue // what it writes to the server, from the server-to-host direction
+
 	holdMu    sync.Mutex
 	held      map[*Rule]*holding // by reorder rule
 	heldBytes int                // what they hold, at most MaxHeldBytes
@@ -305,9 +307,7 @@ func (f *LineWriter) apply(eff Effect) error {
 	for _, l := range eff.ToHost {
 		_ = f.host.write(lineOf(l), false, false)
 	}
-	for _, l := range eff.Back {
-		_ = f.back.write(lineOf(l), false, false)
-	}
+	f.sendBack(eff)
 	if eff.Delay > 0 && !f.sleep(eff.Delay) {
 		f.ended(eff, Delay, "delay")
 		return nil
