@@ -464,21 +464,7 @@ func TestProxySessions(t *testing.T) {
 		sessions.Store(id, s)
 		return s.obs
 	}})
-	post := func(path, sid, body string) string {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if sid != "" {
-			req.Header.Set("Mcp-Session-Id", sid)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.Header.Get("Mcp-Session-Id")
-	}
+	post := func(path, sid, body string) string { t.Helper(); return postSession(t, base+path, sid, body) }
 	const initCall = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`
 	a := post("/mcp", "", initCall)
 	b := post("/mcp", "", initCall)

@@ -113,9 +113,11 @@ func (l *sessionLog) waitEnded(t *testing.T) string {
 	}
 }
 
-func postSession(t *testing.T, base, sid, body string) string {
+// postSession POSTs body to url in session sid ("" for none) and returns
+// the session id of the answer.
+func postSession(t *testing.T, url, sid, body string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
@@ -138,20 +140,20 @@ const sessionInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pr
 func TestProxyMaxSessions(t *testing.T) {
 	var l sessionLog
 	base, _, _ := serveProxy(t, l.options(t, ProxyOptions{Target: sessionUpstream(t, nil), MaxSessions: 3}))
-	a := postSession(t, base, "", sessionInit)
-	b := postSession(t, base, "", sessionInit)
-	c := postSession(t, base, "", sessionInit)
-	postSession(t, base, a, `{"jsonrpc":"2.0","id":2,"method":"ping"}`) // a is used again: b is idle the longest
-	d := postSession(t, base, "", sessionInit)
+	a := postSession(t, base+"/mcp", "", sessionInit)
+	b := postSession(t, base+"/mcp", "", sessionInit)
+	c := postSession(t, base+"/mcp", "", sessionInit)
+	postSession(t, base+"/mcp", a, `{"jsonrpc":"2.0","id":2,"method":"ping"}`) // a is used again: b is idle the longest
+	d := postSession(t, base+"/mcp", "", sessionInit)
 	if got := l.waitEnded(t); got != b+" evicted" {
 		t.Errorf("the fourth session closed %q, want %q", got, b+" evicted")
 	}
-	postSession(t, base, "", sessionInit) // e
+	postSession(t, base+"/mcp", "", sessionInit) // e
 	if got := l.waitEnded(t); got != c+" evicted" {
 		t.Errorf("the fifth session closed %q, want %q", got, c+" evicted")
 	}
 	// b again: observed anew (and a, idle the longest now, goes).
-	postSession(t, base, b, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	postSession(t, base+"/mcp", b, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	if got := l.waitEnded(t); got != a+" evicted" {
 		t.Errorf("b's return closed %q, want %q", got, a+" evicted")
 	}
@@ -168,12 +170,12 @@ func TestProxySessionIdle(t *testing.T) {
 	hold := make(chan struct{})
 	var l sessionLog
 	base, _, _ := serveProxy(t, l.options(t, ProxyOptions{Target: sessionUpstream(t, hold), SessionIdle: 100 * time.Millisecond}))
-	a := postSession(t, base, "", sessionInit)
-	b := postSession(t, base, "", sessionInit)
+	a := postSession(t, base+"/mcp", "", sessionInit)
+	b := postSession(t, base+"/mcp", "", sessionInit)
 	slow := make(chan struct{})
 	go func() {
 		defer close(slow)
-		postSession(t, base, b, `{"jsonrpc":"2.0","id":2,"method":"slow"}`)
+		postSession(t, base+"/mcp", b, `{"jsonrpc":"2.0","id":2,"method":"slow"}`)
 	}()
 	if got := l.waitEnded(t); got != a+" idle" {
 		t.Errorf("closed %q, want %q", got, a+" idle")
@@ -188,7 +190,7 @@ func TestProxySessionIdle(t *testing.T) {
 	if got := l.waitEnded(t); got != b+" idle" {
 		t.Errorf("closed %q, want %q", got, b+" idle")
 	}
-	postSession(t, base, a, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	postSession(t, base+"/mcp", a, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	if got := l.waitEnded(t); got != a+" idle" {
 		t.Errorf("closed %q, want %q (a again, observed anew)", got, a+" idle")
 	}
