@@ -70,7 +70,7 @@ func RunFaults(env *cmdutil.Env, o *FaultsOptions, args []string) error {
 		n, _ = strconv.Atoi(args[1])
 		on = args[0] == "on"
 	}
-	path, _, err := watchTarget(&WatchOptions{Dir: o.Dir}, o.Session)
+	path, _, err := watchTarget("sonde faults", &WatchOptions{Dir: o.Dir}, o.Session)
 	if err != nil {
 		return err
 	}

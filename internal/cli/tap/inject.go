@@ -201,7 +201,7 @@ func RunInject(env *cmdutil.Env, o *InjectOptions, method string) error {
 		}
 		params = json.RawMessage(o.Params)
 	}
-	path, _, err := watchTarget(&WatchOptions{Dir: o.Dir}, o.Session)
+	path, _, err := watchTarget("sonde inject", &WatchOptions{Dir: o.Dir}, o.Session)
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ capture; 130 when interrupted.`,
 
 // RunWatch follows the session named by arg ("" for the newest live one).
 func RunWatch(env *cmdutil.Env, o *WatchOptions, arg string) error {
-	path, pid, err := watchTarget(o, arg)
+	path, pid, err := watchTarget("sonde watch", o, arg)
 	if err != nil {
 		return err
 	}
@@ -205,8 +205,10 @@ func watchWhat(h capture.Header) string {
 }
 
 // watchTarget finds the recording to follow and the pid of its tap (0
-// when not known: a file named on the command line).
-func watchTarget(o *WatchOptions, arg string) (string, int, error) {
+// when not known: a file named on the command line); who is the command
+// that asks (sonde watch, sonde inject, sonde faults), which its errors
+// name.
+func watchTarget(who string, o *WatchOptions, arg string) (string, int, error) {
 	dir, err := sessionsDir(o.Dir)
 	if err != nil {
 		return "", 0, err
@@ -214,14 +216,14 @@ func watchTarget(o *WatchOptions, arg string) (string, int, error) {
 	if arg == "" {
 		sessions, err := ListSessions(dir)
 		if err != nil {
-			return "", 0, cmdutil.Usagef(fmt.Sprintf("sonde watch: the sessions folder: %v", err))
+			return "", 0, cmdutil.Usagef(fmt.Sprintf("%s: the sessions folder: %v", who, err))
 		}
 		for _, s := range sessions {
 			if s.Live {
 				return s.File, s.TapPID, nil
 			}
 		}
-		return "", 0, cmdutil.Usagef(fmt.Sprintf("sonde watch: no live session in %s (sonde sessions lists them; a host runs sonde tap once sonde wrap set it up)", dir))
+		return "", 0, cmdutil.Usagef(fmt.Sprintf("%s: no live session in %s (sonde sessions lists them; a host runs sonde tap once sonde wrap set it up)", who, dir))
 	}
 	path := arg
 	if o.Dir == "" {

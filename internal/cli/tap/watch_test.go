@@ -22,6 +22,12 @@ func TestWatchLive(t *testing.T) {
 	t.Setenv("SONDE_HOME", home)
 	r := clitest.RunSonde(t, "", "watch")
 	clitest.CheckRun(t, r, 2, "sonde: sonde watch: no live session in "+filepath.Join(home, "sessions")+" (sonde sessions lists them; a host runs sonde tap once sonde wrap set it up)\n")
+	// sonde inject and sonde faults find the session the same way, and say
+	// who they are (#33: inject said "sonde watch").
+	for _, args := range [][]string{{"inject", "ping"}, {"faults"}} {
+		r := clitest.RunSonde(t, "", args...)
+		clitest.CheckRun(t, r, 2, "sonde: sonde "+args[0]+": no live session in "+filepath.Join(home, "sessions")+" (sonde sessions lists them; a host runs sonde tap once sonde wrap set it up)\n")
+	}
 
 	h := liveTap(t, home, "watched")
 

@@ -42,7 +42,7 @@ func runWatchUI(ctx context.Context, env *cmdutil.Env, o *WatchOptions, arg stri
 		return err
 	}
 	if arg != "" {
-		path, pid, err := watchTarget(o, arg)
+		path, pid, err := watchTarget("sonde watch", o, arg)
 		if err != nil {
 			return err
 		}
