@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 // TestBackAnswerNeverWaitsForServerStdin: an error rule on a server's
@@ -41,9 +43,10 @@ func TestBackAnswerNeverWaitsForServerStdin(t *testing.T) {
 	}
 
 	var mu sync.Mutex
-	var host, errw bytes.Buffer
+	var host proctest.Buffer
+	var errw bytes.Buffer
 	var notes []string
-	p := engine(t, "error:to-host,method=roots/list,code=-32001,message=no roots").NewPipe(w, lockedWriter{&mu, &host}, &errw, 1<<20, Hooks{Note: func(n Note) {
+	p := engine(t, "error:to-host,method=roots/list,code=-32001,message=no roots").NewPipe(w, &host, &errw, 1<<20, Hooks{Note: func(n Note) {
 		mu.Lock()
 		notes = append(notes, n.Text)
 		mu.Unlock()
@@ -62,10 +65,7 @@ func TestBackAnswerNeverWaitsForServerStdin(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the server-to-host direction waited for the server's full stdin")
 	}
-	mu.Lock()
-	got := host.String()
-	mu.Unlock()
-	if got != after {
+	if got := host.String(); got != after {
 		t.Fatalf("the host got %q, want only the line after the request %q", got, after)
 	}
 
@@ -127,17 +127,6 @@ func TestBackAnswersBounded(t *testing.T) {
 	}
 	close(block) // the server reads: what waits is written, and the goroutine ends
 	p.Close()
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // blockingWriter blocks every write until its channel is closed.

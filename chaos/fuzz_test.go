@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 // fuzzRules parses the rules of a fuzz input (one a line; those that do
@@ -127,7 +129,7 @@ func FuzzLineWriter(f *testing.F) {
 		rules := fuzzRules(text)
 		var mu sync.Mutex
 		var notes []Note
-		var server, host, errw lockedBuffer
+		var server, host, errw proctest.Buffer
 		p := New(rules, seed).NewPipe(&server, &host, &errw, 256, Hooks{Note: func(n Note) {
 			mu.Lock()
 			notes = append(notes, n)
@@ -157,15 +159,15 @@ func FuzzLineWriter(f *testing.F) {
 		fired := len(notes)
 		mu.Unlock()
 		if fired == 0 {
-			if !bytes.Equal(host.bytes(), toHost) || !bytes.Equal(server.bytes(), toServer) || len(errw.bytes()) != 0 {
-				t.Fatalf("no rule fired, yet host %q (sent %q), server %q (sent %q), stderr %q", host.bytes(), toHost, server.bytes(), toServer, errw.bytes())
+			if host.String() != string(toHost) || server.String() != string(toServer) || errw.String() != "" {
+				t.Fatalf("no rule fired, yet host %q (sent %q), server %q (sent %q), stderr %q", host.String(), toHost, server.String(), toServer, errw.String())
 			}
 			return
 		}
 		lines := bytes.Count(toHost, []byte("\n")) + bytes.Count(toServer, []byte("\n")) + 2
 		longest := max(len(toHost), len(toServer)) + growth(rules) + 1
-		if limit := lines * ((1+MaxCopies)*longest + len(rules)*(MaxTextBytes+1)); len(host.bytes()) > limit {
-			t.Fatalf("the host got %d bytes from %d lines, over %d", len(host.bytes()), lines, limit)
+		if limit := lines * ((1+MaxCopies)*longest + len(rules)*(MaxTextBytes+1)); len(host.String()) > limit {
+			t.Fatalf("the host got %d bytes from %d lines, over %d", len(host.String()), lines, limit)
 		}
 	})
 }
@@ -179,22 +181,4 @@ func split(b []byte, r *rand.Rand) [][]byte {
 		b = b[n:]
 	}
 	return out
-}
-
-// lockedBuffer is a bytes.Buffer safe for the pipe's writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
 }

@@ -1,34 +1,16 @@
 package tap
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
 )
-
-// lockedBuffer is a Log written from the proxy's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestProxyOrigin: over real loopback sockets, a request whose Origin is
 // not loopback (another site, "null" from a sandboxed page or a file, a
@@ -47,7 +29,7 @@ func TestProxyOrigin(t *testing.T) {
 	}))
 	t.Cleanup(up.Close)
 	target, _ := url.Parse(up.URL)
-	log := &lockedBuffer{}
+	log := &proctest.Buffer{}
 	base, _, _ := serveProxy(t, ProxyOptions{Target: target, LoopbackOnly: true, AllowOrigins: []string{"https://Inspector.example:443"}, Log: log})
 	for _, tc := range []struct {
 		origin string

@@ -5,8 +5,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 // TestHTTPSessionsBounded: sessions never ended (no DELETE) are at most
@@ -15,7 +16,7 @@ import (
 // until DELETE: 300 clients that never said goodbye, 300 mocks.
 func TestHTTPSessionsBounded(t *testing.T) {
 	s := captureOf(t, "session 2025-06-18", initV1, initR1)
-	var log lockedLog
+	var log proctest.Buffer
 	h, err := NewHandler(s, Options{Log: &log})
 	if err != nil {
 		t.Fatal(err)
@@ -92,21 +93,3 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.body.Write(b)
 }
 func (r *recorder) Flush() {}
-
-// lockedLog is a log the sessions may write at once.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
