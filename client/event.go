@@ -312,11 +312,16 @@ type hub struct {
 
 func (h *hub) subscribe(n int) *Subscription {
 	ch := make(chan Event, max(n, 1))
-	s := &Subscription{C: ch, ch: ch, owner: h}
+	return h.add(&Subscription{C: ch, ch: ch, owner: h})
+}
+
+// add registers s, or closes its channel at once when the hub's
+// subscriptions are closed already.
+func (h *hub) add(s *Subscription) *Subscription {
 	h.emitMu.Lock()
 	defer h.emitMu.Unlock()
 	if h.subsClosed {
-		close(ch)
+		close(s.ch)
 		return s
 	}
 	h.subs = append(h.subs, s)

@@ -96,13 +96,5 @@ func (o *Observer) SubscribeGrowing(buffer, max int) *Subscription {
 func (h *hub) subscribeGrowing(buffer, n int) *Subscription {
 	buffer = max(buffer, 1)
 	ch := make(chan Event, buffer)
-	s := &Subscription{C: ch, ch: ch, owner: h, grow: &overflow{max: max(n, buffer)}}
-	h.emitMu.Lock()
-	defer h.emitMu.Unlock()
-	if h.subsClosed {
-		close(ch)
-		return s
-	}
-	h.subs = append(h.subs, s)
-	return s
+	return h.add(&Subscription{C: ch, ch: ch, owner: h, grow: &overflow{max: max(n, buffer)}})
 }
