@@ -12,6 +12,10 @@ import (
 // every package of the module with the module packages it imports.
 const tableHeading = "## Packages and imports"
 
+// placeholder is the owns cell of a row the check proposes: a row that
+// keeps it fails, so the writer says what the package owns.
+const placeholder = "(what it owns)"
+
 // TestArchitectureTable: docs/architecture.md's package table names every
 // package of the module once, and each row's imports column is exactly the
 // module packages its non-test files import. A new package or a new import
@@ -63,6 +67,9 @@ func TestCompareTableFails(t *testing.T) {
 	}
 	if strings.Contains(got, "jsonrpc") && !strings.Contains(got, "`jsonrpc`, `transport`") {
 		t.Errorf("a correct row reported: %s", got)
+	}
+	if _, err := parseTable(tableHeading + "\n| `x` | " + placeholder + " | — |\n"); err == nil {
+		t.Error("parseTable took a row that does not say what its package owns")
 	}
 	if _, err := parseTable("# No table\n"); err == nil {
 		t.Error("parseTable found a table in a page without its section")
@@ -116,6 +123,9 @@ func parseTable(text string) (map[string][]string, error) {
 		if _, dup := rows[pkg]; dup {
 			return nil, fmt.Errorf("package %s has two rows", pkg)
 		}
+		if owns := strings.TrimSpace(cells[1]); owns == "" || owns == placeholder {
+			return nil, fmt.Errorf("row %s: say what the package owns", pkg)
+		}
 		list := []string{}
 		for item := range strings.SplitSeq(cells[len(cells)-1], ",") {
 			if item = strings.Trim(strings.TrimSpace(item), "`"); item != "" && item != "—" {
@@ -139,7 +149,7 @@ func compareTable(code, doc map[string][]string) []string {
 		got, ok := doc[pkg]
 		switch {
 		case !ok:
-			bad = append(bad, fmt.Sprintf("no row for package `%s`: add | `%s` | (what it owns) | %s |", pkg, pkg, cell(want)))
+			bad = append(bad, fmt.Sprintf("no row for package `%s`: add | `%s` | %s | %s |", pkg, pkg, placeholder, cell(want)))
 		case cell(got) != cell(want):
 			bad = append(bad, fmt.Sprintf("row `%s`: imports column is %s, the code imports %s", pkg, cell(got), cell(want)))
 		}
