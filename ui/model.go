@@ -27,8 +27,9 @@ import (
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
-// Session is one server process and the client talking to it.
-type Session struct {
+// Conn is the UI's connection to one server: its process's client and
+// the subscription to its events.
+type Conn struct {
 	Client *client.Client
 	Sub    *client.Subscription
 	// Pid is the server's process when known before its events (a server
@@ -41,10 +42,10 @@ type Options struct {
 	// Start launches the server and subscribes to its client (no
 	// handshake). It is called from a command, never from Update, at start
 	// (unless First is set) and on every restart.
-	Start func() (Session, error)
+	Start func() (Conn, error)
 	// First, if set, is the session already started by the caller (so that
 	// a server that cannot be started is reported before the UI opens).
-	First *Session
+	First *Conn
 	// Transport and Command describe the server in the status bar.
 	Transport string
 	Command   string
@@ -137,7 +138,7 @@ type Model struct {
 	rects         map[int]rect
 
 	gen     int // session generation, bumped by each restart
-	sess    Session
+	sess    Conn
 	conn    connState
 	stats   stats
 	now     time.Time
@@ -230,8 +231,8 @@ func New(opts Options) *Model {
 	return m
 }
 
-// Session returns the current session (to close it after the program ends).
-func (m *Model) Session() Session { return m.sess }
+// Conn returns the current connection (to close it after the program ends).
+func (m *Model) Conn() Conn { return m.sess }
 
 // Init starts the server, the clock, and asks for the background colour.
 func (m *Model) Init() tea.Cmd {

@@ -29,7 +29,7 @@ type Servers interface {
 	// client, without the handshake: a lazy start through the manager,
 	// whose policy decides (it waits while the server backs off, and is
 	// refused while it is quarantined).
-	Start(name string) (Session, error)
+	Start(name string) (Conn, error)
 	// Waiting says what the policy makes a start of name do now ("backing
 	// off: next try in 4s"), "" when it starts at once.
 	Waiting(name string) string
@@ -66,7 +66,7 @@ type multi struct {
 // srvState is one server of the aggregated inspector.
 type srvState struct {
 	gen    int // bumped by each restart of this server
-	sess   Session
+	sess   Conn
 	conn   connState
 	asked  bool // a start was asked (it may be under way)
 	tools  []mcp.Tool
@@ -111,7 +111,7 @@ func (m *Model) multiInit() tea.Cmd {
 		if s.asked || s.sess.Client != nil {
 			again = true
 			s.gen++
-			s.asked, s.sess, s.conn = false, Session{}, connState{}
+			s.asked, s.sess, s.conn = false, Conn{}, connState{}
 		}
 		if !m.mu.src.Running(n) {
 			s.tools, s.listed = nil, false // its row stands for it again
@@ -171,7 +171,7 @@ func (m *Model) restartServer() tea.Cmd {
 	}
 	old := s.sess
 	s.gen++
-	s.sess, s.asked = Session{}, true
+	s.sess, s.asked = Conn{}, true
 	s.conn = connState{starting: true, restarting: true}
 	m.mu.note = "restarting " + name
 	src, gen := m.mu.src, s.gen

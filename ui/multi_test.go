@@ -37,11 +37,11 @@ func (s *testServers) Report(name string) string {
 	return ""
 }
 
-func (s *testServers) Start(name string) (Session, error) {
+func (s *testServers) Start(name string) (Conn, error) {
 	s.starts[name]++
 	c := client.New(client.Options{})
 	s.t.Cleanup(func() { c.Close() })
-	return Session{Client: c, Sub: c.Subscribe(16)}, nil
+	return Conn{Client: c, Sub: c.Subscribe(16)}, nil
 }
 
 // Aggregate names every tool server/tool; a name two servers have is a

@@ -382,7 +382,7 @@ func (m *Model) restart() tea.Cmd {
 	}
 	old := m.sess
 	m.gen++
-	m.sess = Session{}
+	m.sess = Conn{}
 	m.conn = connState{starting: true, restarting: true}
 	m.asks, m.urlReqs, m.dlg, m.auth = asks{}, nil, nil, nil
 	// History is kept across a restart (the frames of the old process stay,

@@ -131,15 +131,15 @@ func (s uiServers) Running(name string) bool {
 	return ok && st.State == manager.Ready
 }
 
-func (s uiServers) Start(name string) (ui.Session, error) {
+func (s uiServers) Start(name string) (ui.Conn, error) {
 	s.subs.want(name)
 	c, err := s.m.Client(s.ctx, name)
 	if err != nil {
 		s.subs.drop(name)
-		return ui.Session{}, err
+		return ui.Conn{}, err
 	}
 	st, _ := statusOf(s.m, name)
-	return ui.Session{Client: c, Sub: s.subs.take(name, c), Pid: st.Pid}, nil
+	return ui.Conn{Client: c, Sub: s.subs.take(name, c), Pid: st.Pid}, nil
 }
 
 func (s uiServers) Waiting(name string) string {

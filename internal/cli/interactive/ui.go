@@ -136,20 +136,20 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 			fmt.Fprintln(env.Err, "sonde: "+note)
 		}
 	}()
-	start := func() (ui.Session, error) {
+	start := func() (ui.Conn, error) {
 		c := client.New(copts)
 		sub := c.Subscribe(1 << 16)
 		rec.Follow(c)
 		otlp.Follow(c)
 		if !all.Add(c) {
 			c.Close()
-			return ui.Session{}, errors.New("sonde is quitting")
+			return ui.Conn{}, errors.New("sonde is quitting")
 		}
 		if err := c.Connect(dial); err != nil {
 			c.Close()
-			return ui.Session{}, err
+			return ui.Conn{}, err
 		}
-		return ui.Session{Client: c, Sub: sub}, nil
+		return ui.Conn{Client: c, Sub: sub}, nil
 	}
 	// A server that cannot be started is reported like in every other
 	// command (MCP_SPAWN, exit 7) before the UI takes the terminal.
