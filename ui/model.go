@@ -161,7 +161,7 @@ type Model struct {
 	answerErr  error        // the last answer or roots change that failed
 	rp         *replayState // set in a replay
 	wt         *watchState  // set when watching a tapped session
-	mu         *multi       // set in the aggregated inspector (multi.go)
+	fl         *fleet       // set in the fleet inspector (fleet.go)
 
 	// The screen is drawn again only after a change (redraw.go): frame is
 	// the screen last drawn, stale says it must be drawn again, renders
@@ -211,15 +211,15 @@ func New(opts Options) *Model {
 	m.keys.Server.SetEnabled(opts.Servers != nil && opts.Replay == nil)
 	m.keys.Report.SetEnabled(opts.Servers != nil && opts.Replay == nil)
 	if opts.Servers != nil && opts.Replay == nil {
-		m.mu = newMulti(opts.Servers)
+		m.fl = newFleet(m, opts.Servers)
 		m.panes[paneFeatures] = nil // prompts and resources are one server's
 		m.keys.Roots.SetEnabled(false)
 		m.keys.Record.SetEnabled(false)
-		m.syncServerKey()
+		m.fl.syncServerKey()
 	}
 	m.keys.Faults.SetEnabled(false)
 	if opts.Watch != nil {
-		m.initWatch()
+		m.wt = newWatchMode(m)
 	}
 	if opts.Replay != nil {
 		m.rp = newReplayState(m, opts.Replay)
@@ -243,8 +243,8 @@ func (m *Model) Init() tea.Cmd {
 	if m.wt != nil {
 		return tea.Batch(waitWatch(m.wt.src), tick(), tea.RequestBackgroundColor)
 	}
-	if m.mu != nil {
-		return tea.Batch(m.multiInit(), tick(), tea.RequestBackgroundColor)
+	if m.fl != nil {
+		return tea.Batch(m.fl.open(), tick(), tea.RequestBackgroundColor)
 	}
 	start := m.startCmd(m.gen)
 	if first := m.opts.First; first != nil {

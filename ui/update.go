@@ -72,7 +72,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case toolDoneMsg:
 		return m, m.toolDone(msg)
 	case srvMsg:
-		return m, m.handleServer(msg)
+		return m, m.fl.handleServer(msg)
 	case reportMsg:
 		m.showReport(msg)
 		return m, nil
@@ -81,7 +81,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	if m.wt != nil {
-		if cmd, ok := m.watchMsg(msg); ok {
+		if cmd, ok := m.wt.watchMsg(msg); ok {
 			return m, cmd
 		}
 	}
@@ -157,8 +157,8 @@ func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 	}
-	if m.mu != nil {
-		if cmd, ok := m.multiPaneMsg(msg); ok {
+	if m.fl != nil {
+		if cmd, ok := m.fl.paneMsg(msg); ok {
 			return cmd
 		}
 	}
@@ -285,12 +285,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.zoom = !m.zoom
 			m.relayout()
 			return nil
-		case key.Matches(msg, m.keys.Restart) && m.mu != nil:
-			return m.restartServer()
+		case key.Matches(msg, m.keys.Restart) && m.fl != nil:
+			return m.fl.restartServer()
 		case key.Matches(msg, m.keys.Restart):
 			return m.restart()
 		case key.Matches(msg, m.keys.Server):
-			m.cycleServer()
+			m.fl.cycleServer()
 			return nil
 		case key.Matches(msg, m.keys.Report):
 			return m.reportCmd()

@@ -155,8 +155,8 @@ func (m *Model) statusBar() string {
 	type part = statusPart
 	parts := []part{{text: st.Accent.Render("sonde")}}
 	switch {
-	case m.mu != nil:
-		for _, t := range m.multiStatus(m.width) {
+	case m.fl != nil:
+		for _, t := range m.fl.status(m.width) {
 			parts = append(parts, part{text: t})
 		}
 	case m.conn.err != nil:
@@ -168,7 +168,7 @@ func (m *Model) statusBar() string {
 	case m.conn.server.Name != "":
 		parts = append(parts, part{text: textfmt.Clean(m.conn.server.Name + " " + m.conn.server.Version)}, part{text: textfmt.Clean(m.conn.protocol), drop: 3})
 	}
-	if m.mu == nil {
+	if m.fl == nil {
 		proc := part{text: m.opts.Transport, drop: 2}
 		if m.conn.pid != 0 {
 			proc.alt = fmt.Sprintf("pid %d", m.conn.pid)
@@ -177,7 +177,7 @@ func (m *Model) statusBar() string {
 		parts = append(parts, proc)
 	}
 	if m.wt != nil {
-		parts = append(parts, part{text: m.watchPart()})
+		parts = append(parts, part{text: m.wt.watchPart()})
 	}
 	if m.conn.exited != "" {
 		parts = append(parts, part{text: st.Error.Render("exited: " + m.conn.exited)})

@@ -43,6 +43,7 @@ const InjectTimeout = 60 * time.Second
 
 // watchState is the watch mode's part of the root (Options.Watch).
 type watchState struct {
+	m   *Model // the root it shows the session in
 	src Watched
 	// asked are the host's (and sonde's injected) initialize and
 	// tools/list requests by id, waiting for their answer, for the status
@@ -93,38 +94,36 @@ func waitWatch(src Watched) tea.Cmd {
 	}
 }
 
-// Watching reports whether the model shows a watched session.
-func (m *Model) Watching() bool { return m.wt != nil }
-
-// initWatch sets the root up for Options.Watch.
-func (m *Model) initWatch() {
-	m.wt = &watchState{src: m.opts.Watch, asked: map[string]askedReq{}}
-	m.conn.starting = false
-	m.keys.Restart.SetEnabled(false)
-	m.keys.Record.SetEnabled(false)
-	m.keys.Roots.SetEnabled(false)
-	m.keys.Faults.SetEnabled(m.watchFaults() != nil)
-	m.tools.SetUnavailable("No tools yet: the host has not listed them.", "r lists them now (sonde's own tools/list, injected into the session)")
-	if why := m.opts.Watch.NoInject(); why != "" {
-		m.tools.SetUnavailable("No tools: the host did not list them.", why)
+// newWatchMode sets the root up for Options.Watch.
+func newWatchMode(m *Model) *watchState {
+	w := &watchState{m: m, src: m.opts.Watch, asked: map[string]askedReq{}}
+	w.m.conn.starting = false
+	w.m.keys.Restart.SetEnabled(false)
+	w.m.keys.Record.SetEnabled(false)
+	w.m.keys.Roots.SetEnabled(false)
+	w.m.keys.Faults.SetEnabled(w.m.watchFaults() != nil)
+	w.m.tools.SetUnavailable("No tools yet: the host has not listed them.", "r lists them now (sonde's own tools/list, injected into the session)")
+	if why := w.m.opts.Watch.NoInject(); why != "" {
+		w.m.tools.SetUnavailable("No tools: the host did not list them.", why)
 	}
+	return w
 }
 
 // watchMsg handles, in watch mode, the messages of the session's life and
 // what the panes ask of a server: events from the recording, and calls,
 // lists and reads injected through the tap. ok is false for a message
 // it leaves to the usual routing.
-func (m *Model) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
+func (w *watchState) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case watchEventsMsg:
-		return m.watchEvents(msg), true
+		return w.watchEvents(msg), true
 	case injectedMsg:
 		if msg.err != nil {
-			m.wt.note = msg.method + ": " + msg.err.Error()
+			w.note = msg.method + ": " + msg.err.Error()
 		}
 		return nil, true
 	case tools.CallMsg:
-		return m.injectCmd(mcp.MethodToolsCall, func(ctx context.Context, src Watched) tea.Msg {
+		return w.injectCmd(mcp.MethodToolsCall, func(ctx context.Context, src Watched) tea.Msg {
 			started := time.Now()
 			raw, err := src.Inject(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: msg.Tool, Arguments: msg.Args})
 			res := tools.ResultMsg{Tool: msg.Tool, Raw: raw, Err: err, Latency: time.Since(started)}
@@ -134,31 +133,31 @@ func (m *Model) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 			return res
 		}), true
 	case tools.RefreshMsg:
-		return m.injectCmd(mcp.MethodToolsList, func(ctx context.Context, src Watched) tea.Msg {
+		return w.injectCmd(mcp.MethodToolsList, func(ctx context.Context, src Watched) tea.Msg {
 			// The answer's frame reaches the Tools pane through the
 			// recording, as the host's would.
 			_, err := src.Inject(ctx, mcp.MethodToolsList, struct{}{})
 			return injectedMsg{method: mcp.MethodToolsList, err: err}
 		}), true
 	case features.ReadMsg:
-		return m.injectCmd(mcp.MethodResourcesRead, func(ctx context.Context, src Watched) tea.Msg {
+		return w.injectCmd(mcp.MethodResourcesRead, func(ctx context.Context, src Watched) tea.Msg {
 			res, raw, err := injectResult[mcp.ReadResourceResult](ctx, src, mcp.MethodResourcesRead, mcp.URIParams{URI: msg.URI}, msg.URI)
 			return features.ReadResultMsg{URI: msg.URI, Result: res, Raw: raw, Err: err}
 		}), true
 	case features.RefreshMsg, features.GetPromptMsg:
-		return m.watchFeatureMsg(msg)
+		return w.watchFeatureMsg(msg)
 	case featuresListedMsg:
 		// The answers reached the pane through the recording; an error
 		// did not.
 		if msg.Err != nil {
-			m.wt.note = "features: " + msg.Err.Error()
+			w.note = "features: " + msg.Err.Error()
 		}
 		return nil, true
 	case pending.CancelMsg, pending.CancelTaskMsg:
-		m.wt.note = "the host's requests are the host's to cancel: sonde only watches them"
+		w.note = "the host's requests are the host's to cancel: sonde only watches them"
 		return nil, true
 	case features.SubscribeMsg, features.SetLevelMsg, features.CompleteMsg:
-		m.wt.note = "not in a watched session yet: tools (call, list), resources (list, read) and prompts (list, get) are"
+		w.note = "not in a watched session yet: tools (call, list), resources (list, read) and prompts (list, get) are"
 		return nil, true
 	}
 	return nil, false
@@ -166,13 +165,13 @@ func (m *Model) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 
 // injectCmd runs do in a command with the injection's deadline, or says
 // why nothing can be injected.
-func (m *Model) injectCmd(method string, do func(context.Context, Watched) tea.Msg) tea.Cmd {
-	if why := m.noInject(); why != "" {
-		m.wt.note = method + ": " + why
+func (w *watchState) injectCmd(method string, do func(context.Context, Watched) tea.Msg) tea.Cmd {
+	if why := w.noInject(); why != "" {
+		w.note = method + ": " + why
 		return nil
 	}
-	m.wt.note = ""
-	src := m.wt.src
+	w.note = ""
+	src := w.src
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), InjectTimeout)
 		defer cancel()
@@ -181,42 +180,42 @@ func (m *Model) injectCmd(method string, do func(context.Context, Watched) tea.M
 }
 
 // noInject says why nothing can be injected now ("" when it can).
-func (m *Model) noInject() string {
-	if m.wt.ended {
+func (w *watchState) noInject() string {
+	if w.ended {
 		return "the session ended: there is no server to send it to (a session is read as it was recorded)"
 	}
-	return m.wt.src.NoInject()
+	return w.src.NoInject()
 }
 
 // watchEvents applies a batch read from the recording and re-arms the
 // reader (until the recording ended).
-func (m *Model) watchEvents(msg watchEventsMsg) tea.Cmd {
+func (w *watchState) watchEvents(msg watchEventsMsg) tea.Cmd {
 	if len(msg.evs) > 0 {
-		for _, p := range m.panes {
+		for _, p := range w.m.panes {
 			if p != nil {
 				p.Apply(msg.evs)
 			}
 		}
-		m.stats.apply(msg.evs)
+		w.m.stats.apply(msg.evs)
 		for _, ev := range msg.evs {
 			if ev.Kind == client.EvProcess && ev.Proc != nil {
-				m.conn.follow(ev.Proc)
+				w.m.conn.follow(ev.Proc)
 			}
-			m.watchTrack(ev)
+			w.watchTrack(ev)
 		}
 	}
-	m.stats.missed = msg.missed
+	w.m.stats.missed = msg.missed
 	if msg.ended {
-		m.wt.ended = true
+		w.ended = true
 		return nil
 	}
-	return waitWatch(m.wt.src)
+	return waitWatch(w.src)
 }
 
 // watchTrack follows the initialize and tools/list requests, whoever sent
 // them, to show the server in the status bar and its tools in the Tools
 // pane.
-func (m *Model) watchTrack(ev client.Event) {
+func (w *watchState) watchTrack(ev client.Event) {
 	f := ev.Frame
 	if ev.Kind != client.EvFrame || f == nil || !f.Msg.ID.IsValid() {
 		return
@@ -225,20 +224,20 @@ func (m *Model) watchTrack(ev client.Event) {
 	if f.Dir == client.Out {
 		switch f.Msg.Method {
 		case mcp.MethodInitialize, mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourceTemplatesList, mcp.MethodPromptsList:
-			if len(m.wt.asked) >= maxAsked {
-				clear(m.wt.asked) // answers never came: start over
+			if len(w.asked) >= maxAsked {
+				clear(w.asked) // answers never came: start over
 			}
 			var p mcp.ListToolsParams
 			_ = json.Unmarshal(f.Msg.Params, &p)
-			m.wt.asked[key] = askedReq{method: f.Msg.Method, cursor: p.Cursor != "", at: f.Time}
+			w.asked[key] = askedReq{method: f.Msg.Method, cursor: p.Cursor != "", at: f.Time}
 		}
 		return
 	}
-	a, ok := m.wt.asked[key]
+	a, ok := w.asked[key]
 	if !ok || f.Msg.Method != "" {
 		return
 	}
-	delete(m.wt.asked, key)
+	delete(w.asked, key)
 	if len(f.Msg.Result) == 0 {
 		return
 	}
@@ -249,10 +248,10 @@ func (m *Model) watchTrack(ev client.Event) {
 			// The status bar shows them: escaped, as every server text.
 			srv := res.ServerInfo
 			srv.Name, srv.Version = textfmt.Escape(srv.Name), textfmt.Escape(srv.Version)
-			m.conn.server, m.conn.protocol = srv, textfmt.Escape(res.ProtocolVersion)
+			w.m.conn.server, w.m.conn.protocol = srv, textfmt.Escape(res.ProtocolVersion)
 			var caps mcp.ServerCapabilities
-			m.wt.capsKnown = json.Unmarshal(res.Capabilities, &caps) == nil
-			m.wt.caps = caps
+			w.capsKnown = json.Unmarshal(res.Capabilities, &caps) == nil
+			w.caps = caps
 		}
 	case mcp.MethodToolsList:
 		var res mcp.ListToolsResult
@@ -260,19 +259,19 @@ func (m *Model) watchTrack(ev client.Event) {
 			return
 		}
 		if !a.cursor {
-			m.wt.tools = nil
+			w.tools = nil
 		}
-		m.wt.tools = append(m.wt.tools, res.Tools...)
-		m.tools.SetToolsAsOf(m.wt.tools, a.at)
+		w.tools = append(w.tools, res.Tools...)
+		w.m.tools.SetToolsAsOf(w.tools, a.at)
 	default:
-		m.watchListed(a, f.Msg.Result)
+		w.watchListed(a, f.Msg.Result)
 	}
 }
 
 // watchListed takes a page of resources/list, resources/templates/list
 // or prompts/list to the Features pane (a first page replaces the list).
-func (m *Model) watchListed(a askedReq, result json.RawMessage) {
-	l := &m.wt.listed
+func (w *watchState) watchListed(a askedReq, result json.RawMessage) {
+	l := &w.listed
 	var ok bool
 	switch a.method {
 	case mcp.MethodResourcesList:
@@ -285,10 +284,10 @@ func (m *Model) watchListed(a askedReq, result json.RawMessage) {
 	if !ok {
 		return
 	}
-	l.HasResources = l.HasResources || len(l.Resources)+len(l.Templates) > 0 || m.wt.caps.Resources != nil
-	l.HasPrompts = l.HasPrompts || len(l.Prompts) > 0 || m.wt.caps.Prompts != nil
-	l.HasCompletions = m.wt.caps.Completions != nil
-	m.features.SetLists(*l)
+	l.HasResources = l.HasResources || len(l.Resources)+len(l.Templates) > 0 || w.caps.Resources != nil
+	l.HasPrompts = l.HasPrompts || len(l.Prompts) > 0 || w.caps.Prompts != nil
+	l.HasCompletions = w.caps.Completions != nil
+	w.m.features.SetLists(*l)
 }
 
 // appendPage adds the array under key of a list's page to *all (replacing
@@ -308,19 +307,19 @@ func appendPage[T any](all *[]T, result json.RawMessage, key string, more bool) 
 
 // watchPart is the status bar's word on the watched session: live (and
 // whether requests can be injected), or ended; and the last refusal.
-func (m *Model) watchPart() string {
-	st := m.styles
+func (w *watchState) watchPart() string {
+	st := w.m.styles
 	var parts []string
-	switch why := m.noInject(); {
-	case m.wt.ended:
+	switch why := w.noInject(); {
+	case w.ended:
 		parts = append(parts, st.Subtle.Render("ended"))
 	case why != "":
 		parts = append(parts, st.OK.Render("live")+st.Subtle.Render(" (no inject)"))
 	default:
 		parts = append(parts, st.OK.Render("live"))
 	}
-	if m.wt.note != "" {
-		parts = append(parts, st.Warn.Render(textfmt.Escape(m.wt.note))) // it may hold a server's error message
+	if w.note != "" {
+		parts = append(parts, st.Warn.Render(textfmt.Escape(w.note))) // it may hold a server's error message
 	}
 	return strings.Join(parts, " ")
 }
