@@ -277,7 +277,7 @@ func TestMultiOpenedAgain(t *testing.T) {
 	}
 	oldGen := s.gen
 
-	src.running["a"] = true       // b ended while the list was shown
+	src.running["a"] = true     // b ended while the list was shown
 	runStart(t, m, m.fl.open()) // what Init runs
 	if src.starts["a"] != 2 || src.starts["b"] != 1 || s.gen == oldGen {
 		t.Fatalf("starts %v, generation %d (was %d): want a taken again under a new one, b not", src.starts, s.gen, oldGen)
