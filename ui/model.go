@@ -225,7 +225,7 @@ func New(opts Options) *Model {
 		m.rp = newReplayState(m, opts.Replay)
 		m.keys.Restart.SetEnabled(false)
 		m.keys.Roots.SetEnabled(false)
-		m.freshPanes()
+		m.rp.freshPanes()
 	}
 	m.applyHelpStyles()
 	return m
@@ -238,7 +238,7 @@ func (m *Model) Conn() Conn { return m.sess }
 func (m *Model) Init() tea.Cmd {
 	if m.rp != nil {
 		// A replay opens at the end of the capture, paused.
-		return tea.Batch(m.seek(m.rp.tl.Len()), tea.RequestBackgroundColor)
+		return tea.Batch(m.rp.seek(m.rp.tl.Len()), tea.RequestBackgroundColor)
 	}
 	if m.wt != nil {
 		return tea.Batch(waitWatch(m.wt.src), tick(), tea.RequestBackgroundColor)

@@ -66,9 +66,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleRecord(msg)
 		return m, nil
 	case replayLoadedMsg:
-		return m, m.replayLoaded(msg)
+		return m, m.rp.replayLoaded(msg)
 	case replayTickMsg:
-		return m, m.replayTicked(msg)
+		return m, m.rp.replayTicked(msg)
 	case toolDoneMsg:
 		return m, m.toolDone(msg)
 	case srvMsg:
@@ -244,7 +244,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if m.rp != nil && m.rp.asking != promptNone {
-		return m.promptKey(msg)
+		return m.rp.promptKey(msg)
 	}
 	if m.confirmQuit {
 		// Quitting with requests in flight: q (or y) again quits, any
@@ -264,7 +264,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	lessonKey := m.lesson != nil
 	if !capturing && m.rp != nil {
-		if cmd, ok := m.replayKey(msg); ok {
+		if cmd, ok := m.rp.replayKey(msg); ok {
 			return cmd
 		}
 	}

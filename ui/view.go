@@ -77,7 +77,7 @@ func (m *Model) frame(i int, r rect) string {
 
 func (m *Model) helpLine() string {
 	if m.rp != nil && m.rp.asking != promptNone {
-		return m.replayPrompt()
+		return m.rp.replayPrompt()
 	}
 	if m.confirmQuit {
 		n := m.pending.InFlight()
@@ -149,7 +149,7 @@ func (m *Model) renderHelp() string {
 // parts go first (the protocol version, then the transport word).
 func (m *Model) statusBar() string {
 	if m.rp != nil {
-		return m.replayStatus()
+		return m.rp.replayStatus()
 	}
 	st := m.styles
 	type part = statusPart
