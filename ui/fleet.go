@@ -364,14 +364,35 @@ func (f *fleet) call(msg tools.CallMsg) tea.Cmd {
 	}
 }
 
-// paneMsg handles what the panes ask for that names a server; ok is
-// false for the others.
-func (f *fleet) paneMsg(msg tea.Msg) (tea.Cmd, bool) {
+// Can allows what one server's session does, sent to the server it
+// names; what only one server's own inspector shows is not here.
+func (f *fleet) Can(a action) (bool, string) {
+	switch a {
+	case actCancelTask:
+		return false, "a task's row does not say its server: its own inspector cancels it (sonde --server)"
+	case actAnswer:
+		return false, "answering a server's request needs its own inspector: sonde --server"
+	case actListFeatures, actRead, actGetPrompt, actSubscribe, actSetLevel, actComplete:
+		return false, "resources and prompts are one server's: sonde --server"
+	case actRecord:
+		return false, "recording is one server's: sonde --server"
+	case actRoots:
+		return false, "roots are one server's: sonde --server"
+	case actFaults:
+		return false, "fault rules are a watched tap's (sonde watch)"
+	}
+	return true, ""
+}
+
+func (f *fleet) refuse(why string) { f.note = why }
+
+// do sends the request to the server it names.
+func (f *fleet) do(_ action, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tools.StartMsg:
-		return f.startServer(msg.Server), true
+		return f.startServer(msg.Server)
 	case tools.CallMsg:
-		return f.call(msg), true
+		return f.call(msg)
 	case tools.RefreshMsg:
 		var cmds []tea.Cmd
 		for _, n := range f.names {
@@ -379,23 +400,13 @@ func (f *fleet) paneMsg(msg tea.Msg) (tea.Cmd, bool) {
 				cmds = append(cmds, forServer(n, listToolsCmd(s.gen, s.sess.Client)))
 			}
 		}
-		return tea.Batch(cmds...), true
+		return tea.Batch(cmds...)
 	case pending.CancelMsg:
 		if s := f.srv[msg.Server]; s != nil && s.sess.Client != nil {
-			return cancelCmd(s.sess.Client, msg.ID), true
+			return cancelCmd(s.sess.Client, msg.ID)
 		}
-		return nil, true
-	case pending.CancelTaskMsg:
-		return nil, true // the row does not say its server: not offered with several
-	case pending.ShowFramesMsg:
-		f.m.frames.FilterRequest(msg.Server, msg.ID)
-		f.m.setFocus(paneFrames)
-		return nil, true
-	case pending.AnswerMsg:
-		f.note = "answering a server's request needs its own inspector: sonde --server " + msg.Server
-		return nil, true
 	}
-	return nil, false
+	return nil
 }
 
 // status is the status bar's account of the servers: each one's

@@ -158,10 +158,14 @@ type Model struct {
 	// (authorize.go); authHidden: put off with esc, not reopened.
 	auth       *answer.Authorize
 	authHidden bool
-	answerErr  error        // the last answer or roots change that failed
-	rp         *replayState // set in a replay
-	wt         *watchState  // set when watching a tapped session
-	fl         *fleet       // set in the fleet inspector (fleet.go)
+	answerErr  error // the last answer or roots change that failed
+	// mode is the way the session is had (mode.go): one of lv, rp, wt, fl,
+	// the one set, which the status bar and the mode's own keys read.
+	mode mode
+	lv   *live        // set in a live session
+	rp   *replayState // set in a replay
+	wt   *watchState  // set when watching a tapped session
+	fl   *fleet       // set in the fleet inspector (fleet.go)
 
 	// The screen is drawn again only after a change (redraw.go): frame is
 	// the screen last drawn, stale says it must be drawn again, renders
@@ -196,7 +200,6 @@ func New(opts Options) *Model {
 		now: opts.Now(), conn: connState{starting: true},
 	}
 	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features, m.timeline}
-	m.keys.Record.SetEnabled(opts.Recorder != nil)
 	m.keys.LessonNext.SetEnabled(opts.Lesson != nil)
 	m.keys.FIFO.SetEnabled(opts.Lesson != nil)
 	if opts.Recorder != nil {
@@ -208,23 +211,13 @@ func New(opts Options) *Model {
 		m.panes[paneLesson] = m.lesson
 		m.focus = paneLesson
 	}
-	m.keys.Server.SetEnabled(opts.Servers != nil && opts.Replay == nil)
-	m.keys.Report.SetEnabled(opts.Servers != nil && opts.Replay == nil)
-	if opts.Servers != nil && opts.Replay == nil {
-		m.fl = newFleet(m, opts.Servers)
+	m.mode = newMode(m)
+	syncKeys(&m.keys, m.mode)
+	switch {
+	case m.fl != nil:
 		m.panes[paneFeatures] = nil // prompts and resources are one server's
-		m.keys.Roots.SetEnabled(false)
-		m.keys.Record.SetEnabled(false)
 		m.fl.syncServerKey()
-	}
-	m.keys.Faults.SetEnabled(false)
-	if opts.Watch != nil {
-		m.wt = newWatchMode(m)
-	}
-	if opts.Replay != nil {
-		m.rp = newReplayState(m, opts.Replay)
-		m.keys.Restart.SetEnabled(false)
-		m.keys.Roots.SetEnabled(false)
+	case m.rp != nil:
 		m.rp.freshPanes()
 	}
 	m.applyHelpStyles()

@@ -191,6 +191,28 @@ func parseID(s string) (jsonrpc.ID, error) {
 	return jsonrpc.String(s), nil
 }
 
+// Can refuses every request of a server: none runs in a replay.
+func (r *replayState) Can(a action) (bool, string) {
+	switch a {
+	case actRecord:
+		if r.m.opts.Recorder != nil {
+			return true, ""
+		}
+		return false, "a replay records nothing: it reads a recording"
+	case actRestart:
+		return false, "a replay has no server to restart"
+	case actServer, actReport:
+		return false, "only with several servers (sonde --all)"
+	case actFaults:
+		return false, "fault rules are a watched tap's (sonde watch)"
+	}
+	return false, replayReadOnly
+}
+
+func (r *replayState) refuse(why string) { r.note = why }
+
+func (r *replayState) do(action, tea.Msg) tea.Cmd { return nil }
+
 // replayReadOnly is the note shown when a pane asks for something a replay
 // cannot do (a call, a cancel, a refresh).
 const replayReadOnly = "a replay is read-only: no server runs, nothing is sent"

@@ -136,6 +136,13 @@ func (m *Model) renderHelp() string {
 	}
 	b.WriteString(m.styles.Accent.Render("Everywhere") + "\n\n")
 	b.WriteString(hm.FullHelpView(m.keys.FullHelp()) + "\n\n")
+	if off := disabledHelp(&m.keys, m.mode); len(off) > 0 {
+		b.WriteString(m.styles.Accent.Render("Not here") + "\n\n")
+		for _, line := range off {
+			b.WriteString(m.styles.Subtle.Render(line) + "\n")
+		}
+		b.WriteString("\n")
+	}
 	if m.rp != nil {
 		b.WriteString(m.styles.Accent.Render("Replay") + "\n\n")
 		b.WriteString(hm.FullHelpView(m.rp.keys.FullHelp()) + "\n\n")
@@ -178,6 +185,9 @@ func (m *Model) statusBar() string {
 	}
 	if m.wt != nil {
 		parts = append(parts, part{text: m.wt.watchPart()})
+	}
+	if m.lv != nil && m.lv.note != "" {
+		parts = append(parts, part{text: st.Warn.Render(textfmt.Clean(m.lv.note))})
 	}
 	if m.conn.exited != "" {
 		parts = append(parts, part{text: st.Error.Render("exited: " + m.conn.exited)})

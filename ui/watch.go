@@ -12,7 +12,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/features"
-	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
@@ -98,10 +97,6 @@ func waitWatch(src Watched) tea.Cmd {
 func newWatchMode(m *Model) *watchState {
 	w := &watchState{m: m, src: m.opts.Watch, asked: map[string]askedReq{}}
 	w.m.conn.starting = false
-	w.m.keys.Restart.SetEnabled(false)
-	w.m.keys.Record.SetEnabled(false)
-	w.m.keys.Roots.SetEnabled(false)
-	w.m.keys.Faults.SetEnabled(w.m.watchFaults() != nil)
 	w.m.tools.SetUnavailable("No tools yet: the host has not listed them.", "r lists them now (sonde's own tools/list, injected into the session)")
 	if why := w.m.opts.Watch.NoInject(); why != "" {
 		w.m.tools.SetUnavailable("No tools: the host did not list them.", why)
@@ -109,9 +104,9 @@ func newWatchMode(m *Model) *watchState {
 	return w
 }
 
-// watchMsg handles, in watch mode, the messages of the session's life and
-// what the panes ask of a server: events from the recording, and calls,
-// lists and reads injected through the tap. ok is false for a message
+// watchMsg handles, in watch mode, the messages of the session's life:
+// events from the recording, and the outcomes of injected requests whose
+// answers the panes get through the recording. ok is false for a message
 // it leaves to the usual routing.
 func (w *watchState) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
@@ -122,30 +117,6 @@ func (w *watchState) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 			w.note = msg.method + ": " + msg.err.Error()
 		}
 		return nil, true
-	case tools.CallMsg:
-		return w.injectCmd(mcp.MethodToolsCall, func(ctx context.Context, src Watched) tea.Msg {
-			started := time.Now()
-			raw, err := src.Inject(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: msg.Tool, Arguments: msg.Args})
-			res := tools.ResultMsg{Tool: msg.Tool, Raw: raw, Err: err, Latency: time.Since(started)}
-			if err == nil {
-				res.Result, res.Err = client.ToolResult(msg.Tool, raw)
-			}
-			return res
-		}), true
-	case tools.RefreshMsg:
-		return w.injectCmd(mcp.MethodToolsList, func(ctx context.Context, src Watched) tea.Msg {
-			// The answer's frame reaches the Tools pane through the
-			// recording, as the host's would.
-			_, err := src.Inject(ctx, mcp.MethodToolsList, struct{}{})
-			return injectedMsg{method: mcp.MethodToolsList, err: err}
-		}), true
-	case features.ReadMsg:
-		return w.injectCmd(mcp.MethodResourcesRead, func(ctx context.Context, src Watched) tea.Msg {
-			res, raw, err := injectResult[mcp.ReadResourceResult](ctx, src, mcp.MethodResourcesRead, mcp.URIParams{URI: msg.URI}, msg.URI)
-			return features.ReadResultMsg{URI: msg.URI, Result: res, Raw: raw, Err: err}
-		}), true
-	case features.RefreshMsg, features.GetPromptMsg:
-		return w.watchFeatureMsg(msg)
 	case featuresListedMsg:
 		// The answers reached the pane through the recording; an error
 		// did not.
@@ -153,23 +124,91 @@ func (w *watchState) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 			w.note = "features: " + msg.Err.Error()
 		}
 		return nil, true
-	case pending.CancelMsg, pending.CancelTaskMsg:
-		w.note = "the host's requests are the host's to cancel: sonde only watches them"
-		return nil, true
-	case features.SubscribeMsg, features.SetLevelMsg, features.CompleteMsg:
-		w.note = "not in a watched session yet: tools (call, list), resources (list, read) and prompts (list, get) are"
-		return nil, true
 	}
 	return nil, false
 }
 
-// injectCmd runs do in a command with the injection's deadline, or says
-// why nothing can be injected.
-func (w *watchState) injectCmd(method string, do func(context.Context, Watched) tea.Msg) tea.Cmd {
-	if why := w.noInject(); why != "" {
-		w.note = method + ": " + why
-		return nil
+// injected is the method action a injects into a watched session.
+func injected(a action) string {
+	switch a {
+	case actCall:
+		return mcp.MethodToolsCall
+	case actListTools:
+		return mcp.MethodToolsList
+	case actRead:
+		return mcp.MethodResourcesRead
+	case actListFeatures:
+		return mcp.MethodResourcesList
 	}
+	return mcp.MethodPromptsGet
+}
+
+// Can allows what can be injected through the tap while the session is
+// live, and answering the server's requests; the host's own requests and
+// server, its roots and its recording are not sonde's.
+func (w *watchState) Can(a action) (bool, string) {
+	switch a {
+	case actAnswer:
+		return true, ""
+	case actCancel, actCancelTask:
+		return false, "the host's requests are the host's to cancel: sonde only watches them"
+	case actSubscribe, actSetLevel, actComplete:
+		return false, "not in a watched session yet: tools (call, list), resources (list, read) and prompts (list, get) are"
+	case actCall, actListTools, actRead, actListFeatures, actGetPrompt:
+		if why := w.noInject(); why != "" {
+			return false, injected(a) + ": " + why
+		}
+		return true, ""
+	case actRestart:
+		return false, "the host starts and stops its server: sonde only watches the session"
+	case actRecord:
+		return false, "the tap records this session already"
+	case actRoots:
+		return false, "the roots are the host's to give"
+	case actFaults:
+		if w.m.watchFaults() == nil {
+			return false, "this tap takes no fault rules"
+		}
+		return true, ""
+	}
+	return false, "only with several servers (sonde --all)" // actStart, actServer, actReport
+}
+
+func (w *watchState) refuse(why string) { w.note = why }
+
+// do injects the request through the tap.
+func (w *watchState) do(_ action, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tools.CallMsg:
+		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
+			started := time.Now()
+			raw, err := src.Inject(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: msg.Tool, Arguments: msg.Args})
+			res := tools.ResultMsg{Tool: msg.Tool, Raw: raw, Err: err, Latency: time.Since(started)}
+			if err == nil {
+				res.Result, res.Err = client.ToolResult(msg.Tool, raw)
+			}
+			return res
+		})
+	case tools.RefreshMsg:
+		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
+			// The answer's frame reaches the Tools pane through the
+			// recording, as the host's would.
+			_, err := src.Inject(ctx, mcp.MethodToolsList, struct{}{})
+			return injectedMsg{method: mcp.MethodToolsList, err: err}
+		})
+	case features.ReadMsg:
+		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
+			res, raw, err := injectResult[mcp.ReadResourceResult](ctx, src, mcp.MethodResourcesRead, mcp.URIParams{URI: msg.URI}, msg.URI)
+			return features.ReadResultMsg{URI: msg.URI, Result: res, Raw: raw, Err: err}
+		})
+	}
+	cmd, _ := w.watchFeatureMsg(msg)
+	return cmd
+}
+
+// injectCmd runs do in a command with the injection's deadline (Can
+// decided that it can be injected).
+func (w *watchState) injectCmd(do func(context.Context, Watched) tea.Msg) tea.Cmd {
 	w.note = ""
 	src := w.src
 	return func() tea.Msg {
