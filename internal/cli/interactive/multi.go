@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -62,11 +61,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 	if len(o.Prewarm) > 0 {
 		warm.Go(func() { m.Prewarm(ctx, o.Prewarm...) })
 	}
-	palette := theme.Dark()
-	noColor := os.Getenv("NO_COLOR") != ""
-	if noColor {
-		palette = theme.NoColor()
-	}
+	palette, noColor := termPalette()
 	src := managerSource{m: m, ctx: ctx}
 	note, last := "", ""
 	var insp *ui.Model

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -96,21 +97,8 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	// a dialog (the program exists by the time a server answers 401).
 	// The grant line (which grant, and why) comes just before the URL.
 	var prog atomic.Pointer[tea.Program]
-	var grant atomic.Pointer[string]
-	hooks := connect.OAuthHooks{
-		Grant: func(g string) { grant.Store(&g) },
-		Prompt: func(authURL string) {
-			if p := prog.Load(); p != nil {
-				msg := ui.AuthorizeMsg{URL: authURL, Wait: f.OAuthTimeout}
-				if g := grant.Load(); g != nil {
-					msg.Grant = *g
-				}
-				p.Send(msg)
-			}
-		},
-	}
 	secrets := &connect.SecretSink{}
-	dial, transportName, what, err := connect.Dial(f, t, cfg, hooks, secrets)
+	dial, transportName, what, err := connect.Dial(f, t, cfg, authorizeHooks(&prog, f.OAuthTimeout), secrets)
 	if err != nil {
 		return err
 	}
@@ -157,11 +145,7 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	if err != nil {
 		return err
 	}
-	noColor := os.Getenv("NO_COLOR") != ""
-	palette := theme.Dark()
-	if noColor {
-		palette = theme.NoColor()
-	}
+	palette, noColor := termPalette()
 	opts := ui.Options{
 		Start: start, First: &first, Transport: transportName, Command: what,
 		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Reconnect: f.Reconnect,
@@ -176,10 +160,35 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	prog.Store(p)
 	_, err = p.Run()
-	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
-		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
+	return interrupted(err)
+}
+
+// authorizeHooks send the OAuth flow's authorization URL to the UI's
+// dialog, once the program exists, with the grant line (which grant, and
+// why) that came just before it.
+func authorizeHooks(prog *atomic.Pointer[tea.Program], wait time.Duration) connect.OAuthHooks {
+	var grant atomic.Pointer[string]
+	return connect.OAuthHooks{
+		Grant: func(g string) { grant.Store(&g) },
+		Prompt: func(authURL string) {
+			if p := prog.Load(); p != nil {
+				msg := ui.AuthorizeMsg{URL: authURL, Wait: wait}
+				if g := grant.Load(); g != nil {
+					msg.Grant = *g
+				}
+				p.Send(msg)
+			}
+		},
 	}
-	return err
+}
+
+// termPalette is the palette the terminal UIs open with, and whether
+// NO_COLOR keeps it.
+func termPalette() (theme.Palette, bool) {
+	if os.Getenv("NO_COLOR") != "" {
+		return theme.NoColor(), true
+	}
+	return theme.Dark(), false
 }
 
 // reorderLesson starts, for the lesson's reorder step, the same server
