@@ -152,15 +152,20 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 		Recorder: rec,
 	}
 	if lessonOpts != nil {
-		lo := *lessonOpts
-		lo.Modern = modernLesson(f, t, copts, all)
-		lo.Reorder = reorderLesson(f, t, copts, all)
-		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
+		opts.Lesson = demoLesson(*lessonOpts, f, t, copts, all)
 	}
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	prog.Store(p)
 	_, err = p.Run()
 	return interrupted(err)
+}
+
+// demoLesson builds the lesson of sonde demo, its modern and reorder steps
+// run against the same server.
+func demoLesson(lo lesson.Options, f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients) func(*theme.Styles) ui.Lesson {
+	lo.Modern = modernLesson(f, t, copts, all)
+	lo.Reorder = reorderLesson(f, t, copts, all)
+	return func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
 }
 
 // authorizeHooks send the OAuth flow's authorization URL to the UI's
