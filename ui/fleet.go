@@ -16,7 +16,7 @@ import (
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
-// Servers is what the aggregated inspector (Options.Servers: sonde --all,
+// Servers is what the fleet inspector (Options.Servers: sonde --all,
 // several --server) needs of the servers it shows; the command line
 // implements it over the manager. Start and Aggregate run in commands.
 type Servers interface {
@@ -43,7 +43,7 @@ type Servers interface {
 	Report(name string) string
 }
 
-// NamedTool is one tool of one server in the aggregated list.
+// NamedTool is one tool of one server in the fleet's list.
 type NamedTool struct {
 	Server string
 	// Name is "server/tool".
@@ -65,7 +65,7 @@ type fleet struct {
 	named map[string]NamedTool
 }
 
-// srvState is one server of the aggregated inspector.
+// srvState is one server of the fleet inspector.
 type srvState struct {
 	gen    int // bumped by each restart of this server
 	sess   Conn

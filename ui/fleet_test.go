@@ -68,7 +68,7 @@ func (s *testServers) Aggregate(names []string, lists [][]mcp.Tool) []NamedTool 
 	return out
 }
 
-// newFleetModel is an aggregated inspector of w×h over servers a and b,
+// newFleetModel is an fleet inspector of w×h over servers a and b,
 // none running.
 func newFleetModel(t *testing.T, w, h int) (*Model, *testServers) {
 	t.Helper()

@@ -80,7 +80,7 @@ type Options struct {
 	// prompts are injected into the session through the tap
 	// (ui/watch.go).
 	Watch Watched
-	// Servers, if set, makes this the aggregated inspector over several
+	// Servers, if set, makes this the fleet inspector over several
 	// servers (sonde --all): Tools lists every running server's tools as
 	// server/tool and a row for each server not started (enter starts
 	// it); Pending, Frames and stderr show every server's rows, tagged,

@@ -18,7 +18,7 @@ import (
 type reportMsg struct{ server, text string }
 
 // reportCmd reads the failure report of the server the panes show (R in
-// the aggregated inspector).
+// the fleet inspector).
 func (m *Model) reportCmd() tea.Cmd {
 	name := m.fl.only
 	if name == "" {

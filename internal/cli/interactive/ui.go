@@ -28,7 +28,7 @@ import (
 type UIOptions struct {
 	Server  connect.Flags
 	Frames  int
-	Multi   connect.MultiFlags // --all, several --server: the server list (multi.go)
+	Multi   connect.MultiFlags // --all, several --server: the server list (fleet.go)
 	Prewarm []string
 	// Tapped are sonde tap's sessions for the picker (the root command
 	// hands them over from the tap family).

@@ -26,7 +26,7 @@ import (
 // runMultiUI is `sonde --all` (or several --server): the server list
 // (ui/servers), where nothing runs until a server is opened (or started
 // with p, or named with --prewarm); enter starts that server and opens the
-// aggregated inspector over all of them (ui.Options.Servers: the tools of
+// fleet inspector over all of them (ui.Options.Servers: the tools of
 // the running ones as server/tool, a server not running started when its
 // row in Tools is picked), and quitting the inspector comes back to the
 // list, the servers still running. Starts and restarts (ctrl+r in the inspector) go through
@@ -87,7 +87,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 }
 
 // inspect starts server name (or reuses it) through the manager, then runs
-// the aggregated inspector over every server: *insp, made the first time
+// the fleet inspector over every server: *insp, made the first time
 // and run again by each later program, so its panes keep what they showed.
 func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, insp **ui.Model, name string, palette theme.Palette, noColor bool) error {
 	// A server backing off is not waited for here, with the list gone and
@@ -112,7 +112,7 @@ func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Mul
 	return interrupted(err)
 }
 
-// uiServers is the aggregated inspector's view of the manager.
+// uiServers is the fleet inspector's view of the manager.
 type uiServers struct {
 	m    *connect.Multi
 	ctx  context.Context
