@@ -17,7 +17,7 @@ import (
 type (
 	startedMsg struct {
 		gen  int
-		sess Session
+		sess Conn
 		err  error
 	}
 	initializedMsg struct {
@@ -101,7 +101,7 @@ func listToolsCmd(gen int, c *client.Client) tea.Cmd {
 // restartCmd stops the old server (its pending requests fail with
 // MCP_PROCESS_EXIT, and those events still reach the panes), closes the old
 // client, and starts a new one.
-func (m *Model) restartCmd(old Session, gen int) tea.Cmd {
+func (m *Model) restartCmd(old Conn, gen int) tea.Cmd {
 	start := m.opts.Start
 	return func() tea.Msg {
 		if old.Client != nil {

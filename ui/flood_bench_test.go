@@ -82,14 +82,14 @@ func BenchmarkKeyUnderFlood(b *testing.B) {
 	}
 	cfg := client.StdioConfig{Argv: []string{os.Args[0], "--fault", "notification-flood", "--flood-count", "20000"}, Env: env, KillAfter: 300 * time.Millisecond}
 	clients := make(chan *client.Client, 1)
-	start := func() (Session, error) {
+	start := func() (Conn, error) {
 		c := client.New(client.Options{Timeout: time.Minute})
 		sub := c.Subscribe(1 << 16)
 		if err := c.Connect(client.Stdio(cfg)); err != nil {
-			return Session{}, err
+			return Conn{}, err
 		}
 		clients <- c
-		return Session{Client: c, Sub: sub}, nil
+		return Conn{Client: c, Sub: sub}, nil
 	}
 	p := &floodProbe{m: New(Options{Start: start, Palette: theme.NoColor(), NoColor: true}), seen: make(chan time.Duration, 1)}
 	prog := tea.NewProgram(p, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithWindowSize(160, 45), tea.WithoutSignals())

@@ -80,11 +80,11 @@ func newHarness(t testing.TB, w, h int, opts ...opt) *harness {
 }
 
 // start is Options.Start: a fresh never-connected session.
-func (hs *harness) start() (Session, error) {
+func (hs *harness) start() (Conn, error) {
 	hs.starts++
 	c := client.New(client.Options{})
 	hs.t.Cleanup(func() { c.Close() })
-	return Session{Client: c, Sub: c.Subscribe(16)}, nil
+	return Conn{Client: c, Sub: c.Subscribe(16)}, nil
 }
 
 // send delivers msg to Update and returns the command.
@@ -117,7 +117,7 @@ func (hs *harness) feed(evs ...client.Event) tea.Cmd {
 // generation's start, then the handshake's result and the tool list.
 func (hs *harness) connect() {
 	hs.t.Helper()
-	if cmd := hs.send(startedMsg{gen: hs.m.gen, sess: Session{Client: hs.c, Sub: hs.sub}}); cmd == nil {
+	if cmd := hs.send(startedMsg{gen: hs.m.gen, sess: Conn{Client: hs.c, Sub: hs.sub}}); cmd == nil {
 		hs.t.Fatal("startedMsg returned no command (pump and handshake)")
 	}
 	if cmd := hs.send(initializedMsg{gen: hs.m.gen, res: initResult(), era: client.EraLegacy}); cmd == nil {

@@ -27,8 +27,9 @@ import (
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
-// Session is one server process and the client talking to it.
-type Session struct {
+// Conn is the UI's connection to one server: its process's client and
+// the subscription to its events.
+type Conn struct {
 	Client *client.Client
 	Sub    *client.Subscription
 	// Pid is the server's process when known before its events (a server
@@ -41,10 +42,10 @@ type Options struct {
 	// Start launches the server and subscribes to its client (no
 	// handshake). It is called from a command, never from Update, at start
 	// (unless First is set) and on every restart.
-	Start func() (Session, error)
+	Start func() (Conn, error)
 	// First, if set, is the session already started by the caller (so that
 	// a server that cannot be started is reported before the UI opens).
-	First *Session
+	First *Conn
 	// Transport and Command describe the server in the status bar.
 	Transport string
 	Command   string
@@ -79,7 +80,7 @@ type Options struct {
 	// prompts are injected into the session through the tap
 	// (ui/watch.go).
 	Watch Watched
-	// Servers, if set, makes this the aggregated inspector over several
+	// Servers, if set, makes this the fleet inspector over several
 	// servers (sonde --all): Tools lists every running server's tools as
 	// server/tool and a row for each server not started (enter starts
 	// it); Pending, Frames and stderr show every server's rows, tagged,
@@ -137,7 +138,7 @@ type Model struct {
 	rects         map[int]rect
 
 	gen     int // session generation, bumped by each restart
-	sess    Session
+	sess    Conn
 	conn    connState
 	stats   stats
 	now     time.Time
@@ -157,10 +158,14 @@ type Model struct {
 	// (authorize.go); authHidden: put off with esc, not reopened.
 	auth       *answer.Authorize
 	authHidden bool
-	answerErr  error        // the last answer or roots change that failed
-	rp         *replayState // set in a replay
-	wt         *watchState  // set when watching a tapped session
-	mu         *multi       // set in the aggregated inspector (multi.go)
+	answerErr  error // the last answer or roots change that failed
+	// mode is the way the session is had (mode.go): one of lv, rp, wt, fl,
+	// the one set, which the status bar and the mode's own keys read.
+	mode mode
+	lv   *live        // set in a live session
+	rp   *replayState // set in a replay
+	wt   *watchState  // set when watching a tapped session
+	fl   *fleet       // set in the fleet inspector (fleet.go)
 
 	// The screen is drawn again only after a change (redraw.go): frame is
 	// the screen last drawn, stale says it must be drawn again, renders
@@ -195,7 +200,6 @@ func New(opts Options) *Model {
 		now: opts.Now(), conn: connState{starting: true},
 	}
 	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features, m.timeline}
-	m.keys.Record.SetEnabled(opts.Recorder != nil)
 	m.keys.LessonNext.SetEnabled(opts.Lesson != nil)
 	m.keys.FIFO.SetEnabled(opts.Lesson != nil)
 	if opts.Recorder != nil {
@@ -207,43 +211,33 @@ func New(opts Options) *Model {
 		m.panes[paneLesson] = m.lesson
 		m.focus = paneLesson
 	}
-	m.keys.Server.SetEnabled(opts.Servers != nil && opts.Replay == nil)
-	m.keys.Report.SetEnabled(opts.Servers != nil && opts.Replay == nil)
-	if opts.Servers != nil && opts.Replay == nil {
-		m.mu = newMulti(opts.Servers)
+	m.mode = newMode(m)
+	syncKeys(&m.keys, m.mode)
+	switch {
+	case m.fl != nil:
 		m.panes[paneFeatures] = nil // prompts and resources are one server's
-		m.keys.Roots.SetEnabled(false)
-		m.keys.Record.SetEnabled(false)
-		m.syncServerKey()
-	}
-	m.keys.Faults.SetEnabled(false)
-	if opts.Watch != nil {
-		m.initWatch()
-	}
-	if opts.Replay != nil {
-		m.rp = newReplayState(m, opts.Replay)
-		m.keys.Restart.SetEnabled(false)
-		m.keys.Roots.SetEnabled(false)
-		m.freshPanes()
+		m.fl.syncServerKey()
+	case m.rp != nil:
+		m.rp.freshPanes()
 	}
 	m.applyHelpStyles()
 	return m
 }
 
-// Session returns the current session (to close it after the program ends).
-func (m *Model) Session() Session { return m.sess }
+// Conn returns the current connection (to close it after the program ends).
+func (m *Model) Conn() Conn { return m.sess }
 
 // Init starts the server, the clock, and asks for the background colour.
 func (m *Model) Init() tea.Cmd {
 	if m.rp != nil {
 		// A replay opens at the end of the capture, paused.
-		return tea.Batch(m.seek(m.rp.tl.Len()), tea.RequestBackgroundColor)
+		return tea.Batch(m.rp.seek(m.rp.tl.Len()), tea.RequestBackgroundColor)
 	}
 	if m.wt != nil {
 		return tea.Batch(waitWatch(m.wt.src), tick(), tea.RequestBackgroundColor)
 	}
-	if m.mu != nil {
-		return tea.Batch(m.multiInit(), tick(), tea.RequestBackgroundColor)
+	if m.fl != nil {
+		return tea.Batch(m.fl.open(), tick(), tea.RequestBackgroundColor)
 	}
 	start := m.startCmd(m.gen)
 	if first := m.opts.First; first != nil {

@@ -47,6 +47,7 @@ const (
 // it is going, and playback. Events are read by commands (nextLoad), one
 // load at a time; Update applies what they return.
 type replayState struct {
+	m    *Model // the root it shows the capture in
 	tl   *replay.Timeline
 	keys replayKeys
 	pos  int // events applied to the panes: [0, pos)
@@ -104,41 +105,40 @@ func newReplayState(m *Model, tl *replay.Timeline) *replayState {
 	s.Blurred = s.Focused
 	s.Cursor.Color, s.Cursor.Blink = st.Palette.Accent, false
 	in.SetStyles(s)
-	return &replayState{tl: tl, keys: defaultReplayKeys(), speed: defaultSpeed, tools: -1, sessionAt: -1, hold: -1,
+	return &replayState{m: m, tl: tl, keys: defaultReplayKeys(), speed: defaultSpeed, tools: -1, sessionAt: -1, hold: -1,
 		prompt: in, warnings: tl.Warnings()}
 }
 
 // freshPanes replaces the panes by empty ones (a rebuild), keeping focus
 // and sizes.
-func (m *Model) freshPanes() {
-	st := m.styles
-	m.pending = pending.New(st)
-	m.frames = frames.New(st, frames.Options{Capacity: m.opts.FrameCapacity})
-	m.frames.SetOrigin(m.rp.tl.Header().Start)
-	m.stderr = stderr.New(st)
-	m.tools = tools.New(st, tools.Options{})
-	m.features = features.New(st)
-	m.timeline = timeline.New(st)
-	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features, m.timeline}
-	m.relayout()
+func (r *replayState) freshPanes() {
+	st := r.m.styles
+	r.m.pending = pending.New(st)
+	r.m.frames = frames.New(st, frames.Options{Capacity: r.m.opts.FrameCapacity})
+	r.m.frames.SetOrigin(r.tl.Header().Start)
+	r.m.stderr = stderr.New(st)
+	r.m.tools = tools.New(st, tools.Options{})
+	r.m.features = features.New(st)
+	r.m.timeline = timeline.New(st)
+	r.m.panes = [paneCount]pane{r.m.pending, r.m.frames, r.m.tools, r.m.stderr, nil, r.m.features, r.m.timeline}
+	r.m.relayout()
 }
 
 // seek sends the cursor to position k (clamped) and starts loading.
-func (m *Model) seek(k int) tea.Cmd {
-	rp := m.rp
-	rp.hold = -1
-	rp.want = max(min(k, rp.tl.Len()), 0)
-	return m.nextLoad()
+func (r *replayState) seek(k int) tea.Cmd {
+	r.hold = -1
+	r.want = max(min(k, r.tl.Len()), 0)
+	return r.nextLoad()
 }
 
 // seekTime sends the cursor to offset d: the events up to d have happened,
 // and the clock is at d.
-func (m *Model) seekTime(d time.Duration) tea.Cmd {
-	cmd := m.seek(m.rp.tl.At(d))
-	m.rp.hold = max(min(d, m.rp.tl.End()), 0) // not past the end of the capture
+func (r *replayState) seekTime(d time.Duration) tea.Cmd {
+	cmd := r.seek(r.tl.At(d))
+	r.hold = max(min(d, r.tl.End()), 0) // not past the end of the capture
 	if cmd == nil {
-		m.rp.now = max(m.rp.tl.Time(m.rp.pos), m.rp.hold)
-		m.replayNow()
+		r.now = max(r.tl.Time(r.pos), r.hold)
+		r.replayNow()
 	}
 	return cmd
 }
@@ -146,13 +146,12 @@ func (m *Model) seekTime(d time.Duration) tea.Cmd {
 // nextLoad starts the command that brings the panes from pos to want:
 // forward by reading the events in between, or (backwards, or far ahead)
 // by a rebuild from the nearest checkpoint (replay.Timeline.Plan).
-func (m *Model) nextLoad() tea.Cmd {
-	rp := m.rp
-	if rp.loading || rp.want == rp.pos {
+func (r *replayState) nextLoad() tea.Cmd {
+	if r.loading || r.want == r.pos {
 		return nil
 	}
-	rp.loading = true
-	tl, from, to, haveTools, haveSess := rp.tl, rp.pos, rp.want, rp.tools, rp.sessionAt
+	r.loading = true
+	tl, from, to, haveTools, haveSess := r.tl, r.pos, r.want, r.tools, r.sessionAt
 	rebuild := to < from || to-from > replay.Warm
 	return func() tea.Msg {
 		msg := replayLoadedMsg{base: from, to: to}
@@ -192,50 +191,49 @@ func (m *Model) nextLoad() tea.Cmd {
 
 // replayLoaded applies a load's events and starts the next load if the
 // cursor has moved on meanwhile.
-func (m *Model) replayLoaded(msg replayLoadedMsg) tea.Cmd {
-	rp := m.rp
-	rp.loading = false
+func (r *replayState) replayLoaded(msg replayLoadedMsg) tea.Cmd {
+	r.loading = false
 	if msg.err != nil {
-		rp.note = "cannot read the capture: " + msg.err.Error()
-		rp.playing, rp.want = false, rp.pos
+		r.note = "cannot read the capture: " + msg.err.Error()
+		r.playing, r.want = false, r.pos
 		return nil
 	}
 	if msg.toolsErr != nil {
-		rp.note = "cannot read the tool list: " + msg.toolsErr.Error()
+		r.note = "cannot read the tool list: " + msg.toolsErr.Error()
 	}
 	switch {
 	case msg.base == -1:
-		m.freshPanes()
-	case msg.base != rp.pos:
-		return m.nextLoad() // cannot happen: one load at a time
+		r.freshPanes()
+	case msg.base != r.pos:
+		return r.nextLoad() // cannot happen: one load at a time
 	}
-	for _, p := range m.panes {
+	for _, p := range r.m.panes {
 		if p != nil {
 			p.Apply(msg.evs)
 		}
 	}
-	rp.pos = msg.to
+	r.pos = msg.to
 	if msg.toolsSet {
 		if msg.toolsN > 0 { // before the first tools/list answer, the pane waits for one
-			m.tools.SetTools(msg.tools)
+			r.m.tools.SetTools(msg.tools)
 		}
-		rp.tools = msg.toolsN
+		r.tools = msg.toolsN
 	}
 	if msg.session != nil {
-		rp.session, rp.sessionAt = *msg.session, msg.sessAt
+		r.session, r.sessionAt = *msg.session, msg.sessAt
 	}
-	if !rp.playing || rp.now < rp.tl.Time(rp.pos) {
-		rp.now = max(rp.tl.Time(rp.pos), rp.hold)
+	if !r.playing || r.now < r.tl.Time(r.pos) {
+		r.now = max(r.tl.Time(r.pos), r.hold)
 	}
-	m.replayNow()
-	return m.nextLoad()
+	r.replayNow()
+	return r.nextLoad()
 }
 
 // replayNow gives the panes the cursor's time.
-func (m *Model) replayNow() {
-	t := m.rp.tl.Header().Start.Add(m.rp.now)
-	m.now = t
-	for _, p := range m.panes {
+func (r *replayState) replayNow() {
+	t := r.tl.Header().Start.Add(r.now)
+	r.m.now = t
+	for _, p := range r.m.panes {
 		if p != nil {
 			p.SetNow(t)
 		}
@@ -249,81 +247,78 @@ func replayTick(gen int) tea.Cmd {
 
 // play starts or pauses playback; at the end, play starts again from the
 // beginning.
-func (m *Model) play() tea.Cmd {
-	rp := m.rp
-	if rp.playing {
-		rp.playing = false
-		rp.now = rp.tl.Time(rp.want)
+func (r *replayState) play() tea.Cmd {
+	if r.playing {
+		r.playing = false
+		r.now = r.tl.Time(r.want)
 		return nil
 	}
-	rp.playing, rp.note = true, ""
-	rp.tickGen++
-	rp.lastTick = m.opts.Now()
+	r.playing, r.note = true, ""
+	r.tickGen++
+	r.lastTick = r.m.opts.Now()
 	var cmd tea.Cmd
-	if rp.want >= rp.tl.Len() {
-		rp.now = 0
-		cmd = m.seek(0)
+	if r.want >= r.tl.Len() {
+		r.now = 0
+		cmd = r.seek(0)
 	}
-	return tea.Batch(cmd, replayTick(rp.tickGen))
+	return tea.Batch(cmd, replayTick(r.tickGen))
 }
 
 // replayTicked advances the playback clock by the time elapsed times the
 // speed, and the cursor to the events that happened by then.
-func (m *Model) replayTicked(msg replayTickMsg) tea.Cmd {
-	rp := m.rp
-	if !rp.playing || msg.gen != rp.tickGen {
+func (r *replayState) replayTicked(msg replayTickMsg) tea.Cmd {
+	if !r.playing || msg.gen != r.tickGen {
 		return nil
 	}
-	elapsed := msg.t.Sub(rp.lastTick)
-	rp.lastTick = msg.t
-	target := rp.want
-	if sp := speedOf(rp.speed); sp == 0 {
+	elapsed := msg.t.Sub(r.lastTick)
+	r.lastTick = msg.t
+	target := r.want
+	if sp := speedOf(r.speed); sp == 0 {
 		target += instantBatch
 	} else {
-		rp.now += time.Duration(float64(elapsed) * sp)
-		target = max(rp.tl.At(rp.now), rp.want)
+		r.now += time.Duration(float64(elapsed) * sp)
+		target = max(r.tl.At(r.now), r.want)
 	}
-	if target >= rp.tl.Len() {
-		target, rp.playing = rp.tl.Len(), false
-		rp.now = rp.tl.End()
+	if target >= r.tl.Len() {
+		target, r.playing = r.tl.Len(), false
+		r.now = r.tl.End()
 	}
-	if speedOf(rp.speed) == 0 {
-		rp.now = rp.tl.Time(target)
+	if speedOf(r.speed) == 0 {
+		r.now = r.tl.Time(target)
 	}
-	cmd := m.seek(target)
-	m.replayNow()
-	if !rp.playing {
+	cmd := r.seek(target)
+	r.replayNow()
+	if !r.playing {
 		return cmd
 	}
-	return tea.Batch(cmd, replayTick(rp.tickGen))
+	return tea.Batch(cmd, replayTick(r.tickGen))
 }
 
 // step moves the cursor n events (paused).
-func (m *Model) step(n int) tea.Cmd {
-	m.rp.playing = false
-	m.rp.note = ""
-	return m.seek(m.rp.want + n)
+func (r *replayState) step(n int) tea.Cmd {
+	r.playing = false
+	r.note = ""
+	return r.seek(r.want + n)
 }
 
 // jumpProblem goes to the next (dir 1) or previous (dir -1) error or
 // protocol violation: the cursor stops just after it.
-func (m *Model) jumpProblem(dir int) tea.Cmd {
-	rp := m.rp
-	rp.playing = false
+func (r *replayState) jumpProblem(dir int) tea.Cmd {
+	r.playing = false
 	var p int
 	if dir > 0 {
-		p = rp.tl.NextProblem(rp.want)
+		p = r.tl.NextProblem(r.want)
 	} else {
-		p = rp.tl.PrevProblem(rp.want - 1)
+		p = r.tl.PrevProblem(r.want - 1)
 	}
 	if p < 0 {
 		what := "after"
 		if dir < 0 {
 			what = "before"
 		}
-		rp.note = fmt.Sprintf("no error or violation %s the cursor (%d in the capture)", what, rp.tl.Problems())
+		r.note = fmt.Sprintf("no error or violation %s the cursor (%d in the capture)", what, r.tl.Problems())
 		return nil
 	}
-	rp.note = ""
-	return m.seek(p + 1)
+	r.note = ""
+	return r.seek(p + 1)
 }

@@ -37,7 +37,7 @@ func FuzzReplayJump(f *testing.F) {
 	f.Fuzz(func(t *testing.T, isTime bool, from int, text string) {
 		rh.t = t
 		rp := rh.m.rp
-		rh.run(rh.m.seek(from))
+		rh.run(rh.m.rp.seek(from))
 		if rp.pos != max(min(from, n), 0) {
 			t.Fatalf("seek(%d) left the cursor at %d of %d", from, rp.pos, n)
 		}

@@ -50,38 +50,37 @@ func (k replayKeys) FullHelp() [][]key.Binding {
 }
 
 // replayKey handles a timeline key; ok is false for other keys.
-func (m *Model) replayKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	rp := m.rp
-	k := &rp.keys
+func (r *replayState) replayKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := &r.keys
 	switch {
 	case key.Matches(msg, k.Play):
-		return m.play(), true
+		return r.play(), true
 	case key.Matches(msg, k.Back):
-		return m.step(-1), true
+		return r.step(-1), true
 	case key.Matches(msg, k.Forward):
-		return m.step(1), true
+		return r.step(1), true
 	case key.Matches(msg, k.Faster):
-		rp.speed = min(rp.speed+1, speedCount-1)
+		r.speed = min(r.speed+1, speedCount-1)
 	case key.Matches(msg, k.Slower):
-		rp.speed = max(rp.speed-1, 0)
+		r.speed = max(r.speed-1, 0)
 	case key.Matches(msg, k.Start):
-		rp.playing, rp.note = false, ""
-		return m.seek(0), true
+		r.playing, r.note = false, ""
+		return r.seek(0), true
 	case key.Matches(msg, k.End):
-		rp.playing, rp.note = false, ""
-		return m.seek(rp.tl.Len()), true
+		r.playing, r.note = false, ""
+		return r.seek(r.tl.Len()), true
 	case key.Matches(msg, k.NextErr):
-		return m.jumpProblem(1), true
+		return r.jumpProblem(1), true
 	case key.Matches(msg, k.PrevErr):
-		return m.jumpProblem(-1), true
+		return r.jumpProblem(-1), true
 	case key.Matches(msg, k.Time):
-		return m.ask(promptTime, "time> ", "1.5s, 2m, or #N for event N", ""), true
+		return r.ask(promptTime, "time> ", "1.5s, 2m, or #N for event N", ""), true
 	case key.Matches(msg, k.Frame):
 		id := ""
-		if e, ok := m.pending.Selected(); ok && e.ID.IsValid() {
+		if e, ok := r.m.pending.Selected(); ok && e.ID.IsValid() {
 			id = e.ID.String()
 		}
-		return m.ask(promptID, "id> ", `3 or "abc"`, id), true
+		return r.ask(promptID, "id> ", `3 or "abc"`, id), true
 	default:
 		return nil, false
 	}
@@ -89,58 +88,55 @@ func (m *Model) replayKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 }
 
 // ask opens the prompt.
-func (m *Model) ask(kind promptKind, prompt, placeholder, value string) tea.Cmd {
-	rp := m.rp
-	rp.playing, rp.note = false, ""
-	rp.asking = kind
-	rp.prompt.Prompt, rp.prompt.Placeholder = prompt, placeholder
-	rp.prompt.SetValue(value)
-	rp.prompt.CursorEnd()
-	rp.prompt.SetWidth(max(min(m.width/2, 40), 8))
-	return rp.prompt.Focus()
+func (r *replayState) ask(kind promptKind, prompt, placeholder, value string) tea.Cmd {
+	r.playing, r.note = false, ""
+	r.asking = kind
+	r.prompt.Prompt, r.prompt.Placeholder = prompt, placeholder
+	r.prompt.SetValue(value)
+	r.prompt.CursorEnd()
+	r.prompt.SetWidth(max(min(r.m.width/2, 40), 8))
+	return r.prompt.Focus()
 }
 
 // promptKey handles a key while the prompt is open: enter jumps, esc
 // closes, the rest is typing.
-func (m *Model) promptKey(msg tea.KeyPressMsg) tea.Cmd {
-	rp := m.rp
+func (r *replayState) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "esc":
-		rp.asking = promptNone
-		rp.prompt.Blur()
+		r.asking = promptNone
+		r.prompt.Blur()
 		return nil
 	case "enter":
-		kind, text := rp.asking, strings.TrimSpace(rp.prompt.Value())
-		rp.asking = promptNone
-		rp.prompt.Blur()
+		kind, text := r.asking, strings.TrimSpace(r.prompt.Value())
+		r.asking = promptNone
+		r.prompt.Blur()
 		if kind == promptTime {
-			return m.jumpTime(text)
+			return r.jumpTime(text)
 		}
-		return m.jumpID(text)
+		return r.jumpID(text)
 	}
 	var cmd tea.Cmd
-	rp.prompt, cmd = rp.prompt.Update(msg)
+	r.prompt, cmd = r.prompt.Update(msg)
 	return cmd
 }
 
 // jumpTime moves the cursor to a time since the capture's start (every
 // event at or before it has happened), or to event N with "#N".
-func (m *Model) jumpTime(text string) tea.Cmd {
-	rp := m.rp
+func (r *replayState) jumpTime(text string) tea.Cmd {
 	if n, ok := strings.CutPrefix(text, "#"); ok {
 		k, err := strconv.Atoi(n)
 		if err != nil || k < 0 {
-			rp.note = fmt.Sprintf("%q: want #N, an event number", text)
+			r.note = fmt.Sprintf("%q: want #N, an event number", text)
 			return nil
 		}
-		return m.seek(k)
+		return r.seek(k)
 	}
 	d, err := parseOffset(text)
 	if err != nil {
-		rp.note = err.Error()
+		r.note = err.Error()
 		return nil
 	}
-	return m.seekTime(d)
+	return r.seekTime(d)
 }
 
 // parseOffset reads a time since the capture's start: a Go duration
@@ -161,20 +157,19 @@ func parseOffset(s string) (time.Duration, error) {
 
 // jumpID moves the cursor just past the next frame that carries the id
 // (3 for an integer id, "abc" or abc for a string id).
-func (m *Model) jumpID(text string) tea.Cmd {
-	rp := m.rp
+func (r *replayState) jumpID(text string) tea.Cmd {
 	id, err := parseID(text)
 	if err != nil {
-		rp.note = err.Error()
+		r.note = err.Error()
 		return nil
 	}
-	n := rp.tl.NextFrame(rp.want, id)
+	n := r.tl.NextFrame(r.want, id)
 	if n < 0 {
-		rp.note = fmt.Sprintf("no frame with id %s after the cursor", id)
+		r.note = fmt.Sprintf("no frame with id %s after the cursor", id)
 		return nil
 	}
-	m.setFocus(paneFrames) // the frame is the newest there, and selected
-	return m.seek(n + 1)
+	r.m.setFocus(paneFrames) // the frame is the newest there, and selected
+	return r.seek(n + 1)
 }
 
 // parseID reads an id as typed: an integer, a JSON string, or bare text
@@ -195,6 +190,28 @@ func parseID(s string) (jsonrpc.ID, error) {
 	}
 	return jsonrpc.String(s), nil
 }
+
+// Can refuses every request of a server: none runs in a replay.
+func (r *replayState) Can(a action) (bool, string) {
+	switch a {
+	case actRecord:
+		if r.m.opts.Recorder != nil {
+			return true, ""
+		}
+		return false, "a replay records nothing: it reads a recording"
+	case actRestart:
+		return false, "a replay has no server to restart"
+	case actServer, actReport:
+		return false, "only with several servers (sonde --all)"
+	case actFaults:
+		return false, "fault rules are a watched tap's (sonde watch)"
+	}
+	return false, replayReadOnly
+}
+
+func (r *replayState) refuse(why string) { r.note = why }
+
+func (r *replayState) do(action, tea.Msg) tea.Cmd { return nil }
 
 // replayReadOnly is the note shown when a pane asks for something a replay
 // cannot do (a call, a cancel, a refresh).

@@ -20,31 +20,31 @@ func speedText(i int) string {
 // the sonde that recorded it), the cursor (time, event n of N), playback,
 // pending, and what the capture lacks. Parts drop from the right end of
 // their priority when the line is too narrow.
-func (m *Model) replayStatus() string {
-	rp, st := m.rp, m.styles
-	h := rp.tl.Header()
+func (r *replayState) replayStatus() string {
+	st := r.m.styles
+	h := r.tl.Header()
 	type part = statusPart
 	parts := []part{{text: st.Accent.Render("sonde replay")}}
-	if rp.note != "" {
-		parts = append(parts, part{text: st.Warn.Render(rp.note)})
+	if r.note != "" {
+		parts = append(parts, part{text: st.Warn.Render(r.note)})
 	}
 	state := "⏸ paused"
-	if rp.playing {
+	if r.playing {
 		state = "▶ playing"
 	}
-	if rp.loading {
+	if r.loading {
 		state += "…"
 	}
 	parts = append(parts,
-		part{text: fmt.Sprintf("%s %s", state, speedText(rp.speed))},
-		part{text: fmt.Sprintf("+%s / %s", textfmt.Dur(rp.now), textfmt.Dur(rp.tl.End()))},
-		part{text: fmt.Sprintf("event %s/%s", commas(rp.pos), commas(rp.tl.Len()))},
+		part{text: fmt.Sprintf("%s %s", state, speedText(r.speed))},
+		part{text: fmt.Sprintf("+%s / %s", textfmt.Dur(r.now), textfmt.Dur(r.tl.End()))},
+		part{text: fmt.Sprintf("event %s/%s", commas(r.pos), commas(r.tl.Len()))},
 	)
-	for _, w := range rp.warnings {
+	for _, w := range r.warnings {
 		parts = append(parts, part{text: st.Error.Render("⚠ " + w)})
 	}
-	parts = append(parts, part{text: fmt.Sprintf("pending %d", m.pending.InFlight()), drop: 1})
-	if s := rp.session; s.ServerName != "" {
+	parts = append(parts, part{text: fmt.Sprintf("pending %d", r.m.pending.InFlight()), drop: 1})
+	if s := r.session; s.ServerName != "" {
 		parts = append(parts, part{text: strings.TrimSpace(s.ServerName + " " + s.ServerVersion), drop: 2},
 			part{text: s.ProtocolVersion, drop: 4})
 	}
@@ -52,12 +52,12 @@ func (m *Model) replayStatus() string {
 	if h.Sonde != "" {
 		parts = append(parts, part{text: "recorded by sonde " + h.Sonde, drop: 5})
 	}
-	return m.fitStatus(parts, 5)
+	return r.m.fitStatus(parts, 5)
 }
 
 // replayPrompt is the prompt line shown instead of the help line.
-func (m *Model) replayPrompt() string {
-	return textfmt.Fit(m.rp.prompt.View()+m.styles.Subtle.Render("  enter jumps · esc closes"), m.width)
+func (r *replayState) replayPrompt() string {
+	return textfmt.Fit(r.prompt.View()+r.m.styles.Subtle.Render("  enter jumps · esc closes"), r.m.width)
 }
 
 // commas formats n with thousands separators.

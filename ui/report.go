@@ -18,21 +18,21 @@ import (
 type reportMsg struct{ server, text string }
 
 // reportCmd reads the failure report of the server the panes show (R in
-// the aggregated inspector).
+// the fleet inspector).
 func (m *Model) reportCmd() tea.Cmd {
-	name := m.mu.only
+	name := m.fl.only
 	if name == "" {
-		m.mu.note = "R shows one server's failure report: choose it with S first"
+		m.fl.note = "R shows one server's failure report: choose it with S first"
 		return nil
 	}
-	src := m.mu.src
+	src := m.fl.src
 	return func() tea.Msg { return reportMsg{server: name, text: src.Report(name)} }
 }
 
 // showReport opens the report's dialog, or says there is none.
 func (m *Model) showReport(msg reportMsg) {
 	if msg.text == "" {
-		m.mu.note = msg.server + " has not failed in this run: no failure report"
+		m.fl.note = msg.server + " has not failed in this run: no failure report"
 		return
 	}
 	if m.dlg == nil {

@@ -8,11 +8,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/lesson"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/theme"
-	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
 // Update routes messages: window and clock to everything, keys to the
@@ -66,13 +64,13 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleRecord(msg)
 		return m, nil
 	case replayLoadedMsg:
-		return m, m.replayLoaded(msg)
+		return m, m.rp.replayLoaded(msg)
 	case replayTickMsg:
-		return m, m.replayTicked(msg)
+		return m, m.rp.replayTicked(msg)
 	case toolDoneMsg:
 		return m, m.toolDone(msg)
 	case srvMsg:
-		return m, m.handleServer(msg)
+		return m, m.fl.handleServer(msg)
 	case reportMsg:
 		m.showReport(msg)
 		return m, nil
@@ -80,8 +78,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.showFaults(msg)
 		return m, nil
 	}
+	if a, ok := requestAction(msg); ok {
+		return m, m.request(a, msg)
+	}
 	if m.wt != nil {
-		if cmd, ok := m.watchMsg(msg); ok {
+		if cmd, ok := m.wt.watchMsg(msg); ok {
 			return m, cmd
 		}
 	}
@@ -146,49 +147,20 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// handlePaneMsg turns what a pane asks for into commands.
+// handlePaneMsg handles what a pane asks of the root (not of the session:
+// requestAction's messages go to the mode), and routes the rest.
 func (m *Model) handlePaneMsg(msg tea.Msg) tea.Cmd {
-	if m.rp != nil {
-		switch msg.(type) {
-		case pending.CancelMsg, pending.CancelTaskMsg, pending.AnswerMsg, tools.CallMsg, tools.RefreshMsg,
-			features.ReadMsg, features.GetPromptMsg, features.SubscribeMsg, features.SetLevelMsg,
-			features.RefreshMsg, features.CompleteMsg:
-			m.rp.note = replayReadOnly
-			return nil
-		}
-	}
-	if m.mu != nil {
-		if cmd, ok := m.multiPaneMsg(msg); ok {
-			return cmd
-		}
-	}
 	switch msg := msg.(type) {
-	case pending.CancelMsg:
-		if m.sess.Client != nil {
-			return cancelCmd(m.sess.Client, msg.ID)
-		}
-		return nil
-	case pending.AnswerMsg:
-		m.openAsk(msg.ID)
-		return nil
 	case pending.ShowFramesMsg:
-		m.frames.FilterID(msg.ID)
-		m.setFocus(paneFrames)
-		return nil
-	case tools.CallMsg:
-		return m.callTool(msg)
-	case pending.CancelTaskMsg:
-		if m.sess.Client != nil {
-			return cancelTaskCmd(m.sess.Client, msg.TaskID)
+		if m.fl != nil {
+			m.frames.FilterRequest(msg.Server, msg.ID)
+		} else {
+			m.frames.FilterID(msg.ID)
 		}
+		m.setFocus(paneFrames)
 		return nil
 	case lesson.RestartMsg:
 		return m.restart()
-	case tools.RefreshMsg:
-		if m.sess.Client == nil {
-			return nil
-		}
-		return listToolsCmd(m.gen, m.sess.Client)
 	}
 	// Anything else belongs to a pane (its own ticks, results): route it to
 	// all of them, by owner rather than by focus.
@@ -244,7 +216,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if m.rp != nil && m.rp.asking != promptNone {
-		return m.promptKey(msg)
+		return m.rp.promptKey(msg)
 	}
 	if m.confirmQuit {
 		// Quitting with requests in flight: q (or y) again quits, any
@@ -262,58 +234,68 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.focus != paneLesson && binds(focused, msg) {
 		return focused.Update(msg)
 	}
-	lessonKey := m.lesson != nil
 	if !capturing && m.rp != nil {
-		if cmd, ok := m.replayKey(msg); ok {
+		if cmd, ok := m.rp.replayKey(msg); ok {
 			return cmd
 		}
 	}
 	if !capturing {
-		switch {
-		case key.Matches(msg, m.keys.Quit):
-			return m.askQuit()
-		case key.Matches(msg, m.keys.Help):
-			m.showHelp = true
-			return nil
-		case key.Matches(msg, m.keys.Next):
-			m.cycleFocus(1)
-			return nil
-		case key.Matches(msg, m.keys.Prev):
-			m.cycleFocus(-1)
-			return nil
-		case key.Matches(msg, m.keys.Zoom):
-			m.zoom = !m.zoom
-			m.relayout()
-			return nil
-		case key.Matches(msg, m.keys.Restart) && m.mu != nil:
-			return m.restartServer()
-		case key.Matches(msg, m.keys.Restart):
-			return m.restart()
-		case key.Matches(msg, m.keys.Server):
-			m.cycleServer()
-			return nil
-		case key.Matches(msg, m.keys.Report):
-			return m.reportCmd()
-		case key.Matches(msg, m.keys.Faults):
-			return faultsCmd(m.watchFaults(), 0, false)
-		case key.Matches(msg, m.keys.Record):
-			return m.toggleRecord()
-		case key.Matches(msg, m.keys.Roots):
-			return m.openRootsCmd()
-		case key.Matches(msg, m.keys.Focus):
-			m.setFocus(int(msg.String()[0] - '1'))
-			return nil
-		case lessonKey && key.Matches(msg, m.keys.LessonNext):
-			return m.lesson.Next()
-		case lessonKey && key.Matches(msg, m.keys.FIFO):
-			m.lesson.ToggleFIFO()
-			return nil
+		if cmd, ok := m.globalKey(msg); ok {
+			return cmd
 		}
 	}
 	if focused == nil {
 		return nil
 	}
 	return focused.Update(msg)
+}
+
+// globalKey handles a global key (the focused pane does not capture the
+// keyboard); ok is false for a key that is not one, or that the mode
+// refuses (then the status bar says why).
+func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	lessonKey := m.lesson != nil
+	switch {
+	case key.Matches(msg, m.keys.Quit):
+		return m.askQuit(), true
+	case key.Matches(msg, m.keys.Help):
+		m.showHelp = true
+		return nil, true
+	case key.Matches(msg, m.keys.Next):
+		m.cycleFocus(1)
+		return nil, true
+	case key.Matches(msg, m.keys.Prev):
+		m.cycleFocus(-1)
+		return nil, true
+	case key.Matches(msg, m.keys.Zoom):
+		m.zoom = !m.zoom
+		m.relayout()
+		return nil, true
+	case key.Matches(msg, m.keys.Restart) && m.fl != nil:
+		return m.fl.restartServer(), true
+	case key.Matches(msg, m.keys.Restart):
+		return m.restart(), true
+	case key.Matches(msg, m.keys.Server):
+		m.fl.cycleServer()
+		return nil, true
+	case key.Matches(msg, m.keys.Report):
+		return m.reportCmd(), true
+	case key.Matches(msg, m.keys.Faults):
+		return faultsCmd(m.watchFaults(), 0, false), true
+	case key.Matches(msg, m.keys.Record):
+		return m.toggleRecord(), true
+	case key.Matches(msg, m.keys.Roots):
+		return m.openRootsCmd(), true
+	case key.Matches(msg, m.keys.Focus):
+		m.setFocus(int(msg.String()[0] - '1'))
+		return nil, true
+	case lessonKey && key.Matches(msg, m.keys.LessonNext):
+		return m.lesson.Next(), true
+	case lessonKey && key.Matches(msg, m.keys.FIFO):
+		m.lesson.ToggleFIFO()
+		return nil, true
+	}
+	return nil, m.refusedKey(msg)
 }
 
 // binds reports whether pane p has an enabled binding for msg.
@@ -382,7 +364,7 @@ func (m *Model) restart() tea.Cmd {
 	}
 	old := m.sess
 	m.gen++
-	m.sess = Session{}
+	m.sess = Conn{}
 	m.conn = connState{starting: true, restarting: true}
 	m.asks, m.urlReqs, m.dlg, m.auth = asks{}, nil, nil, nil
 	// History is kept across a restart (the frames of the old process stay,

@@ -21,65 +21,16 @@ type featuresListedMsg struct {
 	features.ListedMsg
 }
 
-// handleFeatureMsg turns what the Features pane asks for into commands,
-// and hands it the lists of the current session.
+// handleFeatureMsg hands the Features pane the lists of the current
+// session, and saves what it asks to save (its requests of the session
+// are the mode's: live.do, watchState.do).
 func (m *Model) handleFeatureMsg(msg tea.Msg) (tea.Cmd, bool) {
-	c := m.sess.Client
 	switch msg := msg.(type) {
 	case featuresListedMsg:
 		if msg.gen == m.gen {
 			m.features.SetLists(msg.ListedMsg)
 		}
 		return nil, true
-	case features.RefreshMsg:
-		if c == nil {
-			return nil, true
-		}
-		return listFeaturesCmd(m.gen, c), true
-	case features.ReadMsg:
-		if c == nil {
-			return nil, true
-		}
-		return func() tea.Msg {
-			res, raw, err := c.ReadResource(context.Background(), msg.URI)
-			return features.ReadResultMsg{URI: msg.URI, Result: res, Raw: raw, Err: err}
-		}, true
-	case features.GetPromptMsg:
-		if c == nil {
-			return nil, true
-		}
-		return func() tea.Msg {
-			res, _, err := c.GetPrompt(context.Background(), msg.Name, msg.Args)
-			return features.PromptResultMsg{Name: msg.Name, Result: res, Err: err}
-		}, true
-	case features.SubscribeMsg:
-		if c == nil {
-			return nil, true
-		}
-		return func() tea.Msg {
-			var err error
-			if msg.On {
-				err = c.SubscribeResource(context.Background(), msg.URI)
-			} else {
-				err = c.UnsubscribeResource(context.Background(), msg.URI)
-			}
-			return features.SubscribedMsg{URI: msg.URI, On: msg.On, Err: err}
-		}, true
-	case features.SetLevelMsg:
-		if c == nil {
-			return nil, true
-		}
-		return func() tea.Msg {
-			return features.LevelSetMsg{Level: msg.Level, Err: c.SetLogLevel(context.Background(), msg.Level)}
-		}, true
-	case features.CompleteMsg:
-		if c == nil {
-			return nil, true
-		}
-		return func() tea.Msg {
-			comp, err := c.Complete(context.Background(), msg.Ref, msg.Argument, msg.Context)
-			return features.CompletionMsg{Argument: msg.Argument, Completion: comp, Err: err}
-		}, true
 	case features.SaveMsg:
 		return func() tea.Msg {
 			path, err := saveNew(m.opts.SaveDir, msg.URI, msg.Data)

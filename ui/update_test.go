@@ -424,7 +424,7 @@ func TestStartError(t *testing.T) {
 
 func TestInitialized(t *testing.T) {
 	hs := newHarness(t, 120, 40)
-	hs.send(startedMsg{gen: hs.m.gen, sess: Session{Client: hs.c, Sub: hs.sub}})
+	hs.send(startedMsg{gen: hs.m.gen, sess: Conn{Client: hs.c, Sub: hs.sub}})
 	if st := hs.status(); strings.Contains(st, "starting") {
 		t.Fatalf("still starting after startedMsg: %q", st)
 	}
@@ -458,7 +458,7 @@ func TestInitialized(t *testing.T) {
 // on the terminal.
 func TestStatusBarCleansServerText(t *testing.T) {
 	hs := newHarness(t, 200, 40)
-	hs.send(startedMsg{gen: hs.m.gen, sess: Session{Client: hs.c, Sub: hs.sub}})
+	hs.send(startedMsg{gen: hs.m.gen, sess: Conn{Client: hs.c, Sub: hs.sub}})
 	res := initResult()
 	res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion = "evil\x1b]0;pwned\x07", "1\x1b[2J", "2025\x9b1m"
 	hs.send(initializedMsg{gen: hs.m.gen, res: res, era: client.EraLegacy})
@@ -748,7 +748,7 @@ func TestTick(t *testing.T) {
 // and does not start another.
 func TestFirstSessionIsUsed(t *testing.T) {
 	var hs *harness
-	first := Session{}
+	first := Conn{}
 	hs = newHarness(t, 80, 24, func(o *Options) { o.First = &first })
 	first.Client = hs.c
 	first.Sub = hs.sub

@@ -47,7 +47,7 @@ func fixtureHarness(t *testing.T) *harness {
 	}
 	hs := newHarness(t, 120, 40)
 	hs.c, hs.sub = c, sub
-	hs.send(startedMsg{gen: hs.m.gen, sess: Session{Client: c, Sub: sub}})
+	hs.send(startedMsg{gen: hs.m.gen, sess: Conn{Client: c, Sub: sub}})
 	hs.send(initializedMsg{gen: hs.m.gen, res: res, era: c.Era()})
 	hs.send(toolsListedMsg{gen: hs.m.gen, tools: list})
 	return hs

@@ -77,7 +77,7 @@ func (m *Model) frame(i int, r rect) string {
 
 func (m *Model) helpLine() string {
 	if m.rp != nil && m.rp.asking != promptNone {
-		return m.replayPrompt()
+		return m.rp.replayPrompt()
 	}
 	if m.confirmQuit {
 		n := m.pending.InFlight()
@@ -136,6 +136,13 @@ func (m *Model) renderHelp() string {
 	}
 	b.WriteString(m.styles.Accent.Render("Everywhere") + "\n\n")
 	b.WriteString(hm.FullHelpView(m.keys.FullHelp()) + "\n\n")
+	if off := disabledHelp(&m.keys, m.mode); len(off) > 0 {
+		b.WriteString(m.styles.Accent.Render("Not here") + "\n\n")
+		for _, line := range off {
+			b.WriteString(m.styles.Subtle.Render(line) + "\n")
+		}
+		b.WriteString("\n")
+	}
 	if m.rp != nil {
 		b.WriteString(m.styles.Accent.Render("Replay") + "\n\n")
 		b.WriteString(hm.FullHelpView(m.rp.keys.FullHelp()) + "\n\n")
@@ -149,14 +156,14 @@ func (m *Model) renderHelp() string {
 // parts go first (the protocol version, then the transport word).
 func (m *Model) statusBar() string {
 	if m.rp != nil {
-		return m.replayStatus()
+		return m.rp.replayStatus()
 	}
 	st := m.styles
 	type part = statusPart
 	parts := []part{{text: st.Accent.Render("sonde")}}
 	switch {
-	case m.mu != nil:
-		for _, t := range m.multiStatus(m.width) {
+	case m.fl != nil:
+		for _, t := range m.fl.status(m.width) {
 			parts = append(parts, part{text: t})
 		}
 	case m.conn.err != nil:
@@ -168,7 +175,7 @@ func (m *Model) statusBar() string {
 	case m.conn.server.Name != "":
 		parts = append(parts, part{text: textfmt.Clean(m.conn.server.Name + " " + m.conn.server.Version)}, part{text: textfmt.Clean(m.conn.protocol), drop: 3})
 	}
-	if m.mu == nil {
+	if m.fl == nil {
 		proc := part{text: m.opts.Transport, drop: 2}
 		if m.conn.pid != 0 {
 			proc.alt = fmt.Sprintf("pid %d", m.conn.pid)
@@ -177,7 +184,10 @@ func (m *Model) statusBar() string {
 		parts = append(parts, proc)
 	}
 	if m.wt != nil {
-		parts = append(parts, part{text: m.watchPart()})
+		parts = append(parts, part{text: m.wt.watchPart()})
+	}
+	if m.lv != nil && m.lv.note != "" {
+		parts = append(parts, part{text: st.Warn.Render(textfmt.Clean(m.lv.note))})
 	}
 	if m.conn.exited != "" {
 		parts = append(parts, part{text: st.Error.Render("exited: " + m.conn.exited)})

@@ -12,7 +12,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/features"
-	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
@@ -43,6 +42,7 @@ const InjectTimeout = 60 * time.Second
 
 // watchState is the watch mode's part of the root (Options.Watch).
 type watchState struct {
+	m   *Model // the root it shows the session in
 	src Watched
 	// asked are the host's (and sonde's injected) initialize and
 	// tools/list requests by id, waiting for their answer, for the status
@@ -60,15 +60,6 @@ type watchState struct {
 	ended  bool   // the recording ended
 	note   string // what the status bar says of the last refused action
 }
-
-type askedReq struct {
-	method string
-	cursor bool // a tools/list page after the first
-	at     time.Time
-}
-
-// maxAsked bounds the requests remembered while they wait for an answer.
-const maxAsked = 256
 
 // watchEventsMsg carries events read from a watched session.
 type watchEventsMsg struct {
@@ -93,38 +84,94 @@ func waitWatch(src Watched) tea.Cmd {
 	}
 }
 
-// Watching reports whether the model shows a watched session.
-func (m *Model) Watching() bool { return m.wt != nil }
-
-// initWatch sets the root up for Options.Watch.
-func (m *Model) initWatch() {
-	m.wt = &watchState{src: m.opts.Watch, asked: map[string]askedReq{}}
-	m.conn.starting = false
-	m.keys.Restart.SetEnabled(false)
-	m.keys.Record.SetEnabled(false)
-	m.keys.Roots.SetEnabled(false)
-	m.keys.Faults.SetEnabled(m.watchFaults() != nil)
-	m.tools.SetUnavailable("No tools yet: the host has not listed them.", "r lists them now (sonde's own tools/list, injected into the session)")
-	if why := m.opts.Watch.NoInject(); why != "" {
-		m.tools.SetUnavailable("No tools: the host did not list them.", why)
+// newWatchMode sets the root up for Options.Watch.
+func newWatchMode(m *Model) *watchState {
+	w := &watchState{m: m, src: m.opts.Watch, asked: map[string]askedReq{}}
+	w.m.conn.starting = false
+	w.m.tools.SetUnavailable("No tools yet: the host has not listed them.", "r lists them now (sonde's own tools/list, injected into the session)")
+	if why := w.m.opts.Watch.NoInject(); why != "" {
+		w.m.tools.SetUnavailable("No tools: the host did not list them.", why)
 	}
+	return w
 }
 
-// watchMsg handles, in watch mode, the messages of the session's life and
-// what the panes ask of a server: events from the recording, and calls,
-// lists and reads injected through the tap. ok is false for a message
+// watchMsg handles, in watch mode, the messages of the session's life:
+// events from the recording, and the outcomes of injected requests whose
+// answers the panes get through the recording. ok is false for a message
 // it leaves to the usual routing.
-func (m *Model) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
+func (w *watchState) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case watchEventsMsg:
-		return m.watchEvents(msg), true
+		return w.watchEvents(msg), true
 	case injectedMsg:
 		if msg.err != nil {
-			m.wt.note = msg.method + ": " + msg.err.Error()
+			w.note = msg.method + ": " + msg.err.Error()
 		}
 		return nil, true
+	case featuresListedMsg:
+		// The answers reached the pane through the recording; an error
+		// did not.
+		if msg.Err != nil {
+			w.note = "features: " + msg.Err.Error()
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
+// injected is the method action a injects into a watched session.
+func injected(a action) string {
+	switch a {
+	case actCall:
+		return mcp.MethodToolsCall
+	case actListTools:
+		return mcp.MethodToolsList
+	case actRead:
+		return mcp.MethodResourcesRead
+	case actListFeatures:
+		return mcp.MethodResourcesList
+	}
+	return mcp.MethodPromptsGet
+}
+
+// Can allows what can be injected through the tap while the session is
+// live, and answering the server's requests; the host's own requests and
+// server, its roots and its recording are not sonde's.
+func (w *watchState) Can(a action) (bool, string) {
+	switch a {
+	case actAnswer:
+		return true, ""
+	case actCancel, actCancelTask:
+		return false, "the host's requests are the host's to cancel: sonde only watches them"
+	case actSubscribe, actSetLevel, actComplete:
+		return false, "not in a watched session yet: tools (call, list), resources (list, read) and prompts (list, get) are"
+	case actCall, actListTools, actRead, actListFeatures, actGetPrompt:
+		if why := w.noInject(); why != "" {
+			return false, injected(a) + ": " + why
+		}
+		return true, ""
+	case actRestart:
+		return false, "the host starts and stops its server: sonde only watches the session"
+	case actRecord:
+		return false, "the tap records this session already"
+	case actRoots:
+		return false, "the roots are the host's to give"
+	case actFaults:
+		if w.m.watchFaults() == nil {
+			return false, "this tap takes no fault rules"
+		}
+		return true, ""
+	}
+	return false, "only with several servers (sonde --all)" // actStart, actServer, actReport
+}
+
+func (w *watchState) refuse(why string) { w.note = why }
+
+// do injects the request through the tap.
+func (w *watchState) do(_ action, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
 	case tools.CallMsg:
-		return m.injectCmd(mcp.MethodToolsCall, func(ctx context.Context, src Watched) tea.Msg {
+		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			started := time.Now()
 			raw, err := src.Inject(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: msg.Tool, Arguments: msg.Args})
 			res := tools.ResultMsg{Tool: msg.Tool, Raw: raw, Err: err, Latency: time.Since(started)}
@@ -132,47 +179,29 @@ func (m *Model) watchMsg(msg tea.Msg) (tea.Cmd, bool) {
 				res.Result, res.Err = client.ToolResult(msg.Tool, raw)
 			}
 			return res
-		}), true
+		})
 	case tools.RefreshMsg:
-		return m.injectCmd(mcp.MethodToolsList, func(ctx context.Context, src Watched) tea.Msg {
+		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			// The answer's frame reaches the Tools pane through the
 			// recording, as the host's would.
 			_, err := src.Inject(ctx, mcp.MethodToolsList, struct{}{})
 			return injectedMsg{method: mcp.MethodToolsList, err: err}
-		}), true
+		})
 	case features.ReadMsg:
-		return m.injectCmd(mcp.MethodResourcesRead, func(ctx context.Context, src Watched) tea.Msg {
+		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			res, raw, err := injectResult[mcp.ReadResourceResult](ctx, src, mcp.MethodResourcesRead, mcp.URIParams{URI: msg.URI}, msg.URI)
 			return features.ReadResultMsg{URI: msg.URI, Result: res, Raw: raw, Err: err}
-		}), true
-	case features.RefreshMsg, features.GetPromptMsg:
-		return m.watchFeatureMsg(msg)
-	case featuresListedMsg:
-		// The answers reached the pane through the recording; an error
-		// did not.
-		if msg.Err != nil {
-			m.wt.note = "features: " + msg.Err.Error()
-		}
-		return nil, true
-	case pending.CancelMsg, pending.CancelTaskMsg:
-		m.wt.note = "the host's requests are the host's to cancel: sonde only watches them"
-		return nil, true
-	case features.SubscribeMsg, features.SetLevelMsg, features.CompleteMsg:
-		m.wt.note = "not in a watched session yet: tools (call, list), resources (list, read) and prompts (list, get) are"
-		return nil, true
+		})
 	}
-	return nil, false
+	cmd, _ := w.watchFeatureMsg(msg)
+	return cmd
 }
 
-// injectCmd runs do in a command with the injection's deadline, or says
-// why nothing can be injected.
-func (m *Model) injectCmd(method string, do func(context.Context, Watched) tea.Msg) tea.Cmd {
-	if why := m.noInject(); why != "" {
-		m.wt.note = method + ": " + why
-		return nil
-	}
-	m.wt.note = ""
-	src := m.wt.src
+// injectCmd runs do in a command with the injection's deadline (Can
+// decided that it can be injected).
+func (w *watchState) injectCmd(do func(context.Context, Watched) tea.Msg) tea.Cmd {
+	w.note = ""
+	src := w.src
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), InjectTimeout)
 		defer cancel()
@@ -181,146 +210,53 @@ func (m *Model) injectCmd(method string, do func(context.Context, Watched) tea.M
 }
 
 // noInject says why nothing can be injected now ("" when it can).
-func (m *Model) noInject() string {
-	if m.wt.ended {
+func (w *watchState) noInject() string {
+	if w.ended {
 		return "the session ended: there is no server to send it to (a session is read as it was recorded)"
 	}
-	return m.wt.src.NoInject()
+	return w.src.NoInject()
 }
 
 // watchEvents applies a batch read from the recording and re-arms the
 // reader (until the recording ended).
-func (m *Model) watchEvents(msg watchEventsMsg) tea.Cmd {
+func (w *watchState) watchEvents(msg watchEventsMsg) tea.Cmd {
 	if len(msg.evs) > 0 {
-		for _, p := range m.panes {
+		for _, p := range w.m.panes {
 			if p != nil {
 				p.Apply(msg.evs)
 			}
 		}
-		m.stats.apply(msg.evs)
+		w.m.stats.apply(msg.evs)
 		for _, ev := range msg.evs {
 			if ev.Kind == client.EvProcess && ev.Proc != nil {
-				m.conn.follow(ev.Proc)
+				w.m.conn.follow(ev.Proc)
 			}
-			m.watchTrack(ev)
+			w.watchTrack(ev)
 		}
 	}
-	m.stats.missed = msg.missed
+	w.m.stats.missed = msg.missed
 	if msg.ended {
-		m.wt.ended = true
+		w.ended = true
 		return nil
 	}
-	return waitWatch(m.wt.src)
-}
-
-// watchTrack follows the initialize and tools/list requests, whoever sent
-// them, to show the server in the status bar and its tools in the Tools
-// pane.
-func (m *Model) watchTrack(ev client.Event) {
-	f := ev.Frame
-	if ev.Kind != client.EvFrame || f == nil || !f.Msg.ID.IsValid() {
-		return
-	}
-	key := f.Msg.ID.String()
-	if f.Dir == client.Out {
-		switch f.Msg.Method {
-		case mcp.MethodInitialize, mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourceTemplatesList, mcp.MethodPromptsList:
-			if len(m.wt.asked) >= maxAsked {
-				clear(m.wt.asked) // answers never came: start over
-			}
-			var p mcp.ListToolsParams
-			_ = json.Unmarshal(f.Msg.Params, &p)
-			m.wt.asked[key] = askedReq{method: f.Msg.Method, cursor: p.Cursor != "", at: f.Time}
-		}
-		return
-	}
-	a, ok := m.wt.asked[key]
-	if !ok || f.Msg.Method != "" {
-		return
-	}
-	delete(m.wt.asked, key)
-	if len(f.Msg.Result) == 0 {
-		return
-	}
-	switch a.method {
-	case mcp.MethodInitialize:
-		var res mcp.InitializeResult
-		if json.Unmarshal(f.Msg.Result, &res) == nil {
-			// The status bar shows them: escaped, as every server text.
-			srv := res.ServerInfo
-			srv.Name, srv.Version = textfmt.Escape(srv.Name), textfmt.Escape(srv.Version)
-			m.conn.server, m.conn.protocol = srv, textfmt.Escape(res.ProtocolVersion)
-			var caps mcp.ServerCapabilities
-			m.wt.capsKnown = json.Unmarshal(res.Capabilities, &caps) == nil
-			m.wt.caps = caps
-		}
-	case mcp.MethodToolsList:
-		var res mcp.ListToolsResult
-		if json.Unmarshal(f.Msg.Result, &res) != nil {
-			return
-		}
-		if !a.cursor {
-			m.wt.tools = nil
-		}
-		m.wt.tools = append(m.wt.tools, res.Tools...)
-		m.tools.SetToolsAsOf(m.wt.tools, a.at)
-	default:
-		m.watchListed(a, f.Msg.Result)
-	}
-}
-
-// watchListed takes a page of resources/list, resources/templates/list
-// or prompts/list to the Features pane (a first page replaces the list).
-func (m *Model) watchListed(a askedReq, result json.RawMessage) {
-	l := &m.wt.listed
-	var ok bool
-	switch a.method {
-	case mcp.MethodResourcesList:
-		ok = appendPage(&l.Resources, result, "resources", a.cursor)
-	case mcp.MethodResourceTemplatesList:
-		ok = appendPage(&l.Templates, result, "resourceTemplates", a.cursor)
-	case mcp.MethodPromptsList:
-		ok = appendPage(&l.Prompts, result, "prompts", a.cursor)
-	}
-	if !ok {
-		return
-	}
-	l.HasResources = l.HasResources || len(l.Resources)+len(l.Templates) > 0 || m.wt.caps.Resources != nil
-	l.HasPrompts = l.HasPrompts || len(l.Prompts) > 0 || m.wt.caps.Prompts != nil
-	l.HasCompletions = m.wt.caps.Completions != nil
-	m.features.SetLists(*l)
-}
-
-// appendPage adds the array under key of a list's page to *all (replacing
-// it for a first page); ok is false for a page without it.
-func appendPage[T any](all *[]T, result json.RawMessage, key string, more bool) bool {
-	var page map[string]json.RawMessage
-	var items []T
-	if json.Unmarshal(result, &page) != nil || json.Unmarshal(page[key], &items) != nil {
-		return false
-	}
-	if !more {
-		*all = nil
-	}
-	*all = append(*all, items...)
-	return true
+	return waitWatch(w.src)
 }
 
 // watchPart is the status bar's word on the watched session: live (and
 // whether requests can be injected), or ended; and the last refusal.
-func (m *Model) watchPart() string {
-	st := m.styles
+func (w *watchState) watchPart() string {
+	st := w.m.styles
 	var parts []string
-	switch why := m.noInject(); {
-	case m.wt.ended:
+	switch why := w.noInject(); {
+	case w.ended:
 		parts = append(parts, st.Subtle.Render("ended"))
 	case why != "":
 		parts = append(parts, st.OK.Render("live")+st.Subtle.Render(" (no inject)"))
 	default:
 		parts = append(parts, st.OK.Render("live"))
 	}
-	if m.wt.note != "" {
-		parts = append(parts, st.Warn.Render(textfmt.Escape(m.wt.note))) // it may hold a server's error message
+	if w.note != "" {
+		parts = append(parts, st.Warn.Render(textfmt.Escape(w.note))) // it may hold a server's error message
 	}
 	return strings.Join(parts, " ")
 }

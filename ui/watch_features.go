@@ -65,14 +65,13 @@ func injectResult[T any](ctx context.Context, src Watched, method string, params
 }
 
 // watchFeatureMsg injects the Features pane's lists (its refresh) and a
-// prompt's get into a watched session; ok is false for what it leaves to
-// watchMsg.
-func (m *Model) watchFeatureMsg(msg tea.Msg) (tea.Cmd, bool) {
+// prompt's get into a watched session; ok is false for the others.
+func (w *watchState) watchFeatureMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case features.RefreshMsg:
-		caps, known := m.wt.caps, m.wt.capsKnown
-		gen := m.gen
-		return m.injectCmd(mcp.MethodResourcesList, func(ctx context.Context, src Watched) tea.Msg {
+		caps, known := w.caps, w.capsKnown
+		gen := w.m.gen
+		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			// Without the host's initialize (the modern era has none),
 			// every list is asked for.
 			out := features.ListedMsg{HasResources: !known || caps.Resources != nil, HasPrompts: !known || caps.Prompts != nil, HasCompletions: caps.Completions != nil}
@@ -97,7 +96,7 @@ func (m *Model) watchFeatureMsg(msg tea.Msg) (tea.Cmd, bool) {
 			return featuresListedMsg{gen: gen, ListedMsg: out}
 		}), true
 	case features.GetPromptMsg:
-		return m.injectCmd(mcp.MethodPromptsGet, func(ctx context.Context, src Watched) tea.Msg {
+		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			res, _, err := injectResult[mcp.GetPromptResult](ctx, src, mcp.MethodPromptsGet, mcp.GetPromptParams{Name: msg.Name, Arguments: msg.Args}, msg.Name)
 			return features.PromptResultMsg{Name: msg.Name, Result: res, Err: err}
 		}), true

@@ -72,23 +72,7 @@ func (m *Model) buildDetail() {
 		span{skText, e.t.Format("15:04:05.000")}, sep,
 		span{skText, textfmt.Size(len(f.Raw))}, sep,
 		span{skSubtle, "event " + strconv.FormatUint(e.seq, 10)})
-	var who []span
-	if f.Msg.ID.IsValid() {
-		who = append(who, span{skSubtle, "id "}, span{skText, f.Msg.ID.String()})
-		if client.Injected(f.Msg.ID) {
-			who = append(who, span{skInfo, " (injected by sonde: the host never saw the answer)"})
-		}
-	}
-	if f.Msg.Method != "" {
-		who = append(who, sep, span{skText, textfmt.Escape(f.Msg.Method)})
-	}
-	if f.Msg.Kind != jsonrpc.KindInvalid {
-		who = append(who, sep, span{skSubtle, f.Msg.Kind.String()})
-	}
-	if len(who) > 0 && who[0] == sep {
-		who = who[1:]
-	}
-	if len(who) > 0 {
+	if who := whoSpans(f, sep); len(who) > 0 {
 		add(who...)
 	}
 	verdict := []span{{skVerdict, string(f.Verdict)}}
@@ -113,14 +97,41 @@ func (m *Model) buildDetail() {
 	}
 	if h := e.h; h != nil {
 		m.httpDetail(add, h)
-		m.det.lines = m.det.lines[:0]
-		for _, l := range doc {
-			m.det.lines = append(m.det.lines, wrapSpans(l, m.w)...)
-		}
-		m.scrollDetail(0)
+		m.setDetail(doc)
 		return
 	}
 
+	doc = append(doc, messageSpans(f, sep)...)
+	m.setDetail(doc)
+}
+
+// whoSpans is the detail's line of who the frame is: its id (and whether
+// sonde injected it), method and kind.
+func whoSpans(f *client.FrameInfo, sep span) []span {
+	var who []span
+	if f.Msg.ID.IsValid() {
+		who = append(who, span{skSubtle, "id "}, span{skText, f.Msg.ID.String()})
+		if client.Injected(f.Msg.ID) {
+			who = append(who, span{skInfo, " (injected by sonde: the host never saw the answer)"})
+		}
+	}
+	if f.Msg.Method != "" {
+		who = append(who, sep, span{skText, textfmt.Escape(f.Msg.Method)})
+	}
+	if f.Msg.Kind != jsonrpc.KindInvalid {
+		who = append(who, sep, span{skSubtle, f.Msg.Kind.String()})
+	}
+	if len(who) > 0 && who[0] == sep {
+		who = who[1:]
+	}
+	return who
+}
+
+// messageSpans are the frame's message, pretty-printed when it can be,
+// and its raw bytes.
+func messageSpans(f *client.FrameInfo, sep span) [][]span {
+	var doc [][]span
+	add := func(l ...span) { doc = append(doc, l) }
 	add()
 	add(span{skHeader, "message"})
 	if len(f.Raw) <= prettyMax && json.Valid(f.Raw) {
@@ -145,6 +156,11 @@ func (m *Model) buildDetail() {
 	add(head...)
 	add(span{skText, rawText(f.Raw)})
 
+	return doc
+}
+
+// setDetail wraps doc to the pane's width as the detail's lines, from the top.
+func (m *Model) setDetail(doc [][]span) {
 	m.det.lines = m.det.lines[:0]
 	for _, l := range doc {
 		m.det.lines = append(m.det.lines, wrapSpans(l, m.w)...)

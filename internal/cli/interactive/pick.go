@@ -128,10 +128,7 @@ func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconf
 			problems = append(problems, short(err.Error()))
 		}
 	}
-	palette := theme.Dark()
-	if os.Getenv("NO_COLOR") != "" {
-		palette = theme.NoColor()
-	}
+	palette, _ := termPalette()
 	sel := 0 // the first row; the server that failed when the picker comes back
 	if len(failed) > 0 {
 		sel = at + len(live)
@@ -139,10 +136,7 @@ func pick(ctx context.Context, env *cmdutil.Env, h connect.Hosts, found hostconf
 	m := picker.New(picker.Options{Items: append(append([]picker.Item(nil), live...), items...), Problems: problems, Files: len(found.Files), Styles: theme.New(palette), Selected: sel})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	if _, err := p.Run(); err != nil {
-		if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
-			return 0, nil, false, &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
-		}
-		return 0, nil, false, err
+		return 0, nil, false, interrupted(err)
 	}
 	if many := m.ChosenMany(); len(many) > 0 {
 		return 0, many, true, nil

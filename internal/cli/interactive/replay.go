@@ -11,7 +11,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/replay"
 	"github.com/sonde-mcp/sonde/ui"
-	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 // RunReplay is `sonde replay FILE`: it opens the capture (indexing it) and
@@ -22,18 +21,11 @@ func RunReplay(ctx context.Context, env *cmdutil.Env, path string, frames int) e
 		return cmdutil.Usagef(captureError(path, err)) // like lint's: exit status 2
 	}
 	defer tl.Close()
-	noColor := os.Getenv("NO_COLOR") != ""
-	palette := theme.Dark()
-	if noColor {
-		palette = theme.NoColor()
-	}
+	palette, noColor := termPalette()
 	m := ui.New(ui.Options{Replay: tl, Palette: palette, NoColor: noColor, FrameCapacity: frames, Command: path})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	_, err = p.Run()
-	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
-		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
-	}
-	return err
+	return interrupted(err)
 }
 
 // captureError names the file and says why it cannot be replayed.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
@@ -27,7 +28,7 @@ import (
 type UIOptions struct {
 	Server  connect.Flags
 	Frames  int
-	Multi   connect.MultiFlags // --all, several --server: the server list (multi.go)
+	Multi   connect.MultiFlags // --all, several --server: the server list (fleet.go)
 	Prewarm []string
 	// Tapped are sonde tap's sessions for the picker (the root command
 	// hands them over from the tap family).
@@ -96,21 +97,8 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	// a dialog (the program exists by the time a server answers 401).
 	// The grant line (which grant, and why) comes just before the URL.
 	var prog atomic.Pointer[tea.Program]
-	var grant atomic.Pointer[string]
-	hooks := connect.OAuthHooks{
-		Grant: func(g string) { grant.Store(&g) },
-		Prompt: func(authURL string) {
-			if p := prog.Load(); p != nil {
-				msg := ui.AuthorizeMsg{URL: authURL, Wait: f.OAuthTimeout}
-				if g := grant.Load(); g != nil {
-					msg.Grant = *g
-				}
-				p.Send(msg)
-			}
-		},
-	}
 	secrets := &connect.SecretSink{}
-	dial, transportName, what, err := connect.Dial(f, t, cfg, hooks, secrets)
+	dial, transportName, what, err := connect.Dial(f, t, cfg, authorizeHooks(&prog, f.OAuthTimeout), secrets)
 	if err != nil {
 		return err
 	}
@@ -136,20 +124,20 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 			fmt.Fprintln(env.Err, "sonde: "+note)
 		}
 	}()
-	start := func() (ui.Session, error) {
+	start := func() (ui.Conn, error) {
 		c := client.New(copts)
 		sub := c.Subscribe(1 << 16)
 		rec.Follow(c)
 		otlp.Follow(c)
 		if !all.Add(c) {
 			c.Close()
-			return ui.Session{}, errors.New("sonde is quitting")
+			return ui.Conn{}, errors.New("sonde is quitting")
 		}
 		if err := c.Connect(dial); err != nil {
 			c.Close()
-			return ui.Session{}, err
+			return ui.Conn{}, err
 		}
-		return ui.Session{Client: c, Sub: sub}, nil
+		return ui.Conn{Client: c, Sub: sub}, nil
 	}
 	// A server that cannot be started is reported like in every other
 	// command (MCP_SPAWN, exit 7) before the UI takes the terminal.
@@ -157,29 +145,55 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	if err != nil {
 		return err
 	}
-	noColor := os.Getenv("NO_COLOR") != ""
-	palette := theme.Dark()
-	if noColor {
-		palette = theme.NoColor()
-	}
+	palette, noColor := termPalette()
 	opts := ui.Options{
 		Start: start, First: &first, Transport: transportName, Command: what,
 		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Reconnect: f.Reconnect,
 		Recorder: rec,
 	}
 	if lessonOpts != nil {
-		lo := *lessonOpts
-		lo.Modern = modernLesson(f, t, copts, all)
-		lo.Reorder = reorderLesson(f, t, copts, all)
-		opts.Lesson = func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
+		opts.Lesson = demoLesson(*lessonOpts, f, t, copts, all)
 	}
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	prog.Store(p)
 	_, err = p.Run()
-	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, context.Canceled) {
-		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
+	return interrupted(err)
+}
+
+// demoLesson builds the lesson of sonde demo, its modern and reorder steps
+// run against the same server.
+func demoLesson(lo lesson.Options, f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients) func(*theme.Styles) ui.Lesson {
+	lo.Modern = modernLesson(f, t, copts, all)
+	lo.Reorder = reorderLesson(f, t, copts, all)
+	return func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
+}
+
+// authorizeHooks send the OAuth flow's authorization URL to the UI's
+// dialog, once the program exists, with the grant line (which grant, and
+// why) that came just before it.
+func authorizeHooks(prog *atomic.Pointer[tea.Program], wait time.Duration) connect.OAuthHooks {
+	var grant atomic.Pointer[string]
+	return connect.OAuthHooks{
+		Grant: func(g string) { grant.Store(&g) },
+		Prompt: func(authURL string) {
+			if p := prog.Load(); p != nil {
+				msg := ui.AuthorizeMsg{URL: authURL, Wait: wait}
+				if g := grant.Load(); g != nil {
+					msg.Grant = *g
+				}
+				p.Send(msg)
+			}
+		},
 	}
-	return err
+}
+
+// termPalette is the palette the terminal UIs open with, and whether
+// NO_COLOR keeps it.
+func termPalette() (theme.Palette, bool) {
+	if os.Getenv("NO_COLOR") != "" {
+		return theme.NoColor(), true
+	}
+	return theme.Dark(), false
 }
 
 // reorderLesson starts, for the lesson's reorder step, the same server

@@ -16,7 +16,7 @@ import (
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
-// Servers is what the aggregated inspector (Options.Servers: sonde --all,
+// Servers is what the fleet inspector (Options.Servers: sonde --all,
 // several --server) needs of the servers it shows; the command line
 // implements it over the manager. Start and Aggregate run in commands.
 type Servers interface {
@@ -29,7 +29,7 @@ type Servers interface {
 	// client, without the handshake: a lazy start through the manager,
 	// whose policy decides (it waits while the server backs off, and is
 	// refused while it is quarantined).
-	Start(name string) (Session, error)
+	Start(name string) (Conn, error)
 	// Waiting says what the policy makes a start of name do now ("backing
 	// off: next try in 4s"), "" when it starts at once.
 	Waiting(name string) string
@@ -43,7 +43,7 @@ type Servers interface {
 	Report(name string) string
 }
 
-// NamedTool is one tool of one server in the aggregated list.
+// NamedTool is one tool of one server in the fleet's list.
 type NamedTool struct {
 	Server string
 	// Name is "server/tool".
@@ -52,8 +52,10 @@ type NamedTool struct {
 	Conflicts []string
 }
 
-// multi is the state of the aggregated inspector: one entry per server.
-type multi struct {
+// fleet is the mode of several servers at once (the fleet inspector): one
+// entry per server.
+type fleet struct {
+	m     *Model // the root it shows the servers in
 	src   Servers
 	names []string
 	srv   map[string]*srvState
@@ -63,10 +65,10 @@ type multi struct {
 	named map[string]NamedTool
 }
 
-// srvState is one server of the aggregated inspector.
+// srvState is one server of the fleet inspector.
 type srvState struct {
 	gen    int // bumped by each restart of this server
-	sess   Session
+	sess   Conn
 	conn   connState
 	asked  bool // a start was asked (it may be under way)
 	tools  []mcp.Tool
@@ -89,35 +91,36 @@ func forServer(name string, cmd tea.Cmd) tea.Cmd {
 	return func() tea.Msg { return srvMsg{server: name, msg: cmd()} }
 }
 
-func newMulti(src Servers) *multi {
-	mu := &multi{src: src, names: src.Names(), srv: map[string]*srvState{}, named: map[string]NamedTool{}}
+// newFleet is the fleet mode of m over the servers of src.
+func newFleet(m *Model, src Servers) *fleet {
+	mu := &fleet{m: m, src: src, names: src.Names(), srv: map[string]*srvState{}, named: map[string]NamedTool{}}
 	for _, n := range mu.names {
 		mu.srv[n] = &srvState{}
 	}
 	return mu
 }
 
-// multiInit takes the servers that run already; the others wait to be
+// open takes the servers that run already; the others wait to be
 // picked. The model may be run again by a new program after its last one
 // ended (the inspector opened again from the server list, its panes kept):
 // the subscriptions of that run are closed, so each server's session is
 // taken again, under a new generation.
-func (m *Model) multiInit() tea.Cmd {
-	m.quitted, m.confirmQuit, m.stale = false, false, true
+func (f *fleet) open() tea.Cmd {
+	f.m.quitted, f.m.confirmQuit, f.m.stale = false, false, true
 	again := false
 	var cmds []tea.Cmd
-	for _, n := range m.mu.names {
-		s := m.mu.srv[n]
+	for _, n := range f.names {
+		s := f.srv[n]
 		if s.asked || s.sess.Client != nil {
 			again = true
 			s.gen++
-			s.asked, s.sess, s.conn = false, Session{}, connState{}
+			s.asked, s.sess, s.conn = false, Conn{}, connState{}
 		}
-		if !m.mu.src.Running(n) {
+		if !f.src.Running(n) {
 			s.tools, s.listed = nil, false // its row stands for it again
 			continue
 		}
-		cmds = append(cmds, m.startServer(n))
+		cmds = append(cmds, f.startServer(n))
 	}
 	if again {
 		// What happened while the list was shown was not followed: the
@@ -126,31 +129,31 @@ func (m *Model) multiInit() tea.Cmd {
 		// that settles from now on shows with its outcome), and so do
 		// the Tools pane's counts of calls in flight; Frames and stderr
 		// keep their history.
-		m.pending = pending.New(m.styles)
-		m.pending.SetServer(m.mu.only)
-		m.panes[panePending] = m.pending
-		m.tools.Reset()
-		m.relayout()
+		f.m.pending = pending.New(f.m.styles)
+		f.m.pending.SetServer(f.only)
+		f.m.panes[panePending] = f.m.pending
+		f.m.tools.Reset()
+		f.m.relayout()
 	}
-	m.setMultiTools()
+	f.setTools()
 	return tea.Batch(cmds...)
 }
 
 // startServer starts server name (through Servers.Start, in a command)
 // unless a start was asked already.
-func (m *Model) startServer(name string) tea.Cmd {
-	s := m.mu.srv[name]
+func (f *fleet) startServer(name string) tea.Cmd {
+	s := f.srv[name]
 	if s == nil || s.asked {
 		return nil
 	}
 	s.asked = true
 	s.conn = connState{starting: true}
-	m.mu.note = "starting " + name
-	if why := m.mu.src.Waiting(name); why != "" {
-		m.mu.note += " (" + why + ")"
+	f.note = "starting " + name
+	if why := f.src.Waiting(name); why != "" {
+		f.note += " (" + why + ")"
 	}
-	m.setMultiTools()
-	src, gen := m.mu.src, s.gen
+	f.setTools()
+	src, gen := f.src, s.gen
 	return forServer(name, func() tea.Msg {
 		sess, err := src.Start(name)
 		return startedMsg{gen: gen, sess: sess, err: err}
@@ -159,11 +162,11 @@ func (m *Model) startServer(name string) tea.Cmd {
 
 // restartServer is ctrl+r on the server the panes show: a stop by the
 // user, then a start that the manager's policy decides.
-func (m *Model) restartServer() tea.Cmd {
-	name := m.mu.only
-	s := m.mu.srv[name]
+func (f *fleet) restartServer() tea.Cmd {
+	name := f.only
+	s := f.srv[name]
 	if s == nil {
-		m.mu.note = "ctrl+r restarts one server: choose it with S first"
+		f.note = "ctrl+r restarts one server: choose it with S first"
 		return nil
 	}
 	if s.conn.restarting {
@@ -171,10 +174,10 @@ func (m *Model) restartServer() tea.Cmd {
 	}
 	old := s.sess
 	s.gen++
-	s.sess, s.asked = Session{}, true
+	s.sess, s.asked = Conn{}, true
 	s.conn = connState{starting: true, restarting: true}
-	m.mu.note = "restarting " + name
-	src, gen := m.mu.src, s.gen
+	f.note = "restarting " + name
+	src, gen := f.src, s.gen
 	return forServer(name, func() tea.Msg {
 		if old.Client != nil {
 			old.Client.StopServer()
@@ -186,34 +189,34 @@ func (m *Model) restartServer() tea.Cmd {
 }
 
 // cycleServer is S: all servers, then each in turn, then all again.
-func (m *Model) cycleServer() {
-	i := slices.Index(m.mu.names, m.mu.only)
-	if m.mu.only == "" || i < 0 {
-		m.mu.only = m.mu.names[0]
-	} else if i+1 < len(m.mu.names) {
-		m.mu.only = m.mu.names[i+1]
+func (f *fleet) cycleServer() {
+	i := slices.Index(f.names, f.only)
+	if f.only == "" || i < 0 {
+		f.only = f.names[0]
+	} else if i+1 < len(f.names) {
+		f.only = f.names[i+1]
 	} else {
-		m.mu.only = ""
+		f.only = ""
 	}
-	m.pending.SetServer(m.mu.only)
-	m.frames.SetServer(m.mu.only)
-	m.stderr.SetServer(m.mu.only)
-	m.setMultiTools()
-	m.syncServerKey()
+	f.m.pending.SetServer(f.only)
+	f.m.frames.SetServer(f.only)
+	f.m.stderr.SetServer(f.only)
+	f.setTools()
+	f.syncServerKey()
 }
 
 // syncServerKey puts the filter in the help of S.
-func (m *Model) syncServerKey() {
+func (f *fleet) syncServerKey() {
 	shown := "all"
-	if m.mu.only != "" {
-		shown = textfmt.Clean(m.mu.only)
+	if f.only != "" {
+		shown = textfmt.Clean(f.only)
 	}
-	m.keys.Server.SetHelp("S", "servers: "+shown)
+	f.m.keys.Server.SetHelp("S", "servers: "+shown)
 }
 
 // handleServer handles a message of one server's session.
-func (m *Model) handleServer(msg srvMsg) tea.Cmd {
-	s := m.mu.srv[msg.server]
+func (f *fleet) handleServer(msg srvMsg) tea.Cmd {
+	s := f.srv[msg.server]
 	if s == nil {
 		return nil
 	}
@@ -226,63 +229,63 @@ func (m *Model) handleServer(msg srvMsg) tea.Cmd {
 		s.conn.starting, s.conn.restarting = false, false
 		if in.err != nil {
 			s.conn.err, s.asked = in.err, false
-			m.mu.note = name + ": " + in.err.Error()
-			m.setMultiTools()
+			f.note = name + ": " + in.err.Error()
+			f.setTools()
 			return nil
 		}
 		s.sess = in.sess
 		s.conn.err, s.conn.exited, s.conn.pid = nil, "", in.sess.Pid
-		m.mu.note = ""
+		f.note = ""
 		return tea.Batch(forServer(name, waitEvents(s.gen, in.sess.Sub)), forServer(name, initializeCmd(s.gen, in.sess.Client)))
 	case initializedMsg:
-		if m.dropResult(name, s, in.gen, in.err, "the handshake failed") {
+		if f.dropResult(name, s, in.gen, in.err, "the handshake failed") {
 			return nil
 		}
 		return forServer(name, listToolsCmd(s.gen, s.sess.Client))
 	case toolsListedMsg:
-		if m.dropResult(name, s, in.gen, in.err, "tools/list failed") {
+		if f.dropResult(name, s, in.gen, in.err, "tools/list failed") {
 			return nil
 		}
 		s.tools, s.listed = in.tools, true
-		m.setMultiTools()
+		f.setTools()
 		return nil
 	case eventsMsg:
-		return m.serverEvents(name, s, in)
+		return f.serverEvents(name, s, in)
 	}
 	return nil
 }
 
 // dropResult reports whether a result of server name is to be dropped: of a
 // session a restart replaced, or a failure (noted as what failed).
-func (m *Model) dropResult(name string, s *srvState, gen int, err error, what string) bool {
+func (f *fleet) dropResult(name string, s *srvState, gen int, err error, what string) bool {
 	if gen != s.gen {
 		return true
 	}
 	if err != nil {
 		s.conn.err = err
-		m.mu.note = name + ": " + what + ": " + err.Error()
+		f.note = name + ": " + what + ": " + err.Error()
 		return true
 	}
 	return false
 }
 
 // serverEvents applies a batch of one server's events, tagged with it.
-func (m *Model) serverEvents(name string, s *srvState, msg eventsMsg) tea.Cmd {
-	m.pending.SetTag(name)
-	m.frames.SetTag(name)
-	m.stderr.SetTag(name)
-	for _, p := range m.panes {
+func (f *fleet) serverEvents(name string, s *srvState, msg eventsMsg) tea.Cmd {
+	f.m.pending.SetTag(name)
+	f.m.frames.SetTag(name)
+	f.m.stderr.SetTag(name)
+	for _, p := range f.m.panes {
 		if p != nil {
 			p.Apply(msg.evs)
 		}
 	}
-	m.stats.apply(msg.evs)
+	f.m.stats.apply(msg.evs)
 	if msg.gen == s.gen {
 		s.missed = msg.missed
 	}
-	m.stats.missed = 0
-	for _, o := range m.mu.srv {
-		m.stats.missed += o.missed
+	f.m.stats.missed = 0
+	for _, o := range f.srv {
+		f.m.stats.missed += o.missed
 	}
 	for _, ev := range msg.evs {
 		if msg.gen == s.gen && ev.Kind == client.EvProcess && ev.Proc != nil {
@@ -292,24 +295,24 @@ func (m *Model) serverEvents(name string, s *srvState, msg eventsMsg) tea.Cmd {
 	return forServer(name, waitEvents(msg.gen, msg.sub))
 }
 
-// setMultiTools gives the Tools pane the tools of the running servers as
+// setTools gives the Tools pane the tools of the running servers as
 // server/tool (conflicts flagged) and a row for each server not running
 // that stands for its tools (enter starts it), only the filtered server's
 // when the panes show one.
-func (m *Model) setMultiTools() {
+func (f *fleet) setTools() {
 	var names []string
 	var lists [][]mcp.Tool
-	for _, n := range m.mu.names {
-		if s := m.mu.srv[n]; s.listed {
+	for _, n := range f.names {
+		if s := f.srv[n]; s.listed {
 			names, lists = append(names, n), append(lists, s.tools)
 		}
 	}
-	agg := m.mu.src.Aggregate(names, lists)
-	clear(m.mu.named)
+	agg := f.src.Aggregate(names, lists)
+	clear(f.named)
 	var rows []tools.Row
 	for _, t := range agg {
-		m.mu.named[t.Name] = t
-		if m.mu.only != "" && t.Server != m.mu.only {
+		f.named[t.Name] = t
+		if f.only != "" && t.Server != f.only {
 			continue
 		}
 		tool := t.Tool
@@ -320,9 +323,9 @@ func (m *Model) setMultiTools() {
 		}
 		rows = append(rows, r)
 	}
-	for _, n := range m.mu.names {
-		s := m.mu.srv[n]
-		if s.listed || m.mu.only != "" && n != m.mu.only {
+	for _, n := range f.names {
+		s := f.srv[n]
+		if s.listed || f.only != "" && n != f.only {
 			continue
 		}
 		desc := "not started: enter starts it (its tools are listed once it runs)"
@@ -334,18 +337,18 @@ func (m *Model) setMultiTools() {
 		}
 		rows = append(rows, tools.Row{Tool: mcp.Tool{Name: n + "/…", Description: desc}, Start: n})
 	}
-	m.tools.SetRows(rows, time.Time{})
+	f.m.tools.SetRows(rows, time.Time{})
 }
 
-// multiCall routes a call of server/tool to its server's client.
-func (m *Model) multiCall(msg tools.CallMsg) tea.Cmd {
-	t, ok := m.mu.named[msg.Tool]
+// call routes a call of server/tool to its server's client.
+func (f *fleet) call(msg tools.CallMsg) tea.Cmd {
+	t, ok := f.named[msg.Tool]
 	if !ok {
 		return nil
 	}
-	s := m.mu.srv[t.Server]
+	s := f.srv[t.Server]
 	if s == nil || s.sess.Client == nil {
-		m.mu.note = t.Server + " is not running: ctrl+r (with S on it) starts it again"
+		f.note = t.Server + " is not running: ctrl+r (with S on it) starts it again"
 		return nil
 	}
 	c := s.sess.Client
@@ -353,7 +356,7 @@ func (m *Model) multiCall(msg tools.CallMsg) tea.Cmd {
 	if t.Tool.TaskRequired() {
 		cmd = callToolTaskCmd(c, t.Tool.Name, msg.Args)
 	}
-	gen := m.gen
+	gen := f.m.gen
 	return func() tea.Msg {
 		res, _ := cmd().(tools.ResultMsg)
 		res.Tool = msg.Tool
@@ -361,84 +364,95 @@ func (m *Model) multiCall(msg tools.CallMsg) tea.Cmd {
 	}
 }
 
-// multiPaneMsg handles what the panes ask for that names a server; ok is
-// false for the others.
-func (m *Model) multiPaneMsg(msg tea.Msg) (tea.Cmd, bool) {
+// Can allows what one server's session does, sent to the server it
+// names; what only one server's own inspector shows is not here.
+func (f *fleet) Can(a action) (bool, string) {
+	switch a {
+	case actCancelTask:
+		return false, "a task's row does not say its server: its own inspector cancels it (sonde --server)"
+	case actAnswer:
+		return false, "answering a server's request needs its own inspector: sonde --server"
+	case actListFeatures, actRead, actGetPrompt, actSubscribe, actSetLevel, actComplete:
+		return false, "resources and prompts are one server's: sonde --server"
+	case actRecord:
+		return false, "recording is one server's: sonde --server"
+	case actRoots:
+		return false, "roots are one server's: sonde --server"
+	case actFaults:
+		return false, "fault rules are a watched tap's (sonde watch)"
+	}
+	return true, ""
+}
+
+func (f *fleet) refuse(why string) { f.note = why }
+
+// do sends the request to the server it names.
+func (f *fleet) do(_ action, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tools.StartMsg:
-		return m.startServer(msg.Server), true
+		return f.startServer(msg.Server)
 	case tools.CallMsg:
-		return m.multiCall(msg), true
+		return f.call(msg)
 	case tools.RefreshMsg:
 		var cmds []tea.Cmd
-		for _, n := range m.mu.names {
-			if s := m.mu.srv[n]; s.sess.Client != nil {
+		for _, n := range f.names {
+			if s := f.srv[n]; s.sess.Client != nil {
 				cmds = append(cmds, forServer(n, listToolsCmd(s.gen, s.sess.Client)))
 			}
 		}
-		return tea.Batch(cmds...), true
+		return tea.Batch(cmds...)
 	case pending.CancelMsg:
-		if s := m.mu.srv[msg.Server]; s != nil && s.sess.Client != nil {
-			return cancelCmd(s.sess.Client, msg.ID), true
+		if s := f.srv[msg.Server]; s != nil && s.sess.Client != nil {
+			return cancelCmd(s.sess.Client, msg.ID)
 		}
-		return nil, true
-	case pending.CancelTaskMsg:
-		return nil, true // the row does not say its server: not offered with several
-	case pending.ShowFramesMsg:
-		m.frames.FilterRequest(msg.Server, msg.ID)
-		m.setFocus(paneFrames)
-		return nil, true
-	case pending.AnswerMsg:
-		m.mu.note = "answering a server's request needs its own inspector: sonde --server " + msg.Server
-		return nil, true
 	}
-	return nil, false
+	return nil
 }
 
-// multiStatus is the status bar's account of the servers: each one's
+// status is the status bar's account of the servers: each one's
 // state, then what the last start did. When the servers' states would not
 // fit on the line (beside "sonde" and a margin), they are counted by state
 // instead, with the server S shows (if any) named.
-func (m *Model) multiStatus(width int) []string {
-	st := m.styles
-	out := make([]string, 0, len(m.mu.names)+1)
+func (f *fleet) status(width int) []string {
+	st := f.m.styles
+	out := make([]string, 0, len(f.names)+1)
 	counts := map[string]int{}
 	var order []string
 	shown := ""
 	total := 0
-	for _, n := range m.mu.names {
-		word, text, style := m.serverState(n)
+	for _, n := range f.names {
+		word, text, style := f.serverState(n)
 		if counts[word] == 0 {
 			order = append(order, word)
 		}
 		counts[word]++
 		text = style.Render(text)
-		if n == m.mu.only {
+		if n == f.only {
 			shown = text
 		}
 		total += lipgloss.Width(text) + 3
 		out = append(out, text)
 	}
-	if total > width-12 && len(m.mu.names) > 1 {
+	if total > width-12 && len(f.names) > 1 {
 		var parts []string
 		for _, w := range order {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[w], w))
 		}
-		out = []string{fmt.Sprintf("%d servers: %s", len(m.mu.names), strings.Join(parts, ", "))}
+		out = []string{fmt.Sprintf("%d servers: %s", len(f.names), strings.Join(parts, ", "))}
 		if shown != "" {
 			out = append([]string{shown}, out...)
 		}
 	}
-	if m.mu.note != "" {
-		out = append(out, st.Info.Render(textfmt.Clean(m.mu.note)))
+	if f.note != "" {
+		out = append(out, st.Info.Render(textfmt.Clean(f.note)))
 	}
 	return out
 }
 
 // serverState is server name's state: a word to count it by, the text
 // that names it, and its style.
-func (m *Model) serverState(name string) (word, text string, style lipgloss.Style) {
-	st, s := m.styles, m.mu.srv[name]
+func (f *fleet) serverState(name string) (word, text string, style lipgloss.Style) {
+	st, s := f.m.styles, f.srv[name]
 	n := textfmt.Clean(name)
 	switch {
 	case s.conn.err != nil:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -27,7 +26,7 @@ import (
 // runMultiUI is `sonde --all` (or several --server): the server list
 // (ui/servers), where nothing runs until a server is opened (or started
 // with p, or named with --prewarm); enter starts that server and opens the
-// aggregated inspector over all of them (ui.Options.Servers: the tools of
+// fleet inspector over all of them (ui.Options.Servers: the tools of
 // the running ones as server/tool, a server not running started when its
 // row in Tools is picked), and quitting the inspector comes back to the
 // list, the servers still running. Starts and restarts (ctrl+r in the inspector) go through
@@ -62,11 +61,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 	if len(o.Prewarm) > 0 {
 		warm.Go(func() { m.Prewarm(ctx, o.Prewarm...) })
 	}
-	palette := theme.Dark()
-	noColor := os.Getenv("NO_COLOR") != ""
-	if noColor {
-		palette = theme.NoColor()
-	}
+	palette, noColor := termPalette()
 	src := managerSource{m: m, ctx: ctx}
 	note, last := "", ""
 	var insp *ui.Model
@@ -92,7 +87,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 }
 
 // inspect starts server name (or reuses it) through the manager, then runs
-// the aggregated inspector over every server: *insp, made the first time
+// the fleet inspector over every server: *insp, made the first time
 // and run again by each later program, so its panes keep what they showed.
 func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, insp **ui.Model, name string, palette theme.Palette, noColor bool) error {
 	// A server backing off is not waited for here, with the list gone and
@@ -117,7 +112,7 @@ func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Mul
 	return interrupted(err)
 }
 
-// uiServers is the aggregated inspector's view of the manager.
+// uiServers is the fleet inspector's view of the manager.
 type uiServers struct {
 	m    *connect.Multi
 	ctx  context.Context
@@ -131,15 +126,15 @@ func (s uiServers) Running(name string) bool {
 	return ok && st.State == manager.Ready
 }
 
-func (s uiServers) Start(name string) (ui.Session, error) {
+func (s uiServers) Start(name string) (ui.Conn, error) {
 	s.subs.want(name)
 	c, err := s.m.Client(s.ctx, name)
 	if err != nil {
 		s.subs.drop(name)
-		return ui.Session{}, err
+		return ui.Conn{}, err
 	}
 	st, _ := statusOf(s.m, name)
-	return ui.Session{Client: c, Sub: s.subs.take(name, c), Pid: st.Pid}, nil
+	return ui.Conn{Client: c, Sub: s.subs.take(name, c), Pid: st.Pid}, nil
 }
 
 func (s uiServers) Waiting(name string) string {

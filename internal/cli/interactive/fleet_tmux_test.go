@@ -31,7 +31,7 @@ func TestTUIServers(t *testing.T) {
 	fx["alpha"].AssertStarted(0)
 
 	tt.keys("Enter")
-	tt.waitFor("the aggregated inspector, alpha started", `│ alpha pid \d+ │ beta pid \d+ │ broken not started │ gamma not started │`,
+	tt.waitFor("the fleet inspector, alpha started", `│ alpha pid \d+ │ beta pid \d+ │ broken not started │ gamma not started │`,
 		`─ 3 Tools 18 `, `alpha\s+<- 2\s+response\s+resolved`)
 	tt.keys("q")
 	tt.waitFor("the list again", `sonde · 4 servers · 2 running`, `^› alpha\s+ready \(pid \d+\)`, `^  gamma\s+not started`)
@@ -119,7 +119,7 @@ func TestTUIPickerMarksSeveral(t *testing.T) {
 		`^› alpha\s+not started`, `^  beta\s+not started`)
 	fx["alpha"].AssertStarted(0)
 	tt.keys("Enter")
-	tt.waitFor("the aggregated inspector, alpha started", `│ alpha pid \d+ │ beta not started │`, `─ 3 Tools 9 `, `alpha\s+<- 2\s+response\s+resolved`)
+	tt.waitFor("the fleet inspector, alpha started", `│ alpha pid \d+ │ beta not started │`, `─ 3 Tools 9 `, `alpha\s+<- 2\s+response\s+resolved`)
 	tt.keys("q")
 	tt.waitFor("the list again", `sonde · 2 servers · 1 running`)
 	tt.quit()
@@ -127,7 +127,7 @@ func TestTUIPickerMarksSeveral(t *testing.T) {
 	fx["gamma"].AssertStarted(0)
 }
 
-// TestTUIAggregated is the aggregated inspector over the fixture as alpha
+// TestTUIAggregated is the fleet inspector over the fixture as alpha
 // and beta (the same tool names: conflicts), server-everything (npm) and
 // a server that cannot start: enter in the list starts alpha only; picking
 // beta's row in Tools starts beta and no other (pid probes), its tools come
@@ -155,7 +155,7 @@ func TestTUIAggregated(t *testing.T) {
 	tt := startTUI(t, 130, 40, []string{"--config", cfg, "--all"})
 	tt.waitFor("the server list", `sonde · 4 servers · 0 running`, `^› alpha\s+not started`, `^  everything\s+not started`)
 	tt.keys("Enter")
-	tt.waitFor("the aggregated inspector, alpha started", `│ alpha pid \d+ │ beta not started │ broken not started │ everything not started │`,
+	tt.waitFor("the fleet inspector, alpha started", `│ alpha pid \d+ │ beta not started │ broken not started │ everything not started │`,
 		`─ 3 Tools 9 `, `alpha\s+<- 2\s+response\s+resolved`)
 	fx["beta"].AssertStarted(0)
 

@@ -37,11 +37,11 @@ func (s *testServers) Report(name string) string {
 	return ""
 }
 
-func (s *testServers) Start(name string) (Session, error) {
+func (s *testServers) Start(name string) (Conn, error) {
 	s.starts[name]++
 	c := client.New(client.Options{})
 	s.t.Cleanup(func() { c.Close() })
-	return Session{Client: c, Sub: c.Subscribe(16)}, nil
+	return Conn{Client: c, Sub: c.Subscribe(16)}, nil
 }
 
 // Aggregate names every tool server/tool; a name two servers have is a
@@ -68,9 +68,9 @@ func (s *testServers) Aggregate(names []string, lists [][]mcp.Tool) []NamedTool 
 	return out
 }
 
-// newMultiModel is an aggregated inspector of w×h over servers a and b,
+// newFleetModel is an fleet inspector of w×h over servers a and b,
 // none running.
-func newMultiModel(t *testing.T, w, h int) (*Model, *testServers) {
+func newFleetModel(t *testing.T, w, h int) (*Model, *testServers) {
 	t.Helper()
 	src := &testServers{t: t, names: []string{"a", "b"}, running: map[string]bool{}, starts: map[string]int{}}
 	hs := newHarness(t, w, h, func(o *Options) { o.Servers = src })
@@ -96,9 +96,9 @@ func runStart(t *testing.T, m *Model, cmd tea.Cmd) {
 // connectServer delivers server name's start, handshake and tool list.
 func connectServer(t *testing.T, m *Model, name string, list []mcp.Tool) {
 	t.Helper()
-	s := m.mu.srv[name]
+	s := m.fl.srv[name]
 	if !s.asked {
-		runStart(t, m, m.startServer(name))
+		runStart(t, m, m.fl.startServer(name))
 	}
 	m.Update(srvMsg{name, initializedMsg{gen: s.gen, res: initResult(), era: client.EraLegacy}})
 	m.Update(srvMsg{name, toolsListedMsg{gen: s.gen, tools: list}})
@@ -108,7 +108,7 @@ func connectServer(t *testing.T, m *Model, name string, list []mcp.Tool) {
 func plain(m *Model) string { return ansi.Strip(m.View().Content) }
 
 func TestMultiLazyStartFromTools(t *testing.T) {
-	m, src := newMultiModel(t, 120, 40)
+	m, src := newFleetModel(t, 120, 40)
 	if got := m.tools.Title(); got != "Tools 0" {
 		t.Fatalf("title %q before any start", got)
 	}
@@ -152,16 +152,16 @@ func TestMultiLazyStartFromTools(t *testing.T) {
 		t.Errorf("a/echo not listed: %v", ts)
 	}
 	// The call of b/add goes to b's client under the tool's own name.
-	if cmd := m.multiCall(tools.CallMsg{Tool: "b/add", Args: []byte(`{"a":1,"b":2}`)}); cmd == nil {
+	if cmd := m.fl.call(tools.CallMsg{Tool: "b/add", Args: []byte(`{"a":1,"b":2}`)}); cmd == nil {
 		t.Error("a call of b/add was not routed")
 	}
-	if cmd := m.multiCall(tools.CallMsg{Tool: "c/add"}); cmd != nil {
+	if cmd := m.fl.call(tools.CallMsg{Tool: "c/add"}); cmd != nil {
 		t.Error("a call of an unknown server's tool was routed")
 	}
 }
 
 func TestMultiTaggedPanesAndFilter(t *testing.T) {
-	m, _ := newMultiModel(t, 140, 44)
+	m, _ := newFleetModel(t, 140, 44)
 	connectServer(t, m, "a", fixtureTools())
 	connectServer(t, m, "b", fixtureTools())
 	// The same id on both servers: two rows, each tagged.
@@ -170,7 +170,7 @@ func TestMultiTaggedPanesAndFilter(t *testing.T) {
 		e.proc(100, client.ProcInfo{What: client.ProcStart, Pid: map[string]int{"a": 4001, "b": 4002}[name]})
 		e.call(200, 7, "tools/call", "slow", `{"name":"slow"}`, 60000)
 		e.stderr(250, "hello from "+name+"\n")
-		s := m.mu.srv[name]
+		s := m.fl.srv[name]
 		m.Update(srvMsg{name, eventsMsg{gen: s.gen, sub: s.sess.Sub, evs: e.take()}})
 	}
 	s := plain(m)
@@ -215,7 +215,7 @@ func TestMultiTaggedPanesAndFilter(t *testing.T) {
 }
 
 func TestMultiRestartNeedsOneServer(t *testing.T) {
-	m, src := newMultiModel(t, 120, 40)
+	m, src := newFleetModel(t, 120, 40)
 	connectServer(t, m, "a", fixtureTools())
 	if _, cmd := m.Update(keyMsg("ctrl+r")); cmd != nil {
 		t.Fatal("ctrl+r with every server shown restarted something")
@@ -232,7 +232,7 @@ func TestMultiRestartNeedsOneServer(t *testing.T) {
 }
 
 func TestMultiReportKey(t *testing.T) {
-	m, _ := newMultiModel(t, 120, 40)
+	m, _ := newFleetModel(t, 120, 40)
 	if _, cmd := m.Update(keyMsg("R")); cmd != nil {
 		t.Fatal("R with every server shown read a report")
 	}
@@ -264,21 +264,21 @@ func TestMultiReportKey(t *testing.T) {
 // again (what settled meanwhile was not followed), and a server no longer
 // running has its row back in Tools.
 func TestMultiOpenedAgain(t *testing.T) {
-	m, src := newMultiModel(t, 140, 44)
+	m, src := newFleetModel(t, 140, 44)
 	connectServer(t, m, "a", fixtureTools())
 	connectServer(t, m, "b", fixtureTools()[:1])
 	var e events
 	e.call(200, 7, "tools/call", "slow", `{"name":"slow"}`, 60000)
 	e.stderr(250, "hello from a\n")
-	s := m.mu.srv["a"]
+	s := m.fl.srv["a"]
 	m.Update(srvMsg{"a", eventsMsg{gen: s.gen, sub: s.sess.Sub, evs: e.take()}})
 	if m.pending.InFlight() != 1 {
 		t.Fatal("the call is not in flight")
 	}
 	oldGen := s.gen
 
-	src.running["a"] = true       // b ended while the list was shown
-	runStart(t, m, m.multiInit()) // what Init runs
+	src.running["a"] = true     // b ended while the list was shown
+	runStart(t, m, m.fl.open()) // what Init runs
 	if src.starts["a"] != 2 || src.starts["b"] != 1 || s.gen == oldGen {
 		t.Fatalf("starts %v, generation %d (was %d): want a taken again under a new one, b not", src.starts, s.gen, oldGen)
 	}
