@@ -14,7 +14,7 @@ import (
 // counted in the last one kept.
 const maxResults = 1000
 
-// Collector folds a client event stream into a Report: a Session for each
+// Collector folds a client event stream into a Report: a SessionReport for each
 // session the stream holds, with lint's findings, the requests that timed
 // out or failed, the tool errors, and what diff.Collector saw (for drift).
 // Use NewCollector; it is not safe for concurrent use.
@@ -22,7 +22,7 @@ type Collector struct {
 	rep    *Report
 	rules  []RuleInfo
 	linter *lint.Linter
-	cur    *Session
+	cur    *SessionReport
 	defs   *diff.Collector
 	last   client.Event
 	counts map[string]int // results per rule in the current session
@@ -94,7 +94,7 @@ func (c *Collector) Add(ev client.Event, line int) []lint.Finding {
 func (c *Collector) started() bool { return c.last.Seq != 0 }
 
 func (c *Collector) begin(ev client.Event) {
-	c.cur = &Session{Name: fmt.Sprintf("session %d", len(c.rep.Sessions)+1), Start: ev.Time, Checked: c.rules}
+	c.cur = &SessionReport{Name: fmt.Sprintf("session %d", len(c.rep.Sessions)+1), Start: ev.Time, Checked: c.rules}
 	c.rep.Sessions = append(c.rep.Sessions, c.cur)
 	c.defs = diff.NewToolCollector()
 	c.views = append(c.views, c.defs.Shown())

@@ -83,8 +83,10 @@ type Request struct {
 	Cancelled bool
 }
 
-// Session is what a capture holds for a re-drive.
-type Session struct {
+// Script is what a capture holds for a re-drive: the handshake it asked
+// for, the requests to send again in order, and the recorded answers to
+// the server's own requests.
+type Script struct {
 	// ProtocolVersion is what the recorded initialize asked for.
 	ProtocolVersion string
 	// Capabilities are the client capabilities the recorded initialize
@@ -102,12 +104,12 @@ const maxAnswers = 256
 
 // Load reads a capture: the client's requests (initialize apart), their
 // pacing, deadlines and recorded outcomes.
-func Load(r io.Reader) (*Session, error) {
+func Load(r io.Reader) (*Script, error) {
 	rd, err := capture.NewReader(r)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{Answers: map[string][]json.RawMessage{}}
+	s := &Script{Answers: map[string][]json.RawMessage{}}
 	gen := 0
 	byID := map[string]*Request{}
 	queued := map[string]int64{}
@@ -289,7 +291,7 @@ func (r *Report) Counts() (equal, different, skipped int) {
 // Run sends s's requests to c (connected and initialized) with their
 // recorded pacing, waits for every outcome, and compares each with the
 // recorded one. It returns ctx's error if ctx ends first.
-func Run(ctx context.Context, c *client.Client, s *Session, o Options) (*Report, error) {
+func Run(ctx context.Context, c *client.Client, s *Script, o Options) (*Report, error) {
 	calls := make([]*client.Call, len(s.Requests))
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -438,7 +440,7 @@ func (r *Report) WriteText(w io.Writer) {
 // and answers the server's requests with the recorded answers, in order
 // per method (the last again once they run out; an error when the capture
 // holds none). It is nil when the capture has no initialize.
-func (s *Session) ServerRequests() *client.ServerRequests {
+func (s *Script) ServerRequests() *client.ServerRequests {
 	if len(s.Capabilities) == 0 {
 		return nil
 	}
