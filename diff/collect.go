@@ -22,12 +22,13 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/surface"
 )
 
 // Bounds of a Collector's memory.
 const (
 	// MaxCallGroups bounds the distinct (tool, arguments) groups kept;
-	// calls beyond are counted in Session.CallsDropped.
+	// calls beyond are counted in Shown.CallsDropped.
 	MaxCallGroups = 10000
 	// MaxSamples bounds the latencies kept per group (the first ones).
 	MaxSamples = 256
@@ -38,26 +39,11 @@ const (
 	// maxPending bounds the requests remembered between their frame and
 	// their answer (the oldest are forgotten beyond).
 	maxPending = 4096
-	// maxItems bounds the tools, prompts and resources of one list.
-	maxItems = 10000
-)
-
-// Methods the Collector follows beyond those of package mcp.
-const (
-	methodPromptsList   = "prompts/list"
-	methodResourcesList = "resources/list"
-	methodTemplatesList = "resources/templates/list"
 )
 
 // Item is one entry of a list (a tool, a prompt, a resource or a resource
-// template): its key (name, or URI) and its definition as the server sent
-// it, compacted.
-type Item struct {
-	Key string
-	Def json.RawMessage
-	// Seq is the event of the frame that listed it.
-	Seq uint64
-}
+// template), as package surface folds it.
+type Item = surface.Item
 
 // CallGroup is every call of one tool with the same arguments.
 type CallGroup struct {
@@ -95,35 +81,14 @@ func (g *CallGroup) Median() time.Duration {
 	return s[len(s)/2]
 }
 
-// Session is what one session showed.
-type Session struct {
-	Server       mcp.Implementation
-	Protocol     string
-	Capabilities json.RawMessage
-	// Tools, Prompts, Resources and Templates are the last complete
-	// listing of each (in the server's order; the pages of a listing
-	// joined).
-	Tools, Prompts, Resources, Templates []Item
-	// Listed says which lists the session fetched (a list it never asked
-	// for is unknown, not empty): keys "tools", "prompts", "resources",
-	// "templates".
-	Listed map[string]bool
+// Shown is what one session showed: its server's surface (the fold of
+// package surface) and the calls made to it.
+type Shown struct {
+	surface.Known
 	// Groups are the calls, by tool and arguments, in order of first call.
 	Groups []*CallGroup
 	// CallsDropped counts calls beyond MaxCallGroups groups.
 	CallsDropped int
-}
-
-// Tool returns the tool named name and whether it was listed.
-func (s *Session) Tool(name string) (Item, bool) { return find(s.Tools, name) }
-
-func find(items []Item, key string) (Item, bool) {
-	for _, it := range items {
-		if it.Key == key {
-			return it, true
-		}
-	}
-	return Item{}, false
 }
 
 // A Done is a call that ended, as Collector.Add reports it.
@@ -143,7 +108,6 @@ type pending struct {
 	method   string
 	tool     string
 	args     string
-	cursor   bool // a list request continuing a listing
 	frameSeq uint64
 	isError  bool
 	bytes    int
@@ -155,14 +119,13 @@ type pending struct {
 // Collector folds one session's events. Use NewCollector; it is not safe
 // for concurrent use.
 type Collector struct {
-	s       Session
+	s       Shown
 	pending map[jsonrpc.ID]*pending
 	// order lists the pending ids, oldest first, with ids already answered
 	// left in it (dropped when it is compacted, at twice maxPending).
 	order   []jsonrpc.ID
 	scratch bytes.Buffer // for measuring compact JSON
 	groups  map[string]*CallGroup
-	paging  map[string][]Item // listings under way, by list
 	// toolsOnly groups calls by tool alone (NewToolCollector).
 	toolsOnly bool
 }
@@ -170,10 +133,9 @@ type Collector struct {
 // NewCollector returns an empty collector.
 func NewCollector() *Collector {
 	return &Collector{
-		s:       Session{Listed: map[string]bool{}},
+		s:       Shown{Known: surface.Known{Listed: map[string]bool{}}},
 		pending: map[jsonrpc.ID]*pending{},
 		groups:  map[string]*CallGroup{},
-		paging:  map[string][]Item{},
 	}
 }
 
@@ -188,9 +150,9 @@ func NewToolCollector() *Collector {
 	return c
 }
 
-// Session returns what was collected so far. It shares memory with the
+// Shown returns what was collected so far. It shares memory with the
 // collector: read it, and stop adding events meanwhile.
-func (c *Collector) Session() *Session { return &c.s }
+func (c *Collector) Shown() *Shown { return &c.s }
 
 // StartsSession reports whether ev begins a new session: a server process
 // started, an HTTP connection made, or the first event of a new client
@@ -205,6 +167,7 @@ func StartsSession(ev client.Event) bool {
 // Add folds one event. It returns the call that ev ended, if ev is the
 // outcome of a tools/call.
 func (c *Collector) Add(ev client.Event) *Done {
+	c.s.Known.Apply(ev)
 	switch ev.Kind {
 	case client.EvFrame:
 		if ev.Frame != nil && ev.Frame.Err == nil {
@@ -233,7 +196,7 @@ func (c *Collector) frame(ev client.Event) {
 		if m.Error != nil {
 			return
 		}
-		c.result(ev.Seq, p, m.Result)
+		c.result(p, m.Result)
 	}
 }
 
@@ -248,11 +211,6 @@ func (c *Collector) request(seq uint64, m jsonrpc.Message) {
 		var ps mcp.CallToolParams
 		_ = json.Unmarshal(m.Params, &ps)
 		p.tool, p.args = ps.Name, boundArgs(Canonical(ps.Arguments))
-	case mcp.MethodToolsList, methodPromptsList, methodResourcesList, methodTemplatesList:
-		var ps mcp.ListParams
-		_ = json.Unmarshal(m.Params, &ps)
-		p.cursor = ps.Cursor != ""
-	case mcp.MethodInitialize, mcp.MethodServerDiscover:
 	default:
 		return
 	}
@@ -269,96 +227,23 @@ func (c *Collector) request(seq uint64, m jsonrpc.Message) {
 	}
 }
 
-// listKey names the list a method fetches, and the field of its items.
-func listKey(method string) (list, field, key string) {
-	switch method {
-	case mcp.MethodToolsList:
-		return "tools", "tools", "name"
-	case methodPromptsList:
-		return "prompts", "prompts", "name"
-	case methodResourcesList:
-		return "resources", "resources", "uri"
-	case methodTemplatesList:
-		return "templates", "resourceTemplates", "uriTemplate"
-	}
-	return "", "", ""
-}
-
-func (c *Collector) result(seq uint64, p *pending, result json.RawMessage) {
-	switch p.method {
-	case mcp.MethodInitialize:
-		var r mcp.InitializeResult
-		if json.Unmarshal(result, &r) == nil {
-			c.s.Server, c.s.Protocol, c.s.Capabilities = r.ServerInfo, r.ProtocolVersion, compact(r.Capabilities)
-		}
-	case mcp.MethodServerDiscover:
-		var r mcp.DiscoverResult
-		if json.Unmarshal(result, &r) == nil {
-			c.s.Capabilities = compact(r.Capabilities)
-			if len(r.SupportedVersions) > 0 {
-				c.s.Protocol = r.SupportedVersions[0]
-			}
-		}
-	case mcp.MethodToolsCall:
-		if bytes.Contains(result, []byte(`"isError"`)) {
-			var r struct {
-				IsError bool `json:"isError"`
-			}
-			_ = json.Unmarshal(result, &r)
-			p.isError = r.IsError
-		}
-		c.scratch.Reset()
-		if json.Compact(&c.scratch, result) == nil {
-			p.bytes = c.scratch.Len()
-		} else {
-			p.bytes = len(result)
-		}
-	default:
-		c.listPage(seq, p, result)
-	}
-}
-
-func (c *Collector) listPage(seq uint64, p *pending, result json.RawMessage) {
-	list, field, keyField := listKey(p.method)
-	if list == "" {
+// result reads a tools/call's answer: isError, and its size.
+func (c *Collector) result(p *pending, result json.RawMessage) {
+	if p.method != mcp.MethodToolsCall {
 		return
 	}
-	var page map[string]json.RawMessage
-	if json.Unmarshal(result, &page) != nil {
-		return
-	}
-	var raw []json.RawMessage
-	_ = json.Unmarshal(page[field], &raw)
-	items := c.paging[list]
-	if !p.cursor {
-		items = nil
-	}
-	for _, r := range raw {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(r, &obj) != nil || len(items) >= maxItems {
-			continue
+	if bytes.Contains(result, []byte(`"isError"`)) {
+		var r struct {
+			IsError bool `json:"isError"`
 		}
-		var key string
-		_ = json.Unmarshal(obj[keyField], &key)
-		items = append(items, Item{Key: key, Def: compact(r), Seq: seq})
+		_ = json.Unmarshal(result, &r)
+		p.isError = r.IsError
 	}
-	var next string
-	_ = json.Unmarshal(page["nextCursor"], &next)
-	if next != "" {
-		c.paging[list] = items
-		return
-	}
-	delete(c.paging, list)
-	c.s.Listed[list] = true
-	switch list {
-	case "tools":
-		c.s.Tools = items
-	case "prompts":
-		c.s.Prompts = items
-	case "resources":
-		c.s.Resources = items
-	case "templates":
-		c.s.Templates = items
+	c.scratch.Reset()
+	if json.Compact(&c.scratch, result) == nil {
+		p.bytes = c.scratch.Len()
+	} else {
+		p.bytes = len(result)
 	}
 }
 
@@ -425,19 +310,6 @@ func outcomeName(d *Done) string {
 		return OutcomeToolError
 	}
 	return string(d.State)
-}
-
-// compact returns b without insignificant space (b itself if it is not
-// valid JSON, nil for nothing).
-func compact(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return nil
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, b) != nil {
-		return slices.Clone(b)
-	}
-	return buf.Bytes()
 }
 
 // Canonical returns a JSON value compacted with object keys sorted, so that

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/surface"
 )
 
 // Change kinds.
@@ -114,7 +115,7 @@ func (r *Report) Differs() bool { return len(r.Changes)+len(r.Calls) > 0 }
 
 // Compare compares session a (the old) to b (the new). Lists a side never
 // fetched are not compared.
-func Compare(a, b *Session, th Thresholds) *Report {
+func Compare(a, b *Shown, th Thresholds) *Report {
 	r := &Report{Changes: []Change{}, Calls: []CallChange{}, Costs: []CostChange{}}
 	if a.Server.Name != b.Server.Name && a.Server.Name != "" && b.Server.Name != "" {
 		r.Changes = append(r.Changes, Change{Section: SectionServer, Kind: Changed, Field: "name", Old: a.Server.Name, New: b.Server.Name})
@@ -152,7 +153,7 @@ func Compare(a, b *Session, th Thresholds) *Report {
 func CompareItems(section string, a, b []Item, norm func(any) any) []Change {
 	var out []Change
 	for _, ia := range a {
-		ib, ok := find(b, ia.Key)
+		ib, ok := surface.Find(b, ia.Key)
 		if !ok {
 			out = append(out, Change{Section: section, Key: ia.Key, Kind: Removed, Old: string(ia.Def)})
 			continue
@@ -160,7 +161,7 @@ func CompareItems(section string, a, b []Item, norm func(any) any) []Change {
 		out = appendFields(out, section, ia.Key, ia.Def, ib.Def, norm)
 	}
 	for _, ib := range b {
-		if _, ok := find(a, ib.Key); !ok {
+		if _, ok := surface.Find(a, ib.Key); !ok {
 			out = append(out, Change{Section: section, Key: ib.Key, Kind: Added, New: string(ib.Def)})
 		}
 	}
@@ -412,7 +413,7 @@ func shift(a, b time.Duration, th Thresholds) string {
 	return CallFaster
 }
 
-func (r *Report) compareCosts(a, b *Session) {
+func (r *Report) compareCosts(a, b *Shown) {
 	ca, cb := Costs(a), Costs(b)
 	r.OldTotal, r.NewTotal = TotalCost(ca), TotalCost(cb)
 	byName := func(cs []ToolCost, name string) *ToolCost {

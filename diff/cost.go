@@ -3,6 +3,8 @@ package diff
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/sonde-mcp/sonde/surface"
 )
 
 // ToolCost is what one tool costs a model's context, in bytes (not
@@ -26,7 +28,7 @@ type ToolCost struct {
 
 // Costs returns the cost of each listed tool, in the listing's order, then
 // of each tool that was called but not listed.
-func Costs(s *Session) []ToolCost {
+func Costs(s *Shown) []ToolCost {
 	var out []ToolCost
 	index := map[string]int{}
 	for _, it := range s.Tools {
@@ -48,7 +50,7 @@ func Costs(s *Session) []ToolCost {
 
 // DefCost measures one tool definition (no calls).
 func DefCost(name string, def json.RawMessage) ToolCost {
-	c := ToolCost{Name: name, Def: len(compact(def))}
+	c := ToolCost{Name: name, Def: len(surface.Compact(def))}
 	var t struct {
 		Description  string          `json:"description"`
 		InputSchema  json.RawMessage `json:"inputSchema"`
@@ -56,8 +58,8 @@ func DefCost(name string, def json.RawMessage) ToolCost {
 	}
 	if json.Unmarshal(def, &t) == nil {
 		c.Description = len(t.Description)
-		c.InputSchema = len(compact(t.InputSchema))
-		c.OutputSchema = len(compact(t.OutputSchema))
+		c.InputSchema = len(surface.Compact(t.InputSchema))
+		c.OutputSchema = len(surface.Compact(t.OutputSchema))
 	}
 	return c
 }

@@ -12,14 +12,15 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/surface"
 )
 
 func TestMain(m *testing.M) { capturetest.Main(m) }
 
 func item(key, def string) Item { return Item{Key: key, Def: json.RawMessage(def)} }
 
-func session(tools ...Item) *Session {
-	return &Session{Tools: tools, Listed: map[string]bool{"tools": true}}
+func session(tools ...Item) *Shown {
+	return &Shown{Known: surface.Known{Tools: tools, Listed: map[string]bool{"tools": true}}}
 }
 
 // TestAnnotationDefaults: a hint left out equals the hint at the spec's
@@ -204,7 +205,7 @@ func TestCollectorRealSession(t *testing.T) {
 			done = append(done, d)
 		}
 	}
-	s := c.Session()
+	s := c.Shown()
 	if len(s.Tools) != len(names) || len(names) < 4 || !s.Listed["tools"] || s.Listed["prompts"] || s.Server.Name != "sonde-fixture" || s.Protocol == "" || !strings.Contains(string(s.Capabilities), `"tools"`) {
 		t.Fatalf("session: %d tools of %d, %+v", len(s.Tools), len(names), s)
 	}
@@ -274,7 +275,7 @@ func TestToolCollectorCountsEveryCall(t *testing.T) {
 	if doneArgs != n || doneTool != n {
 		t.Fatalf("done: %d and %d of %d", doneArgs, doneTool, n)
 	}
-	a, b := byArgs.Session(), byTool.Session()
+	a, b := byArgs.Shown(), byTool.Shown()
 	if len(a.Groups) != MaxCallGroups || a.CallsDropped != 5 {
 		t.Errorf("by arguments: %d groups, %d dropped", len(a.Groups), a.CallsDropped)
 	}

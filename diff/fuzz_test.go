@@ -32,7 +32,7 @@ func FuzzCollector(f *testing.F) {
 		frame(client.In, `{"jsonrpc":"2.0","id":2,"result":`+string(result)+`}`)
 		seq++
 		c.Add(client.Event{Seq: seq, Kind: client.EvRequest, Req: &client.ReqInfo{Dir: client.Out, ID: jsonrpc.Int(2), Method: "tools/call", State: client.StateResolved}})
-		s := c.Session()
+		s := c.Shown()
 		for _, it := range s.Tools {
 			if !json.Valid(it.Def) {
 				t.Fatalf("tool %q: invalid definition %q", it.Key, it.Def)

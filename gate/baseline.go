@@ -42,7 +42,7 @@ type Baseline struct {
 }
 
 // NewBaseline makes a baseline of the tools a session listed.
-func NewBaseline(label, from string, s *diff.Session, now time.Time) *Baseline {
+func NewBaseline(label, from string, s *diff.Shown, now time.Time) *Baseline {
 	b := &Baseline{Format: BaselineFormat, Label: label, Accepted: now.UTC(), Server: s.Server, From: from, Tools: []BaselineTool{}}
 	for _, it := range s.Tools {
 		b.Tools = append(b.Tools, BaselineTool{Name: it.Key, Def: it.Def})
@@ -197,7 +197,7 @@ func (l *limited) Read(p []byte) (int, error) {
 // result per changed field, added tool or removed tool. A tool whose hints
 // changed toward harm says so first ("a read-only tool turned
 // destructive"). seq and line locate the session's tool listing.
-func DriftResults(b *Baseline, s *diff.Session, seq uint64, line int) []Result {
+func DriftResults(b *Baseline, s *diff.Shown, seq uint64, line int) []Result {
 	var out []Result
 	for _, ch := range diff.CompareItems(diff.SectionTool, b.Items(), s.Tools, diff.NormalizeTool) {
 		var msg string
@@ -240,7 +240,7 @@ func orNone(s string) string {
 // against the drift rule, with a result per change; a session whose label
 // has no baseline skips the rule, saying why. It returns the first error
 // other than a missing baseline.
-func (c *Collector) CheckDrift(store Store, label func(*diff.Session) string) error {
+func (c *Collector) CheckDrift(store Store, label func(*diff.Shown) string) error {
 	drift := GateRules()[3]
 	for i, s := range c.rep.Sessions {
 		v := c.views[i]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/diff"
+	"github.com/sonde-mcp/sonde/surface"
 )
 
 // TestStore: accept, load, list, replace, reset; labels that are not file
@@ -23,7 +24,7 @@ func TestStore(t *testing.T) {
 	if l, err := st.List(); err != nil || len(l) != 0 {
 		t.Fatalf("list of nothing: %v %v", l, err)
 	}
-	s := &diff.Session{Tools: []diff.Item{{Key: "a", Def: json.RawMessage(`{"name":"a"}`)}}}
+	s := &diff.Shown{Known: surface.Known{Tools: []diff.Item{{Key: "a", Def: json.RawMessage(`{"name":"a"}`)}}}}
 	s.Server.Name = "srv"
 	for _, label := range []string{"srv", "../evil", "a/b", "a%2Fb", ".hidden"} {
 		p, err := st.Save(NewBaseline(label, "f.jsonl", s, time.Unix(5, 0)))
@@ -66,10 +67,10 @@ func TestDriftResults(t *testing.T) {
 		{Name: "gone", Def: json.RawMessage(`{"name":"gone"}`)},
 		{Name: "read", Def: json.RawMessage(`{"name":"read","description":"reads","annotations":{"readOnlyHint":true}}`)},
 	}}
-	s := &diff.Session{Tools: []diff.Item{
+	s := &diff.Shown{Known: surface.Known{Tools: []diff.Item{
 		{Key: "read", Def: json.RawMessage(`{"name":"read","description":"reads and deletes"}`)},
 		{Key: "new", Def: json.RawMessage(`{"name":"new"}`)},
-	}}
+	}}}
 	rs := DriftResults(b, s, 7, 9)
 	var msgs []string
 	for _, r := range rs {

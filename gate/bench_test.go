@@ -34,7 +34,7 @@ func BenchmarkCollector(b *testing.B) {
 			for _, ev := range evs {
 				c.Add(ev)
 			}
-			diff.Costs(c.Session())
+			diff.Costs(c.Shown())
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
 	})

@@ -14,7 +14,7 @@ import (
 // counted in the last one kept.
 const maxResults = 1000
 
-// Collector folds a client event stream into a Report: a Session for each
+// Collector folds a client event stream into a Report: a SessionReport for each
 // session the stream holds, with lint's findings, the requests that timed
 // out or failed, the tool errors, and what diff.Collector saw (for drift).
 // Use NewCollector; it is not safe for concurrent use.
@@ -22,13 +22,13 @@ type Collector struct {
 	rep    *Report
 	rules  []RuleInfo
 	linter *lint.Linter
-	cur    *Session
+	cur    *SessionReport
 	defs   *diff.Collector
 	last   client.Event
 	counts map[string]int // results per rule in the current session
 	// views are the definitions seen in each session, parallel to
 	// rep.Sessions.
-	views     []*diff.Session
+	views     []*diff.Shown
 	toolsLine []int // line of the frame of each session's tool listing
 	// answers are the lines of the answer frames of the current session
 	// not yet matched to their outcome (at most maxAnswers).
@@ -61,10 +61,10 @@ func (c *Collector) Add(ev client.Event, line int) []lint.Finding {
 	for _, f := range found {
 		c.add(Result{Rule: f.Rule, Message: f.Detail, Seq: f.Seq, Line: line, Method: f.Method, ID: idText(f.ID.IsValid(), f.ID.String()), Time: f.Time})
 	}
-	tools := len(c.defs.Session().Tools)
+	tools := len(c.defs.Shown().Tools)
 	var first uint64
 	if tools > 0 {
-		first = c.defs.Session().Tools[0].Seq
+		first = c.defs.Shown().Tools[0].Seq
 	}
 	if ev.Kind == client.EvFrame && ev.Frame != nil && ev.Frame.Dir == client.In && ev.Frame.Verdict == client.VerdictResolved {
 		if len(c.answers) >= maxAnswers {
@@ -73,7 +73,7 @@ func (c *Collector) Add(ev client.Event, line int) []lint.Finding {
 		c.answers[ev.Seq] = line
 	}
 	done := c.defs.Add(ev)
-	if s := c.defs.Session(); len(s.Tools) > 0 && (len(s.Tools) != tools || s.Tools[0].Seq != first) {
+	if s := c.defs.Shown(); len(s.Tools) > 0 && (len(s.Tools) != tools || s.Tools[0].Seq != first) {
 		c.toolsLine[len(c.toolsLine)-1] = line
 	}
 	if done != nil {
@@ -94,10 +94,10 @@ func (c *Collector) Add(ev client.Event, line int) []lint.Finding {
 func (c *Collector) started() bool { return c.last.Seq != 0 }
 
 func (c *Collector) begin(ev client.Event) {
-	c.cur = &Session{Name: fmt.Sprintf("session %d", len(c.rep.Sessions)+1), Start: ev.Time, Checked: c.rules}
+	c.cur = &SessionReport{Name: fmt.Sprintf("session %d", len(c.rep.Sessions)+1), Start: ev.Time, Checked: c.rules}
 	c.rep.Sessions = append(c.rep.Sessions, c.cur)
 	c.defs = diff.NewToolCollector()
-	c.views = append(c.views, c.defs.Session())
+	c.views = append(c.views, c.defs.Shown())
 	c.toolsLine = append(c.toolsLine, 0)
 	c.counts = map[string]int{}
 	c.answers = map[uint64]int{}
@@ -168,4 +168,4 @@ func (c *Collector) Report() *Report {
 
 // Views returns what each session showed (its server, tools, calls),
 // parallel to the report's sessions.
-func (c *Collector) Views() []*diff.Session { return c.views }
+func (c *Collector) Views() []*diff.Shown { return c.views }

@@ -84,7 +84,7 @@ func (c *Contracts) Tools(names []string, listed bool) []Result {
 // is made when there is none: a server that never started).
 func (r *Report) AddChecked(rules []RuleInfo, results []Result) {
 	if len(r.Sessions) == 0 {
-		r.Sessions = append(r.Sessions, &Session{Name: "session 1"})
+		r.Sessions = append(r.Sessions, &SessionReport{Name: "session 1"})
 	}
 	s := r.Sessions[len(r.Sessions)-1]
 	s.Checked = append(slices.Clone(s.Checked), rules...)

@@ -180,8 +180,8 @@ type Result struct {
 	Time time.Time
 }
 
-// Session is the results of one session.
-type Session struct {
+// SessionReport is the results of one session.
+type SessionReport struct {
 	// Name says which session ("session 1: fixture 1.0").
 	Name     string
 	Start    time.Time
@@ -203,12 +203,12 @@ type Report struct {
 	Artifact string
 	// Target names what was checked (the capture, or the server).
 	Target   string
-	Sessions []*Session
+	Sessions []*SessionReport
 	FailOn   FailOn
 }
 
 // Rule returns the rule named id among those checked.
-func (s *Session) Rule(id string) (RuleInfo, bool) {
+func (s *SessionReport) Rule(id string) (RuleInfo, bool) {
 	for _, r := range s.Checked {
 		if r.ID == id {
 			return r, true

@@ -343,7 +343,7 @@ func TestSARIFCheckShape(t *testing.T) {
 	if _, err := st.Save(b); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CheckDrift(st, func(s *diff.Session) string { return s.Server.Name }); err != nil {
+	if err := c.CheckDrift(st, func(s *diff.Shown) string { return s.Server.Name }); err != nil {
 		t.Fatal(err)
 	}
 	rep := c.Report()
@@ -367,7 +367,7 @@ func TestSARIFCheckShape(t *testing.T) {
 	for _, ev := range capturetest.Events(t, path) {
 		c2.Add(ev, 0)
 	}
-	if err := c2.CheckDrift(Store{Dir: t.TempDir()}, func(s *diff.Session) string { return "x" }); err != nil {
+	if err := c2.CheckDrift(Store{Dir: t.TempDir()}, func(s *diff.Shown) string { return "x" }); err != nil {
 		t.Fatal(err)
 	}
 	buf.Reset()

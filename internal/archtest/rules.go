@@ -42,7 +42,7 @@ var charm = []string{"charm.land/", "github.com/charmbracelet/", "github.com/sah
 
 // folds are the packages that fold client events or capture files: they
 // see the session through client's types, never through transport's.
-var folds = []string{"client", "jsonrpc", "mcp", "internal/textfmt", "internal/lines", "capture", "replay", "lint", "diff"}
+var folds = []string{"client", "jsonrpc", "mcp", "internal/textfmt", "internal/lines", "capture", "replay", "lint", "diff", "surface"}
 
 // families is what a command family may import of the command line.
 var families = []string{"internal/cli/cmdutil", "internal/cli/connect"}
@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface",
 	}, cli...)
 }
 
@@ -83,6 +83,9 @@ func Rules() []Rule {
 		{Pkg: "lint", Internal: folds},
 		{Pkg: "stats", Internal: folds},
 		{Pkg: "diagram", Internal: folds},
+		// What a session showed of its server (info, capabilities, the
+		// lists): the one fold diff, gate and replay read it through.
+		{Pkg: "surface", Internal: []string{"client", "jsonrpc", "mcp"}},
 		// What a session showed, compared (sonde diff, drift, context
 		// cost): a fold like lint.
 		{Pkg: "diff", Internal: folds},

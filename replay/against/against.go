@@ -83,8 +83,10 @@ type Request struct {
 	Cancelled bool
 }
 
-// Session is what a capture holds for a re-drive.
-type Session struct {
+// Script is what a capture holds for a re-drive: the handshake it asked
+// for, the requests to send again in order, and the recorded answers to
+// the server's own requests.
+type Script struct {
 	// ProtocolVersion is what the recorded initialize asked for.
 	ProtocolVersion string
 	// Capabilities are the client capabilities the recorded initialize
@@ -102,107 +104,147 @@ const maxAnswers = 256
 
 // Load reads a capture: the client's requests (initialize apart), their
 // pacing, deadlines and recorded outcomes.
-func Load(r io.Reader) (*Session, error) {
+func Load(r io.Reader) (*Script, error) {
 	rd, err := capture.NewReader(r)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{Answers: map[string][]json.RawMessage{}}
-	gen := 0
-	byID := map[string]*Request{}
-	queued := map[string]int64{}
-	serverReqs := map[string]string{} // the server's requests by id: their method
-	var t0 int64
-	key := func(id *jsonrpc.ID) string { return strconv.Itoa(gen) + " " + id.String() }
-	for rec, err := range rd.Good(&s.Warnings) {
+	l := &loader{
+		s:          &Script{Answers: map[string][]json.RawMessage{}},
+		byID:       map[string]*Request{},
+		queued:     map[string]int64{},
+		serverReqs: map[string]string{},
+	}
+	for rec, err := range rd.Good(&l.s.Warnings) {
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case rec.Type == capture.TypeRestart:
-			gen++
-		case rec.Type == capture.TypeFrame && rec.Dir == "out" && rec.Kind == "request" && rec.ID != nil:
-			raw, err := rec.Bytes()
-			if err != nil {
-				s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
-				continue
-			}
-			msg, _ := jsonrpc.Decode(raw)
-			if rec.Method == mcp.MethodInitialize {
-				var p struct {
-					ProtocolVersion string          `json:"protocolVersion"`
-					Capabilities    json.RawMessage `json:"capabilities"`
-				}
-				if json.Unmarshal(msg.Params, &p) == nil && s.ProtocolVersion == "" {
-					s.ProtocolVersion, s.Capabilities = p.ProtocolVersion, p.Capabilities
-				}
-				continue
-			}
-			if len(s.Requests) == 0 {
-				t0 = rec.T
-			}
-			q := &Request{Index: len(s.Requests) + 1, ID: *rec.ID, Method: rec.Method, At: time.Duration(max(rec.T-t0, 0)), Recorded: Outcome{Kind: KindNone}}
-			q.Params, q.Progress = stripToken(msg.Params)
-			if rec.Method == mcp.MethodToolsCall {
-				var p mcp.CallToolParams
-				_ = json.Unmarshal(msg.Params, &p)
-				q.Tool = p.Name
-			}
-			if qt, ok := queued[key(rec.ID)]; ok {
-				q.Timeout = time.Duration(qt)
-			}
-			s.Requests = append(s.Requests, q)
-			byID[key(rec.ID)] = q
-		case rec.Type == capture.TypeFrame && rec.Dir == "in" && rec.Kind == "response" && rec.ID != nil:
-			q := byID[key(rec.ID)]
-			if q == nil || (rec.Verdict != string(client.VerdictResolved) && rec.Verdict != string(client.VerdictRemoteError)) {
-				continue
-			}
-			raw, err := rec.Bytes()
-			if err != nil {
-				continue
-			}
-			msg, _ := jsonrpc.Decode(raw)
-			if msg.Error != nil {
-				q.Recorded = Outcome{Kind: KindError, Error: msg.Error}
-			} else {
-				q.Recorded = Outcome{Kind: KindResult, Result: msg.Result}
-			}
-		case rec.Type == capture.TypeFrame && rec.Dir == "in" && rec.Kind == "request" && rec.ID != nil:
-			serverReqs[key(rec.ID)] = rec.Method
-		case rec.Type == capture.TypeFrame && rec.Dir == "out" && rec.Kind == "response" && rec.ID != nil:
-			method := serverReqs[key(rec.ID)]
-			raw, err := rec.Bytes()
-			if method == "" || err != nil || len(s.Answers[method]) >= maxAnswers {
-				continue
-			}
-			if msg, _ := jsonrpc.Decode(raw); msg.Error == nil && len(msg.Result) > 0 {
-				s.Answers[method] = append(s.Answers[method], msg.Result)
-			}
-		case rec.Type == capture.TypeRequest && rec.Dir == "out" && rec.ID != nil:
-			if rec.State == string(client.StateQueued) && rec.Deadline != nil {
-				queued[key(rec.ID)] = *rec.Deadline - rec.T
-			}
-			q := byID[key(rec.ID)]
-			if q != nil && rec.State == string(client.StateCancelled) {
-				q.Cancel, q.Cancelled = time.Duration(max(rec.T-t0, 0)), true
-			}
-			if q == nil || rec.Err == nil {
-				continue
-			}
-			switch client.State(rec.State) {
-			case client.StateTimeout:
-				q.Recorded = Outcome{Kind: KindTimeout, Code: rec.Err.Code, Message: rec.Err.Message}
-			case client.StateError, client.StateResolved:
-			default:
-				if client.State(rec.State).Final() {
-					q.Recorded = Outcome{Kind: KindFailed, Code: rec.Err.Code, Message: rec.Err.Message}
-				}
-			}
+		l.record(&rec)
+	}
+	l.s.Warnings = append(l.s.Warnings, rd.Warnings()...)
+	return l.s, nil
+}
+
+// loader is Load's state while it reads a capture.
+type loader struct {
+	s          *Script
+	gen        int // restarts so far
+	byID       map[string]*Request
+	queued     map[string]int64
+	serverReqs map[string]string // the server's requests by id: their method
+	t0         int64
+}
+
+// key names a request id within its server generation.
+func (l *loader) key(id *jsonrpc.ID) string { return strconv.Itoa(l.gen) + " " + id.String() }
+
+// record takes one capture record.
+func (l *loader) record(rec *capture.Record) {
+	switch {
+	case rec.Type == capture.TypeRestart:
+		l.gen++
+	case rec.Type == capture.TypeFrame && rec.Dir == "out" && rec.Kind == "request" && rec.ID != nil:
+		l.request(rec)
+	case rec.Type == capture.TypeFrame && rec.Dir == "in" && rec.Kind == "response" && rec.ID != nil:
+		l.response(rec)
+	case rec.Type == capture.TypeFrame && rec.Dir == "in" && rec.Kind == "request" && rec.ID != nil:
+		l.serverReqs[l.key(rec.ID)] = rec.Method
+	case rec.Type == capture.TypeFrame && rec.Dir == "out" && rec.Kind == "response" && rec.ID != nil:
+		l.answer(rec)
+	case rec.Type == capture.TypeRequest && rec.Dir == "out" && rec.ID != nil:
+		l.lifecycle(rec)
+	}
+}
+
+// request takes a request the client sent: initialize's version and
+// capabilities, or a request to send again.
+func (l *loader) request(rec *capture.Record) {
+	s := l.s
+	raw, err := rec.Bytes()
+	if err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
+		return
+	}
+	msg, _ := jsonrpc.Decode(raw)
+	if rec.Method == mcp.MethodInitialize {
+		var p struct {
+			ProtocolVersion string          `json:"protocolVersion"`
+			Capabilities    json.RawMessage `json:"capabilities"`
+		}
+		if json.Unmarshal(msg.Params, &p) == nil && s.ProtocolVersion == "" {
+			s.ProtocolVersion, s.Capabilities = p.ProtocolVersion, p.Capabilities
+		}
+		return
+	}
+	if len(s.Requests) == 0 {
+		l.t0 = rec.T
+	}
+	q := &Request{Index: len(s.Requests) + 1, ID: *rec.ID, Method: rec.Method, At: time.Duration(max(rec.T-l.t0, 0)), Recorded: Outcome{Kind: KindNone}}
+	q.Params, q.Progress = stripToken(msg.Params)
+	if rec.Method == mcp.MethodToolsCall {
+		var p mcp.CallToolParams
+		_ = json.Unmarshal(msg.Params, &p)
+		q.Tool = p.Name
+	}
+	if qt, ok := l.queued[l.key(rec.ID)]; ok {
+		q.Timeout = time.Duration(qt)
+	}
+	s.Requests = append(s.Requests, q)
+	l.byID[l.key(rec.ID)] = q
+}
+
+// response takes the server's answer to a request: its recorded outcome.
+func (l *loader) response(rec *capture.Record) {
+	q := l.byID[l.key(rec.ID)]
+	if q == nil || (rec.Verdict != string(client.VerdictResolved) && rec.Verdict != string(client.VerdictRemoteError)) {
+		return
+	}
+	raw, err := rec.Bytes()
+	if err != nil {
+		return
+	}
+	msg, _ := jsonrpc.Decode(raw)
+	if msg.Error != nil {
+		q.Recorded = Outcome{Kind: KindError, Error: msg.Error}
+	} else {
+		q.Recorded = Outcome{Kind: KindResult, Result: msg.Result}
+	}
+}
+
+// answer takes the client's answer to a server's request.
+func (l *loader) answer(rec *capture.Record) {
+	method := l.serverReqs[l.key(rec.ID)]
+	raw, err := rec.Bytes()
+	if method == "" || err != nil || len(l.s.Answers[method]) >= maxAnswers {
+		return
+	}
+	if msg, _ := jsonrpc.Decode(raw); msg.Error == nil && len(msg.Result) > 0 {
+		l.s.Answers[method] = append(l.s.Answers[method], msg.Result)
+	}
+}
+
+// lifecycle takes a request's lifecycle record: its deadline when queued,
+// its cancel, or an outcome no answer frame tells (a timeout, a failure).
+func (l *loader) lifecycle(rec *capture.Record) {
+	if rec.State == string(client.StateQueued) && rec.Deadline != nil {
+		l.queued[l.key(rec.ID)] = *rec.Deadline - rec.T
+	}
+	q := l.byID[l.key(rec.ID)]
+	if q != nil && rec.State == string(client.StateCancelled) {
+		q.Cancel, q.Cancelled = time.Duration(max(rec.T-l.t0, 0)), true
+	}
+	if q == nil || rec.Err == nil {
+		return
+	}
+	switch client.State(rec.State) {
+	case client.StateTimeout:
+		q.Recorded = Outcome{Kind: KindTimeout, Code: rec.Err.Code, Message: rec.Err.Message}
+	case client.StateError, client.StateResolved:
+	default:
+		if client.State(rec.State).Final() {
+			q.Recorded = Outcome{Kind: KindFailed, Code: rec.Err.Code, Message: rec.Err.Message}
 		}
 	}
-	s.Warnings = append(s.Warnings, rd.Warnings()...)
-	return s, nil
 }
 
 // stripToken removes _meta.progressToken from params (and _meta when it is
@@ -289,7 +331,7 @@ func (r *Report) Counts() (equal, different, skipped int) {
 // Run sends s's requests to c (connected and initialized) with their
 // recorded pacing, waits for every outcome, and compares each with the
 // recorded one. It returns ctx's error if ctx ends first.
-func Run(ctx context.Context, c *client.Client, s *Session, o Options) (*Report, error) {
+func Run(ctx context.Context, c *client.Client, s *Script, o Options) (*Report, error) {
 	calls := make([]*client.Call, len(s.Requests))
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -438,7 +480,7 @@ func (r *Report) WriteText(w io.Writer) {
 // and answers the server's requests with the recorded answers, in order
 // per method (the last again once they run out; an error when the capture
 // holds none). It is nil when the capture has no initialize.
-func (s *Session) ServerRequests() *client.ServerRequests {
+func (s *Script) ServerRequests() *client.ServerRequests {
 	if len(s.Capabilities) == 0 {
 		return nil
 	}

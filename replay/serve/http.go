@@ -361,25 +361,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sid := r.Header.Get(SessionHeader)
-	var s *httpSession
-	switch {
-	case msg.Kind == jsonrpc.KindRequest && msg.Method == mcp.MethodInitialize:
-		s = h.newSession(false, false)
-		w.Header().Set(SessionHeader, s.id)
-	case sid != "":
-		if s = h.lookup(sid); s == nil || s.legacy {
-			http.Error(w, "unknown session", http.StatusNotFound)
-			return
-		}
-	default:
-		// No session (a modern-era client, or a lenient one): one shared
-		// mock for the clients without a session.
-		h.sharedMu.Lock()
-		if s = h.lookup(""); s == nil {
-			s = h.newSession(false, true)
-		}
-		h.sharedMu.Unlock()
+	s := h.route(w, r, msg)
+	if s == nil {
+		return
 	}
 	if msg.Kind != jsonrpc.KindRequest {
 		if err := s.deliver(body); err != nil {
@@ -394,31 +378,75 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	accept := r.Header.Get("Accept")
 	sse := strings.Contains(accept, "text/event-stream") &&
 		!(h.script.HTTPAnswers == "json" && (strings.Contains(accept, "application/json") || strings.Contains(accept, "*/*")))
-	st := newStream()
 	key := msg.ID.String()
+	st := s.open(key, sse)
+	defer s.closeStream(key, st)
+	if err := s.deliver(body); err != nil {
+		http.Error(w, "the session ended", http.StatusNotFound)
+		return
+	}
+	s.answer(w, r, st, key, sse)
+}
+
+// route finds the mock session a POST goes to: a new one for an
+// initialize, the one its session header names, or the shared one of the
+// clients without a session. It answers the POST itself (and returns nil)
+// for an unknown session.
+func (h *Handler) route(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) *httpSession {
+	sid := r.Header.Get(SessionHeader)
+	var s *httpSession
+	switch {
+	case msg.Kind == jsonrpc.KindRequest && msg.Method == mcp.MethodInitialize:
+		s = h.newSession(false, false)
+		w.Header().Set(SessionHeader, s.id)
+	case sid != "":
+		if s = h.lookup(sid); s == nil || s.legacy {
+			http.Error(w, "unknown session", http.StatusNotFound)
+			return nil
+		}
+	default:
+		// No session (a modern-era client, or a lenient one): one shared
+		// mock for the clients without a session.
+		h.sharedMu.Lock()
+		if s = h.lookup(""); s == nil {
+			s = h.newSession(false, true)
+		}
+		h.sharedMu.Unlock()
+	}
+	return s
+}
+
+// open registers the stream that waits the answer to request key (and,
+// for SSE, takes the session's other messages meanwhile).
+func (s *httpSession) open(key string, sse bool) *stream {
+	st := newStream()
 	s.mu.Lock()
 	s.pending[key] = st
 	if sse {
 		s.streams = append(s.streams, st)
 	}
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if s.pending[key] == st {
-			delete(s.pending, key)
-		}
-		for i, o := range s.streams {
-			if o == st {
-				s.streams = append(s.streams[:i:i], s.streams[i+1:]...)
-				break
-			}
-		}
-		s.mu.Unlock()
-	}()
-	if err := s.deliver(body); err != nil {
-		http.Error(w, "the session ended", http.StatusNotFound)
-		return
+	return st
+}
+
+// closeStream forgets a stream open registered.
+func (s *httpSession) closeStream(key string, st *stream) {
+	s.mu.Lock()
+	if s.pending[key] == st {
+		delete(s.pending, key)
 	}
+	for i, o := range s.streams {
+		if o == st {
+			s.streams = append(s.streams[:i:i], s.streams[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+}
+
+// answer writes what the mock says on st until the answer to request key:
+// that answer alone as JSON, or every line as SSE events.
+func (s *httpSession) answer(w http.ResponseWriter, r *http.Request, st *stream, key string, sse bool) {
 	flusher, _ := w.(http.Flusher)
 	started := false
 	for {
@@ -457,20 +485,25 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-s.done:
 			if !started {
-				s.mu.Lock()
-				err := s.err
-				s.mu.Unlock()
-				msg := "the mock session ended"
-				if err != nil {
-					msg += ": " + err.Error()
-				}
-				http.Error(w, msg, http.StatusBadGateway)
+				s.ended(w)
 			}
 			return
 		case <-r.Context().Done():
 			return
 		}
 	}
+}
+
+// ended answers a POST whose mock session ended before it said anything.
+func (s *httpSession) ended(w http.ResponseWriter) {
+	s.mu.Lock()
+	err := s.err
+	s.mu.Unlock()
+	msg := "the mock session ended"
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	http.Error(w, msg, http.StatusBadGateway)
 }
 
 // writeEvents writes each line of lines as an SSE message event.

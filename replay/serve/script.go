@@ -126,21 +126,8 @@ func Build(r io.Reader) (*Script, error) {
 	s := &Script{notes: map[string][]*Anchor{}, answers: map[string]*Anchor{}, Sessions: 1, sessions: []handshake{{}}}
 	s.starts = []*Anchor{&s.Start}
 	s.Start.Session = 1
-	var (
-		gen     int
-		byID    = map[string]*Exchange{}
-		byToken = map[string]*Exchange{}
-		last    *Anchor
-		buffer  []capture.Record
-		first   = true
-	)
-	key := func(id jsonrpc.ID) string { return strconv.Itoa(gen) + " " + id.String() }
-	flush := func(to *Anchor) {
-		for _, rec := range buffer {
-			s.add(to, rec, Plain)
-		}
-		buffer = buffer[:0]
-	}
+	b := &builder{s: s, byID: map[string]*Exchange{}, byToken: map[string]*Exchange{}}
+	first := true
 	for rec, err := range rd.Good(&s.Warnings) {
 		if err != nil {
 			return nil, err
@@ -148,99 +135,131 @@ func Build(r io.Reader) (*Script, error) {
 		if first {
 			s.Start.t, first = rec.T, false
 		}
-		switch rec.Type {
-		case capture.TypeRestart:
-			// What the old server wrote last stays with its session.
-			if last == nil {
-				last = s.starts[gen]
-			}
-			flush(last)
-			gen++
-			s.Sessions++
-			st := &Anchor{t: rec.T, Session: gen + 1}
-			s.starts = append(s.starts, st)
-			s.sessions = append(s.sessions, handshake{})
-			last = nil
-			continue
-		case capture.TypeSession:
-			s.sessions[gen] = handshake{rec.ProtocolVersion, rec.ServerName, rec.ServerVersion}
-			if gen == 0 {
-				s.ProtocolVersion, s.ServerName, s.ServerVersion = rec.ProtocolVersion, rec.ServerName, rec.ServerVersion
-			}
-			continue
-		case capture.TypeHTTP:
-			s.noteHTTP(rec)
-			continue
-		case capture.TypeFrame:
-		case capture.TypeStderr:
-			buffer = append(buffer, rec)
-			continue
-		case capture.TypeProcess:
-			// An exit the server chose (not sonde's close) is played too.
-			if rec.What == "exit" && rec.Exit != nil && !rec.Exit.ByClose {
-				buffer = append(buffer, rec)
-			}
-			continue
-		default:
-			continue
-		}
-		if rec.Dir == "out" {
-			prev := last
-			if prev == nil {
-				prev = s.starts[gen]
-			}
-			flush(prev)
-			switch {
-			case rec.Kind == "request" && rec.ID != nil:
-				ex, err := newExchange(rec, gen+1)
-				if err != nil {
-					s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
-					continue
-				}
-				s.Exchanges = append(s.Exchanges, ex)
-				byID[key(*rec.ID)] = ex
-				if len(ex.token) > 0 {
-					byToken[strconv.Itoa(gen)+" "+string(ex.token)] = ex
-				}
-				last = &ex.Anchor
-			case rec.Kind == "notification":
-				a := &Anchor{Method: rec.Method, t: rec.T, Session: gen + 1}
-				s.notes[rec.Method] = append(s.notes[rec.Method], a)
-				last = a
-			case rec.Kind == "response" && rec.ID != nil:
-				a := &Anchor{t: rec.T, Session: gen + 1}
-				s.answers[key(*rec.ID)] = a
-				last = a
-			}
-			continue
-		}
-		var owner *Exchange
-		kind := Plain
-		switch {
-		case rec.Kind == "response" && rec.ID != nil:
-			if owner = byID[key(*rec.ID)]; owner != nil {
-				kind = Response
-			}
-		case rec.Kind == "notification" && rec.Method == mcp.MethodProgress:
-			if tok := progressToken(rec); tok != nil {
-				if owner = byToken[strconv.Itoa(gen)+" "+string(tok)]; owner != nil {
-					kind = Progress
-				}
-			}
-		}
-		if owner == nil {
-			buffer = append(buffer, rec)
-			continue
-		}
-		flush(&owner.Anchor)
-		s.add(&owner.Anchor, rec, kind)
+		b.record(rec)
 	}
-	if last == nil {
-		last = s.starts[gen]
-	}
-	flush(last)
+	b.flush(b.lastOrStart())
 	s.Warnings = append(s.Warnings, rd.Warnings()...)
 	return s, nil
+}
+
+// builder is Build's state while it reads a capture.
+type builder struct {
+	s       *Script
+	gen     int // restarts so far
+	byID    map[string]*Exchange
+	byToken map[string]*Exchange
+	// last is the anchor the records read go with (nil: the session's
+	// start); buffer holds the server's records not yet given one.
+	last   *Anchor
+	buffer []capture.Record
+}
+
+// key names a request id within its server generation.
+func (b *builder) key(id jsonrpc.ID) string { return strconv.Itoa(b.gen) + " " + id.String() }
+
+// lastOrStart is the anchor the records read so far go with.
+func (b *builder) lastOrStart() *Anchor {
+	if b.last == nil {
+		return b.s.starts[b.gen]
+	}
+	return b.last
+}
+
+// flush gives the buffered records to an anchor.
+func (b *builder) flush(to *Anchor) {
+	for _, rec := range b.buffer {
+		b.s.add(to, rec, Plain)
+	}
+	b.buffer = b.buffer[:0]
+}
+
+// record takes one capture record.
+func (b *builder) record(rec capture.Record) {
+	s := b.s
+	switch rec.Type {
+	case capture.TypeRestart:
+		// What the old server wrote last stays with its session.
+		b.flush(b.lastOrStart())
+		b.gen++
+		s.Sessions++
+		s.starts = append(s.starts, &Anchor{t: rec.T, Session: b.gen + 1})
+		s.sessions = append(s.sessions, handshake{})
+		b.last = nil
+	case capture.TypeSession:
+		s.sessions[b.gen] = handshake{rec.ProtocolVersion, rec.ServerName, rec.ServerVersion}
+		if b.gen == 0 {
+			s.ProtocolVersion, s.ServerName, s.ServerVersion = rec.ProtocolVersion, rec.ServerName, rec.ServerVersion
+		}
+	case capture.TypeHTTP:
+		s.noteHTTP(rec)
+	case capture.TypeFrame:
+		if rec.Dir == "out" {
+			b.sent(rec)
+		} else {
+			b.received(rec)
+		}
+	case capture.TypeStderr:
+		b.buffer = append(b.buffer, rec)
+	case capture.TypeProcess:
+		// An exit the server chose (not sonde's close) is played too.
+		if rec.What == "exit" && rec.Exit != nil && !rec.Exit.ByClose {
+			b.buffer = append(b.buffer, rec)
+		}
+	}
+}
+
+// sent takes a frame the client sent: it anchors what the server wrote
+// after it.
+func (b *builder) sent(rec capture.Record) {
+	s := b.s
+	b.flush(b.lastOrStart())
+	switch {
+	case rec.Kind == "request" && rec.ID != nil:
+		ex, err := newExchange(rec, b.gen+1)
+		if err != nil {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
+			return
+		}
+		s.Exchanges = append(s.Exchanges, ex)
+		b.byID[b.key(*rec.ID)] = ex
+		if len(ex.token) > 0 {
+			b.byToken[strconv.Itoa(b.gen)+" "+string(ex.token)] = ex
+		}
+		b.last = &ex.Anchor
+	case rec.Kind == "notification":
+		a := &Anchor{Method: rec.Method, t: rec.T, Session: b.gen + 1}
+		s.notes[rec.Method] = append(s.notes[rec.Method], a)
+		b.last = a
+	case rec.Kind == "response" && rec.ID != nil:
+		a := &Anchor{t: rec.T, Session: b.gen + 1}
+		s.answers[b.key(*rec.ID)] = a
+		b.last = a
+	}
+}
+
+// received takes a frame the server wrote: a response or a progress
+// notification goes with its exchange, anything else waits in the buffer.
+func (b *builder) received(rec capture.Record) {
+	var owner *Exchange
+	kind := Plain
+	switch {
+	case rec.Kind == "response" && rec.ID != nil:
+		if owner = b.byID[b.key(*rec.ID)]; owner != nil {
+			kind = Response
+		}
+	case rec.Kind == "notification" && rec.Method == mcp.MethodProgress:
+		if tok := progressToken(rec); tok != nil {
+			if owner = b.byToken[strconv.Itoa(b.gen)+" "+string(tok)]; owner != nil {
+				kind = Progress
+			}
+		}
+	}
+	if owner == nil {
+		b.buffer = append(b.buffer, rec)
+		return
+	}
+	b.flush(&owner.Anchor)
+	b.s.add(&owner.Anchor, rec, kind)
 }
 
 // noteHTTP notes the content type of a recorded POST's answer.

@@ -103,33 +103,13 @@ func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Option
 	defer cancel()
 	p := &player{ctx: ctx, out: out, stderr: o.Stderr, speed: o.Speed, fail: cancel}
 	defer p.wg.Wait()
-
-	type item struct {
-		line []byte
-		err  error
-	}
-	lines := make(chan item)
 	readDone := make(chan struct{})
 	defer close(readDone)
-	go func() {
-		defer close(lines)
-		lr := transport.NewLineReader(in, o.MaxLineBytes)
-		for {
-			line, err := lr.ReadLine()
-			select {
-			case lines <- item{line, err}:
-			case <-readDone:
-				return
-			}
-			if err != nil && !errors.As(err, new(*transport.LineTooLongError)) {
-				return
-			}
-		}
-	}()
+	lines := readLines(in, o.MaxLineBytes, readDone)
 
 	p.play(&s.Start, nil, nil, nil)
 	for {
-		var it item
+		var it lineItem
 		select {
 		case <-ctx.Done():
 			if err := p.writeErr(); err != nil {
@@ -153,19 +133,52 @@ func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Option
 		if it.err != nil && !errors.Is(it.err, io.EOF) && !errors.Is(it.err, io.ErrUnexpectedEOF) {
 			fmt.Fprintf(o.Log, "sonde replay: reading stdin: %v\n", it.err)
 		}
-		// End of input: let what is scheduled finish, within the grace.
-		done := make(chan struct{})
-		go func() { p.wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(o.Grace):
-			fmt.Fprintf(o.Log, "sonde replay: stdin ended; lines still scheduled after %v were dropped\n", o.Grace)
-			cancel()
-			<-done
-		case <-ctx.Done():
-			<-done
-		}
+		p.drain(o.Grace, cancel, o.Log)
 		return p.writeErr()
+	}
+}
+
+// lineItem is one line read from the input, or the error that ended it.
+type lineItem struct {
+	line []byte
+	err  error
+}
+
+// readLines reads in line by line (lines of at most maxBytes bytes) in a
+// goroutine, until an error that ends the input or until done closes.
+func readLines(in io.Reader, maxBytes int, done <-chan struct{}) <-chan lineItem {
+	lines := make(chan lineItem)
+	go func() {
+		defer close(lines)
+		lr := transport.NewLineReader(in, maxBytes)
+		for {
+			line, err := lr.ReadLine()
+			select {
+			case lines <- lineItem{line, err}:
+			case <-done:
+				return
+			}
+			if err != nil && !errors.As(err, new(*transport.LineTooLongError)) {
+				return
+			}
+		}
+	}()
+	return lines
+}
+
+// drain lets what is scheduled finish at the end of the input, within the
+// grace (then cancels it).
+func (p *player) drain(grace time.Duration, cancel context.CancelFunc, log io.Writer) {
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		fmt.Fprintf(log, "sonde replay: stdin ended; lines still scheduled after %v were dropped\n", grace)
+		cancel()
+		<-done
+	case <-p.ctx.Done():
+		<-done
 	}
 }
 

@@ -71,7 +71,7 @@ as a capture.`,
 
 // readSession folds a whole capture into what its server showed, with
 // progress on a terminal unless quiet.
-func readSession(env *cmdutil.Env, path string, quiet bool) (*diff.Session, []string, error) {
+func readSession(env *cmdutil.Env, path string, quiet bool) (*diff.Shown, []string, error) {
 	c := diff.NewCollector()
 	prog := newProgress(env, path, quiet)
 	_, warnings, err := eachEvent(path, nil, func(ev client.Event) {
@@ -79,7 +79,7 @@ func readSession(env *cmdutil.Env, path string, quiet bool) (*diff.Session, []st
 		c.Add(ev)
 	})
 	prog.done()
-	return c.Session(), warnings, err
+	return c.Shown(), warnings, err
 }
 
 func runDiff(env *cmdutil.Env, o *DiffOptions, pathA, pathB string) error {

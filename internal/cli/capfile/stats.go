@@ -91,7 +91,7 @@ func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
 	rep := c.Report(o.Bucket)
 	var costs []diff.ToolCost
 	if o.Filter == "" { // the context cost is the definitions', whatever a filter keeps
-		costs = diff.Costs(defs.Session())
+		costs = diff.Costs(defs.Shown())
 		diff.SortByDef(costs)
 	}
 	if o.JSON {

@@ -76,7 +76,7 @@ func (g *GateFlags) Machine() bool { return g.Format == FormatJUnit || g.Format 
 
 // BaselineLabel is the label of a session's baseline: label when set, else
 // the server's name.
-func BaselineLabel(label string, s *diff.Session) string {
+func BaselineLabel(label string, s *diff.Shown) string {
 	if label != "" {
 		return label
 	}
@@ -93,7 +93,7 @@ func (g *GateFlags) CheckDrift(c *gate.Collector, failOn gate.FailOn) error {
 	if err != nil {
 		return err
 	}
-	return c.CheckDrift(gate.Store{Dir: dir}, func(s *diff.Session) string { return BaselineLabel(g.Label, s) })
+	return c.CheckDrift(gate.Store{Dir: dir}, func(s *diff.Shown) string { return BaselineLabel(g.Label, s) })
 }
 
 // WriteMachine writes rep as JUnit or SARIF on env.Out.
