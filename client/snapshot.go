@@ -293,9 +293,13 @@ func TimeoutSnapshot(err error) *Snapshot {
 	return nil
 }
 
-// watchState is what the client follows for snapshots: guarded by Client.mu
-// except the atomics of the write in progress.
+// watchState is what the client follows for timeout snapshots: guarded by
+// Client.mu except the atomics of the write in progress (the writer sets
+// them without the lock). Only the Client calls it: the methods named
+// *Locked with c.mu held (start, the reader, the observer, expiry);
+// readCPU runs on its own goroutine and takes c.mu.
 type watchState struct {
+	c          *Client // the client it belongs to
 	pid        int
 	http       bool
 	lastStdout time.Time
@@ -335,8 +339,8 @@ const cpuReuse = time.Second
 // (never the caller: the reading costs milliseconds) and hands to every
 // request waiting for it. A reading from before the handshake is not
 // reused after it: the server's start-up would count as work.
-func (c *Client) baselineLocked(p *pending, now time.Time) {
-	w := &c.watch
+func (w *watchState) baselineLocked(p *pending, now time.Time) {
+	c := w.c
 	if w.pid == 0 {
 		return
 	}
@@ -350,18 +354,18 @@ func (c *Client) baselineLocked(p *pending, now time.Time) {
 	}
 	w.reading = true
 	w.readers.Add(1)
-	go c.readCPU(w.pid, c.initialized)
+	go c.watch.readCPU(w.pid, c.initialized)
 }
 
 // readCPU takes a CPU reading of process group pid and hands it to the
 // requests waiting for one.
-func (c *Client) readCPU(pid int, ready bool) {
-	defer c.watch.readers.Done()
+func (w *watchState) readCPU(pid int, ready bool) {
+	c := w.c
+	defer w.readers.Done()
 	procs, err := transport.StatGroup(pid)
 	at := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w := &c.watch
 	w.reading = false
 	if err == nil && len(procs) > 0 {
 		cpu, wait := transport.GroupCPU(procs)
@@ -419,7 +423,8 @@ type httpSeen struct {
 }
 
 // seenHTTPLocked follows the HTTP events of pending requests.
-func (c *Client) seenHTTPLocked(t time.Time, ev *transport.HTTPEvent) {
+func (w *watchState) seenHTTPLocked(t time.Time, ev *transport.HTTPEvent) {
+	c := w.c
 	n, ok := ev.ReqID.Int64()
 	if !ok {
 		return
@@ -450,8 +455,8 @@ func (c *Client) seenHTTPLocked(t time.Time, ev *transport.HTTPEvent) {
 
 // snapshotLocked builds the snapshot of p at now from what the client saw
 // and procs, the server's processes read just before (c.mu held).
-func (c *Client) snapshotLocked(p *pending, now time.Time, procs []ProcStat, procErr error) *Snapshot {
-	w := &c.watch
+func (w *watchState) snapshotLocked(p *pending, now time.Time, procs []ProcStat, procErr error) *Snapshot {
+	c := w.c
 	s := &Snapshot{At: now, Queued: p.queuedAt, Sent: p.sentAt, LastStdout: w.lastStdout, LastStderr: w.lastStderr,
 		Progress: p.progressN, LastProgress: p.lastProgress, StderrBytes: c.stats.StderrBytes - p.stderrMark}
 	if s.StderrBytes > 0 && len(w.stderr) > 0 {
@@ -570,7 +575,7 @@ func (c *Client) expireLocked(p *pending, msg string, cause error) bool {
 	if c.pending[p.id] != p {
 		return false
 	}
-	s := c.snapshotLocked(p, time.Now(), procs, procErr)
+	s := c.watch.snapshotLocked(p, time.Now(), procs, procErr)
 	c.settleLocked(p, outcome{state: StateTimeout, err: &Error{Code: CodeTimeout, Message: msg + "; " + s.Summary(), Snapshot: s, Err: cause}})
 	if f := p.expiring.held; f != nil {
 		c.responseLocked(*f) // now retired: a late response
@@ -580,13 +585,14 @@ func (c *Client) expireLocked(p *pending, msg string, cause error) bool {
 
 // heldResponseLocked keeps the first response that comes while p's
 // timeout is being settled; another is a duplicate.
-func (c *Client) heldResponseLocked(p *pending, f transport.Frame) {
+func (w *watchState) heldResponseLocked(p *pending, f transport.Frame) {
+	c := w.c
 	if p.expiring.held == nil {
 		p.expiring.held = &f
 		return
 	}
 	c.stats.Duplicate++
-	c.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s while it timed out; ignored", idText(p.id)))
+	c.hub.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s while it timed out; ignored", idText(p.id)))
 }
 
 // lateNote is the sentence for a response that came after its request
