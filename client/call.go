@@ -73,18 +73,18 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 		p.maxEnd = now.Add(max(c.opts.MaxTotalTimeout, timeout))
 	}
 	p.stderrMark = c.stats.StderrBytes
-	c.baselineLocked(p, now)
+	c.watch.baselineLocked(p, now)
 	c.pending[id] = p
 	if method == mcp.MethodTasksCancel {
-		c.noteTaskCancelLocked(rawParams)
+		c.taskCancels.noteTaskCancelLocked(rawParams)
 	}
 	p.timer = time.AfterFunc(timeout, func() { c.expire(id) })
 	p.stopCtx = context.AfterFunc(ctx, func() { c.cancelByCaller(id, context.Cause(ctx)) })
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, State: StateQueued, Deadline: p.deadline, Timeout: timeout, MaxEnd: p.maxEnd, RetryOf: p.retryOf}})
-	if !c.heldSince.IsZero() {
-		c.holdLocked(p, now)
+	if !c.hold.since.IsZero() {
+		c.hold.holdLocked(p, now)
 	}
-	if c.modernLocked() {
+	if c.era.modernLocked() {
 		p.base = &retryBase{ctx: ctx, method: method, params: rawParams, o: o}
 		if o.cont != nil {
 			p.base.round = o.cont.round
@@ -94,12 +94,12 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	var metaBuf [4]MetaMember
 	meta := metaBuf[:0]
 	if o.ProgressToken {
-		meta = append(meta, MetaMember{"progressToken", strconv.AppendInt(c.metaToken[:0], id, 10)})
+		meta = append(meta, MetaMember{"progressToken", strconv.AppendInt(c.meta.token[:0], id, 10)})
 	}
-	if c.modernLocked() {
-		meta = append(meta, c.modernMeta()...)
+	if c.era.modernLocked() {
+		meta = append(meta, c.era.modernMeta()...)
 	}
-	meta = c.requestMeta(meta, id, method)
+	meta = c.meta.requestMeta(c.opts.RequestMeta, meta, id, method)
 	raw := encodeRequest(id, method, rawParams, meta)
 	if !c.out.push(outItem{p: p, raw: raw, method: method}) {
 		c.settleLocked(p, outcome{state: StateRejected, err: newErr(CodeBusy, "%s: write queue full", method)})
@@ -119,8 +119,8 @@ func (c *Client) refuseLocked(method string, handshake bool) *Error {
 		return newErr(CodeClosed, "%s: not connected", method)
 	case !handshake && !c.initialized && method != "ping":
 		return newErr(CodeHandshake, "%s: the initialize handshake has not completed", method)
-	case c.refuseModernLocked(method) != nil:
-		return c.refuseModernLocked(method)
+	case c.era.refuseModernLocked(method) != nil:
+		return c.era.refuseModernLocked(method)
 	case len(c.pending) >= c.opts.MaxPending:
 		return newErr(CodeBusy, "%s: %d requests already in flight (--max-pending)", method, c.opts.MaxPending)
 	}

@@ -121,25 +121,13 @@ type Client struct {
 	closed      bool
 	// dead is set once the session cannot carry requests any more (the
 	// server exited, or the stream was corrupt); new calls fail with it.
-	dead  *Error
-	stats Stats
-	srv   srvState // the server's requests and sonde's roots
-	// metaScratch is where the RequestMeta hook appends its members
-	// (reused under mu: a slice handed to a hook escapes, so the request's
-	// own members stay on its stack and these are copied over).
-	metaScratch []MetaMember
-	// metaToken holds the digits of the request's progress token while its
-	// line is made (under mu; on the request's stack it would escape).
-	metaToken [20]byte
-	// taskCancels are the task ids sonde sent tasks/cancel for (at most
-	// maxTaskCancels: beyond, it starts over), so that a task call tells a
-	// cancel of sonde's from the server's (taskcall.go).
-	taskCancels map[string]struct{}
-	// holdWanted: HoldDeadlines(true) was called; heldSince is when
-	// sonde's deadlines were held (zero: they run). See hold.go.
-	holdWanted bool
-	heldSince  time.Time
-	flood      floodWindow // the notifications of the current second
+	dead        *Error
+	stats       Stats
+	srv         srvState         // the server's requests and sonde's roots
+	meta        requestMetaState // the scratch of each request's _meta (meta.go)
+	taskCancels sentCancels      // the tasks/cancel sonde sent (taskcall.go)
+	hold        deadlineHold     // the hold of sonde's deadlines (hold.go)
+	flood       floodWindow      // the notifications of the current second
 	// stopped: the caller ended the server (Close, StopServer, Kill).
 	stopped bool
 
@@ -196,6 +184,7 @@ func New(opts Options) *Client {
 		readDone:  make(chan struct{}),
 		closeDone: make(chan struct{}),
 	}
+	c.srv.c, c.srv.tasks.c, c.era.c, c.init.c, c.watch.c, c.hold.c, c.taskCancels.c, c.flood.c = c, c, c, c, c, c, c, c
 	c.srv.roots = append([]mcp.Root(nil), opts.ServerRequests.RootList...)
 	c.endRead = sync.OnceFunc(func() { close(c.readDone) })
 	c.out.init(opts.MaxPending*2 + 64)
@@ -282,7 +271,7 @@ func (c *Client) observe(ev transport.Event) {
 		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcConnect, Argv: ev.Argv}})
 	case transport.EventHTTP:
 		c.mu.Lock()
-		c.seenHTTPLocked(ev.Time, ev.HTTP)
+		c.watch.seenHTTPLocked(ev.Time, ev.HTTP)
 		c.mu.Unlock()
 		c.emit(Event{Time: ev.Time, Kind: EvHTTP, HTTP: ev.HTTP})
 	}

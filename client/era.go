@@ -57,10 +57,17 @@ const maxInputRounds = 16
 // waits for it.
 type InputFunc func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
-// eraState is what the client knows about the era; fields other than wg
-// are guarded by Client.mu.
+// eraState is what the client knows about the protocol era, and the modern
+// era's work: discovery and the retries after input_required. Its fields
+// other than wg are guarded by Client.mu. Only the Client calls it: the
+// methods named *Locked with c.mu held (the reader, start); modernMeta
+// reads only the options (either way); startEra and runDiscover run in the
+// handshake, and retry, answerInput, awaitInput and endCall on a modern
+// call's retry goroutine, all without c.mu (they take it where they touch
+// state).
 type eraState struct {
-	resolved Era // EraLegacy or EraModern once decided
+	c        *Client // the client it belongs to
+	resolved Era     // EraLegacy or EraModern once decided
 	discover *mcp.DiscoverResult
 	wg       sync.WaitGroup // retry goroutines between two rounds
 	inputs   int            // input requests shown as waiting (numbers their ids)
@@ -103,15 +110,16 @@ func (c *Client) Discovered() *mcp.DiscoverResult {
 	return c.era.discover
 }
 
-func (c *Client) modernLocked() bool { return c.era.resolved == EraModern }
+func (e *eraState) modernLocked() bool { return e.resolved == EraModern }
 
 // modernMeta is the _meta every modern request carries (added to its
 // params by spliceMeta).
-func (c *Client) modernMeta() []MetaMember {
+func (s *eraState) modernMeta() []MetaMember {
+	c := s.c
 	info, _ := json.Marshal(mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion})
 	return []MetaMember{
 		{mcp.MetaProtocolVersion, json.RawMessage(`"` + mcp.ModernVersion + `"`)},
-		{mcp.MetaClientCapabilities, c.capabilities(true)},
+		{mcp.MetaClientCapabilities, c.srv.capabilities(true)},
 		{mcp.MetaClientInfo, info},
 	}
 }
@@ -119,19 +127,20 @@ func (c *Client) modernMeta() []MetaMember {
 // startEra runs the start of a session in the configured era. It returns
 // done=false when the caller must go on with initialize (legacy, or auto
 // after a failed discover).
-func (c *Client) startEra(ctx context.Context) (res *mcp.InitializeResult, err error, done bool) {
+func (s *eraState) startEra(ctx context.Context) (res *mcp.InitializeResult, err error, done bool) {
+	c := s.c
 	switch c.opts.Era {
 	case EraModern:
 		c.mu.Lock()
 		c.era.resolved = EraModern
 		c.mu.Unlock()
-		res, _, err := c.discover(ctx)
+		res, _, err := c.era.runDiscover(ctx)
 		if err != nil {
 			return nil, err, true
 		}
 		return res, nil, true
 	case EraAuto:
-		res, modern, err := c.discover(ctx)
+		res, modern, err := c.era.runDiscover(ctx)
 		if err == nil {
 			c.emit(Event{Kind: EvNote, Note: "era auto: the server answered server/discover; speaking the modern era (" + mcp.ModernVersion + ")"})
 			return res, nil, true
@@ -160,8 +169,9 @@ func fallsBack(err error) bool {
 // discover sends server/discover and checks its result. modern reports that
 // the server showed itself to be modern (a DiscoverResult, or a modern-era
 // error), in which case auto must not fall back.
-func (c *Client) discover(ctx context.Context) (res *mcp.InitializeResult, modern bool, err error) {
-	params := spliceMeta(nil, c.modernMeta())
+func (s *eraState) runDiscover(ctx context.Context) (res *mcp.InitializeResult, modern bool, err error) {
+	c := s.c
+	params := spliceMeta(nil, c.era.modernMeta())
 	raw, err := c.start(ctx, mcp.MethodServerDiscover, params, CallOptions{}, true).Wait()
 	if err != nil {
 		var e *Error
@@ -206,8 +216,9 @@ func goneInModern(method string) bool {
 }
 
 // refuseModernLocked says why method cannot be sent in a modern session.
-func (c *Client) refuseModernLocked(method string) *Error {
-	if c.modernLocked() && goneInModern(method) {
+func (s *eraState) refuseModernLocked(method string) *Error {
+	c := s.c
+	if c.era.modernLocked() && goneInModern(method) {
 		return newErr(CodeProtocol, "%s: not part of the modern era (protocol %s removed it); use --era legacy", method, mcp.ModernVersion)
 	}
 	return nil
@@ -216,16 +227,18 @@ func (c *Client) refuseModernLocked(method string) *Error {
 // serverRequestModernLocked reports a request from a modern server: it
 // must not send any (it returns input_required instead), and a modern
 // client must not answer.
-func (c *Client) serverRequestModernLocked(f transport.Frame) {
+func (s *eraState) serverRequestModernLocked(f transport.Frame) {
+	c := s.c
 	c.stats.Invalid++
-	c.emitFrame(f, VerdictInvalid, "request from the server in the modern era ("+f.Msg.Method+"): a modern server must not send requests (it returns input_required); not answered")
+	c.hub.emitFrame(f, VerdictInvalid, "request from the server in the modern era ("+f.Msg.Method+"): a modern server must not send requests (it returns input_required); not answered")
 }
 
 // modernResultLocked looks at the resultType of a modern result for p. It
 // returns false when the result is complete and settles p as usual;
 // otherwise it has settled p itself: input_required starts a retry under a
 // new id, an unknown resultType is MCP_PROTOCOL.
-func (c *Client) modernResultLocked(f transport.Frame, p *pending) bool {
+func (s *eraState) modernResultLocked(f transport.Frame, p *pending) bool {
+	c := s.c
 	var probe struct {
 		ResultType *string `json:"resultType"`
 	}
@@ -241,7 +254,7 @@ func (c *Client) modernResultLocked(f transport.Frame, p *pending) bool {
 			why = "it belongs to the tasks extension (" + mcp.ExtensionTasks + "), which sonde does not declare, so the server must not use it"
 		}
 		c.stats.Invalid++
-		c.emitFrame(f, VerdictInvalid, fmt.Sprintf("resultType %q is neither complete nor input_required (%s); settles %s with MCP_PROTOCOL", bounded(rt, 64), why, idText(p.id)))
+		c.hub.emitFrame(f, VerdictInvalid, fmt.Sprintf("resultType %q is neither complete nor input_required (%s); settles %s with MCP_PROTOCOL", bounded(rt, 64), why, idText(p.id)))
 		c.settleLocked(p, outcome{state: StateProtocol, err: newErr(CodeProtocol, "%s %s: unknown resultType %q (%s)", p.method, idText(p.id), bounded(rt, 64), why)})
 		return true
 	}
@@ -257,7 +270,7 @@ func (c *Client) modernResultLocked(f transport.Frame, p *pending) bool {
 	}
 	if err != nil {
 		c.stats.Invalid++
-		c.emitFrame(f, VerdictInvalid, err.(*Error).Message)
+		c.hub.emitFrame(f, VerdictInvalid, err.(*Error).Message)
 		c.settleLocked(p, outcome{state: StateProtocol, err: err})
 		return true
 	}
@@ -266,7 +279,7 @@ func (c *Client) modernResultLocked(f transport.Frame, p *pending) bool {
 	call, base, prev := p.call, p.base, p.id
 	c.settleLocked(p, outcome{state: StateRetried})
 	c.era.wg.Add(1)
-	go c.retry(base, prev, call, ir)
+	go c.era.retry(base, prev, call, ir)
 	return true
 }
 
@@ -285,7 +298,8 @@ func inputSummary(reqs map[string]mcp.InputRequest) string {
 // the request again under a new id with inputResponses and the exact
 // requestState. The Call goes on; it ends here only when the retry cannot
 // be sent.
-func (c *Client) retry(b *retryBase, prev int64, call *Call, ir mcp.InputRequiredResult) {
+func (s *eraState) retry(b *retryBase, prev int64, call *Call, ir mcp.InputRequiredResult) {
+	c := s.c
 	defer c.era.wg.Done()
 	ctx, cancel := context.WithCancel(b.ctx)
 	defer cancel()
@@ -300,22 +314,22 @@ func (c *Client) retry(b *retryBase, prev int64, call *Call, ir mcp.InputRequire
 	}()
 	answers := map[string]json.RawMessage{}
 	for _, k := range slices.Sorted(maps.Keys(ir.InputRequests)) {
-		ans, err := c.answerInput(ctx, k, ir.InputRequests[k])
+		ans, err := c.era.answerInput(ctx, k, ir.InputRequests[k])
 		if err != nil {
-			c.endCall(call, prev, err)
+			c.era.endCall(call, prev, err)
 			return
 		}
 		answers[k] = ans
 	}
 	params, err := retryParams(b.params, answers, ir.RequestState)
 	if err != nil {
-		c.endCall(call, prev, newErr(CodeProtocol, "%s: cannot build the retry of %s: %v", b.method, idText(prev), err))
+		c.era.endCall(call, prev, newErr(CodeProtocol, "%s: cannot build the retry of %s: %v", b.method, idText(prev), err))
 		return
 	}
 	o := b.o
 	o.cont = &continuation{call: call, retryOf: prev, round: b.round + 1}
 	if got := c.start(b.ctx, b.method, params, o, false); got != call {
-		c.endCall(call, prev, got.err)
+		c.era.endCall(call, prev, got.err)
 	}
 }
 
@@ -324,9 +338,10 @@ func (c *Client) retry(b *retryBase, prev int64, call *Call, ir mcp.InputRequire
 // by ServerRequests.Handler; what that leaves (or every request, without a
 // Handler) goes to Options.Inputs. A request for a capability sonde did not
 // declare is the server's fault (MCP_PROTOCOL).
-func (c *Client) answerInput(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
+func (s *eraState) answerInput(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
+	c := s.c
 	m := jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: jsonrpc.String(key), Method: req.Method, Params: req.Params}
-	if ok, capability := c.declared(m, true); !ok { // input requests come only in the modern era
+	if ok, capability := c.srv.declared(m, true); !ok { // input requests come only in the modern era
 		return nil, newErr(CodeProtocol, "the server asked for %s, which needs the %s capability sonde did not declare", bounded(req.Method, 64), capability)
 	}
 	sr := c.opts.ServerRequests
@@ -334,7 +349,7 @@ func (c *Client) answerInput(ctx context.Context, key string, req mcp.InputReque
 	case mcp.MethodRootsList:
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return c.rootsResultLocked(), nil
+		return c.srv.rootsResultLocked(), nil
 	case mcp.MethodCreateMessage, mcp.MethodElicit:
 		if sr.Handler != nil {
 			res, rpcErr, ok := sr.Handler(ServerRequest{ID: m.ID, Method: req.Method, Params: req.Params, Received: time.Now()})
@@ -349,7 +364,7 @@ func (c *Client) answerInput(ctx context.Context, key string, req mcp.InputReque
 		return nil, newErr(CodeProtocol, "the server asked for %s, which is not an input request sonde knows", bounded(req.Method, 64))
 	}
 	if sr.Interactive && c.opts.Inputs == nil {
-		return c.awaitInput(ctx, key, req)
+		return c.era.awaitInput(ctx, key, req)
 	}
 	if c.opts.Inputs == nil {
 		return nil, newErr(CodeProtocol, "the server asked for %s, which sonde cannot answer (no reply configured)", bounded(req.Method, 64))
@@ -372,7 +387,8 @@ func (c *Client) answerInput(ctx context.Context, key string, req mcp.InputReque
 }
 
 // endCall completes a call between two rounds (nothing of it is pending).
-func (c *Client) endCall(call *Call, prev int64, err error) {
+func (s *eraState) endCall(call *Call, prev int64, err error) {
+	c := s.c
 	c.mu.Lock()
 	if c.closed && CodeOf(err) == CodeAborted {
 		err = newErr(CodeClosed, "%s: client closed while answering the input %s asked for", call.Method, idText(prev))
@@ -419,12 +435,13 @@ func (o CallOptions) retryOfID() jsonrpc.ID {
 // awaitInput shows an input request as a request from the server waiting
 // for Respond (the UI's dialogs answer it like a legacy server's request)
 // and waits for the answer, or for ctx.
-func (c *Client) awaitInput(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
+func (s *eraState) awaitInput(ctx context.Context, key string, req mcp.InputRequest) (json.RawMessage, error) {
+	c := s.c
 	sr := &ServerRequest{Method: req.Method, Params: req.Params, Received: time.Now(), input: make(chan inputReply, 1)}
 	c.mu.Lock()
 	c.era.inputs++
 	sr.ID = jsonrpc.String(fmt.Sprintf("input:%d:%s", c.era.inputs, key))
-	if !c.addWaitingLocked(sr) {
+	if !c.srv.addWaitingLocked(sr) {
 		c.mu.Unlock()
 		return nil, newErr(CodeBusy, "the %s the server asked for (input %s): %d requests from the server already wait for an answer", req.Method, key, maxWaiting)
 	}
@@ -440,7 +457,7 @@ func (c *Client) awaitInput(ctx context.Context, key string, req mcp.InputReques
 		c.mu.Lock()
 		if c.srv.waiting[sr.ID] == sr {
 			delete(c.srv.waiting, sr.ID)
-			c.holdCheckLocked()
+			c.hold.holdCheckLocked()
 			c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateCancelled, Latency: time.Since(sr.Received), Err: newErr(CodeAborted, "no longer needed: the call ended")}})
 		}
 		c.mu.Unlock()

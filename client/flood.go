@@ -32,7 +32,9 @@ const (
 )
 
 // floodWindow counts the notifications of the current one-second window.
+// It is guarded by Client.mu: the reader calls floodLocked with it held.
 type floodWindow struct {
+	c     *Client // the client it belongs to
 	start time.Time
 	n     int
 	bytes int
@@ -41,12 +43,12 @@ type floodWindow struct {
 // floodLocked counts notification f; when it passes the limit, the session
 // breaks (every pending request fails with MCP_FLOOD, the server is
 // stopped at once) and it reports true.
-func (c *Client) floodLocked(f transport.Frame) bool {
+func (w *floodWindow) floodLocked(f transport.Frame) bool {
+	c := w.c
 	lim := c.opts.Flood
 	if lim.PerSecond <= 0 && lim.BytesPerSecond <= 0 {
 		return false
 	}
-	w := &c.flood
 	if w.start.IsZero() || f.Time.Sub(w.start) >= time.Second {
 		w.start, w.n, w.bytes = f.Time, 0, 0
 	}
@@ -62,7 +64,7 @@ func (c *Client) floodLocked(f transport.Frame) bool {
 		return false
 	}
 	if c.dead == nil {
-		c.emitFrame(f, VerdictNotification, f.Msg.Method+"; flood limit passed")
+		c.hub.emitFrame(f, VerdictNotification, f.Msg.Method+"; flood limit passed")
 		c.breakLocked(newErr(CodeFlood, "the server sent %s: stopped as a server that breaks the protocol", what))
 	}
 	return true

@@ -10,8 +10,12 @@ import (
 	"github.com/sonde-mcp/sonde/mcp"
 )
 
-// initState shares one initialize exchange between concurrent callers.
+// initState shares one initialize exchange between concurrent callers. Its
+// own mu guards inFlight, result and err (never held with Client.mu).
+// Only Initialize calls it: runInitialize and initialize run without either
+// lock held and take Client.mu where they touch the client's state.
 type initState struct {
+	c        *Client // the client it belongs to
 	mu       sync.Mutex
 	inFlight chan struct{} // closed when the current exchange ends
 	result   *mcp.InitializeResult
@@ -40,7 +44,7 @@ func (c *Client) Initialize(ctx context.Context) (*mcp.InitializeResult, error) 
 		s.inFlight = ch
 		// The shared exchange keeps ctx's values but not its cancellation:
 		// it must not end because one of its waiters gave up.
-		go c.runInitialize(context.WithoutCancel(ctx), ch)
+		go c.init.runInitialize(context.WithoutCancel(ctx), ch)
 	}
 	s.mu.Unlock()
 	select {
@@ -53,9 +57,9 @@ func (c *Client) Initialize(ctx context.Context) (*mcp.InitializeResult, error) 
 	return s.result, s.err
 }
 
-func (c *Client) runInitialize(ctx context.Context, ch chan struct{}) {
-	res, err := c.initialize(ctx)
-	s := &c.init
+func (s *initState) runInitialize(ctx context.Context, ch chan struct{}) {
+	c := s.c
+	res, err := c.init.initialize(ctx)
 	s.mu.Lock()
 	s.result, s.err = res, err
 	if s.inFlight == ch {
@@ -68,13 +72,14 @@ func (c *Client) runInitialize(ctx context.Context, ch chan struct{}) {
 	close(ch)
 }
 
-func (c *Client) initialize(ctx context.Context) (*mcp.InitializeResult, error) {
-	if res, err, done := c.startEra(ctx); done {
+func (s *initState) initialize(ctx context.Context) (*mcp.InitializeResult, error) {
+	c := s.c
+	if res, err, done := c.era.startEra(ctx); done {
 		return res, err
 	}
 	params := mcp.InitializeParams{
 		ProtocolVersion: c.opts.ProtocolVersion,
-		Capabilities:    c.capabilities(false),
+		Capabilities:    c.srv.capabilities(false),
 		ClientInfo:      mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion},
 	}
 	raw, err := c.start(ctx, mcp.MethodInitialize, params, CallOptions{}, true).Wait()

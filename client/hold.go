@@ -8,6 +8,17 @@ import (
 	"github.com/sonde-mcp/sonde/transport"
 )
 
+// deadlineHold holds the clock of sonde's requests while a request of the
+// server's waits for an answer (HoldDeadlines). It is guarded by Client.mu:
+// its methods are called with c.mu held, from the Client only.
+type deadlineHold struct {
+	c *Client // the client it belongs to
+	// wanted: HoldDeadlines(true) was called; since is when sonde's
+	// deadlines were held (zero: they run).
+	wanted bool
+	since  time.Time
+}
+
 // HoldDeadlines stops (on) or restarts the clock of sonde's requests
 // while someone is answering a request of the server's: the UI calls it
 // when the dialog of such a request opens and closes. While on, and while
@@ -21,30 +32,31 @@ import (
 func (c *Client) HoldDeadlines(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.holdWanted = on
-	c.holdCheckLocked()
+	c.hold.wanted = on
+	c.hold.holdCheckLocked()
 }
 
 // holdCheckLocked starts or ends the hold of sonde's deadlines after the
 // wish (HoldDeadlines) or the set of the server's requests waiting for
 // Respond changed: they are held while both say so.
-func (c *Client) holdCheckLocked() {
-	asked := c.holdWanted && len(c.srv.waiting) > 0 && !c.closed && c.dead == nil
+func (s *deadlineHold) holdCheckLocked() {
+	c := s.c
+	asked := c.hold.wanted && len(c.srv.waiting) > 0 && !c.closed && c.dead == nil
 	switch {
-	case asked && c.heldSince.IsZero():
-		c.heldSince = time.Now()
+	case asked && c.hold.since.IsZero():
+		c.hold.since = time.Now()
 		for _, p := range c.pending {
-			c.holdLocked(p, c.heldSince)
+			c.hold.holdLocked(p, c.hold.since)
 		}
 		if len(c.pending) > 0 {
-			c.emit(Event{Time: c.heldSince, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) held while you answer a request of the server's", len(c.pending))})
+			c.emit(Event{Time: c.hold.since, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) held while you answer a request of the server's", len(c.pending))})
 		}
-	case !asked && !c.heldSince.IsZero():
+	case !asked && !c.hold.since.IsZero():
 		now := time.Now()
-		held := now.Sub(c.heldSince)
-		c.heldSince = time.Time{}
+		held := now.Sub(c.hold.since)
+		c.hold.since = time.Time{}
 		for _, p := range c.pending {
-			c.releaseLocked(p, now, held)
+			c.hold.releaseLocked(p, now, held)
 		}
 		if len(c.pending) > 0 {
 			c.emit(Event{Time: now, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) run again after %s held", len(c.pending), roundDur(held))})
@@ -53,7 +65,8 @@ func (c *Client) holdCheckLocked() {
 }
 
 // holdLocked stops p's clock with the time it has left.
-func (c *Client) holdLocked(p *pending, now time.Time) {
+func (s *deadlineHold) holdLocked(p *pending, now time.Time) {
+	c := s.c
 	if p.held {
 		return
 	}
@@ -65,7 +78,8 @@ func (c *Client) holdLocked(p *pending, now time.Time) {
 
 // releaseLocked gives p back the time it had left (and moves its
 // MaxTotalTimeout end by the time held).
-func (c *Client) releaseLocked(p *pending, now time.Time, held time.Duration) {
+func (s *deadlineHold) releaseLocked(p *pending, now time.Time, held time.Duration) {
+	c := s.c
 	if !p.held {
 		return
 	}

@@ -291,20 +291,33 @@ func skipValue(b []byte, i int) (int, bool) {
 // whose value is not valid JSON is left out.
 type RequestMetaFunc func(dst []MetaMember, id int64, method string) []MetaMember
 
-// requestMeta appends the Options.RequestMeta hook's members for request
+// requestMetaState is where each request's _meta is made. It is guarded by
+// Client.mu: start (call.go) uses it with the lock held, for one request
+// at a time.
+type requestMetaState struct {
+	// scratch is where the hook appends its members (a slice handed to a
+	// hook escapes, so the request's own members stay on its stack and
+	// these are copied over).
+	scratch []MetaMember
+	// token holds the digits of the request's progress token while its
+	// line is made (on the request's stack it would escape).
+	token [20]byte
+}
+
+// requestMeta appends the members of hook (Options.RequestMeta) for request
 // id to meta, in the order of their names (the same bytes every time).
-func (c *Client) requestMeta(meta []MetaMember, id int64, method string) []MetaMember {
-	if c.opts.RequestMeta == nil {
+func (s *requestMetaState) requestMeta(hook RequestMetaFunc, meta []MetaMember, id int64, method string) []MetaMember {
+	if hook == nil {
 		return meta
 	}
 	// The hook appends to the client's scratch slice, not to meta: a slice
 	// handed to a function value escapes, and meta's backing array is the
 	// request's own, on its stack.
-	added := c.opts.RequestMeta(c.metaScratch[:0], id, method)
+	added := hook(s.scratch[:0], id, method)
 	added = slices.DeleteFunc(added, func(m MetaMember) bool { return !json.Valid(m.Value) })
 	slices.SortFunc(added, func(a, b MetaMember) int { return strings.Compare(a.Key, b.Key) })
 	meta = append(meta, added...)
 	clear(added) // keep nothing of this request's values alive
-	c.metaScratch = added[:0]
+	s.scratch = added[:0]
 	return meta
 }

@@ -95,7 +95,7 @@ func TestRequestMetaHook(t *testing.T) {
 		return append(dst, MetaMember{"tracestate", json.RawMessage(`"k=v"`)}, MetaMember{"bad", json.RawMessage(`{`)},
 			MetaMember{"traceparent", json.RawMessage(`"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`)})
 	}}}
-	meta := c.requestMeta([]MetaMember{{"progressToken", json.RawMessage("7")}}, 7, "tools/call")
+	meta := c.meta.requestMeta(c.opts.RequestMeta, []MetaMember{{"progressToken", json.RawMessage("7")}}, 7, "tools/call")
 	got := string(encodeRequest(7, "tools/call", json.RawMessage(`{"name":"echo","_meta":{"tracestate":"mine"}}`), meta))
 	want := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":7,"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"mine"}}}`
 	if got != want {

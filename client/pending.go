@@ -150,7 +150,7 @@ func (c *Client) failAllLocked(err *Error, state State) {
 	for _, p := range c.pending {
 		c.settleLocked(p, outcome{state: state, err: err})
 	}
-	c.endWaitingLocked(state, err)
+	c.srv.endWaitingLocked(state, err)
 }
 
 // expire is the timer callback of request id.

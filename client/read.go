@@ -49,26 +49,28 @@ func (c *Client) handleFrame(f transport.Frame) {
 	case jsonrpc.KindResponse:
 		c.responseLocked(f)
 	case jsonrpc.KindRequest:
-		c.serverRequestLocked(f)
+		c.srv.serverRequestLocked(f)
 	case jsonrpc.KindNotification:
 		c.notificationLocked(f)
 	}
 }
 
-func (c *Client) emitFrame(f transport.Frame, v Verdict, detail string) {
-	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: v, Detail: detail}})
+// emitFrame emits frame f with its verdict and detail (these hub methods live
+// here, with the reader that judges frames; the hub is guarded as event.go says).
+func (h *hub) emitFrame(f transport.Frame, v Verdict, detail string) {
+	h.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: v, Detail: detail}})
 }
 
 // emitFrameSentence emits a frame whose detail is a sentence led by the
 // verdict's word: v, a space, then rest (FrameInfo.VerdictInDetail).
-func (c *Client) emitFrameSentence(f transport.Frame, v Verdict, rest string) {
-	c.emitFrameDetail(f, v, string(v)+" "+rest)
+func (h *hub) emitFrameSentence(f transport.Frame, v Verdict, rest string) {
+	h.emitFrameDetail(f, v, string(v)+" "+rest)
 }
 
 // emitFrameDetail emits a frame whose detail, a sentence led by the
 // verdict's word, is already made.
-func (c *Client) emitFrameDetail(f transport.Frame, v Verdict, detail string) {
-	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: v, Detail: detail, VerdictInDetail: true}})
+func (h *hub) emitFrameDetail(f transport.Frame, v Verdict, detail string) {
+	h.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: v, Detail: detail, VerdictInDetail: true}})
 }
 
 // answerSentence is the detail of an answer's frame, "<verdict> <what><id>
@@ -100,13 +102,13 @@ func (c *Client) badFrameLocked(f transport.Frame) {
 		if id, ok := f.Msg.ID.Int64(); ok && f.Msg.Kind == jsonrpc.KindResponse {
 			if p := c.pending[id]; p != nil {
 				detail += "; settles " + idText(id) + " with MCP_PROTOCOL"
-				c.emitFrame(f, VerdictInvalid, detail)
+				c.hub.emitFrame(f, VerdictInvalid, detail)
 				c.settleLocked(p, outcome{state: StateProtocol, err: newErr(CodeProtocol, "%s %s: invalid response: %s", p.method, idText(id), de.Reason)})
 				c.strictLocked("invalid message: " + de.Reason)
 				return
 			}
 		}
-		c.emitFrame(f, VerdictInvalid, detail)
+		c.hub.emitFrame(f, VerdictInvalid, detail)
 		c.strictLocked("invalid message: " + de.Reason)
 		return
 	}
@@ -115,7 +117,7 @@ func (c *Client) badFrameLocked(f transport.Frame) {
 	if de != nil {
 		reason = de.Reason
 	}
-	c.emitFrame(f, VerdictMalformed, reason)
+	c.hub.emitFrame(f, VerdictMalformed, reason)
 	c.strictLocked("malformed line on stdout: " + reason)
 }
 
@@ -146,7 +148,7 @@ func (c *Client) undecodableLocked(f transport.Frame, de *jsonrpc.DecodeError) b
 	} else {
 		c.stats.Malformed++
 	}
-	c.emitFrame(f, v, de.Reason+"; settles "+idText(n)+" with MCP_PROTOCOL")
+	c.hub.emitFrame(f, v, de.Reason+"; settles "+idText(n)+" with MCP_PROTOCOL")
 	c.settleLocked(p, outcome{state: StateProtocol, err: newErr(CodeProtocol, "%s %s: the response to %s could not be decoded: %s", p.method, idText(n), idText(n), de.Reason)})
 	// A response did arrive: another one for n is a duplicate.
 	c.retired.markAnswered(n)
@@ -181,7 +183,7 @@ func (c *Client) lineTooLong(e *transport.LineTooLongError) {
 	defer c.mu.Unlock()
 	c.stats.Malformed++
 	f := transport.Frame{Dir: transport.In, Time: time.Now(), Raw: e.Prefix, Err: e}
-	c.emitFrame(f, VerdictTooLong, fmt.Sprintf("line exceeds %d bytes (--max-line-bytes); the first %d bytes are shown", e.Limit, len(e.Prefix)))
+	c.hub.emitFrame(f, VerdictTooLong, fmt.Sprintf("line exceeds %d bytes (--max-line-bytes); the first %d bytes are shown", e.Limit, len(e.Prefix)))
 	if c.dead == nil {
 		c.breakLocked(newErr(CodeProtocol, "server wrote a line over %d bytes (--max-line-bytes); the stream cannot be trusted, closing the server", e.Limit))
 	}
@@ -200,24 +202,24 @@ func (c *Client) responseLocked(f transport.Frame) {
 		} else if f.Msg.Error != nil {
 			detail = "error response without an id: " + f.Msg.Error.Error()
 		}
-		c.emitFrame(f, VerdictUnknown, detail)
+		c.hub.emitFrame(f, VerdictUnknown, detail)
 		return
 	}
 	if p := c.pending[n]; p != nil {
 		if p.expiring != nil {
-			c.heldResponseLocked(p, f)
+			c.watch.heldResponseLocked(p, f)
 			return
 		}
 		lat := f.Time.Sub(p.queuedAt)
 		if f.Msg.Error != nil {
-			c.emitFrameDetail(f, VerdictRemoteError, answerSentence(VerdictRemoteError, "for id ", n, lat))
+			c.hub.emitFrameDetail(f, VerdictRemoteError, answerSentence(VerdictRemoteError, "for id ", n, lat))
 			c.settleLocked(p, outcome{state: StateError, err: remoteErr(f.Msg.Error)})
 			return
 		}
-		if c.modernLocked() && c.modernResultLocked(f, p) {
+		if c.era.modernLocked() && c.era.modernResultLocked(f, p) {
 			return
 		}
-		c.emitFrameDetail(f, VerdictResolved, answerSentence(VerdictResolved, "id ", n, lat))
+		c.hub.emitFrameDetail(f, VerdictResolved, answerSentence(VerdictResolved, "id ", n, lat))
 		c.settleLocked(p, outcome{state: StateResolved, result: f.Msg.Result})
 		return
 	}
@@ -225,7 +227,7 @@ func (c *Client) responseLocked(f transport.Frame) {
 		ago := roundDur(max(f.Time.Sub(ri.at), 0))
 		if ri.answered {
 			c.stats.Duplicate++
-			c.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s (already %s %s ago); ignored", idText(n), ri.state, ago))
+			c.hub.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s (already %s %s ago); ignored", idText(n), ri.state, ago))
 			return
 		}
 		c.stats.Late++
@@ -243,28 +245,28 @@ func (c *Client) responseLocked(f transport.Frame) {
 	}
 	if n > 0 && n <= c.lastID {
 		c.stats.Late++
-		c.emitFrame(f, VerdictLate, fmt.Sprintf("response for %s, retired long ago; ignored", idText(n)))
+		c.hub.emitFrame(f, VerdictLate, fmt.Sprintf("response for %s, retired long ago; ignored", idText(n)))
 		return
 	}
 	c.stats.Unknown++
-	c.emitFrame(f, VerdictUnknown, fmt.Sprintf("%s was never sent; ignored", idText(n)))
+	c.hub.emitFrame(f, VerdictUnknown, fmt.Sprintf("%s was never sent; ignored", idText(n)))
 }
 
 func (c *Client) notificationLocked(f transport.Frame) {
-	if c.floodLocked(f) {
+	if c.flood.floodLocked(f) {
 		return
 	}
-	if f.Msg.Method == mcp.MethodCancelled && c.serverCancelLocked(f) {
+	if f.Msg.Method == mcp.MethodCancelled && c.srv.serverCancelLocked(f) {
 		return
 	}
 	if f.Msg.Method != mcp.MethodProgress {
-		c.emitFrame(f, VerdictNotification, f.Msg.Method)
+		c.hub.emitFrame(f, VerdictNotification, f.Msg.Method)
 		return
 	}
 	var pp mcp.ProgressParams
 	if err := json.Unmarshal(f.Msg.Params, &pp); err != nil {
 		c.stats.Invalid++
-		c.emitFrame(f, VerdictInvalid, "progress notification with invalid params: "+err.Error())
+		c.hub.emitFrame(f, VerdictInvalid, "progress notification with invalid params: "+err.Error())
 		return
 	}
 	var tok jsonrpc.ID
@@ -272,7 +274,7 @@ func (c *Client) notificationLocked(f transport.Frame) {
 	n, ok := tok.Int64()
 	p := c.pending[n]
 	if !ok || p == nil {
-		c.emitFrame(f, VerdictNotification, "progress for token "+string(pp.ProgressToken)+", which matches no pending request")
+		c.hub.emitFrame(f, VerdictNotification, "progress for token "+string(pp.ProgressToken)+", which matches no pending request")
 		return
 	}
 	c.stats.Progress++
@@ -288,7 +290,7 @@ func (c *Client) notificationLocked(f transport.Frame) {
 			p.left = p.timeout
 			if !p.maxEnd.IsZero() {
 				// The end moves by the time held when the clock runs again.
-				p.left = min(p.left, p.maxEnd.Sub(c.heldSince))
+				p.left = min(p.left, p.maxEnd.Sub(c.hold.since))
 			}
 		}
 		state, deadline = StateHeld, time.Time{}
@@ -300,7 +302,7 @@ func (c *Client) notificationLocked(f transport.Frame) {
 		p.timer.Reset(time.Until(p.deadline))
 		deadline = p.deadline
 	}
-	c.emitFrameSentence(f, VerdictProgress, fmt.Sprintf("%s for %s", progressText(pp), idText(n)))
+	c.hub.emitFrameSentence(f, VerdictProgress, fmt.Sprintf("%s for %s", progressText(pp), idText(n)))
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
 		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: state, Deadline: deadline,
 		Latency: now.Sub(p.queuedAt), Progress: &Progress{Progress: pp.Progress, Total: pp.Total, Message: pp.Message},

@@ -76,8 +76,14 @@ type inputReply struct {
 	rpcErr *jsonrpc.Error
 }
 
-// srvState is the client's side of the server's requests.
+// srvState is the client's side of the server's requests: sonde's roots,
+// the requests waiting for Respond, the answers, and the tasks sonde runs
+// for the server. It is guarded by Client.mu, and only the Client calls it:
+// the methods named *Locked with c.mu held (the reader, Respond, the end of
+// the session); capabilities, elicitationCaps and declared read only the
+// options, which do not change after New (either way).
 type srvState struct {
+	c       *Client // the client it belongs to
 	roots   []mcp.Root
 	waiting map[jsonrpc.ID]*ServerRequest
 	tasks   clientTasks
@@ -85,7 +91,8 @@ type srvState struct {
 
 // capabilities is the client capabilities object sent in initialize (or,
 // modern, in each request's _meta).
-func (c *Client) capabilities(modern bool) json.RawMessage {
+func (s *srvState) capabilities(modern bool) json.RawMessage {
+	c := s.c
 	o := c.opts.ServerRequests
 	caps := map[string]any{}
 	if o.Roots {
@@ -95,9 +102,9 @@ func (c *Client) capabilities(modern bool) json.RawMessage {
 		caps["sampling"] = struct{}{}
 	}
 	if o.Elicitation {
-		caps["elicitation"] = c.elicitationCaps()
+		caps["elicitation"] = c.srv.elicitationCaps()
 	}
-	if t := c.tasksCaps(modern); t != nil {
+	if t := c.srv.tasks.tasksCaps(modern); t != nil {
 		caps["tasks"] = t
 	}
 	raw, _ := json.Marshal(caps)
@@ -106,7 +113,8 @@ func (c *Client) capabilities(modern bool) json.RawMessage {
 
 // elicitationCaps is {form, url} from 2025-11-25 (URL mode), {} before
 // (an empty object means form only).
-func (c *Client) elicitationCaps() any {
+func (s *srvState) elicitationCaps() any {
+	c := s.c
 	if c.opts.ProtocolVersion < "2025-11-25" {
 		return struct{}{}
 	}
@@ -116,7 +124,8 @@ func (c *Client) elicitationCaps() any {
 // declared says whether the request m is for a capability sonde declared
 // (in the modern era when modern is set), and if not, which one it needed.
 // Like clientTasksDeclared, it reads only the options.
-func (c *Client) declared(m jsonrpc.Message, modern bool) (ok bool, capability string) {
+func (s *srvState) declared(m jsonrpc.Message, modern bool) (ok bool, capability string) {
+	c := s.c
 	o := c.opts.ServerRequests
 	switch m.Method {
 	case mcp.MethodRootsList:
@@ -134,7 +143,7 @@ func (c *Client) declared(m jsonrpc.Message, modern bool) (ok bool, capability s
 		}
 		return true, ""
 	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel:
-		return c.clientTasksDeclared(modern), "tasks"
+		return c.srv.tasks.clientTasksDeclared(modern), "tasks"
 	}
 	return true, ""
 }
@@ -143,56 +152,57 @@ func (c *Client) declared(m jsonrpc.Message, modern bool) (ok bool, capability s
 // {}, roots/list from the roots, sampling and elicitation by the Handler
 // or later by Respond; a request for an undeclared capability, or for a
 // method sonde does not know, gets a JSON-RPC error.
-func (c *Client) serverRequestLocked(f transport.Frame) {
+func (s *srvState) serverRequestLocked(f transport.Frame) {
+	c := s.c
 	c.stats.ServerReqs++
-	if c.modernLocked() {
-		c.serverRequestModernLocked(f) // era.go: not answered
+	if c.era.modernLocked() {
+		c.era.serverRequestModernLocked(f) // era.go: not answered
 		return
 	}
 	m := f.Msg
-	ok, capability := c.declared(m, false) // legacy: modern requests went to serverRequestModernLocked
+	ok, capability := c.srv.declared(m, false) // legacy: modern requests went to serverRequestModernLocked
 	_, dup := c.srv.waiting[m.ID]
 	switch {
 	case dup:
 		c.stats.Invalid++
-		c.emitFrame(f, VerdictInvalid, "request from the server reuses id "+m.ID.String()+", which is still waiting for sonde's answer; answered with an error")
+		c.hub.emitFrame(f, VerdictInvalid, "request from the server reuses id "+m.ID.String()+", which is still waiting for sonde's answer; answered with an error")
 	case !ok:
 		c.stats.Undeclared++
-		c.emitFrame(f, VerdictUndeclared, fmt.Sprintf("%s needs the %s capability, which sonde did not declare (a protocol violation); answered with an error", m.Method, capability))
+		c.hub.emitFrame(f, VerdictUndeclared, fmt.Sprintf("%s needs the %s capability, which sonde did not declare (a protocol violation); answered with an error", m.Method, capability))
 	default:
-		c.emitFrame(f, VerdictServerRequest, "request from the server: "+m.Method)
+		c.hub.emitFrame(f, VerdictServerRequest, "request from the server: "+m.Method)
 	}
 	c.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: m.ID, Method: m.Method, State: StateReceived, Params: m.Params}})
 	req := &ServerRequest{ID: m.ID, Method: m.Method, Params: m.Params, Received: f.Time}
 	switch {
 	case dup:
-		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "id " + m.ID.String() + " is already in use by a request sonde has not answered"})
+		c.srv.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "id " + m.ID.String() + " is already in use by a request sonde has not answered"})
 	case !ok:
 		msg := fmt.Sprintf("sonde did not declare the %s capability, so the server must not send %s", capability, m.Method)
 		if how := c.opts.ServerRequests.Undeclared[m.Method]; how != "" {
 			msg += "; " + how
 		}
-		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: msg})
+		c.srv.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: msg})
 	case m.Method == mcp.MethodPing:
-		c.answerLocked(req, json.RawMessage("{}"), nil)
+		c.srv.answerLocked(req, json.RawMessage("{}"), nil)
 	case m.Method == mcp.MethodRootsList:
-		c.answerLocked(req, c.rootsResultLocked(), nil)
+		c.srv.answerLocked(req, c.srv.rootsResultLocked(), nil)
 	case m.Method == mcp.MethodTasksGet, m.Method == mcp.MethodTasksResult, m.Method == mcp.MethodTasksList, m.Method == mcp.MethodTasksCancel:
-		c.serveTaskLocked(req)
+		c.srv.tasks.serveTaskLocked(req)
 	case m.Method == mcp.MethodCreateMessage, m.Method == mcp.MethodElicit:
-		if ttl, ok := c.taskAugmentedLocked(req); ok {
-			c.startClientTaskLocked(req, ttl)
+		if ttl, ok := c.srv.tasks.taskAugmentedLocked(req); ok {
+			c.srv.tasks.startClientTaskLocked(req, ttl)
 			return
 		}
 		if h := c.opts.ServerRequests.Handler; h != nil {
 			if res, rpcErr, answered := h(*req); answered {
-				c.answerLocked(req, res, rpcErr)
+				c.srv.answerLocked(req, res, rpcErr)
 				return
 			}
 		}
-		c.waitLocked(req)
+		c.srv.waitLocked(req)
 	default:
-		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: sonde does not handle " + m.Method})
+		c.srv.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: sonde does not handle " + m.Method})
 	}
 }
 
@@ -203,10 +213,11 @@ const maxWaiting = 1024
 
 // waitLocked leaves req waiting for Respond, or refuses it when too many
 // already wait. It reports whether req waits.
-func (c *Client) waitLocked(req *ServerRequest) bool {
-	if !c.addWaitingLocked(req) {
+func (s *srvState) waitLocked(req *ServerRequest) bool {
+	c := s.c
+	if !c.srv.addWaitingLocked(req) {
 		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s %s refused: %d requests from the server already wait for an answer", req.Method, req.ID, maxWaiting)})
-		c.answerLocked(req, nil, tooManyWaiting(req.Method))
+		c.srv.answerLocked(req, nil, tooManyWaiting(req.Method))
 		return false
 	}
 	return true
@@ -214,7 +225,8 @@ func (c *Client) waitLocked(req *ServerRequest) bool {
 
 // addWaitingLocked adds req to the requests waiting for Respond, unless
 // maxWaiting already wait; it reports whether it did.
-func (c *Client) addWaitingLocked(req *ServerRequest) bool {
+func (s *srvState) addWaitingLocked(req *ServerRequest) bool {
+	c := s.c
 	if len(c.srv.waiting) >= maxWaiting {
 		return false
 	}
@@ -222,7 +234,7 @@ func (c *Client) addWaitingLocked(req *ServerRequest) bool {
 		c.srv.waiting = map[jsonrpc.ID]*ServerRequest{}
 	}
 	c.srv.waiting[req.ID] = req
-	c.holdCheckLocked()
+	c.hold.holdCheckLocked()
 	return true
 }
 
@@ -233,7 +245,8 @@ func tooManyWaiting(method string) *jsonrpc.Error {
 }
 
 // answerLocked queues the answer to req and emits its outcome.
-func (c *Client) answerLocked(req *ServerRequest, result json.RawMessage, rpcErr *jsonrpc.Error) error {
+func (s *srvState) answerLocked(req *ServerRequest, result json.RawMessage, rpcErr *jsonrpc.Error) error {
+	c := s.c
 	var raw []byte
 	var err error
 	if rpcErr != nil {
@@ -292,9 +305,9 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 		return newErr(CodeClosed, "answer to %s %s: the session has ended", req.Method, id)
 	}
 	delete(c.srv.waiting, id)
-	c.holdCheckLocked()
+	c.hold.holdCheckLocked()
 	if req.input == nil && req.task == nil {
-		return c.answerLocked(req, result, rpcErr)
+		return c.srv.answerLocked(req, result, rpcErr)
 	}
 	// Answered off the wire: a modern input request's answer goes to the
 	// retry that waits for it, a task's to the task (taskrunner.go).
@@ -309,7 +322,7 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 	if req.input != nil {
 		req.input <- inputReply{result: result, rpcErr: rpcErr}
 	} else {
-		c.finishClientTaskLocked(req.task, result, rpcErr)
+		c.srv.tasks.finishClientTaskLocked(req.task, result, rpcErr)
 	}
 	return nil
 }
@@ -317,7 +330,8 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 // serverCancelLocked handles notifications/cancelled for one of the
 // server's own waiting requests: the request ends (cancelled) and Respond
 // no longer answers it. It reports whether f was such a notification.
-func (c *Client) serverCancelLocked(f transport.Frame) bool {
+func (s *srvState) serverCancelLocked(f transport.Frame) bool {
+	c := s.c
 	var p mcp.CancelledParams
 	var id jsonrpc.ID
 	if json.Unmarshal(f.Msg.Params, &p) != nil || json.Unmarshal(p.RequestID, &id) != nil {
@@ -328,12 +342,12 @@ func (c *Client) serverCancelLocked(f transport.Frame) bool {
 		return false
 	}
 	delete(c.srv.waiting, id)
-	c.holdCheckLocked()
+	c.hold.holdCheckLocked()
 	detail := "the server cancelled its request " + req.Method + " " + id.String()
 	if p.Reason != "" {
 		detail += ": " + bounded(p.Reason, 200)
 	}
-	c.emitFrame(f, VerdictNotification, detail)
+	c.hub.emitFrame(f, VerdictNotification, detail)
 	c.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateCancelled,
 		Latency: f.Time.Sub(req.Received), Err: newErr(CodeAborted, "%s", detail)}})
 	return true
@@ -341,12 +355,13 @@ func (c *Client) serverCancelLocked(f transport.Frame) bool {
 
 // endWaitingLocked ends every server request still waiting when the
 // session ends: there is nobody left to answer.
-func (c *Client) endWaitingLocked(state State, err *Error) {
+func (s *srvState) endWaitingLocked(state State, err *Error) {
+	c := s.c
 	now := time.Now()
 	for id, req := range c.srv.waiting {
 		delete(c.srv.waiting, id)
 		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: state, Latency: now.Sub(req.Received), Err: err}})
 	}
-	c.holdCheckLocked()
-	c.endClientTasksLocked(now, state, err)
+	c.hold.holdCheckLocked()
+	c.srv.tasks.endClientTasksLocked(now, state, err)
 }

@@ -73,7 +73,7 @@ func (c *Client) SetRoots(roots []mcp.Root) error {
 	if !c.initialized || c.closed || c.dead != nil {
 		return nil
 	}
-	if c.modernLocked() {
+	if c.era.modernLocked() {
 		// The modern era has no roots/list_changed: the next input request
 		// for roots/list is answered with the new roots.
 		c.emit(Event{Kind: EvNote, Note: "roots changed; the modern era has no notifications/roots/list_changed: the next roots/list input request gets them"})
@@ -87,7 +87,8 @@ func (c *Client) SetRoots(roots []mcp.Root) error {
 }
 
 // rootsResultLocked is the answer to roots/list.
-func (c *Client) rootsResultLocked() json.RawMessage {
+func (s *srvState) rootsResultLocked() json.RawMessage {
+	c := s.c
 	roots := c.srv.roots
 	if roots == nil {
 		roots = []mcp.Root{}

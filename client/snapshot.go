@@ -118,142 +118,6 @@ type HTTPSnapshot struct {
 	LastEvent   time.Time
 }
 
-// Summary is the snapshot in one line, for the error's message.
-func (s *Snapshot) Summary() string {
-	var b strings.Builder
-	since := s.At.Sub(s.Queued)
-	switch s.Kind {
-	case SnapBlocked:
-		why := "the server stopped reading its stdin"
-		if s.HTTP != nil {
-			why = "the server does not read the request's body"
-		}
-		if s.Written == "blocked" {
-			fmt.Fprintf(&b, "blocked: the request is not fully written (the write has waited %s: %s)", rd(s.BlockedFor), why)
-		} else {
-			fmt.Fprintf(&b, "blocked: the request was never written (an earlier write has waited %s: %s)", rd(s.BlockedFor), why)
-		}
-	case SnapBusy:
-		fmt.Fprintf(&b, "busy: the server used %s of CPU in the %s before the deadline", rd(s.CPU), rd(s.CPUWindow))
-		if s.CPUWait > s.CPU {
-			fmt.Fprintf(&b, " and its threads waited %s in all for a CPU (this machine is loaded)", rd(s.CPUWait))
-		}
-	case SnapSleeping:
-		fmt.Fprintf(&b, "sleeping: the server runs but used %s of CPU in %s (it waits for something)", rd(s.CPU), rd(s.CPUWindow))
-	case SnapStopped:
-		b.WriteString("stopped: the server process is stopped (a signal or a debugger) and cannot run")
-	case SnapDead:
-		b.WriteString("dead: the server process is gone")
-	case SnapNoHeaders:
-		b.WriteString("no headers: the POST was sent, no response headers came")
-	case SnapStreamOpen:
-		b.WriteString("stream open: the response stream stayed open without the answer")
-		if s.HTTP != nil && !s.HTTP.LastEvent.IsZero() {
-			fmt.Fprintf(&b, " (last event %s before the deadline)", rd(s.At.Sub(s.HTTP.LastEvent)))
-		}
-	default:
-		b.WriteString("unknown")
-		if s.ProcErr != "" {
-			b.WriteString(" (" + s.ProcErr + ")")
-		}
-	}
-	b.WriteString("; last message from the server ")
-	b.WriteString(s.ago(s.LastStdout))
-	if s.Progress > 0 {
-		fmt.Fprintf(&b, "; %d progress, the last %s", s.Progress, s.ago(s.LastProgress))
-	} else {
-		b.WriteString("; no progress")
-	}
-	if s.StderrBytes > 0 {
-		fmt.Fprintf(&b, "; %d bytes on stderr in the %s since it was sent", s.StderrBytes, rd(since))
-	}
-	return b.String()
-}
-
-// Lines is the snapshot as labelled lines, for a detail view. Stderr is
-// server text: a terminal shows it escaped.
-func (s *Snapshot) Lines() []string {
-	out := []string{"snapshot: " + string(s.Kind)}
-	add := func(label, text string) { out = append(out, fmt.Sprintf("  %-9s %s", label, text)) }
-	switch s.Written {
-	case "written":
-		add("request", "written "+s.ago(s.Sent))
-	case "blocked":
-		add("request", "not fully written: the write has waited "+rd(s.BlockedFor))
-	default:
-		w := "never written"
-		if s.BlockedFor > 0 {
-			w += ": behind a write that has waited " + rd(s.BlockedFor)
-		}
-		add("request", w)
-	}
-	if s.HTTP != nil { // no process of sonde's: no stdout, no stderr
-		add("messages", "last one "+s.ago(s.LastStdout))
-	} else {
-		add("stdout", "last message "+s.ago(s.LastStdout))
-		st := "last write " + s.ago(s.LastStderr)
-		if s.StderrBytes > 0 {
-			st += fmt.Sprintf("; %d bytes since the request", s.StderrBytes)
-		}
-		add("stderr", st)
-	}
-	if s.Progress > 0 {
-		add("progress", fmt.Sprintf("%d, the last %s", s.Progress, s.ago(s.LastProgress)))
-	} else {
-		add("progress", "none")
-	}
-	if len(s.Procs) > 0 {
-		p := s.Procs[0]
-		text := fmt.Sprintf("pid %d %s", p.Pid, p.State)
-		if p.Name != "" {
-			text = fmt.Sprintf("pid %d %s %s", p.Pid, p.Name, p.State)
-		}
-		if s.CPUWindow > 0 {
-			text += fmt.Sprintf(", %s CPU in %s", rd(s.CPU), rd(s.CPUWindow))
-			if s.CPUWait > 0 {
-				text += fmt.Sprintf(" (%s waiting for a CPU)", rd(s.CPUWait))
-			}
-		}
-		if len(s.Procs) > 1 {
-			text += fmt.Sprintf(" (%d processes in its group)", len(s.Procs))
-		}
-		add("process", text)
-	} else if s.ProcErr != "" {
-		add("process", "unknown: "+s.ProcErr)
-	}
-	if h := s.HTTP; h != nil {
-		text := "no response headers"
-		if h.Status != 0 {
-			text = fmt.Sprintf("HTTP %d %s", h.Status, s.ago(h.Headers))
-			if h.SSE {
-				text += "; SSE stream "
-				if h.StreamEnded {
-					text += "ended"
-				} else {
-					text += "open"
-				}
-				text += ", last event " + s.ago(h.LastEvent)
-			}
-		}
-		add("http", text)
-	}
-	if len(s.Stderr) > 0 {
-		add("stderr", "since the request: "+strings.TrimRight(string(s.Stderr), "\r\n"))
-	}
-	return out
-}
-
-// ago says when t was, counted back from the deadline.
-func (s *Snapshot) ago(t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	if d := s.At.Sub(t); d > 0 {
-		return rd(d) + " before the deadline"
-	}
-	return "at the deadline"
-}
-
 // MarshalJSON writes the snapshot with times as RFC 3339 (omitted when
 // zero) and spans in milliseconds.
 func (s *Snapshot) MarshalJSON() ([]byte, error) {
@@ -293,9 +157,13 @@ func TimeoutSnapshot(err error) *Snapshot {
 	return nil
 }
 
-// watchState is what the client follows for snapshots: guarded by Client.mu
-// except the atomics of the write in progress.
+// watchState is what the client follows for timeout snapshots: guarded by
+// Client.mu except the atomics of the write in progress (the writer sets
+// them without the lock). Only the Client calls it: the methods named
+// *Locked with c.mu held (start, the reader, the observer, expiry);
+// readCPU runs on its own goroutine and takes c.mu.
 type watchState struct {
+	c          *Client // the client it belongs to
 	pid        int
 	http       bool
 	lastStdout time.Time
@@ -335,8 +203,8 @@ const cpuReuse = time.Second
 // (never the caller: the reading costs milliseconds) and hands to every
 // request waiting for it. A reading from before the handshake is not
 // reused after it: the server's start-up would count as work.
-func (c *Client) baselineLocked(p *pending, now time.Time) {
-	w := &c.watch
+func (w *watchState) baselineLocked(p *pending, now time.Time) {
+	c := w.c
 	if w.pid == 0 {
 		return
 	}
@@ -350,18 +218,18 @@ func (c *Client) baselineLocked(p *pending, now time.Time) {
 	}
 	w.reading = true
 	w.readers.Add(1)
-	go c.readCPU(w.pid, c.initialized)
+	go c.watch.readCPU(w.pid, c.initialized)
 }
 
 // readCPU takes a CPU reading of process group pid and hands it to the
 // requests waiting for one.
-func (c *Client) readCPU(pid int, ready bool) {
-	defer c.watch.readers.Done()
+func (w *watchState) readCPU(pid int, ready bool) {
+	c := w.c
+	defer w.readers.Done()
 	procs, err := transport.StatGroup(pid)
 	at := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w := &c.watch
 	w.reading = false
 	if err == nil && len(procs) > 0 {
 		cpu, wait := transport.GroupCPU(procs)
@@ -419,7 +287,8 @@ type httpSeen struct {
 }
 
 // seenHTTPLocked follows the HTTP events of pending requests.
-func (c *Client) seenHTTPLocked(t time.Time, ev *transport.HTTPEvent) {
+func (w *watchState) seenHTTPLocked(t time.Time, ev *transport.HTTPEvent) {
+	c := w.c
 	n, ok := ev.ReqID.Int64()
 	if !ok {
 		return
@@ -450,8 +319,8 @@ func (c *Client) seenHTTPLocked(t time.Time, ev *transport.HTTPEvent) {
 
 // snapshotLocked builds the snapshot of p at now from what the client saw
 // and procs, the server's processes read just before (c.mu held).
-func (c *Client) snapshotLocked(p *pending, now time.Time, procs []ProcStat, procErr error) *Snapshot {
-	w := &c.watch
+func (w *watchState) snapshotLocked(p *pending, now time.Time, procs []ProcStat, procErr error) *Snapshot {
+	c := w.c
 	s := &Snapshot{At: now, Queued: p.queuedAt, Sent: p.sentAt, LastStdout: w.lastStdout, LastStderr: w.lastStderr,
 		Progress: p.progressN, LastProgress: p.lastProgress, StderrBytes: c.stats.StderrBytes - p.stderrMark}
 	if s.StderrBytes > 0 && len(w.stderr) > 0 {
@@ -570,7 +439,7 @@ func (c *Client) expireLocked(p *pending, msg string, cause error) bool {
 	if c.pending[p.id] != p {
 		return false
 	}
-	s := c.snapshotLocked(p, time.Now(), procs, procErr)
+	s := c.watch.snapshotLocked(p, time.Now(), procs, procErr)
 	c.settleLocked(p, outcome{state: StateTimeout, err: &Error{Code: CodeTimeout, Message: msg + "; " + s.Summary(), Snapshot: s, Err: cause}})
 	if f := p.expiring.held; f != nil {
 		c.responseLocked(*f) // now retired: a late response
@@ -580,20 +449,14 @@ func (c *Client) expireLocked(p *pending, msg string, cause error) bool {
 
 // heldResponseLocked keeps the first response that comes while p's
 // timeout is being settled; another is a duplicate.
-func (c *Client) heldResponseLocked(p *pending, f transport.Frame) {
+func (w *watchState) heldResponseLocked(p *pending, f transport.Frame) {
+	c := w.c
 	if p.expiring.held == nil {
 		p.expiring.held = &f
 		return
 	}
 	c.stats.Duplicate++
-	c.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s while it timed out; ignored", idText(p.id)))
-}
-
-// lateNote is the sentence for a response that came after its request
-// timed out: how long after the deadline, and the --timeout that would
-// have been enough.
-func lateNote(l *Late) string {
-	return fmt.Sprintf("; would have succeeded %s after the deadline (--timeout %s would have been enough)", rd(l.AfterDeadline), l.Enough)
+	c.hub.emitFrame(f, VerdictDuplicate, fmt.Sprintf("second response for %s while it timed out; ignored", idText(p.id)))
 }
 
 // Late is a response that came after its request had timed out
@@ -619,14 +482,6 @@ func enoughTimeout(lat time.Duration) time.Duration {
 		unit = 100 * time.Millisecond
 	}
 	return (lat/unit + 1) * unit
-}
-
-// rd is a span as text: to 100 ms from a second up.
-func rd(d time.Duration) string {
-	if d >= time.Second {
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return roundDur(d).String()
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote (a capture's error record):

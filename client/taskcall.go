@@ -363,7 +363,7 @@ func (t *TaskCall) endCancelled(p *taskPoll) bool {
 	}
 	p.settled()
 	e := newErr(CodeRemote, "task %s of tools/call %s was cancelled by the server%s", task.TaskID, t.tool, statusSuffix(task))
-	if t.c.sentTaskCancel(task.TaskID) {
+	if t.c.taskCancels.sentTaskCancel(task.TaskID) {
 		e = newErr(CodeAborted, "task %s of tools/call %s was cancelled (tasks/cancel)%s", task.TaskID, t.tool, statusSuffix(task))
 	}
 	t.finish(nil, nil, e)
@@ -480,26 +480,38 @@ func statusSuffix(t mcp.Task) string {
 	return " (" + bounded(t.StatusMessage, 200) + ")"
 }
 
+// sentCancels are the task ids sonde sent tasks/cancel for (at most
+// maxTaskCancels: beyond, it starts over), so that a task call tells a
+// cancel of sonde's from the server's. It is guarded by Client.mu:
+// noteTaskCancelLocked is called with it held (by the writer), sentTaskCancel
+// takes it (a task call's goroutine).
+type sentCancels struct {
+	c   *Client // the client it belongs to
+	ids map[string]struct{}
+}
+
 // maxTaskCancels bounds the task ids Client remembers cancelling.
 const maxTaskCancels = 1024
 
 // noteTaskCancelLocked remembers the task id of a tasks/cancel request
 // sonde sends (params as encoded).
-func (c *Client) noteTaskCancelLocked(params json.RawMessage) {
+func (s *sentCancels) noteTaskCancelLocked(params json.RawMessage) {
+	c := s.c
 	var p mcp.TaskIDParams
 	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
 		return
 	}
-	if c.taskCancels == nil || len(c.taskCancels) >= maxTaskCancels {
-		c.taskCancels = map[string]struct{}{}
+	if c.taskCancels.ids == nil || len(c.taskCancels.ids) >= maxTaskCancels {
+		c.taskCancels.ids = map[string]struct{}{}
 	}
-	c.taskCancels[p.TaskID] = struct{}{}
+	c.taskCancels.ids[p.TaskID] = struct{}{}
 }
 
 // sentTaskCancel reports whether sonde sent tasks/cancel for taskID.
-func (c *Client) sentTaskCancel(taskID string) bool {
+func (s *sentCancels) sentTaskCancel(taskID string) bool {
+	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.taskCancels[taskID]
+	_, ok := c.taskCancels.ids[taskID]
 	return ok
 }

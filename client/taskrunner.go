@@ -34,8 +34,12 @@ const (
 	relatedTaskMeta = "io.modelcontextprotocol/related-task"
 )
 
-// clientTasks are the tasks sonde runs for the server, by task id.
+// clientTasks are the tasks sonde runs for the server, by task id. They are
+// guarded by Client.mu, and only the Client's server-request side calls
+// them (srvState, Respond): the methods named *Locked with c.mu held;
+// clientTasksDeclared and tasksCaps read only the options (either way).
 type clientTasks struct {
+	c    *Client // the client it belongs to
 	byID map[string]*clientTask
 	seq  int
 }
@@ -59,14 +63,16 @@ type clientTask struct {
 // ServerRequests.Tasks): only in the legacy era (modern is false), from
 // 2025-11-25, and for a declared sampling or elicitation. It reads only the
 // options, which do not change after New: the caller need not hold c.mu.
-func (c *Client) clientTasksDeclared(modern bool) bool {
+func (s *clientTasks) clientTasksDeclared(modern bool) bool {
+	c := s.c
 	o := c.opts.ServerRequests
 	return !modern && o.Tasks && (o.Sampling || o.Elicitation) && c.opts.ProtocolVersion >= "2025-11-25"
 }
 
 // tasksCaps is the tasks capability sonde declares, or nil.
-func (c *Client) tasksCaps(modern bool) any {
-	if !c.clientTasksDeclared(modern) {
+func (s *clientTasks) tasksCaps(modern bool) any {
+	c := s.c
+	if !c.srv.tasks.clientTasksDeclared(modern) {
 		return nil
 	}
 	o := c.opts.ServerRequests
@@ -84,14 +90,15 @@ func (c *Client) tasksCaps(modern bool) any {
 // taskAugmentedLocked reports whether req asks to run as a task that sonde
 // declared, and the ttl it asked for. params.task on a request sonde did
 // not declare tasks for is ignored, as the spec asks, with a note.
-func (c *Client) taskAugmentedLocked(req *ServerRequest) (ttl time.Duration, ok bool) {
+func (s *clientTasks) taskAugmentedLocked(req *ServerRequest) (ttl time.Duration, ok bool) {
+	c := s.c
 	var p struct {
 		Task *mcp.TaskMetadata `json:"task"`
 	}
 	if json.Unmarshal(req.Params, &p) != nil || p.Task == nil {
 		return 0, false
 	}
-	if !c.clientTasksDeclared(c.modernLocked()) {
+	if !c.srv.tasks.clientTasksDeclared(c.era.modernLocked()) {
 		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s %s asks to run as a task (params.task), but sonde did not declare tasks for it: answered directly, as the spec asks", req.Method, req.ID)})
 		return 0, false
 	}
@@ -105,10 +112,11 @@ func (c *Client) taskAugmentedLocked(req *ServerRequest) (ttl time.Duration, ok 
 // startClientTaskLocked runs req as a task: the CreateTaskResult goes out
 // at once, then the Handler's answer (or, left to Respond, the answer to
 // the waiting request "task:<taskId>") ends the task.
-func (c *Client) startClientTaskLocked(req *ServerRequest, ttl time.Duration) {
+func (s *clientTasks) startClientTaskLocked(req *ServerRequest, ttl time.Duration) {
+	c := s.c
 	ts := &c.srv.tasks
 	if !ts.makeRoom() {
-		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("sonde already runs %d tasks for this server, none of them ended: %s refused", maxClientTasks, req.Method)})
+		c.srv.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("sonde already runs %d tasks for this server, none of them ended: %s refused", maxClientTasks, req.Method)})
 		return
 	}
 	now := time.Now()
@@ -128,18 +136,18 @@ func (c *Client) startClientTaskLocked(req *ServerRequest, ttl time.Duration) {
 	}
 	ts.byID[t.task.TaskID] = t
 	res, _ := json.Marshal(mcp.CreateTaskResult{Task: t.task})
-	c.answerLocked(req, res, nil)
+	c.srv.answerLocked(req, res, nil)
 	c.emit(Event{Time: now, Kind: EvTask, Task: &TaskInfo{Call: req.ID, Dir: transport.In, Method: req.Method, Task: t.task}})
 	if h := c.opts.ServerRequests.Handler; h != nil {
 		if res, rpcErr, answered := h(*req); answered {
-			c.finishClientTaskLocked(t, res, rpcErr)
+			c.srv.tasks.finishClientTaskLocked(t, res, rpcErr)
 			return
 		}
 	}
 	ask := &ServerRequest{ID: jsonrpc.String("task:" + t.task.TaskID), Method: req.Method, Params: req.Params, Received: now, task: t}
-	if !c.addWaitingLocked(ask) {
+	if !c.srv.addWaitingLocked(ask) {
 		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("task %s fails: %d requests from the server already wait for an answer", t.task.TaskID, maxWaiting)})
-		c.finishClientTaskLocked(t, nil, tooManyWaiting(req.Method))
+		c.srv.tasks.finishClientTaskLocked(t, nil, tooManyWaiting(req.Method))
 		return
 	}
 	t.ask = ask
@@ -175,7 +183,8 @@ func (ts *clientTasks) makeRoom() bool {
 
 // setStatusLocked moves t to status, telling the server
 // (notifications/tasks/status) and the event stream.
-func (c *Client) setStatusLocked(t *clientTask, status, message string, notify bool) {
+func (s *clientTasks) setStatusLocked(t *clientTask, status, message string, notify bool) {
+	c := s.c
 	t.task.Status, t.task.StatusMessage = status, message
 	t.task.LastUpdatedAt = time.Now().UTC().Format(time.RFC3339Nano)
 	if notify {
@@ -195,25 +204,27 @@ func (c *Client) setStatusLocked(t *clientTask, status, message string, notify b
 // finishClientTaskLocked ends t with the answer to its request: completed
 // with result, or failed with rpcErr. The server's waiting tasks/result
 // requests get it.
-func (c *Client) finishClientTaskLocked(t *clientTask, result json.RawMessage, rpcErr *jsonrpc.Error) {
+func (s *clientTasks) finishClientTaskLocked(t *clientTask, result json.RawMessage, rpcErr *jsonrpc.Error) {
+	c := s.c
 	if mcp.TaskTerminal(t.task.Status) {
 		return
 	}
 	t.result, t.rpcErr = result, rpcErr
 	if rpcErr != nil {
-		c.setStatusLocked(t, mcp.TaskFailed, bounded(rpcErr.Message, 200), true)
+		c.srv.tasks.setStatusLocked(t, mcp.TaskFailed, bounded(rpcErr.Message, 200), true)
 	} else {
-		c.setStatusLocked(t, mcp.TaskCompleted, "", true)
+		c.srv.tasks.setStatusLocked(t, mcp.TaskCompleted, "", true)
 	}
-	c.answerResultsLocked(t)
+	c.srv.tasks.answerResultsLocked(t)
 }
 
 // answerResultsLocked answers the server's tasks/result requests waiting
 // for t, which has ended.
-func (c *Client) answerResultsLocked(t *clientTask) {
+func (s *clientTasks) answerResultsLocked(t *clientTask) {
+	c := s.c
 	for _, r := range t.results {
 		res, rpcErr := t.outcome()
-		c.answerLocked(r, res, rpcErr)
+		c.srv.answerLocked(r, res, rpcErr)
 	}
 	t.results = nil
 }
@@ -244,7 +255,8 @@ func (t *clientTask) outcome() (json.RawMessage, *jsonrpc.Error) {
 // serveTaskLocked answers the server's tasks/get, tasks/result, tasks/list
 // and tasks/cancel about the tasks sonde runs for it. tasks/result on a
 // task still running waits for its end.
-func (c *Client) serveTaskLocked(req *ServerRequest) {
+func (s *clientTasks) serveTaskLocked(req *ServerRequest) {
+	c := s.c
 	ts := &c.srv.tasks
 	ts.makeRoom()
 	if req.Method == mcp.MethodTasksList {
@@ -258,52 +270,53 @@ func (c *Client) serveTaskLocked(req *ServerRequest) {
 			tasks[i] = t.task
 		}
 		raw, _ := json.Marshal(map[string]any{"tasks": tasks})
-		c.answerLocked(req, raw, nil)
+		c.srv.answerLocked(req, raw, nil)
 		return
 	}
 	var p mcp.TaskIDParams
 	_ = json.Unmarshal(req.Params, &p)
 	t := ts.byID[p.TaskID]
 	if t == nil {
-		c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: sonde runs no task with id %q for this server", req.Method, p.TaskID)})
+		c.srv.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: sonde runs no task with id %q for this server", req.Method, p.TaskID)})
 		return
 	}
 	switch req.Method {
 	case mcp.MethodTasksGet:
 		raw, _ := json.Marshal(t.task)
-		c.answerLocked(req, raw, nil)
+		c.srv.answerLocked(req, raw, nil)
 	case mcp.MethodTasksResult:
 		if mcp.TaskTerminal(t.task.Status) {
 			res, rpcErr := t.outcome()
-			c.answerLocked(req, res, rpcErr)
+			c.srv.answerLocked(req, res, rpcErr)
 			return
 		}
 		if len(t.results) >= maxResultWaits {
-			c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%d tasks/result requests already wait for task %s", maxResultWaits, t.task.TaskID)})
+			c.srv.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%d tasks/result requests already wait for task %s", maxResultWaits, t.task.TaskID)})
 			return
 		}
 		t.results = append(t.results, req)
 	case mcp.MethodTasksCancel:
 		if mcp.TaskTerminal(t.task.Status) {
-			c.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task " + t.task.TaskID + " has already ended (" + t.task.Status + "): it cannot be cancelled"})
+			c.srv.answerLocked(req, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task " + t.task.TaskID + " has already ended (" + t.task.Status + "): it cannot be cancelled"})
 			return
 		}
 		if a := t.ask; a != nil && c.srv.waiting[a.ID] == a {
 			delete(c.srv.waiting, a.ID)
-			c.holdCheckLocked()
+			c.hold.holdCheckLocked()
 			c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: a.ID, Method: a.Method, State: StateCancelled,
 				Latency: time.Since(a.Received), Err: newErr(CodeAborted, "the server cancelled task %s (tasks/cancel)", t.task.TaskID)}})
 		}
-		c.setStatusLocked(t, mcp.TaskCancelled, "cancelled by the server (tasks/cancel)", false)
+		c.srv.tasks.setStatusLocked(t, mcp.TaskCancelled, "cancelled by the server (tasks/cancel)", false)
 		raw, _ := json.Marshal(t.task)
-		c.answerLocked(req, raw, nil)
-		c.answerResultsLocked(t)
+		c.srv.answerLocked(req, raw, nil)
+		c.srv.tasks.answerResultsLocked(t)
 	}
 }
 
 // endClientTasksLocked ends, when the session ends, the server's
 // tasks/result requests still waiting and the tasks still running.
-func (c *Client) endClientTasksLocked(now time.Time, state State, err *Error) {
+func (s *clientTasks) endClientTasksLocked(now time.Time, state State, err *Error) {
+	c := s.c
 	for id, t := range c.srv.tasks.byID {
 		for _, r := range t.results {
 			c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: r.ID, Method: r.Method, State: state, Latency: now.Sub(r.Received), Err: err}})
