@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
@@ -103,21 +102,5 @@ func TestObservedSession(t *testing.T) {
 	want := "start queued out sent sent in resolved resolved exit"
 	if strings.Join(got, " ") != want {
 		t.Errorf("events %q, want %q", strings.Join(got, " "), want)
-	}
-}
-
-// TestSessionName: the label is kept to safe characters.
-func TestSessionName(t *testing.T) {
-	at := time.Date(2026, 7, 1, 12, 30, 5, 0, time.UTC)
-	for label, want := range map[string]string{
-		"github":     "github-20260701-123005-42.jsonl",
-		"my server!": "my_server_-20260701-123005-42.jsonl",
-		"../..":      "_..-20260701-123005-42.jsonl",
-		"..":         "session-20260701-123005-42.jsonl",
-		"":           "session-20260701-123005-42.jsonl",
-	} {
-		if got := SessionName(label, at, 42); got != want {
-			t.Errorf("SessionName(%q) = %q, want %q", label, got, want)
-		}
 	}
 }

@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface", "sessions",
 	}, cli...)
 }
 
@@ -67,6 +67,9 @@ func Rules() []Rule {
 		{Pkg: "mcp"},
 		{Pkg: "fixtures"},
 		{Pkg: "internal/paths"},
+		// The folder sonde tap records into: session ids, creating,
+		// listing, resolving a prefix, whether a tap still runs.
+		{Pkg: "sessions", Internal: []string{"capture", "internal/paths"}, External: []string{"golang.org/x/sys/"}},
 		{Pkg: "internal/ring"},
 		{Pkg: "internal/lines"},
 		{Pkg: "internal/loopback"},

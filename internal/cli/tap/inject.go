@@ -19,6 +19,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/sessions"
 	coretap "github.com/sonde-mcp/sonde/tap"
 )
 
@@ -36,7 +37,7 @@ const (
 
 // socketPath is the socket of the recording at recPath.
 func socketPath(recPath string) string {
-	return strings.TrimSuffix(recPath, cmdutil.SessionExt) + SocketExt
+	return strings.TrimSuffix(recPath, sessions.Ext) + SocketExt
 }
 
 // injectTarget takes a watcher's requests: a stdio tap's
@@ -246,7 +247,7 @@ func askSession(path string, line []byte, timeout time.Duration, who, hint strin
 	}
 	conn, err := net.Dial("unix", socketPath(path))
 	if err != nil {
-		return jsonrpc.Message{}, cmdutil.Usagef(fmt.Sprintf("%s: the session %s takes no requests (%s): %v", who, strings.TrimSuffix(path, cmdutil.SessionExt), hint, err))
+		return jsonrpc.Message{}, cmdutil.Usagef(fmt.Sprintf("%s: the session %s takes no requests (%s): %v", who, strings.TrimSuffix(path, sessions.Ext), hint, err))
 	}
 	defer conn.Close()
 	if err := checkPeer(conn, who); err != nil {

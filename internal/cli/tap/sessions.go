@@ -23,6 +23,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/sessions"
 )
 
 // Session is one session of the sessions folder, as sonde sessions lists
@@ -69,30 +70,10 @@ type Session struct {
 	noted   bool
 }
 
-// sessionName matches LABEL-20060102-150405-PID (tap.SessionName).
-var sessionName = regexp.MustCompile(`^(.+)-(\d{8}-\d{6})-(\d+)$`)
-
-// parseSessionID reads the label, start and tap pid of a session id.
-func parseSessionID(id string) (label string, start time.Time, pid int, ok bool) {
-	m := sessionName.FindStringSubmatch(id)
-	if m == nil {
-		return "", time.Time{}, 0, false
-	}
-	t, err := time.Parse("20060102-150405", m[2])
-	if err != nil {
-		return "", time.Time{}, 0, false
-	}
-	pid, err = strconv.Atoi(m[3])
-	if err != nil {
-		return "", time.Time{}, 0, false
-	}
-	return m[1], t, pid, true
-}
-
 // SessionsOptions are the flags of sonde sessions.
 type SessionsOptions struct {
 	JSON bool
-	// Dir overrides the sessions folder (tests); "" is cmdutil.SessionsDir.
+	// Dir overrides the sessions folder (tests); "" is sessions.Dir.
 	Dir string
 }
 
@@ -189,7 +170,7 @@ func sessionsDir(dir string) (string, error) {
 	if dir != "" {
 		return dir, nil
 	}
-	d, err := cmdutil.SessionsDir()
+	d, err := sessions.Dir()
 	if err != nil {
 		return "", cmdutil.Usagef("no sessions folder: " + err.Error())
 	}
@@ -217,7 +198,7 @@ func listSessions(dir string, cache sessionCache) ([]Session, error) {
 	}
 	var out []Session
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), cmdutil.SessionExt) {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), sessions.Ext) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
@@ -261,10 +242,9 @@ func listSessions(dir string, cache sessionCache) ([]Session, error) {
 // header, and a quick pass over its records that decodes only the short
 // ones (requests, notes, the end), skipping frames unread.
 func readSession(path string) Session {
-	s := Session{File: path, ID: strings.TrimSuffix(filepath.Base(path), cmdutil.SessionExt)}
-	label, start, pid, named := parseSessionID(s.ID)
-	if named {
-		s.Label, s.Started, s.TapPID = label, start, pid
+	s := Session{File: path, ID: strings.TrimSuffix(filepath.Base(path), sessions.Ext)}
+	if id, err := sessions.Parse(s.ID); err == nil {
+		s.Label, s.Started, s.TapPID = id.Label, id.Start, id.PID
 	} else {
 		s.Label = s.ID
 	}
@@ -286,8 +266,8 @@ func readSession(path string) Session {
 // settle says whether the session is live (its tap runs and its recording
 // has no end) and, if not, when it ended.
 func (s *Session) settle() {
-	_, _, pid, named := parseSessionID(s.ID)
-	s.Live, s.Ended = named && !s.CleanEnd && tapAlive(pid), nil
+	id, err := sessions.Parse(s.ID)
+	s.Live, s.Ended = err == nil && !s.CleanEnd && sessions.Live(id.PID), nil
 	if !s.Live && !s.mtime.IsZero() {
 		t := s.mtime
 		s.Ended = &t
@@ -504,7 +484,7 @@ func RunPrune(env *cmdutil.Env, o *PruneOptions) error {
 	var freed int64
 	failed := false
 	for _, s := range list {
-		if _, _, _, named := parseSessionID(s.ID); !named || s.Live || s.Ended == nil || !s.Ended.Before(cut) {
+		if _, err := sessions.Parse(s.ID); err != nil || s.Live || s.Ended == nil || !s.Ended.Before(cut) {
 			continue
 		}
 		verb := "deleted"

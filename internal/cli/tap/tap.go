@@ -21,6 +21,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/internal/paths"
+	"github.com/sonde-mcp/sonde/sessions"
 	coretap "github.com/sonde-mcp/sonde/tap"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -372,7 +373,7 @@ func openRecording(o *Options, label string, t time.Time) (f *os.File, path, why
 	if err := privateDir(dir); err != nil {
 		return nil, "", "sessions folder " + dir + ": " + err.Error()
 	}
-	f, path, err := coretap.CreateSession(dir, label, t, os.Getpid())
+	f, path, err := sessions.Create(dir, sessions.ID{Label: label, Start: t, PID: os.Getpid()})
 	if err != nil {
 		return nil, path, "sessions folder " + dir + ": " + err.Error()
 	}

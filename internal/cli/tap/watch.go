@@ -17,6 +17,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/sessions"
 )
 
 // watchPoll is how often a followed recording is looked at for more.
@@ -231,10 +232,10 @@ func watchTarget(who string, o *WatchOptions, arg string) (string, int, error) {
 			return "", 0, err
 		}
 	} else if _, err := os.Stat(arg); err != nil {
-		path = filepath.Join(dir, strings.TrimSuffix(arg, cmdutil.SessionExt)+cmdutil.SessionExt)
+		path = filepath.Join(dir, strings.TrimSuffix(arg, sessions.Ext)+sessions.Ext)
 	}
-	_, _, pid, _ := parseSessionID(strings.TrimSuffix(filepath.Base(path), cmdutil.SessionExt))
-	return path, pid, nil
+	id, _ := sessions.Parse(filepath.Base(path))
+	return path, id.PID, nil
 }
 
 // followReader reads a file that is still being written: at its end it
@@ -252,7 +253,7 @@ func (r *followReader) Read(p []byte) (int, error) {
 		if n > 0 || (err != nil && err != io.EOF) {
 			return n, err
 		}
-		if r.pid > 0 && !tapAlive(r.pid) {
+		if r.pid > 0 && !sessions.Live(r.pid) {
 			// The tap is gone: what it wrote before is there now.
 			if n, _ := r.f.Read(p); n > 0 {
 				return n, nil

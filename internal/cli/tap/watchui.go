@@ -19,9 +19,10 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/sessions"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/picker"
-	"github.com/sonde-mcp/sonde/ui/sessions"
+	uisessions "github.com/sonde-mcp/sonde/ui/sessions"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -51,7 +52,7 @@ func runWatchUI(ctx context.Context, env *cmdutil.Env, o *WatchOptions, arg stri
 	src := &listSource{dir: dir, cache: sessionCache{}}
 	note, last := "", ""
 	for {
-		list := sessions.New(sessions.Options{Source: src, Styles: theme.New(palette()), Note: note, Select: last, Where: dir})
+		list := uisessions.New(uisessions.Options{Source: src, Styles: theme.New(palette()), Note: note, Select: last, Where: dir})
 		p := tea.NewProgram(list, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 		if _, err := p.Run(); err != nil {
 			return interrupted(err)
@@ -61,8 +62,9 @@ func runWatchUI(ctx context.Context, env *cmdutil.Env, o *WatchOptions, arg stri
 			return nil
 		}
 		note, last = "", id
-		path := filepath.Join(dir, id+cmdutil.SessionExt)
-		_, _, pid, _ := parseSessionID(id)
+		path := filepath.Join(dir, id+sessions.Ext)
+		sid, _ := sessions.Parse(id)
+		pid := sid.PID
 		if err := openSession(ctx, env, o, o.Replay, path, pid); err != nil {
 			var st *cmdutil.ExitStatus
 			if errors.As(err, &st) {
@@ -143,11 +145,11 @@ type listSource struct {
 	cache sessionCache
 }
 
-func (l *listSource) Rows() ([]sessions.Row, error) {
+func (l *listSource) Rows() ([]uisessions.Row, error) {
 	l.mu.Lock()
 	list, err := listSessions(l.dir, l.cache)
 	l.mu.Unlock()
-	rows := make([]sessions.Row, len(list))
+	rows := make([]uisessions.Row, len(list))
 	for i, s := range list {
 		rows[i] = sessionRow(s)
 	}
@@ -155,8 +157,8 @@ func (l *listSource) Rows() ([]sessions.Row, error) {
 }
 
 // sessionRow is a session as the list shows it.
-func sessionRow(s Session) sessions.Row {
-	r := sessions.Row{
+func sessionRow(s Session) uisessions.Row {
+	r := uisessions.Row{
 		ID: s.ID, Label: s.Label, Server: watchWhat(capture.Header{Command: s.Command, URL: s.URL}),
 		Host: hostLabel(s), Started: s.Started, Live: s.Live, Cut: !s.Live && !s.CleanEnd && s.Problem == "",
 		Calls: s.Calls, Errors: s.Errors, Late: s.Late, Unknown: s.Unknown, Duplicate: s.Duplicate, Problem: s.Problem,
@@ -374,7 +376,7 @@ func isTerminal(r any) bool {
 // the server picker (sonde with no server), which lists them above the
 // configured servers.
 func PickerSessions() []picker.Item {
-	dir, err := cmdutil.SessionsDir()
+	dir, err := sessions.Dir()
 	if err != nil {
 		return nil
 	}
@@ -402,6 +404,7 @@ func WatchSession(ctx context.Context, env *cmdutil.Env, replayUI ReplayUI, id s
 	if err != nil {
 		return err
 	}
-	_, _, pid, _ := parseSessionID(id)
-	return OpenSession(ctx, env, replayUI, filepath.Join(dir, id+cmdutil.SessionExt), pid)
+	sid, _ := sessions.Parse(id)
+	pid := sid.PID
+	return OpenSession(ctx, env, replayUI, filepath.Join(dir, id+sessions.Ext), pid)
 }

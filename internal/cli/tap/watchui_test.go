@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,9 +102,12 @@ func waitEnd(t *testing.T, src ui.Watched) {
 func waitEvent(t *testing.T, src ui.Watched, ok func(client.Event) bool, toEnd bool) {
 	t.Helper()
 	found := make(chan bool, 1)
+	var read, missed atomic.Uint64 // what the timeout reports
 	go func() {
 		for {
-			evs, _, more := src.Next(4096)
+			evs, m, more := src.Next(4096)
+			read.Add(uint64(len(evs)))
+			missed.Store(m)
 			for _, ev := range evs {
 				if ok(ev) {
 					found <- true
@@ -125,7 +129,7 @@ func waitEvent(t *testing.T, src ui.Watched, ok func(client.Event) bool, toEnd b
 			t.Fatal("the recording ended without the event")
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatalf("waited 20s in vain (for the end: %v)", toEnd)
+		t.Fatalf("waited 20s in vain (for the end: %v; %d events read meanwhile, %d missed)", toEnd, read.Load(), missed.Load())
 	}
 }
 

@@ -1,13 +1,13 @@
 //go:build windows
 
-package tap
+package sessions
 
 import "golang.org/x/sys/windows"
 
-// tapAlive reports whether pid is a running process: it can be opened
+// Live reports whether pid is a running process: it can be opened
 // (or exists but is not ours to open) and has no exit code yet
 // (STILL_ACTIVE, 259).
-func tapAlive(pid int) bool {
+func Live(pid int) bool {
 	if pid <= 0 {
 		return false
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package tap
+package sessions
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 	"syscall"
 )
 
-// tapAlive reports whether pid is a running sonde tap: signal 0 reaches
+// Live reports whether pid is a running sonde tap: signal 0 reaches
 // it (or it is another user's), and, where /proc says, it is no zombie and
 // its command line has a "tap" argument (a pid reused by another program
 // after the tap was killed is not taken for it).
-func tapAlive(pid int) bool {
+func Live(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
