@@ -48,6 +48,9 @@ func (e *SSEEvent) IsMessage() bool {
 	return len(d) > 0 && !bytes.Equal(d, []byte("{}"))
 }
 
+// utf8BOM is the byte order mark a stream may start with.
+const utf8BOM = "\xEF\xBB\xBF"
+
 // maxUnknownLines bounds SSEEvent.Unknown.
 const maxUnknownLines = 4
 
@@ -90,6 +93,7 @@ type SSEReader struct {
 	term      []byte
 	ev        SSEEvent
 	started   bool // at least one field or comment line in ev
+	begun     bool // the first line was read (a leading BOM is dropped from it)
 
 	// A line longer than the read buffer is gathered in blocks (long) and
 	// joined once, behind a copy of the event's bytes so far: whole is then
@@ -151,6 +155,12 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 			s.whole, s.line = nil, nil
 		} else {
 			s.ev.Raw = append(append(s.ev.Raw, s.line...), s.term...)
+		}
+		if !s.begun {
+			// The standard drops one byte order mark at the start of the
+			// stream; Raw keeps it.
+			s.begun = true
+			line = bytes.TrimPrefix(line, []byte(utf8BOM))
 		}
 		if len(line) == 0 {
 			if !s.started {
