@@ -27,7 +27,7 @@ import (
 type UIOptions struct {
 	Server  connect.Flags
 	Frames  int
-	Multi   connect.MultiFlags // --all, several --server: the server list (multi.go)
+	Multi   connect.FleetFlags // --all, several --server: the server list (multi.go)
 	Prewarm []string
 	// Tapped are sonde tap's sessions for the picker (the root command
 	// hands them over from the tap family).
@@ -60,7 +60,7 @@ func (o *UIOptions) Register(cmd *cobra.Command) {
 // none of those and no terminal, the help.
 func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
 	f := &o.Server
-	if o.Multi.Multi(f) {
+	if o.Multi.Fleet(f) {
 		return runMultiUI(cmd, env, o, args)
 	}
 	if len(o.Prewarm) > 0 {
