@@ -92,8 +92,8 @@ func (f *Flags) floodLimit() client.FloodLimit {
 	return client.FloodLimit{PerSecond: f.FloodLimit, BytesPerSecond: int(f.FloodBytes)}
 }
 
-// Fleet is a run over several servers at once (a fleet) of the hosts' config files: the
-// manager, with the targets its servers were resolved into.
+// Fleet is a run over several servers of the hosts' config files at once:
+// the manager, with the targets its servers were resolved into.
 type Fleet struct {
 	*manager.Manager
 	// StateDir is the user's state folder (the manager's state file and
