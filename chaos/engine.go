@@ -323,21 +323,9 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 		if e.off[i] || !r.filters(d, &f) || !r.inWindow(time.Since(e.start)) {
 			continue
 		}
-		e.matches[i]++
-		m := e.matches[i]
-		if m <= r.After {
+		if !e.fires(i, r, d) {
 			continue
 		}
-		if r.Every > 0 && (m-r.After)%r.Every != 0 {
-			continue
-		}
-		if r.pSet && e.rand(i, d).Float64() >= r.P {
-			continue
-		}
-		if r.Max > 0 && e.fired[i] >= r.Max {
-			continue
-		}
-		e.fired[i]++
 		note := func(did string) {
 			eff.Notes = append(eff.Notes, f.note(r, d, did))
 		}
@@ -352,42 +340,9 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 			eff.Lines = nil
 			return eff
 		case Duplicate:
-			cur := eff.Lines[len(eff.Lines)-1]
-			n := min(r.Times, MaxCopies-copies)
-			copies += n
-			cut := ""
-			if n < r.Times {
-				cut = fmt.Sprintf(" (not %d: one frame gets at most %d copies from all the rules)", r.Times, MaxCopies)
-			}
-			if r.MaxMS > 0 {
-				ms := r.draw(e.rand(i, d))
-				for range n {
-					eff.Later = append(eff.Later, cur)
-				}
-				eff.LaterBy, eff.LaterRule = time.Duration(ms)*time.Millisecond, r
-				note(fmt.Sprintf("sent %s %s %d more time(s), %dms later%s", f.describe(), d, n, ms, cut))
-				continue
-			}
-			for range n {
-				eff.Lines = append(eff.Lines, cur)
-			}
-			note(fmt.Sprintf("sent %s %s %d more time(s)%s", f.describe(), d, n, cut))
+			copies = e.duplicate(i, r, d, &f, &eff, copies, note)
 		case Corrupt:
-			last := len(eff.Lines) - 1
-			out, what := corrupt(eff.Lines[last], r.How)
-			if out == nil {
-				note(fmt.Sprintf("left %s %s unchanged: %s", f.describe(), d, what))
-				continue
-			}
-			// The copies are the line itself (the same bytes, not equal
-			// ones): found without reading them.
-			was := eff.Lines[last]
-			for j := range eff.Lines {
-				if same(eff.Lines[j], was) {
-					eff.Lines[j] = out
-				}
-			}
-			note(fmt.Sprintf("corrupted %s %s: %s", f.describe(), d, what))
+			corruptLines(r, d, &f, &eff, note)
 		case Error:
 			if !f.ok || f.kind != "request" {
 				continue
@@ -430,6 +385,74 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 		}
 	}
 	return eff
+}
+
+// fires counts a match of rule i (r) going d and reports whether the rule
+// acts on it: past after=, on every= and p=, under max=.
+func (e *Engine) fires(i int, r *Rule, d Direction) bool {
+	e.matches[i]++
+	m := e.matches[i]
+	if m <= r.After {
+		return false
+	}
+	if r.Every > 0 && (m-r.After)%r.Every != 0 {
+		return false
+	}
+	if r.pSet && e.rand(i, d).Float64() >= r.P {
+		return false
+	}
+	if r.Max > 0 && e.fired[i] >= r.Max {
+		return false
+	}
+	e.fired[i]++
+	return true
+}
+
+// duplicate is rule i (r, a duplicate) acting on frame f: its copies of the
+// line as it is now, at once or ms= later; copies is what the duplicate
+// rules added before it, and the result what they have added with it.
+func (e *Engine) duplicate(i int, r *Rule, d Direction, f *frame, eff *Effect, copies int, note func(string)) int {
+	cur := eff.Lines[len(eff.Lines)-1]
+	n := min(r.Times, MaxCopies-copies)
+	copies += n
+	cut := ""
+	if n < r.Times {
+		cut = fmt.Sprintf(" (not %d: one frame gets at most %d copies from all the rules)", r.Times, MaxCopies)
+	}
+	if r.MaxMS > 0 {
+		ms := r.draw(e.rand(i, d))
+		for range n {
+			eff.Later = append(eff.Later, cur)
+		}
+		eff.LaterBy, eff.LaterRule = time.Duration(ms)*time.Millisecond, r
+		note(fmt.Sprintf("sent %s %s %d more time(s), %dms later%s", f.describe(), d, n, ms, cut))
+		return copies
+	}
+	for range n {
+		eff.Lines = append(eff.Lines, cur)
+	}
+	note(fmt.Sprintf("sent %s %s %d more time(s)%s", f.describe(), d, n, cut))
+	return copies
+}
+
+// corruptLines is rule r (a corrupt) acting on frame f: the line and each
+// copy of it changed.
+func corruptLines(r *Rule, d Direction, f *frame, eff *Effect, note func(string)) {
+	last := len(eff.Lines) - 1
+	out, what := corrupt(eff.Lines[last], r.How)
+	if out == nil {
+		note(fmt.Sprintf("left %s %s unchanged: %s", f.describe(), d, what))
+		return
+	}
+	// The copies are the line itself (the same bytes, not equal
+	// ones): found without reading them.
+	was := eff.Lines[last]
+	for j := range eff.Lines {
+		if same(eff.Lines[j], was) {
+			eff.Lines[j] = out
+		}
+	}
+	note(fmt.Sprintf("corrupted %s %s: %s", f.describe(), d, what))
 }
 
 // draw is the rule's ms=: the value, or one drawn from its range.

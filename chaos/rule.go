@@ -232,25 +232,6 @@ func (r *Rule) bare(item string) string {
 }
 
 func (r *Rule) option(key, val string) *problem {
-	// num is val as an integer in [min, max]; a value past max (or too
-	// large for an int) is over the limit.
-	num := func(min, max int, what string) (int, *problem) {
-		v, err := strconv.Atoi(val)
-		if errors.Is(err, strconv.ErrRange) && v > 0 || err == nil && v > max {
-			return 0, over(key, val, max, what)
-		}
-		if err != nil || v < min {
-			return 0, bad("%s=%s: want an integer ≥ %d", key, quote(val), min)
-		}
-		return v, nil
-	}
-	// value is a match value, at most MaxValueBytes long.
-	value := func() (string, *problem) {
-		if len(val) > MaxValueBytes {
-			return "", over(key, val, MaxValueBytes, "bytes")
-		}
-		return val, nil
-	}
 	var p *problem
 	switch key {
 	case "kind":
@@ -264,20 +245,20 @@ func (r *Rule) option(key, val string) *problem {
 		}
 		r.Dir = map[string]Direction{"to-server": ToServer, "to-host": ToHost}[val]
 	case "method":
-		r.Method, p = value()
+		r.Method, p = optValue(key, val)
 	case "tool":
-		r.Tool, p = value()
+		r.Tool, p = optValue(key, val)
 	case "id":
 		if val == "" {
 			return bad("id=: want an id (7, or \"7\" for a string id)")
 		}
-		r.ID, p = value()
+		r.ID, p = optValue(key, val)
 	case "every":
-		r.Every, p = num(1, MaxCount, "")
+		r.Every, p = optNum(key, val, 1, MaxCount, "")
 	case "after":
-		r.After, p = num(0, MaxCount, "")
+		r.After, p = optNum(key, val, 0, MaxCount, "")
 	case "max":
-		r.Max, p = num(1, MaxCount, "")
+		r.Max, p = optNum(key, val, 1, MaxCount, "")
 	case "p":
 		v, e := strconv.ParseFloat(val, 64)
 		if e != nil || !(v > 0 && v <= 1) {
@@ -285,21 +266,9 @@ func (r *Rule) option(key, val string) *problem {
 		}
 		r.P, r.pSet = v, true
 	case "ms":
-		lo, hi, isRange := strings.Cut(val, "-")
-		a, e1 := strconv.Atoi(lo)
-		b, e2 := a, e1
-		if isRange {
-			b, e2 = strconv.Atoi(hi)
-		}
-		if errors.Is(e1, strconv.ErrRange) && a > 0 || errors.Is(e2, strconv.ErrRange) && b > 0 || e1 == nil && e2 == nil && max(a, b) > MaxMS {
-			return over(key, val, MaxMS, "(1h)")
-		}
-		if e1 != nil || e2 != nil || a < 0 || b < a {
-			return bad("ms=%s: want milliseconds N or a range LO-HI (at most %d)", quote(val), MaxMS)
-		}
-		r.MinMS, r.MaxMS = a, b
+		return r.msOption(key, val)
 	case "n":
-		r.Times, p = num(1, MaxCopies, "copies")
+		r.Times, p = optNum(key, val, 1, MaxCopies, "copies")
 	case "how":
 		switch val {
 		case HowTruncate, HowBreakJSON, HowStringID, HowResultAndError:
@@ -308,14 +277,7 @@ func (r *Rule) option(key, val string) *problem {
 			return bad("how=%s: want truncate, break-json, string-id or result-and-error", quote(val))
 		}
 	case "code":
-		c, e := strconv.ParseInt(val, 10, 64)
-		if errors.Is(e, strconv.ErrRange) || e == nil && (c > MaxCode || c < -MaxCode) {
-			return over(key, val, "±9007199254740991 (2^53-1)", "")
-		}
-		if e != nil {
-			return bad("code=%s: want an integer", quote(val))
-		}
-		r.Code = c
+		return r.codeOption(key, val)
 	case "message":
 		if len(val) > MaxTextBytes {
 			return over(key, val, MaxTextBytes, "bytes")
@@ -327,18 +289,9 @@ func (r *Rule) option(key, val string) *problem {
 		}
 		r.Text2 = val
 	case "during":
-		a, b, ok := strings.Cut(val, "-")
-		from, e1 := time.ParseDuration(a)
-		to, e2 := time.ParseDuration(b)
-		if ok && e1 == nil && e2 == nil && from >= 0 && (from > MaxDuring || to > MaxDuring) {
-			return over(key, val, "8784h (366 days)", "from the session's start")
-		}
-		if !ok || e1 != nil || e2 != nil || from < 0 || to <= from {
-			return bad("during=%s: want a window FROM-TO from the session's start, e.g. 5s-30s", quote(val))
-		}
-		r.From, r.To, r.during = from, to, true
+		return r.duringOption(key, val)
 	case "window":
-		r.Window, p = num(2, MaxWindow, "frames")
+		r.Window, p = optNum(key, val, 2, MaxWindow, "frames")
 	case "order":
 		if val != "reverse" && val != "random" {
 			return bad("order=%s: want reverse or random", quote(val))
@@ -348,6 +301,73 @@ func (r *Rule) option(key, val string) *problem {
 		return bad("unknown option %s", quote(key))
 	}
 	return p
+}
+
+// optNum is val as an integer in [min, max]; a value past max (or too
+// large for an int) is over the limit.
+func optNum(key, val string, min, max int, what string) (int, *problem) {
+	v, err := strconv.Atoi(val)
+	if errors.Is(err, strconv.ErrRange) && v > 0 || err == nil && v > max {
+		return 0, over(key, val, max, what)
+	}
+	if err != nil || v < min {
+		return 0, bad("%s=%s: want an integer ≥ %d", key, quote(val), min)
+	}
+	return v, nil
+}
+
+// optValue is a match value, at most MaxValueBytes long.
+func optValue(key, val string) (string, *problem) {
+	if len(val) > MaxValueBytes {
+		return "", over(key, val, MaxValueBytes, "bytes")
+	}
+	return val, nil
+}
+
+// msOption is ms=N or ms=LO-HI, at most MaxMS.
+func (r *Rule) msOption(key, val string) *problem {
+	lo, hi, isRange := strings.Cut(val, "-")
+	a, e1 := strconv.Atoi(lo)
+	b, e2 := a, e1
+	if isRange {
+		b, e2 = strconv.Atoi(hi)
+	}
+	if errors.Is(e1, strconv.ErrRange) && a > 0 || errors.Is(e2, strconv.ErrRange) && b > 0 || e1 == nil && e2 == nil && max(a, b) > MaxMS {
+		return over(key, val, MaxMS, "(1h)")
+	}
+	if e1 != nil || e2 != nil || a < 0 || b < a {
+		return bad("ms=%s: want milliseconds N or a range LO-HI (at most %d)", quote(val), MaxMS)
+	}
+	r.MinMS, r.MaxMS = a, b
+	return nil
+}
+
+// codeOption is code=N, within ±MaxCode.
+func (r *Rule) codeOption(key, val string) *problem {
+	c, e := strconv.ParseInt(val, 10, 64)
+	if errors.Is(e, strconv.ErrRange) || e == nil && (c > MaxCode || c < -MaxCode) {
+		return over(key, val, "±9007199254740991 (2^53-1)", "")
+	}
+	if e != nil {
+		return bad("code=%s: want an integer", quote(val))
+	}
+	r.Code = c
+	return nil
+}
+
+// duringOption is during=FROM-TO, durations from the session's start.
+func (r *Rule) duringOption(key, val string) *problem {
+	a, b, ok := strings.Cut(val, "-")
+	from, e1 := time.ParseDuration(a)
+	to, e2 := time.ParseDuration(b)
+	if ok && e1 == nil && e2 == nil && from >= 0 && (from > MaxDuring || to > MaxDuring) {
+		return over(key, val, "8784h (366 days)", "from the session's start")
+	}
+	if !ok || e1 != nil || e2 != nil || from < 0 || to <= from {
+		return bad("during=%s: want a window FROM-TO from the session's start, e.g. 5s-30s", quote(val))
+	}
+	r.From, r.To, r.during = from, to, true
+	return nil
 }
 
 // check holds the options to the action.

@@ -352,34 +352,40 @@ func (m *Manager) Client(ctx context.Context, name string) (*client.Client, erro
 				}
 			}
 		}
-		ch := make(chan struct{})
-		s.starting, s.state, s.ours, s.exit, s.pid = ch, Starting, false, nil, 0
-		m.callWG.Add(1) // Stop waits for a start as for a call
-		m.mu.Unlock()
-		c, init, err := m.start(ctx, s)
-		m.callWG.Done()
-		m.mu.Lock()
-		s.starting = nil
-		close(ch)
-		if err != nil {
-			s.state = Failed
-			if ctx.Err() == nil {
-				m.failLocked(s, err, "start")
-			} else {
-				s.state = NotStarted
-			}
-			m.mu.Unlock()
-			return nil, err
-		}
-		if m.stopping {
-			m.mu.Unlock()
-			c.Close()
-			return nil, &client.Error{Code: client.CodeClosed, Message: "server " + name + ": the manager is stopping"}
-		}
-		s.client, s.init, s.state, s.readyAt, s.lastErr = c, init, Ready, time.Now(), nil
-		m.mu.Unlock()
-		return c, nil
+		return m.startUnlock(ctx, name, s)
 	}
+}
+
+// startUnlock starts server s (name) for Client, and records the outcome:
+// called with m.mu held, it returns with m.mu released.
+func (m *Manager) startUnlock(ctx context.Context, name string, s *server) (*client.Client, error) {
+	ch := make(chan struct{})
+	s.starting, s.state, s.ours, s.exit, s.pid = ch, Starting, false, nil, 0
+	m.callWG.Add(1) // Stop waits for a start as for a call
+	m.mu.Unlock()
+	c, init, err := m.start(ctx, s)
+	m.callWG.Done()
+	m.mu.Lock()
+	s.starting = nil
+	close(ch)
+	if err != nil {
+		s.state = Failed
+		if ctx.Err() == nil {
+			m.failLocked(s, err, "start")
+		} else {
+			s.state = NotStarted
+		}
+		m.mu.Unlock()
+		return nil, err
+	}
+	if m.stopping {
+		m.mu.Unlock()
+		c.Close()
+		return nil, &client.Error{Code: client.CodeClosed, Message: "server " + name + ": the manager is stopping"}
+	}
+	s.client, s.init, s.state, s.readyAt, s.lastErr = c, init, Ready, time.Now(), nil
+	m.mu.Unlock()
+	return c, nil
 }
 
 // start creates, connects and initializes a client for s, with the

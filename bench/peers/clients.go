@@ -188,24 +188,10 @@ func runPipe(argv []string, n, conc int) (result, error) {
 	}
 	defer func() { stdin.Close(); _ = cmd.Wait() }()
 	r := bufio.NewReaderSize(stdout, 64<<10)
-	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"0"}}}`+"\n"); err != nil {
+	if err := pipeHandshake(stdin, r); err != nil {
 		return result{}, err
 	}
-	if err := awaitID(r, 0); err != nil {
-		return result{}, err
-	}
-	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
-		return result{}, err
-	}
-	var buf []byte
-	offs := make([]int, n+2) // request id i (1..n) is buf[offs[i]:offs[i+1]]
-	for i := 1; i <= n; i++ {
-		offs[i] = len(buf)
-		buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-		buf = strconv.AppendInt(buf, int64(i), 10)
-		buf = append(buf, `,"method":"tools/call","params":{"name":"echo","arguments":{"value":"hello"}}}`+"\n"...)
-	}
-	offs[n+1] = len(buf)
+	buf, offs := pipeRequests(n)
 	sent := make([]atomic.Int64, n+1)
 	window := make(chan struct{}, conc)
 	for range conc {
@@ -259,6 +245,34 @@ func runPipe(argv []string, n, conc int) (result, error) {
 		return result{}, err
 	}
 	return summarize(lat, elapsed), nil
+}
+
+// pipeHandshake is initialize (awaiting its answer) and initialized.
+func pipeHandshake(stdin io.Writer, r *bufio.Reader) error {
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipe","version":"0"}}}`+"\n"); err != nil {
+		return err
+	}
+	if err := awaitID(r, 0); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// pipeRequests are the n tools/call lines, one after another in buf:
+// request id i (1..n) is buf[offs[i]:offs[i+1]].
+func pipeRequests(n int) (buf []byte, offs []int) {
+	offs = make([]int, n+2)
+	for i := 1; i <= n; i++ {
+		offs[i] = len(buf)
+		buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+		buf = strconv.AppendInt(buf, int64(i), 10)
+		buf = append(buf, `,"method":"tools/call","params":{"name":"echo","arguments":{"value":"hello"}}}`+"\n"...)
+	}
+	offs[n+1] = len(buf)
+	return buf, offs
 }
 
 // awaitID reads lines until the answer to id.

@@ -63,33 +63,7 @@ func main() {
 		names = append(names, t.Name)
 	}
 	sort.Strings(names)
-	var first []byte
-	lat := make([]time.Duration, *n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var once sync.Once
-	start := time.Now()
-	for range *c {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(*n) {
-					return
-				}
-				t0 := time.Now()
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: *tool, Arguments: json.RawMessage(*args)})
-				if err != nil {
-					fail(err)
-				}
-				lat[i] = time.Since(t0)
-				once.Do(func() { first, _ = json.Marshal(res) })
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	lat, first, elapsed := callAll(ctx, cs, *n, *c, *tool, *args, fail)
 	report := map[string]any{}
 	if *read != "" {
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: *read})
@@ -115,6 +89,37 @@ func main() {
 	}
 	out, _ := json.Marshal(report)
 	fmt.Println(string(out))
+}
+
+// callAll makes n calls of tool with args, c at a time: their latencies
+// (by call), the first result and the time they took together.
+func callAll(ctx context.Context, cs *mcp.ClientSession, n, c int, tool, args string, fail func(error)) (lat []time.Duration, first []byte, elapsed time.Duration) {
+	lat = make([]time.Duration, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				t0 := time.Now()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+				if err != nil {
+					fail(err)
+				}
+				lat[i] = time.Since(t0)
+				once.Do(func() { first, _ = json.Marshal(res) })
+			}
+		}()
+	}
+	wg.Wait()
+	return lat, first, time.Since(start)
 }
 
 func fail(err error) {

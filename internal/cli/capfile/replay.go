@@ -52,7 +52,17 @@ func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay (FILE | --serve FILE [--listen ADDR] | --against FILE (-- COMMAND [ARG...] | --url URL))",
 		Short: "Step through a capture in the UI, serve it as a mock server (stdio or HTTP), or re-send it to a live server and diff",
-		Long: `Replay a capture (a file written with --record; docs/capture-format.md).
+		Long:  replayHelp + cmdutil.ExitCodesHelp,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReplay(cmd, env, &o, args, openUI)
+		},
+	}
+	o.register(cmd)
+	return cmd
+}
+
+// replayHelp is sonde replay's long help, before the exit codes.
+const replayHelp = `Replay a capture (a file written with --record; docs/capture-format.md).
 
   sonde replay FILE
       Open the capture in the interactive UI, read-only: no server is started and nothing
@@ -102,47 +112,52 @@ them: the file name without .jsonl) or by the start of it when only one session 
 
 Matching, timing and the diff are described in docs/replay.md.
 
-` + cmdutil.ExitCodesHelp,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Speed <= 0 {
-				return cmdutil.Usagef(fmt.Sprintf("--speed %v: want a positive factor (e.g. 2 for twice as fast), or --no-pacing", o.Speed))
-			}
-			speed := o.Speed
-			if o.NoPacing {
-				speed = 0
-			}
-			// A session of sonde tap may be named by its id.
-			for _, p := range []*string{&o.Serve, &o.Against} {
-				if *p != "" {
-					r, err := cmdutil.CaptureArg(*p)
-					if err != nil {
-						return err
-					}
-					*p = r
-				}
-			}
-			if len(args) == 1 && cmd.ArgsLenAtDash() < 0 {
-				r, err := cmdutil.CaptureArg(args[0])
-				if err != nil {
-					return err
-				}
-				args[0] = r
-			}
-			switch {
-			case o.Serve != "" && o.Against != "":
-				return cmdutil.Usagef("give either --serve FILE or --against FILE, not both")
-			case o.Serve != "":
-				return runServe(cmd, env, &o, args, speed)
-			case o.Against != "":
-				return runAgainst(cmd, env, &o, args, speed)
-			case len(args) == 1 && cmd.ArgsLenAtDash() < 0:
-				return openUI(cmd.Context(), env, args[0], o.Frames)
-			case len(args) > 1:
-				return cmdutil.Usagef("sonde replay takes one capture FILE; a server command goes with --against FILE -- COMMAND (see sonde replay --help)")
-			}
-			return cmdutil.Usagef("replay needs a capture FILE, --serve FILE or --against FILE (see sonde replay --help)")
-		},
+`
+
+// runReplay checks the flags, resolves the captures named by a session id,
+// and runs the mode asked: --serve, --against, or the UI over FILE.
+func runReplay(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []string, openUI OpenUI) error {
+	if o.Speed <= 0 {
+		return cmdutil.Usagef(fmt.Sprintf("--speed %v: want a positive factor (e.g. 2 for twice as fast), or --no-pacing", o.Speed))
 	}
+	speed := o.Speed
+	if o.NoPacing {
+		speed = 0
+	}
+	// A session of sonde tap may be named by its id.
+	for _, p := range []*string{&o.Serve, &o.Against} {
+		if *p != "" {
+			r, err := cmdutil.CaptureArg(*p)
+			if err != nil {
+				return err
+			}
+			*p = r
+		}
+	}
+	if len(args) == 1 && cmd.ArgsLenAtDash() < 0 {
+		r, err := cmdutil.CaptureArg(args[0])
+		if err != nil {
+			return err
+		}
+		args[0] = r
+	}
+	switch {
+	case o.Serve != "" && o.Against != "":
+		return cmdutil.Usagef("give either --serve FILE or --against FILE, not both")
+	case o.Serve != "":
+		return runServe(cmd, env, o, args, speed)
+	case o.Against != "":
+		return runAgainst(cmd, env, o, args, speed)
+	case len(args) == 1 && cmd.ArgsLenAtDash() < 0:
+		return openUI(cmd.Context(), env, args[0], o.Frames)
+	case len(args) > 1:
+		return cmdutil.Usagef("sonde replay takes one capture FILE; a server command goes with --against FILE -- COMMAND (see sonde replay --help)")
+	}
+	return cmdutil.Usagef("replay needs a capture FILE, --serve FILE or --against FILE (see sonde replay --help)")
+}
+
+// register adds the flags of sonde replay to cmd.
+func (o *ReplayOptions) register(cmd *cobra.Command) {
 	o.Server.Register(cmd.Flags())
 	fs := cmd.Flags()
 	if f := fs.Lookup("strict"); f != nil {
@@ -161,7 +176,6 @@ Matching, timing and the diff are described in docs/replay.md.
 	fs.StringVar(&o.FaultsFile, "faults", "", "with --serve: read fault rules from `FILE`, one a line")
 	fs.Uint64Var(&o.Seed, "seed", 0, "with --fault: the seed of the rules' draws (default: a new one, said on stderr)")
 	fs.StringArrayVar(&o.Ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
-	return cmd
 }
 
 // openCapture opens a capture named on the command line; a missing or

@@ -93,12 +93,12 @@ func (o *ServersOptions) register(fs *pflag.FlagSet, list bool) {
 
 // open resolves the servers (every one when names is empty) into a
 // manager that starts nothing.
-func (o *ServersOptions) open(cmd *cobra.Command, env *cmdutil.Env, names []string) (*connect.Multi, error) {
+func (o *ServersOptions) open(cmd *cobra.Command, env *cmdutil.Env, names []string) (*connect.Fleet, error) {
 	var f connect.Flags
 	f.Register(pflag.NewFlagSet("servers", pflag.ContinueOnError)) // the defaults
 	f.Config, f.Servers, f.Inputs = o.Config, names, o.Inputs
-	mf := connect.MultiFlags{All: len(names) == 0, MaxFailures: manager.DefaultPolicy.MaxFailures}
-	_, m, err := connect.OpenMulti(cmd, env, &f, &mf, nil, 0, "")
+	mf := connect.FleetFlags{All: len(names) == 0, MaxFailures: manager.DefaultPolicy.MaxFailures}
+	_, m, err := connect.OpenFleet(cmd, env, &f, &mf, nil, 0, "")
 	return m, err
 }
 
@@ -113,7 +113,7 @@ func approveProject(env *cmdutil.Env, file, name string) error {
 	}
 	s, err := hostconfig.Find(found.Servers, name)
 	if err != nil || !connect.Project(s) {
-		return nil // OpenMulti found it; not a project server
+		return nil // OpenFleet found it; not a project server
 	}
 	hash, err := h.Approve(s)
 	if err != nil {

@@ -153,30 +153,8 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*oauth.Config
 			return nil, cmdutil.Usagef("--oauth-client-id " + f.OAuthClientID + ": " + err.Error())
 		}
 	}
-	if f.OAuthSecretEnv != "" {
-		if f.OAuthClientID == "" {
-			return nil, cmdutil.Usagef("--oauth-client-secret-env needs --oauth-client-id")
-		}
-		cfg.ClientSecret = strings.TrimSpace(os.Getenv(f.OAuthSecretEnv))
-		if cfg.ClientSecret == "" {
-			return nil, cmdutil.Usagef("--oauth-client-secret-env " + f.OAuthSecretEnv + ": the variable is unset or empty")
-		}
-		secrets.add(cfg.ClientSecret)
-	}
-	if f.OAuthPrivateKey != "" {
-		switch {
-		case f.OAuthClientID == "":
-			return nil, cmdutil.Usagef("--oauth-private-key needs --oauth-client-id")
-		case f.OAuthSecretEnv != "":
-			return nil, cmdutil.Usagef("--oauth-private-key and --oauth-client-secret-env exclude each other: private_key_jwt or a client secret")
-		}
-		pemBytes, err := os.ReadFile(f.OAuthPrivateKey)
-		if err != nil {
-			return nil, cmdutil.Usagef("--oauth-private-key: " + err.Error())
-		}
-		if cfg.PrivateKey, err = oauth.ParsePrivateKey(pemBytes); err != nil {
-			return nil, cmdutil.Usagef("--oauth-private-key " + f.OAuthPrivateKey + ": " + err.Error())
-		}
+	if err := clientSecret(f, cfg, secrets); err != nil {
+		return nil, err
 	}
 	switch aud := oauth.Audience(f.OAuthAssertionAud); aud {
 	case "", oauth.AudienceIssuer, oauth.AudienceTokenEndpoint:
@@ -205,6 +183,37 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*oauth.Config
 	cfg.Prompt = hooks.Prompt
 	cfg.OnGrant = hooks.Grant
 	return cfg, nil
+}
+
+// clientSecret is the registered client's credential of the --oauth flags
+// (--oauth-client-secret-env or --oauth-private-key) into cfg.
+func clientSecret(f *Flags, cfg *oauth.Config, secrets *SecretSink) error {
+	if f.OAuthSecretEnv != "" {
+		if f.OAuthClientID == "" {
+			return cmdutil.Usagef("--oauth-client-secret-env needs --oauth-client-id")
+		}
+		cfg.ClientSecret = strings.TrimSpace(os.Getenv(f.OAuthSecretEnv))
+		if cfg.ClientSecret == "" {
+			return cmdutil.Usagef("--oauth-client-secret-env " + f.OAuthSecretEnv + ": the variable is unset or empty")
+		}
+		secrets.add(cfg.ClientSecret)
+	}
+	if f.OAuthPrivateKey != "" {
+		switch {
+		case f.OAuthClientID == "":
+			return cmdutil.Usagef("--oauth-private-key needs --oauth-client-id")
+		case f.OAuthSecretEnv != "":
+			return cmdutil.Usagef("--oauth-private-key and --oauth-client-secret-env exclude each other: private_key_jwt or a client secret")
+		}
+		pemBytes, err := os.ReadFile(f.OAuthPrivateKey)
+		if err != nil {
+			return cmdutil.Usagef("--oauth-private-key: " + err.Error())
+		}
+		if cfg.PrivateKey, err = oauth.ParsePrivateKey(pemBytes); err != nil {
+			return cmdutil.Usagef("--oauth-private-key " + f.OAuthPrivateKey + ": " + err.Error())
+		}
+	}
+	return nil
 }
 
 // crossAppConfig reads what --oauth-grant cross-app-access needs: the

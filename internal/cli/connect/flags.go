@@ -81,7 +81,7 @@ type Flags struct {
 
 	// A server of a host config file (--config, --server, --input).
 	// Server is the first --server; Servers every one given (tools and
-	// call take several, multi.go).
+	// call take several, fleet.go).
 	Config  string
 	Server  string
 	Servers []string

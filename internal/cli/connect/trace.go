@@ -70,64 +70,9 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 	at := fmt.Sprintf("%9s", "+"+textfmt.Dur(ev.Time.Sub(t0)))
 	switch ev.Kind {
 	case client.EvFrame:
-		f := ev.Frame
-		what := f.Msg.Method
-		if what == "" {
-			what = f.Msg.Kind.String()
-		}
-		id := ""
-		if f.Msg.ID.IsValid() {
-			id = "id " + f.Msg.ID.String()
-		}
-		detail := string(f.Verdict)
-		switch {
-		case f.Detail == "" || f.Verdict == client.VerdictNotification:
-		case f.VerdictInDetail:
-			detail = f.Detail // "resolved id 3 after 2ms", not "resolved: resolved id 3 …"
-		default:
-			detail += ": " + f.Detail
-		}
-		if f.Stream != "" {
-			detail += " [" + f.Stream
-			if f.EventID != "" {
-				detail += " event " + f.EventID
-			}
-			detail += "]"
-		}
-		return fmt.Sprintf("%s %s %-8s %-28s %7s  %s  %s", at, f.Dir.Arrow(), id, what, textfmt.Size(len(f.Raw)), detail, textfmt.Preview(f.Raw, 60))
+		return frameLine(at, ev.Frame)
 	case client.EvRequest:
-		r := ev.Req
-		if r.State == client.StateQueued || r.State == client.StateSent {
-			return ""
-		}
-		who := r.Method
-		if r.Tool != "" {
-			who += " " + r.Tool
-		}
-		dir := "   "
-		if r.Dir == client.In {
-			dir = "srv"
-		}
-		line := fmt.Sprintf("%s %s %-8s %-28s %s", at, dir, idLabel(r), who, r.State)
-		switch {
-		case r.Progress != nil:
-			line += fmt.Sprintf(" %g", r.Progress.Progress)
-			if r.Progress.Total != nil {
-				line += fmt.Sprintf("/%g", *r.Progress.Total)
-			}
-			if r.Progress.Message != "" {
-				line += " " + r.Progress.Message
-			}
-		case r.State.Final() && r.Latency > 0:
-			line += " after " + textfmt.Dur(r.Latency)
-		}
-		if r.RetryOf.IsValid() {
-			line += " (retry of id " + r.RetryOf.String() + ")"
-		}
-		if r.Err != nil {
-			line += ": " + r.Err.Error()
-		}
-		return line
+		return requestLine(at, ev.Req)
 	case client.EvStderr:
 		return at + " stderr " + strings.TrimRight(textfmt.Preview(ev.Stderr, 200), "\n")
 	case client.EvProcess:
@@ -160,6 +105,70 @@ func describeEvent(ev client.Event, t0 time.Time) string {
 		return line
 	}
 	return ""
+}
+
+// frameLine is describeEvent's line of a frame.
+func frameLine(at string, f *client.FrameInfo) string {
+	what := f.Msg.Method
+	if what == "" {
+		what = f.Msg.Kind.String()
+	}
+	id := ""
+	if f.Msg.ID.IsValid() {
+		id = "id " + f.Msg.ID.String()
+	}
+	detail := string(f.Verdict)
+	switch {
+	case f.Detail == "" || f.Verdict == client.VerdictNotification:
+	case f.VerdictInDetail:
+		detail = f.Detail // "resolved id 3 after 2ms", not "resolved: resolved id 3 …"
+	default:
+		detail += ": " + f.Detail
+	}
+	if f.Stream != "" {
+		detail += " [" + f.Stream
+		if f.EventID != "" {
+			detail += " event " + f.EventID
+		}
+		detail += "]"
+	}
+	return fmt.Sprintf("%s %s %-8s %-28s %7s  %s  %s", at, f.Dir.Arrow(), id, what, textfmt.Size(len(f.Raw)), detail, textfmt.Preview(f.Raw, 60))
+}
+
+// requestLine is describeEvent's line of a request's change of state
+// ("" for queued and sent: their frame says it).
+func requestLine(at string, r *client.ReqInfo) string {
+	if r.State == client.StateQueued || r.State == client.StateSent {
+		return ""
+	}
+	who := r.Method
+	if r.Tool != "" {
+		who += " " + r.Tool
+	}
+	dir := "   "
+	if r.Dir == client.In {
+		dir = "srv"
+	}
+	line := fmt.Sprintf("%s %s %-8s %-28s %s", at, dir, idLabel(r), who, r.State)
+	switch {
+	case r.Progress != nil:
+		line += fmt.Sprintf(" %g", r.Progress.Progress)
+		if r.Progress.Total != nil {
+			line += fmt.Sprintf("/%g", *r.Progress.Total)
+		}
+		if r.Progress.Message != "" {
+			line += " " + r.Progress.Message
+		}
+	case r.State.Final() && r.Latency > 0:
+		line += " after " + textfmt.Dur(r.Latency)
+	}
+	if r.RetryOf.IsValid() {
+		line += " (retry of id " + r.RetryOf.String() + ")"
+	}
+	if r.Err != nil {
+		line += ": " + r.Err.Error()
+	}
+	return line
 }
 
 func idLabel(r *client.ReqInfo) string {

@@ -171,9 +171,15 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	}
 	defer tel.Close(env.Err)
 	c := checker{hosts: h, inputs: inputs, timeout: o.Timeout, problems: found.Problems, tel: tel}
-	results := make([]Result, len(servers))
-	var todo []int // the servers checked: those not held
-	var checked []hostconfig.Server
+	results, todo := planChecks(servers, held)
+	c.checkAll(ctx, env, o, servers, results, todo)
+	return report(ctx, env, o, found, results, len(todo))
+}
+
+// planChecks are the results with those of the servers held filled in
+// (not approved, not checked), and the indexes of the servers to check.
+func planChecks(servers []hostconfig.Server, held []connect.Gate) (results []Result, todo []int) {
+	results = make([]Result, len(servers))
 	for i, s := range servers {
 		if g := held[i]; g.Held {
 			results[i] = Result{Server: s.Name, Host: s.Host, Scope: s.Scope, File: s.File, Transport: string(s.Transport),
@@ -181,7 +187,16 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 			continue
 		}
 		todo = append(todo, i)
-		checked = append(checked, s)
+	}
+	return results, todo
+}
+
+// checkAll checks the servers of todo, --jobs at a time, into results,
+// with a progress display on a terminal that fits it.
+func (c *checker) checkAll(ctx context.Context, env *cmdutil.Env, o *Options, servers []hostconfig.Server, results []Result, todo []int) {
+	var checked []hostconfig.Server
+	for _, i := range todo {
+		checked = append(checked, servers[i])
 	}
 	var prog *progress
 	if !o.JSON && len(todo) > 0 {
@@ -212,6 +227,11 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 	if prog != nil {
 		prog.stop()
 	}
+}
+
+// report writes the results and the files with problems (JSON lines, or
+// the summary), and is the exit status: n servers were checked.
+func report(ctx context.Context, env *cmdutil.Env, o *Options, found hostconfig.Found, results []Result, n int) error {
 	failed, notApproved := 0, 0
 	for _, r := range results {
 		switch {
@@ -242,9 +262,9 @@ func run(ctx context.Context, env *cmdutil.Env, o *Options) error {
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "interrupted"}
 	}
 	if failed > 0 {
-		return &cmdutil.ExitStatus{Code: 1, Msg: fmt.Sprintf("doctor: %d of %d servers failed", failed, len(todo))}
+		return &cmdutil.ExitStatus{Code: 1, Msg: fmt.Sprintf("doctor: %d of %d servers failed", failed, n)}
 	}
-	if len(todo) == 0 {
+	if n == 0 {
 		// Nothing was checked: not a pass.
 		return &cmdutil.ExitStatus{Code: 1, Msg: fmt.Sprintf("doctor: no server checked: %d not approved (sonde servers approve NAME, or name it with --server)", notApproved)}
 	}

@@ -23,39 +23,63 @@ import (
 // http is the checklist of a URL: DNS, TCP, TLS, the initialize POST and
 // what its answer says, then the handshake steps.
 func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
+	u, host, port, ok := checkURL(l, t)
+	if !ok || !c.checkDNS(ctx, l, host) {
+		return
+	}
+	d := net.Dialer{Timeout: c.timeout}
+	if !checkTCP(ctx, l, &d, host, port) {
+		return
+	}
+	if u.Scheme == "https" && !c.checkTLS(ctx, l, &d, host, port) {
+		return
+	}
+	c.httpInitialize(ctx, l, t, u)
+}
+
+// checkURL is the url step: the target's URL, its host and port (the
+// scheme's when none is given).
+func checkURL(l *list, t *connect.Target) (u *url.URL, host, port string, ok bool) {
 	start := l.begin("url")
 	u, err := url.Parse(t.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		l.fail("url", start, fmt.Sprintf("%q is not an http:// or https:// URL", textfmt.Escape(t.URL)), "fix the entry's url")
-		return
+		return nil, "", "", false
 	}
-	host, port := u.Hostname(), u.Port()
+	host, port = u.Hostname(), u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
 	l.pass("url", start, u.Redacted())
+	return u, host, port, true
+}
 
-	start = l.begin("dns")
+// checkDNS is the dns step: host looked up (an IP address needs none).
+func (c *checker) checkDNS(ctx context.Context, l *list, host string) bool {
+	start := l.begin("dns")
 	if ip := net.ParseIP(host); ip != nil {
 		l.pass("dns", start, "an IP address: nothing to look up")
-	} else {
-		ctx1, cancel := context.WithTimeout(ctx, c.timeout)
-		addrs, err := net.DefaultResolver.LookupHost(ctx1, host)
-		cancel()
-		if err != nil {
-			hint := "check the host name in the url; if it is on a private network, connect to it (VPN) first"
-			var de *net.DNSError
-			if errors.As(err, &de) && de.IsTimeout {
-				hint = "the DNS server did not answer: check your network"
-			}
-			l.fail("dns", start, fmt.Sprintf("cannot resolve %s: %v", host, err), hint)
-			return
-		}
-		l.pass("dns", start, strings.Join(addrs, ", "))
+		return true
 	}
+	ctx1, cancel := context.WithTimeout(ctx, c.timeout)
+	addrs, err := net.DefaultResolver.LookupHost(ctx1, host)
+	cancel()
+	if err != nil {
+		hint := "check the host name in the url; if it is on a private network, connect to it (VPN) first"
+		var de *net.DNSError
+		if errors.As(err, &de) && de.IsTimeout {
+			hint = "the DNS server did not answer: check your network"
+		}
+		l.fail("dns", start, fmt.Sprintf("cannot resolve %s: %v", host, err), hint)
+		return false
+	}
+	l.pass("dns", start, strings.Join(addrs, ", "))
+	return true
+}
 
-	start = l.begin("tcp")
-	d := net.Dialer{Timeout: c.timeout}
+// checkTCP is the tcp step: a connection to host:port, closed at once.
+func checkTCP(ctx context.Context, l *list, d *net.Dialer, host, port string) bool {
+	start := l.begin("tcp")
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		hint := "start the server, or fix the port in the url: nothing accepts connections there"
@@ -64,33 +88,42 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 			hint = "no answer at all: a firewall may drop the connection, or the host is down"
 		}
 		l.fail("tcp", start, fmt.Sprintf("cannot connect to %s: %v", net.JoinHostPort(host, port), err), hint)
-		return
+		return false
 	}
 	conn.Close()
 	l.pass("tcp", start, "connected to "+net.JoinHostPort(host, port))
+	return true
+}
 
-	if u.Scheme == "https" {
-		start = l.begin("tls")
-		td := tls.Dialer{NetDialer: &d, Config: &tls.Config{ServerName: host}}
-		ctx1, cancel := context.WithTimeout(ctx, c.timeout)
-		tc, err := td.DialContext(ctx1, "tcp", net.JoinHostPort(host, port))
-		cancel()
-		if err != nil {
-			detail, hint := tlsProblem(err, host)
-			l.fail("tls", start, detail, hint)
-			return
-		}
-		state := tc.(*tls.Conn).ConnectionState()
-		tc.Close()
-		detail := tls.VersionName(state.Version)
-		if len(state.PeerCertificates) > 0 {
-			cert := state.PeerCertificates[0]
-			detail += fmt.Sprintf(", certificate of %s valid until %s", textfmt.Clean(cert.Subject.CommonName), cert.NotAfter.Format("2006-01-02"))
-		}
-		l.pass("tls", start, detail)
+// checkTLS is the tls step of an https URL: the handshake, its version
+// and the server's certificate.
+func (c *checker) checkTLS(ctx context.Context, l *list, d *net.Dialer, host, port string) bool {
+	start := l.begin("tls")
+	td := tls.Dialer{NetDialer: d, Config: &tls.Config{ServerName: host}}
+	ctx1, cancel := context.WithTimeout(ctx, c.timeout)
+	tc, err := td.DialContext(ctx1, "tcp", net.JoinHostPort(host, port))
+	cancel()
+	if err != nil {
+		detail, hint := tlsProblem(err, host)
+		l.fail("tls", start, detail, hint)
+		return false
 	}
+	state := tc.(*tls.Conn).ConnectionState()
+	tc.Close()
+	detail := tls.VersionName(state.Version)
+	if len(state.PeerCertificates) > 0 {
+		cert := state.PeerCertificates[0]
+		detail += fmt.Sprintf(", certificate of %s valid until %s", textfmt.Clean(cert.Subject.CommonName), cert.NotAfter.Format("2006-01-02"))
+	}
+	l.pass("tls", start, detail)
+	return true
+}
 
-	start = l.begin("initialize")
+// httpInitialize is the post, session and initialize steps (or the step
+// that failed, or the authorization the server asks for), then the
+// handshake steps.
+func (c *checker) httpInitialize(ctx context.Context, l *list, t *connect.Target, u *url.URL) {
+	start := l.begin("initialize")
 	cl := c.newClient()
 	evs := follow(cl)
 	defer func() {
@@ -98,7 +131,7 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 		evs.all()
 	}()
 	hc := transport.HTTPConfig{URL: t.URL, Mode: transport.HTTPMode(t.Mode), Header: t.Header, ConnectTimeout: c.timeout, AuthTimeout: c.timeout}
-	err = cl.Connect(client.HTTP(hc))
+	err := cl.Connect(client.HTTP(hc))
 	var res *mcp.InitializeResult
 	if err == nil {
 		ctx1, cancel := context.WithTimeout(ctx, c.timeout+time.Second)
@@ -117,24 +150,7 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 		return
 	}
 	if err != nil {
-		detail := cmdutil.ErrText(err)
-		if post.seen {
-			detail = postDetail(post) + ": " + detail
-		}
-		if note := fallback(evs.snapshot()); note != "" {
-			detail += "; " + note
-		}
-		name, hint := "post", "check the url: it must be the server's MCP endpoint (often /mcp, or /sse for a legacy server)"
-		var xe *transport.ExchangeError
-		switch {
-		case errors.As(err, &xe) && xe.Kind == transport.ExchangeProtocol:
-			hint = "the answer is not MCP over HTTP: the server must answer application/json or text/event-stream with JSON-RPC; check the url, and a proxy in between"
-		case client.CodeOf(err) == client.CodeTimeout:
-			name, hint = "initialize", "the server accepted the request but did not answer initialize in time: look at its logs, or raise --timeout"
-		case post.seen && post.status >= 200 && post.status < 300:
-			name, hint = "initialize", hintFor(err)
-		}
-		l.steps = append(l.steps, Step{Name: name, MS: ms(initTook), Detail: detail, Hint: hint})
+		l.steps = append(l.steps, postFailed(err, post, evs, initTook))
 		return
 	}
 	detail := postDetail(post)
@@ -152,6 +168,29 @@ func (c *checker) http(ctx context.Context, l *list, t *connect.Target) {
 	l.steps = append(l.steps, Step{Name: "session", OK: true, Detail: session})
 	l.steps = append(l.steps, Step{Name: "initialize", OK: true, MS: ms(initTook), Detail: "answered"})
 	c.handshake(ctx, l, cl, res, evs)
+}
+
+// postFailed is the failed step of an initialize that got no answer: the
+// post, or the initialize when the server took the request.
+func postFailed(err error, post post, evs *events, initTook time.Duration) Step {
+	detail := cmdutil.ErrText(err)
+	if post.seen {
+		detail = postDetail(post) + ": " + detail
+	}
+	if note := fallback(evs.snapshot()); note != "" {
+		detail += "; " + note
+	}
+	name, hint := "post", "check the url: it must be the server's MCP endpoint (often /mcp, or /sse for a legacy server)"
+	var xe *transport.ExchangeError
+	switch {
+	case errors.As(err, &xe) && xe.Kind == transport.ExchangeProtocol:
+		hint = "the answer is not MCP over HTTP: the server must answer application/json or text/event-stream with JSON-RPC; check the url, and a proxy in between"
+	case client.CodeOf(err) == client.CodeTimeout:
+		name, hint = "initialize", "the server accepted the request but did not answer initialize in time: look at its logs, or raise --timeout"
+	case post.seen && post.status >= 200 && post.status < 300:
+		name, hint = "initialize", hintFor(err)
+	}
+	return Step{Name: name, MS: ms(initTook), Detail: detail, Hint: hint}
 }
 
 // post is what the initialize POST's answer said.

@@ -30,35 +30,12 @@ func (c *checker) killAfter() time.Duration { return min(stdioKillAfter, c.timeo
 // it spawns, its stdout and stderr before the handshake, initialize, the
 // handshake steps, and a clean shutdown.
 func (c *checker) stdio(ctx context.Context, l *list, t *connect.Target) {
-	env, err := transport.BuildEnv(os.Environ(), nil, t.Env)
-	start := l.begin("command")
-	if err != nil {
-		l.fail("command", start, err.Error(), "fix the entry's env")
+	env, ok := c.checkCommand(ctx, l, t)
+	if !ok {
 		return
 	}
-	name := t.Argv[0]
-	path, err := lookPath(name, t.Cwd, env)
-	if err != nil {
-		l.fail("command", start, err.Error(), commandHint(name))
-		return
-	}
-	l.pass("command", start, path)
 
-	if rt := runtimeOf(name); rt != nil {
-		start = l.begin("runtime")
-		bin := rt[0]
-		if rt[0] == "" { // the command is the runtime itself
-			bin = path
-		}
-		v, err := version(ctx, bin, rt[1:], t.Cwd, env, c.timeout)
-		if err != nil {
-			l.fail("runtime", start, err.Error(), commandHint(name))
-			return
-		}
-		l.pass("runtime", start, v)
-	}
-
-	start = l.begin("spawn")
+	start := l.begin("spawn")
 	cl := c.newClient()
 	evs := follow(cl)
 	cfg := transport.StdioConfig{Argv: t.Argv, Dir: t.Cwd, Env: env, KillAfter: c.killAfter(), Hide: t.Hide}
@@ -117,6 +94,40 @@ func (c *checker) stdio(ctx context.Context, l *list, t *connect.Target) {
 		return
 	}
 	c.shutdown(l, cl, evs)
+}
+
+// checkCommand is the command step (the entry's env, the program found)
+// and, for a known runtime, the runtime step; env is the server's
+// environment.
+func (c *checker) checkCommand(ctx context.Context, l *list, t *connect.Target) (env []string, ok bool) {
+	env, err := transport.BuildEnv(os.Environ(), nil, t.Env)
+	start := l.begin("command")
+	if err != nil {
+		l.fail("command", start, err.Error(), "fix the entry's env")
+		return nil, false
+	}
+	name := t.Argv[0]
+	path, err := lookPath(name, t.Cwd, env)
+	if err != nil {
+		l.fail("command", start, err.Error(), commandHint(name))
+		return nil, false
+	}
+	l.pass("command", start, path)
+
+	if rt := runtimeOf(name); rt != nil {
+		start = l.begin("runtime")
+		bin := rt[0]
+		if rt[0] == "" { // the command is the runtime itself
+			bin = path
+		}
+		v, err := version(ctx, bin, rt[1:], t.Cwd, env, c.timeout)
+		if err != nil {
+			l.fail("runtime", start, err.Error(), commandHint(name))
+			return nil, false
+		}
+		l.pass("runtime", start, v)
+	}
+	return env, true
 }
 
 // initFailure says why initialize failed, with the server's stderr.

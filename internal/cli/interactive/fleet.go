@@ -38,7 +38,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 	if o.Server.Record != "" {
 		return cmdutil.Usagef("--record follows one server's session: with several servers, record from the headless sonde call SERVER/TOOL --all, or open one server with --server NAME")
 	}
-	_, m, err := connect.OpenMulti(cmd, env, &o.Server, &o.Multi, args, 0, "sonde takes no arguments with several servers (--all, --server NAME...)")
+	_, m, err := connect.OpenFleet(cmd, env, &o.Server, &o.Multi, args, 0, "sonde takes no arguments with several servers (--all, --server NAME...)")
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []strin
 // inspect starts server name (or reuses it) through the manager, then runs
 // the fleet inspector over every server: *insp, made the first time
 // and run again by each later program, so its panes keep what they showed.
-func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Multi, subs *uiSubs, insp **ui.Model, name string, palette theme.Palette, noColor bool) error {
+func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Fleet, subs *uiSubs, insp **ui.Model, name string, palette theme.Palette, noColor bool) error {
 	// A server backing off is not waited for here, with the list gone and
 	// nothing drawn: the list says how long is left (p waits for it).
 	if st, _ := statusOf(m, name); st.State == manager.BackingOff {
@@ -114,7 +114,7 @@ func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Mul
 
 // uiServers is the fleet inspector's view of the manager.
 type uiServers struct {
-	m    *connect.Multi
+	m    *connect.Fleet
 	ctx  context.Context
 	subs *uiSubs
 }
@@ -150,7 +150,7 @@ func (s uiServers) Waiting(name string) string {
 
 // statusOf is server name's status as the manager sees it now; ok is false
 // for a name it does not know.
-func statusOf(m *connect.Multi, name string) (st manager.Status, ok bool) {
+func statusOf(m *connect.Fleet, name string) (st manager.Status, ok bool) {
 	for _, st := range m.Status() {
 		if st.Name == name {
 			return st, true
@@ -241,7 +241,7 @@ func (s *uiSubs) closeAll() {
 
 // managerSource is the server list's view of the manager.
 type managerSource struct {
-	m   *connect.Multi
+	m   *connect.Fleet
 	ctx context.Context
 }
 
@@ -282,7 +282,7 @@ func (s uiServers) Report(name string) string { return reportText(s.m, name) }
 
 // reportText is the text of server name's last failure report, "" when it
 // has none.
-func reportText(m *connect.Multi, name string) string {
+func reportText(m *connect.Fleet, name string) string {
 	r := m.ServerReport(name)
 	if r == nil {
 		return ""

@@ -28,7 +28,7 @@ import (
 type UIOptions struct {
 	Server  connect.Flags
 	Frames  int
-	Multi   connect.MultiFlags // --all, several --server: the server list (fleet.go)
+	Multi   connect.FleetFlags // --all, several --server: the server list (fleet.go)
 	Prewarm []string
 	// Tapped are sonde tap's sessions for the picker (the root command
 	// hands them over from the tap family).
@@ -61,7 +61,7 @@ func (o *UIOptions) Register(cmd *cobra.Command) {
 // none of those and no terminal, the help.
 func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
 	f := &o.Server
-	if o.Multi.Multi(f) {
+	if o.Multi.Fleet(f) {
 		return runMultiUI(cmd, env, o, args)
 	}
 	if len(o.Prewarm) > 0 {

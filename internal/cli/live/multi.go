@@ -31,7 +31,7 @@ type multiToolJSON struct {
 // that of the first failure's code.
 func runToolsAll(cmd *cobra.Command, env *cmdutil.Env, o *ToolsOptions, args []string) error {
 	o.Multi.StartsEvery = true // each server is started to list its tools
-	_, m, err := connect.OpenMulti(cmd, env, &o.Server, &o.Multi, args, 0, "tools takes no arguments")
+	_, m, err := connect.OpenFleet(cmd, env, &o.Server, &o.Multi, args, 0, "tools takes no arguments")
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func conflictMap(entries []manager.ToolEntry) map[string][]string {
 // runCallAll calls server/tool among the chosen servers: only that server
 // is started. A failure writes the failure report (sonde report).
 func runCallAll(cmd *cobra.Command, env *cmdutil.Env, o *CallOptions, args []string) error {
-	own, m, err := connect.OpenMulti(cmd, env, &o.Server, &o.Multi, args, 1, "call takes exactly one SERVER/TOOL with several servers: sonde call SERVER/TOOL --all [--args JSON]")
+	own, m, err := connect.OpenFleet(cmd, env, &o.Server, &o.Multi, args, 1, "call takes exactly one SERVER/TOOL with several servers: sonde call SERVER/TOOL --all [--args JSON]")
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func runCallAll(cmd *cobra.Command, env *cmdutil.Env, o *CallOptions, args []str
 // reportFailure writes the failure report of a failed call where it goes
 // (the state folder; beside the capture with --record), and says where on
 // stderr.
-func reportFailure(env *cmdutil.Env, m *connect.Multi, err error, args json.RawMessage) {
+func reportFailure(env *cmdutil.Env, m *connect.Fleet, err error, args json.RawMessage) {
 	writeReport(env, m.Report(err, args, manager.ReportOptions{}), m.ReportPaths(), true)
 }
 
