@@ -121,7 +121,7 @@ func Load(r io.Reader) (*Session, error) {
 		switch {
 		case rec.Type == capture.TypeRestart:
 			gen++
-		case rec.Type == capture.TypeFrame && rec.Dir == "out" && rec.Kind == "request" && rec.ID != nil:
+		case rec.Type == capture.TypeFrame && rec.Dir == capture.DirOut && rec.Kind == capture.KindRequest && rec.ID != nil:
 			raw, err := rec.Bytes()
 			if err != nil {
 				s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
@@ -153,7 +153,7 @@ func Load(r io.Reader) (*Session, error) {
 			}
 			s.Requests = append(s.Requests, q)
 			byID[key(rec.ID)] = q
-		case rec.Type == capture.TypeFrame && rec.Dir == "in" && rec.Kind == "response" && rec.ID != nil:
+		case rec.Type == capture.TypeFrame && rec.Dir == capture.DirIn && rec.Kind == capture.KindResponse && rec.ID != nil:
 			q := byID[key(rec.ID)]
 			if q == nil || (rec.Verdict != string(client.VerdictResolved) && rec.Verdict != string(client.VerdictRemoteError)) {
 				continue
@@ -168,9 +168,9 @@ func Load(r io.Reader) (*Session, error) {
 			} else {
 				q.Recorded = Outcome{Kind: KindResult, Result: msg.Result}
 			}
-		case rec.Type == capture.TypeFrame && rec.Dir == "in" && rec.Kind == "request" && rec.ID != nil:
+		case rec.Type == capture.TypeFrame && rec.Dir == capture.DirIn && rec.Kind == capture.KindRequest && rec.ID != nil:
 			serverReqs[key(rec.ID)] = rec.Method
-		case rec.Type == capture.TypeFrame && rec.Dir == "out" && rec.Kind == "response" && rec.ID != nil:
+		case rec.Type == capture.TypeFrame && rec.Dir == capture.DirOut && rec.Kind == capture.KindResponse && rec.ID != nil:
 			method := serverReqs[key(rec.ID)]
 			raw, err := rec.Bytes()
 			if method == "" || err != nil || len(s.Answers[method]) >= maxAnswers {
@@ -179,7 +179,7 @@ func Load(r io.Reader) (*Session, error) {
 			if msg, _ := jsonrpc.Decode(raw); msg.Error == nil && len(msg.Result) > 0 {
 				s.Answers[method] = append(s.Answers[method], msg.Result)
 			}
-		case rec.Type == capture.TypeRequest && rec.Dir == "out" && rec.ID != nil:
+		case rec.Type == capture.TypeRequest && rec.Dir == capture.DirOut && rec.ID != nil:
 			if rec.State == string(client.StateQueued) && rec.Deadline != nil {
 				queued[key(rec.ID)] = *rec.Deadline - rec.T
 			}

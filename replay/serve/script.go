@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 )
@@ -177,21 +178,21 @@ func Build(r io.Reader) (*Script, error) {
 			continue
 		case capture.TypeProcess:
 			// An exit the server chose (not sonde's close) is played too.
-			if rec.What == "exit" && rec.Exit != nil && !rec.Exit.ByClose {
+			if rec.What == string(client.ProcExit) && rec.Exit != nil && !rec.Exit.ByClose {
 				buffer = append(buffer, rec)
 			}
 			continue
 		default:
 			continue
 		}
-		if rec.Dir == "out" {
+		if rec.Dir == capture.DirOut {
 			prev := last
 			if prev == nil {
 				prev = s.starts[gen]
 			}
 			flush(prev)
 			switch {
-			case rec.Kind == "request" && rec.ID != nil:
+			case rec.Kind == capture.KindRequest && rec.ID != nil:
 				ex, err := newExchange(rec, gen+1)
 				if err != nil {
 					s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
@@ -203,11 +204,11 @@ func Build(r io.Reader) (*Script, error) {
 					byToken[strconv.Itoa(gen)+" "+string(ex.token)] = ex
 				}
 				last = &ex.Anchor
-			case rec.Kind == "notification":
+			case rec.Kind == capture.KindNotification:
 				a := &Anchor{Method: rec.Method, t: rec.T, Session: gen + 1}
 				s.notes[rec.Method] = append(s.notes[rec.Method], a)
 				last = a
-			case rec.Kind == "response" && rec.ID != nil:
+			case rec.Kind == capture.KindResponse && rec.ID != nil:
 				a := &Anchor{t: rec.T, Session: gen + 1}
 				s.answers[key(*rec.ID)] = a
 				last = a
@@ -217,11 +218,11 @@ func Build(r io.Reader) (*Script, error) {
 		var owner *Exchange
 		kind := Plain
 		switch {
-		case rec.Kind == "response" && rec.ID != nil:
+		case rec.Kind == capture.KindResponse && rec.ID != nil:
 			if owner = byID[key(*rec.ID)]; owner != nil {
 				kind = Response
 			}
-		case rec.Kind == "notification" && rec.Method == mcp.MethodProgress:
+		case rec.Kind == capture.KindNotification && rec.Method == mcp.MethodProgress:
 			if tok := progressToken(rec); tok != nil {
 				if owner = byToken[strconv.Itoa(gen)+" "+string(tok)]; owner != nil {
 					kind = Progress
