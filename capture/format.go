@@ -43,6 +43,20 @@ const (
 	TypeRestart = "restart" // the recorder: a new client follows (the server was restarted); Seq starts again at 1
 )
 
+// Record directions (the "dir" field): client.Direction's words.
+const (
+	DirOut = "out" // client.Out: from the host to the server
+	DirIn  = "in"  // client.In: from the server to the host
+)
+
+// Frame kinds (the "kind" field of a frame record): jsonrpc.Kind's words.
+const (
+	KindRequest      = "request"
+	KindResponse     = "response"
+	KindNotification = "notification"
+	KindInvalid      = "invalid"
+)
+
 // Redacted is what replaces a secret in a capture.
 const Redacted = "«redacted»"
 

@@ -73,6 +73,13 @@ type Event struct {
 	Task  *TaskInfo
 }
 
+// StartsSession reports whether ev begins a new session: a server process
+// started (ProcStart) or an HTTP connection made (ProcConnect). Request ids
+// start again after it. This is the one definition every consumer uses.
+func (ev Event) StartsSession() bool {
+	return ev.Kind == EvProcess && ev.Proc != nil && (ev.Proc.What == ProcStart || ev.Proc.What == ProcConnect)
+}
+
 // Fault is what a fault rule of sonde tap --fault (or replay --serve
 // --fault) did to one frame, on the note that says it in words
 // (docs/chaos.md): what a consumer acts on, never the words.

@@ -154,16 +154,6 @@ func NewToolCollector() *Collector {
 // collector: read it, and stop adding events meanwhile.
 func (c *Collector) Shown() *Shown { return &c.s }
 
-// StartsSession reports whether ev begins a new session: a server process
-// started, an HTTP connection made, or the first event of a new client
-// (Seq 1, as after a restart in a capture).
-func StartsSession(ev client.Event) bool {
-	if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect) {
-		return true
-	}
-	return ev.Seq == 1
-}
-
 // Add folds one event. It returns the call that ev ended, if ev is the
 // outcome of a tools/call.
 func (c *Collector) Add(ev client.Event) *Done {

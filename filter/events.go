@@ -58,7 +58,7 @@ func (r *Requests) Rewind() { r.gen = 0 }
 
 // step counts the server processes: ids start again with a new one.
 func (r *Requests) step(ev *client.Event) {
-	if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect) {
+	if ev.StartsSession() {
 		r.gen++
 	}
 }

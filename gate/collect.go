@@ -53,7 +53,9 @@ func NewCollector(command, target, artifact string, failOn FailOn) *Collector {
 // returns lint's findings for the event (the linter's slice, reused by the
 // next call: copy what you keep).
 func (c *Collector) Add(ev client.Event, line int) []lint.Finding {
-	if c.cur == nil || diff.StartsSession(ev) && c.started() {
+	// A session begins at a process start or connect, or at the first event
+	// of a new client (Seq 1, as after a restart in a capture).
+	if c.cur == nil || (ev.StartsSession() || ev.Seq == 1) && c.started() {
 		c.begin(ev)
 	}
 	c.last = ev

@@ -118,7 +118,7 @@ func (l *Linter) Check(ev client.Event) []Finding {
 	l.lastSeq = ev.Seq
 	switch ev.Kind {
 	case client.EvProcess:
-		if p := ev.Proc; p != nil && (p.What == client.ProcStart || p.What == client.ProcConnect) {
+		if ev.StartsSession() {
 			l.reset(true)
 		}
 	case client.EvRequest:

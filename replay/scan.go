@@ -253,7 +253,7 @@ func requestFields(line []byte) (reqFields, bool) {
 		if json.Unmarshal(line, &r) != nil {
 			return f, false
 		}
-		f = reqFields{in: r.Dir == "in", method: r.Method, state: r.State,
+		f = reqFields{in: r.Dir == capture.DirIn, method: r.Method, state: r.State,
 			progress: len(r.Progress) > 0 && string(r.Progress) != "null"}
 		if len(r.ID) > 0 && string(r.ID) != "null" {
 			f.id = r.ID

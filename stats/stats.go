@@ -74,7 +74,7 @@ func (c *Collector) Add(ev client.Event) {
 		c.last = ev.Time
 	}
 	switch {
-	case ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect):
+	case ev.StartsSession():
 		c.gen++
 		clear(c.isError)
 		if len(c.inflight) > 0 { // the old process's requests are gone with it

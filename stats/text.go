@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
@@ -74,7 +75,7 @@ func (m Method) name() string {
 	if m.Tool != "" {
 		s += " " + textfmt.Escape(m.Tool)
 	}
-	if m.Dir == "in" {
+	if m.Dir == client.In.String() {
 		s = "(server) " + s
 	}
 	return s

@@ -54,7 +54,7 @@ func (s *stats) apply(evs []client.Event) {
 			}
 			delete(s.isError, r.ID)
 		case client.EvProcess:
-			if ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect) {
+			if ev.StartsSession() {
 				clear(s.isError) // ids start again
 			}
 		case client.EvFrame:

@@ -143,15 +143,15 @@ func (l *loader) record(rec *capture.Record) {
 	switch {
 	case rec.Type == capture.TypeRestart:
 		l.gen++
-	case rec.Type == capture.TypeFrame && rec.Dir == "out" && rec.Kind == "request" && rec.ID != nil:
+	case rec.Type == capture.TypeFrame && rec.Dir == capture.DirOut && rec.Kind == capture.KindRequest && rec.ID != nil:
 		l.request(rec)
-	case rec.Type == capture.TypeFrame && rec.Dir == "in" && rec.Kind == "response" && rec.ID != nil:
+	case rec.Type == capture.TypeFrame && rec.Dir == capture.DirIn && rec.Kind == capture.KindResponse && rec.ID != nil:
 		l.response(rec)
-	case rec.Type == capture.TypeFrame && rec.Dir == "in" && rec.Kind == "request" && rec.ID != nil:
+	case rec.Type == capture.TypeFrame && rec.Dir == capture.DirIn && rec.Kind == capture.KindRequest && rec.ID != nil:
 		l.serverReqs[l.key(rec.ID)] = rec.Method
-	case rec.Type == capture.TypeFrame && rec.Dir == "out" && rec.Kind == "response" && rec.ID != nil:
+	case rec.Type == capture.TypeFrame && rec.Dir == capture.DirOut && rec.Kind == capture.KindResponse && rec.ID != nil:
 		l.answer(rec)
-	case rec.Type == capture.TypeRequest && rec.Dir == "out" && rec.ID != nil:
+	case rec.Type == capture.TypeRequest && rec.Dir == capture.DirOut && rec.ID != nil:
 		l.lifecycle(rec)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 )
@@ -193,7 +194,7 @@ func (b *builder) record(rec capture.Record) {
 	case capture.TypeHTTP:
 		s.noteHTTP(rec)
 	case capture.TypeFrame:
-		if rec.Dir == "out" {
+		if rec.Dir == capture.DirOut {
 			b.sent(rec)
 		} else {
 			b.received(rec)
@@ -202,7 +203,7 @@ func (b *builder) record(rec capture.Record) {
 		b.buffer = append(b.buffer, rec)
 	case capture.TypeProcess:
 		// An exit the server chose (not sonde's close) is played too.
-		if rec.What == "exit" && rec.Exit != nil && !rec.Exit.ByClose {
+		if rec.What == string(client.ProcExit) && rec.Exit != nil && !rec.Exit.ByClose {
 			b.buffer = append(b.buffer, rec)
 		}
 	}
@@ -214,7 +215,7 @@ func (b *builder) sent(rec capture.Record) {
 	s := b.s
 	b.flush(b.lastOrStart())
 	switch {
-	case rec.Kind == "request" && rec.ID != nil:
+	case rec.Kind == capture.KindRequest && rec.ID != nil:
 		ex, err := newExchange(rec, b.gen+1)
 		if err != nil {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("capture line %d: %v", rec.Line, err))
@@ -226,11 +227,11 @@ func (b *builder) sent(rec capture.Record) {
 			b.byToken[strconv.Itoa(b.gen)+" "+string(ex.token)] = ex
 		}
 		b.last = &ex.Anchor
-	case rec.Kind == "notification":
+	case rec.Kind == capture.KindNotification:
 		a := &Anchor{Method: rec.Method, t: rec.T, Session: b.gen + 1}
 		s.notes[rec.Method] = append(s.notes[rec.Method], a)
 		b.last = a
-	case rec.Kind == "response" && rec.ID != nil:
+	case rec.Kind == capture.KindResponse && rec.ID != nil:
 		a := &Anchor{t: rec.T, Session: b.gen + 1}
 		s.answers[b.key(*rec.ID)] = a
 		b.last = a
@@ -243,11 +244,11 @@ func (b *builder) received(rec capture.Record) {
 	var owner *Exchange
 	kind := Plain
 	switch {
-	case rec.Kind == "response" && rec.ID != nil:
+	case rec.Kind == capture.KindResponse && rec.ID != nil:
 		if owner = b.byID[b.key(*rec.ID)]; owner != nil {
 			kind = Response
 		}
-	case rec.Kind == "notification" && rec.Method == mcp.MethodProgress:
+	case rec.Kind == capture.KindNotification && rec.Method == mcp.MethodProgress:
 		if tok := progressToken(rec); tok != nil {
 			if owner = b.byToken[strconv.Itoa(b.gen)+" "+string(tok)]; owner != nil {
 				kind = Progress

@@ -168,7 +168,7 @@ func (m *Model) Apply(evs []client.Event) {
 		if fs := lt.Check(*ev); len(fs) > 0 {
 			found = slices.Clone(fs)
 		}
-		if ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect) {
+		if ev.StartsSession() {
 			m.procs[m.tag]++ // a restart: ids start again, so frames remember their process
 			continue
 		}

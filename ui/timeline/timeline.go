@@ -112,7 +112,7 @@ func (m *Model) Apply(evs []client.Event) {
 	for i := range evs {
 		ev := &evs[i]
 		switch {
-		case ev.Kind == client.EvProcess && ev.Proc != nil && (ev.Proc.What == client.ProcStart || ev.Proc.What == client.ProcConnect):
+		case ev.StartsSession():
 			m.gen++
 		case ev.Kind == client.EvRequest && ev.Req != nil && ev.Req.ID.IsValid():
 			m.applyReq(ev.Time, ev.Req)

@@ -351,7 +351,7 @@ func (s *Session) scanRecords(br *bufio.Reader) {
 			}
 			switch {
 			case bytes.HasPrefix(line, []byte(`{"type":"request"`)):
-				if json.Unmarshal(line, &rec) == nil && rec.Dir == "out" && !client.Injected(rec.ID) {
+				if json.Unmarshal(line, &rec) == nil && rec.Dir == capture.DirOut && !client.Injected(rec.ID) {
 					switch rec.State {
 					case "sent":
 						s.Calls++
