@@ -24,8 +24,7 @@ func checkPercentiles(t *testing.T, p50, p95, p99, maxMS float64) {
 
 // TestBenchJSON loads the echo tool and checks the JSON report.
 func TestBenchJSON(t *testing.T) {
-	f := clitest.NewFixture(t)
-	r := f.RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4", "--json"}, nil, cmdutil.ExitOK, "")
+	r := clitest.NewFixture(t).RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4", "--json"}, nil, cmdutil.ExitOK, "")
 	var rep live.BenchReport
 	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	dec.DisallowUnknownFields()
@@ -50,8 +49,7 @@ func TestBenchJSON(t *testing.T) {
 
 // TestBenchText checks the text report.
 func TestBenchText(t *testing.T) {
-	f := clitest.NewFixture(t)
-	r := f.RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4"}, nil, cmdutil.ExitOK, "")
+	r := clitest.NewFixture(t).RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4"}, nil, cmdutil.ExitOK, "")
 	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), r.Stdout)
@@ -119,8 +117,7 @@ func TestBenchFailures(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				f := clitest.NewFixture(t)
-				r := f.RunChecked("", sub, tc.fixture, tc.code, tc.errLine)
+				r := clitest.NewFixture(t).RunChecked("", sub, tc.fixture, tc.code, tc.errLine)
 				if asJSON {
 					var rep live.BenchReport
 					if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {

@@ -68,8 +68,7 @@ func TestCallOutput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := clitest.NewFixture(t)
-			r := f.RunChecked("", tc.sub, tc.faults, tc.code, tc.errLine)
+			r := clitest.NewFixture(t).RunChecked("", tc.sub, tc.faults, tc.code, tc.errLine)
 			switch {
 			case tc.json:
 				if strings.Count(r.Stdout, "\n") != 1 || !clitest.SameJSON(t, r.Stdout, tc.stdout) {
