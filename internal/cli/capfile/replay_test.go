@@ -390,9 +390,7 @@ func TestReplayAgainst(t *testing.T) {
 	t.Run("protocol version", func(t *testing.T) {
 		old, _ := record(t, againstScript, []string{"script", "-", "--protocol-version", "2025-06-18"})
 		again := filepath.Join(t.TempDir(), "again.jsonl")
-		f := clitest.NewFixture(t)
-		r := clitest.RunSonde(t, "", f.Cmd([]string{"replay", "--against", old, "--record", again})...)
-		clitest.CheckRun(t, r, cmdutil.ExitOK, "sonde: capture "+again+": ...")
+		clitest.NewFixture(t).RunChecked("", []string{"replay", "--against", old, "--record", again}, nil, cmdutil.ExitOK, "sonde: capture "+again+": ...")
 		out, _ := framesOf(t, again, "out")
 		if len(out) == 0 || out[0].method != "initialize" || !strings.Contains(out[0].raw, `"protocolVersion":"2025-06-18"`) {
 			t.Errorf("initialize: %v", out)

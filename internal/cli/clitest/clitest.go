@@ -105,6 +105,27 @@ func (f *Fixture) AssertStarted(want int) {
 	}
 }
 
+// RunChecked runs sonde with stdin and the command line Cmd(sub,
+// fixtureArgs...), checks its exit status and stderr line as CheckRun does,
+// and returns what it did.
+func (f *Fixture) RunChecked(stdin string, sub, fixtureArgs []string, code int, errLine string) Result {
+	f.t.Helper()
+	r := RunSonde(f.t, stdin, f.Cmd(sub, fixtureArgs...)...)
+	CheckRun(f.t, r, code, errLine)
+	return r
+}
+
+// CheckRefused runs sonde sub (with stdin) against a fresh fixture, checks
+// the exit status and stderr line as CheckRun does, and that sonde started
+// no fixture process: the command was refused before spawning.
+func CheckRefused(t *testing.T, stdin string, sub []string, code int, errLine string) Result {
+	t.Helper()
+	f := NewFixture(t)
+	r := f.RunChecked(stdin, sub, nil, code, errLine)
+	f.AssertStarted(0)
+	return r
+}
+
 // Result is the outcome of one run of sonde.
 type Result struct {
 	Code   int

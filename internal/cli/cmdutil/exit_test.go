@@ -11,6 +11,12 @@ import (
 	"github.com/sonde-mcp/sonde/manager"
 )
 
+// onFixture is the args of a case that runs sonde sub against the case's
+// fixture: f.Cmd(sub).
+func onFixture(sub ...string) func(*testing.T, *clitest.Fixture) []string {
+	return func(_ *testing.T, f *clitest.Fixture) []string { return f.Cmd(sub) }
+}
+
 // TestExitStatus runs each documented exit status through the command
 // line against the fixture, and checks the single stderr line.
 func TestExitStatus(t *testing.T) {
@@ -27,18 +33,18 @@ func TestExitStatus(t *testing.T) {
 	}{
 		{
 			name: "ok",
-			args: func(t *testing.T, f *clitest.Fixture) []string { return f.Cmd([]string{"call", "echo", "--args", hi}) },
+			args: onFixture("call", "echo", "--args", hi),
 			code: cmdutil.ExitOK, stdout: "hi\n", errLine: "", started: 1,
 		},
 		{
 			name: "tool isError",
-			args: func(t *testing.T, f *clitest.Fixture) []string { return f.Cmd([]string{"call", "tool-error"}) },
+			args: onFixture("call", "tool-error"),
 			code: cmdutil.ExitToolError, stdout: "fixture tool error\n",
 			errLine: "sonde: tool tool-error returned a result with isError\n", started: 1,
 		},
 		{
 			name:  "script line failed",
-			args:  func(t *testing.T, f *clitest.Fixture) []string { return f.Cmd([]string{"script", "-"}) },
+			args:  onFixture("script", "-"),
 			stdin: `{"method":"ping"}` + "\n" + `{"method":"tools/call","params":{"name":"fail"}}` + "\n",
 			code:  cmdutil.ExitToolError, stdout: "-",
 			errLine: "sonde: 1 of 2 script lines failed\n", started: 1,
@@ -67,7 +73,7 @@ func TestExitStatus(t *testing.T) {
 		},
 		{
 			name: "usage: unknown flag",
-			args: func(t *testing.T, f *clitest.Fixture) []string { return f.Cmd([]string{"call", "echo", "--bogus"}) },
+			args: onFixture("call", "echo", "--bogus"),
 			code: cmdutil.ExitUsage, stdout: "",
 			errLine: "sonde: unknown flag: --bogus (see sonde call --help)\n",
 		},
@@ -89,20 +95,20 @@ func TestExitStatus(t *testing.T) {
 		},
 		{
 			name: "usage: bad --env",
-			args: func(t *testing.T, f *clitest.Fixture) []string { return f.Cmd([]string{"tools", "--env", "NOEQUALS"}) },
+			args: onFixture("tools", "--env", "NOEQUALS"),
 			code: cmdutil.ExitUsage, stdout: "",
 			// The entry is not shown: without "=" it may be a pasted secret.
 			errLine: `sonde: --env: an entry has no "=": want KEY=VALUE (the entry is not shown: it may be a secret)` + "\n",
 		},
 		{
 			name: "usage: --max-pending 0",
-			args: func(t *testing.T, f *clitest.Fixture) []string { return f.Cmd([]string{"tools", "--max-pending", "0"}) },
+			args: onFixture("tools", "--max-pending", "0"),
 			code: cmdutil.ExitUsage, stdout: "",
 			errLine: "sonde: --max-pending must be at least 1\n",
 		},
 		{
 			name: "usage: two tools",
-			args: func(t *testing.T, f *clitest.Fixture) []string { return f.Cmd([]string{"call", "echo", "add"}) },
+			args: onFixture("call", "echo", "add"),
 			code: cmdutil.ExitUsage, stdout: "",
 			errLine: "sonde: call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]\n",
 		},
@@ -114,13 +120,13 @@ func TestExitStatus(t *testing.T) {
 		},
 		{
 			name: "MCP_ERROR",
-			args: func(t *testing.T, f *clitest.Fixture) []string { return f.Cmd([]string{"call", "fail"}) },
+			args: onFixture("call", "fail"),
 			code: cmdutil.ExitRemote, stdout: "",
 			errLine: "sonde: MCP_ERROR: server error -32001: fixture failure\n", started: 1,
 		},
 		{
 			name: "MCP_ERROR unknown tool",
-			args: func(t *testing.T, f *clitest.Fixture) []string { return f.Cmd([]string{"call", "nope"}) },
+			args: onFixture("call", "nope"),
 			code: cmdutil.ExitRemote, stdout: "",
 			errLine: "sonde: MCP_ERROR: server error -32602: unknown tool: nope\n", started: 1,
 		},

@@ -73,9 +73,7 @@ func TestCallURLRequired(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := clitest.NewFixture(t)
-			r := clitest.RunSonde(t, "", f.Cmd(tc.sub)...)
-			clitest.CheckRun(t, r, tc.code, tc.stderr)
+			r := clitest.NewFixture(t).RunChecked("", tc.sub, nil, tc.code, tc.stderr)
 			if tc.stdout == "" && r.Stdout != "" || tc.stdout != "" && (strings.Count(r.Stdout, "\n") != 1 || !clitest.SameJSON(t, r.Stdout, tc.stdout)) {
 				t.Errorf("stdout = %s\nwant     %s", r.Stdout, tc.stdout)
 			}

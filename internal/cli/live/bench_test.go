@@ -24,9 +24,7 @@ func checkPercentiles(t *testing.T, p50, p95, p99, maxMS float64) {
 
 // TestBenchJSON loads the echo tool and checks the JSON report.
 func TestBenchJSON(t *testing.T) {
-	f := clitest.NewFixture(t)
-	r := clitest.RunSonde(t, "", f.Cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4", "--json"})...)
-	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	r := clitest.NewFixture(t).RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4", "--json"}, nil, cmdutil.ExitOK, "")
 	var rep live.BenchReport
 	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	dec.DisallowUnknownFields()
@@ -51,9 +49,7 @@ func TestBenchJSON(t *testing.T) {
 
 // TestBenchText checks the text report.
 func TestBenchText(t *testing.T) {
-	f := clitest.NewFixture(t)
-	r := clitest.RunSonde(t, "", f.Cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4"})...)
-	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	r := clitest.NewFixture(t).RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4"}, nil, cmdutil.ExitOK, "")
 	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), r.Stdout)
@@ -121,9 +117,7 @@ func TestBenchFailures(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				f := clitest.NewFixture(t)
-				r := clitest.RunSonde(t, "", f.Cmd(sub, tc.fixture...)...)
-				clitest.CheckRun(t, r, tc.code, tc.errLine)
+				r := clitest.NewFixture(t).RunChecked("", sub, tc.fixture, tc.code, tc.errLine)
 				if asJSON {
 					var rep live.BenchReport
 					if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
@@ -177,10 +171,7 @@ func TestBenchUsage(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := clitest.NewFixture(t)
-			r := clitest.RunSonde(t, "", f.Cmd(tc.sub)...)
-			clitest.CheckRun(t, r, cmdutil.ExitUsage, tc.errLine)
-			f.AssertStarted(0)
+			clitest.CheckRefused(t, "", tc.sub, cmdutil.ExitUsage, tc.errLine)
 		})
 	}
 }
@@ -191,17 +182,12 @@ func TestBenchUsage(t *testing.T) {
 func TestBenchCPUProfile(t *testing.T) {
 	dir := t.TempDir()
 	prof := filepath.Join(dir, "cpu.prof")
-	f := clitest.NewFixture(t)
-	r := clitest.RunSonde(t, "", f.Cmd([]string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "200", "-c", "4", "--cpuprofile", prof, "--json"})...)
-	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	clitest.NewFixture(t).RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "200", "-c", "4", "--cpuprofile", prof, "--json"}, nil, cmdutil.ExitOK, "")
 	b, err := os.ReadFile(prof)
 	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 		t.Fatalf("profile: %d bytes, %v (want a gzipped pprof profile)", len(b), err)
 	}
 
 	missing := filepath.Join(dir, "no-such-dir", "cpu.prof")
-	f2 := clitest.NewFixture(t)
-	r = clitest.RunSonde(t, "", f2.Cmd([]string{"bench", "echo", "--cpuprofile", missing})...)
-	clitest.CheckRun(t, r, cmdutil.ExitUsage, "sonde: --cpuprofile: open "+missing+": no such file or directory\n")
-	f2.AssertStarted(0)
+	clitest.CheckRefused(t, "", []string{"bench", "echo", "--cpuprofile", missing}, cmdutil.ExitUsage, "sonde: --cpuprofile: open "+missing+": no such file or directory\n")
 }

@@ -68,9 +68,7 @@ func TestCallOutput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := clitest.NewFixture(t)
-			r := clitest.RunSonde(t, "", f.Cmd(tc.sub, tc.faults...)...)
-			clitest.CheckRun(t, r, tc.code, tc.errLine)
+			r := clitest.NewFixture(t).RunChecked("", tc.sub, tc.faults, tc.code, tc.errLine)
 			switch {
 			case tc.json:
 				if strings.Count(r.Stdout, "\n") != 1 || !clitest.SameJSON(t, r.Stdout, tc.stdout) {
@@ -126,8 +124,7 @@ func TestCallArgsFrom(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := clitest.NewFixture(t)
-			r := clitest.RunSonde(t, tc.stdin, f.Cmd([]string{"call", "echo", "--args", tc.args})...)
-			clitest.CheckRun(t, r, tc.code, tc.errLine)
+			r := f.RunChecked(tc.stdin, []string{"call", "echo", "--args", tc.args}, nil, tc.code, tc.errLine)
 			if r.Stdout != tc.stdout {
 				t.Errorf("stdout = %q, want %q", r.Stdout, tc.stdout)
 			}

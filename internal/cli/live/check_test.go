@@ -81,9 +81,7 @@ func TestCheckText(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := clitest.NewFixture(t)
-			r := clitest.RunSonde(t, "", f.Cmd(tc.sub, tc.fixture...)...)
-			clitest.CheckRun(t, r, tc.code, tc.errLine)
+			r := clitest.NewFixture(t).RunChecked("", tc.sub, tc.fixture, tc.code, tc.errLine)
 			got := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 			if len(got) != len(tc.lines) {
 				t.Fatalf("%d report lines, want %d:\n%s", len(got), len(tc.lines), r.Stdout)
@@ -160,9 +158,7 @@ func TestCheckJSON(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := clitest.NewFixture(t)
-			r := clitest.RunSonde(t, "", f.Cmd(tc.sub, tc.fixture...)...)
-			clitest.CheckRun(t, r, tc.code, tc.errPrefix)
+			r := clitest.NewFixture(t).RunChecked("", tc.sub, tc.fixture, tc.code, tc.errPrefix)
 			var rep checkJSON
 			if strings.Count(r.Stdout, "\n") != 1 {
 				t.Errorf("stdout is not one line:\n%s", r.Stdout)

@@ -174,10 +174,7 @@ func TestFeatureCommandsUsage(t *testing.T) {
 		{[]string{"ping", "extra"}, "sonde: ping takes no arguments before --\n"},
 	} {
 		t.Run(strings.Join(tc.sub, " "), func(t *testing.T) {
-			f := clitest.NewFixture(t)
-			r := clitest.RunSonde(t, "", f.Cmd(tc.sub)...)
-			clitest.CheckRun(t, r, cmdutil.ExitUsage, tc.errLine)
-			f.AssertStarted(0)
+			clitest.CheckRefused(t, "", tc.sub, cmdutil.ExitUsage, tc.errLine)
 		})
 	}
 }

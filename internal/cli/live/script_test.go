@@ -331,9 +331,6 @@ func TestScriptBadInput(t *testing.T) {
 		})
 	}
 	t.Run("no file", func(t *testing.T) {
-		f := clitest.NewFixture(t)
-		r := clitest.RunSonde(t, ok, f.Cmd([]string{"script"})...)
-		clitest.CheckRun(t, r, cmdutil.ExitUsage, "sonde: script takes exactly one FILE (or -) before --\n")
-		f.AssertStarted(0)
+		clitest.CheckRefused(t, ok, []string{"script"}, cmdutil.ExitUsage, "sonde: script takes exactly one FILE (or -) before --\n")
 	})
 }

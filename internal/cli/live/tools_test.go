@@ -106,9 +106,7 @@ func TestTools(t *testing.T) {
 // TestToolsText checks the text layout: name, then the first line of the
 // description in an aligned column.
 func TestToolsText(t *testing.T) {
-	f := clitest.NewFixture(t)
-	r := clitest.RunSonde(t, "", f.Cmd([]string{"tools"})...)
-	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
+	r := clitest.NewFixture(t).RunChecked("", []string{"tools"}, nil, cmdutil.ExitOK, "")
 	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if want := len(fixtureTools(t)); len(lines) != want {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), want, r.Stdout)
