@@ -85,16 +85,33 @@ func (h *HTTP) openLegacyTry(discover, authorized bool) error {
 		return fail(e)
 	}
 	r := NewSSEReader(resp.Body, h.cfg.MaxEventBytes)
+	ep, err := h.awaitEndpoint(r, resp.Body, timer)
+	if err != nil {
+		return fail(err)
+	}
+	h.mu.Lock()
+	h.endpoint, h.mode = ep, ModeSSE
+	h.mu.Unlock()
+	h.wg.Add(1)
+	go h.readLegacy(r, resp.Body, cancel)
+	return nil
+}
+
+// awaitEndpoint reads the legacy SSE stream up to its endpoint event,
+// noting the events before it, and refuses an endpoint on another origin.
+// timer is the ConnectTimeout's: once it fired, the wait failed. On a
+// failure it closes body.
+func (h *HTTP) awaitEndpoint(r *SSEReader, body io.Closer, timer *time.Timer) (*url.URL, error) {
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			resp.Body.Close()
+			body.Close()
 			if !timer.Stop() {
 				err = fmt.Errorf("no endpoint event within %v", h.cfg.ConnectTimeout)
 			} else if errors.Is(err, io.EOF) {
 				err = errors.New("the stream ended before an endpoint event")
 			}
-			return fail(&ExchangeError{Kind: ExchangeProtocol, Msg: fmt.Sprintf("GET %s (legacy SSE): %v", h.url.Redacted(), err), Err: err})
+			return nil, &ExchangeError{Kind: ExchangeProtocol, Msg: fmt.Sprintf("GET %s (legacy SSE): %v", h.url.Redacted(), err), Err: err}
 		}
 		if ev.Event != "endpoint" {
 			h.note(HTTPEvent{Stream: "SSE", EventID: ev.ID, Raw: ev.Raw, Note: "before the endpoint event: " + describeEvent(&ev)})
@@ -102,41 +119,40 @@ func (h *HTTP) openLegacyTry(discover, authorized bool) error {
 		}
 		ep, perr := h.url.Parse(strings.TrimSpace(string(ev.Data)))
 		if perr != nil {
-			resp.Body.Close()
-			return fail(&ExchangeError{Kind: ExchangeProtocol, Msg: fmt.Sprintf("GET %s (legacy SSE): endpoint event %q is not a URL: %v", h.url.Redacted(), ev.Data, perr)})
+			body.Close()
+			return nil, &ExchangeError{Kind: ExchangeProtocol, Msg: fmt.Sprintf("GET %s (legacy SSE): endpoint event %q is not a URL: %v", h.url.Redacted(), ev.Data, perr)}
 		}
 		if why := h.foreignEndpoint(ep); why != "" {
-			resp.Body.Close()
+			body.Close()
 			h.note(HTTPEvent{Stream: "SSE", EventID: ev.ID, Raw: ev.Raw, Problem: true, Note: "endpoint refused: " + why})
-			return fail(&ExchangeError{Kind: ExchangeProtocol, Msg: fmt.Sprintf("GET %s (legacy SSE): %s", h.url.Redacted(), why), Err: ErrEndpointOrigin})
+			return nil, &ExchangeError{Kind: ExchangeProtocol, Msg: fmt.Sprintf("GET %s (legacy SSE): %s", h.url.Redacted(), why), Err: ErrEndpointOrigin}
 		}
 		if !timer.Stop() {
-			resp.Body.Close()
-			return fail(&ExchangeError{Kind: ExchangeNetwork, Msg: fmt.Sprintf("GET %s: no endpoint event within %v", h.url.Redacted(), h.cfg.ConnectTimeout)})
+			body.Close()
+			return nil, &ExchangeError{Kind: ExchangeNetwork, Msg: fmt.Sprintf("GET %s: no endpoint event within %v", h.url.Redacted(), h.cfg.ConnectTimeout)}
 		}
 		h.note(HTTPEvent{Stream: "SSE", EventID: ev.ID, Raw: ev.Raw, Note: "endpoint: messages go to " + ep.Redacted()})
-		h.mu.Lock()
-		h.endpoint, h.mode = ep, ModeSSE
-		h.mu.Unlock()
-		break
+		return ep, nil
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		defer cancel()
-		defer resp.Body.Close()
-		err := h.readEvents(r, &streamState{name: "SSE"}, jsonrpc.Message{})
-		if h.ctx.Err() != nil {
-			return
-		}
-		reason := "the server closed the SSE stream (legacy HTTP+SSE cannot resume it)"
-		if err != nil {
-			reason = "the SSE stream broke: " + err.Error()
-		}
-		h.note(HTTPEvent{Stream: "SSE", Note: reason, Problem: err != nil})
-		h.finish(&ClosedError{Reason: reason, Err: err})
-	}()
-	return nil
+}
+
+// readLegacy reads the legacy SSE stream after its endpoint event until it
+// ends, which ends the connection; cancel then releases the stream's
+// context. The caller added it to h.wg.
+func (h *HTTP) readLegacy(r *SSEReader, body io.Closer, cancel context.CancelFunc) {
+	defer h.wg.Done()
+	defer cancel()
+	defer body.Close()
+	err := h.readEvents(r, &streamState{name: "SSE"}, jsonrpc.Message{})
+	if h.ctx.Err() != nil {
+		return
+	}
+	reason := "the server closed the SSE stream (legacy HTTP+SSE cannot resume it)"
+	if err != nil {
+		reason = "the SSE stream broke: " + err.Error()
+	}
+	h.note(HTTPEvent{Stream: "SSE", Note: reason, Problem: err != nil})
+	h.finish(&ClosedError{Reason: reason, Err: err})
 }
 
 // foreignEndpoint says why the legacy endpoint ep may not be used: it is

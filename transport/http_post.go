@@ -66,55 +66,76 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int
 	ev.Header = append(ev.Header, httpshow.ResponseHeaders(resp)...)
 	h.note(ev)
 	if mode != ModeSSE && msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" && resp.StatusCode/100 == 2 {
-		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
-			h.mu.Lock()
-			h.session = sid
-			h.mu.Unlock()
-		}
-		if mode == ModeAuto {
-			h.mu.Lock()
-			h.mode = ModeStreamable
-			h.mu.Unlock()
-		}
+		h.initialized(resp, mode)
 	}
 	if resp.StatusCode/100 != 2 {
-		if mode == ModeAuto && msg.Method == "initialize" && (resp.StatusCode == 400 || resp.StatusCode == 404 || resp.StatusCode == 405) {
-			err := h.fallBack(resp)
-			if err == nil {
-				h.post(body, msg, nil)
-				return
-			}
-			var xe *ExchangeError
-			if errors.Is(err, ErrEndpointOrigin) && errors.As(err, &xe) {
-				// Not the absence of a legacy transport: a hostile one.
-				xe.ID, xe.Method, xe.Msg = reqID(msg), msg.Method, what(msg)+": "+xe.Msg
-				h.fail(xe)
-				return
-			}
-		}
-		authz := h.auth != nil && oauth.NeedsDiscovery(resp.StatusCode, resp.Header.Get("Www-Authenticate"))
-		e := h.statusError(req, resp, msg, msg.Kind == jsonrpc.KindRequest || authz)
-		kind := triedAuth
-		if resp.StatusCode == http.StatusForbidden {
-			kind = triedStepUp
-		}
-		if authz && tried&kind == 0 {
-			err := h.authorize(sentToken, e.Auth, kind == triedStepUp)
-			if err == nil {
-				h.note(HTTPEvent{Stream: oauthStream, ReqID: reqID(msg), Note: "authorized: sending " + what(msg) + " again with the access token"})
-				h.postTry(body, msg, nil, tried|kind)
-				return
-			}
-			e.Msg += "; " + err.Error()
-			e.Err = err
-		}
-		h.fail(e)
+		h.refused(req, resp, body, msg, mode, sentToken, tried)
 		return
 	}
 	if msg.Kind != jsonrpc.KindRequest || mode == ModeSSE {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, errorBodyBytes))
 		return
 	}
+	h.readAnswer(resp, stream, msg)
+}
+
+// initialized keeps what a successful initialize POST's answer settles:
+// the session id, and (auto mode) that the server speaks Streamable HTTP.
+func (h *HTTP) initialized(resp *http.Response, mode HTTPMode) {
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		h.mu.Lock()
+		h.session = sid
+		h.mu.Unlock()
+	}
+	if mode == ModeAuto {
+		h.mu.Lock()
+		h.mode = ModeStreamable
+		h.mu.Unlock()
+	}
+}
+
+// refused handles a non-2xx answer to a POST: in auto mode, a refused
+// initialize falls back to the legacy transport; a 401 (or a step-up 403)
+// with OAuth configured authorizes and sends the message again, once per
+// kind; any other refusal fails the exchange. sentToken is the access
+// token the refused request carried.
+func (h *HTTP) refused(req *http.Request, resp *http.Response, body []byte, msg jsonrpc.Message, mode HTTPMode, sentToken string, tried int) {
+	if mode == ModeAuto && msg.Method == "initialize" && (resp.StatusCode == 400 || resp.StatusCode == 404 || resp.StatusCode == 405) {
+		err := h.fallBack(resp)
+		if err == nil {
+			h.post(body, msg, nil)
+			return
+		}
+		var xe *ExchangeError
+		if errors.Is(err, ErrEndpointOrigin) && errors.As(err, &xe) {
+			// Not the absence of a legacy transport: a hostile one.
+			xe.ID, xe.Method, xe.Msg = reqID(msg), msg.Method, what(msg)+": "+xe.Msg
+			h.fail(xe)
+			return
+		}
+	}
+	authz := h.auth != nil && oauth.NeedsDiscovery(resp.StatusCode, resp.Header.Get("Www-Authenticate"))
+	e := h.statusError(req, resp, msg, msg.Kind == jsonrpc.KindRequest || authz)
+	kind := triedAuth
+	if resp.StatusCode == http.StatusForbidden {
+		kind = triedStepUp
+	}
+	if authz && tried&kind == 0 {
+		err := h.authorize(sentToken, e.Auth, kind == triedStepUp)
+		if err == nil {
+			h.note(HTTPEvent{Stream: oauthStream, ReqID: reqID(msg), Note: "authorized: sending " + what(msg) + " again with the access token"})
+			h.postTry(body, msg, nil, tried|kind)
+			return
+		}
+		e.Msg += "; " + err.Error()
+		e.Err = err
+	}
+	h.fail(e)
+}
+
+// readAnswer reads a 2xx answer to a request by its Content-Type: none (the
+// response comes on the GET stream), an SSE stream, or a JSON body.
+func (h *HTTP) readAnswer(resp *http.Response, stream string, msg jsonrpc.Message) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusAccepted || (ct == "" && resp.ContentLength == 0):
