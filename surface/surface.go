@@ -2,8 +2,8 @@
 // name and version, the protocol, the capabilities, and the last complete
 // listing of its tools, prompts, resources and resource templates (the
 // pages of a listing joined). It is pure over client events (Known.Apply),
-// so a capture file and a live session are read the same way; diff, gate
-// and replay read a session's surface through it.
+// so a capture file and a live session are read the same way; diff, gate,
+// replay and the watch UI read a session's surface through it.
 package surface
 
 import (
