@@ -2,14 +2,15 @@
 // name and version, the protocol, the capabilities, and the last complete
 // listing of its tools, prompts, resources and resource templates (the
 // pages of a listing joined). It is pure over client events (Known.Apply),
-// so a capture file and a live session are read the same way; diff, gate
-// and replay read a session's surface through it.
+// so a capture file and a live session are read the same way; diff, gate,
+// replay and the watch UI read a session's surface through it.
 package surface
 
 import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
@@ -58,18 +59,44 @@ type Known struct {
 	// for is unknown, not empty): keys Tools, Prompts, Resources,
 	// Templates.
 	Listed map[string]bool
+	// At says when each list's last complete listing came (keys as
+	// Listed's).
+	At map[string]Listing
+	// Late makes Apply take a late answer too (VerdictLate: one to a
+	// request the requester had given up on). Set it for a watched session,
+	// where the host gave up, not the server: its late tools/list answer
+	// is still the server's tool list. Without it, a request's final
+	// outcome forgets it and only a resolved answer counts.
+	Late bool
 
 	pending map[jsonrpc.ID]ask
 	// order lists the pending ids, oldest first, with ids already answered
 	// left in it (dropped when it is compacted, at twice maxPending).
 	order  []jsonrpc.ID
-	paging map[string][]Item // listings under way, by list
+	paging map[string]paging // listings under way, by list
+}
+
+// paging is a listing under way: its items so far, and when its first
+// page was asked for.
+type paging struct {
+	items []Item
+	asked time.Time
 }
 
 // ask is a request sonde sent that the fold waits the answer of.
 type ask struct {
 	method string
-	cursor bool // a list request continuing a listing
+	cursor bool      // a list request continuing a listing
+	at     time.Time // when its frame was sent
+}
+
+// Listing is when a list's complete listing came.
+type Listing struct {
+	// Seq is the event of its last page's answer.
+	Seq uint64
+	// Asked is when the request of its first page was sent: what the
+	// server changed before then is in the listing.
+	Asked time.Time
 }
 
 // Tool returns the tool named name and whether it was listed.
@@ -94,7 +121,7 @@ func (k *Known) Apply(ev client.Event) {
 			k.frame(ev)
 		}
 	case client.EvRequest:
-		if r := ev.Req; r != nil && r.Dir == client.Out && r.State.Final() {
+		if r := ev.Req; r != nil && r.Dir == client.Out && r.State.Final() && !k.Late {
 			delete(k.pending, r.ID)
 		}
 	}
@@ -105,18 +132,28 @@ func (k *Known) frame(ev client.Event) {
 	m := f.Msg
 	switch {
 	case f.Dir == client.Out && m.Kind == jsonrpc.KindRequest:
-		k.request(m)
+		k.request(m, f.Time)
 	case f.Dir == client.In && m.Kind == jsonrpc.KindResponse:
 		a, ok := k.pending[m.ID]
-		if !ok || f.Verdict != client.VerdictResolved && f.Verdict != client.VerdictRemoteError || m.Error != nil {
+		if !ok || !k.answers(f.Verdict) {
 			return
 		}
-		k.result(ev.Seq, a, m.Result)
+		if k.Late {
+			delete(k.pending, m.ID) // no outcome will
+		}
+		if m.Error == nil {
+			k.result(ev.Seq, a, m.Result)
+		}
 	}
 }
 
-func (k *Known) request(m jsonrpc.Message) {
-	a := ask{method: m.Method}
+// answers says whether a response of verdict v is the server's answer.
+func (k *Known) answers(v client.Verdict) bool {
+	return v == client.VerdictResolved || v == client.VerdictRemoteError || k.Late && v == client.VerdictLate
+}
+
+func (k *Known) request(m jsonrpc.Message, at time.Time) {
+	a := ask{method: m.Method, at: at}
 	switch m.Method {
 	case mcp.MethodToolsList, mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodResourceTemplatesList:
 		var ps mcp.ListParams
@@ -191,10 +228,11 @@ func (k *Known) listPage(seq uint64, a ask, result json.RawMessage) {
 	}
 	var raw []json.RawMessage
 	_ = json.Unmarshal(page[field], &raw)
-	items := k.paging[list]
+	p := k.paging[list]
 	if !a.cursor {
-		items = nil
+		p = paging{asked: a.at}
 	}
+	items := p.items
 	for _, r := range raw {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(r, &obj) != nil || len(items) >= MaxItems {
@@ -208,16 +246,20 @@ func (k *Known) listPage(seq uint64, a ask, result json.RawMessage) {
 	_ = json.Unmarshal(page["nextCursor"], &next)
 	if next != "" {
 		if k.paging == nil {
-			k.paging = map[string][]Item{}
+			k.paging = map[string]paging{}
 		}
-		k.paging[list] = items
+		k.paging[list] = paging{items: items, asked: p.asked}
 		return
 	}
 	delete(k.paging, list)
 	if k.Listed == nil {
 		k.Listed = map[string]bool{}
 	}
+	if k.At == nil {
+		k.At = map[string]Listing{}
+	}
 	k.Listed[list] = true
+	k.At[list] = Listing{Seq: seq, Asked: p.asked}
 	switch list {
 	case Tools:
 		k.Tools = items

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
@@ -114,5 +115,45 @@ func TestKnownErrorAnswer(t *testing.T) {
 		Msg: jsonrpc.Message{Kind: jsonrpc.KindResponse, ID: id, Error: &jsonrpc.Error{Code: -1, Message: "no"}}}, Verdict: client.VerdictRemoteError}})
 	if k.Listed[Tools] {
 		t.Fatal("an error answer listed the tools")
+	}
+}
+
+// TestKnownLate: an answer after its request was cancelled lists the tools
+// only for a Known that takes late answers (a watched session's), and a
+// duplicate never does; At says when the listing came and was asked for.
+func TestKnownLate(t *testing.T) {
+	at := func(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
+	lateTools := func(k *Known, v client.Verdict) {
+		id := jsonrpc.Int(7)
+		k.Apply(client.Event{Kind: client.EvFrame, Seq: 1, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.Out, Time: at(10),
+			Msg: jsonrpc.Message{Kind: jsonrpc.KindRequest, ID: id, Method: "tools/list"}}}})
+		k.Apply(client.Event{Kind: client.EvRequest, Seq: 2, Req: &client.ReqInfo{Dir: client.Out, ID: id, Method: "tools/list", State: client.StateCancelled}})
+		k.Apply(client.Event{Kind: client.EvFrame, Seq: 3, Frame: &client.FrameInfo{Frame: client.Frame{Dir: client.In, Time: at(50),
+			Msg: jsonrpc.Message{Kind: jsonrpc.KindResponse, ID: id, Result: json.RawMessage(`{"tools":[{"name":"x"}]}`)}}, Verdict: v}})
+	}
+	cases := []struct {
+		name string
+		late bool
+		v    client.Verdict
+		want []string
+	}{
+		{"late, taken", true, client.VerdictLate, []string{"x"}},
+		{"late, not taken", false, client.VerdictLate, nil},
+		{"duplicate", true, client.VerdictDuplicate, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k := Known{Late: c.late}
+			lateTools(&k, c.v)
+			if got := keys(k.Tools); !slices.Equal(got, c.want) {
+				t.Fatalf("tools %q, want %q", got, c.want)
+			}
+			if c.want != nil && k.At[Tools] != (Listing{Seq: 3, Asked: at(10)}) {
+				t.Errorf("at %+v", k.At[Tools])
+			}
+			if c.want != nil && len(k.pending) != 0 {
+				t.Errorf("%d requests still pending after their answer", len(k.pending))
+			}
+		})
 	}
 }

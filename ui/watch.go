@@ -11,6 +11,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/surface"
 	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
@@ -44,18 +45,15 @@ const InjectTimeout = 60 * time.Second
 type watchState struct {
 	m   *Model // the root it shows the session in
 	src Watched
-	// asked are the host's (and sonde's injected) initialize and
-	// tools/list requests by id, waiting for their answer, for the status
-	// bar's server and the Tools pane (a session sonde does not drive
-	// lists nothing itself until asked).
-	asked map[string]askedReq
-	tools []mcp.Tool // the tools/list pages read so far
-	// caps are the server's capabilities from the host's handshake
-	// (capsKnown once it was seen).
-	caps      mcp.ServerCapabilities
-	capsKnown bool
-	// listed are the resources, templates and prompts the answers to the
-	// lists (the host's, or sonde's own) gave, for the Features pane.
+	// known is what the session showed of its server: the host's
+	// handshake and lists, and sonde's injected ones (a session sonde does
+	// not drive lists nothing itself until asked). It takes late answers:
+	// a list the host gave up on is still the server's.
+	known surface.Known
+	// shown is when the listings the panes show came (known.At when they
+	// were given them).
+	shown map[string]surface.Listing
+	// listed is what the Features pane was given last.
 	listed features.ListedMsg
 	ended  bool   // the recording ended
 	note   string // what the status bar says of the last refused action
@@ -86,7 +84,7 @@ func waitWatch(src Watched) tea.Cmd {
 
 // newWatchMode sets the root up for Options.Watch.
 func newWatchMode(m *Model) *watchState {
-	w := &watchState{m: m, src: m.opts.Watch, asked: map[string]askedReq{}}
+	w := &watchState{m: m, src: m.opts.Watch, known: surface.Known{Late: true}}
 	w.m.conn.starting = false
 	w.m.tools.SetUnavailable("No tools yet: the host has not listed them.", "r lists them now (sonde's own tools/list, injected into the session)")
 	if why := w.m.opts.Watch.NoInject(); why != "" {
@@ -231,8 +229,9 @@ func (w *watchState) watchEvents(msg watchEventsMsg) tea.Cmd {
 			if ev.Kind == client.EvProcess && ev.Proc != nil {
 				w.m.conn.follow(ev.Proc)
 			}
-			w.watchTrack(ev)
+			w.known.Apply(ev)
 		}
+		w.showKnown()
 	}
 	w.m.stats.missed = msg.missed
 	if msg.ended {

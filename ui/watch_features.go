@@ -69,7 +69,7 @@ func injectResult[T any](ctx context.Context, src Watched, method string, params
 func (w *watchState) watchFeatureMsg(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case features.RefreshMsg:
-		caps, known := w.caps, w.capsKnown
+		caps, known := w.caps()
 		gen := w.m.gen
 		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			// Without the host's initialize (the modern era has none),

@@ -73,6 +73,18 @@ func hostSession() []client.Event {
 	return e.take()
 }
 
+// toolNames are the tools the watch took from the session, in order, that
+// the Tools pane lists.
+func toolNames(m *Model) []string {
+	var names []string
+	for _, it := range m.wt.known.Tools {
+		if _, ok := m.tools.Tool(it.Key); ok {
+			names = append(names, it.Key)
+		}
+	}
+	return names
+}
+
 // A watched session starts no server: its events come from the recording
 // and fill the panes; the status bar names the server from the host's
 // handshake; the Tools pane lists what the host's tools/list answered.
@@ -112,14 +124,6 @@ func TestWatchShowsTheHostsSession(t *testing.T) {
 	if !strings.Contains(hs.status(), "ended") {
 		t.Errorf("status: %s", hs.status())
 	}
-}
-
-func toolNames(m *Model) []string {
-	var names []string
-	for _, tl := range m.wt.tools {
-		names = append(names, tl.Name)
-	}
-	return names
 }
 
 // A call from the Tools pane is injected through the tap as tools/call
@@ -275,5 +279,28 @@ func TestWatchEscapesServerText(t *testing.T) {
 	}
 	if !strings.Contains(hs.status(), "evil") {
 		t.Errorf("status: %s", hs.status())
+	}
+}
+
+// A tools/list the host gave up on (cancelled) whose answer came late is
+// still the server's tool list: the Tools pane lists it. A duplicate
+// answer changes nothing.
+func TestWatchTakesALateToolsList(t *testing.T) {
+	src := newRecorded()
+	hs := newWatchHarness(t, src)
+	var e events
+	e.call(30, 2, "tools/list", "", "", 0)
+	e.req(35, 2, "tools/list", "", client.StateCancelled)
+	e.frame(40, client.In, `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"search","inputSchema":{"type":"object"}}]}}`, client.VerdictLate, "response for id 2 arrived 5ms after it ended (cancelled)")
+	src.batches <- e.take()
+	hs.pump()
+	if names := toolNames(hs.m); strings.Join(names, ",") != "search" {
+		t.Fatalf("tools %v, want the late answer's", names)
+	}
+	e.frame(50, client.In, `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"other","inputSchema":{"type":"object"}}]}}`, client.VerdictDuplicate, "second response for id 2")
+	src.batches <- e.take()
+	hs.pump()
+	if _, ok := hs.m.tools.Tool("other"); ok {
+		t.Error("a duplicate answer reached the Tools pane")
 	}
 }

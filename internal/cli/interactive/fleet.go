@@ -23,7 +23,7 @@ import (
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-// runMultiUI is `sonde --all` (or several --server): the server list
+// runFleetUI is `sonde --all` (or several --server): the server list
 // (ui/servers), where nothing runs until a server is opened (or started
 // with p, or named with --prewarm); enter starts that server and opens the
 // fleet inspector over all of them (ui.Options.Servers: the tools of
@@ -33,12 +33,12 @@ import (
 // the manager, so its policy decides: a server backing off is waited for,
 // a quarantined one refused until approved (ctrl+r in the list). On the
 // way out every call is aborted, then every server closed.
-func runMultiUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
+func runFleetUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
 	ctx := cmd.Context()
 	if o.Server.Record != "" {
 		return cmdutil.Usagef("--record follows one server's session: with several servers, record from the headless sonde call SERVER/TOOL --all, or open one server with --server NAME")
 	}
-	_, m, err := connect.OpenFleet(cmd, env, &o.Server, &o.Multi, args, 0, "sonde takes no arguments with several servers (--all, --server NAME...)")
+	_, m, err := connect.OpenFleet(cmd, env, &o.Server, &o.Fleet, args, 0, "sonde takes no arguments with several servers (--all, --server NAME...)")
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func runRootFromConfig(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args 
 			for _, j := range many {
 				f.Servers = append(f.Servers, found.Servers[j].Name)
 			}
-			return runMultiUI(cmd, env, o, args)
+			return runFleetUI(cmd, env, o, args)
 		}
 		s := found.Servers[i]
 		t, err := connect.UseServer(cmd, f, h, s, connect.TermPrompter{Ctx: cmd.Context(), In: env.In, Out: env.Out})

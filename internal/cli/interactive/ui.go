@@ -28,7 +28,7 @@ import (
 type UIOptions struct {
 	Server  connect.Flags
 	Frames  int
-	Multi   connect.FleetFlags // --all, several --server: the server list (fleet.go)
+	Fleet   connect.FleetFlags // --all, several --server: the server list (fleet.go)
 	Prewarm []string
 	// Tapped are sonde tap's sessions for the picker (the root command
 	// hands them over from the tap family).
@@ -48,7 +48,7 @@ type Tapped struct {
 func (o *UIOptions) Register(cmd *cobra.Command) {
 	o.Server.Register(cmd.Flags())
 	o.Server.FloodOffByDefault(cmd.Flags())
-	o.Multi.Register(cmd.Flags())
+	o.Fleet.Register(cmd.Flags())
 	cmd.Flags().StringArrayVar(&o.Prewarm, "prewarm", nil, "with several servers: start the server `NAME` at once instead of when it is opened (repeatable)")
 	cmd.Flags().IntVar(&o.Frames, "frames", 20000, "frames kept in the Frames pane (older ones are evicted and counted)")
 	for _, hidden := range []string{"json", "trace"} {
@@ -61,8 +61,8 @@ func (o *UIOptions) Register(cmd *cobra.Command) {
 // none of those and no terminal, the help.
 func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
 	f := &o.Server
-	if o.Multi.Fleet(f) {
-		return runMultiUI(cmd, env, o, args)
+	if o.Fleet.Fleet(f) {
+		return runFleetUI(cmd, env, o, args)
 	}
 	if len(o.Prewarm) > 0 {
 		return cmdutil.Usagef("--prewarm starts one of several servers: use it with --all or --server NAME more than once")

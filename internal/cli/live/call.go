@@ -23,7 +23,7 @@ import (
 // CallOptions are the flags of `sonde call`.
 type CallOptions struct {
 	Server  connect.Flags
-	Multi   connect.FleetFlags
+	Fleet   connect.FleetFlags
 	Args    string // --args: a JSON object, @FILE or @-
 	Task    bool
 	TaskTTL time.Duration
@@ -62,7 +62,7 @@ run (--json: "uncertain": true).
 
 ` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Multi.Fleet(&o.Server) {
+			if o.Fleet.Fleet(&o.Server) {
 				return runCallAll(cmd, env, &o, args)
 			}
 			own, t, err := connect.Resolve(cmd, &o.Server, args, 1, "call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]")
@@ -73,7 +73,7 @@ run (--json: "uncertain": true).
 		},
 	}
 	o.Server.Register(cmd.Flags())
-	o.Multi.Register(cmd.Flags())
+	o.Fleet.Register(cmd.Flags())
 	cmd.Flags().StringVar(&o.Args, "args", "", "tool arguments: a JSON object, @FILE, or @- for stdin")
 	registerTaskFlags(cmd, &o.Task, &o.TaskTTL)
 	return cmd

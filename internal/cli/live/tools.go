@@ -17,7 +17,7 @@ import (
 // ToolsOptions are the flags of `sonde tools`.
 type ToolsOptions struct {
 	Server connect.Flags
-	Multi  connect.FleetFlags
+	Fleet  connect.FleetFlags
 }
 
 // NewCmdTools is `sonde tools`.
@@ -41,7 +41,7 @@ on stderr with the command that approves it, and --server NAME starts it. --json
 
 ` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Multi.Fleet(&o.Server) {
+			if o.Fleet.Fleet(&o.Server) {
 				return runToolsAll(cmd, env, &o, args)
 			}
 			_, t, err := connect.Resolve(cmd, &o.Server, args, 0, "tools takes no arguments before --")
@@ -54,7 +54,7 @@ on stderr with the command that approves it, and --server NAME starts it. --json
 		},
 	}
 	o.Server.Register(cmd.Flags())
-	o.Multi.Register(cmd.Flags())
+	o.Fleet.Register(cmd.Flags())
 	return cmd
 }
 

@@ -17,8 +17,8 @@ import (
 	"github.com/sonde-mcp/sonde/mcp"
 )
 
-// multiToolJSON is one tool of `sonde tools --all --json`.
-type multiToolJSON struct {
+// fleetToolJSON is one tool of `sonde tools --all --json`.
+type fleetToolJSON struct {
 	Name      string   `json:"name"`
 	Server    string   `json:"server"`
 	Tool      mcp.Tool `json:"tool"`
@@ -30,8 +30,8 @@ type multiToolJSON struct {
 // tools is reported and the others are listed; the exit status is then
 // that of the first failure's code.
 func runToolsAll(cmd *cobra.Command, env *cmdutil.Env, o *ToolsOptions, args []string) error {
-	o.Multi.StartsEvery = true // each server is started to list its tools
-	_, m, err := connect.OpenFleet(cmd, env, &o.Server, &o.Multi, args, 0, "tools takes no arguments")
+	o.Fleet.StartsEvery = true // each server is started to list its tools
+	_, m, err := connect.OpenFleet(cmd, env, &o.Server, &o.Fleet, args, 0, "tools takes no arguments")
 	if err != nil {
 		return err
 	}
@@ -48,9 +48,9 @@ func runToolsAll(cmd *cobra.Command, env *cmdutil.Env, o *ToolsOptions, args []s
 			}
 		}
 		if o.Server.JSON {
-			tools := make([]multiToolJSON, 0, len(entries))
+			tools := make([]fleetToolJSON, 0, len(entries))
 			for _, e := range entries {
-				tools = append(tools, multiToolJSON{Name: e.Name, Server: e.Server, Tool: e.Tool, Conflicts: e.Conflicts})
+				tools = append(tools, fleetToolJSON{Name: e.Name, Server: e.Server, Tool: e.Tool, Conflicts: e.Conflicts})
 			}
 			out := map[string]any{"ok": len(failed) == 0, "tools": tools, "conflicts": conflictMap(entries)}
 			if held := m.NotApproved(); len(held) > 0 {
@@ -106,7 +106,7 @@ func conflictMap(entries []manager.ToolEntry) map[string][]string {
 // runCallAll calls server/tool among the chosen servers: only that server
 // is started. A failure writes the failure report (sonde report).
 func runCallAll(cmd *cobra.Command, env *cmdutil.Env, o *CallOptions, args []string) error {
-	own, m, err := connect.OpenFleet(cmd, env, &o.Server, &o.Multi, args, 1, "call takes exactly one SERVER/TOOL with several servers: sonde call SERVER/TOOL --all [--args JSON]")
+	own, m, err := connect.OpenFleet(cmd, env, &o.Server, &o.Fleet, args, 1, "call takes exactly one SERVER/TOOL with several servers: sonde call SERVER/TOOL --all [--args JSON]")
 	if err != nil {
 		return err
 	}
