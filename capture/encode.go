@@ -277,7 +277,10 @@ func faultRec(f *client.Fault) *FaultRec {
 	if f == nil {
 		return nil
 	}
-	r := &FaultRec{Rule: f.Rule, Action: f.Action, Dir: f.Dir.String(), Kind: f.Kind, Method: f.Method}
+	r := &FaultRec{Rule: f.Rule, Action: f.Action, Dir: f.Dir.String(), Method: f.Method}
+	if f.Kind != jsonrpc.KindInvalid {
+		r.Kind = f.Kind.String()
+	}
 	if f.ID.IsValid() {
 		id := f.ID
 		r.ID = &id

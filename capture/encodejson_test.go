@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
@@ -70,7 +71,7 @@ func TestRecordJSONMatchesEncodingJSON(t *testing.T) {
 			Count: 1, AfterSeq: 2, Events: 3, Missed: 4})
 		checkRecordJSON(t, &Record{Type: TypeNote, Note: s, Argv: []string{}})
 		fid := jsonrpc.String(s)
-		checkRecordJSON(t, &Record{Type: TypeNote, Note: s, Fault: &FaultRec{Rule: 2, Action: s, Dir: "in", Kind: s, ID: &fid, Method: s}})
+		checkRecordJSON(t, &Record{Type: TypeNote, Note: s, Fault: &FaultRec{Rule: 2, Action: client.FaultAction(s), Dir: "in", Kind: s, ID: &fid, Method: s}})
 	}
 	// A snapshot that is not JSON fails both.
 	checkRecordJSON(t, &Record{Type: TypeRequest, Err: &ErrorRec{Snapshot: json.RawMessage(`{`)}})

@@ -175,9 +175,9 @@ func legacyProblem(note string) bool {
 
 func parseDir(s string) client.Direction {
 	switch s {
-	case "in":
+	case DirIn:
 		return client.In
-	case "out":
+	case DirOut:
 		return client.Out
 	}
 	return 0
@@ -185,11 +185,11 @@ func parseDir(s string) client.Direction {
 
 func parseKind(s string) jsonrpc.Kind {
 	switch s {
-	case "request":
+	case KindRequest:
 		return jsonrpc.KindRequest
-	case "notification":
+	case KindNotification:
 		return jsonrpc.KindNotification
-	case "response":
+	case KindResponse:
 		return jsonrpc.KindResponse
 	}
 	return jsonrpc.KindInvalid

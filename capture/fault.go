@@ -13,7 +13,7 @@ func faultOf(r *FaultRec) *client.Fault {
 	if r == nil {
 		return nil
 	}
-	f := &client.Fault{Rule: r.Rule, Action: r.Action, Dir: parseDir(r.Dir), Kind: r.Kind, Method: r.Method}
+	f := &client.Fault{Rule: r.Rule, Action: r.Action, Dir: parseDir(r.Dir), Kind: parseKind(r.Kind), Method: r.Method}
 	if r.ID != nil {
 		f.ID = *r.ID
 	}
@@ -40,20 +40,24 @@ func legacyFault(note string) *client.Fault {
 	// ") " itself only inside a message= or text= value, which the verb
 	// list below does not start with.
 	// The first words of what each action did, as sonde 1.3 wrote them.
-	verbs := [...]struct{ word, action string }{
-		{"delayed", "delay"}, {"dropped", "drop"}, {"sent", "duplicate"}, {"corrupted", "corrupt"},
-		{"left", "corrupt"}, {"answered", "error"}, {"wrote a noise line", "noise"},
-		{"wrote to the host's stderr", "stderr"}, {"stalled", "stall"}, {"closed", "close"},
-		{"held", "reorder"}, {"released", "reorder"},
+	verbs := [...]struct {
+		word   string
+		action client.FaultAction
+	}{
+		{"delayed", client.FaultDelay}, {"dropped", client.FaultDrop}, {"sent", client.FaultDuplicate}, {"corrupted", client.FaultCorrupt},
+		{"left", client.FaultCorrupt}, {"answered", client.FaultError}, {"wrote a noise line", client.FaultNoise},
+		{"wrote to the host's stderr", client.FaultStderr}, {"stalled", client.FaultStall}, {"closed", client.FaultClose},
+		{"held", client.FaultReorder}, {"released", client.FaultReorder},
 	}
-	var verb string
+	var verb client.FaultAction
+	found := false
 	for _, v := range verbs {
 		if i := strings.Index(rest, ") "+v.word+" "); i >= 0 {
-			verb, rest = v.action, rest[i+2+len(v.word)+1:]
+			verb, rest, found = v.action, rest[i+2+len(v.word)+1:], true
 			break
 		}
 	}
-	if verb == "" {
+	if !found {
 		return nil
 	}
 	// The direction is the last one the note names (the rule's own text,
@@ -62,7 +66,10 @@ func legacyFault(note string) *client.Fault {
 	if strings.LastIndex(note, " to-host") > strings.LastIndex(note, " to-server") {
 		f.Dir = client.In
 	}
-	for _, k := range [...]struct{ prefix, kind string }{{"the response to id ", "response"}, {"the request id ", "request"}} {
+	for _, k := range [...]struct {
+		prefix string
+		kind   jsonrpc.Kind
+	}{{"the response to id ", jsonrpc.KindResponse}, {"the request id ", jsonrpc.KindRequest}} {
 		i := strings.Index(rest, k.prefix)
 		if i < 0 {
 			continue
@@ -86,8 +93,8 @@ func legacyFault(note string) *client.Fault {
 		}
 		break
 	}
-	if f.Kind == "" && strings.Contains(rest, "a notification") {
-		f.Kind = "notification"
+	if f.Kind == jsonrpc.KindInvalid && strings.Contains(rest, "a notification") {
+		f.Kind = jsonrpc.KindNotification
 	}
 	return f
 }

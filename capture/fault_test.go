@@ -18,15 +18,15 @@ func TestLegacyFault(t *testing.T) {
 		want *client.Fault
 	}{
 		{"fault rule 1 (drop:to-host,tool=echo,id=3) dropped the response to id 3 (tools/call echo) to-host",
-			&client.Fault{Rule: 1, Action: "drop", Dir: client.In, Kind: "response", ID: jsonrpc.Int(3), Method: "tools/call"}},
+			&client.Fault{Rule: 1, Action: "drop", Dir: client.In, Kind: jsonrpc.KindResponse, ID: jsonrpc.Int(3), Method: "tools/call"}},
 		{`fault rule 2 (close:to-host) closed the host's stdout instead of forwarding the response to id "a b" (tools/call echo) to-host`,
-			&client.Fault{Rule: 2, Action: "close", Dir: client.In, Kind: "response", ID: jsonrpc.String("a b"), Method: "tools/call"}},
+			&client.Fault{Rule: 2, Action: "close", Dir: client.In, Kind: jsonrpc.KindResponse, ID: jsonrpc.String("a b"), Method: "tools/call"}},
 		{"fault rule 3 (error:to-server,tool=delete,code=-32603,message=x) boom) answered the request id 9 (tools/call delete) with error -32603 \"x) boom\" instead of forwarding it to-server",
-			&client.Fault{Rule: 3, Action: "error", Dir: client.Out, Kind: "request", ID: jsonrpc.Int(9), Method: "tools/call"}},
+			&client.Fault{Rule: 3, Action: "error", Dir: client.Out, Kind: jsonrpc.KindRequest, ID: jsonrpc.Int(9), Method: "tools/call"}},
 		{"fault rule 4 (stall:to-host,method=notifications/progress,ms=50) stalled to-host for 50ms after a notification (notifications/progress)",
-			&client.Fault{Rule: 4, Action: "stall", Dir: client.In, Kind: "notification"}},
+			&client.Fault{Rule: 4, Action: "stall", Dir: client.In, Kind: jsonrpc.KindNotification}},
 		{"fault rule 5 (noise:to-server) wrote a noise line to the host (at the request id 1 (initialize) to-server)",
-			&client.Fault{Rule: 5, Action: "noise", Dir: client.Out, Kind: "request", ID: jsonrpc.Int(1), Method: "initialize"}},
+			&client.Fault{Rule: 5, Action: "noise", Dir: client.Out, Kind: jsonrpc.KindRequest, ID: jsonrpc.Int(1), Method: "initialize"}},
 		{"fault rule 1: drop:to-host,tool=echo", nil},
 		{"fault rules on (--seed 7): frames are recorded as the host sent and received them", nil},
 		{"sonde tap: stopped after 3 requests", nil},
@@ -41,7 +41,7 @@ func TestLegacyFault(t *testing.T) {
 // TestFaultRoundTrip: a note's Fault is written in a 1.4 file and read
 // back whole; a note without one stays without.
 func TestFaultRoundTrip(t *testing.T) {
-	f := &client.Fault{Rule: 2, Action: "drop", Dir: client.In, Kind: "response", ID: jsonrpc.String("7"), Method: "tools/call"}
+	f := &client.Fault{Rule: 2, Action: "drop", Dir: client.In, Kind: jsonrpc.KindResponse, ID: jsonrpc.String("7"), Method: "tools/call"}
 	var buf bytes.Buffer
 	rec, err := NewRecorder(&buf, Options{})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
@@ -245,10 +246,10 @@ type HTTPRec struct {
 // FaultRec (1.4) is what a fault rule of sonde tap --fault did, on the note
 // that says it in words (client.Fault).
 type FaultRec struct {
-	Rule   int         `json:"rule"`
-	Action string      `json:"action"`
-	Dir    string      `json:"dir"`              // "out" (to the server) or "in" (to the host)
-	Kind   string      `json:"kind,omitempty"`   // the frame's kind
-	ID     *jsonrpc.ID `json:"id,omitempty"`     // the frame's id (a response's: its request's)
-	Method string      `json:"method,omitempty"` // the frame's method, or a response's request's
+	Rule   int                `json:"rule"`
+	Action client.FaultAction `json:"action"`
+	Dir    string             `json:"dir"`              // "out" (to the server) or "in" (to the host)
+	Kind   string             `json:"kind,omitempty"`   // the frame's kind
+	ID     *jsonrpc.ID        `json:"id,omitempty"`     // the frame's id (a response's: its request's)
+	Method string             `json:"method,omitempty"` // the frame's method, or a response's request's
 }

@@ -145,7 +145,7 @@ func (e *Engine) rand(rule int, d Direction) *rand.Rand {
 type frame struct {
 	msg    jsonrpc.Message
 	ok     bool
-	kind   string
+	kind   jsonrpc.Kind
 	method string
 	tool   string
 	id     string
@@ -169,7 +169,7 @@ func (e *Engine) classify(d Direction, line []byte) frame {
 	f.msg, f.ok = m, true
 	switch m.Kind {
 	case jsonrpc.KindRequest:
-		f.kind, f.method, f.id, f.hasID = "request", m.Method, m.ID.String(), true
+		f.kind, f.method, f.id, f.hasID = jsonrpc.KindRequest, m.Method, m.ID.String(), true
 		if m.Method == "tools/call" {
 			var p struct {
 				Name string `json:"name"`
@@ -192,9 +192,9 @@ func (e *Engine) classify(d Direction, line []byte) frame {
 			reqs[f.id] = reqInfo{short(f.method), short(f.tool)}
 		}
 	case jsonrpc.KindNotification:
-		f.kind, f.method = "notification", m.Method
+		f.kind, f.method = jsonrpc.KindNotification, m.Method
 	case jsonrpc.KindResponse:
-		f.kind, f.id, f.hasID = "response", m.ID.String(), true
+		f.kind, f.id, f.hasID = jsonrpc.KindResponse, m.ID.String(), true
 		reqs := e.reqs[other(d)]
 		if q, ok := reqs[f.id]; ok {
 			f.method, f.tool = q.method, q.tool
@@ -217,7 +217,7 @@ func (r *Rule) filters(d Direction, f *frame) bool {
 	if r.Dir != Both && r.Dir != d {
 		return false
 	}
-	if r.Kind != "" && r.Kind != f.kind {
+	if r.Kind != jsonrpc.KindInvalid && r.Kind != f.kind {
 		return false
 	}
 	if r.Method != "" && r.Method != f.method {
@@ -247,10 +247,10 @@ type Note struct {
 	Rule   int    // the rule's number
 	Action Action // what it did
 	Dir    Direction
-	// Kind is the frame's kind (request, response, notification), "" for
-	// a line that is not a JSON-RPC message (and for a release of held
-	// frames).
-	Kind string
+	// Kind is the frame's kind (request, response, notification),
+	// jsonrpc.KindInvalid for a line that is not a JSON-RPC message (and
+	// for a release of held frames).
+	Kind jsonrpc.Kind
 	// ID is the frame's id (a response's is the id of the request it
 	// answers); invalid when it has none.
 	ID jsonrpc.ID
@@ -283,9 +283,9 @@ func (f *frame) describe() string {
 	}
 	what := ""
 	switch f.kind {
-	case "request":
+	case jsonrpc.KindRequest:
 		what = "the request id " + clip(f.id)
-	case "response":
+	case jsonrpc.KindResponse:
 		what = "the response to id " + clip(f.id)
 	default:
 		what = "a notification"
@@ -344,7 +344,7 @@ func (e *Engine) Apply(d Direction, line []byte) Effect {
 		case Corrupt:
 			corruptLines(r, d, &f, &eff, note)
 		case Error:
-			if !f.ok || f.kind != "request" {
+			if !f.ok || f.kind != jsonrpc.KindRequest {
 				continue
 			}
 			ans, err := jsonrpc.EncodeError(f.msg.ID, &jsonrpc.Error{Code: r.Code, Message: r.Message})

@@ -7,7 +7,8 @@
 // decides for one whole line; a Pipe carries both directions of a session
 // through the rules a line at a time, over the writers it is given (the
 // tap's, or replay --serve's). It knows nothing of processes. It imports
-// only the standard library and jsonrpc.
+// only the standard library, jsonrpc and client (for the type of a fault
+// action, client.FaultAction).
 package chaos
 
 import (
@@ -18,6 +19,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 	"time"
 )
 
@@ -42,21 +46,22 @@ func (d Direction) String() string {
 	return "both"
 }
 
-// Action is what a rule does to a frame it matches.
-type Action string
+// Action is what a rule does to a frame it matches: the client's type, so
+// a note's action reaches a capture and the UI as it is.
+type Action = client.FaultAction
 
 // The actions.
 const (
-	Delay     Action = "delay"     // hold the frame (and those after it) ms
-	Drop      Action = "drop"      // never forward the frame
-	Duplicate Action = "duplicate" // forward it n+1 times
-	Corrupt   Action = "corrupt"   // change its bytes (how=)
-	Error     Action = "error"     // answer a request with an error instead of forwarding it
-	Noise     Action = "noise"     // write a non-JSON line to the host before it
-	Stderr    Action = "stderr"    // write text to the host's stderr
-	Reorder   Action = "reorder"   // hold frames and release them reversed or shuffled
-	Stall     Action = "stall"     // forward the frame, then nothing more that way for ms
-	Close     Action = "close"     // close the stream instead of forwarding the frame
+	Delay     = client.FaultDelay     // hold the frame (and those after it) ms
+	Drop      = client.FaultDrop      // never forward the frame
+	Duplicate = client.FaultDuplicate // forward it n+1 times
+	Corrupt   = client.FaultCorrupt   // change its bytes (how=)
+	Error     = client.FaultError     // answer a request with an error instead of forwarding it
+	Noise     = client.FaultNoise     // write a non-JSON line to the host before it
+	Stderr    = client.FaultStderr    // write text to the host's stderr
+	Reorder   = client.FaultReorder   // hold frames and release them reversed or shuffled
+	Stall     = client.FaultStall     // forward the frame, then nothing more that way for ms
+	Close     = client.FaultClose     // close the stream instead of forwarding the frame
 )
 
 var knownKeys = map[string]bool{
@@ -64,6 +69,9 @@ var knownKeys = map[string]bool{
 	"p": true, "ms": true, "n": true, "how": true, "code": true, "message": true, "text": true,
 	"window": true, "order": true, "during": true,
 }
+
+// kinds are the words a rule names a frame's kind by.
+var kinds = map[string]jsonrpc.Kind{"request": jsonrpc.KindRequest, "response": jsonrpc.KindResponse, "notification": jsonrpc.KindNotification}
 
 var actions = map[Action]bool{Delay: true, Drop: true, Duplicate: true, Corrupt: true, Error: true, Noise: true, Stderr: true, Reorder: true, Stall: true, Close: true}
 
@@ -85,13 +93,13 @@ type Rule struct {
 	Action Action
 	// Match.
 	Dir    Direction
-	Kind   string // "", "request", "response", "notification"
-	Method string // a request's method; a response's, the method of the request it answers
-	Tool   string // the tool of a tools/call request, or of the request a response answers
-	ID     string // the id as on the wire: 7, or "7" (quoted) for a string id
-	Every  int    // only every Nth match (0: all)
-	After  int    // only after the first N matches
-	Max    int    // acts at most N times (0: no limit)
+	Kind   jsonrpc.Kind // jsonrpc.KindInvalid for any
+	Method string       // a request's method; a response's, the method of the request it answers
+	Tool   string       // the tool of a tools/call request, or of the request a response answers
+	ID     string       // the id as on the wire: 7, or "7" (quoted) for a string id
+	Every  int          // only every Nth match (0: all)
+	After  int          // only after the first N matches
+	Max    int          // acts at most N times (0: no limit)
 	P      float64
 	pSet   bool
 	// During is a time window from the start of the session (the
@@ -221,10 +229,10 @@ func (r *Rule) bare(item string) string {
 		}
 		r.Dir = map[string]Direction{"to-server": ToServer, "to-host": ToHost}[item]
 	case "request", "response", "notification":
-		if r.Kind != "" {
+		if r.Kind != jsonrpc.KindInvalid {
 			return "a second kind " + strconv.Quote(item)
 		}
-		r.Kind = item
+		r.Kind = kinds[item]
 	default:
 		return fmt.Sprintf("unknown item %q (want to-server, to-host, request, response, notification or key=value)", item)
 	}
@@ -235,10 +243,10 @@ func (r *Rule) option(key, val string) *problem {
 	var p *problem
 	switch key {
 	case "kind":
-		if val != "request" && val != "response" && val != "notification" {
+		if kinds[val] == jsonrpc.KindInvalid {
 			return bad("kind=%s: want request, response or notification", quote(val))
 		}
-		r.Kind = val
+		r.Kind = kinds[val]
 	case "dir", "direction":
 		if val != "to-server" && val != "to-host" {
 			return bad("%s=%s: want to-server or to-host", key, quote(val))
@@ -407,10 +415,10 @@ func (r *Rule) check(seen map[string]bool) string {
 			return "corrupt needs how=truncate, break-json, string-id or result-and-error"
 		}
 	case Error:
-		if r.Kind != "" && r.Kind != "request" {
-			return "error answers requests: kind=" + r.Kind + " never matches"
+		if r.Kind != jsonrpc.KindInvalid && r.Kind != jsonrpc.KindRequest {
+			return "error answers requests: kind=" + r.Kind.String() + " never matches"
 		}
-		r.Kind = "request"
+		r.Kind = jsonrpc.KindRequest
 	case Noise:
 		if r.Text2 == "" {
 			r.Text2 = "sonde chaos: noise on stdout"

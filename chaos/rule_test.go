@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
 // TestParseExamples: the examples parse to what they say.
@@ -20,12 +22,12 @@ func TestParseExamples(t *testing.T) {
 		}},
 		{"delay:to-host,ms=100-500", func(r *Rule) bool { return r.MinMS == 100 && r.MaxMS == 500 }},
 		{"duplicate:to-host,kind=response,every=5", func(r *Rule) bool {
-			return r.Action == Duplicate && r.Kind == "response" && r.Every == 5 && r.Times == 1
+			return r.Action == Duplicate && r.Kind == jsonrpc.KindResponse && r.Every == 5 && r.Times == 1
 		}},
-		{"duplicate:to-host,response,n=3", func(r *Rule) bool { return r.Kind == "response" && r.Times == 3 }},
+		{"duplicate:to-host,response,n=3", func(r *Rule) bool { return r.Kind == jsonrpc.KindResponse && r.Times == 3 }},
 		{"drop:to-host,method=notifications/progress,p=0.5", func(r *Rule) bool { return r.Action == Drop && r.P == 0.5 && r.pSet }},
 		{"corrupt:to-host,tool=search,how=string-id", func(r *Rule) bool { return r.How == HowStringID && r.Tool == "search" }},
-		{"error:to-server,tool=delete,code=-32603,message=boom", func(r *Rule) bool { return r.Code == -32603 && r.Message == "boom" && r.Kind == "request" }},
+		{"error:to-server,tool=delete,code=-32603,message=boom", func(r *Rule) bool { return r.Code == -32603 && r.Message == "boom" && r.Kind == jsonrpc.KindRequest }},
 		{"noise:to-host", func(r *Rule) bool { return r.Action == Noise && r.Text2 != "" }},
 		{"stderr:to-server,method=initialize,text=hello there", func(r *Rule) bool { return r.Text2 == "hello there" }},
 		{"drop", func(r *Rule) bool { return r.Dir == Both }},

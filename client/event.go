@@ -80,44 +80,6 @@ func (ev Event) StartsSession() bool {
 	return ev.Kind == EvProcess && ev.Proc != nil && (ev.Proc.What == ProcStart || ev.Proc.What == ProcConnect)
 }
 
-// Fault is what a fault rule of sonde tap --fault (or replay --serve
-// --fault) did to one frame, on the note that says it in words
-// (docs/chaos.md): what a consumer acts on, never the words.
-type Fault struct {
-	// Rule is the rule's number (from 1, in the order given).
-	Rule int
-	// Action is the rule's action: delay, drop, duplicate, corrupt, error,
-	// noise, stderr, stall, close or reorder.
-	Action string
-	// Dir is the way the frame went: Out from the host to the server, In
-	// from the server to the host.
-	Dir Direction
-	// Kind is the frame's kind (request, response, notification), empty
-	// for a line that is not a JSON-RPC message and for the release of
-	// frames a reorder rule held.
-	Kind string
-	// ID is the frame's id (a response's is its request's); invalid when
-	// the frame has none.
-	ID jsonrpc.ID
-	// Method is the frame's method, or a response's request's (when known).
-	Method string
-}
-
-// KeptAnswer reports whether the rule kept a response from the side that
-// asked (dropped it, or closed the stream instead of forwarding it), and
-// so left that request waiting: then it returns the request's direction
-// and id.
-func (f *Fault) KeptAnswer() (Direction, jsonrpc.ID, bool) {
-	if f == nil || f.Kind != "response" || !f.ID.IsValid() || (f.Action != "drop" && f.Action != "close") {
-		return 0, jsonrpc.ID{}, false
-	}
-	// A response going to the host answers the host's request (Out).
-	if f.Dir == In {
-		return Out, f.ID, true
-	}
-	return In, f.ID, true
-}
-
 // Verdict is what a frame did, from the pending map's point of view.
 type Verdict string
 

@@ -28,6 +28,16 @@ type Result struct {
 	Duration time.Duration
 }
 
+// Phase is where a call or a server failed.
+type Phase string
+
+// The phases.
+const (
+	PhaseStart Phase = "start" // spawn or handshake
+	PhaseCall  Phase = "call"  // the call itself
+	PhaseExit  Phase = "exit"  // the server's process ended
+)
+
 // CallError is a call that failed: the client's error (its code), with the
 // server, the tool and the request's id, the structured Reason when the
 // call was stopped rather than answered, and whether its execution is
@@ -36,8 +46,9 @@ type CallError struct {
 	Server string
 	Tool   string
 	ID     string
-	// Phase is where it failed: "start" (spawn or handshake) or "call".
-	Phase string
+	// Phase is where it failed: PhaseStart or PhaseCall (PhaseExit for
+	// a server's report).
+	Phase Phase
 	// Reason is why the call was stopped (user cancel, budget stop,
 	// process failure), nil when the server answered (an error) or the
 	// call's own deadline passed.
@@ -70,7 +81,7 @@ func (e *CallError) Unwrap() error { return e.Err }
 func (m *Manager) Call(ctx context.Context, name, tool string, args any, o client.CallOptions) (*Result, error) {
 	start := time.Now()
 	res := &Result{Server: name, Tool: tool}
-	fail := func(phase, id string, err error, readOnly, sent bool) (*Result, error) {
+	fail := func(phase Phase, id string, err error, readOnly, sent bool) (*Result, error) {
 		ce := &CallError{Server: name, Tool: tool, ID: id, Phase: phase, Duration: time.Since(start), Err: err}
 		var r *Reason
 		switch {
@@ -79,13 +90,13 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args any, o clien
 		case client.CodeOf(err) == client.CodeProcessExit || client.CodeOf(err) == client.CodeFlood:
 			ce.Reason = &Reason{Kind: ProcessFailure, Detail: err.Error()}
 		}
-		ce.Uncertain = phase == "call" && client.Uncertain(readOnly, sent, err)
+		ce.Uncertain = phase == PhaseCall && client.Uncertain(readOnly, sent, err)
 		res.Duration = ce.Duration
 		return res, ce
 	}
 	raw, err := rawArgs(args)
 	if err != nil {
-		return fail("call", "", &client.Error{Code: client.CodeProtocol, Message: "arguments: " + err.Error()}, true, false)
+		return fail(PhaseCall, "", &client.Error{Code: client.CodeProtocol, Message: "arguments: " + err.Error()}, true, false)
 	}
 	// The call's own context ignores ctx's end: the hook below turns that
 	// end into a Reason, as Stop does, so that every stop has one.
@@ -95,7 +106,7 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args any, o clien
 	m.mu.Lock()
 	if m.stopping {
 		m.mu.Unlock()
-		return fail("start", "", &client.Error{Code: client.CodeClosed, Message: "server " + name + ": the manager is stopping"}, true, false)
+		return fail(PhaseStart, "", &client.Error{Code: client.CodeClosed, Message: "server " + name + ": the manager is stopping"}, true, false)
 	}
 	m.calls[entry] = struct{}{}
 	m.callWG.Add(1)
@@ -111,7 +122,7 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args any, o clien
 
 	c, err := m.Client(callCtx, name)
 	if err != nil {
-		return fail("start", "", err, true, false)
+		return fail(PhaseStart, "", err, true, false)
 	}
 	readOnly := m.readOnly(callCtx, name, c, tool)
 	call := c.GoTool(callCtx, tool, raw, o)
@@ -121,11 +132,11 @@ func (m *Manager) Call(ctx context.Context, name, tool string, args any, o clien
 		res.ID = ""
 	}
 	if err != nil {
-		return fail("call", res.ID, err, readOnly, res.ID != "")
+		return fail(PhaseCall, res.ID, err, readOnly, res.ID != "")
 	}
 	tr, err := client.ToolResult(tool, out)
 	if err != nil {
-		return fail("call", res.ID, err, true, false)
+		return fail(PhaseCall, res.ID, err, true, false)
 	}
 	res.Result, res.Raw, res.Duration = tr, out, time.Since(start)
 	return res, nil

@@ -199,7 +199,7 @@ type server struct {
 	pid      int
 	exit     *transport.Exit
 	lastErr  error
-	phase    string // where lastErr happened: "start" or "exit"
+	phase    Phase // where lastErr happened: PhaseStart or PhaseExit
 	tools    []mcp.Tool
 	ours     bool // the manager closed the client (not a failure)
 }
@@ -371,7 +371,7 @@ func (m *Manager) startUnlock(ctx context.Context, name string, s *server) (*cli
 	if err != nil {
 		s.state = Failed
 		if ctx.Err() == nil {
-			m.failLocked(s, err, "start")
+			m.failLocked(s, err, PhaseStart)
 		} else {
 			s.state = NotStarted
 		}
@@ -465,7 +465,7 @@ func (m *Manager) endedLocked(s *server, c *client.Client) {
 	if s.ours || c.Stopped() {
 		s.state = Stopped
 	} else {
-		m.failLocked(s, endedErr(s), "exit")
+		m.failLocked(s, endedErr(s), PhaseExit)
 	}
 	go c.Close()
 }
@@ -495,11 +495,11 @@ func endedErr(s *server) error {
 	return &client.Error{Code: client.CodeProcessExit, Message: "server " + s.spec.Name + ": the connection ended"}
 }
 
-// failLocked counts a failure of s (in phase "start" or "exit") against
+// failLocked counts a failure of s (in PhaseStart or PhaseExit) against
 // the policy: the count resets
 // first if the server had been healthy; past MaxFailures the server is
 // quarantined under its hash, else it backs off.
-func (m *Manager) failLocked(s *server, err error, phase string) {
+func (m *Manager) failLocked(s *server, err error, phase Phase) {
 	now := time.Now()
 	r := m.recs[s.spec.Name]
 	if r == nil || r.Hash != s.hash {

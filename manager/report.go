@@ -39,7 +39,7 @@ type Report struct {
 	Method   string    `json:"method"`
 	Tool     string    `json:"tool,omitempty"`
 	ID       string    `json:"id,omitempty"`
-	Phase    string    `json:"phase"`
+	Phase    Phase     `json:"phase"`
 	Code     string    `json:"code"`
 	RPCCode  *int64    `json:"rpc_code,omitempty"`
 	Message  string    `json:"message"`
@@ -117,7 +117,7 @@ func BuildReport(ce *CallError, f Failure, args any, o ReportOptions) *Report {
 	if r.Code == "" {
 		r.Code = "MCP_ERROR"
 	}
-	if ce.Phase == "start" {
+	if ce.Phase == PhaseStart {
 		r.Method = "initialize"
 	}
 	if ce.Reason != nil {
@@ -162,7 +162,7 @@ func (m *Manager) ServerReport(name string) *Report {
 	ce := &CallError{Server: name, Phase: s.phase, Err: s.lastErr}
 	m.mu.Unlock()
 	r := m.Report(ce, nil, ReportOptions{})
-	if ce.Phase == "exit" {
+	if ce.Phase == PhaseExit {
 		r.Method = ""
 	}
 	return r
@@ -216,7 +216,7 @@ func (r *Report) WriteText(w io.Writer) {
 		req += " id " + r.ID
 	}
 	line("request", req)
-	line("phase", r.Phase)
+	line("phase", string(r.Phase))
 	code := r.Code
 	if r.RPCCode != nil {
 		code += " (" + strconv.FormatInt(*r.RPCCode, 10) + ")"

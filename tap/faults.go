@@ -34,5 +34,5 @@ func faultOf(n chaos.Note) *client.Fault {
 	if n.Dir == chaos.ToHost {
 		d = client.In
 	}
-	return &client.Fault{Rule: n.Rule, Action: string(n.Action), Dir: d, Kind: n.Kind, ID: n.ID, Method: n.Method}
+	return &client.Fault{Rule: n.Rule, Action: n.Action, Dir: d, Kind: n.Kind, ID: n.ID, Method: n.Method}
 }

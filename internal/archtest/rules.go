@@ -104,8 +104,8 @@ func Rules() []Rule {
 		// official SDK and its OTLP exporters (docs/otel.md).
 		{Pkg: "observe", Internal: []string{"client", "jsonrpc", "mcp"}, External: []string{"go.opentelemetry.io/", "google.golang.org/protobuf/"}},
 		// The fault rules of sonde tap --fault: a language and a decision
-		// per line, no processes, no pipes.
-		{Pkg: "chaos", Internal: []string{"jsonrpc"}},
+		// per line, no processes, no pipes (client for the action's type).
+		{Pkg: "chaos", Internal: []string{"jsonrpc", "client"}},
 		// The filter language (docs/filter.md): a query over client events.
 		{Pkg: "filter", Internal: []string{"client", "jsonrpc", "mcp", "internal/textfmt"}},
 		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter"}, folds...), External: charm},

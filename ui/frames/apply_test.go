@@ -239,7 +239,7 @@ func TestFaultRows(t *testing.T) {
 		req,
 		{Seq: 2, Time: start.Add(5 * time.Millisecond), Kind: client.EvNote, Note: "fault rule 1: drop:to-host,id=1"},
 		{Seq: 3, Time: start.Add(10 * time.Millisecond), Kind: client.EvNote, Note: "fault rule 1 (drop:to-host,id=1) dropped the response to id 1 (initialize) to-host",
-			Fault: &client.Fault{Rule: 1, Action: "drop", Dir: client.In, Kind: "response", ID: jsonrpc.Int(1), Method: "initialize"}},
+			Fault: &client.Fault{Rule: 1, Action: "drop", Dir: client.In, Kind: jsonrpc.KindResponse, ID: jsonrpc.Int(1), Method: "initialize"}},
 	})
 	if m.Len() != 2 {
 		t.Fatalf("Len %d, want 2 rows", m.Len())

@@ -450,7 +450,7 @@ func faultedAnswer(f *client.Fault) (reqKey, string, bool) {
 		return reqKey{}, "", false
 	}
 	verb := "dropped"
-	if f.Action == "close" {
+	if f.Action == client.FaultClose {
 		verb = "closed"
 	}
 	return reqKey{dir, id}, verb + " by fault rule " + strconv.Itoa(f.Rule), true

@@ -361,10 +361,10 @@ func TestFaultDropped(t *testing.T) {
 		queued(0, 7, "tools/call", "echo", 30000), out(1, 7, "tools/call", client.StateSent),
 		queued(2, 8, "tools/call", "echo", 30000), out(3, 8, "tools/call", client.StateSent),
 		note(5, "fault rule 2 (drop:to-host,tool=echo,id=7) dropped the response to id 7 (tools/call echo) to-host",
-			&client.Fault{Rule: 2, Action: "drop", Dir: client.In, Kind: "response", ID: jsonrpc.Int(7), Method: "tools/call"}),
+			&client.Fault{Rule: 2, Action: "drop", Dir: client.In, Kind: jsonrpc.KindResponse, ID: jsonrpc.Int(7), Method: "tools/call"}),
 		// A string id "8" is not the request 8.
 		note(6, `fault rule 3 (drop:to-host,id="8") dropped the response to id "8" to-host`,
-			&client.Fault{Rule: 3, Action: "drop", Dir: client.In, Kind: "response", ID: jsonrpc.String("8")}),
+			&client.Fault{Rule: 3, Action: "drop", Dir: client.In, Kind: jsonrpc.KindResponse, ID: jsonrpc.String("8")}),
 		// The same words without the fields are a note, not a fault.
 		note(7, "fault rule 4 (drop:to-host,id=8) dropped the response to id 8 (tools/call echo) to-host", nil),
 	})
@@ -377,8 +377,8 @@ func TestFaultDropped(t *testing.T) {
 		key  reqKey
 		what string
 	}{
-		{client.Fault{Rule: 1, Action: "close", Dir: client.In, Kind: "response", ID: jsonrpc.Int(3)}, reqKey{client.Out, jsonrpc.Int(3)}, "closed by fault rule 1"},
-		{client.Fault{Rule: 4, Action: "drop", Dir: client.Out, Kind: "response", ID: jsonrpc.String("a b")}, reqKey{client.In, jsonrpc.String("a b")}, "dropped by fault rule 4"},
+		{client.Fault{Rule: 1, Action: "close", Dir: client.In, Kind: jsonrpc.KindResponse, ID: jsonrpc.Int(3)}, reqKey{client.Out, jsonrpc.Int(3)}, "closed by fault rule 1"},
+		{client.Fault{Rule: 4, Action: "drop", Dir: client.Out, Kind: jsonrpc.KindResponse, ID: jsonrpc.String("a b")}, reqKey{client.In, jsonrpc.String("a b")}, "dropped by fault rule 4"},
 	} {
 		k, what, ok := faultedAnswer(&tc.f)
 		if !ok || k != tc.key || what != tc.what {
@@ -387,9 +387,9 @@ func TestFaultDropped(t *testing.T) {
 	}
 	for _, f := range []*client.Fault{
 		nil,
-		{Rule: 1, Action: "delay", Dir: client.In, Kind: "response", ID: jsonrpc.Int(3)},
-		{Rule: 1, Action: "drop", Dir: client.In, Kind: "request", ID: jsonrpc.Int(3)},
-		{Rule: 1, Action: "drop", Dir: client.In, Kind: "response"},
+		{Rule: 1, Action: "delay", Dir: client.In, Kind: jsonrpc.KindResponse, ID: jsonrpc.Int(3)},
+		{Rule: 1, Action: "drop", Dir: client.In, Kind: jsonrpc.KindRequest, ID: jsonrpc.Int(3)},
+		{Rule: 1, Action: "drop", Dir: client.In, Kind: jsonrpc.KindResponse},
 	} {
 		if _, _, ok := faultedAnswer(f); ok {
 			t.Errorf("%+v read as a kept answer", f)

@@ -223,7 +223,7 @@ func (fn *faultNotes) see(ev client.Event, found []lint.Finding) {
 			fn.pending, fn.framed, fn.grace = nil, false, 0
 		}
 		fn.pending = append(fn.pending, ev.Note)
-		if ev.Fault.Action == "duplicate" {
+		if ev.Fault.Action == client.FaultDuplicate {
 			fn.grace = 1
 		}
 	case ev.Kind == client.EvFrame && len(fn.pending) > 0:

@@ -138,11 +138,11 @@ func reportOne(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect
 	case len(t.Argv) > 0:
 		name = filepath.Base(t.Argv[0])
 	}
-	ce := manager.CallError{Tool: tool, Phase: "call", Err: err}
+	ce := manager.CallError{Tool: tool, Phase: manager.PhaseCall, Err: err}
 	if found := (*manager.CallError)(nil); errors.As(err, &found) {
 		ce = *found // a copy: the error returned is left as it is
 	} else if c == nil {
-		ce.Phase = "start"
+		ce.Phase = manager.PhaseStart
 	}
 	ce.Server = name
 	f := manager.Failure{Hash: manager.Hash(manager.Spec{Name: name, Argv: t.Argv, URL: t.URL, Env: t.Env, Cwd: t.Cwd}), Where: "command line", Hide: t.Hide}

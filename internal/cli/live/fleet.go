@@ -180,7 +180,7 @@ func callOne(ctx context.Context, c *client.Client, tool string, args json.RawMe
 	raw, err := call.Wait()
 	if err != nil {
 		sent := call.ID.IsValid()
-		ce := &manager.CallError{Tool: tool, Phase: "call", Duration: call.Latency(), Err: err}
+		ce := &manager.CallError{Tool: tool, Phase: manager.PhaseCall, Duration: call.Latency(), Err: err}
 		if sent {
 			ce.ID = call.ID.String()
 		}

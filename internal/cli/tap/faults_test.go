@@ -195,7 +195,7 @@ func TestFaultActions(t *testing.T) {
 			marked := 0
 			for _, r := range readCapture(t, rec) {
 				if r.Type == capture.TypeNote && strings.Contains(r.Note, tc.note) {
-					if r.Fault == nil || r.Fault.Rule != 1 || r.Fault.Action != action {
+					if r.Fault == nil || r.Fault.Rule != 1 || string(r.Fault.Action) != action {
 						t.Errorf("note %q: fault %+v", r.Note, r.Fault)
 					}
 					marked++
