@@ -16,6 +16,14 @@ type Sink interface {
 	Apply(ev Event)
 }
 
+// Ender is a Sink that is also told, once, that the stream ended: after
+// its last event is applied and before Done is closed, with the count of
+// the events its subscription missed (Following.Missed).
+type Ender interface {
+	Sink
+	End(missed uint64)
+}
+
 // SinkFunc is a function used as a Sink.
 type SinkFunc func(ev Event)
 
@@ -34,8 +42,8 @@ type Following struct {
 
 // Follow subscribes to src (with a buffer of DefaultFollowBuffer events)
 // and applies each of its events to every sink, in order, on a goroutine of
-// its own, until src closes the subscription or ctx is cancelled; then Done
-// is closed. Subscribe before the source starts to see every event.
+// its own, until src closes the subscription or ctx is cancelled; then
+// the sinks that are Enders are told, and Done is closed. Subscribe before the source starts to see every event.
 func Follow(ctx context.Context, src Source, sinks ...Sink) *Following {
 	return FollowN(ctx, src, DefaultFollowBuffer, sinks...)
 }
@@ -50,13 +58,18 @@ func FollowN(ctx context.Context, src Source, n int, sinks ...Sink) *Following {
 	stop := context.AfterFunc(ctx, f.sub.Close)
 	go func() {
 		defer close(f.done)
-		defer stop()
 		for ev := range f.sub.C {
 			if ctx.Err() != nil {
 				continue
 			}
 			for _, s := range sinks {
 				s.Apply(ev)
+			}
+		}
+		stop()
+		for _, s := range sinks {
+			if e, ok := s.(Ender); ok {
+				e.End(f.sub.Missed())
 			}
 		}
 	}()

@@ -150,3 +150,33 @@ func TestFollowGrowingSubscriptionCancelled(t *testing.T) {
 type growingSource struct{ o *Observer }
 
 func (g growingSource) Subscribe(int) *Subscription { return g.o.SubscribeGrowing(1, 1000) }
+
+// ended is a sink that records when and how it was told the end.
+type ended struct {
+	recorded
+	ends   int
+	missed uint64
+}
+
+func (e *ended) End(missed uint64) { e.ends++; e.missed = missed }
+
+func TestFollowTellsEndersOnceBeforeDone(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	o := NewObserver(0)
+	e := &ended{recorded: recorded{gate: make(chan struct{})}}
+	f := FollowN(context.Background(), o, 1, e)
+	o.Note("first", time.Time{})
+	deadline := time.Now().Add(followWait)
+	for len(e.got()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	for range 9 {
+		o.Note("n", time.Time{})
+	}
+	close(e.gate)
+	o.Close()
+	waitDone(t, f)
+	if e.ends != 1 || e.missed != f.Missed() || e.missed == 0 {
+		t.Errorf("End called %d times with missed %d (Missed %d), want once with the missed count", e.ends, e.missed, f.Missed())
+	}
+}
