@@ -217,10 +217,8 @@ func (r *Recorder) flushLocked() {
 }
 
 // Source is an event stream a Recorder can follow: a *client.Client, or a
-// *client.Observer (a session seen by sonde tap).
-type Source interface {
-	Subscribe(n int) *client.Subscription
-}
+// *client.Observer (a session seen by sonde tap); client.Source.
+type Source = client.Source
 
 // Follow subscribes to c and records its events until c is closed. Call it
 // before c.Connect to record the whole session. Another client (a restart)

@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -13,10 +14,10 @@ import (
 // succeeded N after the deadline", and the --timeout that would have been
 // enough). Close can wait for those still missing (--linger).
 type lateWatch struct {
-	c    *client.Client
-	sub  *client.Subscription
-	w    io.Writer
-	done chan struct{}
+	c      *client.Client
+	w      io.Writer
+	follow *client.Following
+	n      int // late answers seen
 }
 
 // lateShown is how many late answers are printed one by one; the rest
@@ -24,23 +25,19 @@ type lateWatch struct {
 const lateShown = 10
 
 func startLateWatch(c *client.Client, w io.Writer) *lateWatch {
-	l := &lateWatch{c: c, sub: c.Subscribe(1024), w: w, done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		n := 0
-		for ev := range l.sub.C {
-			if ev.Kind != client.EvFrame || ev.Frame.Late == nil {
-				continue
-			}
-			if n++; n <= lateShown {
-				fmt.Fprintln(l.w, "sonde: "+LateText(ev.Frame.Late))
-			}
-		}
-		if n > lateShown {
-			fmt.Fprintf(l.w, "sonde: and %d more late answers\n", n-lateShown)
-		}
-	}()
+	l := &lateWatch{c: c, w: w}
+	l.follow = client.FollowN(context.Background(), c, 1024, l)
 	return l
+}
+
+// Apply prints a late answer, the first lateShown of them (client.Sink).
+func (l *lateWatch) Apply(ev client.Event) {
+	if ev.Kind != client.EvFrame || ev.Frame.Late == nil {
+		return
+	}
+	if l.n++; l.n <= lateShown {
+		fmt.Fprintln(l.w, "sonde: "+LateText(ev.Frame.Late))
+	}
 }
 
 // LateText is the sentence for a late answer: "late answer: tools/call
@@ -85,4 +82,12 @@ func (l *lateWatch) linger(d time.Duration) {
 }
 
 // wait returns once the watch has printed everything (its client closed).
-func (l *lateWatch) wait() { <-l.done }
+func (l *lateWatch) wait() { l.follow.Wait() }
+
+// End prints the count of the late answers not shown one by one
+// (client.Ender).
+func (l *lateWatch) End(uint64) {
+	if l.n > lateShown {
+		fmt.Fprintf(l.w, "sonde: and %d more late answers\n", l.n-lateShown)
+	}
+}

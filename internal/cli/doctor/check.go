@@ -158,21 +158,20 @@ func (c *checker) config(l *list, s hostconfig.Server) (*connect.Target, bool) {
 type events struct {
 	mu   sync.Mutex
 	evs  []client.Event
-	done chan struct{}
-	sub  *client.Subscription
+	done <-chan struct{}
 }
 
 func follow(c *client.Client) *events {
-	e := &events{done: make(chan struct{}), sub: c.Subscribe(1 << 14)}
-	go func() {
-		defer close(e.done)
-		for ev := range e.sub.C {
-			e.mu.Lock()
-			e.evs = append(e.evs, ev)
-			e.mu.Unlock()
-		}
-	}()
+	e := &events{}
+	e.done = client.FollowN(context.Background(), c, 1<<14, e).Done()
 	return e
+}
+
+// Apply gathers one event (client.Sink).
+func (e *events) Apply(ev client.Event) {
+	e.mu.Lock()
+	e.evs = append(e.evs, ev)
+	e.mu.Unlock()
 }
 
 // snapshot is the events so far.

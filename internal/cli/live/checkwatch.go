@@ -2,6 +2,7 @@ package live
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,12 +25,11 @@ const watchBuffer = 1 << 14
 // over --max-duration, and keeps what explains a start that failed (lines
 // on stdout that are not JSON-RPC, stderr, the exit).
 type checkWatch struct {
-	wg        sync.WaitGroup
 	mu        sync.Mutex
+	follows   []*client.Following // one per client followed
 	col       *gate.Collector
 	contracts *gate.Contracts
 	slow      []gate.Result
-	missed    uint64
 
 	noise     int    // lines on stdout that are not JSON-RPC
 	firstLine []byte // the first of them
@@ -44,20 +44,14 @@ func newCheckWatch(target string, stdio bool, failOn gate.FailOn, c *gate.Contra
 
 // follow subscribes to a client before it connects.
 func (w *checkWatch) follow(c *client.Client) {
-	sub := c.Subscribe(watchBuffer)
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		for ev := range sub.C {
-			w.see(ev)
-		}
-		w.mu.Lock()
-		w.missed += sub.Missed()
-		w.mu.Unlock()
-	}()
+	f := client.FollowN(context.Background(), c, watchBuffer, w)
+	w.mu.Lock()
+	w.follows = append(w.follows, f)
+	w.mu.Unlock()
 }
 
-func (w *checkWatch) see(ev client.Event) {
+// Apply folds one event of a followed client (client.Sink).
+func (w *checkWatch) Apply(ev client.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.col.Add(ev, 0)
@@ -79,7 +73,14 @@ func (w *checkWatch) see(ev client.Event) {
 
 // wait waits until every followed client's events are folded (the
 // clients are closed).
-func (w *checkWatch) wait() { w.wg.Wait() }
+func (w *checkWatch) wait() {
+	w.mu.Lock()
+	fs := w.follows
+	w.mu.Unlock()
+	for _, f := range fs {
+		f.Wait()
+	}
+}
 
 // why explains a start or handshake that failed with err, from what the
 // server did: for a server that could not start, that exited, or that did
@@ -154,8 +155,12 @@ func plural(n int, one, many string) string {
 func (w *checkWatch) report(env *cmdutil.Env, o *CheckOptions, steps []checkStep, names []string, listed bool) (*gate.Report, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.missed > 0 {
-		fmt.Fprintf(env.Err, "sonde: warning: check missed %d events of the session: lint and the outcomes may be incomplete\n", w.missed)
+	var missed uint64
+	for _, f := range w.follows {
+		missed += f.Missed()
+	}
+	if missed > 0 {
+		fmt.Fprintf(env.Err, "sonde: warning: check missed %d events of the session: lint and the outcomes may be incomplete\n", missed)
 	}
 	if err := o.Gate.CheckDrift(w.col, o.Gate.FailOnSet()); err != nil {
 		return nil, err
