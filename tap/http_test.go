@@ -1,7 +1,6 @@
 package tap
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -273,33 +272,6 @@ func TestProxyLoopbackHost(t *testing.T) {
 	defer up.mu.Unlock()
 	if up.seen != nil {
 		t.Errorf("the server got the refused request")
-	}
-}
-
-// TestSSESplitter: events split across chunks at every byte, with every
-// line end, give the same events.
-func TestSSESplitter(t *testing.T) {
-	stream := []byte(sseFirst + sseLast + "event: endpoint\rdata: /m\r\r")
-	var whole []sseEvent
-	s := &sseSplitter{max: 1 << 20}
-	s.feed(stream, true, func(e sseEvent) { whole = append(whole, e) })
-	if len(whole) != 3 || whole[0].id != "e1" || string(whole[1].data) != "{\"jsonrpc\":\"2.0\",\"id\":8,\n  \"result\":{}}" || whole[2].event != "endpoint" {
-		t.Fatalf("events: %+v", whole)
-	}
-	for cut := 1; cut < len(stream); cut++ {
-		var got []sseEvent
-		s := &sseSplitter{max: 1 << 20}
-		emit := func(e sseEvent) { got = append(got, e) }
-		s.feed(stream[:cut], false, emit)
-		s.feed(stream[cut:], true, emit)
-		if len(got) != len(whole) {
-			t.Fatalf("cut at %d: %d events, want %d", cut, len(got), len(whole))
-		}
-		for i := range got {
-			if got[i].event != whole[i].event || got[i].id != whole[i].id || !bytes.Equal(got[i].data, whole[i].data) || !bytes.Equal(got[i].raw, whole[i].raw) {
-				t.Fatalf("cut at %d: event %d %+v, want %+v", cut, i, got[i], whole[i])
-			}
-		}
 	}
 }
 

@@ -1,12 +1,13 @@
 package tap
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // maxEndpointHold bounds what the endpoint rewriter holds back while it
@@ -27,6 +28,7 @@ type endpointRewriter struct {
 	ex     *exchange
 	target *url.URL
 	done   bool   // the endpoint event went by: pass everything
+	begun  bool   // an event went by: held does not begin the stream
 	held   []byte // the current event, not yet passed
 	out    []byte // rewritten bytes ready for the reader
 	eof    error
@@ -62,7 +64,7 @@ func (e *endpointRewriter) Read(buf []byte) (int, error) {
 // event.
 func (e *endpointRewriter) scan() {
 	for !e.done {
-		next := eventEnd(e.held)
+		next := transport.SSEEventEnd(e.held)
 		if next < 0 {
 			if len(e.held) > maxEndpointHold {
 				e.out = append(e.out, e.held...)
@@ -73,7 +75,7 @@ func (e *endpointRewriter) scan() {
 		}
 		rewritten, dispatched := e.rewriteEndpoint(e.held[:next])
 		e.out = append(e.out, rewritten...)
-		e.held = e.held[next:]
+		e.held, e.begun = e.held[next:], true
 		// The legacy transport's endpoint event comes first: after
 		// the first event the host dispatches, whatever it was, the
 		// stream passes as read (what it does not dispatch, a comment,
@@ -84,49 +86,25 @@ func (e *endpointRewriter) scan() {
 	e.held = nil
 }
 
-// eventEnd returns the index just after the blank line that ends the
-// first event of b, or -1 when b holds no whole event yet.
-func eventEnd(b []byte) int {
-	start := 0 // where the current line starts
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\n' && b[i] != '\r' {
-			continue
-		}
-		j := i + 1
-		if b[i] == '\r' {
-			if j == len(b) {
-				return -1 // a "\n" may follow
-			}
-			if b[j] == '\n' {
-				j++
-			}
-		}
-		if i == start {
-			return j
-		}
-		start = j
-		i = j - 1
-	}
-	return -1
-}
-
 // rewriteEndpoint returns ev, rewritten when it is an endpoint event
 // whose URL, read as the host reads it (resolveEndpoint, against the
 // tap's URL the host opened the stream with), reaches the server: its
-// data lines become one, the same URL on the proxy's origin. An endpoint
+// data lines become one, the same URL on the proxy's origin
+// (transport.ReplaceSSEData: its other lines are kept as they are). An endpoint
 // the tap cannot read, or that names a third origin, is left as it is,
 // with a note (the host's POSTs would not go through the tap).
 // dispatched is false for a block the host does not dispatch (comments,
 // an id or retry alone: no data line), after which the endpoint event
 // may still come.
 func (e *endpointRewriter) rewriteEndpoint(ev []byte) (out []byte, dispatched bool) {
-	fields, data, ok := splitEvent(ev)
-	if !ok {
+	parsed, ok := transport.ParseSSEEvent(ev, !e.begun)
+	if !ok || !parsed.HasData {
 		return ev, false
 	}
-	if eventName(fields) != "endpoint" {
+	if parsed.Event != "endpoint" {
 		return ev, true
 	}
+	data := parsed.Data
 	base, err := url.Parse(e.ex.origin + e.ex.uri)
 	if err != nil || base.Host == "" {
 		return ev, true
@@ -150,41 +128,9 @@ func (e *endpointRewriter) rewriteEndpoint(ev []byte) (out []byte, dispatched bo
 	w := *u
 	w.Scheme, w.Host = base.Scheme, base.Host
 	e.p.learnEndpoint(e.ex, &w)
-	out = make([]byte, 0, len(ev)+len(base.Host))
-	replaced := false
-	for _, l := range splitKeep(ev) {
-		body := bytes.TrimRight(l, "\r\n")
-		if !bytes.Equal(body, []byte("data")) && !bytes.HasPrefix(body, []byte("data:")) {
-			out = append(out, l...)
-			continue
-		}
-		if replaced {
-			continue // the URL is on the first data line
-		}
-		replaced = true
-		prefix := "data:"
-		if bytes.HasPrefix(body, []byte("data: ")) {
-			prefix = "data: "
-		}
-		out = append(out, prefix...)
-		out = append(out, w.String()...)
-		out = append(out, l[len(body):]...)
-	}
+	out = transport.ReplaceSSEData(ev, !e.begun, []byte(w.String()))
 	note("sonde tap: endpoint event rewritten from %s to %s, so the host's POSTs come through the tap", shown, RedactURL(&w))
 	return out, true
-}
-
-// eventName is an event's type: its last event field's value (one
-// leading space dropped), "" when it has none.
-func eventName(fields [][]byte) string {
-	name := ""
-	for _, l := range fields {
-		f, v, _ := bytes.Cut(l, []byte(":"))
-		if string(f) == "event" {
-			name = string(bytes.TrimPrefix(v, []byte(" ")))
-		}
-	}
-	return name
 }
 
 // LegacySession starts the key ProxyOptions.Sessions gets for a session
@@ -232,30 +178,6 @@ func mustParse(s string) *url.URL {
 		return &url.URL{Opaque: "(unparsable)"}
 	}
 	return u
-}
-
-// splitKeep splits b into lines, each with its terminator ("\r\n", "\n"
-// or "\r").
-func splitKeep(b []byte) [][]byte {
-	var out [][]byte
-	start := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '\n':
-			out = append(out, b[start:i+1])
-			start = i + 1
-		case '\r':
-			if i+1 < len(b) && b[i+1] == '\n' {
-				i++
-			}
-			out = append(out, b[start:i+1])
-			start = i + 1
-		}
-	}
-	if start < len(b) {
-		out = append(out, b[start:])
-	}
-	return out
 }
 
 func (e *endpointRewriter) Close() error { return e.rc.Close() }

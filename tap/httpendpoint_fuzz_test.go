@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // FuzzEndpointRewriter: whatever a legacy server puts in its endpoint
@@ -49,29 +51,31 @@ func FuzzEndpointRewriter(f *testing.F) {
 			t.Fatalf("%q: %q whole, %q a byte at a time", stream, out, slow)
 		}
 		// The event the host looks at: the first it dispatches.
-		in, rest := firstDispatched([]byte(stream))
+		in, rest, atStart := firstDispatched([]byte(stream))
 		if in == nil {
 			if string(out) != stream {
 				t.Fatalf("no whole event, yet changed: %q → %q", stream, out)
 			}
 			return
 		}
-		fields, data, _ := splitEvent(in)
+		inEv, _ := transport.ParseSSEEvent(in, atStart)
+		data := inEv.Data
 		before, err := resolveEndpoint(string(data), tapBase)
-		toServer := err == nil && eventName(fields) == "endpoint" && sameServer(before, target) && !sameServer(before, tapBase)
+		toServer := err == nil && inEv.Event == "endpoint" && sameServer(before, target) && !sameServer(before, tapBase)
 		if !toServer {
 			if string(out) != stream {
 				t.Fatalf("%q: not an endpoint to the server, yet changed to %q", stream, out)
 			}
 			return
 		}
-		outEv, outRest := firstDispatched(out)
+		outEv, outRest, outAtStart := firstDispatched(out)
 		if outEv == nil || !bytes.Equal(outRest, rest) {
 			t.Fatalf("%q: the rewritten stream %q lost its event or what follows it", stream, out)
 		}
-		outFields, outData, _ := splitEvent(outEv)
+		outParsed, _ := transport.ParseSSEEvent(outEv, outAtStart)
+		outData := outParsed.Data
 		after, err := resolveEndpoint(string(outData), tapBase)
-		if err != nil || eventName(outFields) != "endpoint" || !sameServer(after, tapBase) {
+		if err != nil || outParsed.Event != "endpoint" || !sameServer(after, tapBase) {
 			t.Fatalf("endpoint %q (reaching the server) was rewritten to %q, which does not reach the tap (%v)", data, outData, err)
 		}
 		if after.RequestURI() != before.RequestURI() {
@@ -82,15 +86,15 @@ func FuzzEndpointRewriter(f *testing.F) {
 
 // firstDispatched is the first event of b with a data line (what a host
 // dispatches), and what follows it; nil when b holds none whole. Blocks
-// before it are skipped.
-func firstDispatched(b []byte) (ev, rest []byte) {
-	for {
-		n := eventEnd(b)
+// before it are skipped; atStart says it begins the stream.
+func firstDispatched(b []byte) (ev, rest []byte, atStart bool) {
+	for atStart = true; ; atStart = false {
+		n := transport.SSEEventEnd(b)
 		if n < 0 || n > maxEndpointHold {
-			return nil, nil // (past the hold, the rewriter passes the stream as it is)
+			return nil, nil, false // (past the hold, the rewriter passes the stream as it is)
 		}
-		if _, _, ok := splitEvent(b[:n]); ok {
-			return b[:n], b[n:]
+		if e, ok := transport.ParseSSEEvent(b[:n], atStart); ok && e.HasData {
+			return b[:n], b[n:], atStart
 		}
 		b = b[n:]
 	}

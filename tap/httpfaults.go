@@ -14,6 +14,7 @@ import (
 	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // releaseGap is the pause between two answers a reorder rule releases over
@@ -516,14 +517,19 @@ func (f *httpFaults) jsonResponse(resp *http.Response, ex *exchange, ctx context
 	return nil
 }
 
-// writeEvents writes each of lines as an SSE event with fields, one
-// event a write, through one buffer.
-func writeEvents(write func([]byte) error, fields [][]byte, lines [][]byte) error {
-	var b bytes.Buffer
+// writeEvents writes each of lines as the data of an SSE event with the
+// type, id and retry of like (nil: none), one event a write, through one
+// buffer.
+func writeEvents(write func([]byte) error, like *transport.SSEEvent, lines [][]byte) error {
+	var b []byte
+	ev := transport.SSEEvent{HasData: true}
+	if like != nil {
+		ev.Event, ev.ID, ev.HasID, ev.Retry, ev.HasRetry = like.Event, like.ID, like.HasID, like.Retry, like.HasRetry
+	}
 	for _, l := range lines {
-		b.Reset()
-		writeEvent(&b, fields, l)
-		if err := write(b.Bytes()); err != nil {
+		ev.Data = l
+		b = transport.AppendSSEEvent(b[:0], &ev)
+		if err := write(b); err != nil {
 			return err
 		}
 	}
@@ -544,17 +550,18 @@ func (f *httpFaults) sseStream(ctx context.Context, ex *exchange, req *http.Requ
 	}
 	noise := ex.noise
 	var ev []byte
+	atStart := true // the next event begins the stream
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := up.Read(buf)
 		ev = append(ev, buf[:n]...)
 		for {
-			end := eventEnd(ev)
+			end := transport.SSEEventEnd(ev)
 			if end < 0 {
 				break
 			}
-			out, stop := f.sseEvent(ctx, ex, req, ev[:end], &noise, write)
-			ev = ev[end:]
+			out, stop := f.sseEvent(ctx, ex, req, ev[:end], atStart, &noise, write)
+			ev, atStart = ev[end:], false
 			if len(out) > 0 {
 				if werr := write(out); werr != nil {
 					return
@@ -570,7 +577,7 @@ func (f *httpFaults) sseStream(ctx context.Context, ex *exchange, req *http.Requ
 			if werr := write(ev); werr != nil {
 				return
 			}
-			ev = ev[:0]
+			ev, atStart = ev[:0], false
 		}
 		if err != nil {
 			if len(ev) > 0 {
@@ -587,14 +594,16 @@ func (f *httpFaults) sseStream(ctx context.Context, ex *exchange, req *http.Requ
 }
 
 // sseEvent applies the rules to one event (its bytes up to and with the
-// blank line that ends it) and returns what goes to the host, and whether
-// the stream ends there.
-func (f *httpFaults) sseEvent(ctx context.Context, ex *exchange, req *http.Request, raw []byte, noise *[][]byte, write func([]byte) error) ([]byte, bool) {
-	fields, data, ok := splitEvent(raw)
-	if !ok || !messageEvent(fields) {
+// blank line that ends it; atStart: they begin the stream) and returns
+// what goes to the host, and whether the stream ends there. An event the
+// rules change is written anew (transport.AppendSSEEvent: its type, id and
+// retry with each copy of its data; its comments are not kept).
+func (f *httpFaults) sseEvent(ctx context.Context, ex *exchange, req *http.Request, raw []byte, atStart bool, noise *[][]byte, write func([]byte) error) ([]byte, bool) {
+	ev, ok := transport.ParseSSEEvent(raw, atStart)
+	if !ok || !ev.HasData || (ev.Event != "" && ev.Event != "message") {
 		return raw, false // no data (a comment, a priming event), or not a message (endpoint)
 	}
-	eff := f.e.Apply(chaos.ToHost, data)
+	eff := f.e.Apply(chaos.ToHost, ev.Data)
 	if !eff.Matched() && len(*noise) == 0 {
 		return raw, false
 	}
@@ -620,7 +629,7 @@ func (f *httpFaults) sseEvent(ctx context.Context, ex *exchange, req *http.Reque
 	// built at once.
 	lines := append(append([][]byte(nil), *noise...), eff.ToHost...)
 	*noise = nil
-	if writeEvents(write, nil, lines) != nil || writeEvents(write, fields, eff.Lines) != nil {
+	if writeEvents(write, nil, lines) != nil || writeEvents(write, &ev, eff.Lines) != nil {
 		return nil, true
 	}
 	if held := size(eff.Later); len(eff.Later) > 0 && f.reserveLater(ex, eff, held) {
@@ -632,14 +641,11 @@ func (f *httpFaults) sseEvent(ctx context.Context, ex *exchange, req *http.Reque
 			}
 			later[i] = append([]byte(nil), l...)
 		}
-		fieldsCopy := make([][]byte, len(fields))
-		for i, l := range fields {
-			fieldsCopy[i] = append([]byte(nil), l...)
-		}
+		like := transport.SSEEvent{Event: ev.Event, ID: ev.ID, HasID: ev.HasID, Retry: ev.Retry, HasRetry: ev.HasRetry}
 		go func() {
 			defer f.releaseLater(held)
 			if f.sleep(ctx, eff.LaterBy) {
-				writeEvents(write, fieldsCopy, later)
+				writeEvents(write, &like, later)
 			}
 		}()
 	}
@@ -647,58 +653,6 @@ func (f *httpFaults) sseEvent(ctx context.Context, ex *exchange, req *http.Reque
 		return nil, true
 	}
 	return nil, false
-}
-
-// splitEvent parses an SSE event into its lines other than data (id,
-// event, retry, comments) and its data (the data lines joined by "\n");
-// ok is false when it has no data line.
-func splitEvent(raw []byte) (fields [][]byte, data []byte, ok bool) {
-	var parts [][]byte
-	for _, l := range splitKeep(raw) {
-		l = bytes.TrimRight(l, "\r\n")
-		if len(l) == 0 {
-			continue
-		}
-		if v, found := bytes.CutPrefix(l, []byte("data:")); found {
-			parts = append(parts, bytes.TrimPrefix(v, []byte(" ")))
-			continue
-		}
-		if bytes.Equal(l, []byte("data")) {
-			parts = append(parts, nil)
-			continue
-		}
-		fields = append(fields, l)
-	}
-	if len(parts) == 0 {
-		return fields, nil, false
-	}
-	return fields, bytes.Join(parts, []byte("\n")), true
-}
-
-// messageEvent reports whether an event's type (its event field) is
-// "message", the default: the events that carry JSON-RPC messages.
-func messageEvent(fields [][]byte) bool {
-	for _, l := range fields {
-		if v, ok := bytes.CutPrefix(l, []byte("event:")); ok {
-			return string(bytes.TrimSpace(v)) == "message"
-		}
-	}
-	return true
-}
-
-// writeEvent writes one SSE event: fields, then data, one data line a
-// line of it (an event without an event field is a message).
-func writeEvent(w *bytes.Buffer, fields [][]byte, data []byte) {
-	for _, l := range fields {
-		w.Write(l)
-		w.WriteByte('\n')
-	}
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		w.WriteString("data: ")
-		w.Write(l)
-		w.WriteByte('\n')
-	}
-	w.WriteByte('\n')
 }
 
 // merge is a channel closed when a or b is.

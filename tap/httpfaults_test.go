@@ -1,7 +1,6 @@
 package tap
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -240,31 +239,4 @@ func TestHTTPFaultsDropProgress(t *testing.T) {
 	if progress != 0 {
 		t.Errorf("%d progress notifications reached the host", progress)
 	}
-}
-
-// FuzzSplitEvent: whatever an SSE event holds, the data splitEvent finds
-// is what an event writeEvent makes of it gives back, with the same
-// other fields.
-func FuzzSplitEvent(f *testing.F) {
-	f.Add([]byte("id: e1\r\nevent: message\r\ndata: {\"a\":1}\r\n\r\n"))
-	f.Add([]byte(": comment\ndata: one\ndata:two\ndata\n\n"))
-	f.Add([]byte("event: endpoint\ndata: /message?x=1\n\n"))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		fields, data, ok := splitEvent(raw)
-		if !ok {
-			return
-		}
-		if bytes.ContainsAny(data, "\r") {
-			return // a lone CR ends a line in SSE: not one data line
-		}
-		var b bytes.Buffer
-		writeEvent(&b, fields, data)
-		if eventEnd(b.Bytes()) != b.Len() {
-			t.Fatalf("written event %q does not end where it should", b.Bytes())
-		}
-		fields2, data2, ok := splitEvent(b.Bytes())
-		if !ok || !bytes.Equal(data2, data) || len(fields2) != len(fields) {
-			t.Fatalf("%q: data %q fields %q, again %q %q", raw, data, fields, data2, fields2)
-		}
-	})
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // hostSession is what an injected request needs of a host's session: the
@@ -232,13 +233,17 @@ func findAnswer(body []byte, ctype string, id json.RawMessage) []byte {
 		}
 		return nil
 	}
-	for len(body) > 0 {
-		end := eventEnd(body)
+	for atStart := true; len(body) > 0; atStart = false {
+		end, ev := transport.SSEEventEnd(body), body
 		if end < 0 {
-			end = len(body)
+			// The answer's body is whole: a last event without its
+			// blank line is read as if it had one.
+			end, ev = len(body), append(body[:len(body):len(body)], "\n\n"...)
+		} else {
+			ev = body[:end]
 		}
-		if _, data, ok := splitEvent(body[:end]); ok && match(data) {
-			return data
+		if ev, ok := transport.ParseSSEEvent(ev, atStart); ok && ev.HasData && match(ev.Data) {
+			return ev.Data
 		}
 		body = body[end:]
 	}

@@ -3,10 +3,12 @@ package tap
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // httpBody is what the observer holds of one body.
@@ -14,7 +16,7 @@ type httpBody struct {
 	buf     []byte
 	tooLong bool
 	broken  bool // a chunk was missed: the body cannot be decoded
-	sse     *sseSplitter
+	sse     *transport.SSESplitter
 	// inf decodes a compressed body (enc, its Content-Encoding); badEnc
 	// is why it could not.
 	inf    *inflater
@@ -87,7 +89,7 @@ func (p *Proxy) observe() {
 		if b == nil {
 			b = &httpBody{}
 			if c.kind == hkResp && c.ctype == "text/event-stream" {
-				b.sse = &sseSplitter{max: p.opts.MaxMessageBytes}
+				b.sse = transport.NewSSESplitter(p.opts.MaxMessageBytes)
 			}
 			if c.enc != "" {
 				b.inf, b.enc = newInflater(c.enc), c.enc
@@ -97,7 +99,7 @@ func (p *Proxy) observe() {
 		if c.missed > 0 {
 			b.broken = true
 			if b.sse != nil {
-				b.sse.skip()
+				b.sse.Skip()
 			}
 			if b.inf != nil {
 				// The compressed stream has a gap: nothing after it
@@ -118,10 +120,10 @@ func (p *Proxy) observe() {
 			c.data = nil
 		}
 		if b.sse != nil {
-			b.sse.feed(c.data, c.end, func(ev sseEvent) {
-				p.sseEvent(o, c.ex, ev, c.t)
-			})
+			emit := func(ev transport.SSEEvent, err error) { p.sseEvent(o, c.ex, ev, err, c.t) }
+			b.sse.Feed(c.data, emit)
 			if c.end {
+				b.sse.End(emit)
 				delete(bodies, k)
 			}
 			return
@@ -189,7 +191,7 @@ func (p *Proxy) observe() {
 				reportLost(time.Now())
 				for _, b := range bodies {
 					if b.sse != nil {
-						b.sse.skip()
+						b.sse.Skip()
 					}
 					if b.inf != nil {
 						b.inf.close()
@@ -245,17 +247,20 @@ func (p *Proxy) inflate(o *client.Observer, c hchunk, b *httpBody) {
 		if b.sse == nil {
 			return b.add(d, p.opts.MaxMessageBytes)
 		}
-		b.sse.feed(d, false, func(ev sseEvent) { p.sseEvent(o, c.ex, ev, c.t) })
-		if !b.sse.over {
+		over := false
+		b.sse.Feed(d, func(ev transport.SSEEvent, err error) {
+			over = over || errors.Is(err, transport.ErrSSEEventTooLong)
+			p.sseEvent(o, c.ex, ev, err, c.t)
+		})
+		if !over {
 			return true
 		}
 		// An event that decodes past the cap may never end (a bomb
-		// has no blank line): it is too long now, and the decoder
-		// stops.
-		o.TooLong(client.In, &client.LineTooLongError{Limit: p.opts.MaxMessageBytes, Prefix: append([]byte(nil), b.sse.raw[:min(len(b.sse.raw), 256)]...)}, c.t)
+		// has no blank line): it is too long now (the splitter said
+		// so as it passed the cap), and the decoder stops.
 		o.Note(fmt.Sprintf("sonde tap: an event of the SSE stream of %s (Content-Encoding %s) decodes to more than %d bytes: the rest of the stream is forwarded, not decoded", c.ex.stream, b.enc, p.opts.MaxMessageBytes), c.t)
 		b.tooLong = true
-		b.sse.skip()
+		b.sse.Skip()
 		return false
 	})
 	if err != nil && b.zBytes == 0 {
@@ -287,26 +292,32 @@ func (p *Proxy) messages(o *client.Observer, dir client.Direction, body []byte, 
 	o.Message(dir, body, t, stream, eventID)
 }
 
-// sseEvent feeds an SSE event to o: its data as a message, or an HTTP
-// event for one that carries none (an endpoint, a priming event).
-func (p *Proxy) sseEvent(o *client.Observer, ex *exchange, ev sseEvent, t time.Time) {
-	if ev.tooLong {
-		o.TooLong(client.In, &client.LineTooLongError{Limit: p.opts.MaxMessageBytes, Prefix: ev.raw}, t)
+// sseEvent feeds what an SSE splitter gave (an event, or err) to o: an
+// event's data as a message, or an HTTP event for one that carries none
+// (an endpoint, a priming event); an event over the cap as too long. An
+// event the stream's end cut is never dispatched, and not shown.
+func (p *Proxy) sseEvent(o *client.Observer, ex *exchange, ev transport.SSEEvent, err error, t time.Time) {
+	var long *transport.SSEEventTooLongError
+	switch {
+	case errors.As(err, &long):
+		o.TooLong(client.In, &client.LineTooLongError{Limit: p.opts.MaxMessageBytes, Prefix: long.Prefix}, t)
+		return
+	case err != nil:
 		return
 	}
-	if ev.event == "endpoint" {
+	if ev.Event == "endpoint" {
 		ex.stream = "SSE" // the legacy transport's stream
 	}
-	if (ev.event == "" || ev.event == "message") && len(ev.data) > 0 {
-		p.messages(o, client.In, ev.data, t, ex.stream, ev.id)
+	if (ev.Event == "" || ev.Event == "message") && len(ev.Data) > 0 {
+		p.messages(o, client.In, ev.Data, t, ex.stream, ev.ID)
 		return
 	}
 	note := "SSE event"
-	if ev.event != "" {
-		note += " " + ev.event
+	if ev.Event != "" {
+		note += " " + ev.Event
 	}
-	if len(ev.data) > 0 {
-		note += ": " + string(ev.data)
+	if len(ev.Data) > 0 {
+		note += ": " + string(ev.Data)
 	}
-	o.HTTP(client.HTTPEvent{Stream: ex.stream, EventID: ev.id, Raw: ev.raw, Note: note}, t)
+	o.HTTP(client.HTTPEvent{Stream: ex.stream, EventID: ev.ID, Raw: ev.Raw, Note: note}, t)
 }

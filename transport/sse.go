@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/sonde-mcp/sonde/internal/lines"
@@ -172,57 +171,13 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 			return ev, nil
 		}
 		s.started = true
-		s.field(line, owned)
+		s.ev.apply(line, owned)
 	}
 }
 
 func (s *SSEReader) reset() {
 	s.ev = SSEEvent{}
 	s.started = false
-}
-
-// field applies one non-empty line to the event being built. owned means
-// line is a part of the event's Raw (not the reader's own buffer), so the
-// first data value may be that part instead of a copy.
-func (s *SSEReader) field(line []byte, owned bool) {
-	if line[0] == ':' {
-		s.ev.Comments++
-		return
-	}
-	name, value := line, []byte(nil)
-	if i := bytes.IndexByte(line, ':'); i >= 0 {
-		name, value = line[:i], line[i+1:]
-		if len(value) > 0 && value[0] == ' ' {
-			value = value[1:]
-		}
-	}
-	switch string(name) {
-	case "data":
-		switch {
-		case owned && !s.ev.HasData:
-			s.ev.Data = value[:len(value):len(value)] // a later append copies
-		case s.ev.HasData:
-			s.ev.Data = append(s.ev.Data, '\n')
-			fallthrough
-		default:
-			s.ev.Data = append(s.ev.Data, value...)
-		}
-		s.ev.HasData = true
-	case "event":
-		s.ev.Event = string(value)
-	case "id":
-		if bytes.IndexByte(value, 0) < 0 {
-			s.ev.ID, s.ev.HasID = string(value), true
-		}
-	case "retry":
-		if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil && len(value) > 0 && value[0] != '+' {
-			s.ev.Retry, s.ev.HasRetry = time.Duration(ms)*time.Millisecond, true
-		}
-	default:
-		if len(s.ev.Unknown) < maxUnknownLines {
-			s.ev.Unknown = append(s.ev.Unknown, append([]byte(nil), line[:min(len(line), prefixBytes)]...))
-		}
-	}
 }
 
 // readLine reads the next line into s.line and its terminator into s.term.
