@@ -189,19 +189,13 @@ type sessionCache map[string]Tapped
 
 // listSessions is ListSessions, through cache when it is not nil.
 func listSessions(dir string, cache sessionCache) ([]Tapped, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := sessions.List(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []Tapped
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), sessions.Ext) {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
+		path := e.Path
 		if cache == nil {
 			out = append(out, readSession(path))
 			continue
@@ -226,6 +220,8 @@ func listSessions(dir string, cache sessionCache) ([]Tapped, error) {
 	if cache != nil && len(cache) > 2*len(out)+64 {
 		clear(cache) // files deleted: start over
 	}
+	// Not sessions.List's order: live here also means no end record, and
+	// the rest is newest first.
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Live != out[j].Live {
 			return out[i].Live
