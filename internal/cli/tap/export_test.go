@@ -8,7 +8,7 @@ func FollowSession(path string, pid int) (*followSource, error) { return followS
 
 // ListSessionsCached is the watch list's read of the sessions folder,
 // through a cache kept between calls (nil: none).
-func ListSessionsCached(dir string, cache sessionCache) ([]Session, error) {
+func ListSessionsCached(dir string, cache sessionCache) ([]Tapped, error) {
 	return listSessions(dir, cache)
 }
 

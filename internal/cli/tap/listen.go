@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	coretap "github.com/sonde-mcp/sonde/tap"
 )
 
@@ -27,46 +29,19 @@ const shutdownGrace = 2 * time.Second
 // proxy in front of the server at URL, recording what goes by, until
 // SIGINT or SIGTERM.
 func RunListen(env *cmdutil.Env, o *Options) error {
-	if o.Listen == "" || o.Target == "" {
-		return cmdutil.Usagef("tap --listen ADDR needs --target URL, and --target needs --listen")
-	}
-	red, faults, err := common(o)
+	lp, err := validateListen(o)
 	if err != nil {
 		return err
 	}
-	target, err := url.Parse(o.Target)
-	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
-		return cmdutil.Usagef(fmt.Sprintf("--target %q: want an http:// or https:// URL", o.Target))
-	}
-	if _, err := strconv.ParseUint(o.Listen, 10, 16); err == nil {
-		o.Listen = net.JoinHostPort("127.0.0.1", o.Listen) // a port alone: loopback
-	}
-	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
-		return cmdutil.Usagef(fmt.Sprintf("--listen %q: want HOST:PORT (127.0.0.1:8808; port 0 picks one)", o.Listen))
-	}
-	for _, origin := range o.AllowOrigins {
-		if _, err := coretap.ParseOrigin(origin); err != nil {
-			return cmdutil.Usagef("--allow-origin: " + err.Error())
-		}
-	}
-	loopback := coretap.IsLoopbackAddr(o.Listen)
-	if !loopback && !o.AllowRemote {
-		return cmdutil.Usagef(fmt.Sprintf("--listen %q is not a loopback address: anyone who can reach it could use the server through the tap; add --allow-remote to mean it", o.Listen))
-	}
-	label := o.Label
-	if label == "" {
-		label = target.Hostname()
-	}
-
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return &client.Error{Code: client.CodeSpawn, Message: fmt.Sprintf("sonde tap: listen on %s: %v", o.Listen, err), Err: err}
 	}
-	if !loopback {
+	if !lp.loopback {
 		fmt.Fprintf(env.Err, "sonde tap: warning: listening on %s, which is not loopback: anyone who can reach it can use %s through the tap\n", ln.Addr(), o.Target)
 	}
 
-	tel, err := startTelemetry(o, red)
+	tel, err := startTelemetry(o, lp.red)
 	if err != nil {
 		ln.Close()
 		return err
@@ -77,79 +52,159 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 	}
 	defer stopSignals()
 
-	obs, rec, recPath := startRecording(env, o, label, capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red},
-		fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", label, ln.Addr(), coretap.RedactURL(target), os.Getpid()))
-	obs = observe(tel, obs)
+	t := &httpTap{env: env, o: o, listenPlan: lp, ln: ln, tel: tel}
+	obs, rec, recPath := startRecording(env, o, lp.label, capture.Options{Transport: "http", URL: coretap.RedactURL(lp.target), Redact: lp.red},
+		fmt.Sprintf("sonde tap: session %q, HTTP tap on %s for %s, tap pid %d", lp.label, ln.Addr(), coretap.RedactURL(lp.target), os.Getpid()))
+	t.obs = observe(tel, obs)
 
-	noteFaults(obs, faults)
+	noteFaults(t.obs, lp.faults)
 	popts := coretap.ProxyOptions{
-		Target: target, Observer: obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, AllowOrigins: o.AllowOrigins, Log: env.Err, Faults: faults,
+		Target: lp.target, Observer: t.obs, MaxMessageBytes: o.MaxLineBytes, LoopbackOnly: !o.AllowRemote, AllowOrigins: o.AllowOrigins, Log: env.Err, Faults: lp.faults,
 		SessionIdle: o.SessionIdle, MaxSessions: o.MaxSessions,
 	}
-	var sessions sessionRecordings
-	var proxy *coretap.Proxy
 	if recPath != "" && o.Record == "" {
 		// In the sessions folder, each HTTP session is a recording of its
 		// own; this one keeps what belongs to none.
-		popts.Sessions = func(id string, start time.Time) *client.Observer {
-			n := sessions.next()
-			sobs, srec, spath := openRecorded(env, o, fmt.Sprintf("%s-%d", label, n), capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: red, Start: start, WriteBuffer: sessionWriteBuffer},
-				fmt.Sprintf("sonde tap: session %q, HTTP session %d (%s), HTTP tap on %s for %s, tap pid %d", label, n, sessionWords(id), ln.Addr(), coretap.RedactURL(target), os.Getpid()), true)
-			if sobs == nil {
-				return nil
-			}
-			sobs = observe(tel, sobs)
-			noteFaults(sobs, faults)
-			obs.Note(fmt.Sprintf("sonde tap: HTTP session %d (%s) is recorded in %s", n, sessionWords(id), spath), time.Now())
-			// sonde inject sends into this session (the tap's own socket:
-			// into the session of the host's latest POST); with fault
-			// rules, sonde faults turns them on and off instead.
-			ctl := &control{faults: faults, obs: sobs}
-			if faults == nil {
-				ctl.inj = proxy.SessionInjector(id)
-			}
-			stop := serveInjector(ctl, socketPath(spath), env.Err)
-			sessions.add(sessionRecording{sobs, srec, spath, stop, id})
-			return sobs
-		}
-		popts.SessionEnded = func(id string, why coretap.SessionEnd) {
-			s, ok := sessions.remove(id)
-			if !ok {
-				return
-			}
-			how, loud := endWords(o, id, why)
-			s.close(env, how)
-			obs.Note(fmt.Sprintf("sonde tap: HTTP session (%s) ended; its recording %s is closed", sessionWords(id), s.path), time.Now())
-			if loud {
-				fmt.Fprintf(env.Err, "%s; its recording %s is closed\n", how, s.path)
-			}
-		}
+		popts.Sessions = t.openSession
+		popts.SessionEnded = t.endSession
 	}
-	proxy = coretap.NewProxy(popts)
+	t.proxy = coretap.NewProxy(popts)
 	if recPath != "" && o.Record == "" {
-		ctl := &control{faults: faults, obs: obs}
-		if faults == nil {
-			ctl.inj = proxy
+		ctl := &control{faults: lp.faults, obs: t.obs}
+		if lp.faults == nil {
+			ctl.inj = t.proxy
 		}
 		if stop := serveInjector(ctl, socketPath(recPath), env.Err); stop != nil {
 			defer stop()
 		}
 	}
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
-	hostURL := (&url.URL{Scheme: "http", Host: ln.Addr().String(), Path: target.Path, RawQuery: target.RawQuery}).String()
+	serveErr := t.serve(signals, recPath)
+	t.stop()
+	endObservation(env, t.obs, rec, recPath, tel)
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("sonde tap: %s", strings.TrimSpace(serveErr.Error()))
+	}
+	return nil
+}
+
+// listenPlan is what sonde tap --listen's flags come to.
+type listenPlan struct {
+	red      *capture.Redactor
+	faults   *chaos.Engine
+	target   *url.URL
+	loopback bool // --listen is a loopback address
+	label    string
+}
+
+// validateListen checks sonde tap --listen's flags (making a port alone
+// in o.Listen a loopback address) and says what they come to.
+func validateListen(o *Options) (listenPlan, error) {
+	if o.Listen == "" || o.Target == "" {
+		return listenPlan{}, cmdutil.Usagef("tap --listen ADDR needs --target URL, and --target needs --listen")
+	}
+	red, faults, err := common(o)
+	if err != nil {
+		return listenPlan{}, err
+	}
+	target, err := url.Parse(o.Target)
+	if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
+		return listenPlan{}, cmdutil.Usagef(fmt.Sprintf("--target %q: want an http:// or https:// URL", o.Target))
+	}
+	if _, err := strconv.ParseUint(o.Listen, 10, 16); err == nil {
+		o.Listen = net.JoinHostPort("127.0.0.1", o.Listen) // a port alone: loopback
+	}
+	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
+		return listenPlan{}, cmdutil.Usagef(fmt.Sprintf("--listen %q: want HOST:PORT (127.0.0.1:8808; port 0 picks one)", o.Listen))
+	}
+	for _, origin := range o.AllowOrigins {
+		if _, err := coretap.ParseOrigin(origin); err != nil {
+			return listenPlan{}, cmdutil.Usagef("--allow-origin: " + err.Error())
+		}
+	}
+	loopback := coretap.IsLoopbackAddr(o.Listen)
+	if !loopback && !o.AllowRemote {
+		return listenPlan{}, cmdutil.Usagef(fmt.Sprintf("--listen %q is not a loopback address: anyone who can reach it could use the server through the tap; add --allow-remote to mean it", o.Listen))
+	}
+	label := o.Label
+	if label == "" {
+		label = target.Hostname()
+	}
+	return listenPlan{red: red, faults: faults, target: target, loopback: loopback, label: label}, nil
+}
+
+// httpTap is one running sonde tap --listen: what its session hooks, its
+// serving and its stop share.
+type httpTap struct {
+	env *cmdutil.Env
+	o   *Options
+	listenPlan
+	ln       net.Listener
+	tel      *connect.Telemetry
+	obs      *client.Observer // the tap's own recording (nil: none)
+	sessions sessionRecordings
+	proxy    *coretap.Proxy
+}
+
+// openSession is the proxy's Sessions hook: a recording of its own for
+// the HTTP session id, in the sessions folder.
+func (t *httpTap) openSession(id string, start time.Time) *client.Observer {
+	env, o, label, target := t.env, t.o, t.label, t.target
+	n := t.sessions.next()
+	sobs, srec, spath := openRecorded(env, o, fmt.Sprintf("%s-%d", label, n), capture.Options{Transport: "http", URL: coretap.RedactURL(target), Redact: t.red, Start: start, WriteBuffer: sessionWriteBuffer},
+		fmt.Sprintf("sonde tap: session %q, HTTP session %d (%s), HTTP tap on %s for %s, tap pid %d", label, n, sessionWords(id), t.ln.Addr(), coretap.RedactURL(target), os.Getpid()), true)
+	if sobs == nil {
+		return nil
+	}
+	sobs = observe(t.tel, sobs)
+	noteFaults(sobs, t.faults)
+	t.obs.Note(fmt.Sprintf("sonde tap: HTTP session %d (%s) is recorded in %s", n, sessionWords(id), spath), time.Now())
+	// sonde inject sends into this session (the tap's own socket:
+	// into the session of the host's latest POST); with fault
+	// rules, sonde faults turns them on and off instead.
+	ctl := &control{faults: t.faults, obs: sobs}
+	if t.faults == nil {
+		ctl.inj = t.proxy.SessionInjector(id)
+	}
+	stop := serveInjector(ctl, socketPath(spath), env.Err)
+	t.sessions.add(sessionRecording{sobs, srec, spath, stop, id})
+	return sobs
+}
+
+// endSession is the proxy's SessionEnded hook: it closes the session's
+// recording.
+func (t *httpTap) endSession(id string, why coretap.SessionEnd) {
+	s, ok := t.sessions.remove(id)
+	if !ok {
+		return
+	}
+	how, loud := endWords(t.o, id, why)
+	s.close(t.env, how)
+	t.obs.Note(fmt.Sprintf("sonde tap: HTTP session (%s) ended; its recording %s is closed", sessionWords(id), s.path), time.Now())
+	if loud {
+		fmt.Fprintf(t.env.Err, "%s; its recording %s is closed\n", how, s.path)
+	}
+}
+
+// serve says where to point the host and serves until a signal or the
+// server's end, then shuts the server down (requests in flight get
+// shutdownGrace). It returns what ended serving, nil for a signal.
+func (t *httpTap) serve(signals <-chan os.Signal, recPath string) error {
+	env, target := t.env, t.target
+	srv := &http.Server{Handler: t.proxy, ReadHeaderTimeout: 30 * time.Second}
+	hostURL := (&url.URL{Scheme: "http", Host: t.ln.Addr().String(), Path: target.Path, RawQuery: target.RawQuery}).String()
 	fmt.Fprintf(env.Out, "listening on %s\n", hostURL)
-	fmt.Fprintf(env.Err, "sonde tap: forwarding %s to %s; put %s in the host's config instead of the server's URL\n", ln.Addr(), coretap.RedactURL(target), hostURL)
+	fmt.Fprintf(env.Err, "sonde tap: forwarding %s to %s; put %s in the host's config instead of the server's URL\n", t.ln.Addr(), coretap.RedactURL(target), hostURL)
 	if recPath != "" {
 		fmt.Fprintf(env.Err, "sonde tap: recording to %s\n", recPath)
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(t.ln) }()
 
 	var serveErr error
 	select {
 	case sig := <-signals:
-		if obs != nil {
-			obs.Note(fmt.Sprintf("sonde tap: %v: stopping", sig), time.Now())
+		if t.obs != nil {
+			t.obs.Note(fmt.Sprintf("sonde tap: %v: stopping", sig), time.Now())
 		}
 	case serveErr = <-served:
 	}
@@ -158,22 +213,24 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		srv.Close() // streams still open after the grace
 	}
 	cancel()
-	st := proxy.Close()
-	if obs != nil {
-		note := fmt.Sprintf("sonde tap: stopped after %d requests", st.Exchanges)
-		if st.MissedChunks > 0 {
-			note += fmt.Sprintf("; observation missed %d reads (%d bytes), forwarded all the same", st.MissedChunks, st.MissedBytes)
-		}
-		for _, s := range sessions.all() {
-			s.close(env, note)
-		}
-		obs.Note(note, time.Now())
+	return serveErr
+}
+
+// stop closes the proxy and every session's recording, noting what the
+// tap forwarded.
+func (t *httpTap) stop() {
+	st := t.proxy.Close()
+	if t.obs == nil {
+		return
 	}
-	endObservation(env, obs, rec, recPath, tel)
-	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return fmt.Errorf("sonde tap: %s", strings.TrimSpace(serveErr.Error()))
+	note := fmt.Sprintf("sonde tap: stopped after %d requests", st.Exchanges)
+	if st.MissedChunks > 0 {
+		note += fmt.Sprintf("; observation missed %d reads (%d bytes), forwarded all the same", st.MissedChunks, st.MissedBytes)
 	}
-	return nil
+	for _, s := range t.sessions.all() {
+		s.close(t.env, note)
+	}
+	t.obs.Note(note, time.Now())
 }
 
 // sessionWriteBuffer is the write buffer of an HTTP session's recording

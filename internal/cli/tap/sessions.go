@@ -26,9 +26,9 @@ import (
 	"github.com/sonde-mcp/sonde/sessions"
 )
 
-// Session is one session of the sessions folder, as sonde sessions lists
+// Tapped is one session of the sessions folder, as sonde sessions lists
 // it (and its JSON form).
-type Session struct {
+type Tapped struct {
 	// ID is the file name without .jsonl: what sonde replay takes.
 	ID   string `json:"id"`
 	File string `json:"file"`
@@ -179,29 +179,23 @@ func sessionsDir(dir string) (string, error) {
 
 // ListSessions reads the sessions of dir: live first, then newest first.
 // A missing folder has none.
-func ListSessions(dir string) ([]Session, error) { return listSessions(dir, nil) }
+func ListSessions(dir string) ([]Tapped, error) { return listSessions(dir, nil) }
 
 // sessionCache keeps what was read of each file, by path, for a list read
 // again and again (sonde watch's): a file whose size and modification time
 // did not change is not read again (only whether its tap still runs is),
 // and of one that grew only what was added is read.
-type sessionCache map[string]Session
+type sessionCache map[string]Tapped
 
 // listSessions is ListSessions, through cache when it is not nil.
-func listSessions(dir string, cache sessionCache) ([]Session, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+func listSessions(dir string, cache sessionCache) ([]Tapped, error) {
+	entries, err := sessions.List(dir)
 	if err != nil {
 		return nil, err
 	}
-	var out []Session
+	var out []Tapped
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), sessions.Ext) {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
+		path := e.Path
 		if cache == nil {
 			out = append(out, readSession(path))
 			continue
@@ -226,6 +220,8 @@ func listSessions(dir string, cache sessionCache) ([]Session, error) {
 	if cache != nil && len(cache) > 2*len(out)+64 {
 		clear(cache) // files deleted: start over
 	}
+	// Not sessions.List's order: live here also means no end record, and
+	// the rest is newest first.
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Live != out[j].Live {
 			return out[i].Live
@@ -241,8 +237,8 @@ func listSessions(dir string, cache sessionCache) ([]Session, error) {
 // readSession reads what sonde sessions shows of one file: its name, its
 // header, and a quick pass over its records that decodes only the short
 // ones (requests, notes, the end), skipping frames unread.
-func readSession(path string) Session {
-	s := Session{File: path, ID: strings.TrimSuffix(filepath.Base(path), sessions.Ext)}
+func readSession(path string) Tapped {
+	s := Tapped{File: path, ID: strings.TrimSuffix(filepath.Base(path), sessions.Ext)}
 	if id, err := sessions.Parse(s.ID); err == nil {
 		s.Label, s.Started, s.TapPID = id.Label, id.Start, id.PID
 	} else {
@@ -265,7 +261,7 @@ func readSession(path string) Session {
 
 // settle says whether the session is live (its tap runs and its recording
 // has no end) and, if not, when it ended.
-func (s *Session) settle() {
+func (s *Tapped) settle() {
 	id, err := sessions.Parse(s.ID)
 	s.Live, s.Ended = err == nil && !s.CleanEnd && sessions.Live(id.PID), nil
 	if !s.Live && !s.mtime.IsZero() {
@@ -278,7 +274,7 @@ func (s *Session) settle() {
 // was last read (from s.scanned), as readSession would have. It reports
 // false when that cannot be done (the file was replaced, or never read as
 // a capture): read it whole then.
-func (s *Session) readMore(size int64, mtime time.Time) bool {
+func (s *Tapped) readMore(size int64, mtime time.Time) bool {
 	if s.Problem != "" || s.CleanEnd || s.scanned == 0 || size < s.Size {
 		return false
 	}
@@ -312,7 +308,7 @@ func sessionNote(label string, tapPID, hostPID int) string {
 }
 
 // scan reads the header and counts the records.
-func (s *Session) scan(r io.Reader) {
+func (s *Tapped) scan(r io.Reader) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	line, long, n, err := readShortLine(br)
 	if err != nil && len(line) == 0 {
@@ -337,7 +333,7 @@ func (s *Session) scan(r io.Reader) {
 // scanRecords counts the records of br, which starts at s.scanned in the
 // file; only whole lines count (a line still being written is counted once
 // it is whole), and s.scanned moves past each.
-func (s *Session) scanRecords(br *bufio.Reader) {
+func (s *Tapped) scanRecords(br *bufio.Reader) {
 	for {
 		line, long, n, err := readShortLine(br)
 		if err != nil {
@@ -417,7 +413,7 @@ func RunSessions(env *cmdutil.Env, o *SessionsOptions) error {
 	}
 	if o.JSON {
 		if list == nil {
-			list = []Session{}
+			list = []Tapped{}
 		}
 		cmdutil.WriteJSON(env.Out, list)
 		return nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/chaos"
@@ -73,13 +74,8 @@ type Options struct {
 	OTLP connect.OTLPFlags
 }
 
-// NewCmdTap is `sonde tap [flags] -- COMMAND [ARG...]`.
-func NewCmdTap(env *cmdutil.Env) *cobra.Command {
-	var o Options
-	cmd := &cobra.Command{
-		Use:   "tap [--label NAME] [--record FILE] (-- COMMAND [ARG...] | --listen ADDR --target URL)",
-		Short: "Sit between a host and a server (stdio, or HTTP with --listen), forwarding every byte and recording the session",
-		Long: `sonde tap is what a host (Claude Desktop, Claude Code, Cursor, VS Code…) launches instead
+// tapLong is sonde tap --help's text.
+const tapLong = `sonde tap is what a host (Claude Desktop, Claude Code, Cursor, VS Code…) launches instead
 of an MCP server over stdio: it starts COMMAND (no shell) and forwards bytes verbatim, the
 host's stdin to the server's stdin, the server's stdout to the host, the server's stderr to
 the host's stderr. Nothing is reframed, re-encoded, capped, added, dropped, reordered or
@@ -184,7 +180,15 @@ pipes) is stopped, as in a session sonde drives.
 
 Exit status (stdio): the server's: its exit code, or 128 plus the signal's number when a signal
 ended it; 2 for a usage error; 7 (MCP_SPAWN) when the server could not be started.
-Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be listened on.`,
+Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be listened on.`
+
+// NewCmdTap is `sonde tap [flags] -- COMMAND [ARG...]`.
+func NewCmdTap(env *cmdutil.Env) *cobra.Command {
+	var o Options
+	cmd := &cobra.Command{
+		Use:   "tap [--label NAME] [--record FILE] (-- COMMAND [ARG...] | --listen ADDR --target URL)",
+		Short: "Sit between a host and a server (stdio, or HTTP with --listen), forwarding every byte and recording the session",
+		Long:  tapLong,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if o.Listen != "" || o.Target != "" {
 				if len(args) > 0 {
@@ -205,7 +209,12 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 			return Run(env, &o, args)
 		},
 	}
-	f := cmd.Flags()
+	o.addFlags(cmd.Flags())
+	return cmd
+}
+
+// addFlags registers sonde tap's flags on f, into o.
+func (o *Options) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.Label, "label", "", "a name for the session, in its file name (default: the command's base name, or the --target host)")
 	f.StringVar(&o.Record, "record", "", "record to FILE (a new file) instead of the sessions folder")
 	f.BoolVar(&o.NoRecord, "no-record", false, "record nothing (forward only)")
@@ -224,7 +233,6 @@ Over HTTP: 0 after SIGINT or SIGTERM; 2 for a usage error; 7 when ADDR cannot be
 	o.OTLP.Register(f)
 	f.Bool(strings.TrimPrefix(hostconfig.WrapMarker, "--"), false, "marks a host config entry that sonde wrap wrote (sonde unwrap --all changes only those); nothing else")
 	_ = f.MarkHidden(strings.TrimPrefix(hostconfig.WrapMarker, "--"))
-	return cmd
 }
 
 // noteFaults writes the fault rules at the start of the recording.

@@ -111,13 +111,7 @@ func RunWatch(env *cmdutil.Env, o *WatchOptions, arg string) error {
 		defer signal.Stop(c)
 		sigs = c
 	}
-	go func() {
-		select {
-		case <-sigs:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	go cancelOnSignal(ctx, sigs, cancel)
 	fr := &followReader{ctx: ctx, f: f, pid: pid}
 	var skipTo int64
 	if o.New {
@@ -155,30 +149,45 @@ func RunWatch(env *cmdutil.Env, o *WatchOptions, arg string) error {
 		if rec.Offset < skipTo {
 			continue
 		}
-		var ev client.Event
-		isEv := false
-		if tee != nil || !o.JSON { // --json alone writes the records as they are
-			e, ok, err := h.Event(rec)
-			ev, isEv = e, ok && err == nil
-		}
-		if isEv && tee != nil {
-			tee(ev)
-		}
-		switch {
-		case o.JSON:
-			cmdutil.WriteJSON(env.Out, rec)
-		case isEv:
-			if line := connect.DescribeEvent(ev, h.Start); line != "" {
-				fmt.Fprintln(env.Out, line)
-			}
-		case rec.Type == capture.TypeEnd:
-			fmt.Fprintln(env.Out, "the recording ended")
-		}
-		if rec.Type == capture.TypeEnd {
+		if showRecord(env, o, h, tee, rec) {
 			break
 		}
 	}
 	return nil
+}
+
+// cancelOnSignal calls cancel when a signal comes, until ctx is done.
+func cancelOnSignal(ctx context.Context, sigs <-chan os.Signal, cancel context.CancelFunc) {
+	select {
+	case <-sigs:
+		cancel()
+	case <-ctx.Done():
+	}
+}
+
+// showRecord hands one record of the recording followed to tee (when
+// its event is one) and prints it; true when it is the recording's end.
+func showRecord(env *cmdutil.Env, o *WatchOptions, h capture.Header, tee func(client.Event), rec capture.Record) bool {
+	var ev client.Event
+	isEv := false
+	if tee != nil || !o.JSON { // --json alone writes the records as they are
+		e, ok, err := h.Event(rec)
+		ev, isEv = e, ok && err == nil
+	}
+	if isEv && tee != nil {
+		tee(ev)
+	}
+	switch {
+	case o.JSON:
+		cmdutil.WriteJSON(env.Out, rec)
+	case isEv:
+		if line := connect.DescribeEvent(ev, h.Start); line != "" {
+			fmt.Fprintln(env.Out, line)
+		}
+	case rec.Type == capture.TypeEnd:
+		fmt.Fprintln(env.Out, "the recording ended")
+	}
+	return rec.Type == capture.TypeEnd
 }
 
 // watchExport starts the export --otlp-* asks for: tee hands it each

@@ -157,7 +157,7 @@ func (l *listSource) Rows() ([]uisessions.Row, error) {
 }
 
 // sessionRow is a session as the list shows it.
-func sessionRow(s Session) uisessions.Row {
+func sessionRow(s Tapped) uisessions.Row {
 	r := uisessions.Row{
 		ID: s.ID, Label: s.Label, Server: watchWhat(capture.Header{Command: s.Command, URL: s.URL}),
 		Host: hostLabel(s), Started: s.Started, Live: s.Live, Cut: !s.Live && !s.CleanEnd && s.Problem == "",
@@ -171,7 +171,7 @@ func sessionRow(s Session) uisessions.Row {
 
 // hostLabel names the process that launched the tap: its name while it
 // runs (where the system says it), and its pid.
-func hostLabel(s Session) string {
+func hostLabel(s Tapped) string {
 	if s.HostPID <= 0 {
 		return ""
 	}

@@ -24,8 +24,8 @@ func BenchmarkWatchList(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name  string
-		cache map[string]tap.Session
-	}{{"uncached", nil}, {"cached", map[string]tap.Session{}}} {
+		cache map[string]tap.Tapped
+	}{{"uncached", nil}, {"cached", map[string]tap.Tapped{}}} {
 		b.Run(bc.name, func(b *testing.B) {
 			if _, err := tap.ListSessionsCached(dir, bc.cache); err != nil {
 				b.Fatal(err)

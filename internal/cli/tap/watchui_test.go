@@ -161,7 +161,7 @@ func TestWatchListGrowing(t *testing.T) {
 	}
 	late := `{"type":"frame","seq":99,"t":99,"dir":"in","id":1,"kind":"response","raw":"{}","verdict":"late"}` + "\n"
 	steps := []string{header, req(1) + req(2), late + req(3)[:20], req(3)[20:], req(4) + `{"type":"end","t":100}` + "\n"}
-	cache := map[string]tap.Session{}
+	cache := map[string]tap.Tapped{}
 	var text string
 	for i, add := range steps {
 		text += add
@@ -190,7 +190,7 @@ func TestWatchListGrowing(t *testing.T) {
 	path = filepath.Join(dir, "more-20261201-100000-1.jsonl")
 	text = header + req(1) + req(2)
 	clitest.WriteTestFile(t, path, text)
-	cache = map[string]tap.Session{}
+	cache = map[string]tap.Tapped{}
 	if _, err := tap.ListSessionsCached(dir, cache); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestWatchListGrowing(t *testing.T) {
 	os.Chtimes(path, mt, mt)
 	tap.ListSessionsCached(dir, cache)
 	whole, _ := tap.ListSessionsCached(dir, nil)
-	var w tap.Session
+	var w tap.Tapped
 	for _, s := range whole {
 		if s.File == path {
 			w = s
@@ -247,7 +247,7 @@ func FuzzWatchListGrowing(f *testing.F) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "fz-20261201-100000-1.jsonl")
 		at := int(cut) % (len(data) + 1)
-		cache := map[string]tap.Session{}
+		cache := map[string]tap.Tapped{}
 		for i, text := range []string{header + string(data[:at]), header + string(data)} {
 			if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 				t.Fatal(err)

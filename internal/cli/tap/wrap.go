@@ -203,6 +203,49 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 	if unwrap {
 		verb = "unwrap"
 	}
+	if err := validateWrap(o, verb); err != nil {
+		return err
+	}
+	sonde, err := wrapSonde(o)
+	if err != nil {
+		return err
+	}
+	h, err := connect.CurrentHosts()
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	targets, err := wrapTargets(h, o)
+	if err != nil {
+		return err
+	}
+	files, where, err := loadWrapFiles(env, o, h, targets)
+	if err != nil {
+		return err
+	}
+	if err := checkWrapServers(o, where); err != nil {
+		return err
+	}
+	edits, err := planWrap(env, o, unwrap, sonde, h.Project, files, where)
+	if err != nil {
+		return err
+	}
+	// Every file to be replaced is checked before any is written: one that
+	// may not be replaced (read-only, another owner) stops the run with
+	// nothing written.
+	if !o.DryRun {
+		if err := checkWrapEdits(edits, verb); err != nil {
+			return err
+		}
+	}
+	failed, changedAny, err := applyWrap(env, o, unwrap, edits)
+	if err != nil {
+		return err
+	}
+	return reportWrap(env, o, unwrap, changedAny, failed)
+}
+
+// validateWrap checks the flags of sonde wrap or unwrap (verb).
+func validateWrap(o *WrapOptions, verb string) error {
 	switch {
 	case o.All && len(o.Servers) > 0:
 		return cmdutil.Usagef("give either --server NAME or --all, not both")
@@ -216,29 +259,44 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 			return cmdutil.Usagef("--server: want a name")
 		}
 	}
+	return nil
+}
+
+// wrapSonde is the absolute path of the sonde a wrapped entry runs:
+// --sonde, or this executable's own path.
+func wrapSonde(o *WrapOptions) (string, error) {
 	sonde := o.Sonde
 	if sonde == "" {
 		var err error
 		if sonde, err = selfPath(); err != nil {
-			return cmdutil.Usagef("cannot find sonde's own path (give it with --sonde PATH): " + err.Error())
+			return "", cmdutil.Usagef("cannot find sonde's own path (give it with --sonde PATH): " + err.Error())
 		}
 	} else if !filepath.IsAbs(sonde) {
-		return cmdutil.Usagef(fmt.Sprintf("--sonde %q: want an absolute path (a host may not see your PATH)", sonde))
+		return "", cmdutil.Usagef(fmt.Sprintf("--sonde %q: want an absolute path (a host may not see your PATH)", sonde))
 	}
-	h, err := connect.CurrentHosts()
-	if err != nil {
-		return cmdutil.Usagef(err.Error())
-	}
-	targets, err := wrapTargets(h, o)
-	if err != nil {
-		return err
-	}
-	type loaded struct {
-		wrapTarget
-		b       []byte
-		servers []hostconfig.Server
-	}
-	var files []loaded
+	return sonde, nil
+}
+
+// wrapLoaded is one host config file read and parsed.
+type wrapLoaded struct {
+	wrapTarget
+	b       []byte
+	servers []hostconfig.Server
+}
+
+// wrapEdit is one file's planned change.
+type wrapEdit struct {
+	wrapLoaded
+	out     []byte
+	changes []hostconfig.WrapChange
+	cf      configFile
+}
+
+// loadWrapFiles reads and parses the target files, skipping (with a note)
+// the ones that are missing or broken unless --config named one, and
+// says which files have each server name.
+func loadWrapFiles(env *cmdutil.Env, o *WrapOptions, h connect.Hosts, targets []wrapTarget) ([]wrapLoaded, map[string][]string, error) {
+	var files []wrapLoaded
 	where := map[string][]string{} // server name → the files that have it
 	for _, t := range targets {
 		b, err := os.ReadFile(t.path)
@@ -246,17 +304,17 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 			continue
 		}
 		if err != nil {
-			return cmdutil.Usagef(fmt.Sprintf("%s: %v", t.path, unwrapPathErr(err)))
+			return nil, nil, cmdutil.Usagef(fmt.Sprintf("%s: %v", t.path, unwrapPathErr(err)))
 		}
 		servers, problems := hostconfig.Parse(b, t.path, t.host, t.scope, h.Project)
 		if bad := fileProblem(problems); bad != nil {
 			if o.Config != "" {
-				return cmdutil.Usagef(bad.Error())
+				return nil, nil, cmdutil.Usagef(bad.Error())
 			}
 			fmt.Fprintf(env.Err, "sonde: skipping %s\n", textfmt.Escape(bad.Error()))
 			continue
 		}
-		files = append(files, loaded{t, b, servers})
+		files = append(files, wrapLoaded{t, b, servers})
 		for _, s := range servers {
 			where[s.Name] = append(where[s.Name], t.path)
 		}
@@ -266,6 +324,12 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 			}
 		}
 	}
+	return files, where, nil
+}
+
+// checkWrapServers refuses a --server name found in no file, or in more
+// than one.
+func checkWrapServers(o *WrapOptions, where map[string][]string) error {
 	for _, n := range o.Servers {
 		switch in := dedupe(where[n]); len(in) {
 		case 0:
@@ -284,20 +348,18 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 			return cmdutil.Usagef(fmt.Sprintf("server %q is in %s; choose one with --config FILE or --host NAME", n, strings.Join(in, " and ")))
 		}
 	}
+	return nil
+}
 
+// planWrap computes each file's edit, keeping the files with changes.
+func planWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool, sonde, project string, files []wrapLoaded, where map[string][]string) ([]wrapEdit, error) {
 	flags := o.TapFlags
 	if flags == nil {
 		flags = tapFlags(nil, env)
 	}
-	type edited struct {
-		loaded
-		out     []byte
-		changes []hostconfig.WrapChange
-		cf      configFile
-	}
-	var edits []edited
+	var edits []wrapEdit
 	for _, f := range files {
-		ho := hostconfig.WrapOptions{Sonde: sonde, All: o.All, Project: h.Project, TapFlags: flags}
+		ho := hostconfig.WrapOptions{Sonde: sonde, All: o.All, Project: project, TapFlags: flags}
 		if !o.All {
 			for _, n := range o.Servers {
 				if len(where[n]) > 0 && where[n][0] == f.path {
@@ -315,33 +377,38 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 		out, changes, err := fn(f.b, f.host, f.scope, ho)
 		if err != nil {
 			if o.Config != "" || !o.All {
-				return cmdutil.Usagef(fmt.Sprintf("%s: %v", f.path, err))
+				return nil, cmdutil.Usagef(fmt.Sprintf("%s: %v", f.path, err))
 			}
 			fmt.Fprintf(env.Err, "sonde: skipping %s: %s\n", f.path, textfmt.Escape(err.Error()))
 			continue
 		}
 		if len(changes) > 0 {
-			edits = append(edits, edited{loaded: f, out: out, changes: changes})
+			edits = append(edits, wrapEdit{wrapLoaded: f, out: out, changes: changes})
 		}
 	}
-	// Every file to be replaced is checked before any is written: one that
-	// may not be replaced (read-only, another owner) stops the run with
-	// nothing written.
-	if !o.DryRun {
-		for i, e := range edits {
-			if bytes.Equal(e.out, e.b) {
-				continue
-			}
-			cf, err := checkConfig(e.path, verb)
-			if err != nil {
-				return cmdutil.Usagef(err.Error())
-			}
-			edits[i].cf = cf
-		}
-	}
+	return edits, nil
+}
 
-	failed := false
-	changedAny := false
+// checkWrapEdits checks that every file to be replaced may be, recording
+// what writing it needs.
+func checkWrapEdits(edits []wrapEdit, verb string) error {
+	for i, e := range edits {
+		if bytes.Equal(e.out, e.b) {
+			continue
+		}
+		cf, err := checkConfig(e.path, verb)
+		if err != nil {
+			return cmdutil.Usagef(err.Error())
+		}
+		edits[i].cf = cf
+	}
+	return nil
+}
+
+// applyWrap prints each edit and, unless a dry run, writes it with a
+// backup; failed is true when an entry named with --server could not be
+// changed.
+func applyWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool, edits []wrapEdit) (failed, changedAny bool, err error) {
 	for _, f := range edits {
 		fmt.Fprintf(env.Out, "%s (%s · %s)\n", f.path, f.host, f.scope)
 		for _, c := range f.changes {
@@ -358,10 +425,15 @@ func RunWrap(env *cmdutil.Env, o *WrapOptions, unwrap bool) error {
 		}
 		backup, err := writeConfig(f.cf, f.b, f.out)
 		if err != nil {
-			return cmdutil.Usagef(err.Error())
+			return failed, changedAny, cmdutil.Usagef(err.Error())
 		}
 		fmt.Fprintf(env.Out, "  backup: %s\n", backup)
 	}
+	return failed, changedAny, nil
+}
+
+// reportWrap prints what to do next and the run's exit status.
+func reportWrap(env *cmdutil.Env, o *WrapOptions, unwrap, changedAny, failed bool) error {
 	switch {
 	case o.DryRun:
 		fmt.Fprintln(env.Out, "Dry run: nothing was written.")
