@@ -399,46 +399,12 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 		<-endc
 		return
 	}
-	split := [2]*transport.LineSplitter{transport.NewLineSplitter(t.opts.MaxLineBytes), transport.NewLineSplitter(t.opts.MaxLineBytes)}
-	dirs := [2]client.Direction{client.Out, client.In}
-	tail := transport.NewTail(DefaultStderrBytes)
-	handle := func(c chunk) {
-		t.inflight.Add(-int64(len(c.data)))
-		if c.note != "" && c.fault != nil {
-			o.Fault(c.note, c.fault, c.t)
-			return
-		}
-		if c.note != "" {
-			o.Note(c.note, c.t)
-			return
-		}
-		if c.missed > 0 {
-			o.Missed(c.missed, fmt.Sprintf("observation fell behind: %d bytes of %s (%d reads) were forwarded but not observed", c.missedBytes, c.s, c.missed), c.t)
-			if c.s != streamErr {
-				split[c.s].Skip(c.atLineStart)
-			}
-		}
-		if c.s == streamErr {
-			if len(c.data) > 0 {
-				tail.Write(c.data)
-				o.Stderr(c.data, c.t)
-			}
-			return
-		}
-		emit := func(line []byte, err error) {
-			var tl *transport.LineTooLongError
-			switch {
-			case errors.As(err, &tl):
-				o.TooLong(dirs[c.s], tl, c.t)
-			default:
-				o.Line(dirs[c.s], line, c.t, err != nil)
-			}
-		}
-		if c.end {
-			split[c.s].End(emit)
-			return
-		}
-		split[c.s].Feed(c.data, emit)
+	ob := &observation{
+		t:     t,
+		o:     o,
+		split: [2]*transport.LineSplitter{transport.NewLineSplitter(t.opts.MaxLineBytes), transport.NewLineSplitter(t.opts.MaxLineBytes)},
+		dirs:  [2]client.Direction{client.Out, client.In},
+		tail:  transport.NewTail(DefaultStderrBytes),
 	}
 	var batch []chunk
 	// busy: the last look found chunks, so the next is a tick later (no
@@ -461,20 +427,72 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 		case <-wake:
 		case ended := <-endc:
 			for _, c := range t.queue.take(batch) {
-				handle(c)
+				ob.handle(c)
 			}
-			stderr, dropped := tail.Snapshot()
+			stderr, dropped := ob.tail.Snapshot()
 			o.Exit(client.Exit{Pid: t.proc.Pid(), Code: ended.Code, Signal: ended.Signal, Stderr: stderr, StderrDropped: dropped, Time: time.Now()})
 			return
 		}
 		batch = t.queue.take(batch)
 		busy = len(batch) > 0
 		for i := range batch {
-			handle(batch[i])
+			ob.handle(batch[i])
 			batch[i] = chunk{} // its data is not kept past its handling
 		}
 		t.queue.roomMade()
 	}
+}
+
+// observation is what the observer goroutine keeps from one chunk to the
+// next: a line splitter for each of stdout and stdin, and stderr's tail.
+type observation struct {
+	t     *tap
+	o     *client.Observer
+	split [2]*transport.LineSplitter
+	dirs  [2]client.Direction
+	tail  *transport.Tail
+}
+
+// handle hands one chunk to the client.Observer: a note or a fault, a
+// miss, stderr's bytes, or the lines a chunk of stdout or stdin completes.
+func (ob *observation) handle(c chunk) {
+	o, split, dirs, tail := ob.o, &ob.split, &ob.dirs, ob.tail
+	ob.t.inflight.Add(-int64(len(c.data)))
+	if c.note != "" && c.fault != nil {
+		o.Fault(c.note, c.fault, c.t)
+		return
+	}
+	if c.note != "" {
+		o.Note(c.note, c.t)
+		return
+	}
+	if c.missed > 0 {
+		o.Missed(c.missed, fmt.Sprintf("observation fell behind: %d bytes of %s (%d reads) were forwarded but not observed", c.missedBytes, c.s, c.missed), c.t)
+		if c.s != streamErr {
+			split[c.s].Skip(c.atLineStart)
+		}
+	}
+	if c.s == streamErr {
+		if len(c.data) > 0 {
+			tail.Write(c.data)
+			o.Stderr(c.data, c.t)
+		}
+		return
+	}
+	emit := func(line []byte, err error) {
+		var tl *transport.LineTooLongError
+		switch {
+		case errors.As(err, &tl):
+			o.TooLong(dirs[c.s], tl, c.t)
+		default:
+			o.Line(dirs[c.s], line, c.t, err != nil)
+		}
+	}
+	if c.end {
+		split[c.s].End(emit)
+		return
+	}
+	split[c.s].Feed(c.data, emit)
 }
 
 // String names a stream as the note of a miss does.
