@@ -119,12 +119,9 @@ func (p *spanScanner) object(s *span, depth int) error {
 		if json.Unmarshal(p.b[k:p.i], &key) != nil {
 			return errSpan
 		}
-		p.space()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
+		if !p.colon() {
 			return errSpan
 		}
-		p.i++
-		p.space()
 		v, err := p.value(depth + 1)
 		if err != nil {
 			return err
@@ -135,6 +132,18 @@ func (p *spanScanner) object(s *span, depth int) error {
 			return err
 		}
 	}
+}
+
+// colon steps over the colon after a member's key, and the space around
+// it; false when there is none.
+func (p *spanScanner) colon() bool {
+	p.space()
+	if p.i >= len(p.b) || p.b[p.i] != ':' {
+		return false
+	}
+	p.i++
+	p.space()
+	return true
 }
 
 // array moves past the array that starts at p.i, its elements into s.
