@@ -273,6 +273,13 @@ func (s *recScanner) str(common []string) (string, bool) {
 		}
 		return string(s.b[start:j]), true
 	}
+	return s.escaped(start, j, ascii)
+}
+
+// escaped is str's slow path, for a string with an escape: the string's
+// content starts at start, and j is its first escape (ascii: whether what
+// came before it was ASCII only). It undoes the escapes into s.buf.
+func (s *recScanner) escaped(start, j int, ascii bool) (string, bool) {
 	// Escapes: copy what came before and undo them.
 	buf := append(s.buf[:0], s.b[start:j]...)
 	for j < len(s.b) {

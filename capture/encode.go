@@ -78,58 +78,9 @@ func (e *encoder) recordBytes(ev client.Event, sc *recScratch) (r Record, raw bi
 	r = Record{Seq: ev.Seq, T: e.off(ev.Time)}
 	switch ev.Kind {
 	case client.EvFrame:
-		f := ev.Frame
-		r.Type = TypeFrame
-		r.Dir = f.Dir.String()
-		if f.Msg.ID.IsValid() {
-			sc.id = f.Msg.ID
-			r.ID = &sc.id
-		}
-		r.Method = f.Msg.Method
-		r.Kind = f.Msg.Kind.String()
-		r.Size = len(f.Raw)
-		b, red := e.redact.Bytes(f.Raw)
-		raw = bigRaw{b: b, b64: !utf8.Valid(b)}
-		r.B64, r.Redacted = raw.b64, red
-		r.Verdict = string(f.Verdict)
-		var redacted bool
-		r.Detail, redacted = e.redact.String(f.Detail)
-		r.Redacted = r.Redacted || redacted
-		r.Decode = decodeErr(f.Err, e.redact)
-		r.Stream, r.EventID = f.Stream, f.EventID
+		raw = e.frameRec(&r, ev.Frame, sc)
 	case client.EvRequest:
-		q := ev.Req
-		r.Type = TypeRequest
-		r.Dir = q.Dir.String()
-		if q.ID.IsValid() {
-			sc.id = q.ID
-			r.ID = &sc.id
-		}
-		r.Method, r.Tool, r.State = q.Method, q.Tool, string(q.State)
-		if !q.Deadline.IsZero() {
-			sc.deadline = e.off(q.Deadline)
-			r.Deadline = &sc.deadline
-		}
-		r.Timeout = int64(q.Timeout)
-		if !q.MaxEnd.IsZero() {
-			sc.maxEnd = e.off(q.MaxEnd)
-			r.MaxEnd = &sc.maxEnd
-		}
-		r.Latency = int64(q.Latency)
-		if p := q.Progress; p != nil {
-			msg, _ := e.redact.String(p.Message)
-			r.Progress = &ProgressRec{Progress: p.Progress, Total: p.Total, Message: msg}
-		}
-		r.Err = e.errRec(q.Err)
-		if q.RetryOf.IsValid() {
-			sc.retryOf = q.RetryOf
-			r.RetryOf = &sc.retryOf
-		}
-		if len(q.Params) > 0 {
-			var red bool
-			r.Params, red = e.redact.String(string(q.Params))
-			r.Redacted = r.Redacted || red
-		}
+		e.requestRec(&r, ev.Req, sc)
 	case client.EvStderr:
 		r.Type = TypeStderr
 		r.Size = len(ev.Stderr)
@@ -155,6 +106,65 @@ func (e *encoder) recordBytes(ev client.Event, sc *recScratch) (r Record, raw bi
 		r.Note = "unknown event kind " + ev.Kind.String()
 	}
 	return r, raw
+}
+
+// frameRec fills r from frame f as recordBytes does, its bytes (after
+// redaction) in the bigRaw it returns.
+func (e *encoder) frameRec(r *Record, f *client.FrameInfo, sc *recScratch) (raw bigRaw) {
+	r.Type = TypeFrame
+	r.Dir = f.Dir.String()
+	if f.Msg.ID.IsValid() {
+		sc.id = f.Msg.ID
+		r.ID = &sc.id
+	}
+	r.Method = f.Msg.Method
+	r.Kind = f.Msg.Kind.String()
+	r.Size = len(f.Raw)
+	b, red := e.redact.Bytes(f.Raw)
+	raw = bigRaw{b: b, b64: !utf8.Valid(b)}
+	r.B64, r.Redacted = raw.b64, red
+	r.Verdict = string(f.Verdict)
+	var redacted bool
+	r.Detail, redacted = e.redact.String(f.Detail)
+	r.Redacted = r.Redacted || redacted
+	r.Decode = decodeErr(f.Err, e.redact)
+	r.Stream, r.EventID = f.Stream, f.EventID
+	return raw
+}
+
+// requestRec fills r from request q as recordBytes does.
+func (e *encoder) requestRec(r *Record, q *client.ReqInfo, sc *recScratch) {
+	r.Type = TypeRequest
+	r.Dir = q.Dir.String()
+	if q.ID.IsValid() {
+		sc.id = q.ID
+		r.ID = &sc.id
+	}
+	r.Method, r.Tool, r.State = q.Method, q.Tool, string(q.State)
+	if !q.Deadline.IsZero() {
+		sc.deadline = e.off(q.Deadline)
+		r.Deadline = &sc.deadline
+	}
+	r.Timeout = int64(q.Timeout)
+	if !q.MaxEnd.IsZero() {
+		sc.maxEnd = e.off(q.MaxEnd)
+		r.MaxEnd = &sc.maxEnd
+	}
+	r.Latency = int64(q.Latency)
+	if p := q.Progress; p != nil {
+		msg, _ := e.redact.String(p.Message)
+		r.Progress = &ProgressRec{Progress: p.Progress, Total: p.Total, Message: msg}
+	}
+	r.Err = e.errRec(q.Err)
+	if q.RetryOf.IsValid() {
+		sc.retryOf = q.RetryOf
+		r.RetryOf = &sc.retryOf
+	}
+	if len(q.Params) > 0 {
+		var red bool
+		r.Params, red = e.redact.String(string(q.Params))
+		r.Redacted = r.Redacted || red
+	}
 }
 
 func decodeErr(err error, red *Redactor) *DecodeErr {

@@ -50,49 +50,13 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 	ev = client.Event{Seq: rec.Seq, Time: h.Time(rec.T)}
 	switch rec.Type {
 	case TypeFrame:
-		raw, err := decodeBytes(rec.Raw, rec.B64)
+		fi, err := frameInfo(&rec, ev.Time)
 		if err != nil {
-			return client.Event{}, false, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "raw: " + err.Error()}
+			return client.Event{}, false, err
 		}
-		f := client.Frame{Dir: parseDir(rec.Dir), Time: ev.Time, Raw: raw}
-		f.Msg, _ = jsonrpc.Decode(raw)
-		f.Msg.Kind = parseKind(rec.Kind)
-		f.Msg.ID = jsonrpc.ID{}
-		if rec.ID != nil {
-			f.Msg.ID = *rec.ID
-		}
-		f.Msg.Method = rec.Method
-		f.Err = rec.Decode.err(raw)
-		f.Stream, f.EventID = rec.Stream, rec.EventID
-		ev.Kind = client.EvFrame
-		ev.Frame = &client.FrameInfo{Frame: f, Verdict: client.Verdict(rec.Verdict), Detail: rec.Detail}
-		ev.Frame.VerdictInDetail, ev.Frame.InputRequired = frameFlags(ev.Frame)
+		ev.Kind, ev.Frame = client.EvFrame, fi
 	case TypeRequest:
-		q := &client.ReqInfo{
-			Dir: parseDir(rec.Dir), Method: rec.Method, Tool: rec.Tool, State: client.State(rec.State),
-			Latency: time.Duration(rec.Latency),
-		}
-		if rec.ID != nil {
-			q.ID = *rec.ID
-		}
-		if rec.Deadline != nil {
-			q.Deadline = h.Time(*rec.Deadline)
-		}
-		q.Timeout = time.Duration(rec.Timeout)
-		if rec.MaxEnd != nil {
-			q.MaxEnd = h.Time(*rec.MaxEnd)
-		}
-		if p := rec.Progress; p != nil {
-			q.Progress = &client.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
-		}
-		q.Err = h.errOf(rec.Err)
-		if rec.RetryOf != nil {
-			q.RetryOf = *rec.RetryOf
-		}
-		if rec.Params != "" {
-			q.Params = json.RawMessage(rec.Params)
-		}
-		ev.Kind, ev.Req = client.EvRequest, q
+		ev.Kind, ev.Req = client.EvRequest, h.reqInfo(&rec)
 	case TypeStderr:
 		data, err := decodeBytes(rec.Data, rec.B64)
 		if err != nil {
@@ -109,33 +73,92 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 			ev.Fault = legacyFault(rec.Note)
 		}
 	case TypeHTTP:
-		noFlag := h.before(1, 2)
-		h := rec.HTTP
-		if h == nil {
-			h = &HTTPRec{}
-		}
-		raw, err := decodeBytes(h.Raw, h.B64)
+		he, err := h.httpEvent(&rec)
 		if err != nil {
-			return client.Event{}, false, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "http raw: " + err.Error()}
-		}
-		if len(raw) == 0 {
-			raw = nil
-		}
-		he := &client.HTTPEvent{
-			Method: h.Method, URL: h.URL, Status: h.Status, Header: h.Header, Duration: time.Duration(h.Duration),
-			Stream: h.Stream, EventID: h.EventID, Raw: raw, Note: h.Note, Problem: h.Problem,
-		}
-		if noFlag && h.Method == "" {
-			he.Problem = legacyProblem(h.Note)
-		}
-		if h.ReqID != nil {
-			he.ReqID = *h.ReqID
+			return client.Event{}, false, err
 		}
 		ev.Kind, ev.HTTP = client.EvHTTP, he
 	default:
 		return client.Event{}, false, nil
 	}
 	return ev, true, nil
+}
+
+// frameInfo is a frame record's client.FrameInfo, at time t.
+func frameInfo(rec *Record, t time.Time) (*client.FrameInfo, error) {
+	raw, err := decodeBytes(rec.Raw, rec.B64)
+	if err != nil {
+		return nil, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "raw: " + err.Error()}
+	}
+	f := client.Frame{Dir: parseDir(rec.Dir), Time: t, Raw: raw}
+	f.Msg, _ = jsonrpc.Decode(raw)
+	f.Msg.Kind = parseKind(rec.Kind)
+	f.Msg.ID = jsonrpc.ID{}
+	if rec.ID != nil {
+		f.Msg.ID = *rec.ID
+	}
+	f.Msg.Method = rec.Method
+	f.Err = rec.Decode.err(raw)
+	f.Stream, f.EventID = rec.Stream, rec.EventID
+	fi := &client.FrameInfo{Frame: f, Verdict: client.Verdict(rec.Verdict), Detail: rec.Detail}
+	fi.VerdictInDetail, fi.InputRequired = frameFlags(fi)
+	return fi, nil
+}
+
+// reqInfo is a request record's client.ReqInfo.
+func (h Header) reqInfo(rec *Record) *client.ReqInfo {
+	q := &client.ReqInfo{
+		Dir: parseDir(rec.Dir), Method: rec.Method, Tool: rec.Tool, State: client.State(rec.State),
+		Latency: time.Duration(rec.Latency),
+	}
+	if rec.ID != nil {
+		q.ID = *rec.ID
+	}
+	if rec.Deadline != nil {
+		q.Deadline = h.Time(*rec.Deadline)
+	}
+	q.Timeout = time.Duration(rec.Timeout)
+	if rec.MaxEnd != nil {
+		q.MaxEnd = h.Time(*rec.MaxEnd)
+	}
+	if p := rec.Progress; p != nil {
+		q.Progress = &client.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
+	}
+	q.Err = h.errOf(rec.Err)
+	if rec.RetryOf != nil {
+		q.RetryOf = *rec.RetryOf
+	}
+	if rec.Params != "" {
+		q.Params = json.RawMessage(rec.Params)
+	}
+	return q
+}
+
+// httpEvent is an HTTP record's client.HTTPEvent.
+func (h Header) httpEvent(rec *Record) (*client.HTTPEvent, error) {
+	noFlag := h.before(1, 2)
+	hr := rec.HTTP
+	if hr == nil {
+		hr = &HTTPRec{}
+	}
+	raw, err := decodeBytes(hr.Raw, hr.B64)
+	if err != nil {
+		return nil, &FormatError{Line: rec.Line, Offset: rec.Offset, Kind: ErrBadRecord, Reason: "http raw: " + err.Error()}
+	}
+	if len(raw) == 0 {
+		raw = nil
+	}
+	he := &client.HTTPEvent{
+		Method: hr.Method, URL: hr.URL, Status: hr.Status, Header: hr.Header, Duration: time.Duration(hr.Duration),
+		Stream: hr.Stream, EventID: hr.EventID, Raw: raw, Note: hr.Note, Problem: hr.Problem,
+	}
+	if noFlag && hr.Method == "" {
+		he.Problem = legacyProblem(hr.Note)
+	}
+	if hr.ReqID != nil {
+		he.ReqID = *hr.ReqID
+	}
+	return he, nil
 }
 
 // frameFlags gives a recorded frame the typed fields a capture does not

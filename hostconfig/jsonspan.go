@@ -82,83 +82,105 @@ func (p *spanScanner) value(depth int) (*span, error) {
 		return nil, errSpan
 	}
 	s := &span{start: p.i, kind: p.b[p.i]}
+	var err error
 	switch p.b[p.i] {
 	case '"':
-		if err := p.str(); err != nil {
-			return nil, err
-		}
+		err = p.str()
 	case '{':
-		if p.empty('}') {
-			break
-		}
-		for {
-			p.space()
-			if p.i >= len(p.b) || p.b[p.i] != '"' {
-				return nil, errSpan
-			}
-			k := p.i
-			if err := p.str(); err != nil {
-				return nil, err
-			}
-			var key string
-			if json.Unmarshal(p.b[k:p.i], &key) != nil {
-				return nil, errSpan
-			}
-			p.space()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
-				return nil, errSpan
-			}
-			p.i++
-			p.space()
-			v, err := p.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			s.members = append(s.members, spanMember{key: key, value: v})
-			end, err := p.next('}')
-			if err != nil {
-				return nil, err
-			}
-			if end {
-				break
-			}
-		}
+		err = p.object(s, depth)
 	case '[':
-		if p.empty(']') {
-			break
-		}
-		for {
-			p.space()
-			v, err := p.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			s.elems = append(s.elems, v)
-			end, err := p.next(']')
-			if err != nil {
-				return nil, err
-			}
-			if end {
-				break
-			}
-		}
+		err = p.array(s, depth)
 	default:
 		s.kind = 'v'
-		j := p.i
-		for j < len(p.b) {
-			c := p.b[j]
-			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-				break
-			}
-			j++
-		}
-		if j == p.i {
-			return nil, errSpan
-		}
-		p.i = j
+		err = p.bare()
+	}
+	if err != nil {
+		return nil, err
 	}
 	s.end = p.i
 	return s, nil
+}
+
+// object moves past the object that starts at p.i, its members into s.
+func (p *spanScanner) object(s *span, depth int) error {
+	if p.empty('}') {
+		return nil
+	}
+	for {
+		p.space()
+		if p.i >= len(p.b) || p.b[p.i] != '"' {
+			return errSpan
+		}
+		k := p.i
+		if err := p.str(); err != nil {
+			return err
+		}
+		var key string
+		if json.Unmarshal(p.b[k:p.i], &key) != nil {
+			return errSpan
+		}
+		if !p.colon() {
+			return errSpan
+		}
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		s.members = append(s.members, spanMember{key: key, value: v})
+		end, err := p.next('}')
+		if err != nil || end {
+			return err
+		}
+	}
+}
+
+// colon steps over the colon after a member's key, and the space around
+// it; false when there is none.
+func (p *spanScanner) colon() bool {
+	p.space()
+	if p.i >= len(p.b) || p.b[p.i] != ':' {
+		return false
+	}
+	p.i++
+	p.space()
+	return true
+}
+
+// array moves past the array that starts at p.i, its elements into s.
+func (p *spanScanner) array(s *span, depth int) error {
+	if p.empty(']') {
+		return nil
+	}
+	for {
+		p.space()
+		v, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		s.elems = append(s.elems, v)
+		end, err := p.next(']')
+		if err != nil || end {
+			return err
+		}
+	}
+}
+
+// bare moves past the number, true, false or null that starts at p.i (any
+// run of bytes up to a delimiter; empty is errSpan).
+func (p *spanScanner) bare() error {
+	j := p.i
+	for j < len(p.b) {
+		c := p.b[j]
+		if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			break
+		}
+		j++
+	}
+	if j == p.i {
+		return errSpan
+	}
+	p.i = j
+	return nil
 }
 
 // empty steps over the opening bracket of an object or an array and

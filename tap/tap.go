@@ -151,18 +151,7 @@ type missState struct {
 // *transport.SpawnError. Run does not wait for in to end: a forwarder left
 // reading it ends with its next read.
 func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stats, error) {
-	if opts.MaxLineBytes <= 0 {
-		opts.MaxLineBytes = transport.DefaultMaxLineBytes
-	}
-	if opts.Queue <= 0 {
-		opts.Queue = DefaultQueue
-	}
-	if opts.QueueBytes <= 0 {
-		opts.QueueBytes = DefaultQueueBytes
-	}
-	if opts.KillAfter <= 0 {
-		opts.KillAfter = transport.DefaultKillAfter
-	}
+	opts = opts.withDefaults()
 	p, err := transport.StartProcess(transport.ProcessConfig{Argv: opts.Argv, Env: opts.Env})
 	if err != nil {
 		return transport.Ended{}, Stats{}, err
@@ -184,24 +173,14 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 		t.passSignals(stopSignals)
 	}()
 
-	// host → server: the host's EOF closes the server's stdin. Run does
-	// not wait for it (the host may never close its end).
-	var toServer, toHost, toErr io.Writer = p.Stdin, out, errw
-	observeOut, observeIn := true, true
-	var filter *hostFilter
-	switch {
-	case opts.Faults != nil:
-		toServer, toHost, toErr = t.faultWriters(p.Stdin, out, errw)
-		observeOut = false // the host's stdout is observed as written
-	case opts.Injector != nil:
-		opts.Injector.attach(t, p.Stdin)
-		filter = &hostFilter{in: opts.Injector, w: out, max: opts.MaxLineBytes}
-		toServer, toHost = serverWriter{opts.Injector}, filter
-		observeIn = false // serverWriter offers what it writes
+	r := t.route(out, errw)
+	if r.filter != nil {
 		defer opts.Injector.end()
 	}
+	// host → server: the host's EOF closes the server's stdin. Run does
+	// not wait for it (the host may never close its end).
 	go func() {
-		n, _ := t.forward(streamIn, in, toServer, nil, observeIn)
+		n, _ := t.forward(streamIn, in, r.toServer, nil, r.observeIn)
 		p.Stdin.Close()
 		t.count(streamIn, n)
 	}()
@@ -211,34 +190,21 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 		defer wg.Done()
 		// A host that stopped reading is gone: the server's next write
 		// fails as it would have, had the host started it.
-		n, _ := t.forward(streamOut, p.Stdout, toHost, func() { p.Stdout.Close() }, observeOut)
+		n, _ := t.forward(streamOut, p.Stdout, r.toHost, func() { p.Stdout.Close() }, r.observeOut)
 		t.count(streamOut, n)
 	}()
 	go func() {
 		defer wg.Done()
-		n, _ := t.forward(streamErr, p.Stderr, toErr, func() { p.Stderr.Close() }, true)
+		n, _ := t.forward(streamErr, p.Stderr, r.toErr, func() { p.Stderr.Close() }, true)
 		t.count(streamErr, n)
 	}()
 
 	ended := p.Wait() // and what it left behind is stopped
-	drained := make(chan struct{})
-	go func() { wg.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(opts.KillAfter):
-		// Something outside the server's reach still holds a pipe, or a
-		// fault rule still holds a frame (a delay): both end now.
-		p.Stdout.Close()
-		p.Stderr.Close()
-		if t.pipe != nil {
-			t.pipe.Close()
-		}
-		<-drained
-	}
+	t.drain(&wg)
 	p.Stdout.Close()
 	p.Stderr.Close()
-	if filter != nil {
-		filter.flush()
+	if r.filter != nil {
+		r.filter.flush()
 		opts.Injector.end()
 	}
 	if t.pipe != nil {
@@ -251,6 +217,73 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 	t.statsMu.Lock()
 	defer t.statsMu.Unlock()
 	return ended, t.stats, nil
+}
+
+// withDefaults is opts with each limit left at zero (or below) set to
+// its default.
+func (opts Options) withDefaults() Options {
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = transport.DefaultMaxLineBytes
+	}
+	if opts.Queue <= 0 {
+		opts.Queue = DefaultQueue
+	}
+	if opts.QueueBytes <= 0 {
+		opts.QueueBytes = DefaultQueueBytes
+	}
+	if opts.KillAfter <= 0 {
+		opts.KillAfter = transport.DefaultKillAfter
+	}
+	return opts
+}
+
+// routes are where the forwarders write each stream, and which of them
+// offer what they read to the observer: straight through, through the
+// fault rules' pipe, or through the injector's filters.
+type routes struct {
+	toServer, toHost, toErr io.Writer
+	observeOut, observeIn   bool
+	// filter is the host's stdout filter of an injector (nil without one).
+	filter *hostFilter
+}
+
+// route sets up the writers of Run's forwarders for t's options (the
+// server's stdin, the host's stdout out and stderr errw).
+func (t *tap) route(out, errw io.Writer) routes {
+	opts, p := t.opts, t.proc
+	r := routes{toServer: p.Stdin, toHost: out, toErr: errw, observeOut: true, observeIn: true}
+	switch {
+	case opts.Faults != nil:
+		r.toServer, r.toHost, r.toErr = t.faultWriters(p.Stdin, out, errw)
+		r.observeOut = false // the host's stdout is observed as written
+	case opts.Injector != nil:
+		opts.Injector.attach(t, p.Stdin)
+		r.filter = &hostFilter{in: opts.Injector, w: out, max: opts.MaxLineBytes}
+		r.toServer, r.toHost = serverWriter{opts.Injector}, r.filter
+		r.observeIn = false // serverWriter offers what it writes
+	}
+	return r
+}
+
+// drain waits for the forwarders of the server's stdout and stderr (wg)
+// once the server ended, for KillAfter at most: then it closes the pipes
+// and the fault rules' pipe, and waits for them to return.
+func (t *tap) drain(wg *sync.WaitGroup) {
+	p := t.proc
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(t.opts.KillAfter):
+		// Something outside the server's reach still holds a pipe, or a
+		// fault rule still holds a frame (a delay): both end now.
+		p.Stdout.Close()
+		p.Stderr.Close()
+		if t.pipe != nil {
+			t.pipe.Close()
+		}
+		<-drained
+	}
 }
 
 func (t *tap) count(s stream, n int64) {
@@ -399,46 +432,12 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 		<-endc
 		return
 	}
-	split := [2]*transport.LineSplitter{transport.NewLineSplitter(t.opts.MaxLineBytes), transport.NewLineSplitter(t.opts.MaxLineBytes)}
-	dirs := [2]client.Direction{client.Out, client.In}
-	tail := transport.NewTail(DefaultStderrBytes)
-	handle := func(c chunk) {
-		t.inflight.Add(-int64(len(c.data)))
-		if c.note != "" && c.fault != nil {
-			o.Fault(c.note, c.fault, c.t)
-			return
-		}
-		if c.note != "" {
-			o.Note(c.note, c.t)
-			return
-		}
-		if c.missed > 0 {
-			o.Missed(c.missed, fmt.Sprintf("observation fell behind: %d bytes of %s (%d reads) were forwarded but not observed", c.missedBytes, c.s, c.missed), c.t)
-			if c.s != streamErr {
-				split[c.s].Skip(c.atLineStart)
-			}
-		}
-		if c.s == streamErr {
-			if len(c.data) > 0 {
-				tail.Write(c.data)
-				o.Stderr(c.data, c.t)
-			}
-			return
-		}
-		emit := func(line []byte, err error) {
-			var tl *transport.LineTooLongError
-			switch {
-			case errors.As(err, &tl):
-				o.TooLong(dirs[c.s], tl, c.t)
-			default:
-				o.Line(dirs[c.s], line, c.t, err != nil)
-			}
-		}
-		if c.end {
-			split[c.s].End(emit)
-			return
-		}
-		split[c.s].Feed(c.data, emit)
+	ob := &observation{
+		t:     t,
+		o:     o,
+		split: [2]*transport.LineSplitter{transport.NewLineSplitter(t.opts.MaxLineBytes), transport.NewLineSplitter(t.opts.MaxLineBytes)},
+		dirs:  [2]client.Direction{client.Out, client.In},
+		tail:  transport.NewTail(DefaultStderrBytes),
 	}
 	var batch []chunk
 	// busy: the last look found chunks, so the next is a tick later (no
@@ -461,20 +460,72 @@ func (t *tap) observe(endc <-chan transport.Ended) {
 		case <-wake:
 		case ended := <-endc:
 			for _, c := range t.queue.take(batch) {
-				handle(c)
+				ob.handle(c)
 			}
-			stderr, dropped := tail.Snapshot()
+			stderr, dropped := ob.tail.Snapshot()
 			o.Exit(client.Exit{Pid: t.proc.Pid(), Code: ended.Code, Signal: ended.Signal, Stderr: stderr, StderrDropped: dropped, Time: time.Now()})
 			return
 		}
 		batch = t.queue.take(batch)
 		busy = len(batch) > 0
 		for i := range batch {
-			handle(batch[i])
+			ob.handle(batch[i])
 			batch[i] = chunk{} // its data is not kept past its handling
 		}
 		t.queue.roomMade()
 	}
+}
+
+// observation is what the observer goroutine keeps from one chunk to the
+// next: a line splitter for each of stdout and stdin, and stderr's tail.
+type observation struct {
+	t     *tap
+	o     *client.Observer
+	split [2]*transport.LineSplitter
+	dirs  [2]client.Direction
+	tail  *transport.Tail
+}
+
+// handle hands one chunk to the client.Observer: a note or a fault, a
+// miss, stderr's bytes, or the lines a chunk of stdout or stdin completes.
+func (ob *observation) handle(c chunk) {
+	o, split, dirs, tail := ob.o, &ob.split, &ob.dirs, ob.tail
+	ob.t.inflight.Add(-int64(len(c.data)))
+	if c.note != "" && c.fault != nil {
+		o.Fault(c.note, c.fault, c.t)
+		return
+	}
+	if c.note != "" {
+		o.Note(c.note, c.t)
+		return
+	}
+	if c.missed > 0 {
+		o.Missed(c.missed, fmt.Sprintf("observation fell behind: %d bytes of %s (%d reads) were forwarded but not observed", c.missedBytes, c.s, c.missed), c.t)
+		if c.s != streamErr {
+			split[c.s].Skip(c.atLineStart)
+		}
+	}
+	if c.s == streamErr {
+		if len(c.data) > 0 {
+			tail.Write(c.data)
+			o.Stderr(c.data, c.t)
+		}
+		return
+	}
+	emit := func(line []byte, err error) {
+		var tl *transport.LineTooLongError
+		switch {
+		case errors.As(err, &tl):
+			o.TooLong(dirs[c.s], tl, c.t)
+		default:
+			o.Line(dirs[c.s], line, c.t, err != nil)
+		}
+	}
+	if c.end {
+		split[c.s].End(emit)
+		return
+	}
+	split[c.s].Feed(c.data, emit)
 }
 
 // String names a stream as the note of a miss does.
