@@ -8,7 +8,7 @@
 // reset only after a server stayed up long enough to be called healthy,
 // and what the policy knows is kept per user across runs (a state file).
 //
-// Ownership (docs/architecture.md, "The server manager"): the Manager owns
+// Ownership (docs/servers.md, "How the manager is built"): the Manager owns
 // its map of servers, the state records and the set of calls in flight;
 // each server's client is owned by its entry and released by Stop (or by
 // the watcher goroutine when the process ended by itself); each client

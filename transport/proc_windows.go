@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// The steps of Close on Windows (see docs/architecture.md, "Process cleanup
+// The steps of Close on Windows (see docs/internals.md, "Process cleanup
 // on each OS").
 const (
 	stopName = "CTRL_BREAK_EVENT"
