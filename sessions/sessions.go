@@ -160,8 +160,8 @@ type Entry struct {
 	// ID is Name read (Named: it was one).
 	ID    ID
 	Named bool
-
-	live bool // Live, when List read it
+	// Running is Live as List read it (one probe a listing).
+	Running bool
 }
 
 // Live reports whether e's tap still runs (an entry with no ID: never).
@@ -187,12 +187,12 @@ func List(dir string) ([]Entry, error) {
 		if id, err := Parse(name); err == nil {
 			e.ID, e.Named = id, true
 		}
-		e.live = e.Live()
+		e.Running = e.Live()
 		list = append(list, e)
 	}
 	slices.SortStableFunc(list, func(a, b Entry) int {
-		if a.live != b.live {
-			if a.live {
+		if a.Running != b.Running {
+			if a.Running {
 				return -1
 			}
 			return 1

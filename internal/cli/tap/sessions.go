@@ -197,22 +197,22 @@ func listSessions(dir string, cache sessionCache) ([]Tapped, error) {
 	for _, e := range entries {
 		path := e.Path
 		if cache == nil {
-			out = append(out, readSession(path))
+			out = append(out, readSession(path, e.Running))
 			continue
 		}
 		s, ok := cache[path]
 		st, err := os.Stat(path)
 		switch {
 		case !ok || err != nil:
-			s = readSession(path)
+			s = readSession(path, e.Running)
 		case st.Size() != s.Size || !st.ModTime().Equal(s.mtime):
 			// A live recording grows: read what was added, not the
 			// whole file again.
-			if !s.readMore(st.Size(), st.ModTime()) {
-				s = readSession(path)
+			if !s.readMore(st.Size(), st.ModTime(), e.Running) {
+				s = readSession(path, e.Running)
 			}
 		default:
-			s.settle() // its tap may have ended
+			s.settle(e.Running) // its tap may have ended
 		}
 		cache[path] = s
 		out = append(out, s)
@@ -236,8 +236,9 @@ func listSessions(dir string, cache sessionCache) ([]Tapped, error) {
 
 // readSession reads what sonde sessions shows of one file: its name, its
 // header, and a quick pass over its records that decodes only the short
-// ones (requests, notes, the end), skipping frames unread.
-func readSession(path string) Tapped {
+// ones (requests, notes, the end), skipping frames unread. running is
+// whether its tap still runs (sessions.List's probe, or tapRuns).
+func readSession(path string, running bool) Tapped {
 	s := Tapped{File: path, ID: strings.TrimSuffix(filepath.Base(path), sessions.Ext)}
 	if id, err := sessions.Parse(s.ID); err == nil {
 		s.Label, s.Started, s.TapPID = id.Label, id.Start, id.PID
@@ -255,15 +256,14 @@ func readSession(path string) Tapped {
 		s.scan(f)
 		f.Close()
 	}
-	s.settle()
+	s.settle(running)
 	return s
 }
 
 // settle says whether the session is live (its tap runs and its recording
 // has no end) and, if not, when it ended.
-func (s *Tapped) settle() {
-	id, err := sessions.Parse(s.ID)
-	s.Live, s.Ended = err == nil && !s.CleanEnd && sessions.Live(id.PID), nil
+func (s *Tapped) settle(running bool) {
+	s.Live, s.Ended = running && !s.CleanEnd, nil
 	if !s.Live && !s.mtime.IsZero() {
 		t := s.mtime
 		s.Ended = &t
@@ -274,7 +274,7 @@ func (s *Tapped) settle() {
 // was last read (from s.scanned), as readSession would have. It reports
 // false when that cannot be done (the file was replaced, or never read as
 // a capture): read it whole then.
-func (s *Tapped) readMore(size int64, mtime time.Time) bool {
+func (s *Tapped) readMore(size int64, mtime time.Time, running bool) bool {
 	if s.Problem != "" || s.CleanEnd || s.scanned == 0 || size < s.Size {
 		return false
 	}
@@ -288,7 +288,7 @@ func (s *Tapped) readMore(size int64, mtime time.Time) bool {
 	}
 	s.scanRecords(bufio.NewReaderSize(f, 64<<10))
 	s.Size, s.mtime = size, mtime
-	s.settle()
+	s.settle(running)
 	return true
 }
 
@@ -514,4 +514,12 @@ func sessionsCount(n int) string {
 		return "1 session"
 	}
 	return fmt.Sprintf("%d sessions", n)
+}
+
+// tapRuns reports whether the tap that records the session file path
+// still runs (its name read as a sessions.ID; a name that is not one:
+// no).
+func tapRuns(path string) bool {
+	id, err := sessions.Parse(strings.TrimSuffix(filepath.Base(path), sessions.Ext))
+	return err == nil && sessions.Live(id.PID)
 }

@@ -86,7 +86,7 @@ func OpenSession(ctx context.Context, env *cmdutil.Env, replayUI ReplayUI, path 
 // openSession is OpenSession; o's --otlp-* (when o is set) exports a live
 // session's spans while it is open.
 func openSession(ctx context.Context, env *cmdutil.Env, o *WatchOptions, replayUI ReplayUI, path string, pid int) error {
-	s := readSession(path)
+	s := readSession(path, tapRuns(path))
 	if s.Problem != "" && s.Problem != "empty: nothing recorded yet" {
 		return errors.New(s.Problem)
 	}
