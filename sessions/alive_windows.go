@@ -4,8 +4,7 @@ package sessions
 
 import "golang.org/x/sys/windows"
 
-// Live reports whether pid is a running process (any process: on Windows
-// its command line is not read; proctest.Alive relies on that): it can be opened
+// Live reports whether pid is a running process: it can be opened
 // (or exists but is not ours to open) and has no exit code yet
 // (STILL_ACTIVE, 259).
 func Live(pid int) bool {
