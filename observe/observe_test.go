@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +23,6 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
-	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
@@ -129,13 +127,11 @@ func start(tb testing.TB, c *client.Client) {
 // stdio starts the fixture as a real subprocess.
 func stdio(t testing.TB, args ...string) client.Dialer {
 	t.Helper()
-	pidFile := filepath.Join(t.TempDir(), "pids")
 	env, err := transport.BuildEnv(os.Environ(), nil, fixturetest.ChildEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
-	argv := append([]string{os.Args[0], "--pid-file", pidFile}, args...)
+	argv, _ := fixturetest.Argv(t, args...)
 	return client.Stdio(transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond})
 }
 

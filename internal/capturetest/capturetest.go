@@ -15,12 +15,8 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
-	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/transport"
 )
-
-// fixtureEnv makes the re-executed test binary act as the fixture server.
-const fixtureEnv = fixturetest.Env
 
 // Main is the body of TestMain: it runs the fixture when the test binary
 // was started as one, and otherwise the tests, checking for leaked
@@ -62,13 +58,11 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 		argv = []string{url}
 		dial = client.HTTP(transport.HTTPConfig{URL: url, ConnectTimeout: 5 * time.Second})
 	} else {
-		pidFile := filepath.Join(dir, "pids")
-		t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
-		env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
+		argv, _ = fixturetest.Argv(t, o.Fixture...)
+		env, err := transport.BuildEnv(os.Environ(), nil, fixturetest.ChildEnv())
 		if err != nil {
 			t.Fatal(err)
 		}
-		argv = append([]string{os.Args[0], "--pid-file", pidFile}, o.Fixture...)
 		dial = client.Stdio(transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond})
 	}
 	f, err := capture.Create(path, o.Path != "") // a sample is recorded again over the old one
