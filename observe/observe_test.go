@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
@@ -127,12 +127,7 @@ func start(tb testing.TB, c *client.Client) {
 // stdio starts the fixture as a real subprocess.
 func stdio(t testing.TB, args ...string) client.Dialer {
 	t.Helper()
-	env, err := transport.BuildEnv(os.Environ(), nil, fixturetest.ChildEnv())
-	if err != nil {
-		t.Fatal(err)
-	}
-	argv, _ := fixturetest.Argv(t, args...)
-	return client.Stdio(transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond})
+	return client.Stdio(capturetest.Stdio(t, args...))
 }
 
 func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
