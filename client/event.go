@@ -73,8 +73,8 @@ type Event struct {
 	// --break, docs/breakpoints.md): held, then released, edited, dropped
 	// or answered.
 	Hold *Hold
-	HTTP  *HTTPEvent
-	Task  *TaskInfo
+	HTTP *HTTPEvent
+	Task *TaskInfo
 }
 
 // StartsSession reports whether ev begins a new session: a server process

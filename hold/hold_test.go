@@ -143,8 +143,8 @@ func TestEditRefusalsKeepFrameHeld(t *testing.T) {
 	e.Offer(client.Out, []byte(callEcho), s.deliver) // id 4 in flight
 	e.Offer(client.Out, []byte(callSearch), s.deliver)
 	for edit, want := range map[string]string{
-		`{"jsonrpc":"2.0","id":3,`:                                   "at byte",
-		`[1,2]`:                                                      "not a JSON-RPC message",
+		`{"jsonrpc":"2.0","id":3,`: "at byte",
+		`[1,2]`:                    "not a JSON-RPC message",
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{}}`: "already has in flight",
 		strings.Repeat(" ", MaxEditBytes+1):                          "over the",
 	} {
