@@ -1,0 +1,338 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/filter"
+	"github.com/sonde-mcp/sonde/internal/browsertest"
+	"github.com/sonde-mcp/sonde/report"
+)
+
+// load reads a capture's header and events.
+func load(t *testing.T, path string) (capture.Header, []client.Event) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := capture.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rd.Header()
+	var evs []client.Event
+	for rec, err := range rd.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, ok, err := h.Event(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			evs = append(evs, ev)
+		}
+	}
+	return h, evs
+}
+
+// exportPage writes the report of the capture at path and returns the
+// page's path and its model.
+func exportPage(t *testing.T, path string) (string, *report.Model) {
+	t.Helper()
+	h, evs := load(t, path)
+	b := report.New(h, report.Options{File: filepath.Base(path), Sonde: "test"})
+	for _, ev := range evs {
+		b.Add(ev)
+	}
+	m := b.Model()
+	var buf bytes.Buffer
+	if err := report.Write(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return out, m
+}
+
+// openPage opens a page in a fresh headless Chromium and waits for its
+// script to have drawn it.
+func openPage(t *testing.T, path string, w, h int) (*browsertest.Browser, *browsertest.Page) {
+	t.Helper()
+	br := browsertest.Start(t)
+	p := br.Open("file://"+path, w, h)
+	p.WaitFor(`document.body && document.body.dataset.ready`, 60*time.Second)
+	var state string
+	p.MustEval(`document.body.dataset.ready`, &state)
+	if state != "1" {
+		var msg string
+		p.MustEval(`document.getElementById("load-error").textContent`, &msg)
+		t.Fatalf("the page did not load: %s", msg)
+	}
+	return br, p
+}
+
+// goMatches is the rows the Go filter keeps of the capture, as the
+// command line's --filter judges events.
+func goMatches(t *testing.T, path, query string, m *report.Model) []uint64 {
+	t.Helper()
+	f, err := filter.Parse(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, evs := load(t, path)
+	reqs := filter.NewRequests()
+	for _, ev := range evs {
+		reqs.Learn(ev)
+	}
+	reqs.Rewind()
+	rows := map[uint64]bool{}
+	for _, r := range m.Rows {
+		rows[r.Seq] = true
+	}
+	var keep []uint64
+	for _, ev := range evs {
+		it, ok := reqs.Item(ev)
+		if rows[ev.Seq] && (!ok || f.Match(&it)) {
+			keep = append(keep, ev.Seq)
+		}
+	}
+	return keep
+}
+
+// pageMatches types query into the page's filter and returns the rows it
+// shows, or the error it reports.
+func pageMatches(t *testing.T, p *browsertest.Page, query string) ([]uint64, string) {
+	t.Helper()
+	q, _ := json.Marshal(query)
+	var res struct {
+		Seqs []uint64
+		Err  string
+	}
+	p.MustEval(`(() => { const q = document.getElementById("q"); q.value = `+string(q)+`;
+		q.dispatchEvent(new Event("input"));
+		return { Seqs: [...document.querySelectorAll("#frames tbody tr[data-seq]")].map((r) => Number(r.dataset.seq)),
+			Err: document.getElementById("q-err").textContent }; })()`, &res)
+	return res.Seqs, res.Err
+}
+
+// TestPageFilterMatchesGo holds the page's port of the filter language to
+// the Go package: on the same frames, every query keeps the same rows, and
+// every mistake is reported with the same words and position.
+func TestPageFilterMatchesGo(t *testing.T) {
+	for _, capFile := range []string{"out-of-order-late-crash.jsonl", "concurrent-calls.jsonl"} {
+		path := filepath.Join("..", "testdata", "captures", capFile)
+		page, m := exportPage(t, path)
+		_, p := openPage(t, page, 1280, 800)
+		queries := []string{"", "method:tools/call", "method:TOOLS status:error", "status:late", "-status:resolved",
+			"kind:response", "kind:error", "kind:notification dir:in", "dir:out", "id:2", `id:"2"`, "id:abc", "tool:echo",
+			"duration:>10ms", "duration:<=1s", "duration:=0s", "duration:>1.5ms", "duration:<1h2m3.5s", "status:timeout",
+			"status:iserror", "echo", "ECHO", "-echo", `"not json"`, "jsonrpc", "status:malformed", "method:tools/call status:error",
+			"tool:slow duration:>=20ms", "progress", "initialize -kind:request", "- x", "-", "µ", "id:1", "id:-1", "id:3 kind:response"}
+		for _, q := range queries {
+			want := goMatches(t, path, q, m)
+			got, perr := pageMatches(t, p, q)
+			if perr != "" || !slices.Equal(got, want) {
+				t.Errorf("%s: filter %q: page shows %v (%s), Go keeps %v", capFile, q, got, perr, want)
+			}
+		}
+		for _, q := range []string{"methd:x", "method:", `tool:"open`, "dir:up", "kind:x", "duration:500ms", "duration:>soon",
+			"duration:>5", "duration:>1e3s", `tool:"é" dir:sideways`, `x "éé`, "duration:>9999999999h", "id:", `-method:""`} {
+			_, gerr := filter.Parse(q)
+			_, perr := pageMatches(t, p, q)
+			if gerr == nil || perr != gerr.Error() {
+				t.Errorf("%s: filter %q: page says %q, Go says %v", capFile, q, perr, gerr)
+			}
+		}
+	}
+}
+
+// TestPageShowsCapture opens the report of a capture and checks what it
+// shows against the capture: the header's counts, the verdicts, a row per
+// frame, the waterfall's requests, the diagram's steps, that the filter
+// of the issue narrows the list, that no request left the page, and that
+// a screenshot at a laptop's and a phone's size is not blank.
+func TestPageShowsCapture(t *testing.T) {
+	path := filepath.Join("..", "testdata", "captures", "out-of-order-late-crash.jsonl")
+	page, m := exportPage(t, path)
+	_, evs := load(t, path)
+	frames, verdicts := 0, map[string]int{}
+	for _, ev := range evs {
+		if ev.Kind == client.EvFrame {
+			frames++
+			verdicts[string(ev.Frame.Verdict)]++
+		}
+	}
+	for _, size := range [][2]int{{1280, 800}, {390, 844}} {
+		br, p := openPage(t, page, size[0], size[1])
+		var got struct {
+			Frames, Calls, Errors string
+			Verdicts            map[string]string
+			FrameRows, Spans    int
+			Steps, Findings     int
+		}
+		p.MustEval(`(() => { const k = (n) => document.querySelector('#meta dd[data-k="' + n + '"]').textContent;
+			const v = {}; document.querySelectorAll("#verdicts li").forEach((li) => v[li.dataset.verdict] = li.querySelector("b").textContent);
+			return { Frames: k("frames"), Calls: k("calls"), Errors: k("errors"), Verdicts: v,
+				FrameRows: document.querySelectorAll('#frames tbody tr[data-kind="frame"]').length,
+				Spans: document.querySelectorAll("#wf-rows .wf-row").length,
+				Steps: document.querySelectorAll("#seq g.step").length,
+				Findings: document.querySelectorAll("#findings li").length }; })()`, &got)
+		if got.Frames != fmt.Sprint(frames) || got.FrameRows != frames || got.Calls != fmt.Sprint(m.Meta.Calls) ||
+			got.Errors != fmt.Sprint(m.Meta.Errors) || got.Spans != len(m.Spans) || got.Steps != len(m.Diagram.Steps) ||
+			got.Findings != len(m.Findings) || len(got.Verdicts) != len(verdicts) {
+			t.Errorf("%v: the page shows %+v; the capture has %d frames, verdicts %v, model %+v", size, got, frames, verdicts, m.Meta)
+		}
+		for v, n := range verdicts {
+			if got.Verdicts[v] != fmt.Sprint(n) {
+				t.Errorf("%v: verdict %s: page %q, capture %d", size, v, got.Verdicts[v], n)
+			}
+		}
+		if m.Meta.Calls == 0 || m.Meta.Errors == 0 || len(m.Findings) == 0 || verdicts["late"] == 0 {
+			t.Errorf("the sample capture should have calls, errors, findings and a late answer: %+v", m.Meta)
+		}
+		narrowed, _ := pageMatches(t, p, "method:tools/call status:error")
+		if len(narrowed) == 0 || len(narrowed) >= len(m.Rows) {
+			t.Errorf("%v: method:tools/call status:error shows %d of %d rows", size, len(narrowed), len(m.Rows))
+		}
+		checkNotBlank(t, p.Screenshot(), size)
+		if reqs := br.Requests(); len(reqs) != 0 {
+			t.Errorf("%v: the page made requests: %v", size, reqs)
+		}
+	}
+}
+
+// checkNotBlank checks a screenshot's size and that it has a fair spread
+// of light and dark pixels (text and bars on a background), a coarse
+// statistic rather than exact pixels.
+func checkNotBlank(t *testing.T, shot []byte, size [2]int) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	if b.Dx() != size[0] || b.Dy() != size[1] {
+		t.Errorf("screenshot %v, want %v", b, size)
+	}
+	light, dark, colour := 0, 0, 0
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			lum := (r + g + bl) / 3 >> 8
+			switch {
+			case lum > 200:
+				light++
+			case lum < 90:
+				dark++
+			}
+			if max(r, g, bl)-min(r, g, bl) > 0x4000 {
+				colour++
+			}
+		}
+	}
+	total := (b.Dx() / 2) * (b.Dy() / 2)
+	if dark < total/200 || light < total/10 || colour == 0 {
+		t.Errorf("%v: the screenshot looks blank: %d light, %d dark, %d coloured of %d", size, light, dark, colour, total)
+	}
+}
+
+// hostile is what a hostile server says, in every place the page shows.
+const hostile = `</script><img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>` +
+	`<a href="javascript:window.__pwned=3">x</a>` + "\x1b]0;title\x07\x1b[2J\x9b\x00" + `<svg onload="window.__pwned=4">&lt;`
+
+// TestHostileCapture exports a capture whose server text is markup,
+// script, javascript: links, terminal escapes and a 10 MB string, and
+// checks the page runs none of it (no handler ran, no element was made of
+// it, no request left), shows the text as text, and stays responsive.
+func TestHostileCapture(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hostile.jsonl")
+	os.WriteFile(path, []byte(hostileCapture(t)), 0o600)
+	page, m := exportPage(t, path)
+	html, _ := os.ReadFile(page)
+	if bytes.Contains(html, []byte("onerror")) || bytes.Contains(html, []byte("__pwned")) {
+		t.Fatal("server text reached the page's HTML source: it must be inside the compressed model only")
+	}
+	if st, _ := os.Stat(page); st.Size() > 2<<20+int64(len(hostileCapture(t))) {
+		t.Errorf("page is %d bytes", st.Size())
+	}
+	br, p := openPage(t, page, 1280, 800)
+	var got struct {
+		Pwned    any
+		Imgs     int
+		Scripts  int
+		Links    int
+		Server   string
+		Shows    bool
+		TookMs   float64
+		RowsShow int
+	}
+	p.MustEval(`(() => { const t0 = performance.now(); const q = document.getElementById("q"); q.value = "onerror"; q.dispatchEvent(new Event("input"));
+		const took = performance.now() - t0;
+		return { Pwned: window.__pwned === undefined ? null : window.__pwned, Imgs: document.querySelectorAll("img, svg [onload], iframe, object").length,
+			Scripts: document.scripts.length, Links: document.querySelectorAll('a[href^="javascript"]').length,
+			Server: document.querySelector('#meta dd[data-k="server"]').textContent,
+			Shows: document.body.textContent.includes("<img src=x onerror="), TookMs: took,
+			RowsShow: document.querySelectorAll("#frames tbody tr[data-seq]").length }; })()`, &got)
+	if got.Pwned != nil || got.Imgs != 0 || got.Scripts != 2 || got.Links != 0 || !strings.Contains(got.Server, "</script><img") || !got.Shows {
+		t.Errorf("hostile text ran or became markup: %+v", got)
+	}
+	if got.RowsShow == 0 {
+		t.Errorf("the filter found none of the hostile rows: %+v", got)
+	}
+	// Open the frame with the 10 MB string: the page still answers.
+	var opened bool
+	p.MustEval(`(() => { const q = document.getElementById("q"); q.value = "id:2 kind:response"; q.dispatchEvent(new Event("input"));
+		const tr = document.querySelector("#frames tbody tr[data-seq]"); tr.click();
+		return !!tr.nextElementSibling && tr.nextElementSibling.classList.contains("detail"); })()`, &opened)
+	if !opened {
+		t.Error("the big frame did not open")
+	}
+	var after any
+	p.MustEval(`window.__pwned === undefined ? null : window.__pwned`, &after)
+	if after != nil || len(br.Requests()) != 0 || len(m.Rows) == 0 {
+		t.Errorf("after opening frames: pwned %v, requests %v", after, br.Requests())
+	}
+}
+
+// hostileCapture is a stdio capture whose server says hostile things in
+// its info, a tool, a log notification, a line that is not JSON, stderr,
+// and a 10 MB result.
+func hostileCapture(t *testing.T) string {
+	t.Helper()
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	rawIn := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	lines := []string{
+		`{"type":"header","format":"sonde-capture","version":"1.0","sonde":"test","start":"2026-11-29T13:49:57Z","transport":"stdio","command":[` + q(hostile) + `]}`,
+		`{"type":"process","seq":1,"t":1000,"what":"start","pid":7,"argv":[` + q(hostile) + `]}`,
+		`{"type":"frame","seq":2,"t":2000,"dir":"out","id":1,"method":"initialize","kind":"request","raw":` +
+			q(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sonde","version":"t"}}}`) + `,"verdict":"sent"}`,
+		`{"type":"frame","seq":3,"t":3000,"dir":"in","id":1,"kind":"response","raw":` + q(rawIn(map[string]any{"jsonrpc": "2.0", "id": 1,
+			"result": map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": hostile, "version": hostile}, "instructions": hostile}})) + `,"verdict":"resolved","detail":` + q("resolved "+hostile) + `}`,
+		`{"type":"frame","seq":4,"t":4000,"dir":"in","method":` + q(hostile) + `,"kind":"notification","raw":` +
+			q(rawIn(map[string]any{"jsonrpc": "2.0", "method": hostile, "params": map[string]any{"data": hostile}})) + `,"verdict":"notification"}`,
+		`{"type":"frame","seq":5,"t":5000,"dir":"in","raw":` + q(hostile) + `,"verdict":"malformed","detail":` + q(hostile) + `}`,
+		`{"type":"stderr","seq":6,"t":6000,"data":` + q(hostile+"\n") + `}`,
+		`{"type":"frame","seq":7,"t":7000,"dir":"out","id":2,"method":"tools/call","kind":"request","raw":` +
+			q(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"big","arguments":{}}}`) + `,"verdict":"sent"}`,
+		`{"type":"frame","seq":8,"t":9000,"dir":"in","id":2,"kind":"response","raw":` + q(rawIn(map[string]any{"jsonrpc": "2.0", "id": 2,
+			"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat(hostile, 10<<20/len(hostile))}}}})) + `,"verdict":"resolved"}`,
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
