@@ -16,6 +16,8 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/filter"
 	"github.com/sonde-mcp/sonde/internal/browsertest"
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/report"
 )
 
@@ -335,4 +337,101 @@ func hostileCapture(t *testing.T) string {
 			"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat(hostile, 10<<20/len(hostile))}}}})) + `,"verdict":"resolved"}`,
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// TestPageOfServerEverything records a session of the reference server
+// (server-everything: tools/list, two calls that work, one of a tool it
+// does not have) and checks the page against the capture: the frames, the
+// calls, the errors and the verdicts, and that `method:tools/call
+// status:error` narrows the list to that call, as the Go filter does.
+func TestPageOfServerEverything(t *testing.T) {
+	bin := peertest.Everything(t)
+	browsertest.Path(t)
+	path := filepath.Join(t.TempDir(), "everything.jsonl")
+	script := `{"method":"tools/list"}
+{"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi </script>"}}}
+{"method":"tools/call","params":{"name":"nosuchtool","arguments":{}}}
+{"method":"tools/call","params":{"name":"get-sum","arguments":{"a":1,"b":2}}}
+`
+	r := clitest.RunSonde(t, script, "script", "--record", path, "-", "--", bin)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("not recorded: %d %s", r.Code, r.Stderr)
+	}
+	page, m := exportPage(t, path)
+	if m.Meta.Calls != 3 || m.Meta.Errors != 1 || m.Meta.Server == "" || m.Meta.Era != "legacy" {
+		t.Errorf("model: %+v", m.Meta)
+	}
+	_, p := openPage(t, page, 1280, 800)
+	var got struct{ Frames, Calls, Errors, Server string }
+	p.MustEval(`(() => { const k = (n) => document.querySelector('#meta dd[data-k="' + n + '"]').textContent;
+		return { Frames: k("frames"), Calls: k("calls"), Errors: k("errors"), Server: k("server") }; })()`, &got)
+	if got.Frames != fmt.Sprint(m.Meta.Frames) || got.Calls != "3" || got.Errors != "1" || !strings.HasPrefix(got.Server, m.Meta.Server) {
+		t.Errorf("the page shows %+v; the capture %+v", got, m.Meta)
+	}
+	q := "method:tools/call status:error"
+	shown, _ := pageMatches(t, p, q)
+	want := goMatches(t, path, q, m)
+	frames := 0
+	for _, s := range shown {
+		for _, r := range m.Rows {
+			if r.Seq == s && r.Kind == "frame" {
+				frames++
+			}
+		}
+	}
+	if !slices.Equal(shown, want) || frames != 2 {
+		t.Errorf("%s: page %v (%d frames), Go %v: want the failed call's request and answer", q, shown, frames, want)
+	}
+}
+
+// TestPageKeysAndThemes drives the page from the keyboard (/ to the
+// filter, Escape back, j and k through the frames, Enter to open one, +
+// to zoom the waterfall) and checks it follows the system's light or
+// dark setting.
+func TestPageKeysAndThemes(t *testing.T) {
+	page, _ := exportPage(t, filepath.Join("..", "testdata", "captures", "concurrent-calls.jsonl"))
+	_, p := openPage(t, page, 1280, 800)
+	active := func() string {
+		var s string
+		p.MustEval(`(() => { const a = document.activeElement; return a.id || (a.dataset && a.dataset.seq ? "row " + a.dataset.seq : a.tagName); })()`, &s)
+		return s
+	}
+	p.Press("/")
+	if a := active(); a != "q" {
+		t.Errorf("after /: focus on %s, want the filter", a)
+	}
+	p.Press("Escape")
+	p.MustEval(`document.activeElement.blur()`, nil)
+	p.Press("j")
+	first := active()
+	p.Press("j")
+	second := active()
+	p.Press("k")
+	if !strings.HasPrefix(first, "row ") || second == first || active() != first {
+		t.Errorf("j, j, k: %s, %s, %s", first, second, active())
+	}
+	p.Press("Enter")
+	var open bool
+	p.MustEval(`document.activeElement.getAttribute("aria-expanded") === "true" && document.activeElement.nextElementSibling.classList.contains("detail")`, &open)
+	if !open {
+		t.Error("Enter did not open the frame")
+	}
+	var before, after string
+	p.MustEval(`document.getElementById("wf-window").textContent`, &before)
+	p.Press("+")
+	p.MustEval(`document.getElementById("wf-window").textContent`, &after)
+	if before == after {
+		t.Errorf("+ did not zoom: %s", after)
+	}
+	bg := func() string {
+		var s string
+		p.MustEval(`getComputedStyle(document.body).backgroundColor`, &s)
+		return s
+	}
+	p.Dark(false)
+	light := bg()
+	p.Dark(true)
+	if dark := bg(); dark == light || light != "rgb(255, 255, 255)" {
+		t.Errorf("light %s, dark %s", light, dark)
+	}
 }

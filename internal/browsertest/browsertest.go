@@ -272,3 +272,37 @@ func (b *Browser) Requests() []string {
 	}
 	return out
 }
+
+// Press types one key into the page as a user would: "/", "j", "Enter",
+// "Escape".
+func (p *Page) Press(key string) {
+	p.b.t.Helper()
+	ev := map[string]any{"key": key}
+	switch key {
+	case "Enter":
+		ev["code"], ev["windowsVirtualKeyCode"], ev["text"] = "Enter", 13, "\r"
+	case "Escape":
+		ev["code"], ev["windowsVirtualKeyCode"] = "Escape", 27
+	default:
+		ev["text"] = key
+	}
+	down := map[string]any{"type": "keyDown"}
+	if _, ok := ev["text"]; !ok {
+		down["type"] = "rawKeyDown"
+	}
+	for k, v := range ev {
+		down[k] = v
+	}
+	p.b.must(p.session, "Input.dispatchKeyEvent", down)
+	p.b.must(p.session, "Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": key})
+}
+
+// Dark asks the page for prefers-color-scheme: dark (or light).
+func (p *Page) Dark(on bool) {
+	p.b.t.Helper()
+	v := "light"
+	if on {
+		v = "dark"
+	}
+	p.b.must(p.session, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": v}}})
+}
