@@ -183,9 +183,9 @@ func TestPageShowsCapture(t *testing.T) {
 		br, p := openPage(t, page, size[0], size[1])
 		var got struct {
 			Frames, Calls, Errors string
-			Verdicts            map[string]string
-			FrameRows, Spans    int
-			Steps, Findings     int
+			Verdicts              map[string]string
+			FrameRows, Spans      int
+			Steps, Findings       int
 		}
 		p.MustEval(`(() => { const k = (n) => document.querySelector('#meta dd[data-k="' + n + '"]').textContent;
 			const v = {}; document.querySelectorAll("#verdicts li").forEach((li) => v[li.dataset.verdict] = li.querySelector("b").textContent);
@@ -206,6 +206,14 @@ func TestPageShowsCapture(t *testing.T) {
 		}
 		if m.Meta.Calls == 0 || m.Meta.Errors == 0 || len(m.Findings) == 0 || verdicts["late"] == 0 {
 			t.Errorf("the sample capture should have calls, errors, findings and a late answer: %+v", m.Meta)
+		}
+		var labels []string
+		p.MustEval(`[...document.querySelectorAll("#seq g.step > text")].map((t) => t.textContent)`, &labels)
+		for i, st := range m.Diagram.Steps {
+			if i >= len(labels) || labels[i] != st.Label {
+				t.Errorf("%v: diagram step %d: the SVG says %q, the Mermaid export's step %q", size, i, labels[min(i, len(labels)-1)], st.Label)
+				break
+			}
 		}
 		narrowed, _ := pageMatches(t, p, "method:tools/call status:error")
 		if len(narrowed) == 0 || len(narrowed) >= len(m.Rows) {

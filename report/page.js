@@ -60,12 +60,14 @@
   }
 
   // Waterfall: a lane per direction, a row per request.
+  const WF_LIMIT = 1500; // rows drawn at once; zooming in shows the rest
   const view = { from: 0, to: Math.max(M.meta.duration, 1) };
   function waterfall() {
     const box = $("wf-rows");
     box.replaceChildren();
     const span = view.to - view.from, pct = (t) => ((t - view.from) / span) * 100;
     const lanes = [["out", "sonde → server"], ["in", "server → sonde"]];
+    let drawn = 0, hidden = 0;
     for (const [dir, name] of lanes) {
       const spans = M.spans.filter((s) => s.dir === dir);
       if (!spans.length) continue;
@@ -73,6 +75,8 @@
       for (const s of spans) {
         const end = s.end < 0 ? M.meta.duration : s.end;
         if (end < view.from || s.start > view.to) continue;
+        if (drawn >= WF_LIMIT) { hidden++; continue; }
+        drawn++;
         const track = el("div", { class: "track" });
         const left = Math.max(pct(s.start), 0), right = Math.min(pct(end), 100);
         const bar = el("div", { class: "bar st-" + s.state + (s.failed ? " failed" : "") + (s.end < 0 ? " open" : ""),
@@ -90,6 +94,7 @@
         box.append(row);
       }
     }
+    if (hidden) box.append(el("p", { class: "keys", id: "wf-more" }, hidden + " more requests in this window: zoom in (+) to see them"));
     $("wf-window").textContent = dur(view.from) + " – " + dur(view.to);
   }
   function zoom(f) {
