@@ -109,8 +109,10 @@
   }
   function latencyTable() {
     const tb = $("latency").tBodies[0];
+    // Latencies are of the requests answered: none answered, none to show.
+    const lat = (m, v) => (m.answered ? dur(v) : "—");
     for (const m of M.methods) tb.append(el("tr", {}, el("td", {}, m.dir), el("td", {}, m.method), el("td", {}, m.tool || ""),
-      el("td", {}, m.count), el("td", {}, m.errors), el("td", {}, dur(m.p50)), el("td", {}, dur(m.p95)), el("td", {}, dur(m.p99)), el("td", {}, dur(m.max))));
+      el("td", {}, m.count), el("td", {}, m.errors), el("td", {}, lat(m, m.p50)), el("td", {}, lat(m, m.p95)), el("td", {}, lat(m, m.p99)), el("td", {}, lat(m, m.max))));
   }
 
   // Sequence diagram in SVG: the steps of the Mermaid export.
