@@ -70,27 +70,8 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 			return nil
 		},
 		PreRunE: func(cmd *cobra.Command, args []string) (err error) {
-			switch {
-			case o.Mermaid && cmd.Flags().Changed("format") && o.Format != "mermaid":
-				return cmdutil.Usagef("--mermaid and --format " + o.Format + " disagree: give one")
-			case !slices.Contains(exportFormats, o.Format):
-				return cmdutil.Usagef("--format is mermaid, text, otlp, html or har, not " + o.Format)
-			case o.Width < 40:
-				return cmdutil.Usagef("--width must be at least 40")
-			case o.Format == "otlp" && o.Filter != "":
-				return cmdutil.Usagef("--filter draws a diagram's frames; --format otlp writes every span")
-			case wholeCapture(o.Format) && (o.Filter != "" || o.From != "" || o.To != ""):
-				return cmdutil.Usagef("--format " + o.Format + " takes the whole capture: --filter, --from and --to do not apply")
-			case o.Out != "" && !wholeCapture(o.Format):
-				return cmdutil.Usagef("-o is for --format html and har; the other formats go to stdout")
-			}
-			if from, err = diagram.ParseBound(o.From); err != nil {
-				return cmdutil.Usagef("--from: " + err.Error())
-			}
-			if to, err = diagram.ParseBound(o.To); err != nil {
-				return cmdutil.Usagef("--to: " + err.Error())
-			}
-			return nil
+			from, to, err = checkExport(cmd, &o)
+			return err
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := cmdutil.CaptureArg(args[0])
@@ -116,6 +97,32 @@ Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
 	fs.StringVar(&o.Traceparent, "traceparent", "", "with --format otlp: the W3C traceparent the spans are children of (the --traceparent the session ran with: a capture does not keep it)")
 	addFilterFlag(cmd, &o.Filter)
 	return cmd
+}
+
+// checkExport checks the flags of export before anything is read, and
+// parses the window's bounds.
+func checkExport(cmd *cobra.Command, o *ExportOptions) (from, to diagram.Bound, err error) {
+	switch {
+	case o.Mermaid && cmd.Flags().Changed("format") && o.Format != "mermaid":
+		return from, to, cmdutil.Usagef("--mermaid and --format " + o.Format + " disagree: give one")
+	case !slices.Contains(exportFormats, o.Format):
+		return from, to, cmdutil.Usagef("--format is mermaid, text, otlp, html or har, not " + o.Format)
+	case o.Width < 40:
+		return from, to, cmdutil.Usagef("--width must be at least 40")
+	case o.Format == "otlp" && o.Filter != "":
+		return from, to, cmdutil.Usagef("--filter draws a diagram's frames; --format otlp writes every span")
+	case wholeCapture(o.Format) && (o.Filter != "" || o.From != "" || o.To != ""):
+		return from, to, cmdutil.Usagef("--format " + o.Format + " takes the whole capture: --filter, --from and --to do not apply")
+	case o.Out != "" && !wholeCapture(o.Format):
+		return from, to, cmdutil.Usagef("-o is for --format html and har; the other formats go to stdout")
+	}
+	if from, err = diagram.ParseBound(o.From); err != nil {
+		return from, to, cmdutil.Usagef("--from: " + err.Error())
+	}
+	if to, err = diagram.ParseBound(o.To); err != nil {
+		return from, to, cmdutil.Usagef("--to: " + err.Error())
+	}
+	return from, to, nil
 }
 
 // exportFormats are the values of --format.
