@@ -118,8 +118,16 @@ type Span struct {
 	// duplicate (the Seq of the frame, its time and verdict).
 	Marks []Mark `json:"marks,omitempty"`
 	// Seqs are the frames of the request (its send, its answer).
-	Seqs    []uint64 `json:"seqs,omitempty"`
-	RetryOf string   `json:"retryOf,omitempty"`
+	Seqs []uint64 `json:"seqs,omitempty"`
+	// RetryOf is, for a modern-era retry after input_required (an MRTR
+	// chain), the id it continues; Chain the chain's first id; ClientWait
+	// the time from the previous answer to this retry (the client's
+	// share: answering the input requests); ServerShare the chain's
+	// latencies so far, this one's included, without the client's waits.
+	RetryOf     string        `json:"retryOf,omitempty"`
+	Chain       string        `json:"chain,omitempty"`
+	ClientWait  time.Duration `json:"clientWait,omitempty"`
+	ServerShare time.Duration `json:"serverShare,omitempty"`
 }
 
 // Mark is an answer drawn on the waterfall: late, duplicate, unknown.
@@ -307,7 +315,7 @@ func (b *Builder) request(ev client.Event, at time.Duration) {
 		b.spans[k] = i
 		b.m.Spans = append(b.m.Spans, Span{Dir: q.Dir.String(), ID: k.id, Start: at, End: -1})
 		if q.RetryOf.IsValid() {
-			b.m.Spans[i].RetryOf = q.RetryOf.String()
+			b.retry(i, spanKey{b.gen, q.Dir, q.RetryOf.String()}, at)
 		}
 	}
 	s := &b.m.Spans[i]
@@ -324,5 +332,24 @@ func (b *Builder) request(ev client.Event, at time.Duration) {
 	case q.State.Final() && s.End < 0:
 		s.End, s.Latency = at, q.Latency
 		s.Failed = client.Errored(q.State, false)
+		s.ServerShare += q.Latency
+	}
+}
+
+// retry links span i, a retry, to the span of the request it continues.
+func (b *Builder) retry(i int, prev spanKey, at time.Duration) {
+	s := &b.m.Spans[i]
+	s.RetryOf, s.Chain = prev.id, prev.id
+	j, ok := b.spans[prev]
+	if !ok {
+		return
+	}
+	p := b.m.Spans[j]
+	if p.Chain != "" {
+		s.Chain = p.Chain
+	}
+	s.ServerShare = p.ServerShare
+	if p.End >= 0 {
+		s.ClientWait = at - p.End
 	}
 }

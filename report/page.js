@@ -85,7 +85,8 @@
         for (const t of s.ticks || []) if (t >= view.from && t <= view.to) track.append(el("i", { class: "tick", style: { left: pct(t) + "%" }, title: "progress" }));
         for (const mk of s.marks || []) if (mk.t >= view.from && mk.t <= view.to)
           track.append(el("i", { class: "mark m-" + mk.v, style: { left: pct(mk.t) + "%" }, title: mk.v + " answer (#" + mk.seq + ")" }));
-        const label = [s.method, s.tool, "id " + s.id].filter(Boolean).join(" ");
+        const label = [s.method, s.tool, "id " + s.id, s.retryOf ? "↻ retry of " + s.retryOf : ""].filter(Boolean).join(" ");
+        if (s.retryOf) bar.title += "; chain from id " + s.chain + ": the server's share " + dur(s.serverShare) + ", the client answered in " + dur(s.clientWait);
         const row = el("div", { class: "wf-row", tabindex: 0, role: "button", "data-id": s.id, "data-state": s.state },
           el("span", { class: "wf-label" }, label), track, el("span", { class: "wf-lat" }, s.end < 0 ? s.state : dur(s.latency)));
         const seqs = (s.seqs || []).concat((s.marks || []).map((m) => m.seq));
