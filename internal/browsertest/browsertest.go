@@ -159,8 +159,9 @@ type Page struct {
 	session string
 }
 
-// Open opens a new tab, enables its Network, Page and Runtime domains
-// (so that every request it makes is seen) and navigates to url.
+// Open opens a new tab with the network off, enables its Network, Page
+// and Runtime domains (so that every request it makes is seen) and
+// navigates to url.
 func (b *Browser) Open(url string, width, height int) *Page {
 	b.t.Helper()
 	res := b.must("", "Target.createTarget", map[string]any{"url": "about:blank"})
@@ -175,6 +176,9 @@ func (b *Browser) Open(url string, width, height int) *Page {
 	}
 	b.must(p.session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": width, "height": height,
 		"deviceScaleFactor": 1, "mobile": width < 600})
+	// The network is off: a page under test works from file:// alone.
+	b.must(p.session, "Network.emulateNetworkConditions", map[string]any{"offline": true, "latency": 0,
+		"downloadThroughput": -1, "uploadThroughput": -1})
 	b.must(p.session, "Page.navigate", map[string]any{"url": url})
 	return p
 }
@@ -258,16 +262,45 @@ func (p *Page) Screenshot() []byte {
 }
 
 // Requests returns the URLs of the requests the browser's pages made,
-// except those of file:// (the page itself) and data:.
+// except those of file:// (the page itself) and data:, and those the
+// browser blocked before they left (Blocked).
 func (b *Browser) Requests() []string {
+	blocked := b.blocked()
 	var out []string
 	for _, m := range b.Events("Network.requestWillBeSent") {
 		var ev struct {
-			Request struct{ URL string }
+			RequestID string `json:"requestId"`
+			Request   struct{ URL string }
 		}
 		json.Unmarshal(m.Params, &ev)
-		if !strings.HasPrefix(ev.Request.URL, "file://") && !strings.HasPrefix(ev.Request.URL, "data:") {
+		if !strings.HasPrefix(ev.Request.URL, "file://") && !strings.HasPrefix(ev.Request.URL, "data:") && blocked[ev.RequestID] == "" {
 			out = append(out, ev.Request.URL)
+		}
+	}
+	return out
+}
+
+// Blocked returns the reasons the browser gave for the requests it stopped
+// before they left (such as "csp"), one per request.
+func (b *Browser) Blocked() []string {
+	var out []string
+	for _, r := range b.blocked() {
+		out = append(out, r)
+	}
+	return out
+}
+
+// blocked maps a request's id to the reason it was blocked.
+func (b *Browser) blocked() map[string]string {
+	out := map[string]string{}
+	for _, m := range b.Events("Network.loadingFailed") {
+		var ev struct {
+			RequestID     string `json:"requestId"`
+			BlockedReason string `json:"blockedReason"`
+		}
+		json.Unmarshal(m.Params, &ev)
+		if ev.BlockedReason != "" {
+			out[ev.RequestID] = ev.BlockedReason
 		}
 	}
 	return out
