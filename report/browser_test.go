@@ -448,3 +448,26 @@ func TestPageKeysAndThemes(t *testing.T) {
 		t.Errorf("light %s, dark %s", light, dark)
 	}
 }
+
+// TestPageDurationsMatchGo holds the page's port of time.ParseDuration to
+// Go's on the values duration: takes, fractions, units and overflows
+// included.
+func TestPageDurationsMatchGo(t *testing.T) {
+	page, _ := exportPage(t, filepath.Join("..", "testdata", "captures", "concurrent-calls.jsonl"))
+	_, p := openPage(t, page, 1280, 800)
+	cases := []string{"0", "0s", "1s", "-1s", "+2m", "1.5s", ".5ms", "5.ms", "1h2m3.25s", "1µs", "1μs", "3us", "10ns",
+		"2562047h", "2562048h", "9223372036854775807ns", "9223372036854775808ns", "1.0000000000000000000001s",
+		"0.1234567891234ms", "1e3s", "", ".", "s", "1", "1x", "-", "1s2", "1.2.3s", "99999999999999999999s", "0.3333333333333333333h"}
+	for _, c := range cases {
+		want := "error"
+		if d, err := time.ParseDuration(c); err == nil {
+			want = fmt.Sprint(int64(d))
+		}
+		q, _ := json.Marshal(c)
+		var got string
+		p.MustEval(`(() => { const d = sondeFilter.parseDuration(new TextEncoder().encode(`+string(q)+`)); return d === null ? "error" : String(d); })()`, &got)
+		if got != want {
+			t.Errorf("ParseDuration(%q): page %s, Go %s", c, got, want)
+		}
+	}
+}

@@ -62,7 +62,8 @@ over HTTP; a stdio session is refused (exit status 2). Both take the whole captu
 --to and --filter do not apply (the page filters itself). FILE may be a session of
 sonde tap's folder, by its id or a prefix of it.
 
-Exit status: 0, 2 for a bad flag or a file that cannot be read as a capture.`,
+Exit status: 0, 2 for a bad flag, a file that cannot be read as a capture, or --format har
+of a stdio session.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return cmdutil.Usagef("export takes one capture FILE (see sonde export --help)")
