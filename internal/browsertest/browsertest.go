@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -62,6 +63,9 @@ type Message struct {
 // end of the test. Extra flags (such as a window size) come after sonde's.
 func Start(t testing.TB, flags ...string) *Browser {
 	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the DevTools pipe is file descriptors 3 and 4, which Windows does not pass to a child")
+	}
 	path := Path(t)
 	toR, toW, err := os.Pipe()
 	if err != nil {
