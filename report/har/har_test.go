@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/capturetest"
+	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/report/har"
 )
 
@@ -150,5 +153,49 @@ func TestHARRefusesStdio(t *testing.T) {
 	})
 	if out, err := harOf(t, path); !errors.Is(err, har.ErrStdio) || len(out) != 0 {
 		t.Errorf("stdio: %v, %d bytes", err, len(out))
+	}
+}
+
+// TestHARServerEverything writes the HAR of a session with the reference
+// server over Streamable HTTP: it is HAR 1.2, and every message is in the
+// body it travelled in.
+func TestHARServerEverything(t *testing.T) {
+	base := peertest.EverythingHTTP(t, "streamableHttp")
+	path := filepath.Join(t.TempDir(), "everything-http.jsonl")
+	r := clitest.RunSonde(t, "", "call", "echo", "--args", `{"message":"hi"}`, "--record", path, "--url", base+"/mcp")
+	if r.Code != 0 {
+		t.Fatalf("call: %d %s", r.Code, r.Stderr)
+	}
+	out, err := harOf(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema(t).Validate(inst); err != nil {
+		t.Fatalf("not HAR 1.2: %v", err)
+	}
+	var doc har.Document
+	json.Unmarshal(out, &doc)
+	var bodies strings.Builder
+	for _, e := range doc.Log.Entries {
+		if e.Request.PostData != nil {
+			bodies.WriteString(e.Request.PostData.Text)
+		}
+		bodies.WriteString(e.Response.Content.Text)
+	}
+	n := 0
+	for _, ev := range capturetest.Events(t, path) {
+		if ev.Kind == client.EvFrame {
+			n++
+			if !strings.Contains(bodies.String(), string(ev.Frame.Raw)) {
+				t.Errorf("frame #%d is in no body: %s", ev.Seq, ev.Frame.Raw)
+			}
+		}
+	}
+	if n < 4 {
+		t.Errorf("%d frames", n)
 	}
 }
