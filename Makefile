@@ -15,9 +15,11 @@ build:
 test: tools fmt-check vet staticcheck cross peers race
 
 ## tools: what the tests need besides Go and npm: tmux, for the real-terminal UI tests
-## (internal/cli/interactive/*_tmux_test.go). CI runs as root on Debian.
+## (internal/cli/interactive/*_tmux_test.go), and chromium, for the HTML report's tests in a
+## real headless browser (report/browser_test.go, internal/browsertest). CI runs as root on Debian.
 tools:
 	command -v tmux >/dev/null || (apt-get update && apt-get install -y tmux)
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 
 ## peers: the real MCP servers of the interop tests (interop/package.json, pinned by its lock),
 ## the official Go SDK's example server, a modern-era peer, built outside sonde's go.mod, and

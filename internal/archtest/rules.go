@@ -34,7 +34,7 @@ type Rule struct {
 // anything, and only test files may import them.
 var testHelpers = []string{
 	"internal/capturegen", "internal/capturetest", "internal/fixturetest",
-	"internal/golden", "internal/peertest", "internal/proctest", "internal/cli/clitest", "internal/memtest", "internal/uitest", "internal/otlptest",
+	"internal/golden", "internal/peertest", "internal/proctest", "internal/cli/clitest", "internal/memtest", "internal/uitest", "internal/otlptest", "internal/browsertest",
 }
 
 // charm is the UI stack.
@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface", "sessions", "hold",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface", "sessions", "hold", "report/...",
 	}, cli...)
 }
 
@@ -112,6 +112,9 @@ func Rules() []Rule {
 		{Pkg: "hold", Internal: []string{"client", "filter", "jsonrpc", "transport"}},
 		// The filter language (docs/filter.md): a query over client events.
 		{Pkg: "filter", Internal: []string{"client", "jsonrpc", "mcp", "internal/textfmt"}},
+		// The HTML report and the HAR of sonde export (docs/export.md):
+		// drawings of what the folds computed, no check of their own.
+		{Pkg: "report/...", Internal: append([]string{"filter", "stats", "diagram"}, folds...)},
 		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter", "hold"}, folds...), External: charm},
 		// The command line: cmdutil at the bottom, connect on it, the
 		// families (which never import each other) on both, the root
