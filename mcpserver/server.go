@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 )
 
@@ -32,6 +33,10 @@ type Launch struct {
 // command line opened it; Close ends it (the server's process too).
 type Conn interface {
 	Client() *client.Client
+	// Redactor replaces the session's secrets (the --env values, a
+	// configured server's header values and what its references
+	// brought in) in what the tools return; nil: none.
+	Redactor() *capture.Redactor
 	Close()
 }
 

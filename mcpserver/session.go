@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 )
 
@@ -17,20 +18,38 @@ type session struct {
 	id      string
 	seq     int // the number in id, for ordering
 	label   string
+	kind    string
 	started time.Time
 	client  *client.Client
 	log     *eventLog
+	redact  *capture.Redactor
 
 	closeOnce sync.Once
 	closeFn   func()
 }
 
-// newSession is the session id of a client (c may be nil) whose events
-// reach log; closeFn ends it (the client, its process, the feeding
-// goroutine), and is called once.
-func newSession(id, label string, c *client.Client, log *eventLog, closeFn func()) *session {
-	n, _ := strconv.Atoi(strings.TrimPrefix(id, "s"))
-	return &session{id: id, seq: n, label: label, started: time.Now(), client: c, log: log, closeFn: closeFn}
+// sessionParts are what a session is made of (newSession).
+type sessionParts struct {
+	// ID is the id registry.reserve gave.
+	ID string
+	// Label says what runs, for people ("./my-server --flag", a URL, a
+	// server's name); Kind what sort of session it is ("started" for
+	// session_start's).
+	Label, Kind string
+	// Client is sonde's client on the server (nil: none of its own).
+	Client *client.Client
+	// Log holds its events (fed by the caller: eventLog.follow or add).
+	Log *eventLog
+	// Redact replaces its secrets in what the tools return (nil: none).
+	Redact *capture.Redactor
+	// Close ends it: the client, its process, what feeds Log. Called
+	// once.
+	Close func()
+}
+
+func newSession(p sessionParts) *session {
+	n, _ := strconv.Atoi(strings.TrimPrefix(p.ID, "s"))
+	return &session{id: p.ID, seq: n, label: p.Label, kind: p.Kind, started: time.Now(), client: p.Client, log: p.Log, redact: p.Redact, closeFn: p.Close}
 }
 
 // close ends the session; it may be called more than once.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
@@ -86,15 +87,26 @@ func mcpOpener(runCtx context.Context, env *cmdutil.Env) mcpserver.Opener {
 		if err != nil {
 			return nil, err
 		}
-		return sessionConn{s}, nil
+		// The secrets captures redact: the environment given to the
+		// server, a configured entry's header values and references.
+		red, err := capture.NewRedactor(append(append([]string(nil), t.Env...), t.Secrets...), nil)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		return sessionConn{s: s, red: red}, nil
 	}
 }
 
 // sessionConn is a connect.Session as mcpserver sees it.
-type sessionConn struct{ s *connect.Session }
+type sessionConn struct {
+	s   *connect.Session
+	red *capture.Redactor
+}
 
-func (c sessionConn) Client() *client.Client { return c.s.Client }
-func (c sessionConn) Close()                 { c.s.Close() }
+func (c sessionConn) Client() *client.Client      { return c.s.Client }
+func (c sessionConn) Redactor() *capture.Redactor { return c.red }
+func (c sessionConn) Close()                      { c.s.Close() }
 
 type nopWriteCloser struct{ io.Writer }
 
