@@ -24,6 +24,7 @@ type mcpOptions struct {
 	allowRemote bool
 	env         []string
 	passEnv     []string
+	config      string
 }
 
 // NewCmdMCP is `sonde mcp`: sonde as an MCP server (docs/mcp.md), so a
@@ -48,7 +49,7 @@ only once approved, as with sonde --all).
 `,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runMCP(cmd.Context(), env, &o)
+			return runMCP(cmd, env, &o)
 		},
 	}
 	fs := cmd.Flags()
@@ -57,16 +58,23 @@ only once approved, as with sonde --all).
 	fs.StringVar(&o.listen, "listen", "", "serve Streamable HTTP on `ADDR` (loopback, e.g. 127.0.0.1:0) instead of stdio")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "with --listen: accept an address that is not loopback")
 	fs.StringArrayVar(&o.env, "env", nil, "set KEY=VALUE in the environment of every server a session starts (repeatable; values are redacted in what the tools return)")
+	fs.StringVar(&o.config, "config", "", "read the servers a session may start by name from this host config `FILE` only (default: every host's known files)")
 	fs.StringArrayVar(&o.passEnv, "pass-env", nil, "pass variable NAME from sonde's environment to every server a session starts (repeatable)")
 	return cmd
 }
 
-func runMCP(ctx context.Context, env *cmdutil.Env, o *mcpOptions) error {
+func runMCP(cmd *cobra.Command, env *cmdutil.Env, o *mcpOptions) error {
+	ctx := cmd.Context()
+	hosts, err := loadMCPHosts(o.config)
+	if err != nil {
+		return err
+	}
 	srv, err := mcpserver.New(mcpserver.Options{
 		Allow:       o.allow,
 		MaxSessions: o.maxSessions,
+		Hosts:       hosts,
 		Version:     cmdutil.VersionString(),
-		Open:        mcpOpener(ctx, env, o),
+		Open:        mcpOpener(cmd, env, o, hosts),
 	})
 	if err != nil {
 		return cmdutil.Usagef(err.Error())
@@ -79,13 +87,19 @@ func runMCP(ctx context.Context, env *cmdutil.Env, o *mcpOptions) error {
 // with the default server flags, the run's live clients (a second
 // interrupt kills them), and what connect writes kept off sonde mcp's
 // stdout (which is the MCP stream).
-func mcpOpener(runCtx context.Context, env *cmdutil.Env, o *mcpOptions) mcpserver.Opener {
-	live := cmdutil.LiveFrom(runCtx)
+func mcpOpener(cmd *cobra.Command, env *cmdutil.Env, o *mcpOptions, hosts *mcpHosts) mcpserver.Opener {
+	live := cmdutil.LiveFrom(cmd.Context())
 	return func(ctx context.Context, l mcpserver.Launch, follow func(*client.Client)) (mcpserver.Conn, error) {
 		var f connect.Flags
 		f.Register(pflag.NewFlagSet("mcp-session", pflag.ContinueOnError))
 		f.URL, f.Env, f.PassEnv = l.URL, o.env, o.passEnv
 		t := f.Target(l.Argv)
+		if l.Server != "" {
+			var err error
+			if t, err = hosts.target(cmd, &f, l.Server); err != nil {
+				return nil, err
+			}
+		}
 		senv := cmdutil.NewEnv(strings.NewReader(""), io.Discard, env.Err)
 		s, err := connect.OpenFollowing(cmdutil.WithLive(ctx, live), senv, &f, t, follow)
 		if err != nil {
