@@ -2,8 +2,14 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -13,6 +19,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/internal/loopback"
 	"github.com/sonde-mcp/sonde/mcpserver"
 )
 
@@ -80,7 +87,51 @@ func runMCP(cmd *cobra.Command, env *cmdutil.Env, o *mcpOptions) error {
 		return cmdutil.Usagef(err.Error())
 	}
 	defer srv.Close()
+	if o.listen != "" {
+		return serveMCPHTTP(ctx, env, o, srv)
+	}
 	return srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(env.In), Writer: nopWriteCloser{env.Out}})
+}
+
+// serveMCPHTTP serves srv over Streamable HTTP on --listen until ctx
+// ends: loopback only unless --allow-remote, behind a bearer token made
+// now and printed on stderr with the URL.
+func serveMCPHTTP(ctx context.Context, env *cmdutil.Env, o *mcpOptions, srv *mcpserver.Server) error {
+	host, _, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return cmdutil.Usagef(fmt.Sprintf("--listen %q: want HOST:PORT, e.g. 127.0.0.1:0", o.listen))
+	}
+	if !o.allowRemote && !loopback.Host(host) {
+		return cmdutil.Usagef(fmt.Sprintf("--listen %s is not a loopback address: sonde mcp starts servers for whoever calls it; listen on 127.0.0.1, or give --allow-remote", o.listen))
+	}
+	var raw [24]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return err
+	}
+	token := hex.EncodeToString(raw[:])
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return cmdutil.Usagef(fmt.Sprintf("--listen %s: %v", o.listen, err))
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler(mcpserver.HTTPOptions{Token: token, AllowRemote: o.allowRemote}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(env.Err, "sonde mcp: listening on http://%s/mcp\ntoken: %s\n", ln.Addr(), token)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		err = hs.Shutdown(shut)
+		if err != nil {
+			hs.Close()
+		}
+		<-served
+		err = nil
+	}
+	return err
 }
 
 // mcpOpener opens sessions as sonde call does: connect.OpenFollowing
