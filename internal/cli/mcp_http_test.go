@@ -118,12 +118,14 @@ func TestMCPHTTP(t *testing.T) {
 }
 
 // TestMCPStdioSIGTERM: sonde mcp on stdio with a session running ends its
-// server on SIGTERM: no process left.
+// server on SIGTERM, one that ignores SIGTERM and stdin's end too (sonde
+// kills it): no process left.
 func TestMCPStdioSIGTERM(t *testing.T) {
 	fx := clitest.NewFixture(t)
-	cmd := mcpCommand([][]string{fx.Argv()})
+	stubborn := fx.Argv("--fault", "ignore-sigterm")
+	cmd := mcpCommand([][]string{stubborn})
 	cs := sdkClient(t, &sdk.CommandTransport{Command: cmd}, "")
-	startSession(t, cs, fx.Argv())
+	startSession(t, cs, stubborn)
 	fx.AssertStarted(1)
 	cmd.Process.Signal(syscall.SIGTERM)
 	proctest.AssertGone(t, fx.PIDFile)
