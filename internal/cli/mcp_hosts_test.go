@@ -122,3 +122,28 @@ func TestMCPGeminiCLI(t *testing.T) {
 		t.Fatalf("gemini mcp list does not show sonde connected:\n%s", out)
 	}
 }
+
+// TestMCPRecordedLint: a session of sonde mcp recorded by sonde itself
+// (sonde script --record, the client sonde's own): sonde lint finds no
+// protocol violation in it.
+func TestMCPRecordedLint(t *testing.T) {
+	fx := clitest.NewFixture(t)
+	rec := filepath.Join(t.TempDir(), "mcp.jsonl")
+	start, _ := json.Marshal(map[string]any{"method": "tools/call", "params": map[string]any{"name": "session_start", "arguments": map[string]any{"command": mcpserver.QuoteWords(fx.Argv())}}})
+	script := `{"method":"tools/list"}` + "\n" + string(start) + "\n" + `{"method":"ping"}` + "\n"
+	args := []string{"script", "-", "--record", rec}
+	for _, kv := range clitest.ChildEnv() {
+		args = append(args, "--env", kv)
+	}
+	r := clitest.RunSonde(t, script, append(append(args, "--"), mcpArgv(fx)...)...)
+	clitest.CheckRun(t, r, 0, "sonde: capture "+rec+": ...")
+	if !strings.Contains(r.Stdout, "sonde-fixture") {
+		t.Errorf("session_start through sonde script:\n%s", r.Stdout)
+	}
+	fx.AssertStarted(1)
+	r = clitest.RunSonde(t, "", "lint", rec)
+	clitest.CheckRun(t, r, 0, "")
+	if !strings.Contains(r.Stdout, "no protocol violations") {
+		t.Errorf("lint of sonde mcp's session:\n%s", r.Stdout)
+	}
+}
