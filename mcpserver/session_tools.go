@@ -101,6 +101,7 @@ func (s *Server) sessionStart(ctx context.Context, in startIn) (startOut, string
 		return startOut{}, "", errors.New("sonde mcp is shutting down")
 	}
 	out := startOut{Session: id, OK: true, Launched: label, Era: string(c.Era())}
+	waitHandshake(ctx, log)
 	s.handshakeFacts(sess, &out)
 	name := "server"
 	if out.Server != nil {
@@ -126,6 +127,28 @@ func (s *Server) startFailed(label string, log *eventLog, err error) (startOut, 
 	}
 	msg += "\nfix the server (or the command) and call session_start again"
 	return out, "", errors.New(msg)
+}
+
+// waitHandshake waits (a little) until the log holds the handshake's
+// answer: Open returns once the client has it, the log's feed may not.
+func waitHandshake(ctx context.Context, log *eventLog) {
+	deadline := time.NewTimer(settleWait)
+	defer deadline.Stop()
+	for {
+		ch := log.wait()
+		var have bool
+		log.withRequests(func(r *requests) { have = r.hsResult != nil })
+		if have {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // handshakeFacts fills out from the handshake's answer in the log.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/internal/peertest"
 	"github.com/sonde-mcp/sonde/mcpserver"
 )
@@ -116,7 +117,12 @@ func TestMCPGeminiCLI(t *testing.T) {
 	env, project := hostHome(t)
 	home := strings.TrimPrefix(env[len(env)-2], "HOME=")
 	clitest.WriteTestJSON(t, filepath.Join(home, ".gemini", "trustedFolders.json"), map[string]string{project: "TRUST_FOLDER"})
-	runHost(t, env, project, append(append([]string{node, gemini, "mcp", "add"}, hostEnvFlags()...), append([]string{"sonde"}, mcpArgv(fx)...)...)...)
+	// gemini mcp add cuts an -e value at its second "=" (GORACE's) and
+	// takes the server's own flags (--env) for its own unless they come
+	// after "--": NAME COMMAND -- ARGS.
+	argv := mcpArgv(fx)
+	add := []string{node, gemini, "mcp", "add", "-e", fixturetest.Env + "=1", "sonde", argv[0], "--"}
+	runHost(t, env, project, append(add, argv[1:]...)...)
 	out := runHost(t, env, project, node, gemini, "mcp", "list")
 	if !strings.Contains(out, "sonde:") || !strings.Contains(out, "Connected") || strings.Contains(out, "Disconnected") {
 		t.Fatalf("gemini mcp list does not show sonde connected:\n%s", out)
