@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,4 +112,73 @@ func TestMCPUsage(t *testing.T) {
 	clitest.CheckRun(t, r, 2, "sonde: --listen 0.0.0.0:0 is not a loopback address: ...")
 	r = clitest.RunSonde(t, "", "mcp", "--allow", "'unclosed")
 	clitest.CheckRun(t, r, 2, `sonde: bad --allow entry "'unclosed": unclosed single quote...`)
+}
+
+// TestMCPHostileText: a server whose names, instructions and stderr end
+// with terminal escapes (the fixture's hostile-text): nothing of theirs
+// reaches the agent as a control character; every answer shows them
+// escaped, as the panes do.
+func TestMCPHostileText(t *testing.T) {
+	fx := clitest.NewFixture(t)
+	hostile := fx.Argv("--fault", "hostile-text")
+	cs := sdkClient(t, &sdk.CommandTransport{Command: mcpCommand([][]string{hostile})}, "")
+	id := startSession(t, cs, hostile)
+	var seen strings.Builder
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"session_start", map[string]any{"command": hostile[0], "args": hostile[1:]}},
+		{"session_request", map[string]any{"session": id, "method": "tools/list"}},
+		{"session_stderr", map[string]any{"session": id}},
+		{"session_frames", map[string]any{"session": id, "limit": 50}},
+	} {
+		var any map[string]any
+		res := callTool(t, cs, c.tool, c.args, &any)
+		if res.IsError {
+			t.Fatalf("%s: %s", c.tool, resultText(res))
+		}
+		text := resultText(res)
+		b, _ := json.Marshal(any)
+		var decoded any2
+		json.Unmarshal(b, &decoded)
+		for _, s := range append(decoded.strings(), text) {
+			seen.WriteString(s)
+			for _, r := range s {
+				if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f {
+					t.Errorf("%s: control character %U reached the agent in %q", c.tool, r, s)
+				}
+			}
+		}
+	}
+	if !strings.Contains(seen.String(), `\x1b`) {
+		t.Error("the hostile text was not shown escaped anywhere")
+	}
+}
+
+// any2 is a decoded JSON value whose strings can be listed.
+type any2 struct{ v any }
+
+func (a *any2) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &a.v) }
+
+func (a any2) strings() []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			out = append(out, x)
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for k, e := range x {
+				out = append(out, k)
+				walk(e)
+			}
+		}
+	}
+	walk(a.v)
+	return out
 }
