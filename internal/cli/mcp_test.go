@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -125,4 +126,48 @@ func checkPending(t *testing.T, cs *sdk.ClientSession, id, tool string) {
 		}
 	}
 	t.Fatalf("session_pending never showed %s in flight", tool)
+}
+
+// TestMCPVerdicts: session_call reports the protocol problems of its
+// exchange (an answer for an id never sent), and session_explain the late
+// answer of a call that timed out, with the timeout that would have been
+// enough.
+func TestMCPVerdicts(t *testing.T) {
+	fx := clitest.NewFixture(t)
+	unknown, late := fx.Argv("--fault", "unknown-id"), fx.Argv("--fault", "late-response", "--late-ms", "800")
+	cs := sdkClient(t, &sdk.CommandTransport{Command: mcpCommand([][]string{unknown, late})}, "")
+	id := startSession(t, cs, unknown)
+	var ex exchange
+	callTool(t, cs, "session_call", map[string]any{"session": id, "tool": "echo", "arguments": map[string]any{"value": "a"}}, &ex)
+	found := false
+	for _, v := range ex.Verdicts {
+		found = found || v.Verdict == "unknown" && v.Problem
+	}
+	if ex.State != "resolved" || ex.Problems == 0 || !found {
+		t.Errorf("unknown-id: %+v", ex)
+	}
+
+	lid := startSession(t, cs, late)
+	callTool(t, cs, "session_call", map[string]any{"session": lid, "tool": "echo", "arguments": map[string]any{"value": "b"}, "timeout": "200ms"}, &ex)
+	if ex.State != "timeout" {
+		t.Fatalf("late-response: %+v", ex)
+	}
+	for i := 0; ; i++ {
+		var why struct {
+			Late   *float64 `json:"lateAfterDeadlineMs"`
+			Enough string   `json:"enoughTimeout"`
+			Why    string   `json:"why"`
+		}
+		callTool(t, cs, "session_explain", map[string]any{"session": lid, "id": ex.ID}, &why)
+		if why.Late != nil {
+			if why.Enough == "" || !strings.Contains(why.Why, "late") {
+				t.Errorf("late answer: %+v", why)
+			}
+			break
+		}
+		if i == 600 {
+			t.Fatalf("session_explain never saw the late answer: %s", why.Why)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
