@@ -182,3 +182,16 @@ func (a any2) strings() []string {
 	walk(a.v)
 	return out
 }
+
+// TestMCPMaxSessions: past --max-sessions, session_start is refused
+// (nothing started) until a session stops.
+func TestMCPMaxSessions(t *testing.T) {
+	fx := clitest.NewFixture(t)
+	cs := sdkClient(t, &sdk.CommandTransport{Command: mcpCommand([][]string{fx.Argv()}, "--max-sessions", "1")}, "")
+	id := startSession(t, cs, fx.Argv())
+	res := callTool(t, cs, "session_start", map[string]any{"command": fx.Argv()[0], "args": fx.Argv()[1:]}, nil)
+	wantToolError(t, res, "too many sessions", "--max-sessions 1", "session_stop")
+	fx.AssertStarted(1)
+	callTool(t, cs, "session_stop", map[string]any{"session": id}, nil)
+	startSession(t, cs, fx.Argv())
+}
