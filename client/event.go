@@ -69,6 +69,10 @@ type Event struct {
 	// Fault, on a note, is what a fault rule of sonde tap --fault did
 	// (Note says it in words).
 	Fault *Fault
+	// Hold, on a note, is a step of a frame a breakpoint held (sonde tap
+	// --break, docs/breakpoints.md): held, then released, edited, dropped
+	// or answered.
+	Hold *Hold
 	HTTP  *HTTPEvent
 	Task  *TaskInfo
 }

@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface", "sessions",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface", "sessions", "hold",
 	}, cli...)
 }
 
@@ -95,24 +95,28 @@ func Rules() []Rule {
 		// The CI verdict over folds: results, --fail-on, JUnit and SARIF,
 		// baselines. Only the command line imports it.
 		{Pkg: "gate", Internal: folds},
-		{Pkg: "replay/...", Internal: folds},
+		{Pkg: "replay/...", Internal: append([]string{"hold"}, folds...)},
 		// The tap's core: the process and framing of transport, the
 		// client's passive Observer, the recorder. Only its command
 		// (internal/cli/tap) imports it.
-		{Pkg: "tap", Internal: []string{"transport", "client", "capture", "jsonrpc", "mcp", "chaos", "internal/loopback"}},
+		{Pkg: "tap", Internal: []string{"transport", "client", "capture", "jsonrpc", "mcp", "chaos", "hold", "internal/loopback"}},
 		// OpenTelemetry: client events folded into spans and metrics, the
 		// official SDK and its OTLP exporters (docs/otel.md).
 		{Pkg: "observe", Internal: []string{"client", "jsonrpc", "mcp"}, External: []string{"go.opentelemetry.io/", "google.golang.org/protobuf/"}},
 		// The fault rules of sonde tap --fault: a language and a decision
 		// per line, no processes, no pipes (client for the action's type).
 		{Pkg: "chaos", Internal: []string{"jsonrpc", "client"}},
+		// Breakpoints and the frames they hold (docs/breakpoints.md): a
+		// decision per frame and the held frames' fates, no I/O
+		// (transport for the Conn a client session holds through).
+		{Pkg: "hold", Internal: []string{"client", "filter", "jsonrpc", "transport"}},
 		// The filter language (docs/filter.md): a query over client events.
 		{Pkg: "filter", Internal: []string{"client", "jsonrpc", "mcp", "internal/textfmt"}},
 		// sonde mcp (docs/mcp.md): sonde's inspector as MCP tools, on the
 		// official Go SDK. Sessions are opened by the command line
 		// (Options.Open), so it never imports internal/cli.
 		{Pkg: "mcpserver", Internal: append([]string{"filter", "stats", "diagram", "replay/...", "hostconfig", "sessions", "chaos", "internal/ring", "internal/paths", "internal/loopback"}, folds...), External: []string{"github.com/modelcontextprotocol/go-sdk/", "golang.org/x/sys/"}},
-		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter"}, folds...), External: charm},
+		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter", "hold"}, folds...), External: charm},
 		// The command line: cmdutil at the bottom, connect on it, the
 		// families (which never import each other) on both, the root
 		// command on top. Below internal/cli, anything.
