@@ -171,3 +171,27 @@ func TestMCPVerdicts(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestMCPURLSession: a session on a server over HTTP (the fixture's
+// Streamable HTTP on loopback) keeps working after session_start
+// returned; a URL that is not loopback is refused unless allowed.
+func TestMCPURLSession(t *testing.T) {
+	base := clitest.FixtureHTTP(t)
+	cs := sdkClient(t, &sdk.CommandTransport{Command: mcpCommand(nil)}, "")
+	var out struct {
+		Session string `json:"session"`
+	}
+	res := callTool(t, cs, "session_start", map[string]any{"url": base + "/mcp"}, &out)
+	if res.IsError {
+		t.Fatalf("session_start url: %s", resultText(res))
+	}
+	var ex exchange
+	for _, v := range []string{"one", "two"} {
+		res = callTool(t, cs, "session_call", map[string]any{"session": out.Session, "tool": "echo", "arguments": map[string]any{"value": v}}, &ex)
+		if res.IsError || ex.State != "resolved" || !strings.Contains(ex.Text, v) {
+			t.Fatalf("echo %s over HTTP: %s", v, resultText(res))
+		}
+	}
+	res = callTool(t, cs, "session_start", map[string]any{"url": "http://example.com/mcp"}, nil)
+	wantToolError(t, res, "not a loopback address", "--allow http://example.com/mcp")
+}
