@@ -108,6 +108,10 @@ func Rules() []Rule {
 		{Pkg: "chaos", Internal: []string{"jsonrpc", "client"}},
 		// The filter language (docs/filter.md): a query over client events.
 		{Pkg: "filter", Internal: []string{"client", "jsonrpc", "mcp", "internal/textfmt"}},
+		// sonde mcp (docs/mcp.md): sonde's inspector as MCP tools, on the
+		// official Go SDK. Sessions are opened by the command line
+		// (Options.Open), so it never imports internal/cli.
+		{Pkg: "mcpserver", Internal: append([]string{"filter", "stats", "diagram", "replay/...", "hostconfig", "sessions", "chaos", "internal/ring", "internal/paths", "internal/loopback"}, folds...), External: []string{"github.com/modelcontextprotocol/go-sdk/", "golang.org/x/sys/"}},
 		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter"}, folds...), External: charm},
 		// The command line: cmdutil at the bottom, connect on it, the
 		// families (which never import each other) on both, the root

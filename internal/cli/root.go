@@ -86,5 +86,6 @@ found. The subcommands below do the same work headless, for scripts:
 	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env), tap.NewCmdWatch(env, interactive.RunReplay), tap.NewCmdInject(env), tap.NewCmdFaults(env))
 	connect.CompleteServerNames(root)
 	root.AddCommand(live.NewCmdFeatures(env)...)
+	root.AddCommand(NewCmdMCP(env))
 	return root
 }

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/mcpserver"
+)
+
+// mcpOptions are sonde mcp's flags.
+type mcpOptions struct {
+	allow       []string
+	maxSessions int
+	listen      string
+	allowRemote bool
+}
+
+// NewCmdMCP is `sonde mcp`: sonde as an MCP server (docs/mcp.md), so a
+// coding agent can start, call and inspect the server it is writing.
+func NewCmdMCP(env *cmdutil.Env) *cobra.Command {
+	var o mcpOptions
+	cmd := &cobra.Command{
+		Use:   "mcp [--allow 'COMMAND [ARG...]']... [--listen ADDR]",
+		Short: "Serve sonde's inspector as MCP tools, for a coding agent (docs/mcp.md)",
+		Long: `sonde mcp is an MCP server on stdin/stdout: a host (Claude Code, Cursor, Gemini CLI...)
+launches it, and its agent gets sonde's inspector as tools: session_start launches the
+server being written, session_call calls it, session_pending, session_frames,
+session_stderr and session_explain show what sonde sees (verdicts, requests in flight,
+stderr, why a request timed out), session_stop ends it.
+
+  claude mcp add sonde -- sonde mcp --allow ./my-server
+
+session_start launches only what it is allowed to: a command line given with --allow
+(word for word: the command and its arguments, split as a shell splits words but never
+run through a shell), or a server of the host configs by name (project-scope servers
+only once approved, as with sonde --all).
+`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMCP(cmd.Context(), env, &o)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&o.allow, "allow", nil, "a command line session_start may launch, word for word, e.g. './my-server --flag' (repeatable)")
+	fs.IntVar(&o.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "sessions open at once at most")
+	fs.StringVar(&o.listen, "listen", "", "serve Streamable HTTP on `ADDR` (loopback, e.g. 127.0.0.1:0) instead of stdio")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "with --listen: accept an address that is not loopback")
+	return cmd
+}
+
+func runMCP(ctx context.Context, env *cmdutil.Env, o *mcpOptions) error {
+	srv, err := mcpserver.New(mcpserver.Options{
+		Allow:       o.allow,
+		MaxSessions: o.maxSessions,
+		Version:     cmdutil.VersionString(),
+		Open:        mcpOpener(ctx, env),
+	})
+	if err != nil {
+		return cmdutil.Usagef(err.Error())
+	}
+	defer srv.Close()
+	return srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(env.In), Writer: nopWriteCloser{env.Out}})
+}
+
+// mcpOpener opens sessions as sonde call does: connect.OpenFollowing
+// with the default server flags, the run's live clients (a second
+// interrupt kills them), and what connect writes kept off sonde mcp's
+// stdout (which is the MCP stream).
+func mcpOpener(runCtx context.Context, env *cmdutil.Env) mcpserver.Opener {
+	live := cmdutil.LiveFrom(runCtx)
+	return func(ctx context.Context, l mcpserver.Launch, follow func(*client.Client)) (mcpserver.Conn, error) {
+		var f connect.Flags
+		f.Register(pflag.NewFlagSet("mcp-session", pflag.ContinueOnError))
+		f.URL = l.URL
+		t := f.Target(l.Argv)
+		senv := cmdutil.NewEnv(strings.NewReader(""), io.Discard, env.Err)
+		s, err := connect.OpenFollowing(cmdutil.WithLive(ctx, live), senv, &f, t, follow)
+		if err != nil {
+			return nil, err
+		}
+		// The secrets captures redact: the environment given to the
+		// server, a configured entry's header values and references.
+		red, err := capture.NewRedactor(append(append([]string(nil), t.Env...), t.Secrets...), nil)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		return sessionConn{s: s, red: red}, nil
+	}
+}
+
+// sessionConn is a connect.Session as mcpserver sees it.
+type sessionConn struct {
+	s   *connect.Session
+	red *capture.Redactor
+}
+
+func (c sessionConn) Client() *client.Client      { return c.s.Client }
+func (c sessionConn) Redactor() *capture.Redactor { return c.red }
+func (c sessionConn) Close()                      { c.s.Close() }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,62 @@
+package mcpserver
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
+)
+
+// session is one target server as the agent sees it: sonde's client on it
+// (nil for a session with no client of its own, such as a tapped session
+// attached by session_open), and the log of its events that the tools
+// read.
+type session struct {
+	id      string
+	seq     int // the number in id, for ordering
+	label   string
+	kind    string
+	started time.Time
+	client  *client.Client
+	log     *eventLog
+	redact  *capture.Redactor
+
+	closeOnce sync.Once
+	closeFn   func()
+}
+
+// sessionParts are what a session is made of (newSession).
+type sessionParts struct {
+	// ID is the id registry.reserve gave.
+	ID string
+	// Label says what runs, for people ("./my-server --flag", a URL, a
+	// server's name); Kind what sort of session it is ("started" for
+	// session_start's).
+	Label, Kind string
+	// Client is sonde's client on the server (nil: none of its own).
+	Client *client.Client
+	// Log holds its events (fed by the caller: eventLog.follow or add).
+	Log *eventLog
+	// Redact replaces its secrets in what the tools return (nil: none).
+	Redact *capture.Redactor
+	// Close ends it: the client, its process, what feeds Log. Called
+	// once.
+	Close func()
+}
+
+func newSession(p sessionParts) *session {
+	n, _ := strconv.Atoi(strings.TrimPrefix(p.ID, "s"))
+	return &session{id: p.ID, seq: n, label: p.Label, kind: p.Kind, started: time.Now(), client: p.Client, log: p.Log, redact: p.Redact, closeFn: p.Close}
+}
+
+// close ends the session; it may be called more than once.
+func (s *session) close() {
+	s.closeOnce.Do(func() {
+		if s.closeFn != nil {
+			s.closeFn()
+		}
+	})
+}

@@ -1,0 +1,44 @@
+package mcpserver
+
+import (
+	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A toolFunc is a tool's body: its structured result and a short text
+// summary of it, or an error, which the agent gets as an isError result
+// whose text is the error's message (say what to do in it). A panic is
+// not caught: a tool must not panic.
+type toolFunc[In, Out any] func(ctx context.Context, in In) (Out, string, error)
+
+// addTool registers t with body f. Its input and output schemas are
+// derived from In and Out (field tags `json` and `jsonschema`, the
+// description) unless t sets them; the result carries Out as
+// structuredContent and the summary as its one text block.
+func addTool[In, Out any](s *Server, t *sdk.Tool, f toolFunc[In, Out]) {
+	sdk.AddTool(s.sdk, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		out, summary, err := f(ctx, in)
+		if err != nil {
+			var zero Out
+			return nil, zero, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: summary}}}, out, nil
+	})
+}
+
+// readOnly are the annotations of a tool that changes nothing: it reads
+// what sonde already holds.
+func readOnly(title string) *sdk.ToolAnnotations {
+	f := false
+	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: true, OpenWorldHint: &f}
+}
+
+// acting are the annotations of a tool that acts on the target server
+// (starts it, sends to it, stops it): not read-only; destructive says
+// whether what it does can end or lose something; openWorld whether it
+// reaches beyond sonde's own state.
+func acting(title string, destructive, idempotent bool) *sdk.ToolAnnotations {
+	t := true
+	return &sdk.ToolAnnotations{Title: title, DestructiveHint: &destructive, IdempotentHint: idempotent, OpenWorldHint: &t}
+}
