@@ -41,10 +41,11 @@ type Finding struct {
 	Seq uint64 `json:"seq"`
 	T   int64  `json:"t"`
 	// Line is the record's line in the capture file.
-	Line   int         `json:"line,omitempty"`
-	Dir    string      `json:"dir"`
-	ID     *jsonrpc.ID `json:"id,omitempty"`
-	Method string      `json:"method,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Dir  string `json:"dir"`
+	// ID is the message's id with its JSON type (3 or "3").
+	ID     any    `json:"id,omitempty"`
+	Method string `json:"method,omitempty"`
 	// Size is the frame's length in bytes; Preview its start, escaped.
 	Size    int    `json:"size"`
 	Preview string `json:"preview"`
@@ -120,10 +121,7 @@ func finding(f lint.Finding, start time.Time, line int) Finding {
 		Rule: f.Rule, Level: r.Level, Seq: f.Seq, T: int64(f.Time.Sub(start)), Line: line, Dir: f.Dir.String(),
 		Method: textfmt.Escape(f.Method), Size: len(f.Raw), Preview: textfmt.Preview(f.Raw, findingPreview), Detail: textfmt.Escape(f.Detail),
 	}
-	if f.ID.IsValid() {
-		id := f.ID
-		out.ID = &id
-	}
+	out.ID = idValue(f.ID)
 	return out
 }
 
@@ -314,4 +312,16 @@ func countNoun(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// idValue is id as its JSON value (an int64 or an escaped string; nil
+// for none), which an output schema of "any" accepts.
+func idValue(id jsonrpc.ID) any {
+	if n, ok := id.Int64(); ok {
+		return n
+	}
+	if str, ok := id.Str(); ok {
+		return textfmt.Escape(str)
+	}
+	return nil
 }
