@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +25,7 @@ type session struct {
 	client  *client.Client
 	log     *eventLog
 	redact  *capture.Redactor
+	inject  func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 	closeOnce sync.Once
 	closeFn   func()
@@ -42,6 +45,11 @@ type sessionParts struct {
 	Log *eventLog
 	// Redact replaces its secrets in what the tools return (nil: none).
 	Redact *capture.Redactor
+	// Inject, for a session without a client of its own (a tapped
+	// session), sends a request of sonde's into it as sonde inject does
+	// and returns the answer's result; session_call and session_request
+	// use it. nil: they refuse.
+	Inject func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// Close ends it: the client, its process, what feeds Log. Called
 	// once.
 	Close func()
@@ -49,7 +57,7 @@ type sessionParts struct {
 
 func newSession(p sessionParts) *session {
 	n, _ := strconv.Atoi(strings.TrimPrefix(p.ID, "s"))
-	return &session{id: p.ID, seq: n, label: p.Label, kind: p.Kind, started: time.Now(), client: p.Client, log: p.Log, redact: p.Redact, closeFn: p.Close}
+	return &session{id: p.ID, seq: n, label: p.Label, kind: p.Kind, started: time.Now(), client: p.Client, log: p.Log, redact: p.Redact, inject: p.Inject, closeFn: p.Close}
 }
 
 // close ends the session; it may be called more than once.
