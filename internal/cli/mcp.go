@@ -63,6 +63,7 @@ func runMCP(ctx context.Context, env *cmdutil.Env, o *mcpOptions) error {
 		MaxSessions: o.maxSessions,
 		Version:     cmdutil.VersionString(),
 		Open:        mcpOpener(ctx, env),
+		Host:        mcpHost(), // mcp_host.go (r29-tools)
 	})
 	if err != nil {
 		return cmdutil.Usagef(err.Error())
