@@ -191,6 +191,6 @@ func TestAgentCaptureTools(t *testing.T) {
 	a.refused("capture_stats", map[string]any{"path": notCapture}, "not a sonde capture", "give a capture file")
 	a.refused("capture_lint", map[string]any{"path": "s42"}, `"s42" is neither a capture file nor a session id`, "sessions_list")
 	a.refused("capture_diff", map[string]any{"a": sample, "b": "nope-20260101"}, "neither a capture file nor a session id")
-	a.refused("capture_lint", map[string]any{}, "path") // the schema wants it
+	a.refused("capture_lint", map[string]any{}, "path")         // the schema wants it
 	a.ok("capture_lint", map[string]any{"path": sample}, &lint) // still serving
 }
