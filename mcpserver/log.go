@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/filter"
 	"github.com/sonde-mcp/sonde/internal/ring"
 )
 
@@ -22,8 +23,10 @@ const (
 // logStderrLines lines of stderr. It is safe for concurrent use.
 type eventLog struct {
 	mu      sync.Mutex
-	events  ring.Ring[client.Event]
+	events  ring.Ring[logged]
 	bytes   int
+	reqs    requests
+	items   *filter.Requests // what a filter knows of each frame's request
 	stderr  ring.Ring[string]
 	partial []byte // the stderr line not ended yet
 	missed  uint64 // events the subscription dropped
@@ -32,7 +35,8 @@ type eventLog struct {
 }
 
 func newEventLog() *eventLog {
-	return &eventLog{events: ring.New[client.Event](logEvents), stderr: ring.New[string](logStderrLines), changed: make(chan struct{})}
+	return &eventLog{events: ring.New[logged](logEvents), stderr: ring.New[string](logStderrLines), reqs: newRequests(),
+		items: filter.NewLiveRequests(keptFinals), changed: make(chan struct{})}
 }
 
 // follow feeds the log from sub until its channel closes; it returns at
@@ -61,13 +65,15 @@ func (l *eventLog) add(ev client.Event) {
 	if ev.Kind == client.EvStderr {
 		l.stderrLocked(ev.Stderr)
 	}
-	if old, evicted := l.events.Push(ev); evicted {
-		l.bytes -= eventSize(old)
+	l.reqs.apply(ev)
+	l.items.Learn(ev)
+	if old, evicted := l.events.Push(logged{ev, l.items.Gen()}); evicted {
+		l.bytes -= eventSize(old.ev)
 	}
 	l.bytes += eventSize(ev)
 	for l.bytes > logBytes && l.events.Len() > 1 {
 		old, _ := l.events.DropOldest()
-		l.bytes -= eventSize(old)
+		l.bytes -= eventSize(old.ev)
 	}
 	l.notifyLocked()
 }
@@ -126,7 +132,7 @@ func (l *eventLog) newestFirst(fn func(client.Event) bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i := l.events.Len() - 1; i >= 0; i-- {
-		if !fn(*l.events.At(i)) {
+		if !fn(l.events.At(i).ev) {
 			return
 		}
 	}
@@ -138,11 +144,11 @@ func (l *eventLog) since(seq uint64) []client.Event {
 	defer l.mu.Unlock()
 	var out []client.Event
 	for i := l.events.Len() - 1; i >= 0; i-- {
-		ev := l.events.At(i)
+		ev := l.events.At(i).ev
 		if ev.Seq <= seq {
 			break
 		}
-		out = append(out, *ev)
+		out = append(out, ev)
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
@@ -157,7 +163,46 @@ func (l *eventLog) lastSeq() uint64 {
 	if l.events.Len() == 0 {
 		return 0
 	}
-	return l.events.At(l.events.Len() - 1).Seq
+	return l.events.At(l.events.Len() - 1).ev.Seq
+}
+
+// logged is an event with the server process it belongs to (for filter).
+type logged struct {
+	ev  client.Event
+	gen int
+}
+
+// frames calls fn with the frames held whose Seq is below before (0: no
+// bound), newest first, each with what a filter knows of it, until fn
+// returns false. fn runs under the log's lock.
+func (l *eventLog) frames(before uint64, fn func(ev client.Event, it filter.Item) bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := l.events.Len() - 1; i >= 0; i-- {
+		e := l.events.At(i)
+		if e.ev.Kind != client.EvFrame || e.ev.Frame == nil || (before > 0 && e.ev.Seq >= before) {
+			continue
+		}
+		it, _ := l.items.ItemAt(e.ev, e.gen)
+		if !fn(e.ev, it) {
+			return
+		}
+	}
+}
+
+// withRequests runs fn on the request fold under the log's lock.
+func (l *eventLog) withRequests(fn func(r *requests)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fn(&l.reqs)
+}
+
+// evicted is how many events the log no longer holds, and how many the
+// subscription dropped.
+func (l *eventLog) evicted() (dropped, missed uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.events.Evicted(), l.missed
 }
 
 // stderrTail returns the last n lines of stderr (the line not ended yet

@@ -2,14 +2,17 @@ package mcpserver
 
 import (
 	"context"
+	"reflect"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A toolFunc is a tool's body: its structured result and a short text
 // summary of it, or an error, which the agent gets as an isError result
-// whose text is the error's message (say what to do in it). A panic is
-// not caught: a tool must not panic.
+// whose text is the error's message (say what to do in it). With an error,
+// a result that is not the zero value goes out too, as structuredContent
+// (the facts of a failure: session_start's stderr head). A panic is not
+// caught: a tool must not panic.
 type toolFunc[In, Out any] func(ctx context.Context, in In) (Out, string, error)
 
 // addTool registers t with body f. Its input and output schemas are
@@ -20,8 +23,10 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, f toolFunc[In, Out]) {
 	sdk.AddTool(s.sdk, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
 		out, summary, err := f(ctx, in)
 		if err != nil {
-			var zero Out
-			return nil, zero, err
+			if reflect.ValueOf(&out).Elem().IsZero() {
+				return nil, out, err
+			}
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}, out, nil
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: summary}}}, out, nil
 	})

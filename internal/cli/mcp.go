@@ -22,6 +22,8 @@ type mcpOptions struct {
 	maxSessions int
 	listen      string
 	allowRemote bool
+	env         []string
+	passEnv     []string
 }
 
 // NewCmdMCP is `sonde mcp`: sonde as an MCP server (docs/mcp.md), so a
@@ -54,6 +56,8 @@ only once approved, as with sonde --all).
 	fs.IntVar(&o.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "sessions open at once at most")
 	fs.StringVar(&o.listen, "listen", "", "serve Streamable HTTP on `ADDR` (loopback, e.g. 127.0.0.1:0) instead of stdio")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "with --listen: accept an address that is not loopback")
+	fs.StringArrayVar(&o.env, "env", nil, "set KEY=VALUE in the environment of every server a session starts (repeatable; values are redacted in what the tools return)")
+	fs.StringArrayVar(&o.passEnv, "pass-env", nil, "pass variable NAME from sonde's environment to every server a session starts (repeatable)")
 	return cmd
 }
 
@@ -62,7 +66,7 @@ func runMCP(ctx context.Context, env *cmdutil.Env, o *mcpOptions) error {
 		Allow:       o.allow,
 		MaxSessions: o.maxSessions,
 		Version:     cmdutil.VersionString(),
-		Open:        mcpOpener(ctx, env),
+		Open:        mcpOpener(ctx, env, o),
 		Host:        mcpHost(), // mcp_host.go (r29-tools)
 	})
 	if err != nil {
@@ -76,12 +80,12 @@ func runMCP(ctx context.Context, env *cmdutil.Env, o *mcpOptions) error {
 // with the default server flags, the run's live clients (a second
 // interrupt kills them), and what connect writes kept off sonde mcp's
 // stdout (which is the MCP stream).
-func mcpOpener(runCtx context.Context, env *cmdutil.Env) mcpserver.Opener {
+func mcpOpener(runCtx context.Context, env *cmdutil.Env, o *mcpOptions) mcpserver.Opener {
 	live := cmdutil.LiveFrom(runCtx)
 	return func(ctx context.Context, l mcpserver.Launch, follow func(*client.Client)) (mcpserver.Conn, error) {
 		var f connect.Flags
 		f.Register(pflag.NewFlagSet("mcp-session", pflag.ContinueOnError))
-		f.URL = l.URL
+		f.URL, f.Env, f.PassEnv = l.URL, o.env, o.passEnv
 		t := f.Target(l.Argv)
 		senv := cmdutil.NewEnv(strings.NewReader(""), io.Discard, env.Err)
 		s, err := connect.OpenFollowing(cmdutil.WithLive(ctx, live), senv, &f, t, follow)
