@@ -84,6 +84,3 @@ func (s *Server) registerCaptureTools() {
 func (s *Server) captureRefs() captureRefs {
 	return captureRefs{own: s.ownCapture, dir: s.opts.Host.SessionsDir}
 }
-
-// registerReplayAgainst is a stand-in until r29-core's launch lands.
-func (s *Server) registerReplayAgainst() {}

@@ -46,7 +46,11 @@ func startAgent(t *testing.T, env []string, args ...string) *agent {
 			}
 		},
 	})
-	cmd := exec.Command(os.Args[0], append([]string{"mcp"}, args...)...)
+	mcpArgs := []string{"mcp"}
+	for _, kv := range clitest.ChildEnv() { // what a fixture server needs
+		mcpArgs = append(mcpArgs, "--env", kv)
+	}
+	cmd := exec.Command(os.Args[0], append(mcpArgs, args...)...)
 	cmd.Env = append(append(os.Environ(), clitest.ChildEnv()...), env...)
 	cmd.Stderr = os.Stderr
 	ctx, cancel := context.WithTimeout(context.Background(), clitest.RunBound)

@@ -80,6 +80,16 @@ func (s *Server) capturePath(id string) (string, error) {
 	return p, nil
 }
 
+// recordTo is capturePath for session_start: "" (no capture) when the
+// folder cannot be made.
+func (s *Server) recordTo(id string) string {
+	p, err := s.capturePath(id)
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
 // setCapture records that session id's capture is at path ("": none).
 func (s *Server) setCapture(id, path string) {
 	s.res.mu.Lock()

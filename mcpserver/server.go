@@ -28,6 +28,13 @@ type Launch struct {
 	Argv   []string
 	URL    string
 	Server string
+	// r29-tools: Record is the capture file the session records to ("":
+	// none); ProtocolVersion and ServerRequests, when set, replace the
+	// defaults (replay_against takes them from the capture, as sonde
+	// replay --against does).
+	Record          string
+	ProtocolVersion string
+	ServerRequests  *client.ServerRequests
 }
 
 // Conn is a connected, initialized session of sonde's client, as the

@@ -86,7 +86,14 @@ func mcpOpener(runCtx context.Context, env *cmdutil.Env, o *mcpOptions) mcpserve
 		var f connect.Flags
 		f.Register(pflag.NewFlagSet("mcp-session", pflag.ContinueOnError))
 		f.URL, f.Env, f.PassEnv = l.URL, o.env, o.passEnv
+		f.Record = l.Record // r29-tools: the session's capture (resources.go)
 		t := f.Target(l.Argv)
+		if l.ProtocolVersion != "" { // replay_against: the capture's
+			t.ProtocolVersion = l.ProtocolVersion
+		}
+		if l.ServerRequests != nil {
+			t.ServerRequests = l.ServerRequests
+		}
 		senv := cmdutil.NewEnv(strings.NewReader(""), io.Discard, env.Err)
 		s, err := connect.OpenFollowing(cmdutil.WithLive(ctx, live), senv, &f, t, follow)
 		if err != nil {
