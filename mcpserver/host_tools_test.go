@@ -213,6 +213,39 @@ func TestAgentTappedSession(t *testing.T) {
 	}
 	a.refused("session_open", map[string]any{"id": "nobody"}, `"nobody"`, "sessions_list")
 
+	// session_call there injects, as sonde inject does: the answer comes
+	// to the agent, never to the host.
+	var call struct {
+		State, Text string
+	}
+	a.ok("session_call", map[string]any{"session": open.Session, "tool": "echo", "arguments": map[string]any{"value": "injected by the agent"}}, &call)
+	if call.State != "resolved" || !strings.Contains(call.Text, "injected by the agent") {
+		t.Errorf("session_call into the tapped session: %+v", call)
+	}
+	var failed struct {
+		State string
+		Error struct{ Code, Message string }
+	}
+	a.ok("session_call", map[string]any{"session": open.Session, "tool": "fail", "arguments": map[string]any{}}, &failed)
+	if failed.State != "error" || failed.Error.Code != "MCP_ERROR" || !strings.Contains(failed.Error.Message, "fixture failure") {
+		t.Errorf("a failing call injected: %+v", failed)
+	}
+	h.write(hostEcho(3, "the host goes on"))
+	h.await(`"id":3`)
+	var frames struct {
+		Frames []map[string]any `json:"frames"`
+	}
+	for deadline := time.Now().Add(clitest.RunBound); ; time.Sleep(50 * time.Millisecond) {
+		a.ok("session_frames", map[string]any{"session": open.Session}, &frames)
+		text := fmt.Sprint(frames.Frames)
+		if strings.Contains(text, "the host goes on") && strings.Contains(text, "injected by the agent") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session_frames of the tapped session lacks the host's call or the injected one: %v", frames.Frames)
+		}
+	}
+
 	h.stop()
 	if strings.Contains(h.text(), `"id":"sonde-`) {
 		t.Errorf("the host saw a line of sonde's:\n%s", h.text())
