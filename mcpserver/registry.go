@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ErrUnknownSession is the error of a session id the registry does not
@@ -123,4 +125,20 @@ func (r *registry) closeAll() {
 		go func() { defer wg.Done(); s.close() }()
 	}
 	wg.Wait()
+}
+
+// closeOwned closes the sessions owner started (its MCP session ended).
+func (r *registry) closeOwned(owner *sdk.ServerSession) {
+	r.mu.Lock()
+	var mine []*session
+	for id, s := range r.byID {
+		if s != nil && s.owner != nil && s.owner == owner {
+			mine = append(mine, s)
+			delete(r.byID, id)
+		}
+	}
+	r.mu.Unlock()
+	for _, s := range mine {
+		s.close()
+	}
 }

@@ -114,6 +114,15 @@ func New(opts Options) (*Server, error) {
 		PageSize:           cmp.Or(opts.PageSize, DefaultPageSize),
 		SubscribeHandler:   s.resourceSubscribe,
 		UnsubscribeHandler: s.resourceUnsubscribe,
+		// A client's MCP session that ends (stdio's only one, an HTTP
+		// session's DELETE or timeout) takes the sessions it started.
+		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
+			ss := req.Session
+			go func() {
+				_ = ss.Wait()
+				s.sessions.closeOwned(ss)
+			}()
+		},
 	})
 	// Each family of tools registers itself from its own file.
 	s.registerSessionTools() // session_*: session_tools.go

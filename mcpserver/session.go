@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
 )
@@ -25,6 +27,7 @@ type session struct {
 	client  *client.Client
 	log     *eventLog
 	redact  *capture.Redactor
+	owner   *sdk.ServerSession // the client's MCP session that started it (nil: none known)
 	inject  func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 	closeOnce sync.Once
@@ -50,6 +53,9 @@ type sessionParts struct {
 	// and returns the answer's result; session_call and session_request
 	// use it. nil: they refuse.
 	Inject func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// Owner is the client's MCP session it belongs to: it is closed when
+	// that one ends (caller(ctx) in a tool; nil: only at sonde mcp's end).
+	Owner *sdk.ServerSession
 	// Close ends it: the client, its process, what feeds Log. Called
 	// once.
 	Close func()
@@ -57,7 +63,7 @@ type sessionParts struct {
 
 func newSession(p sessionParts) *session {
 	n, _ := strconv.Atoi(strings.TrimPrefix(p.ID, "s"))
-	return &session{id: p.ID, seq: n, label: p.Label, kind: p.Kind, started: time.Now(), client: p.Client, log: p.Log, redact: p.Redact, inject: p.Inject, closeFn: p.Close}
+	return &session{id: p.ID, seq: n, label: p.Label, kind: p.Kind, started: time.Now(), client: p.Client, log: p.Log, redact: p.Redact, owner: p.Owner, inject: p.Inject, closeFn: p.Close}
 }
 
 // close ends the session; it may be called more than once.

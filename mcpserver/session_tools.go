@@ -91,7 +91,7 @@ func (s *Server) sessionStart(ctx context.Context, in startIn) (startOut, string
 		return s.startFailed(label, log, err)
 	}
 	c := conn.Client()
-	sess := newSession(sessionParts{ID: id, Label: label, Kind: "started", Client: c, Log: log, Redact: conn.Redactor(),
+	sess := newSession(sessionParts{ID: id, Label: label, Kind: "started", Client: c, Log: log, Redact: conn.Redactor(), Owner: caller(ctx),
 		Close: func() {
 			conn.Close()
 			if done != nil {

@@ -20,8 +20,8 @@ type toolFunc[In, Out any] func(ctx context.Context, in In) (Out, string, error)
 // description) unless t sets them; the result carries Out as
 // structuredContent and the summary as its one text block.
 func addTool[In, Out any](s *Server, t *sdk.Tool, f toolFunc[In, Out]) {
-	sdk.AddTool(s.sdk, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
-		out, summary, err := f(ctx, in)
+	sdk.AddTool(s.sdk, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		out, summary, err := f(context.WithValue(ctx, callerKey{}, req.Session), in)
 		if err != nil {
 			if reflect.ValueOf(&out).Elem().IsZero() {
 				return nil, out, err
@@ -46,4 +46,13 @@ func readOnly(title string) *sdk.ToolAnnotations {
 func acting(title string, destructive, idempotent bool) *sdk.ToolAnnotations {
 	t := true
 	return &sdk.ToolAnnotations{Title: title, DestructiveHint: &destructive, IdempotentHint: idempotent, OpenWorldHint: &t}
+}
+
+type callerKey struct{}
+
+// caller is the MCP session of the client whose tool call ctx is (nil:
+// unknown), which owns the sessions it starts.
+func caller(ctx context.Context) *sdk.ServerSession {
+	ss, _ := ctx.Value(callerKey{}).(*sdk.ServerSession)
+	return ss
 }
