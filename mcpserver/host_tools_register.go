@@ -170,7 +170,7 @@ func (s *Server) sessionOpen(ctx context.Context, in openIn) (*OpenResult, strin
 		return nil, "", fmt.Errorf("session_open: %s", textfmt.Escape(err.Error()))
 	}
 	path := t.File
-	sess := newSession(sessionParts{ID: id, Label: "tapped " + textfmt.Escape(t.ID), Kind: kindTapped, Log: log, Close: stop,
+	sess := newSession(sessionParts{ID: id, Label: "tapped " + textfmt.Escape(t.ID), Kind: kindTapped, Log: log, Close: stop, Owner: caller(ctx),
 		Inject: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			return s.inject(ctx, path, method, params)
 		}})
