@@ -30,6 +30,10 @@ const (
 	findingPreview = 200
 	// valuePreview bounds a value of capture_diff (a description, a schema).
 	valuePreview = 2000
+	// namePreview bounds a name (a method, a tool, a key) and
+	// detailPreview a finding's detail: both may quote a server.
+	namePreview   = 200
+	detailPreview = 500
 )
 
 // Finding is one protocol violation of capture_lint: the fields of sonde
@@ -119,7 +123,7 @@ func finding(f lint.Finding, start time.Time, line int) Finding {
 	r, _ := lint.Lookup(f.Rule)
 	out := Finding{
 		Rule: f.Rule, Level: r.Level, Seq: f.Seq, T: int64(f.Time.Sub(start)), Line: line, Dir: f.Dir.String(),
-		Method: textfmt.Escape(f.Method), Size: len(f.Raw), Preview: textfmt.Preview(f.Raw, findingPreview), Detail: textfmt.Escape(f.Detail),
+		Method: clipName(f.Method), Size: len(f.Raw), Preview: textfmt.Preview(f.Raw, findingPreview), Detail: textfmt.Preview([]byte(f.Detail), detailPreview),
 	}
 	out.ID = idValue(f.ID)
 	return out
@@ -178,10 +182,10 @@ func Stats(path string) (*StatsResult, error) {
 	}
 	for i := range out.Methods {
 		m := &out.Methods[i]
-		m.Method, m.Tool = textfmt.Escape(m.Method), textfmt.Escape(m.Tool)
+		m.Method, m.Tool = clipName(m.Method), clipName(m.Tool)
 	}
 	for i := range costs {
-		costs[i].Name = textfmt.Escape(costs[i].Name)
+		costs[i].Name = clipName(costs[i].Name)
 	}
 	out.Context = emptyIfNil(costs)
 	return out, nil
@@ -238,15 +242,15 @@ func Diff(pathA, pathB string) (*DiffResult, error) {
 	out.Omitted = capSlice(&rep.Changes) + capSlice(&rep.Calls) + capSlice(&rep.Costs)
 	for i := range rep.Changes {
 		c := &rep.Changes[i]
-		c.Key, c.Field, c.Note = textfmt.Escape(c.Key), textfmt.Escape(c.Field), textfmt.Escape(c.Note)
+		c.Key, c.Field, c.Note = clipName(c.Key), clipName(c.Field), textfmt.Preview([]byte(c.Note), detailPreview)
 		c.Old, c.New = clipValue(c.Old), clipValue(c.New)
 	}
 	for i := range rep.Calls {
 		c := &rep.Calls[i]
-		c.Tool, c.Args = textfmt.Escape(c.Tool), clipValue(c.Args)
+		c.Tool, c.Args = clipName(c.Tool), clipValue(c.Args)
 	}
 	for i := range rep.Costs {
-		rep.Costs[i].Name = textfmt.Escape(rep.Costs[i].Name)
+		rep.Costs[i].Name = clipName(rep.Costs[i].Name)
 	}
 	return out, nil
 }
@@ -285,6 +289,9 @@ func capSlice[T any](s *[]T) int {
 	}
 	return 0
 }
+
+// clipName is a name from a capture: escaped, at most namePreview runes.
+func clipName(s string) string { return textfmt.Preview([]byte(s), namePreview) }
 
 // clipValue is a value of a diff: escaped, at most valuePreview runes.
 func clipValue(s string) string { return textfmt.Preview([]byte(s), valuePreview) }

@@ -21,6 +21,9 @@ const (
 	maxReplayResults = 200
 	maxReplayDiffs   = 20
 	replayValue      = 2000
+	// maxReplayAnswer bounds the text of the requests listed, in bytes:
+	// the rest are counted in Omitted.
+	maxReplayAnswer = 256 << 10
 )
 
 // replayIn is replay_against's input: the capture, and the server to
@@ -78,8 +81,8 @@ type ReplayResult struct {
 	Equal    bool            `json:"equal"`
 	Counts   ReplayCounts    `json:"counts"`
 	Requests []ReplayRequest `json:"requests"`
-	// Omitted counts the requests past maxReplayResults (equal ones first
-	// left out).
+	// Omitted counts the requests past maxReplayResults or the answer's
+	// budget (the equal ones are left out first).
 	Omitted  int      `json:"omitted,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -202,9 +205,10 @@ func replayResult(rep *against.Report, red *capture.Redactor) *ReplayResult {
 			}
 		}
 	}
-	for _, i := range order {
-		if len(out.Requests) == maxReplayResults {
-			out.Omitted = len(order) - maxReplayResults
+	used := 0
+	for k, i := range order {
+		if len(out.Requests) == maxReplayResults || used > maxReplayAnswer {
+			out.Omitted = len(order) - k
 			break
 		}
 		r := rep.Results[i]
@@ -219,9 +223,19 @@ func replayResult(rep *against.Report, red *capture.Redactor) *ReplayResult {
 			q.Diffs = append(q.Diffs, ReplayDiff{Path: serverString(red, d.Path, replayValue),
 				Recorded: serverString(red, string(d.Recorded), replayValue), Now: serverString(red, string(d.Now), replayValue)})
 		}
+		used += q.size()
 		out.Requests = append(out.Requests, q)
 	}
 	return out
+}
+
+// size is about how many bytes q takes in the answer.
+func (q *ReplayRequest) size() int {
+	n := len(q.Method) + len(q.Tool) + len(q.Change) + len(q.Recorded.Result) + len(q.Recorded.Message) + len(q.Now.Result) + len(q.Now.Message)
+	for _, d := range q.Diffs {
+		n += len(d.Path) + len(d.Recorded) + len(d.Now)
+	}
+	return n
 }
 
 // replayOutcome is o with its server text redacted, escaped and cut.

@@ -172,3 +172,53 @@ func TestCaptureReadErrors(t *testing.T) {
 		t.Errorf("a cut last line: %+v %v", got, err)
 	}
 }
+
+// TestLintCapped: a capture with more findings than an answer lists gives
+// the first 200, and counts them all as sonde lint does.
+func TestLintCapped(t *testing.T) {
+	fx := clitest.NewFixture(t)
+	noisy := filepath.Join(t.TempDir(), "noisy.jsonl")
+	if r := clitest.RunSonde(t, "", fx.Cmd([]string{"call", "echo", "--args", `{"value":"hi"}`, "--record", noisy}, "--fault", "stdout-noise")...); r.Code != 0 {
+		t.Fatalf("call --record: %d %s", r.Code, r.Stderr)
+	}
+	data, err := os.ReadFile(noisy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	var bad string
+	for _, l := range lines {
+		if strings.Contains(l, `"verdict":"malformed"`) {
+			bad = strings.TrimSuffix(l, "\n")
+		}
+	}
+	if bad == "" {
+		t.Fatalf("no malformed frame in\n%s", data)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(bad), &rec); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(string(data))
+	for i := range 300 {
+		rec["seq"] = 100000 + i
+		line, _ := json.Marshal(rec)
+		b.Write(append(line, '\n'))
+	}
+	big := filepath.Join(t.TempDir(), "big.jsonl")
+	if err := os.WriteFile(big, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := mcpserver.Lint(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fromJSON(t, clitest.RunSonde(t, "", "lint", "--json", big).Stdout)
+	if n := len(want["findings"].([]any)); got.Total != n || n < 300 || len(got.Findings) != 200 || got.Omitted != n-200 || got.Counts["not-json"] != n {
+		t.Errorf("total %d, listed %d, omitted %d, counts %v; sonde lint: %d", got.Total, len(got.Findings), got.Omitted, got.Counts, n)
+	}
+	if s := got.Summary(); !strings.Contains(s, "(the first 200 listed)") {
+		t.Errorf("summary %q", s)
+	}
+}
