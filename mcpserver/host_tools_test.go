@@ -141,7 +141,43 @@ func TestAgentTappedSession(t *testing.T) {
 	t.Setenv("SONDE_HOME", home)
 	h := startTappedHost(t, home, "driven")
 	a := startAgent(t, nil)
+	tappedID := checkTappedListed(t, a)
 
+	var open mcpserver.OpenResult
+	text := a.ok("session_open", map[string]any{"id": "driven"}, &open)
+	if open.Session == "" || open.Tapped.ID != tappedID || open.Resource != "sonde://sessions/"+open.Session {
+		t.Fatalf("session_open: %+v (%s)", open, text)
+	}
+	var again mcpserver.OpenResult
+	if a.ok("session_open", map[string]any{"id": tappedID}, &again); again.Session != open.Session {
+		t.Errorf("opened twice: %s then %s", open.Session, again.Session)
+	}
+	var list mcpserver.SessionsList
+	a.ok("sessions_list", nil, &list)
+	if len(list.Sessions) != 1 || list.Sessions[0].ID != open.Session || list.Sessions[0].Kind != "tapped" || list.Sessions[0].Resource != open.Resource {
+		t.Errorf("sessions_list after session_open: %+v", list.Sessions)
+	}
+	checkTappedResource(t, a, h, open)
+	var lint mcpserver.LintResult
+	for _, ref := range []string{open.Session, tappedID, "driven"} {
+		if a.ok("capture_lint", map[string]any{"path": ref}, &lint); lint.Total != 0 || !strings.HasSuffix(lint.Capture, tappedID+".jsonl") {
+			t.Errorf("capture_lint %s: %+v", ref, lint)
+		}
+	}
+	a.refused("session_open", map[string]any{"id": "nobody"}, `"nobody"`, "sessions_list")
+	checkInjected(t, a, h, open)
+
+	h.stop()
+	if strings.Contains(h.text(), `"id":"sonde-`) {
+		t.Errorf("the host saw a line of sonde's:\n%s", h.text())
+	}
+	a.refused("session_open", map[string]any{"id": tappedID}, "not live", "capture_lint")
+}
+
+// checkTappedListed: sessions_list shows the one live tapped session with
+// the fields of sonde sessions --json; it returns its id.
+func checkTappedListed(t *testing.T, a *agent) string {
+	t.Helper()
 	var list mcpserver.SessionsList
 	text := a.ok("sessions_list", nil, &list)
 	if len(list.Tapped) != 1 || !list.Tapped[0].Live || list.Tapped[0].Label != "driven" || len(list.Sessions) != 0 {
@@ -158,22 +194,14 @@ func TestAgentTappedSession(t *testing.T) {
 			t.Errorf("sessions_list %s: %v, sonde sessions --json: %v", k, got[k], cmd[k])
 		}
 	}
-	tappedID := list.Tapped[0].ID
+	return list.Tapped[0].ID
+}
 
-	var open mcpserver.OpenResult
-	text = a.ok("session_open", map[string]any{"id": "driven"}, &open)
-	if open.Session == "" || open.Tapped.ID != tappedID || open.Resource != "sonde://sessions/"+open.Session {
-		t.Fatalf("session_open: %+v (%s)", open, text)
-	}
-	var again mcpserver.OpenResult
-	if a.ok("session_open", map[string]any{"id": tappedID}, &again); again.Session != open.Session {
-		t.Errorf("opened twice: %s then %s", open.Session, again.Session)
-	}
-	a.ok("sessions_list", nil, &list)
-	if len(list.Sessions) != 1 || list.Sessions[0].ID != open.Session || list.Sessions[0].Kind != "tapped" || list.Sessions[0].Resource != open.Resource {
-		t.Errorf("sessions_list after session_open: %+v", list.Sessions)
-	}
-
+// checkTappedResource: the opened session's recording is the one resource
+// listed; its subscriber is told when the host's call grows it; it reads
+// (by either URI) with that call in it; an unknown URI is an error.
+func checkTappedResource(t *testing.T, a *agent, h *tappedHost, open mcpserver.OpenResult) {
+	t.Helper()
 	ctx := context.Background()
 	res, err := a.cs.ListResources(ctx, nil)
 	if err != nil || len(res.Resources) != 1 || res.Resources[0].URI != open.Resource || res.Resources[0].MIMEType != "application/jsonl" {
@@ -198,23 +226,20 @@ func TestAgentTappedSession(t *testing.T) {
 	if err != nil || len(read.Contents) != 1 || !strings.Contains(read.Contents[0].Text, "the host's own call") || !strings.HasPrefix(read.Contents[0].Text, `{"type":"header"`) {
 		t.Fatalf("resources/read: %+v %v", read, err)
 	}
-	if byTap, err := a.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "sonde://tapped/" + tappedID}); err != nil || !strings.Contains(byTap.Contents[0].Text, "the host's own call") {
+	if byTap, err := a.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "sonde://tapped/" + open.Tapped.ID}); err != nil || !strings.Contains(byTap.Contents[0].Text, "the host's own call") {
 		t.Errorf("resources/read of the tapped recording: %+v %v", byTap, err)
 	}
 	if _, err := a.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "sonde://sessions/s99"}); err == nil {
 		t.Error("resources/read of no session: no error")
 	}
+}
 
-	var lint mcpserver.LintResult
-	for _, ref := range []string{open.Session, tappedID, "driven"} {
-		if a.ok("capture_lint", map[string]any{"path": ref}, &lint); lint.Total != 0 || !strings.HasSuffix(lint.Capture, tappedID+".jsonl") {
-			t.Errorf("capture_lint %s: %+v", ref, lint)
-		}
-	}
-	a.refused("session_open", map[string]any{"id": "nobody"}, `"nobody"`, "sessions_list")
-
-	// session_call there injects, as sonde inject does: the answer comes
-	// to the agent, never to the host.
+// checkInjected: session_call in the opened session injects, as sonde
+// inject does (the answer comes to the agent, a server's error as the
+// call's error), and session_frames shows the host's calls and the
+// injected ones as the recording grows.
+func checkInjected(t *testing.T, a *agent, h *tappedHost, open mcpserver.OpenResult) {
+	t.Helper()
 	var call struct {
 		State, Text string
 	}
@@ -239,18 +264,12 @@ func TestAgentTappedSession(t *testing.T) {
 		a.ok("session_frames", map[string]any{"session": open.Session}, &frames)
 		text := fmt.Sprint(frames.Frames)
 		if strings.Contains(text, "the host goes on") && strings.Contains(text, "injected by the agent") {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("session_frames of the tapped session lacks the host's call or the injected one: %v", frames.Frames)
 		}
 	}
-
-	h.stop()
-	if strings.Contains(h.text(), `"id":"sonde-`) {
-		t.Errorf("the host saw a line of sonde's:\n%s", h.text())
-	}
-	a.refused("session_open", map[string]any{"id": tappedID}, "not live", "capture_lint")
 }
 
 func fromJSONArray(t *testing.T, s string) []any {
