@@ -52,7 +52,13 @@ stderr, why a request timed out), session_stop ends it.
 session_start launches only what it is allowed to: a command line given with --allow
 (word for word: the command and its arguments, split as a shell splits words but never
 run through a shell), or a server of the host configs by name (project-scope servers
-only once approved, as with sonde --all).
+only once approved, as with sonde --all). URLs: loopback ones, and those given with --allow.
+What a server says is redacted, escaped and capped in every answer.
+
+With --listen ADDR it serves Streamable HTTP on http://ADDR/mcp instead: loopback only
+unless --allow-remote, the Host and Origin headers checked, and the bearer token it prints
+on stderr at start required. Sessions end with session_stop, with the client's session, and
+with sonde mcp (SIGTERM included). docs/mcp.md has every tool.
 `,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

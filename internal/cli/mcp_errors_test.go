@@ -102,3 +102,13 @@ func TestMCPConfiguredServers(t *testing.T) {
 	res = callTool(t, cs, "session_start", map[string]any{"server": "nobody"}, nil)
 	wantToolError(t, res, `no server "nobody"`, "mine")
 }
+
+// TestMCPUsage: a non-loopback --listen without --allow-remote and an
+// --allow that does not split into words are usage errors, before
+// anything listens or starts.
+func TestMCPUsage(t *testing.T) {
+	r := clitest.RunSonde(t, "", "mcp", "--listen", "0.0.0.0:0")
+	clitest.CheckRun(t, r, 2, "sonde: --listen 0.0.0.0:0 is not a loopback address: ...")
+	r = clitest.RunSonde(t, "", "mcp", "--allow", "'unclosed")
+	clitest.CheckRun(t, r, 2, `sonde: bad --allow entry "'unclosed": unclosed single quote...`)
+}
