@@ -9,6 +9,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -27,6 +28,13 @@ type Launch struct {
 	Argv   []string
 	URL    string
 	Server string
+	// r29-tools: Record is the capture file the session records to ("":
+	// none); ProtocolVersion and ServerRequests, when set, replace the
+	// defaults (replay_against takes them from the capture, as sonde
+	// replay --against does).
+	Record          string
+	ProtocolVersion string
+	ServerRequests  *client.ServerRequests
 }
 
 // Conn is a connected, initialized session of sonde's client, as the
@@ -66,6 +74,12 @@ type Options struct {
 	Version string
 	// Open opens a session (required).
 	Open Opener
+	// Host are the command line's doctor, tapped sessions and inject
+	// (host_tools.go; r29-tools).
+	Host HostFuncs
+	// PageSize is the page of resources/list and the other lists (0:
+	// DefaultPageSize).
+	PageSize int
 }
 
 // Server is sonde's MCP server. New builds it; Run serves one connection
@@ -75,6 +89,7 @@ type Server struct {
 	allow    *allowList
 	sdk      *sdk.Server
 	sessions *registry
+	res      *resourceState // resources.go (r29-tools)
 }
 
 // ErrNoOpener is New's error without Options.Open.
@@ -95,6 +110,10 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, allow: allow, sessions: newRegistry(opts.MaxSessions)}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "sonde", Title: "sonde: an MCP inspector", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
+		// r29-tools: resources.go, resources_watch.go.
+		PageSize:           cmp.Or(opts.PageSize, DefaultPageSize),
+		SubscribeHandler:   s.resourceSubscribe,
+		UnsubscribeHandler: s.resourceUnsubscribe,
 		// A client's MCP session that ends (stdio's only one, an HTTP
 		// session's DELETE or timeout) takes the sessions it started.
 		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
@@ -118,7 +137,10 @@ func New(opts Options) (*Server, error) {
 const instructions = `sonde inspects MCP servers. session_start launches (or connects to) a server and returns a session id; session_call calls one of its tools and says what sonde saw (the verdicts: late, duplicate, unknown id, protocol violations); session_pending, session_frames, session_stderr and session_explain show what is in flight, what went over the wire, what the server printed, and why a request timed out; session_stop ends it.`
 
 // Close ends every session and its process.
-func (s *Server) Close() { s.sessions.closeAll() }
+func (s *Server) Close() {
+	s.sessions.closeAll()
+	s.closeResources() // r29-tools: resources_watch.go
+}
 
 // Run serves one connection on t (stdio: sdk.IOTransport) until the
 // client disconnects or ctx ends, then closes every session.

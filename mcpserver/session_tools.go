@@ -74,6 +74,7 @@ func (s *Server) sessionStart(ctx context.Context, in startIn) (startOut, string
 	if err != nil {
 		return startOut{}, "", err
 	}
+	l.Record = s.recordTo(id) // r29-tools: resources.go
 	log := newEventLog()
 	var done <-chan struct{}
 	follow := func(c *client.Client) {
@@ -100,6 +101,7 @@ func (s *Server) sessionStart(ctx context.Context, in startIn) (startOut, string
 	if !s.sessions.put(sess) {
 		return startOut{}, "", errors.New("sonde mcp is shutting down")
 	}
+	s.sessionAdded(sess) // r29-tools: resources.go
 	out := startOut{Session: id, OK: true, Launched: label, Era: string(c.Era())}
 	waitHandshake(ctx, log)
 	s.handshakeFacts(sess, &out)

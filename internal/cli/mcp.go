@@ -88,6 +88,7 @@ func runMCP(cmd *cobra.Command, env *cmdutil.Env, o *mcpOptions) error {
 		Hosts:       hosts,
 		Version:     cmdutil.VersionString(),
 		Open:        mcpOpener(cmd, env, o, hosts),
+		Host:        mcpHost(), // mcp_host.go (r29-tools)
 	})
 	if err != nil {
 		return cmdutil.Usagef(err.Error())
@@ -150,12 +151,19 @@ func mcpOpener(cmd *cobra.Command, env *cmdutil.Env, o *mcpOptions, hosts *mcpHo
 		var f connect.Flags
 		f.Register(pflag.NewFlagSet("mcp-session", pflag.ContinueOnError))
 		f.URL, f.Env, f.PassEnv = l.URL, o.env, o.passEnv
+		f.Record = l.Record // r29-tools: the session's capture (resources.go)
 		t := f.Target(l.Argv)
 		if l.Server != "" {
 			var err error
 			if t, err = hosts.target(cmd, &f, l.Server); err != nil {
 				return nil, err
 			}
+		}
+		if l.ProtocolVersion != "" { // replay_against: the capture's (r29-tools)
+			t.ProtocolVersion = l.ProtocolVersion
+		}
+		if l.ServerRequests != nil {
+			t.ServerRequests = l.ServerRequests
 		}
 		senv := cmdutil.NewEnv(strings.NewReader(""), io.Discard, env.Err)
 		s, err := connect.OpenFollowing(cmdutil.WithLive(ctx, live), senv, &f, t, follow)
