@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -90,6 +91,20 @@ func (r *registry) remove(id string) *session {
 		delete(r.byID, id)
 	}
 	return s
+}
+
+// list returns the sessions, oldest first.
+func (r *registry) list() []*session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*session, 0, len(r.byID))
+	for _, s := range r.byID {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b *session) int { return a.seq - b.seq })
+	return out
 }
 
 // closeAll closes every session and refuses new ones.
