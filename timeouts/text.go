@@ -95,9 +95,15 @@ func (v Verdict) text(row Row) string {
 }
 
 func (r Report) writeSummary(b *strings.Builder, nameW int) {
+	spec := func(p Policy) string {
+		if p.Name == p.Spec() {
+			return "" // a spec given as it is: its name says it
+		}
+		return p.Spec()
+	}
 	specW := len("limits")
 	for _, s := range r.Summary {
-		specW = max(specW, len(s.Policy.Spec()))
+		specW = max(specW, len(spec(s.Policy)))
 	}
 	line := func(name, spec string, cells ...string) {
 		fmt.Fprintf(b, "%s%s  %-*s", name, strings.Repeat(" ", nameW-utf8.RuneCountInString(name)), specW, spec)
@@ -116,7 +122,7 @@ func (r Report) writeSummary(b *strings.Builder, nameW int) {
 		if s.WorstMargin != nil {
 			worst = textfmt.Dur(*s.WorstMargin) + " id " + textfmt.Escape(s.WorstID.String())
 		}
-		line(textfmt.Escape(s.Policy.Name), s.Policy.Spec(), strconv.Itoa(s.Requests), strconv.Itoa(s.Failed),
+		line(textfmt.Escape(s.Policy.Name), spec(s.Policy), strconv.Itoa(s.Requests), strconv.Itoa(s.Failed),
 			strconv.Itoa(s.Late), strconv.Itoa(s.Unknown), strconv.Itoa(s.LongGaps), worst)
 	}
 	fmt.Fprintf(b, "\n%d %s in %s", r.Requests, plural(r.Requests, "request", "requests"), textfmt.Dur(r.Duration))
