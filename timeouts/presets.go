@@ -52,7 +52,7 @@ func Presets() []NamedPreset {
 		{
 			Policy: Policy{Name: "sonde", Session: true},
 			Client: "this session",
-			Source: "each request's own budget, from its queued record (--timeout, --timeout-reset-on-progress, --max-total-timeout)",
+			Source: "client/call.go: each request's own budget, recorded on its queued transition (--timeout, --timeout-reset-on-progress, --max-total-timeout)",
 		},
 	}
 }
