@@ -47,7 +47,7 @@ and the request ended before that deadline); and the progress gaps longer than t
 timeout. Then a table: policies × (requests, failed, late, unknown, gaps, worst margin).
 
   sonde timeouts bug.jsonl
-  sonde timeouts 2026-12-02T10-04-05-claude --policy inspector --policy timeout=30s
+  sonde timeouts github-20261201-143007-4242 --policy inspector --policy timeout=30s
   sonde timeouts bug.jsonl --fail-on-policy ts-sdk --json
 
 --json prints one object: summary (one entry per policy) and rows (one per request, its
