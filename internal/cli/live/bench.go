@@ -34,15 +34,28 @@ type BenchReport struct {
 	P95MS       float64        `json:"p95_ms"`
 	P99MS       float64        `json:"p99_ms"`
 	MaxMS       float64        `json:"max_ms"`
+	// Late, Duplicate and Unknown count the answers the client told so
+	// during the calls (client.Stats); Mismatched, with --check-echo
+	// (EchoChecked), the answers that did not carry their own call's
+	// token, or carried another's.
+	Late        uint64 `json:"late"`
+	Duplicate   uint64 `json:"duplicate"`
+	Unknown     uint64 `json:"unknown"`
+	EchoChecked bool   `json:"echo_checked"`
+	Mismatched  int    `json:"mismatched"`
+	// Thresholds are the --assert results, in the order given.
+	Thresholds []ThresholdResult `json:"thresholds"`
 }
 
 // BenchOptions are the flags of `sonde bench`.
 type BenchOptions struct {
 	Server      connect.Flags
-	Args        string // --args: a JSON object, @FILE or @-
-	Calls       int    // -n
-	Concurrency int    // -c
-	CPUProfile  string // --cpuprofile: a pprof CPU profile of the calls
+	Args        string   // --args: a JSON object, @FILE or @-
+	Calls       int      // -n
+	Concurrency int      // -c
+	CPUProfile  string   // --cpuprofile: a pprof CPU profile of the calls
+	Asserts     []string // --assert: thresholds
+	CheckEcho   string   // --check-echo ARG: a token per call in argument ARG, checked in its result
 }
 
 // NewCmdBench is `sonde bench TOOL`.
@@ -55,6 +68,19 @@ func NewCmdBench(env *cmdutil.Env) *cobra.Command {
 (pipelined: up to C requests in flight), and report calls per second and latency
 percentiles (nearest rank, from queueing to outcome). Failed calls are counted by
 error code; the exit status is the one of the most frequent error code (0 when none).
+Answers the client found late, duplicate or unknown (by id) are counted too.
+
+--check-echo ARG checks that every answer is its own call's: each call puts a unique
+token in argument ARG (a tool that echoes it, as the fixture's echo does with value), and
+its result (text or structuredContent) must carry that token and no other call's; one that
+does not is mismatched (a server or proxy that pairs answers by order, say).
+
+--assert 'METRIC OP VALUE' (repeatable) sets the thresholds: p50, p95, p99, max (a
+duration: p99<500ms), rate (calls/s: rate>=1000), errors (a count, or a percentage of the
+calls: errors<1%), late, duplicate, unknown, mismatched (counts: mismatched==0); OP is <,
+<=, ==, >= or >. With --assert, the exit status is 0 when every threshold holds and 1
+when one fails (the message names it), whatever the errors; without, mismatched answers
+are exit status 1.
 
 --cpuprofile FILE writes a CPU profile of sonde while it makes the calls (the
 handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
@@ -75,8 +101,18 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 			if cmd.Flags().Changed("max-pending") && o.Server.MaxPending < 1 {
 				return cmdutil.Usagef("--max-pending must be at least 1")
 			}
+			ths, err := parseThresholds(o.Asserts)
+			if err != nil {
+				return err
+			}
+			var echo *echoCheck
+			if o.CheckEcho != "" {
+				if echo, err = newEchoCheck(o.CheckEcho, toolArgs); err != nil {
+					return cmdutil.Usagef(err.Error())
+				}
+			}
 			t.MaxPending = o.Concurrency // -c calls in flight need room in the pending map
-			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs)
+			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo})
 		},
 	}
 	o.Server.Register(cmd.Flags())
@@ -84,11 +120,13 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 	cmd.Flags().IntVarP(&o.Calls, "calls", "n", 1000, "number of calls")
 	cmd.Flags().IntVarP(&o.Concurrency, "concurrency", "c", 1, "calls in flight at once")
 	cmd.Flags().StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the calls to `FILE` (for go tool pprof)")
+	cmd.Flags().StringArrayVar(&o.Asserts, "assert", nil, "a threshold, METRIC OP VALUE: p99<500ms, errors<1%, late==0, mismatched==0 (repeatable; exit 1 when one fails)")
+	cmd.Flags().StringVar(&o.CheckEcho, "check-echo", "", "put a unique token in tool argument `ARG` of each call and check that its result carries it and no other call's (mismatched)")
 	return cmd
 }
 
 // runBench loads tool on the target's server and reports.
-func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect.Target, tool string, toolArgs []byte) error {
+func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect.Target, tool string, toolArgs []byte, checks benchChecks) error {
 	var prof *os.File
 	if o.CPUProfile != "" {
 		f, err := os.Create(o.CPUProfile)
@@ -104,13 +142,17 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 				return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "--cpuprofile: " + err.Error()}
 			}
 		}
-		rep := BenchCalls(ctx, s.Client, tool, toolArgs, o.Calls, o.Concurrency)
+		rep := benchCalls(ctx, s.Client, tool, toolArgs, o.Calls, o.Concurrency, checks.echo)
 		if prof != nil {
 			pprof.StopCPUProfile()
 		}
+		rep.Thresholds = checkThresholds(checks.thresholds, &rep)
 		printBench(env, o.Server.JSON, rep)
 		if ctx.Err() != nil {
 			return &cmdutil.ExitStatus{Code: cmdutil.ExitInterrupted, Msg: "bench interrupted"}
+		}
+		if len(checks.thresholds) > 0 {
+			return thresholdStatus(rep)
 		}
 		return benchStatus(rep)
 	})
@@ -120,34 +162,50 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 // initialized client), and measures them: the engine of `sonde bench`, also
 // driven by the peer benchmark (bench/peers).
 func BenchCalls(ctx context.Context, c *client.Client, tool string, args []byte, n, conc int) BenchReport {
-	rep := BenchReport{Tool: tool, Calls: n, Concurrency: conc, Errors: map[string]int{}}
+	return benchCalls(ctx, c, tool, args, n, conc, nil)
+}
+
+// benchCalls is BenchCalls, with each answer checked by echo (when not
+// nil), and the client's late, duplicate and unknown answers counted.
+func benchCalls(ctx context.Context, c *client.Client, tool string, args []byte, n, conc int, echo *echoCheck) BenchReport {
+	rep := BenchReport{Tool: tool, Calls: n, Concurrency: conc, Errors: map[string]int{}, EchoChecked: echo != nil, Thresholds: []ThresholdResult{}}
 	lat := make([]time.Duration, 0, n)
 	var mu sync.Mutex
-	next := make(chan struct{}, n)
+	next := make(chan int, n)
 	for i := 0; i < n; i++ {
-		next <- struct{}{}
+		next <- i
 	}
 	close(next)
+	before := c.Stats()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range next {
+			for i := range next {
 				if ctx.Err() != nil {
 					return
 				}
+				callArgs := args
+				if echo != nil {
+					callArgs = echo.argsFor(i)
+				}
 				t0 := time.Now()
 				// Only isError is read from the result (client.ToolIsError): its
-				// content is not decoded, as nothing here shows it.
-				raw, err := c.GoTool(ctx, tool, args, client.CallOptions{}).Wait()
+				// content is not decoded, as nothing here shows it (but for
+				// --check-echo, which reads its text).
+				raw, err := c.GoTool(ctx, tool, callArgs, client.CallOptions{}).Wait()
 				isError := false
 				if err == nil {
 					isError, err = client.ToolIsError(tool, raw)
 				}
 				d := time.Since(t0)
+				mismatched := echo != nil && err == nil && !isError && !echo.matches(i, raw)
 				mu.Lock()
+				if mismatched {
+					rep.Mismatched++
+				}
 				switch {
 				case err != nil:
 					rep.Errors[string(client.CodeOf(err))]++
@@ -163,6 +221,8 @@ func BenchCalls(ctx context.Context, c *client.Client, tool string, args []byte,
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	after := c.Stats()
+	rep.Late, rep.Duplicate, rep.Unknown = after.Late-before.Late, after.Duplicate-before.Duplicate, after.Unknown-before.Unknown
 	rep.Seconds = elapsed.Seconds()
 	done := rep.Succeeded + rep.ToolErrors
 	for _, k := range rep.Errors {
@@ -210,6 +270,7 @@ func printBench(env *cmdutil.Env, asJSON bool, r BenchReport) {
 	for _, code := range codes {
 		fmt.Fprintf(env.Out, "  errors   %s x%d\n", code, r.Errors[code])
 	}
+	writeThresholds(env.Out, r)
 }
 
 func benchStatus(r BenchReport) error {
@@ -224,6 +285,9 @@ func benchStatus(r BenchReport) error {
 	}
 	if r.ToolErrors > 0 {
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError, Msg: fmt.Sprintf("%d of %d calls returned isError", r.ToolErrors, r.Calls)}
+	}
+	if r.Mismatched > 0 {
+		return &cmdutil.ExitStatus{Code: cmdutil.ExitToolError, Msg: fmt.Sprintf("%d of %d answers carried another call's token (--check-echo)", r.Mismatched, r.Calls)}
 	}
 	return nil
 }
