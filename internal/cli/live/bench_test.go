@@ -51,8 +51,11 @@ func TestBenchJSON(t *testing.T) {
 func TestBenchText(t *testing.T) {
 	r := clitest.NewFixture(t).RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "50", "-c", "4"}, nil, cmdutil.ExitOK, "")
 	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d lines, want 3:\n%s", len(lines), r.Stdout)
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4:\n%s", len(lines), r.Stdout)
+	}
+	if lines[3] != "  answers  late 0  duplicate 0  unknown 0" {
+		t.Errorf("line 4: %q", lines[3])
 	}
 	if !regexp.MustCompile(`^bench echo: 50 calls, concurrency 4: 50 ok, 0 isError, 0 failed in \S+$`).MatchString(lines[0]) {
 		t.Errorf("line 1: %q", lines[0])
@@ -190,4 +193,47 @@ func TestBenchCPUProfile(t *testing.T) {
 
 	missing := filepath.Join(dir, "no-such-dir", "cpu.prof")
 	clitest.CheckRefused(t, "", []string{"bench", "echo", "--cpuprofile", missing}, cmdutil.ExitUsage, "sonde: --cpuprofile: open "+missing+": no such file or directory\n")
+}
+
+// TestBenchThresholds: thresholds that hold (exit 0), one that fails (exit
+// 1, naming it), and the JSON report's thresholds with their values.
+func TestBenchThresholds(t *testing.T) {
+	fx := clitest.NewFixture(t)
+	bench := []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "40", "-c", "4", "--check-echo", "value"}
+	r := fx.RunChecked("", append(bench, "--assert", "p99<1m", "--assert", "errors<1%", "--assert", "mismatched==0", "--assert", "late==0",
+		"--assert", "duplicate==0", "--assert", "unknown==0", "--json"), nil, cmdutil.ExitOK, "")
+	var rep live.BenchReport
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Thresholds) != 6 || !rep.EchoChecked || rep.Mismatched != 0 || rep.Succeeded != 40 {
+		t.Fatalf("report: %+v", rep)
+	}
+	for _, th := range rep.Thresholds {
+		if !th.OK {
+			t.Errorf("threshold %+v failed", th)
+		}
+	}
+	if th := rep.Thresholds[0]; th.Expr != "p99<1m" || th.Metric != "p99" || th.Limit != 60000 || th.Value != rep.P99MS {
+		t.Errorf("p99 threshold: %+v (p99 %v)", th, rep.P99MS)
+	}
+	r = fx.RunChecked("", append(bench, "--assert", "errors==0", "--assert", "p50<1ns"), nil, cmdutil.ExitToolError, "sonde: threshold failed: p50<1ns (p50 is ...")
+	if !strings.Contains(r.Stdout, "  FAIL     p50<1ns (") || !strings.Contains(r.Stdout, "  ok       errors==0 (0)") {
+		t.Errorf("text:\n%s", r.Stdout)
+	}
+	clitest.CheckRefused(t, "", append(bench, "--assert", "p99<fast"), cmdutil.ExitUsage, `sonde: "p99<fast": "fast" is not a duration (500ms, 1.5s) (see sonde bench --help)`+"\n")
+}
+
+// TestBenchMismatched: a server that answers in arrival order under the
+// wrong ids (the fixture's swap-ids) passes a latency run, while
+// --check-echo finds answers that went to another call.
+func TestBenchMismatched(t *testing.T) {
+	fx := clitest.NewFixture(t)
+	bench := []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "400", "-c", "32", "--assert", "p99<1m", "--assert", "errors==0"}
+	fx.RunChecked("", bench, []string{"--fault", "swap-ids"}, cmdutil.ExitOK, "")
+	r := fx.RunChecked("", append(bench, "--check-echo", "value", "--assert", "mismatched==0", "--json"), []string{"--fault", "swap-ids"}, cmdutil.ExitToolError, "sonde: threshold failed: mismatched==0 (mismatched is ...")
+	var rep live.BenchReport
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.Mismatched == 0 || rep.Succeeded != 400 || rep.Unknown != 0 || rep.Duplicate != 0 {
+		t.Errorf("report: %+v %v", rep, err)
+	}
 }
