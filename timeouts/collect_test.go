@@ -150,3 +150,13 @@ func TestCollectorOpenAndRejected(t *testing.T) {
 		t.Errorf("%+v", rep)
 	}
 }
+
+// TestReportJSON: the shape of sonde timeouts --json, held by a golden.
+func TestReportJSON(t *testing.T) {
+	rep := collect(sample(), "ts-sdk", "inspector-v1")
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Assert(t, "sample-json", string(b)+"\n")
+}
