@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,9 +19,11 @@ import (
 
 // BenchReport is the result of `sonde bench` (its --json output).
 type BenchReport struct {
-	Tool        string         `json:"tool"`
-	Calls       int            `json:"calls"`
-	Concurrency int            `json:"concurrency"`
+	Tool        string `json:"tool"`
+	Calls       int    `json:"calls"`
+	Concurrency int    `json:"concurrency"`
+	// Rate is --rate, the calls per second asked for (0: closed loop).
+	Rate        float64        `json:"rate,omitempty"`
 	OK          bool           `json:"ok"`
 	Succeeded   int            `json:"succeeded"`
 	Errors      map[string]int `json:"errors"`
@@ -50,12 +50,14 @@ type BenchReport struct {
 // BenchOptions are the flags of `sonde bench`.
 type BenchOptions struct {
 	Server      connect.Flags
-	Args        string   // --args: a JSON object, @FILE or @-
-	Calls       int      // -n
-	Concurrency int      // -c
-	CPUProfile  string   // --cpuprofile: a pprof CPU profile of the calls
-	Asserts     []string // --assert: thresholds
-	CheckEcho   string   // --check-echo ARG: a token per call in argument ARG, checked in its result
+	Args        string        // --args: a JSON object, @FILE or @-
+	Calls       int           // -n
+	Concurrency int           // -c
+	CPUProfile  string        // --cpuprofile: a pprof CPU profile of the calls
+	Asserts     []string      // --assert: thresholds
+	CheckEcho   string        // --check-echo ARG: a token per call in argument ARG, checked in its result
+	Rate        string        // --rate: calls per second, whatever the answers (open loop)
+	Duration    time.Duration // --duration: how long --rate sends
 }
 
 // NewCmdBench is `sonde bench TOOL`.
@@ -69,6 +71,10 @@ func NewCmdBench(env *cmdutil.Env) *cobra.Command {
 percentiles (nearest rank, from queueing to outcome). Failed calls are counted by
 error code; the exit status is the one of the most frequent error code (0 when none).
 Answers the client found late, duplicate or unknown (by id) are counted too.
+
+--rate 200/s --duration 30s is an open loop instead: a call starts every 1/RATE whatever
+the answers (rate × duration calls, at most -c in flight, -c 256 unless given), and a
+call's latency counts from when it was due, so a server that falls behind shows.
 
 --check-echo ARG checks that every answer is its own call's: each call puts a unique
 token in argument ARG (a tool that echoes it, as the fixture's echo does with value), and
@@ -94,6 +100,10 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 			if o.Calls < 1 || o.Concurrency < 1 {
 				return cmdutil.Usagef("-n and -c must be at least 1")
 			}
+			rate, err := benchShape(cmd, &o)
+			if err != nil {
+				return err
+			}
 			toolArgs, err := readJSONObject(o.Args, env.In)
 			if err != nil {
 				return err
@@ -112,7 +122,7 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 				}
 			}
 			t.MaxPending = o.Concurrency // -c calls in flight need room in the pending map
-			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo})
+			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo, rate: rate})
 		},
 	}
 	o.Server.Register(cmd.Flags())
@@ -121,6 +131,8 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 	cmd.Flags().IntVarP(&o.Concurrency, "concurrency", "c", 1, "calls in flight at once")
 	cmd.Flags().StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the calls to `FILE` (for go tool pprof)")
 	cmd.Flags().StringArrayVar(&o.Asserts, "assert", nil, "a threshold, METRIC OP VALUE: p99<500ms, errors<1%, late==0, mismatched==0 (repeatable; exit 1 when one fails)")
+	cmd.Flags().StringVar(&o.Rate, "rate", "", "open loop: start calls at this `RATE` (200/s), whatever the answers, for --duration (at most -c in flight; default -c 256)")
+	cmd.Flags().DurationVar(&o.Duration, "duration", 0, "with --rate: how long to send (-n is then rate × duration)")
 	cmd.Flags().StringVar(&o.CheckEcho, "check-echo", "", "put a unique token in tool argument `ARG` of each call and check that its result carries it and no other call's (mismatched)")
 	return cmd
 }
@@ -142,7 +154,14 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 				return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "--cpuprofile: " + err.Error()}
 			}
 		}
-		rep := benchCalls(ctx, s.Client, tool, toolArgs, o.Calls, o.Concurrency, checks.echo)
+		run := newBenchRun(s.Client, tool, toolArgs, o.Calls, o.Concurrency, checks.echo)
+		if checks.rate > 0 {
+			run.rep.Rate = checks.rate
+			run.openLoop(ctx, o.Calls, checks.rate, o.Concurrency)
+		} else {
+			run.closedLoop(ctx, o.Calls, o.Concurrency)
+		}
+		rep := run.report()
 		if prof != nil {
 			pprof.StopCPUProfile()
 		}
@@ -168,76 +187,9 @@ func BenchCalls(ctx context.Context, c *client.Client, tool string, args []byte,
 // benchCalls is BenchCalls, with each answer checked by echo (when not
 // nil), and the client's late, duplicate and unknown answers counted.
 func benchCalls(ctx context.Context, c *client.Client, tool string, args []byte, n, conc int, echo *echoCheck) BenchReport {
-	rep := BenchReport{Tool: tool, Calls: n, Concurrency: conc, Errors: map[string]int{}, EchoChecked: echo != nil, Thresholds: []ThresholdResult{}}
-	lat := make([]time.Duration, 0, n)
-	var mu sync.Mutex
-	next := make(chan int, n)
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	before := c.Stats()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for w := 0; w < conc; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if ctx.Err() != nil {
-					return
-				}
-				callArgs := args
-				if echo != nil {
-					callArgs = echo.argsFor(i)
-				}
-				t0 := time.Now()
-				// Only isError is read from the result (client.ToolIsError): its
-				// content is not decoded, as nothing here shows it (but for
-				// --check-echo, which reads its text).
-				raw, err := c.GoTool(ctx, tool, callArgs, client.CallOptions{}).Wait()
-				isError := false
-				if err == nil {
-					isError, err = client.ToolIsError(tool, raw)
-				}
-				d := time.Since(t0)
-				mismatched := echo != nil && err == nil && !isError && !echo.matches(i, raw)
-				mu.Lock()
-				if mismatched {
-					rep.Mismatched++
-				}
-				switch {
-				case err != nil:
-					rep.Errors[string(client.CodeOf(err))]++
-				case isError:
-					rep.ToolErrors++
-				default:
-					rep.Succeeded++
-					lat = append(lat, d)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	after := c.Stats()
-	rep.Late, rep.Duplicate, rep.Unknown = after.Late-before.Late, after.Duplicate-before.Duplicate, after.Unknown-before.Unknown
-	rep.Seconds = elapsed.Seconds()
-	done := rep.Succeeded + rep.ToolErrors
-	for _, k := range rep.Errors {
-		done += k
-	}
-	if elapsed > 0 {
-		rep.CallsPerSec = float64(done) / elapsed.Seconds()
-	}
-	rep.OK = done == n && rep.ToolErrors == 0 && len(rep.Errors) == 0
-	slices.Sort(lat)
-	rep.P50MS, rep.P95MS, rep.P99MS = ms(percentile(lat, 50)), ms(percentile(lat, 95)), ms(percentile(lat, 99))
-	if len(lat) > 0 {
-		rep.MaxMS = ms(lat[len(lat)-1])
-	}
-	return rep
+	r := newBenchRun(c, tool, args, n, conc, echo)
+	r.closedLoop(ctx, n, conc)
+	return r.report()
 }
 
 // percentile returns the nearest-rank percentile of sorted durations.
@@ -258,8 +210,12 @@ func printBench(env *cmdutil.Env, asJSON bool, r BenchReport) {
 	for _, k := range r.Errors {
 		failed += k
 	}
-	fmt.Fprintf(env.Out, "bench %s: %d calls, concurrency %d: %d ok, %d isError, %d failed in %s\n",
-		r.Tool, r.Calls, r.Concurrency, r.Succeeded, r.ToolErrors, failed, textfmt.Dur(time.Duration(r.Seconds*float64(time.Second))))
+	rate := ""
+	if r.Rate > 0 {
+		rate = fmt.Sprintf(" at %g/s", r.Rate)
+	}
+	fmt.Fprintf(env.Out, "bench %s: %d calls%s, concurrency %d: %d ok, %d isError, %d failed in %s\n",
+		r.Tool, r.Calls, rate, r.Concurrency, r.Succeeded, r.ToolErrors, failed, textfmt.Dur(time.Duration(r.Seconds*float64(time.Second))))
 	fmt.Fprintf(env.Out, "  calls/s  %.1f\n", r.CallsPerSec)
 	fmt.Fprintf(env.Out, "  latency  p50 %.3fms  p95 %.3fms  p99 %.3fms  max %.3fms\n", r.P50MS, r.P95MS, r.P99MS, r.MaxMS)
 	codes := make([]string, 0, len(r.Errors))

@@ -189,6 +189,7 @@ func (r *BenchReport) failed() int {
 type benchChecks struct {
 	thresholds []Threshold
 	echo       *echoCheck
+	rate       float64 // --rate: an open loop; 0: closed
 }
 
 // parseThresholds reads the --assert flags.
