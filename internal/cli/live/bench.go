@@ -23,7 +23,9 @@ type BenchReport struct {
 	Calls       int    `json:"calls"`
 	Concurrency int    `json:"concurrency"`
 	// Rate is --rate, the calls per second asked for (0: closed loop).
-	Rate        float64        `json:"rate,omitempty"`
+	Rate float64 `json:"rate,omitempty"`
+	// Stages are the open loop\'s rates over time (--rate, --stages).
+	Stages      []benchStage   `json:"stages,omitempty"`
 	OK          bool           `json:"ok"`
 	Succeeded   int            `json:"succeeded"`
 	Errors      map[string]int `json:"errors"`
@@ -58,6 +60,7 @@ type BenchOptions struct {
 	CheckEcho   string        // --check-echo ARG: a token per call in argument ARG, checked in its result
 	Rate        string        // --rate: calls per second, whatever the answers (open loop)
 	Duration    time.Duration // --duration: how long --rate sends
+	Stages      string        // --stages: D:RATE,...: the rate ramped to each RATE over its D
 }
 
 // NewCmdBench is `sonde bench TOOL`.
@@ -75,6 +78,8 @@ Answers the client found late, duplicate or unknown (by id) are counted too.
 --rate 200/s --duration 30s is an open loop instead: a call starts every 1/RATE whatever
 the answers (rate × duration calls, at most -c in flight, -c 256 unless given), and a
 call's latency counts from when it was due, so a server that falls behind shows.
+--stages 10s:50,30s:200,10s:0 is an open loop whose rate ramps linearly, from 0, to
+each RATE (calls/s) over its D.
 
 --check-echo ARG checks that every answer is its own call's: each call puts a unique
 token in argument ARG (a tool that echoes it, as the fixture's echo does with value), and
@@ -100,7 +105,7 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 			if o.Calls < 1 || o.Concurrency < 1 {
 				return cmdutil.Usagef("-n and -c must be at least 1")
 			}
-			rate, err := benchShape(cmd, &o)
+			rate, stages, err := benchShape(cmd, &o)
 			if err != nil {
 				return err
 			}
@@ -122,7 +127,7 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 				}
 			}
 			t.MaxPending = o.Concurrency // -c calls in flight need room in the pending map
-			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo, rate: rate})
+			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo, rate: rate, stages: stages})
 		},
 	}
 	o.Server.Register(cmd.Flags())
@@ -133,6 +138,7 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 	cmd.Flags().StringArrayVar(&o.Asserts, "assert", nil, "a threshold, METRIC OP VALUE: p99<500ms, errors<1%, late==0, mismatched==0 (repeatable; exit 1 when one fails)")
 	cmd.Flags().StringVar(&o.Rate, "rate", "", "open loop: start calls at this `RATE` (200/s), whatever the answers, for --duration (at most -c in flight; default -c 256)")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 0, "with --rate: how long to send (-n is then rate × duration)")
+	cmd.Flags().StringVar(&o.Stages, "stages", "", "open loop in `STAGES` D:RATE,...: the rate ramps from the last RATE (0 at first) to RATE over D (10s:50,30s:200,10s:0)")
 	cmd.Flags().StringVar(&o.CheckEcho, "check-echo", "", "put a unique token in tool argument `ARG` of each call and check that its result carries it and no other call's (mismatched)")
 	return cmd
 }
@@ -155,9 +161,9 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 			}
 		}
 		run := newBenchRun(s.Client, tool, toolArgs, o.Calls, o.Concurrency, checks.echo)
-		if checks.rate > 0 {
-			run.rep.Rate = checks.rate
-			run.openLoop(ctx, o.Calls, checks.rate, o.Concurrency)
+		if checks.stages != nil {
+			run.rep.Rate, run.rep.Stages = checks.rate, checks.stages
+			run.openLoop(ctx, checks.stages, o.Concurrency)
 		} else {
 			run.closedLoop(ctx, o.Calls, o.Concurrency)
 		}

@@ -250,6 +250,11 @@ func TestBenchRate(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.Calls != 50 || rep.Succeeded != 50 || rep.Rate != 100 || rep.Concurrency != 256 || rep.Mismatched != 0 {
 		t.Errorf("report: %+v %v", rep, err)
 	}
+	r = fx.RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "--stages", "200ms:100,200ms:100,200ms:0", "--json"}, nil, cmdutil.ExitOK, "")
+	rep = live.BenchReport{}
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.Calls != 40 || rep.Succeeded != 40 || len(rep.Stages) != 3 || rep.Rate != 0 {
+		t.Errorf("stages: %+v %v", rep, err)
+	}
 	for _, tc := range []struct {
 		args []string
 		err  string
@@ -258,8 +263,12 @@ func TestBenchRate(t *testing.T) {
 		{[]string{"--rate", "10/h", "--duration", "1s"}, `sonde: --rate "10/h": the unit is /s or /m` + "\n"},
 		{[]string{"--rate", "10/s"}, "sonde: --rate needs --duration (how long to send)\n"},
 		{[]string{"--duration", "1s"}, "sonde: --duration goes with --rate\n"},
-		{[]string{"--rate", "10/s", "--duration", "1s", "-n", "5"}, "sonde: --rate and -n do not go together: the calls are rate × --duration\n"},
-		{[]string{"--rate", "1000000/s", "--duration", "24h"}, "sonde: --rate × --duration is 86400000000 calls, at most 10000000\n"},
+		{[]string{"--rate", "10/s", "--duration", "1s", "-n", "5"}, "sonde: -n does not go with --rate or --stages: they make the calls\n"},
+		{[]string{"--rate", "1000000/s", "--duration", "24h"}, "sonde: the load shape makes 86400000000 calls, at most 10000000\n"},
+		{[]string{"--stages", "1s:10", "--rate", "10/s"}, "sonde: --stages does not go with --rate or --duration\n"},
+		{[]string{"--stages", "1s"}, `sonde: --stages: "1s" is not DURATION:RATE, as 30s:200` + "\n"},
+		{[]string{"--stages", "1s:-5"}, `sonde: --stages: rate "-5": want calls per second above 0, as 200/s` + "\n"},
+		{[]string{"--stages", "1s:0"}, "sonde: the load shape makes no call\n"},
 	} {
 		clitest.CheckRefused(t, "", append([]string{"bench", "echo"}, tc.args...), cmdutil.ExitUsage, tc.err)
 	}

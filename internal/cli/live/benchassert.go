@@ -189,7 +189,8 @@ func (r *BenchReport) failed() int {
 type benchChecks struct {
 	thresholds []Threshold
 	echo       *echoCheck
-	rate       float64 // --rate: an open loop; 0: closed
+	rate       float64      // --rate, for the report
+	stages     []benchStage // an open loop (--rate, --stages); nil: closed
 }
 
 // parseThresholds reads the --assert flags.

@@ -2,17 +2,11 @@ package live
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 )
 
 // benchRun is one run of sonde bench: the calls, and what they measured.
@@ -94,17 +88,18 @@ func (r *benchRun) closedLoop(ctx context.Context, n, conc int) {
 	wg.Wait()
 }
 
-// openLoop makes n calls at rate calls per second, whatever the answers,
-// with at most conc in flight (a call due while conc are waits, and its
-// wait counts in its latency).
-func (r *benchRun) openLoop(ctx context.Context, n int, rate float64, conc int) {
+// openLoop makes the calls of the stages, each when it is due whatever
+// the answers, with at most conc in flight (a call due while conc are
+// waits, and its wait counts in its latency).
+func (r *benchRun) openLoop(ctx context.Context, stages []benchStage, conc int) {
 	slots := make(chan struct{}, conc)
 	var wg sync.WaitGroup
-	interval := time.Duration(float64(time.Second) / rate)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	for i := 0; i < n; i++ {
-		due := r.start.Add(time.Duration(i) * interval)
+	i := -1
+	for at := range dueTimes(stages) {
+		i++
+		due := r.start.Add(at)
 		if wait := time.Until(due); wait > 0 {
 			timer.Reset(wait)
 			select {
@@ -120,11 +115,11 @@ func (r *benchRun) openLoop(ctx context.Context, n int, rate float64, conc int) 
 			break
 		}
 		wg.Add(1)
-		go func() {
+		go func(i int) {
 			defer wg.Done()
 			defer func() { <-slots }()
 			r.call(ctx, i, due)
-		}()
+		}(i)
 	}
 	wg.Wait()
 }
@@ -150,63 +145,4 @@ func (r *benchRun) report() BenchReport {
 		rep.MaxMS = ms(lat[len(lat)-1])
 	}
 	return rep
-}
-
-// maxRate bounds --rate.
-const maxRate = 1_000_000
-
-// parseRate reads --rate: N/s (or N, per second), N/m.
-func parseRate(s string) (float64, error) {
-	num, per := s, time.Second
-	if n, unit, ok := strings.Cut(s, "/"); ok {
-		num = n
-		switch unit {
-		case "s":
-		case "m":
-			per = time.Minute
-		default:
-			return 0, fmt.Errorf("--rate %q: the unit is /s or /m", s)
-		}
-	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil || !(f > 0) {
-		return 0, fmt.Errorf("--rate %q: want calls per second above 0, as 200/s", s)
-	}
-	f = f * float64(time.Second) / float64(per)
-	if f > maxRate {
-		return 0, fmt.Errorf("--rate %q: at most %d/s", s, maxRate)
-	}
-	return f, nil
-}
-
-// maxRateCalls bounds rate × duration.
-const maxRateCalls = 10_000_000
-
-// benchShape reads --rate and --duration: the rate (0 for the closed loop
-// of -n and -c), with o.Calls and o.Concurrency set for it.
-func benchShape(cmd *cobra.Command, o *BenchOptions) (float64, error) {
-	if o.Rate == "" {
-		if o.Duration != 0 {
-			return 0, cmdutil.Usagef("--duration goes with --rate")
-		}
-		return 0, nil
-	}
-	rate, err := parseRate(o.Rate)
-	switch {
-	case err != nil:
-		return 0, cmdutil.Usagef(err.Error())
-	case o.Duration <= 0:
-		return 0, cmdutil.Usagef("--rate needs --duration (how long to send)")
-	case cmd.Flags().Changed("calls"):
-		return 0, cmdutil.Usagef("--rate and -n do not go together: the calls are rate × --duration")
-	}
-	n := rate * o.Duration.Seconds()
-	if n > maxRateCalls {
-		return 0, cmdutil.Usagef(fmt.Sprintf("--rate × --duration is %.0f calls, at most %d", n, maxRateCalls))
-	}
-	o.Calls = max(int(n+0.5), 1)
-	if !cmd.Flags().Changed("concurrency") {
-		o.Concurrency = 256
-	}
-	return rate, nil
 }
