@@ -94,6 +94,18 @@ func (v Verdict) text(row Row) string {
 	return s
 }
 
+// WriteSummary writes the summary table alone (no per-request rows).
+func (r Report) WriteSummary(w io.Writer) error {
+	nameW := len("policy")
+	for _, s := range r.Summary {
+		nameW = max(nameW, utf8.RuneCountInString(textfmt.Escape(s.Policy.Name)))
+	}
+	var b strings.Builder
+	r.writeSummary(&b, nameW)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 func (r Report) writeSummary(b *strings.Builder, nameW int) {
 	spec := func(p Policy) string {
 		if p.Name == p.Spec() {

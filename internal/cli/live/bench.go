@@ -25,7 +25,9 @@ type BenchReport struct {
 	// Rate is --rate, the calls per second asked for (0: closed loop).
 	Rate float64 `json:"rate,omitempty"`
 	// Stages are the open loop\'s rates over time (--rate, --stages).
-	Stages      []benchStage   `json:"stages,omitempty"`
+	Stages []benchStage `json:"stages,omitempty"`
+	// Timeouts is --policies: the calls under client timeout policies.
+	Timeouts    *BenchTimeouts `json:"timeouts,omitempty"`
 	OK          bool           `json:"ok"`
 	Succeeded   int            `json:"succeeded"`
 	Errors      map[string]int `json:"errors"`
@@ -61,6 +63,7 @@ type BenchOptions struct {
 	Rate        string        // --rate: calls per second, whatever the answers (open loop)
 	Duration    time.Duration // --duration: how long --rate sends
 	Stages      string        // --stages: D:RATE,...: the rate ramped to each RATE over its D
+	Policies    []string      // --policies: client timeout policies to evaluate the calls under
 }
 
 // NewCmdBench is `sonde bench TOOL`.
@@ -93,6 +96,9 @@ calls: errors<1%), late, duplicate, unknown, mismatched (counts: mismatched==0);
 when one fails (the message names it), whatever the errors; without, mismatched answers
 are exit status 1.
 
+--policies P (repeatable) also evaluates the calls under client timeout policies, as
+sonde timeouts does a capture (docs/timeouts.md): a summary table per policy.
+
 --cpuprofile FILE writes a CPU profile of sonde while it makes the calls (the
 handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 
@@ -120,6 +126,10 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 			if err != nil {
 				return err
 			}
+			policies, err := parsePolicies(o.Policies)
+			if err != nil {
+				return err
+			}
 			var echo *echoCheck
 			if o.CheckEcho != "" {
 				if echo, err = newEchoCheck(o.CheckEcho, toolArgs); err != nil {
@@ -127,7 +137,7 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 				}
 			}
 			t.MaxPending = o.Concurrency // -c calls in flight need room in the pending map
-			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo, rate: rate, stages: stages})
+			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo, rate: rate, stages: stages, policies: policies})
 		},
 	}
 	o.Server.Register(cmd.Flags())
@@ -139,6 +149,7 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 	cmd.Flags().StringVar(&o.Rate, "rate", "", "open loop: start calls at this `RATE` (200/s), whatever the answers, for --duration (at most -c in flight; default -c 256)")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 0, "with --rate: how long to send (-n is then rate × duration)")
 	cmd.Flags().StringVar(&o.Stages, "stages", "", "open loop in `STAGES` D:RATE,...: the rate ramps from the last RATE (0 at first) to RATE over D (10s:50,30s:200,10s:0)")
+	cmd.Flags().StringArrayVar(&o.Policies, "policies", nil, "evaluate the calls under client timeout `POLICY` too: a preset (ts-sdk, inspector…) or timeout=D[,reset-on-progress][,max-total=D] (repeatable; docs/timeouts.md)")
 	cmd.Flags().StringVar(&o.CheckEcho, "check-echo", "", "put a unique token in tool argument `ARG` of each call and check that its result carries it and no other call's (mismatched)")
 	return cmd
 }
@@ -160,6 +171,10 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 				return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "--cpuprofile: " + err.Error()}
 			}
 		}
+		var watch *policyWatch
+		if len(checks.policies) > 0 {
+			watch = watchPolicies(s.Client, checks.policies, o.Calls)
+		}
 		run := newBenchRun(s.Client, tool, toolArgs, o.Calls, o.Concurrency, checks.echo)
 		if checks.stages != nil {
 			run.rep.Rate, run.rep.Stages = checks.rate, checks.stages
@@ -168,6 +183,9 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 			run.closedLoop(ctx, o.Calls, o.Concurrency)
 		}
 		rep := run.report()
+		if watch != nil {
+			rep.Timeouts = watch.finish()
+		}
 		if prof != nil {
 			pprof.StopCPUProfile()
 		}
@@ -233,6 +251,9 @@ func printBench(env *cmdutil.Env, asJSON bool, r BenchReport) {
 		fmt.Fprintf(env.Out, "  errors   %s x%d\n", code, r.Errors[code])
 	}
 	writeThresholds(env.Out, r)
+	if r.Timeouts != nil {
+		writeBenchTimeouts(env.Out, r.Timeouts)
+	}
 }
 
 func benchStatus(r BenchReport) error {

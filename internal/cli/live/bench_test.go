@@ -296,3 +296,24 @@ func BenchmarkBenchRate(b *testing.B) {
 		b.ReportMetric(rep.CallsPerSec, "calls/s")
 	}
 }
+
+// TestBenchPolicies: the calls evaluated under client timeout policies as
+// sonde timeouts would: each echo takes 50 ms, so a 10 ms policy fails
+// every call (its answer late) and the TypeScript SDK's 60 s none.
+func TestBenchPolicies(t *testing.T) {
+	fx := clitest.NewFixture(t)
+	r := fx.RunChecked("", []string{"bench", "echo", "--args", `{"value":"x","delay_ms":50}`, "-n", "20", "-c", "4", "--policies", "timeout=10ms", "--policies", "ts-sdk", "--json"}, nil, cmdutil.ExitOK, "")
+	var rep live.BenchReport
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || rep.Timeouts == nil || len(rep.Timeouts.Summary) != 2 {
+		t.Fatalf("report: %v\n%s", err, r.Stdout)
+	}
+	short, ts := rep.Timeouts.Summary[0], rep.Timeouts.Summary[1]
+	if short.Requests != 20 || short.Failed != 20 || short.Late != 20 || ts.Failed != 0 || ts.Passed != 20 || rep.Timeouts.Missed != 0 {
+		t.Errorf("summary: %+v", rep.Timeouts)
+	}
+	r = fx.RunChecked("", []string{"bench", "echo", "--args", `{"value":"x"}`, "-n", "5", "--policies", "inspector"}, nil, cmdutil.ExitOK, "")
+	if !strings.Contains(r.Stdout, "  under client timeout policies (sonde timeouts):\n    policy ") || !strings.Contains(r.Stdout, "\n    inspector ") {
+		t.Errorf("text:\n%s", r.Stdout)
+	}
+	clitest.CheckRefused(t, "", []string{"bench", "echo", "--policies", "timeout=soon"}, cmdutil.ExitUsage, `sonde: --policies: "timeout=soon": "soon" is not a duration (60s, 1m30s, none)`+"\n")
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/timeouts"
 )
 
 // A benchMetric is what a threshold of sonde bench --assert measures.
@@ -191,6 +192,7 @@ type benchChecks struct {
 	echo       *echoCheck
 	rate       float64      // --rate, for the report
 	stages     []benchStage // an open loop (--rate, --stages); nil: closed
+	policies   []timeouts.Policy
 }
 
 // parseThresholds reads the --assert flags.
