@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"sort"
@@ -96,6 +97,9 @@ calls: errors<1%), late, duplicate, unknown, mismatched (counts: mismatched==0);
 when one fails (the message names it), whatever the errors; without, mismatched answers
 are exit status 1.
 
+On a terminal, a progress line on stderr shows the calls done, the rate, the p99 of the
+latest calls and the thresholds failing so far; piped, or with --json, nothing.
+
 --policies P (repeatable) also evaluates the calls under client timeout policies, as
 sonde timeouts does a capture (docs/timeouts.md): a summary table per policy.
 
@@ -104,40 +108,7 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 
 ` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			own, t, err := connect.Resolve(cmd, &o.Server, args, 1, "bench takes exactly one TOOL before --")
-			if err != nil {
-				return err
-			}
-			if o.Calls < 1 || o.Concurrency < 1 {
-				return cmdutil.Usagef("-n and -c must be at least 1")
-			}
-			rate, stages, err := benchShape(cmd, &o)
-			if err != nil {
-				return err
-			}
-			toolArgs, err := readJSONObject(o.Args, env.In)
-			if err != nil {
-				return err
-			}
-			if cmd.Flags().Changed("max-pending") && o.Server.MaxPending < 1 {
-				return cmdutil.Usagef("--max-pending must be at least 1")
-			}
-			ths, err := parseThresholds(o.Asserts)
-			if err != nil {
-				return err
-			}
-			policies, err := parsePolicies(o.Policies)
-			if err != nil {
-				return err
-			}
-			var echo *echoCheck
-			if o.CheckEcho != "" {
-				if echo, err = newEchoCheck(o.CheckEcho, toolArgs); err != nil {
-					return cmdutil.Usagef(err.Error())
-				}
-			}
-			t.MaxPending = o.Concurrency // -c calls in flight need room in the pending map
-			return runBench(cmd.Context(), env, &o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo, rate: rate, stages: stages, policies: policies})
+			return benchCommand(cmd, env, &o, args)
 		},
 	}
 	o.Server.Register(cmd.Flags())
@@ -152,6 +123,44 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 	cmd.Flags().StringArrayVar(&o.Policies, "policies", nil, "evaluate the calls under client timeout `POLICY` too: a preset (ts-sdk, inspector…) or timeout=D[,reset-on-progress][,max-total=D] (repeatable; docs/timeouts.md)")
 	cmd.Flags().StringVar(&o.CheckEcho, "check-echo", "", "put a unique token in tool argument `ARG` of each call and check that its result carries it and no other call's (mismatched)")
 	return cmd
+}
+
+// benchCommand checks bench's flags and runs it.
+func benchCommand(cmd *cobra.Command, env *cmdutil.Env, o *BenchOptions, args []string) error {
+	own, t, err := connect.Resolve(cmd, &o.Server, args, 1, "bench takes exactly one TOOL before --")
+	if err != nil {
+		return err
+	}
+	if o.Calls < 1 || o.Concurrency < 1 {
+		return cmdutil.Usagef("-n and -c must be at least 1")
+	}
+	rate, stages, err := benchShape(cmd, o)
+	if err != nil {
+		return err
+	}
+	toolArgs, err := readJSONObject(o.Args, env.In)
+	if err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("max-pending") && o.Server.MaxPending < 1 {
+		return cmdutil.Usagef("--max-pending must be at least 1")
+	}
+	ths, err := parseThresholds(o.Asserts)
+	if err != nil {
+		return err
+	}
+	policies, err := parsePolicies(o.Policies)
+	if err != nil {
+		return err
+	}
+	var echo *echoCheck
+	if o.CheckEcho != "" {
+		if echo, err = newEchoCheck(o.CheckEcho, toolArgs); err != nil {
+			return cmdutil.Usagef(err.Error())
+		}
+	}
+	t.MaxPending = o.Concurrency // -c calls in flight need room in the pending map
+	return runBench(cmd.Context(), env, o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo, rate: rate, stages: stages, policies: policies})
 }
 
 // runBench loads tool on the target's server and reports.
@@ -176,12 +185,20 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 			watch = watchPolicies(s.Client, checks.policies, o.Calls)
 		}
 		run := newBenchRun(s.Client, tool, toolArgs, o.Calls, o.Concurrency, checks.echo)
+		var term io.Writer
+		if !o.Server.JSON {
+			term = env.ErrTerminal() // the progress line: a terminal's only
+		}
+		stop := make(chan struct{})
+		gone := run.showProgress(term, checks.thresholds, stop)
 		if checks.stages != nil {
 			run.rep.Rate, run.rep.Stages = checks.rate, checks.stages
 			run.openLoop(ctx, checks.stages, o.Concurrency)
 		} else {
 			run.closedLoop(ctx, o.Calls, o.Concurrency)
 		}
+		close(stop)
+		<-gone
 		rep := run.report()
 		if watch != nil {
 			rep.Timeouts = watch.finish()

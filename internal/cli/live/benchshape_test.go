@@ -1,6 +1,8 @@
 package live
 
 import (
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -52,4 +54,53 @@ func TestParseStages(t *testing.T) {
 	if err != nil || len(st) != 2 || st[0] != (benchStage{10 * time.Second, 0, 50}) || st[1] != (benchStage{30 * time.Second, 50, 2}) {
 		t.Errorf("%+v %v", st, err)
 	}
+}
+
+func TestProgressLine(t *testing.T) {
+	ths, err := parseThresholds([]string{"p99<5ms", "errors==0", "mismatched==0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := BenchReport{Calls: 1000, Succeeded: 400, Errors: map[string]int{"MCP_TIMEOUT": 2}, CallsPerSec: 201.25, P99MS: 7.5}
+	want := "sonde: bench 402/1000 calls, 201.2/s, p99 7.500ms, 2 errors, failing p99<5ms errors==0"
+	if got := progressLine(rep, ths); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestShowProgress: on a writer (a terminal), the line is drawn and erased
+// at the end; without one, nothing, and it returns at once.
+func TestShowProgress(t *testing.T) {
+	r := &benchRun{start: time.Now(), rep: BenchReport{Calls: 3, Errors: map[string]int{}}}
+	stop := make(chan struct{})
+	<-r.showProgress(nil, nil, stop)
+	var b syncBuf
+	gone := r.showProgress(&b, nil, stop)
+	for end := time.Now().Add(time.Minute); !strings.Contains(b.String(), "sonde: bench 0/3 calls"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("no progress line in a minute: %q", b.String())
+		}
+	}
+	close(stop)
+	<-gone
+	if !strings.HasSuffix(b.String(), "\r\x1b[K") {
+		t.Errorf("not erased: %q", b.String())
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
