@@ -11,12 +11,8 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
-	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/transport"
 )
-
-// fixtureEnv makes the re-executed test binary act as the fixture server.
-const fixtureEnv = fixturetest.Env
 
 func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 
@@ -49,20 +45,16 @@ type liveOpts struct {
 // caller ends the session with finish.
 func startLive(t *testing.T, o liveOpts) *live {
 	t.Helper()
-	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pids")
-	t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
-	extra := append([]string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"}, o.env...)
-	env, err := transport.BuildEnv(os.Environ(), nil, extra)
+	argv, _ := fixturetest.Argv(t, o.faults...)
+	env, err := transport.BuildEnv(os.Environ(), nil, append(fixturetest.ChildEnv(), o.env...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := append([]string{os.Args[0], "--pid-file", pidFile}, o.faults...)
 	red, err := NewRedactor(o.env, o.redact)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "session.jsonl")
+	path := filepath.Join(t.TempDir(), "session.jsonl")
 	out := o.out
 	if out == nil {
 		f, err := Create(path, false)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -23,9 +23,9 @@ import (
 func BenchmarkPipelinedEcho(b *testing.B) {
 	for _, conc := range []int{1, 16, 64} {
 		b.Run("c="+strconv.Itoa(conc), func(b *testing.B) {
-			env, _ := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
+			env, _ := transport.BuildEnv(os.Environ(), nil, fixturetest.ChildEnv())
 			c := New(Options{MaxPending: conc})
-			argv := fixtureArgv(filepath.Join(b.TempDir(), "pids"), fixtureArgs{})
+			argv, _ := fixturetest.Argv(b)
 			if err := c.Connect(Stdio(transport.StdioConfig{Argv: argv, Env: env})); err != nil {
 				b.Fatal(err)
 			}

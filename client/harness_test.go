@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,9 +14,6 @@ import (
 	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/transport"
 )
-
-// fixtureEnv makes the re-executed test binary act as the fixture server.
-const fixtureEnv = fixturetest.Env
 
 func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 
@@ -41,12 +37,13 @@ type fixtureArgs struct {
 	stderr int
 }
 
-func fixtureArgv(pidFile string, fa fixtureArgs) []string {
-	argv := []string{os.Args[0], "--pid-file", pidFile}
+// fixtureArgv is fixturetest.Argv with fa's faults and extra arguments.
+func fixtureArgv(t testing.TB, fa fixtureArgs) (argv []string, pidFile string) {
+	var args []string
 	for _, f := range fa.faults {
-		argv = append(argv, "--fault", f)
+		args = append(args, "--fault", f)
 	}
-	return append(argv, fa.extra...)
+	return fixturetest.Argv(t, append(args, fa.extra...)...)
 }
 
 // start launches the fixture with the given faults and connects a client.
@@ -54,15 +51,13 @@ func fixtureArgv(pidFile string, fa fixtureArgs) []string {
 // fixture process (nor grandchild) is left.
 func start(t *testing.T, opts Options, fa fixtureArgs) *session {
 	t.Helper()
-	pidFile := filepath.Join(t.TempDir(), "pids")
-	// GORACE: a race-enabled fixture would otherwise sleep 1s before exiting.
-	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
+	env, err := transport.BuildEnv(os.Environ(), nil, fixturetest.ChildEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Cleanups run last-in first-out: this one runs after the session's close.
-	t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
-	cfg := transport.StdioConfig{Argv: fixtureArgv(pidFile, fa), Env: env, KillAfter: 300 * time.Millisecond, StderrBytes: fa.stderr, MaxLineBytes: opts.MaxLineBytes}
+	// Cleanups run last-in first-out: Argv's check runs after the session's close.
+	argv, pidFile := fixtureArgv(t, fa)
+	cfg := transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond, StderrBytes: fa.stderr, MaxLineBytes: opts.MaxLineBytes}
 	s := connectSession(t, opts, cfg)
 	s.pidFile = pidFile
 	return s

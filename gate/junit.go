@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 )
 
 // junitSuites is the root of a JUnit XML report (the schema Jenkins,
@@ -97,10 +99,10 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 				tc.Skipped = &junitSkipped{Message: why}
 				suite.Skipped++
 			case len(found) > 0 && r.FailOn.Fails(ri):
-				tc.Failure = &junitFailure{Message: fmt.Sprintf("%d %s: %s", len(found), plural(len(found), "result", "results"), found[0].Message), Type: ri.ID, Text: ri.Summary + "\n" + r.listResults(found)}
+				tc.Failure = &junitFailure{Message: fmt.Sprintf("%d %s: %s", len(found), textfmt.Plural(len(found), "result", "results"), found[0].Message), Type: ri.ID, Text: ri.Summary + "\n" + r.listResults(found)}
 				suite.Failures++
 			case len(found) > 0:
-				tc.SystemOut = fmt.Sprintf("%d %s, not failing (--fail-on %s)\n%s", len(found), plural(len(found), "result", "results"), r.FailOn, r.listResults(found))
+				tc.SystemOut = fmt.Sprintf("%d %s, not failing (--fail-on %s)\n%s", len(found), textfmt.Plural(len(found), "result", "results"), r.FailOn, r.listResults(found))
 			}
 			suite.Cases = append(suite.Cases, tc)
 			suite.Tests++
@@ -121,11 +123,4 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -28,9 +28,7 @@ func fixture(t *testing.T, name string, extra ...string) (Spec, string) {
 // fixtureB is fixture for a test or a benchmark.
 func fixtureB(t testing.TB, name string, extra ...string) (Spec, string) {
 	t.Helper()
-	pidFile := filepath.Join(t.TempDir(), name+".pids")
-	t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
-	argv := append([]string{os.Args[0], "--pid-file", pidFile}, extra...)
+	argv, pidFile := fixturetest.Argv(t, extra...)
 	return Spec{Name: name, Where: "test", Argv: argv, Env: fixturetest.ChildEnv()}, pidFile
 }
 

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,8 +21,8 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
-	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
@@ -129,14 +127,7 @@ func start(tb testing.TB, c *client.Client) {
 // stdio starts the fixture as a real subprocess.
 func stdio(t testing.TB, args ...string) client.Dialer {
 	t.Helper()
-	pidFile := filepath.Join(t.TempDir(), "pids")
-	env, err := transport.BuildEnv(os.Environ(), nil, fixturetest.ChildEnv())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
-	argv := append([]string{os.Args[0], "--pid-file", pidFile}, args...)
-	return client.Stdio(transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond})
+	return client.Stdio(capturetest.Stdio(t, args...))
 }
 
 func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {

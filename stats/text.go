@@ -45,7 +45,7 @@ func (r Report) WriteText(w io.Writer) error {
 		}
 	}
 	c := r.Concurrency
-	fmt.Fprintf(&b, "\n%d %s in %s; at most %d in flight", r.Requests, plural(r.Requests, "request", "requests"), textfmt.Dur(r.Duration), c.Max)
+	fmt.Fprintf(&b, "\n%d %s in %s; at most %d in flight", r.Requests, textfmt.Plural(r.Requests, "request", "requests"), textfmt.Dur(r.Duration), c.Max)
 	if c.Max > 0 {
 		fmt.Fprintf(&b, " (first at %s)", offset(c.MaxAt))
 	}
@@ -102,13 +102,6 @@ func dur(m Method, d time.Duration) string {
 		return "-"
 	}
 	return textfmt.Dur(d)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // offset is a time from the start: +0, +20.0ms, +1.5s.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -25,9 +24,9 @@ import (
 // hangs for good. The host gets every answer and notification and never
 // the injected answer; the injected request is answered.
 func TestInjectNoDeadlockSingleThreaded(t *testing.T) {
-	pids := filepath.Join(t.TempDir(), "pids")
+	argv, pids := fixturetest.Argv(t, "--fault", "single-threaded", "--flood-count", "4000")
 	opts := Options{
-		Argv: []string{os.Args[0], "--pid-file", pids, "--fault", "single-threaded", "--flood-count", "4000"},
+		Argv: argv,
 		Env:  append(os.Environ(), fixturetest.ChildEnv()...),
 	}
 	in := NewInjector()

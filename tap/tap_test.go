@@ -3,14 +3,12 @@ package tap
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
-	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 // TestMain: the test binary re-executed with fixturetest.Env is the
@@ -20,10 +18,9 @@ func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`
 
 func fixtureOptions(t *testing.T, args ...string) Options {
-	pids := filepath.Join(t.TempDir(), "pids")
-	t.Cleanup(func() { proctest.AssertGone(t, pids) })
+	argv, _ := fixturetest.Argv(t, args...)
 	return Options{
-		Argv: append([]string{os.Args[0], "--pid-file", pids}, args...),
+		Argv: argv,
 		Env:  append(os.Environ(), fixturetest.ChildEnv()...),
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // FuzzEndpointOrigin: whatever a legacy server's endpoint event says,
@@ -33,7 +35,7 @@ func FuzzEndpointOrigin(f *testing.F) {
 		}
 		h := &HTTP{url: base}
 		why := h.foreignEndpoint(ep)
-		same := strings.EqualFold(ep.Scheme, base.Scheme) && hostPort(ep) == hostPort(base)
+		same := oauth.SameOrigin(ep, base)
 		if (why == "") != same {
 			t.Fatalf("endpoint %q on %s: %s → refused %q, same origin %v", data, sse, ep, why, same)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/transport/internal/httpshow"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // fallBack tries the legacy transport after the initialize POST was refused
@@ -160,7 +161,7 @@ func (h *HTTP) readLegacy(r *SSEReader, body io.Closer, cancel context.CancelFun
 // POST would carry the user's headers and the bearer token. It returns ""
 // for an endpoint on the SSE URL's origin (a relative one always is).
 func (h *HTTP) foreignEndpoint(ep *url.URL) string {
-	if sameOrigin(ep, h.url) {
+	if oauth.SameOrigin(ep, h.url) {
 		return ""
 	}
 	shown := cut(ep.Redacted(), 200)
@@ -169,22 +170,6 @@ func (h *HTTP) foreignEndpoint(ep *url.URL) string {
 	}
 	return fmt.Sprintf("the endpoint event names %s, on another origin (%s) than the SSE stream (%s): refused (the POSTs would carry your headers and token there)",
 		shown, origin(ep), origin(h.url))
-}
-
-// sameOrigin reports whether a and b have the same scheme, host and port
-// (a default port made explicit).
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && hostPort(a) == hostPort(b)
-}
-
-// hostPort is u's host, lower-cased, with the scheme's default port made
-// explicit.
-func hostPort(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // origin is u's scheme://host[:port].

@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"io"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,8 +12,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/internal/uitest"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -76,11 +75,7 @@ func (p *floodProbe) View() tea.View {
 // issue 18's goal is key-to-screen ≤ 100 ms under
 // 100k frames/s (the renderer adds at most a frame, 17 ms).
 func BenchmarkKeyUnderFlood(b *testing.B) {
-	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := client.StdioConfig{Argv: []string{os.Args[0], "--fault", "notification-flood", "--flood-count", "20000"}, Env: env, KillAfter: 300 * time.Millisecond}
+	cfg := capturetest.Stdio(b, "--fault", "notification-flood", "--flood-count", "20000")
 	clients := make(chan *client.Client, 1)
 	start := func() (Conn, error) {
 		c := client.New(client.Options{Timeout: time.Minute})

@@ -20,11 +20,8 @@ import (
 )
 
 // t0 is the time of the first synthetic event; every clock in these tests
-// is t0 plus a fixed offset.
-var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-
-// at is t0 plus ms milliseconds.
-func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+// is t0 plus a fixed offset, at(ms) is t0 plus ms milliseconds.
+var t0, at = uitest.T0, uitest.At
 
 // nowMS is the clock of the test models (Options.Now and the last tick).
 const nowMS = 5900

@@ -2,13 +2,12 @@ package ui
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
@@ -17,13 +16,10 @@ import (
 // under it comes back saying its execution is uncertain; a JSON-RPC error
 // answer does not (the server answered).
 func TestCallUncertain(t *testing.T) {
-	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := capturetest.Stdio(t)
 	c := client.New(client.Options{Timeout: 10 * time.Second})
 	defer c.Close()
-	if err := c.Connect(client.Stdio(client.StdioConfig{Argv: []string{os.Args[0]}, Env: env, KillAfter: 300 * time.Millisecond})); err != nil {
+	if err := c.Connect(client.Stdio(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Initialize(t.Context()); err != nil {

@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +11,11 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/internal/golden"
 	"github.com/sonde-mcp/sonde/internal/uitest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/answer"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
@@ -26,14 +25,11 @@ import (
 // handshake and tools/list, delivered to the model as the UI does.
 func fixtureHarness(t *testing.T) *harness {
 	t.Helper()
-	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := capturetest.Stdio(t)
 	c := client.New(client.Options{Timeout: 10 * time.Second, ServerRequests: client.ServerRequests{Elicitation: true, Interactive: true}})
 	sub := c.Subscribe(1 << 16)
 	t.Cleanup(func() { c.Close() })
-	if err := c.Connect(client.Stdio(client.StdioConfig{Argv: []string{os.Args[0]}, Env: env, KillAfter: 300 * time.Millisecond})); err != nil {
+	if err := c.Connect(client.Stdio(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

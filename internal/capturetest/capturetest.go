@@ -1,7 +1,8 @@
 // Package capturetest records real sessions against the fixture server to
 // capture files, for the tests of the packages that read captures (lint,
-// stats, diagram). The fixture is the test binary itself, re-executed: a
-// package using Record must call Main from its TestMain.
+// stats, diagram), and starts the fixture for any test that needs a real
+// session (Stdio). The fixture is the test binary itself, re-executed: a
+// package using Record or Stdio must call Main from its TestMain.
 package capturetest
 
 import (
@@ -15,12 +16,8 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
-	"github.com/sonde-mcp/sonde/internal/proctest"
 	"github.com/sonde-mcp/sonde/transport"
 )
-
-// fixtureEnv makes the re-executed test binary act as the fixture server.
-const fixtureEnv = fixturetest.Env
 
 // Main is the body of TestMain: it runs the fixture when the test binary
 // was started as one, and otherwise the tests, checking for leaked
@@ -62,14 +59,8 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 		argv = []string{url}
 		dial = client.HTTP(transport.HTTPConfig{URL: url, ConnectTimeout: 5 * time.Second})
 	} else {
-		pidFile := filepath.Join(dir, "pids")
-		t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
-		env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		argv = append([]string{os.Args[0], "--pid-file", pidFile}, o.Fixture...)
-		dial = client.Stdio(transport.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond})
+		cfg := Stdio(t, o.Fixture...)
+		argv, dial = cfg.Argv, client.Stdio(cfg)
 	}
 	f, err := capture.Create(path, o.Path != "") // a sample is recorded again over the old one
 	if err != nil {
@@ -94,6 +85,20 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 	c.Close()
 	rec.Close()
 	return path
+}
+
+// Stdio is the fixture on stdio, a child of this test binary with args
+// (fixturetest.Argv: the test fails at its end if a process of it is left),
+// in the environment of a server (transport.BuildEnv) plus
+// fixturetest.ChildEnv, killed 300ms after a close it does not obey.
+func Stdio(t testing.TB, args ...string) client.StdioConfig {
+	t.Helper()
+	argv, _ := fixturetest.Argv(t, args...)
+	env, err := transport.BuildEnv(os.Environ(), nil, fixturetest.ChildEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client.StdioConfig{Argv: argv, Env: env, KillAfter: 300 * time.Millisecond}
 }
 
 // Records reads every record of a capture, failing the test on any error

@@ -11,12 +11,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/proctest"
 )
 
 // Env, set to 1 in the environment of a re-executed test binary, makes Main
@@ -49,6 +51,19 @@ func Main(m *testing.M, run Program) {
 // stop of a server a second long.
 func ChildEnv() []string {
 	return []string{Env + "=1", "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")}
+}
+
+// Argv is the command line of the fixture run on stdio as a child of this
+// test binary (with ChildEnv in its environment), args after its
+// --pid-file: the file, also returned, where the fixture writes its pid and
+// its children's. At the end of the test it fails if one of them is still
+// running (proctest.AssertGone); call Argv before registering the cleanup
+// that closes the session, so that the check runs after it.
+func Argv(t testing.TB, args ...string) (argv []string, pidFile string) {
+	t.Helper()
+	pidFile = filepath.Join(t.TempDir(), "pids")
+	t.Cleanup(func() { proctest.AssertGone(t, pidFile) })
+	return append([]string{os.Args[0], "--pid-file", pidFile}, args...), pidFile
 }
 
 // ServeHTTPOn runs the fixture's HTTP mode in this process on ln until the

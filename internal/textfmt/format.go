@@ -47,6 +47,14 @@ func Size(n int) string {
 	return fmt.Sprintf("%dB", n)
 }
 
+// Plural is one when n is 1 and many otherwise ("1 call", "3 calls").
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // Fit cuts or pads s (which may hold ANSI styling) to exactly width cells.
 func Fit(s string, width int) string {
 	if width <= 0 {

@@ -18,6 +18,15 @@ func TestDurExtremes(t *testing.T) {
 	}
 }
 
+// TestPlural: one for 1, many for anything else (0 and negative too).
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{1: "call", 0: "calls", 2: "calls", -1: "calls"} {
+		if got := Plural(n, "call", "calls"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
 // FuzzDur: every int64 renders, finitely, as a short string.
 func FuzzDur(f *testing.F) {
 	for _, s := range []int64{math.MinInt64, math.MaxInt64, -1, 0, 999, int64(time.Hour)} {

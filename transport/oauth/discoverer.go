@@ -303,7 +303,7 @@ func refused(what, shown string, err error) *Problem {
 // other notes u's origin when it is not the server's.
 func (d *fetcher) other(u *url.URL) {
 	s := d.d.server
-	if strings.EqualFold(u.Scheme, s.Scheme) && hostPort(u) == hostPort(s) {
+	if SameOrigin(u, s) {
 		return
 	}
 	o := strings.ToLower(u.Scheme) + "://" + u.Host
@@ -348,11 +348,18 @@ func resourceMatches(resource string, server *url.URL) bool {
 	if err != nil || r.Host == "" {
 		return false
 	}
-	if !strings.EqualFold(r.Scheme, server.Scheme) || hostPort(r) != hostPort(server) {
+	if !SameOrigin(r, server) {
 		return false
 	}
 	rp, sp := strings.TrimSuffix(r.EscapedPath(), "/"), strings.TrimSuffix(server.EscapedPath(), "/")
 	return rp == sp || strings.HasPrefix(sp, rp+"/")
+}
+
+// SameOrigin reports whether a and b have the same scheme, host and port
+// (a default port made explicit, case not counted): the one origin check of
+// discovery and of the transport's legacy endpoint event.
+func SameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && hostPort(a) == hostPort(b)
 }
 
 // hostPort is u's host, lower-cased, with the scheme's default port made

@@ -118,7 +118,7 @@ func FuzzResourceMatches(f *testing.F) {
 			return
 		}
 		r, _ := url.Parse(resource)
-		if !strings.EqualFold(r.Scheme, server.Scheme) || hostPort(r) != hostPort(server) {
+		if !SameOrigin(r, server) {
 			t.Fatalf("resource %q matches %s, another origin", resource, server)
 		}
 		rp, sp := strings.TrimSuffix(r.EscapedPath(), "/"), strings.TrimSuffix(server.EscapedPath(), "/")

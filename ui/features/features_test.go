@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -20,7 +19,7 @@ import (
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+var t0 = uitest.T0
 
 var press = uitest.Press
 

@@ -2,14 +2,12 @@ package frames
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/internal/fixturetest"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -18,15 +16,12 @@ import (
 // the client emitted, and the call's id.
 func fixtureSession(t *testing.T) ([]client.Event, jsonrpc.ID) {
 	t.Helper()
-	env, err := transport.BuildEnv(os.Environ(), nil, fixturetest.ChildEnv())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := capturetest.Stdio(t)
 	c := client.New(client.Options{})
 	sub := c.Subscribe(4096)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := c.Connect(client.Stdio(client.StdioConfig{Argv: []string{os.Args[0]}, Env: env, KillAfter: 300 * time.Millisecond})); err != nil {
+	if err := c.Connect(client.Stdio(cfg)); err != nil {
 		c.Close()
 		t.Fatal(err)
 	}

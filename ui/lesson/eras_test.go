@@ -4,23 +4,18 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
-	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 // modernFixture starts the fixture (this test binary) in the modern era,
 // as tui.go does for sonde demo.
 func modernFixture(t *testing.T) ModernFunc {
-	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := client.StdioConfig{Argv: []string{os.Args[0], "--era", "modern"}, Env: env, KillAfter: 300 * time.Millisecond}
+	cfg := capturetest.Stdio(t, "--era", "modern")
 	return func() (*client.Client, client.Dialer, error) {
 		c := client.New(client.Options{Era: client.EraModern, ServerRequests: client.ServerRequests{Elicitation: true}, Inputs: Accept})
 		return c, client.Stdio(cfg), nil

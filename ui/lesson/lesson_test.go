@@ -14,9 +14,6 @@ import (
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-// fixtureEnv makes the re-executed test binary act as the fixture server.
-const fixtureEnv = fixturetest.Env
-
 func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 
 func frame(dir client.Direction, kind jsonrpc.Kind, id int64, method, raw string) client.Event {

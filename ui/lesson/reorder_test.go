@@ -2,16 +2,14 @@ package lesson
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"github.com/sonde-mcp/sonde/transport"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
@@ -20,11 +18,7 @@ import (
 // (a, b, c), so matching by order happens to be right. (The tap's reversal
 // is in the demo's tmux test.)
 func TestRunReorderInOrder(t *testing.T) {
-	env, err := transport.BuildEnv(os.Environ(), nil, []string{fixtureEnv + "=1", "GORACE=atexit_sleep_ms=0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := client.StdioConfig{Argv: []string{os.Args[0]}, Env: env, KillAfter: 300 * time.Millisecond}
+	cfg := capturetest.Stdio(t)
 	r, err := RunReorder(func() (*client.Client, client.Dialer, error) {
 		return client.New(client.Options{}), client.Stdio(cfg), nil
 	})

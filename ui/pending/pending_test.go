@@ -18,10 +18,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-
-// at is t0 plus ms milliseconds.
-func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+var t0, at = uitest.T0, uitest.At
 
 func req(ms int, dir client.Direction, id jsonrpc.ID, method string, state client.State) client.Event {
 	return client.Event{Time: at(ms), Kind: client.EvRequest, Req: &client.ReqInfo{Dir: dir, ID: id, Method: method, State: state}}

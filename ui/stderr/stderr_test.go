@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -18,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+var t0 = uitest.T0
 
 func chunk(s string) client.Event {
 	return client.Event{Time: t0, Kind: client.EvStderr, Stderr: []byte(s)}

@@ -108,7 +108,7 @@ func acceptBaseline(env *cmdutil.Env, o *BaselineOptions, store gate.Store, path
 	fmt.Fprintf(env.Out, "baseline %s: %d tools accepted from %s (%s)\n", textfmt.Escape(label), len(b.Tools), path, file)
 	if old != nil {
 		changes := diff.CompareItems(diff.SectionTool, old.Items(), s.Tools, diff.NormalizeTool)
-		fmt.Fprintf(env.Out, "it replaces the baseline of %s: %d %s\n", old.Accepted.Format(time.RFC3339), len(changes), plural(len(changes), "change", "changes"))
+		fmt.Fprintf(env.Out, "it replaces the baseline of %s: %d %s\n", old.Accepted.Format(time.RFC3339), len(changes), textfmt.Plural(len(changes), "change", "changes"))
 	}
 	return nil
 }

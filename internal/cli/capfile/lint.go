@@ -165,7 +165,7 @@ func writeGates(env *cmdutil.Env, gates []gateResult) {
 	if len(gates) == 0 {
 		return
 	}
-	fmt.Fprintf(env.Out, "\n%d %s of --fail-on:\n", len(gates), plural(len(gates), "result", "results"))
+	fmt.Fprintf(env.Out, "\n%d %s of --fail-on:\n", len(gates), textfmt.Plural(len(gates), "result", "results"))
 	for _, g := range gates {
 		where := fmt.Sprintf("session %d", g.Session)
 		if g.Line > 0 {
@@ -250,7 +250,7 @@ func (fn *faultNotes) write(env *cmdutil.Env, start time.Time) {
 	if len(fn.all) == 0 {
 		return
 	}
-	fmt.Fprintf(env.Out, "fault rules (sonde tap --fault) changed this session %d %s; the findings are about what the host saw:\n", len(fn.all), plural(len(fn.all), "time", "times"))
+	fmt.Fprintf(env.Out, "fault rules (sonde tap --fault) changed this session %d %s; the findings are about what the host saw:\n", len(fn.all), textfmt.Plural(len(fn.all), "time", "times"))
 	for i, ev := range fn.all {
 		if i == maxFaultNotes {
 			fmt.Fprintf(env.Out, "  … and %d more\n", len(fn.all)-i)
@@ -289,18 +289,11 @@ func writeLint(env *cmdutil.Env, start time.Time, found []lint.Finding, injected
 	for i, r := range order {
 		parts[i] = fmt.Sprintf("%d %s", counts[r], r)
 	}
-	fmt.Fprintf(out, "%d %s: %s\n", len(found), plural(len(found), "finding", "findings"), strings.Join(parts, ", "))
+	fmt.Fprintf(out, "%d %s: %s\n", len(found), textfmt.Plural(len(found), "finding", "findings"), strings.Join(parts, ", "))
 	for _, name := range order {
 		r, _ := lint.Lookup(name)
 		fmt.Fprintf(out, "\n%s (%s): %s\n  spec: %s\n", r.Name, r.Level, r.Summary, r.Spec)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // findingJSON is one finding in lint --json.

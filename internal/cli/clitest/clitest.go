@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -336,6 +337,18 @@ func MarkedEntry(fx *Fixture, marker string) map[string]any {
 		env[k] = v
 	}
 	return map[string]any{"command": "sh", "args": args, "env": env}
+}
+
+// Markers skips the test where MarkedEntry's servers cannot run (Windows:
+// they are sh scripts) and returns where the server named name leaves its
+// marker, in a folder of the test's own.
+func Markers(t *testing.T) func(name string) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the marker servers are sh scripts")
+	}
+	dir := t.TempDir()
+	return func(name string) string { return filepath.Join(dir, name) }
 }
 
 // Started reports whether the server of MarkedEntry that touches marker

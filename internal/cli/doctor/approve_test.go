@@ -3,7 +3,6 @@ package doctor_test
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -18,13 +17,9 @@ import (
 // and one approved with sonde servers approve is checked from then on,
 // until its entry changes.
 func TestDoctorProjectApproval(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the marker servers are sh scripts")
-	}
+	mark := clitest.Markers(t)
 	fx := clitest.NewFixture(t)
 	home, project := clitest.TempHostHome(t)
-	marks := t.TempDir()
-	mark := func(name string) string { return filepath.Join(marks, name) }
 	clitest.WriteTestJSON(t, filepath.Join(project, ".mcp.json"), map[string]any{"mcpServers": map[string]any{
 		"cc":   clitest.MarkedEntry(fx, mark("cc")),
 		"ccok": clitest.MarkedEntry(fx, mark("ccok")),

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -18,12 +17,8 @@ import (
 // Claude Code approved is listed, and naming the others (--server) starts
 // them. A run whose every server is held is a usage error.
 func TestToolsAllProjectApproval(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the marker servers are sh scripts")
-	}
+	mark := clitest.Markers(t)
 	_, project := clitest.TempHostHome(t)
-	marks := t.TempDir()
-	mark := func(name string) string { return filepath.Join(marks, name) }
 	fx := map[string]*clitest.Fixture{}
 	entry := func(name string) map[string]any {
 		fx[name] = clitest.NewFixture(t)

@@ -112,7 +112,7 @@ func (w *checkWatch) why(err error) string {
 	}
 	switch {
 	case w.noise > 0:
-		parts = append(parts, fmt.Sprintf("it wrote %d %s on stdout that %s not JSON-RPC (the first: %s)", w.noise, plural(w.noise, "line", "lines"), plural(w.noise, "is", "are"), textfmt.Preview(w.firstLine, 80)))
+		parts = append(parts, fmt.Sprintf("it wrote %d %s on stdout that %s not JSON-RPC (the first: %s)", w.noise, textfmt.Plural(w.noise, "line", "lines"), textfmt.Plural(w.noise, "is", "are"), textfmt.Preview(w.firstLine, 80)))
 	case exit != nil || ce.Code == client.CodeTimeout:
 		parts = append(parts, "it wrote nothing on stdout")
 	}
@@ -139,13 +139,6 @@ func lastLine(b []byte) string {
 		s = s[i+1:]
 	}
 	return strings.TrimSpace(s)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // report ends the collection: the gate's report of the session with the

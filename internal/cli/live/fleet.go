@@ -13,6 +13,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/manager"
 	"github.com/sonde-mcp/sonde/mcp"
 )
@@ -76,7 +77,7 @@ func runToolsAll(cmd *cobra.Command, env *cmdutil.Env, o *ToolsOptions, args []s
 			}
 			tw.Flush()
 			if n := len(conflictMap(entries)); n > 0 {
-				fmt.Fprintf(env.Err, "sonde: %d tool %s in several servers: call them as server/tool\n", n, plural(n, "name is", "names are"))
+				fmt.Fprintf(env.Err, "sonde: %d tool %s in several servers: call them as server/tool\n", n, textfmt.Plural(n, "name is", "names are"))
 			}
 		}
 		for _, n := range failed {

@@ -30,15 +30,7 @@ func TestFaultDuplicateMemoryBounded(t *testing.T) {
 	}
 	fx := clitest.NewFixture(t)
 	rec := filepath.Join(t.TempDir(), "s.jsonl")
-	cmd := exec.Command(os.Args[0], append([]string{"tap", "--record", rec, "--fault", fmt.Sprintf("duplicate:to-host,tool=big,n=%d", copies), "--"}, fx.Argv()...)...)
-	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdin, stdout, stderr := pipedTap(t, append([]string{"--record", rec, "--fault", fmt.Sprintf("duplicate:to-host,tool=big,n=%d", copies), "--"}, fx.Argv()...)...)
 	// The host reads everything, counting lines and bytes (not keeping
 	// them), and says when the last copy has come.
 	type count struct{ lines, bytes int64 }

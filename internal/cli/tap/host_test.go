@@ -31,6 +31,24 @@ type host struct {
 	err    error
 }
 
+// pipedTap starts sonde tap args (this test binary re-executed as sonde)
+// with its stdin and stdout left to the caller, who plays the host and
+// reads the host's side as raw bytes; stderr goes to the returned buffer,
+// to read once the tap has ended.
+func pipedTap(t *testing.T, args ...string) (cmd *exec.Cmd, stdin io.WriteCloser, stdout io.ReadCloser, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], append([]string{"tap"}, args...)...)
+	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
+	stderr = &bytes.Buffer{}
+	cmd.Stderr = stderr
+	stdin, _ = cmd.StdinPipe()
+	stdout, _ = cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdin, stdout, stderr
+}
+
 func startHost(t *testing.T, env []string, argv ...string) *host {
 	t.Helper()
 	h := &host{t: t, grew: make(chan struct{}, 1), done: make(chan struct{})}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -86,15 +85,7 @@ func TestTapMillionFrames(t *testing.T) {
 	const calls, window = 499999, 64
 	fx := clitest.NewFixture(t)
 	rec := filepath.Join(t.TempDir(), "s.jsonl")
-	cmd := exec.Command(os.Args[0], append([]string{"tap", "--record", rec, "--"}, fx.Argv()...)...)
-	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdin, stdout, stderr := pipedTap(t, append([]string{"--record", rec, "--"}, fx.Argv()...)...)
 	start := time.Now()
 	// Each answer read lets one more call go: window calls in flight.
 	credit := make(chan struct{}, window)

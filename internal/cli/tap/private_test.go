@@ -157,14 +157,7 @@ func TestSocketRefusesOtherUser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a client as another user")
 	}
-	dir, err := os.MkdirTemp("", "sonde-peer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := otherUserDir(t, "sonde-peer-", 0o755)
 	// The test binary, where nobody may run it.
 	bin := filepath.Join(dir, "client")
 	src, err := os.ReadFile(os.Args[0])
@@ -208,4 +201,20 @@ func TestSocketRefusesOtherUser(t *testing.T) {
 	if !strings.Contains(errw.String(), "MCP_NOT_PRIVATE") || !strings.Contains(errw.String(), "runs as uid 65534, not as uid 0") {
 		t.Errorf("the tap's stderr: %q", errw.String())
 	}
+}
+
+// otherUserDir makes a folder of mode mode that another user can reach: it
+// is not under the test's own temporary folder, whose parents only this
+// user may enter. It is removed when the test ends.
+func otherUserDir(t *testing.T, prefix string, mode os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -383,13 +382,7 @@ func TestTapHostStopsReading(t *testing.T) {
 		t.Skip("SIGPIPE is Unix's")
 	}
 	fx := clitest.NewFixture(t)
-	cmd := exec.Command(os.Args[0], append([]string{"tap", "--no-record", "--"}, fx.Argv()...)...)
-	cmd.Env = append(os.Environ(), clitest.ChildEnv()...)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdin, stdout, _ := pipedTap(t, append([]string{"--no-record", "--"}, fx.Argv()...)...)
 	io.WriteString(stdin, initLine+"\n")
 	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
 		t.Fatal(err)

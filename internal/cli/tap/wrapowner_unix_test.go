@@ -124,14 +124,7 @@ func TestWrapAsAnotherUser(t *testing.T) {
 		{"a group not the user's", 65534, 0, 0o664, "sonde: CONFIG_OWNER: %s: the file's group is gid 0, which sonde (uid 65534) is not in, so a new file would change the file's owner or group, and the host might no longer read it; nothing was written. Run sonde wrap as the file's owner, or with sudo\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, err := os.MkdirTemp("", "sonde-wrap-user-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(dir) })
-			if err := os.Chmod(dir, 0o777); err != nil {
-				t.Fatal(err)
-			}
+			dir := otherUserDir(t, "sonde-wrap-user-", 0o777)
 			conf := filepath.Join(dir, "conf")
 			if err := os.Mkdir(conf, 0o777); err != nil {
 				t.Fatal(err)
