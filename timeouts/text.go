@@ -29,7 +29,7 @@ func (r Report) WriteText(w io.Writer, all bool) error {
 		row.write(&b, r.Summary, nameW)
 	}
 	if quiet := len(r.Rows) - shown; quiet > 0 {
-		fmt.Fprintf(&b, "%d %s passed under every policy without a long progress gap (--all shows them)\n", quiet, plural(quiet, "request", "requests"))
+		fmt.Fprintf(&b, "%d %s passed under every policy without a long progress gap (--all shows them)\n", quiet, textfmt.Plural(quiet, "request", "requests"))
 	}
 	if shown > 0 || len(r.Rows) > shown {
 		b.WriteString("\n")
@@ -89,7 +89,7 @@ func (v Verdict) text(row Row) string {
 		s = fmt.Sprintf("unknown: no answer, and it ended (%s) before this deadline", row.Outcome)
 	}
 	if v.Gaps > 0 {
-		s += fmt.Sprintf("; %d progress %s over the timeout, the longest %s from %s", v.Gaps, plural(v.Gaps, "gap", "gaps"), textfmt.Dur(v.LongestGap), textfmt.Dur(v.GapAt))
+		s += fmt.Sprintf("; %d progress %s over the timeout, the longest %s from %s", v.Gaps, textfmt.Plural(v.Gaps, "gap", "gaps"), textfmt.Dur(v.LongestGap), textfmt.Dur(v.GapAt))
 	}
 	return s
 }
@@ -137,7 +137,7 @@ func (r Report) writeSummary(b *strings.Builder, nameW int) {
 		line(textfmt.Escape(s.Policy.Name), spec(s.Policy), strconv.Itoa(s.Requests), strconv.Itoa(s.Failed),
 			strconv.Itoa(s.Late), strconv.Itoa(s.Unknown), strconv.Itoa(s.LongGaps), worst)
 	}
-	fmt.Fprintf(b, "\n%d %s in %s", r.Requests, plural(r.Requests, "request", "requests"), textfmt.Dur(r.Duration))
+	fmt.Fprintf(b, "\n%d %s in %s", r.Requests, textfmt.Plural(r.Requests, "request", "requests"), textfmt.Dur(r.Duration))
 	if r.Open > 0 {
 		fmt.Fprintf(b, "; %d still in flight at the end, not evaluated", r.Open)
 	}
@@ -145,11 +145,4 @@ func (r Report) writeSummary(b *strings.Builder, nameW int) {
 		fmt.Fprintf(b, "; %d rows past the first %d left out (the summary counts them)", r.Omitted, MaxRows)
 	}
 	b.WriteString("\n")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
