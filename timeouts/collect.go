@@ -1,6 +1,7 @@
 package timeouts
 
 import (
+	"slices"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -62,6 +63,7 @@ type Collector struct {
 	// waiting are the requests the session gave up on (timeout, cancel):
 	// a late answer may still come for them.
 	waiting map[reqKey]*Request
+	order   []reqKey // waiting's keys, oldest first (some already gone)
 	rep     Report
 	sums    []Summary
 	budget  bool
@@ -125,10 +127,29 @@ func (c *Collector) request(t time.Time, q *client.ReqInfo) {
 		delete(c.open, k)
 		r.Outcome, r.Ended = q.State, t
 		if r.Answered.IsZero() && (q.State == client.StateTimeout || q.State == client.StateCancelled) {
-			c.waiting[k] = r
+			c.wait(k, r)
 			return
 		}
 		c.done(r)
+	}
+}
+
+// wait keeps r for a late answer; past client.DefaultRetiredIDs waiting
+// (the client itself forgets older ids: their answers come unknown, not
+// late), the oldest is evaluated without one.
+func (c *Collector) wait(k reqKey, r *Request) {
+	c.waiting[k] = r
+	c.order = append(c.order, k)
+	for len(c.waiting) > client.DefaultRetiredIDs && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		if w := c.waiting[old]; w != nil {
+			delete(c.waiting, old)
+			c.done(w)
+		}
+	}
+	if len(c.order) > 4*client.DefaultRetiredIDs { // keys of answered requests pile up: compact
+		c.order = slices.DeleteFunc(c.order, func(k reqKey) bool { return c.waiting[k] == nil })
 	}
 }
 
@@ -154,10 +175,7 @@ func (c *Collector) response(t time.Time, f *client.FrameInfo) {
 // flush evaluates the requests that wait for a late answer that did not
 // come; requests still open stay open (Finish counts them).
 func (c *Collector) flush() {
-	for k, r := range c.waiting {
-		delete(c.waiting, k)
-		c.done(r)
-	}
+	c.flushWaiting()
 	c.rep.Open += len(c.open) // ended with their process, without an outcome
 	clear(c.open)
 }
@@ -192,10 +210,7 @@ func (c *Collector) HasBudget() bool { return c.budget }
 // report. Requests that never ended (the capture stops while they are in
 // flight) are counted in Open, not evaluated.
 func (c *Collector) Finish() Report {
-	for k, r := range c.waiting {
-		delete(c.waiting, k)
-		c.done(r)
-	}
+	c.flushWaiting()
 	c.rep.Open += len(c.open)
 	clear(c.open)
 	c.rep.Summary = c.sums
@@ -206,6 +221,18 @@ func (c *Collector) Finish() Report {
 		c.rep.Duration = max(c.last.Sub(c.start), 0)
 	}
 	return c.rep
+}
+
+// flushWaiting evaluates every request still waiting for a late answer,
+// oldest first.
+func (c *Collector) flushWaiting() {
+	for _, k := range c.order {
+		if r := c.waiting[k]; r != nil {
+			delete(c.waiting, k)
+			c.done(r)
+		}
+	}
+	c.order = c.order[:0]
 }
 
 func later(a, b time.Time) time.Time {

@@ -160,3 +160,29 @@ func TestReportJSON(t *testing.T) {
 	}
 	golden.Assert(t, "sample-json", string(b)+"\n")
 }
+
+// TestCollectorWaitingBounded: requests that timed out wait for a late
+// answer, but no more of them than the client remembers; the oldest are
+// evaluated without one, and every request is counted once.
+func TestCollectorWaitingBounded(t *testing.T) {
+	var e events
+	e.start(0)
+	n := client.DefaultRetiredIDs + 100
+	for i := 1; i <= n; i++ {
+		e.req(i, int64(i), "tools/call", "slow", client.StateQueued, time.Millisecond)
+		e.req(i, int64(i), "tools/call", "slow", client.StateSent, 0)
+		e.req(i+2, int64(i), "tools/call", "slow", client.StateTimeout, 0)
+	}
+	e.answer(n+10, int64(n), client.VerdictLate) // the newest still waits: its late answer counts
+	c := NewCollector(t0, []Policy{mustPolicy(t, "timeout=none")})
+	for _, ev := range e {
+		c.Add(ev)
+		if len(c.waiting) > client.DefaultRetiredIDs {
+			t.Fatalf("%d waiting", len(c.waiting))
+		}
+	}
+	rep := c.Finish()
+	if rep.Requests != n || rep.Summary[0].Passed != 1 || rep.Summary[0].Unknown != n-1 {
+		t.Errorf("requests %d, summary %+v", rep.Requests, rep.Summary[0])
+	}
+}
