@@ -317,3 +317,16 @@ func TestBenchPolicies(t *testing.T) {
 	}
 	clitest.CheckRefused(t, "", []string{"bench", "echo", "--policies", "timeout=soon"}, cmdutil.ExitUsage, `sonde: --policies: "timeout=soon": "soon" is not a duration (60s, 1m30s, none)`+"\n")
 }
+
+// TestCallPolicies: sonde call --policies says on stderr how the call
+// fares under each policy: an echo of 50 ms fails a 10 ms policy (its
+// answer late) and passes the TypeScript SDK's 60 s.
+func TestCallPolicies(t *testing.T) {
+	r := clitest.RunSonde(t, "", clitest.NewFixture(t).Cmd([]string{"call", "echo", "--args", `{"value":"x","delay_ms":50}`, "--policies", "timeout=10ms", "--policies", "ts-sdk"})...)
+	if r.Code != 0 || r.Stdout != "x\n" || !strings.HasPrefix(r.Stderr, "sonde: under client timeout policies (sonde timeouts):\nid 2 tools/call echo, sent at ") {
+		t.Errorf("%d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if !regexp.MustCompile(`\n  timeout=10ms  fail at 10\.0ms \(deadline\), missed by \S+: its answer would have been thrown away as late\n  ts-sdk        pass, margin \S+\n`).MatchString(r.Stderr) {
+		t.Errorf("stderr:\n%s", r.Stderr)
+	}
+}

@@ -59,10 +59,23 @@ func watchPolicies(c *client.Client, ps []timeouts.Policy, calls int) *policyWat
 
 // finish stops watching and returns the evaluation.
 func (w *policyWatch) finish() *BenchTimeouts {
+	rep := w.report()
+	return &BenchTimeouts{Summary: rep.Summary, Missed: w.sub.Missed()}
+}
+
+// report stops watching and returns the whole report.
+func (w *policyWatch) report() timeouts.Report {
 	w.sub.Close()
 	<-w.done
-	rep := w.col.Finish()
-	return &BenchTimeouts{Summary: rep.Summary, Missed: w.sub.Missed()}
+	return w.col.Finish()
+}
+
+// writeVerdicts stops watching and writes each request's verdicts (sonde
+// call --policies: the call's).
+func (w *policyWatch) writeVerdicts(out io.Writer) {
+	rep := w.report()
+	fmt.Fprintln(out, "sonde: under client timeout policies (sonde timeouts):")
+	_ = rep.WriteText(out, true)
 }
 
 // writeBenchTimeouts is the text of the --policies evaluation.
