@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface", "sessions", "hold", "report/...",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface", "sessions", "hold", "report/...", "timeouts",
 	}, cli...)
 }
 
@@ -85,6 +85,9 @@ func Rules() []Rule {
 		{Pkg: "capture", Internal: folds},
 		{Pkg: "lint", Internal: folds},
 		{Pkg: "stats", Internal: folds},
+		// Client timeout policies over a session's recorded timing
+		// (sonde timeouts): a fold, events in, verdicts out.
+		{Pkg: "timeouts", Internal: folds},
 		{Pkg: "diagram", Internal: folds},
 		// What a session showed of its server (info, capabilities, the
 		// lists): the one fold diff, gate and replay read it through.

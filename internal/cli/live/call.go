@@ -27,6 +27,9 @@ type CallOptions struct {
 	Args    string // --args: a JSON object, @FILE or @-
 	Task    bool
 	TaskTTL time.Duration
+	// Policies is --policies: client timeout policies the call is
+	// evaluated under (docs/timeouts.md), printed on stderr.
+	Policies []string
 }
 
 // NewCmdCall is `sonde call TOOL`.
@@ -60,6 +63,10 @@ A call of a tool that is not read-only (its annotations do not say readOnlyHint:
 that timed out, was cancelled or lost its server says "execution uncertain": it may have
 run (--json: "uncertain": true).
 
+--policies P (repeatable: a preset such as ts-sdk or inspector, or
+timeout=D[,reset-on-progress][,max-total=D]) also says on stderr, for each policy, whether
+the call would have passed under it and by how much, as sonde timeouts does a capture.
+
 ` + cmdutil.ExitCodesHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Fleet.Fleet(&o.Server) {
@@ -76,6 +83,7 @@ run (--json: "uncertain": true).
 	o.Fleet.Register(cmd.Flags())
 	cmd.Flags().StringVar(&o.Args, "args", "", "tool arguments: a JSON object, @FILE, or @- for stdin")
 	registerTaskFlags(cmd, &o.Task, &o.TaskTTL)
+	cmd.Flags().StringArrayVar(&o.Policies, "policies", nil, "say on stderr how the call fares under client timeout `POLICY` (a preset or timeout=D[,reset-on-progress][,max-total=D]; repeatable)")
 	return cmd
 }
 
@@ -85,9 +93,17 @@ func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.T
 	if err != nil {
 		return err
 	}
+	policies, err := parsePolicies(o.Policies)
+	if err != nil {
+		return err
+	}
 	started := false
 	err = connect.Run(ctx, env, &o.Server, t, func(ctx context.Context, s *connect.Session) error {
 		started = true
+		if len(policies) > 0 {
+			watch := watchPolicies(s.Client, policies, 1)
+			defer func() { watch.writeVerdicts(env.Err) }()
+		}
 		var res *mcp.CallToolResult
 		var raw json.RawMessage
 		err := s.Retry(ctx, func(c *client.Client) (err error) {
