@@ -362,3 +362,50 @@ func TestBreaksWatchDetach(t *testing.T) {
 		t.Error("not released by detach")
 	}
 }
+
+// TestBreaksInspectorHost: the official Inspector's CLI as the host,
+// launching sonde tap --break in front of server-everything: the echo
+// answer held and edited with sonde breaks edit reaches it edited.
+func TestBreaksInspectorHost(t *testing.T) {
+	everything := peertest.Everything(t)
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	args := []string{"-e", "SONDE_HOME=" + home}
+	for _, kv := range clitest.ChildEnv() {
+		args = append(args, "-e", kv)
+	}
+	args = append(args, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=orig-0", "--")
+	args = append(args, tapArgv([]string{"--break", "dir:in tool:echo", "--break-timeout", "0"}, everything)...)
+	cmd := peertest.Inspector(t, args...)
+	type result struct {
+		out, errs string
+		ok        bool
+	}
+	done := make(chan result, 1)
+	go func() {
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		done <- result{stdout.String(), stderr.String(), err == nil}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	h := heldNow(t, 1)[0]
+	edit := filepath.Join(t.TempDir(), "edit.json")
+	os.WriteFile(edit, bytes.ReplaceAll(h.Frame, []byte("orig-0"), []byte("edited for the inspector")), 0o600)
+	clitest.CheckRun(t, clitest.RunSonde(t, "", "breaks", "edit", h.Handle, "--json", edit), 0, "")
+	select {
+	case r := <-done:
+		done <- r
+		if !r.ok || !strings.Contains(r.out, "edited for the inspector") || strings.Contains(r.out, "orig-0") {
+			t.Fatalf("the Inspector: ok %v\nstdout %s\nstderr %s", r.ok, r.out, r.errs)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the Inspector did not end")
+	}
+}
