@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/hold"
@@ -97,7 +98,25 @@ func HoldText(h client.Hold) string {
 	if h.Order > 0 {
 		s += fmt.Sprintf(" (release order %d)", h.Order)
 	}
+	if len(h.Frame) > 0 && (h.Action == client.HoldEdited || h.Action == client.HoldAnswered) {
+		s += ", sent instead: " + shorten(h.Frame, holdTextFrame)
+	}
 	return s
+}
+
+// holdTextFrame is how much of an edit or an answer a note quotes (the
+// whole is in the hold record).
+const holdTextFrame = 240
+
+// shorten is b as text, cut to n bytes (on a rune boundary) with "…".
+func shorten(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n]) + "…"
 }
 
 // errSessionEnded is what a held frame's Deliver returns once the run

@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/peertest"
+	"github.com/sonde-mcp/sonde/replay"
 )
 
 // sdkClient is the Go SDK's client (interop/gosdk-client) running in the
@@ -147,6 +149,23 @@ func TestBreaksGoSDKEdit(t *testing.T) {
 			}
 			if !edited {
 				t.Error("the recording has no edit")
+			}
+			// sonde replay shows the hold: how long, and what was sent.
+			tl, err := replay.Open(sessionFile(t, home), 3*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tl.Close()
+			nums := make([]int32, tl.Len())
+			for i := range nums {
+				nums[i] = int32(i)
+			}
+			var shown bool
+			for _, ev := range tl.Events(nums) {
+				shown = shown || ev.Kind == client.EvNote && strings.Contains(ev.Note, "edited h1") && strings.Contains(ev.Note, "held") && strings.Contains(ev.Note, "edited by sonde breaks")
+			}
+			if !shown {
+				t.Error("replay shows no edit with its held time")
 			}
 		})
 	}
