@@ -176,6 +176,21 @@ func (o *holdOut) write(b []byte, mid, own bool) error {
 	return err
 }
 
+// observe stages b (a line its forwarder took out: an injected request's
+// answer) for observation as if written, in order with what was written.
+// Its forwarder calls it at a line's start, so no line is mid-way.
+func (o *holdOut) observe(b []byte) {
+	if o.t == nil {
+		return
+	}
+	o.mu.Lock()
+	staged := o.t.stage(chunk{s: o.s, data: append([]byte(nil), b...), t: time.Now()})
+	o.mu.Unlock()
+	if staged {
+		o.t.queue.wake()
+	}
+}
+
 // settle ends a line left unfinished (its forwarder is done): Delivers
 // waiting go on.
 func (o *holdOut) settle() {
