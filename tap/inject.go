@@ -328,11 +328,11 @@ type hostFilter struct {
 	// taken, when set, is given each answer taken out (the host's stdout
 	// is observed as written: breakpoints; the recording still has them).
 	taken func([]byte)
-	w    io.Writer
-	max  int
-	mid  bool   // the last byte passed on did not end a line
-	part []byte // the start of a line held while an answer is awaited
-	out  []byte
+	w     io.Writer
+	max   int
+	mid   bool   // the last byte passed on did not end a line
+	part  []byte // the start of a line held while an answer is awaited
+	out   []byte
 }
 
 func (f *hostFilter) Write(p []byte) (int, error) {
