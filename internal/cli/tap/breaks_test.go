@@ -61,6 +61,9 @@ func TestBreaksCommand(t *testing.T) {
 			t.Errorf("sonde breaks: no %q\n%s", want, r.Stdout)
 		}
 	}
+	if r := clitest.RunSonde(t, "", "__complete", "breaks", "release", ""); !strings.Contains(r.Stdout, held[0].Handle+"\tin response id 2 tools/call") {
+		t.Errorf("completion of a handle:\n%s%s", r.Stdout, r.Stderr)
+	}
 	for _, args := range [][]string{{"add", "method:ping"}, {"off", "2"}, {"on", "2"}, {"rm", "2"}} {
 		clitest.CheckRun(t, clitest.RunSonde(t, "", append([]string{"breaks"}, args...)...), 0, "")
 	}
