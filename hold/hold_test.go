@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the fixture when the test binary is re-executed as it
+// (conn_test.go), and checks for goroutines left running.
+func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 
 // sink records what each Deliver was asked to do, in order.
 type sink struct {
@@ -143,8 +146,8 @@ func TestEditRefusalsKeepFrameHeld(t *testing.T) {
 	e.Offer(client.Out, []byte(callEcho), s.deliver) // id 4 in flight
 	e.Offer(client.Out, []byte(callSearch), s.deliver)
 	for edit, want := range map[string]string{
-		`{"jsonrpc":"2.0","id":3,`:                                   "at byte",
-		`[1,2]`:                                                      "not a JSON-RPC message",
+		`{"jsonrpc":"2.0","id":3,`: "at byte",
+		`[1,2]`:                    "not a JSON-RPC message",
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{}}`: "already has in flight",
 		strings.Repeat(" ", MaxEditBytes+1):                          "over the",
 	} {
