@@ -77,6 +77,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case faultsMsg:
 		m.showFaults(msg)
 		return m, nil
+	case breaksMsg, breaksChangedMsg, heldOpenMsg, breakpointsOpenMsg, editorDoneMsg:
+		return m, m.handleBreaks(msg)
 	}
 	if a, ok := requestAction(msg); ok {
 		return m, m.request(a, msg)
@@ -282,6 +284,10 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return m.reportCmd(), true
 	case key.Matches(msg, m.keys.Faults):
 		return faultsCmd(m.watchFaults(), 0, false), true
+	case key.Matches(msg, m.keys.Held):
+		return m.handleBreaks(heldOpenMsg{}), true
+	case key.Matches(msg, m.keys.Breakpoints):
+		return m.handleBreaks(breakpointsOpenMsg{}), true
 	case key.Matches(msg, m.keys.Record):
 		return m.toggleRecord(), true
 	case key.Matches(msg, m.keys.Roots):
