@@ -186,11 +186,18 @@ func disabledHelp(k *keyMap, md mode) []string {
 		seen[ka.b.Help().Key] = seen[ka.b.Help().Key] || ka.b.Enabled()
 	}
 	var out []string
+	last := ""
 	for _, ka := range kas {
 		name := ka.b.Help().Key
 		if ok, why := md.Can(ka.a); !ok && !seen[name] {
 			seen[name] = true
+			if why == last && len(out) > 0 { // keys refused for one reason share a line
+				prev := out[len(out)-1]
+				out[len(out)-1] = prev[:len(prev)-len(why)-2] + ", " + name + ": " + why
+				continue
+			}
 			out = append(out, name+": "+why)
+			last = why
 		}
 	}
 	return out
