@@ -219,7 +219,7 @@ func (d *heldDialog) listKey(k tea.KeyPressMsg) (answer.Action, tea.Cmd) {
 	case key.Matches(k, d.keys.Editor):
 		return answer.None, externalEditor(h.Handle, pretty(h.Frame))
 	case key.Matches(k, d.keys.Answer):
-		if h.Kind != "request" || h.ID == "" {
+		if h.Kind != jsonrpc.KindRequest.String() || h.ID == "" {
 			d.err = fmt.Errorf("%s is a %s: only a request can be answered (forward, edit or drop it)", h.Handle, h.Kind)
 			return answer.None, nil
 		}
