@@ -175,6 +175,7 @@ func (m *Model) applyBreaks(msg breaksMsg) {
 			delete(b.mine, handle)
 		}
 	}
+	hadHeld := len(b.seen) > 0
 	b.st, b.at, b.seen = msg.st, msg.at, now
 	if fresh {
 		b.putOff = false
@@ -182,6 +183,10 @@ func (m *Model) applyBreaks(msg breaksMsg) {
 	switch d := m.dlg.(type) {
 	case *heldDialog:
 		d.follow(b)
+		if hadHeld && len(now) == 0 && d.step == heldList {
+			m.dlg = nil // the last one let go: back to the panes
+			m.openNextAsk()
+		}
 	case *breakpointsDialog:
 		d.follow(b)
 	case nil:

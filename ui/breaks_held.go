@@ -15,6 +15,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
@@ -275,7 +276,7 @@ func jsonError(what, text string, err error) error {
 	var se *json.SyntaxError
 	if ok := asSyntax(err, &se); ok {
 		line := 1 + strings.Count(text[:min(int(se.Offset), len(text))], "\n")
-		return fmt.Errorf("%s is not JSON: %v at byte %d (line %d); the frame stays held", what, se, se.Offset, line)
+		return fmt.Errorf("refused at byte %d (line %d): %s is not JSON: %v; the frame stays held", se.Offset, line, what, se)
 	}
 	return fmt.Errorf("%s is not JSON: %v; the frame stays held", what, err)
 }
@@ -379,6 +380,7 @@ func (d *heldDialog) View() string {
 	var out []string
 	switch d.step {
 	case heldEdit:
+		d.editor.SetHeight(max(d.h-d.errLines(), 3))
 		out = append(out, d.editor.View())
 	case heldAnswer:
 		out = append(out, d.st.Subtle.Render(textfmt.Fit("the sender gets this answer with the request's id; the receiver never sees the request", d.w)), "", d.input.View())
@@ -386,7 +388,8 @@ func (d *heldDialog) View() string {
 		out = d.listView()
 	}
 	if d.err != nil {
-		out = append(out, d.st.Error.Render(textfmt.Fit(textfmt.Escape(d.err.Error()), d.w)))
+		msg := lipgloss.NewStyle().Width(max(d.w, 1)).Render(textfmt.Clean(d.err.Error()))
+		out = append(out, d.st.Error.Render(msg))
 	}
 	return textfmt.Lines(strings.Join(out, "\n"), d.w, d.h)
 }
@@ -421,4 +424,12 @@ func (d *heldDialog) listView() []string {
 	}
 	out = append(out, "", d.st.Subtle.Render(textfmt.Fit("let them go in any order: f forwards the one under the cursor", d.w)))
 	return out
+}
+
+// errLines is how many lines the refusal takes below the editor.
+func (d *heldDialog) errLines() int {
+	if d.err == nil {
+		return 0
+	}
+	return lipgloss.Height(lipgloss.NewStyle().Width(max(d.w, 1)).Render(textfmt.Clean(d.err.Error())))
 }
