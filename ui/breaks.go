@@ -86,7 +86,12 @@ type breaksState struct {
 	note   string          // the last outcome or refusal, for the status bar
 	err    error           // the last call that failed
 	now    func() time.Time
+	polled time.Time // when a polled source was last asked (breaksPoll)
 }
+
+// breaksPoll is how often a source without Changed is asked for its state
+// (besides when a hold note comes in the session's events).
+const breaksPoll = time.Second
 
 // Messages of the breakpoints' commands.
 type (
@@ -296,4 +301,20 @@ func enabledBreaks(bps []hold.Breakpoint) int {
 		}
 	}
 	return n
+}
+
+// holdNoted asks a polled source for its state at once when evs hold a
+// note of a held frame (the tap recorded a step of one).
+func (m *Model) holdNoted(evs []client.Event) tea.Cmd {
+	b := m.brk
+	if b == nil || b.src.Changed() != nil {
+		return nil
+	}
+	for _, ev := range evs {
+		if ev.Hold != nil {
+			b.polled = m.now
+			return breaksCmd(b.src, hold.MethodList, nil, "", "")
+		}
+	}
+	return nil
 }

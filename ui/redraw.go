@@ -30,8 +30,9 @@ func (m *Model) ticked(t time.Time) tea.Cmd {
 	if m.brk != nil && len(m.brk.st.Held) > 0 {
 		m.stale = true // the countdowns
 	}
-	if m.brk != nil && m.brk.src.Changed() == nil {
-		return tea.Batch(tick(), breaksCmd(m.brk.src, hold.MethodList, nil, "", ""))
+	if b := m.brk; b != nil && b.src.Changed() == nil && t.Sub(b.polled) >= breaksPoll {
+		b.polled = t
+		return tea.Batch(tick(), breaksCmd(b.src, hold.MethodList, nil, "", ""))
 	}
 	return tick()
 }

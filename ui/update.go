@@ -185,6 +185,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 	}
 	m.stats.apply(msg.evs)
+	breaks := m.holdNoted(msg.evs)
 	m.trackAsks(msg.evs, msg.gen)
 	m.trackElicitComplete(msg.evs, msg.gen)
 	if msg.gen != m.gen {
@@ -202,7 +203,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			m.conn.follow(ev.Proc)
 		}
 	}
-	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs))
+	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs), breaks)
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {

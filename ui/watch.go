@@ -229,6 +229,7 @@ func (w *watchState) noInject() string {
 // watchEvents applies a batch read from the recording and re-arms the
 // reader (until the recording ended).
 func (w *watchState) watchEvents(msg watchEventsMsg) tea.Cmd {
+	breaks := w.m.holdNoted(msg.evs)
 	if len(msg.evs) > 0 {
 		for _, p := range w.m.panes {
 			if p != nil {
@@ -247,9 +248,9 @@ func (w *watchState) watchEvents(msg watchEventsMsg) tea.Cmd {
 	w.m.stats.missed = msg.missed
 	if msg.ended {
 		w.ended = true
-		return nil
+		return breaks
 	}
-	return waitWatch(w.src)
+	return tea.Batch(waitWatch(w.src), breaks)
 }
 
 // watchPart is the status bar's word on the watched session: live (and
