@@ -114,7 +114,7 @@ func breaksCmd(src Breaks, method string, params any, op, handle string) tea.Cmd
 		ctx, cancel := context.WithTimeout(context.Background(), breaksWait)
 		defer cancel()
 		st, err := src.Control(ctx, method, params)
-		return breaksMsg{st: st, err: err, op: op, handle: handle, at: time.Now()}
+		return breaksMsg{st: st, err: err, op: op, handle: handle}
 	}
 }
 
@@ -146,6 +146,7 @@ type handleParams struct {
 // opens on a frame newly held (unless put off) or follows the state.
 func (m *Model) applyBreaks(msg breaksMsg) {
 	b := m.brk
+	msg.at = m.now // the countdowns run on the UI's clock
 	if msg.err != nil {
 		b.err = msg.err
 		b.note = msg.op + ": " + msg.err.Error()
@@ -205,7 +206,7 @@ func (m *Model) applyBreaks(msg breaksMsg) {
 // (auto-continue), or someone else (another watcher, the session's end).
 func gone(h hold.Held, listed, now time.Time) string {
 	if h.TimeoutMS > 0 && now.Sub(listed).Milliseconds() >= h.LeftMS-500 {
-		return fmt.Sprintf("%s auto-continued after %s (--break-timeout): released unchanged", h.Handle, time.Duration(h.TimeoutMS)*time.Millisecond)
+		return fmt.Sprintf("%s auto-continued after %s (--break-timeout)", h.Handle, time.Duration(h.TimeoutMS)*time.Millisecond)
 	}
 	return h.Handle + " was let go elsewhere (another watcher, or the session ended)"
 }
@@ -288,7 +289,7 @@ func (m *Model) breaksPart() []statusPart {
 		if b.err != nil {
 			style = st.Error
 		}
-		parts = append(parts, statusPart{text: style.Render(textfmt.Clean(b.note)), drop: 1})
+		parts = append(parts, statusPart{text: style.Render(textfmt.Clean(b.note))})
 	}
 	return parts
 }
