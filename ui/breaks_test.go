@@ -73,7 +73,10 @@ func (hs *harness) run(cmd tea.Cmd) {
 }
 
 // list asks the Engine for its state, as a change or a poll does.
-func (hs *harness) list() { hs.t.Helper(); hs.run(breaksCmd(hs.m.brk.src, hold.MethodList, nil, "", "")) }
+func (hs *harness) list() {
+	hs.t.Helper()
+	hs.run(breaksCmd(hs.m.brk.src, hold.MethodList, nil, "", ""))
+}
 
 func wantScreen(t *testing.T, hs *harness, want ...string) {
 	t.Helper()

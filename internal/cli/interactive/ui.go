@@ -176,7 +176,7 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 		Recorder: rec, Breaks: ui.LocalBreaks(eng, changed),
 	}
 	if lessonOpts != nil {
-		opts.Lesson = demoLesson(*lessonOpts, f, t, copts, all)
+		opts.Lesson = demoLesson(*lessonOpts, f, t, copts, all, eng)
 	}
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	prog.Store(p)
@@ -187,9 +187,10 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 
 // demoLesson builds the lesson of sonde demo, its modern and reorder steps
 // run against the same server.
-func demoLesson(lo lesson.Options, f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients) func(*theme.Styles) ui.Lesson {
+func demoLesson(lo lesson.Options, f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients, eng *hold.Engine) func(*theme.Styles) ui.Lesson {
 	lo.Modern = modernLesson(f, t, copts, all)
 	lo.Reorder = reorderLesson(f, t, copts, all)
+	lo.Hold = func(expr string) error { _, err := eng.Add(expr); return err }
 	return func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
 }
 
