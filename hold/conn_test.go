@@ -26,6 +26,10 @@ type connRig struct {
 }
 
 func startConn(t *testing.T, faults []string, exprs ...string) *connRig {
+	return startConnTimeout(t, 30*time.Second, faults, exprs...)
+}
+
+func startConnTimeout(t *testing.T, timeout time.Duration, faults []string, exprs ...string) *connRig {
 	t.Helper()
 	r := &connRig{t: t, done: make(chan struct{})}
 	r.e = New(Options{Timeout: Forever})
@@ -40,7 +44,7 @@ func startConn(t *testing.T, faults []string, exprs ...string) *connRig {
 	for _, f := range faults {
 		argv = append(argv, "--fault", f)
 	}
-	r.c = client.New(client.Options{Timeout: 30 * time.Second})
+	r.c = client.New(client.Options{Timeout: timeout})
 	sub := r.c.Subscribe(1 << 16)
 	go func() {
 		defer close(r.done)
@@ -222,5 +226,25 @@ func TestConnCloseReleases(t *testing.T) {
 	}
 	if n := len(r.e.List()); n != 0 {
 		t.Fatalf("%d still held after Close", n)
+	}
+}
+
+// While frames are held (client.HoldForFrames), sonde's own request does
+// not time out for the time its answer is held: here held for longer
+// than its whole --timeout, then released, it resolves.
+func TestConnHeldTimeNotCounted(t *testing.T) {
+	const timeout = 2 * time.Second
+	r := startConnTimeout(t, timeout, nil, "dir:in tool:echo")
+	call := r.c.GoTool(context.Background(), "echo", echoArgs("kept"), client.CallOptions{})
+	h := r.waitHeld(1)[0]
+	r.c.HoldForFrames(true)
+	time.Sleep(timeout + timeout/2)
+	if err := r.e.Release(client.HoldByUI, h.Handle); err != nil {
+		t.Fatal(err)
+	}
+	r.c.HoldForFrames(false)
+	raw, err := call.Wait()
+	if err != nil || resultText(t, raw) != "kept" {
+		t.Fatalf("got %s, %v", raw, err)
 	}
 }

@@ -183,6 +183,11 @@ func (m *Model) applyBreaks(msg breaksMsg) {
 	}
 	hadHeld := len(b.seen) > 0
 	b.st, b.at, b.seen = msg.st, msg.at, now
+	if c := m.sess.Client; m.lv != nil && c != nil {
+		// sonde's own requests do not time out while their frames (or
+		// any) are held: the time held is not the server's.
+		c.HoldForFrames(len(now) > 0)
+	}
 	if fresh {
 		b.putOff = false
 	}
