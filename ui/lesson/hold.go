@@ -30,7 +30,8 @@ func (m *Model) holdAct() tea.Cmd {
 		return nil
 	}
 	m.call("first", "echo", map[string]any{"value": "heldbyyou-first"}, 2*m.opts.PendingLong)
-	m.call("second", "echo", map[string]any{"value": "heldbyyou-second"}, 2*m.opts.PendingLong)
+	// The second answers a little later, so that it is held second (h2).
+	m.call("second", "echo", map[string]any{"value": "heldbyyou-second", "delay_ms": 300}, 2*m.opts.PendingLong)
 	return nil
 }
 
