@@ -749,7 +749,7 @@ func TestTUIOAuth(t *testing.T) {
 	lines := strings.Split(s, "\n")
 	for i, line := range lines {
 		r := []rune(line)
-		col := strings.Index(string(r), "│http://137.0.0.1:")
+		col := strings.Index(string(r), "│http://127.0.0.1:")
 		if col < 0 {
 			continue
 		}
