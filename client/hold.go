@@ -17,6 +17,21 @@ type deadlineHold struct {
 	// deadlines were held (zero: they run).
 	wanted bool
 	since  time.Time
+	// frames: HoldForFrames(true) was called (a breakpoint holds frames
+	// of this session).
+	frames bool
+}
+
+// HoldForFrames stops (on) or restarts the clock of sonde's requests
+// while breakpoints hold frames of this session (docs/breakpoints.md):
+// the time a frame is held is not the server's, so a request does not
+// time out for it. It works as HoldDeadlines does, without waiting for a
+// request of the server's.
+func (c *Client) HoldForFrames(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hold.frames = on
+	c.hold.holdCheckLocked()
 }
 
 // HoldDeadlines stops (on) or restarts the clock of sonde's requests
@@ -41,7 +56,7 @@ func (c *Client) HoldDeadlines(on bool) {
 // Respond changed: they are held while both say so.
 func (s *deadlineHold) holdCheckLocked() {
 	c := s.c
-	asked := c.hold.wanted && len(c.srv.waiting) > 0 && !c.closed && c.dead == nil
+	asked := (c.hold.wanted && len(c.srv.waiting) > 0 || c.hold.frames) && !c.closed && c.dead == nil
 	switch {
 	case asked && c.hold.since.IsZero():
 		c.hold.since = time.Now()
@@ -49,7 +64,7 @@ func (s *deadlineHold) holdCheckLocked() {
 			c.hold.holdLocked(p, c.hold.since)
 		}
 		if len(c.pending) > 0 {
-			c.emit(Event{Time: c.hold.since, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) held while you answer a request of the server's", len(c.pending))})
+			c.emit(Event{Time: c.hold.since, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) held while %s", len(c.pending), c.hold.why())})
 		}
 	case !asked && !c.hold.since.IsZero():
 		now := time.Now()
@@ -95,4 +110,12 @@ func (s *deadlineHold) releaseLocked(p *pending, now time.Time, held time.Durati
 	}
 	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: state,
 		Deadline: p.deadline, Latency: now.Sub(p.queuedAt), RetryOf: p.retryOf}})
+}
+
+// why says what the deadlines are held for (the caller holds c.mu).
+func (s *deadlineHold) why() string {
+	if s.frames {
+		return "a breakpoint holds frames"
+	}
+	return "you answer a request of the server's"
 }

@@ -74,22 +74,29 @@ type Held struct {
 // once, with the decision; Offer returns true. A frame past the limits
 // (MaxHeld, MaxHeldBytes) or offered after Close is never held.
 func (e *Engine) Offer(dir client.Direction, raw []byte, deliver Deliver) bool {
+	return e.OfferHandle(dir, raw, deliver) != ""
+}
+
+// OfferHandle is Offer that returns the handle the frame is held under
+// ("" when it is not held), for a transport that must let go of its own
+// held frames when its stream ends (Conn.Close).
+func (e *Engine) OfferHandle(dir client.Direction, raw []byte, deliver Deliver) string {
 	e.mu.Lock()
 	f := e.reqs.judge(dir, raw)
 	if e.closed {
 		e.mu.Unlock()
-		return false
+		return ""
 	}
 	b := e.match(&f.item)
 	if b == nil {
 		e.mu.Unlock()
-		return false
+		return ""
 	}
 	if len(e.held) >= MaxHeld || e.bytes+len(raw) > MaxHeldBytes {
 		e.mu.Unlock()
 		e.opts.Note(client.Hold{Breakpoint: b.N, Action: client.HoldReleased, By: client.HoldByEnd, Dir: dir,
 			Kind: f.msg.Kind, ID: f.msg.ID, Method: f.item.Method})
-		return false
+		return ""
 	}
 	b.Hits++
 	e.nextH++
@@ -108,7 +115,7 @@ func (e *Engine) Offer(dir client.Direction, raw []byte, deliver Deliver) bool {
 	e.mu.Unlock()
 	e.opts.Note(note)
 	e.opts.Changed()
-	return true
+	return h.handle
 }
 
 // noteOf describes a step of h (the caller holds e.mu).
@@ -183,6 +190,13 @@ func (e *Engine) deliver(h *held, a client.HoldAction, by client.HoldBy, sent []
 		return &Error{Code: CodeUndelivered, Msg: fmt.Sprintf("%s was %s but could not be sent: %v", h.handle, a, err), Err: err}
 	}
 	return nil
+}
+
+// handles are the handles held, oldest first.
+func (e *Engine) handles() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.order...)
 }
 
 // List returns the frames held, oldest first.

@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/fixtures"
+	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the fixture when the test binary is re-executed as it
+// (conn_test.go), and checks for goroutines left running.
+func TestMain(m *testing.M) { fixturetest.Main(m, fixtures.Main) }
 
 // sink records what each Deliver was asked to do, in order.
 type sink struct {

@@ -208,7 +208,12 @@ func (m *Model) updateDialog(msg tea.Msg) (tea.Cmd, bool) {
 			m.dlg, m.authHidden = nil, true
 			m.openNextAsk()
 		}
-	case *reportDialog, *faultsDialog:
+	case *heldDialog:
+		if act == answer.Later {
+			m.dlg, m.brk.putOff = nil, len(m.brk.st.Held) > 0
+			m.openNextAsk()
+		}
+	case *reportDialog, *faultsDialog, *breakpointsDialog:
 		if act == answer.Later {
 			m.dlg = nil
 			m.openNextAsk()

@@ -380,6 +380,8 @@ func (f *fleet) Can(a action) (bool, string) {
 		return false, "roots are one server's: sonde --server"
 	case actFaults:
 		return false, "fault rules are a watched tap's (sonde watch)"
+	case actBreaks, actBreak:
+		return false, "breakpoints are one server's: sonde --server NAME --break Q"
 	}
 	return true, ""
 }

@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/ui/features"
+	"github.com/sonde-mcp/sonde/ui/frames"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
@@ -31,6 +32,10 @@ func (l *live) Can(a action) (bool, string) {
 		if l.m.opts.Recorder == nil {
 			return false, "this session has no recorder"
 		}
+	case actBreaks, actBreak:
+		if l.m.opts.Breaks == nil {
+			return false, "this session holds no frames"
+		}
 	}
 	return true, ""
 }
@@ -42,6 +47,12 @@ func (l *live) do(a action, msg tea.Msg) tea.Cmd {
 	m := l.m
 	c := m.sess.Client
 	l.note = ""
+	switch msg := msg.(type) {
+	case frames.BreakMsg:
+		return m.breakFrom(msg.Expr)
+	case pending.BreakMsg:
+		return m.breakFrom(msg.Expr)
+	}
 	if c == nil {
 		return nil
 	}

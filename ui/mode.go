@@ -5,6 +5,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/ui/features"
+	"github.com/sonde-mcp/sonde/ui/frames"
 	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
@@ -32,6 +33,8 @@ const (
 	actFaults                     // the fault rules' key
 	actServer                     // the key that picks the server the panes show
 	actReport                     // the failure report's key
+	actBreaks                     // the held frames' and breakpoints' keys (H, B)
+	actBreak                      // set a breakpoint from a row (frames.BreakMsg, pending.BreakMsg)
 )
 
 // mode is one way of having a session behind the root Model: a server
@@ -106,6 +109,8 @@ func requestAction(msg tea.Msg) (a action, ok bool) {
 		return actSetLevel, true
 	case features.CompleteMsg:
 		return actComplete, true
+	case frames.BreakMsg, pending.BreakMsg:
+		return actBreak, true
 	}
 	return 0, false
 }
@@ -135,7 +140,7 @@ type keyAction struct {
 // keyActions are the global keys whose use the mode decides.
 func (k *keyMap) keyActions() []keyAction {
 	return []keyAction{{&k.Restart, actRestart}, {&k.Record, actRecord}, {&k.Roots, actRoots},
-		{&k.Faults, actFaults}, {&k.Server, actServer}, {&k.Report, actReport}}
+		{&k.Faults, actFaults}, {&k.Server, actServer}, {&k.Report, actReport}, {&k.Held, actBreaks}, {&k.Breakpoints, actBreaks}}
 }
 
 // syncKeys enables each global key the mode allows, and disables the
@@ -181,11 +186,18 @@ func disabledHelp(k *keyMap, md mode) []string {
 		seen[ka.b.Help().Key] = seen[ka.b.Help().Key] || ka.b.Enabled()
 	}
 	var out []string
+	last := ""
 	for _, ka := range kas {
 		name := ka.b.Help().Key
 		if ok, why := md.Can(ka.a); !ok && !seen[name] {
 			seen[name] = true
+			if why == last && len(out) > 0 { // keys refused for one reason share a line
+				prev := out[len(out)-1]
+				out[len(out)-1] = prev[:len(prev)-len(why)-2] + ", " + name + ": " + why
+				continue
+			}
 			out = append(out, name+": "+why)
+			last = why
 		}
 	}
 	return out

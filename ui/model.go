@@ -15,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/replay"
 	"github.com/sonde-mcp/sonde/ui/answer"
@@ -87,6 +88,11 @@ type Options struct {
 	// and S shows one server's or all. Start, First, Recorder and the
 	// Features pane are not used.
 	Servers Servers
+	// Breaks, if set, are the session's breakpoints and held frames
+	// (docs/breakpoints.md): H shows what is held, B the breakpoints, and
+	// b in Frames or Pending sets one from the row. A live session's
+	// comes from sonde's own Engine (LocalBreaks).
+	Breaks Breaks
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -166,6 +172,9 @@ type Model struct {
 	rp   *replayState // set in a replay
 	wt   *watchState  // set when watching a tapped session
 	fl   *fleet       // set in the fleet inspector (fleet.go)
+	// brk is the session's breakpoints and held frames (breaks.go), when
+	// the mode can hold frames (actBreaks); nil otherwise.
+	brk *breaksState
 
 	// The screen is drawn again only after a change (redraw.go): frame is
 	// the screen last drawn, stale says it must be drawn again, renders
@@ -212,6 +221,11 @@ func New(opts Options) *Model {
 		m.focus = paneLesson
 	}
 	m.mode = newMode(m)
+	if ok, _ := m.mode.Can(actBreaks); ok && opts.Breaks != nil {
+		m.brk = &breaksState{src: opts.Breaks, seen: map[string]hold.Held{}, mine: map[string]bool{}, now: func() time.Time { return m.now }}
+	}
+	m.frames.SetBreaks(m.brk != nil)
+	m.pending.SetBreaks(m.brk != nil)
 	syncKeys(&m.keys, m.mode)
 	switch {
 	case m.fl != nil:
@@ -234,7 +248,11 @@ func (m *Model) Init() tea.Cmd {
 		return tea.Batch(m.rp.seek(m.rp.tl.Len()), tea.RequestBackgroundColor)
 	}
 	if m.wt != nil {
-		return tea.Batch(waitWatch(m.wt.src), tick(), tea.RequestBackgroundColor)
+		var breaks tea.Cmd
+		if m.brk != nil {
+			breaks = m.brk.init()
+		}
+		return tea.Batch(waitWatch(m.wt.src), tick(), tea.RequestBackgroundColor, breaks)
 	}
 	if m.fl != nil {
 		return tea.Batch(m.fl.open(), tick(), tea.RequestBackgroundColor)
@@ -244,7 +262,11 @@ func (m *Model) Init() tea.Cmd {
 		gen := m.gen
 		start = func() tea.Msg { return startedMsg{gen: gen, sess: *first} }
 	}
-	return tea.Batch(start, tick(), tea.RequestBackgroundColor)
+	var breaks tea.Cmd
+	if m.brk != nil {
+		breaks = m.brk.init()
+	}
+	return tea.Batch(start, tick(), tea.RequestBackgroundColor, breaks)
 }
 
 func (m *Model) applyHelpStyles() {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/sonde-mcp/sonde/hold"
 )
 
 // The clock ticks four times a second, but the screen is drawn again only
@@ -24,6 +26,13 @@ func (m *Model) ticked(t time.Time) tea.Cmd {
 	}
 	if m.pending.Ticking() || m.clockText() != before || (m.focus == paneTimeline && m.timeline.Ticking()) {
 		m.stale = true
+	}
+	if m.brk != nil && len(m.brk.st.Held) > 0 {
+		m.stale = true // the countdowns
+	}
+	if b := m.brk; b != nil && b.src.Changed() == nil && t.Sub(b.polled) >= breaksPoll {
+		b.polled = t
+		return tea.Batch(tick(), breaksCmd(b.src, hold.MethodList, nil, "", ""))
 	}
 	return tick()
 }

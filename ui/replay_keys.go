@@ -205,6 +205,8 @@ func (r *replayState) Can(a action) (bool, string) {
 		return false, "only with several servers (sonde --all)"
 	case actFaults:
 		return false, "fault rules are a watched tap's (sonde watch)"
+	case actBreaks, actBreak:
+		return false, "a replay holds nothing: its frames were sent long ago"
 	}
 	return false, replayReadOnly
 }

@@ -77,6 +77,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case faultsMsg:
 		m.showFaults(msg)
 		return m, nil
+	case breaksMsg, breaksChangedMsg, heldOpenMsg, breakpointsOpenMsg, editorDoneMsg:
+		return m, m.handleBreaks(msg)
 	}
 	if a, ok := requestAction(msg); ok {
 		return m, m.request(a, msg)
@@ -183,6 +185,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 	}
 	m.stats.apply(msg.evs)
+	breaks := m.holdNoted(msg.evs)
 	m.trackAsks(msg.evs, msg.gen)
 	m.trackElicitComplete(msg.evs, msg.gen)
 	if msg.gen != m.gen {
@@ -200,7 +203,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 			m.conn.follow(ev.Proc)
 		}
 	}
-	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs))
+	return tea.Batch(waitEvents(msg.gen, msg.sub), m.featuresRefresh(msg.evs), breaks)
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -282,6 +285,10 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return m.reportCmd(), true
 	case key.Matches(msg, m.keys.Faults):
 		return faultsCmd(m.watchFaults(), 0, false), true
+	case key.Matches(msg, m.keys.Held):
+		return m.handleBreaks(heldOpenMsg{}), true
+	case key.Matches(msg, m.keys.Breakpoints):
+		return m.handleBreaks(breakpointsOpenMsg{}), true
 	case key.Matches(msg, m.keys.Record):
 		return m.toggleRecord(), true
 	case key.Matches(msg, m.keys.Roots):

@@ -186,6 +186,9 @@ func (m *Model) statusBar() string {
 	if m.wt != nil {
 		parts = append(parts, part{text: m.wt.watchPart()})
 	}
+	if m.brk != nil {
+		parts = append(parts, m.breaksPart()...)
+	}
 	if m.lv != nil && m.lv.note != "" {
 		parts = append(parts, part{text: st.Warn.Render(textfmt.Clean(m.lv.note))})
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/surface"
 	"github.com/sonde-mcp/sonde/ui/features"
+	"github.com/sonde-mcp/sonde/ui/frames"
+	"github.com/sonde-mcp/sonde/ui/pending"
 	"github.com/sonde-mcp/sonde/ui/tools"
 )
 
@@ -159,6 +161,11 @@ func (w *watchState) Can(a action) (bool, string) {
 			return false, "this tap takes no fault rules"
 		}
 		return true, ""
+	case actBreaks, actBreak:
+		if w.m.opts.Breaks == nil {
+			return false, "this tap holds no frames (its socket offers no sonde/breaks/*)"
+		}
+		return true, ""
 	}
 	return false, "only with several servers (sonde --all)" // actStart, actServer, actReport
 }
@@ -168,6 +175,10 @@ func (w *watchState) refuse(why string) { w.note = why }
 // do injects the request through the tap.
 func (w *watchState) do(_ action, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case frames.BreakMsg:
+		return w.m.breakFrom(msg.Expr)
+	case pending.BreakMsg:
+		return w.m.breakFrom(msg.Expr)
 	case tools.CallMsg:
 		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			started := time.Now()
@@ -218,6 +229,7 @@ func (w *watchState) noInject() string {
 // watchEvents applies a batch read from the recording and re-arms the
 // reader (until the recording ended).
 func (w *watchState) watchEvents(msg watchEventsMsg) tea.Cmd {
+	breaks := w.m.holdNoted(msg.evs)
 	if len(msg.evs) > 0 {
 		for _, p := range w.m.panes {
 			if p != nil {
@@ -236,9 +248,9 @@ func (w *watchState) watchEvents(msg watchEventsMsg) tea.Cmd {
 	w.m.stats.missed = msg.missed
 	if msg.ended {
 		w.ended = true
-		return nil
+		return breaks
 	}
-	return waitWatch(w.src)
+	return tea.Batch(waitWatch(w.src), breaks)
 }
 
 // watchPart is the status bar's word on the watched session: live (and

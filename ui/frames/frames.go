@@ -48,10 +48,11 @@ const (
 
 // Model is the Frames pane. Use New; every method has a pointer receiver.
 type Model struct {
-	st   *theme.Styles
-	keys KeyMap
-	w, h int
-	now  time.Time
+	st     *theme.Styles
+	keys   KeyMap
+	breaks bool // b sets a breakpoint (SetBreaks)
+	w, h   int
+	now    time.Time
 	// procs counts each server's processes started so far (restarts);
 	// one server is "".
 	procs map[string]int

@@ -20,6 +20,9 @@ type KeyMap struct {
 	Open       key.Binding
 	// HTTP shows or hides the rows of HTTP exchanges and stream events.
 	HTTP key.Binding
+	// Break asks the root to set a breakpoint from the selected frame
+	// (BreakMsg); disabled where the session has no breakpoints.
+	Break key.Binding
 	// Clear drops the filter (list) or the query being typed (filter input).
 	Clear key.Binding
 	// Accept keeps the typed query and returns to the list.
@@ -48,6 +51,7 @@ func DefaultKeyMap() KeyMap {
 		Prev:   b([]string{"N", "shift+n"}, "N", "prev problem"),
 		Open:   b([]string{"enter"}, "enter", "open frame"),
 		HTTP:   b([]string{"x"}, "x", "show/hide HTTP rows"),
+		Break:  b([]string{"b"}, "b", "break on frames like this"),
 		Clear:  b([]string{"esc"}, "esc", "clear filter"),
 		Accept: b([]string{"enter"}, "enter", "keep filter"),
 		Back:   b([]string{"esc", "backspace"}, "esc", "back to list"),
@@ -63,7 +67,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Bindings(),
-		{k.Follow, k.Next, k.Prev, k.Open, k.HTTP, k.Back},
+		{k.Follow, k.Next, k.Prev, k.Open, k.HTTP, k.Break, k.Back},
 		{k.Filter, k.Accept, k.Clear},
 	}
 }
@@ -76,6 +80,7 @@ func (m *Model) syncKeys() {
 	for _, b := range []*key.Binding{&k.Follow, &k.Filter, &k.Next, &k.Prev, &k.Open, &k.HTTP} {
 		b.SetEnabled(list)
 	}
+	k.Break.SetEnabled(list && m.breaks)
 	k.Clear.SetEnabled(m.mode == modeFilter || (list && m.flt.active()))
 	k.Accept.SetEnabled(m.mode == modeFilter)
 	k.Back.SetEnabled(detail)

@@ -80,6 +80,8 @@ func (m *Model) updateList(msg tea.KeyPressMsg) tea.Cmd {
 		m.jump(cur, -1)
 	case key.Matches(msg, k.Open):
 		m.openDetail()
+	case key.Matches(msg, k.Break):
+		return m.breakCmd()
 	case key.Matches(msg, k.HTTP):
 		m.flt.noHTTP = !m.flt.noHTTP
 		m.refilter(false)

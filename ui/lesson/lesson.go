@@ -44,6 +44,10 @@ type Options struct {
 	// Reorder starts the server behind sonde tap of the reorder step (nil:
 	// the step says why it is not shown).
 	Reorder ReorderFunc
+	// Hold sets a breakpoint (a filter query) on the session, for the
+	// step where the learner lets two held answers go (nil: the step
+	// says why it is not shown).
+	Hold func(expr string) error
 }
 
 func (o *Options) fill() {
@@ -79,6 +83,7 @@ type Model struct {
 
 	reordered  *Reordered // what the reorder step saw, once it ran
 	reorderErr error
+	holdErr    error // the hold step's breakpoint could not be set
 }
 
 // New returns the lesson at its first step.

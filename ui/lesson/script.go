@@ -124,6 +124,16 @@ var script = []step{
 		},
 	},
 	{
+		title: "hold the answers yourself",
+		text:  func(m *Model) string { return holdIntro },
+		act:   none,
+	},
+	{
+		title: "you hold the answers",
+		text:  func(m *Model) string { return m.holdText() },
+		act:   func(m *Model) tea.Cmd { return m.holdAct() },
+	},
+	{
 		title: "the server crashes",
 		text: func(m *Model) string {
 			return fmt.Sprintf("Three slow calls (ids %s, %s, %s) were pending when the crash tool made the server "+

@@ -123,13 +123,14 @@ type cursor struct{ sel, off int }
 
 // Model is the pending pane.
 type Model struct {
-	st    *theme.Styles
-	opts  Options
-	keys  KeyMap
-	w, h  int
-	now   time.Time
-	live  []*entry // in queue order
-	byKey map[reqKey]*entry
+	st     *theme.Styles
+	breaks bool // b sets a breakpoint (SetBreaks)
+	opts   Options
+	keys   KeyMap
+	w, h   int
+	now    time.Time
+	live   []*entry // in queue order
+	byKey  map[reqKey]*entry
 	// byServer holds each server's byKey once SetTag was called (each
 	// server numbers its requests from 1); byKey is then the one of the
 	// server whose events are applied.

@@ -17,6 +17,9 @@ type KeyMap struct {
 	Cancel, Frames, History key.Binding
 	// Answer opens the dialog of a request from the server that waits.
 	Answer key.Binding
+	// Break sets a breakpoint on the answers to requests like the one
+	// selected (BreakMsg); disabled where the session has no breakpoints.
+	Break key.Binding
 	// Filter types a query in the filter language; Clear drops it (esc),
 	// Accept keeps it (enter, while typing).
 	Filter, Clear, Accept key.Binding
@@ -33,6 +36,7 @@ func DefaultKeyMap() KeyMap {
 		Frames:  key.NewBinding(key.WithKeys("enter", "f"), key.WithHelp("enter/f", "show frames")),
 		History: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "live/history")),
 		Answer:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "answer server request")),
+		Break:   key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "break on answers like this")),
 		Filter:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Clear:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		Accept:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
@@ -48,7 +52,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Bindings(),
-		{k.Cancel, k.Answer, k.Frames, k.History},
+		{k.Cancel, k.Answer, k.Frames, k.History, k.Break},
 		{k.Filter, k.Accept, k.Clear},
 	}
 }
@@ -62,6 +66,7 @@ func (m *Model) syncKeys() {
 	for _, b := range []*key.Binding{&k.Frames, &k.History, &k.Filter} {
 		b.SetEnabled(!typing)
 	}
+	k.Break.SetEnabled(!typing && m.breaks)
 	k.Cancel.SetEnabled(!typing && !m.history)
 	k.Answer.SetEnabled(!typing && !m.history)
 	k.Accept.SetEnabled(typing)
@@ -131,6 +136,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			}
 			srv := e.server
 			return func() tea.Msg { return AnswerMsg{ID: id, Server: srv} }
+		}
+	case key.Matches(msg, k.Break):
+		if e := m.selected(); e != nil && e.method != "" {
+			q := breakQuery(e.key.dir, e.method, e.tool)
+			return func() tea.Msg { return BreakMsg{Expr: q} }
 		}
 	case key.Matches(msg, k.Frames):
 		if e := m.selected(); e != nil && e.key.id.IsValid() {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	"github.com/sonde-mcp/sonde/ui"
@@ -33,6 +34,9 @@ type UIOptions struct {
 	// Tapped are sonde tap's sessions for the picker (the root command
 	// hands them over from the tap family).
 	Tapped Tapped
+	// Breaks are --break, --breaks and --break-timeout: the breakpoints
+	// of the session (more can be set in the UI).
+	Breaks connect.BreakFlags
 }
 
 // Tapped is what the picker needs of sonde tap's sessions: the live ones,
@@ -49,6 +53,7 @@ func (o *UIOptions) Register(cmd *cobra.Command) {
 	o.Server.Register(cmd.Flags())
 	o.Server.FloodOffByDefault(cmd.Flags())
 	o.Fleet.Register(cmd.Flags())
+	o.Breaks.Register(cmd.Flags())
 	cmd.Flags().StringArrayVar(&o.Prewarm, "prewarm", nil, "with several servers: start the server `NAME` at once instead of when it is opened (repeatable)")
 	cmd.Flags().IntVar(&o.Frames, "frames", 20000, "frames kept in the Frames pane (older ones are evicted and counted)")
 	for _, hidden := range []string{"json", "trace"} {
@@ -62,6 +67,9 @@ func (o *UIOptions) Register(cmd *cobra.Command) {
 func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
 	f := &o.Server
 	if o.Fleet.Fleet(f) {
+		if len(o.Breaks.Breaks) > 0 || o.Breaks.File != "" {
+			return cmdutil.Usagef("--break and --breaks hold one server's frames: use them with one server, not --all or several --server")
+		}
 		return runFleetUI(cmd, env, o, args)
 	}
 	if len(o.Prewarm) > 0 {
@@ -102,6 +110,22 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	if err != nil {
 		return err
 	}
+	// Every frame of the session is offered to the breakpoints' Engine;
+	// the UI is its watcher: when it closes, everything held goes on.
+	changed := make(chan struct{}, 1)
+	eng, err := o.Breaks.Engine(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}, nil)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	dial = hold.Dialer(dial, eng)
+	detach := eng.Attach()
+	defer detach() // before the clients close (deferred later, run first)
 	rec, err := connect.RecordSwitch(f, t, secrets)
 	if err != nil {
 		return err
@@ -149,22 +173,24 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	opts := ui.Options{
 		Start: start, First: &first, Transport: transportName, Command: what,
 		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Reconnect: f.Reconnect,
-		Recorder: rec,
+		Recorder: rec, Breaks: ui.LocalBreaks(eng, changed),
 	}
 	if lessonOpts != nil {
-		opts.Lesson = demoLesson(*lessonOpts, f, t, copts, all)
+		opts.Lesson = demoLesson(*lessonOpts, f, t, copts, all, eng)
 	}
 	p := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	prog.Store(p)
 	_, err = p.Run()
+	detach() // the UI is gone: what it held goes on now
 	return interrupted(err)
 }
 
 // demoLesson builds the lesson of sonde demo, its modern and reorder steps
 // run against the same server.
-func demoLesson(lo lesson.Options, f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients) func(*theme.Styles) ui.Lesson {
+func demoLesson(lo lesson.Options, f *connect.Flags, t *connect.Target, copts client.Options, all *cmdutil.LiveClients, eng *hold.Engine) func(*theme.Styles) ui.Lesson {
 	lo.Modern = modernLesson(f, t, copts, all)
 	lo.Reorder = reorderLesson(f, t, copts, all)
+	lo.Hold = func(expr string) error { _, err := eng.Add(expr); return err }
 	return func(st *theme.Styles) ui.Lesson { return lesson.New(st, lo) }
 }
 

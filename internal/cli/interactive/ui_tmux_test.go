@@ -331,7 +331,7 @@ func TestTUIDemo(t *testing.T) {
 
 	tt.waitFor("the panes and the first lesson step", append([]string{
 		`─ 1 Pending `, `─ 2 Frames `, `─ 3 Tools `, `─ 4 stderr `,
-		`─ 5 Lesson 1/11: responses are matched by id `,
+		`─ 5 Lesson 1/13: responses are matched by id `,
 		`── pid \d+ started: `, `space next lesson step`,
 	}, handshake...)...)
 	// NO_COLOR is unset and TERM is xterm-256color: the UI draws in colour.
@@ -343,7 +343,7 @@ func TestTUIDemo(t *testing.T) {
 	// answered first and settles its own id while the slow one stays
 	// pending.
 	tt.keys("Space")
-	s := tt.waitFor("the two calls", `Lesson 2/11: two calls in flight`, `Sent id \d+ \(echo "slow".* and id \d+ \(echo "fast"\)`)
+	s := tt.waitFor("the two calls", `Lesson 2/13: two calls in flight`, `Sent id \d+ \(echo "slow".* and id \d+ \(echo "fast"\)`)
 	slow := submatch(t, s, `Sent id (\d+) \(echo "slow"`)
 	fast := submatch(t, s, `and id (\d+) \(echo "fast"\)`)
 	if a, b := atoiT(t, slow), atoiT(t, fast); b <= a {
@@ -365,27 +365,27 @@ func TestTUIDemo(t *testing.T) {
 
 	// What a FIFO client would have done: both answers swapped.
 	tt.keys("o")
-	tt.waitFor("the FIFO view", `Lesson 2/11: two calls in flight · FIFO view`,
+	tt.waitFor("the FIFO view", `Lesson 2/13: two calls in flight · FIFO view`,
 		`id `+slow+` slow\s+answer of id `+fast+` "fast"\s+WRONG`,
 		`id `+fast+` fast\s+answer of id `+slow+` "slow"\s+WRONG`,
 		`2 wrong answers`)
 	tt.keys("o")
-	tt.waitFor("the narration again", `Lesson 2/11: two calls in flight ─`, `!WRONG`)
+	tt.waitFor("the narration again", `Lesson 2/13: two calls in flight ─`, `!WRONG`)
 
 	tt.keys("Space")
-	tt.waitFor("step 3", `Lesson 3/11: both resolved`)
+	tt.waitFor("step 3", `Lesson 3/13: both resolved`)
 
 	// The same fixture again, behind sonde tap with a reorder rule: the
 	// answers come back c, b, a; matched by order, two go wrong.
 	tt.keys("Space")
-	tt.waitFor("the reorder step", `Lesson 4/11: answers reversed by sonde tap`,
+	tt.waitFor("the reorder step", `Lesson 4/13: answers reversed by sonde tap`,
 		`arrived:\s+id \d+ "c", id \d+ "b", id \d+ "a"`,
 		`by id:\s+a ← "a", b ← "b", c ← "c"`,
 		`by order: a ← "c" WRONG, b ← "b", c ← "a" WRONG \(2 wrong\)`)
 
 	// A call that times out after 1s; the server answers it anyway at 2.5s.
 	tt.keys("Space")
-	s = tt.waitFor("the late call", `Lesson 5/11: a timeout, then a late answer`, `id \d+ has a 1s timeout`)
+	s = tt.waitFor("the late call", `Lesson 5/13: a timeout, then a late answer`, `id \d+ has a 1s timeout`)
 	late := submatch(t, s, `id (\d+) has a 1s timeout`)
 	tt.waitFor("the late answer", `late call: timeout after `,
 		`->\s+\S*/cancelled`, `fixture: cancelled id=`+late+` `,
@@ -393,26 +393,26 @@ func TestTUIDemo(t *testing.T) {
 
 	// A long call, cancelled by the lesson.
 	tt.keys("Space")
-	s = tt.waitFor("the long call", `Lesson 6/11: a long call`, `id \d+ asks the server to wait`)
+	s = tt.waitFor("the long call", `Lesson 6/13: a long call`, `id \d+ asks the server to wait`)
 	long := submatch(t, s, `id (\d+) asks the server to wait`)
 	tt.waitFor("the long call pending", `^│\s*`+long+`\s+(?:tools/)?call(?: \S+)?\s+sent\s`)
 	// A FIFO client gave up on the late call and hands its answer to the
 	// next request sent: the long call gets it, wrongly.
 	tt.keys("o")
-	tt.waitFor("the FIFO view going wrong", `Lesson 6/11: a long call · FIFO view`,
+	tt.waitFor("the FIFO view going wrong", `Lesson 6/13: a long call · FIFO view`,
 		`id `+late+` late\s+gave up, no answer`, `id `+long+` long\s+answer of id `+late+` "too late"\s+WRONG`)
 	tt.keys("o")
-	tt.waitFor("the narration again", `Lesson 6/11: a long call ─`)
+	tt.waitFor("the narration again", `Lesson 6/13: a long call ─`)
 	tt.keys("Space")
-	tt.waitFor("the cancel", `Lesson 7/11: cancelled`, `id `+long+`: cancelled after `,
+	tt.waitFor("the cancel", `Lesson 7/13: cancelled`, `id `+long+`: cancelled after `,
 		`fixture: cancelled id=`+long+` `)
 
 	// A server request (legacy, this session) beside an input_required
 	// retry (modern, a second fixture started with --era modern).
 	tt.keys("Space")
-	tt.waitFor("the explanation first", `Lesson 8/11: the server asks you`, `Press space to call confirm\.`)
+	tt.waitFor("the explanation first", `Lesson 8/13: the server asks you`, `Press space to call confirm\.`)
 	tt.keys("Space")
-	s = tt.waitFor("the eras step", `Lesson 9/11: a server request, then input_required`, `id \d+ called confirm`)
+	s = tt.waitFor("the eras step", `Lesson 9/13: a server request, then input_required`, `id \d+ called confirm`)
 	confirm := submatch(t, s, `id (\d+) called confirm`)
 	// The legacy server's request opens the elicitation dialog; the lesson's
 	// user ticks confirm and accepts.
@@ -421,7 +421,7 @@ func TestTUIDemo(t *testing.T) {
 	// ticks confirm and leaves the lesson at its step.
 	tt.waitFor("the dialog's footer", `space toggle`)
 	tt.keys("Space")
-	tt.waitFor("confirm ticked", `› confirm\*\s+\[x\] true`, `Lesson 9/11: a server request`)
+	tt.waitFor("confirm ticked", `› confirm\*\s+\[x\] true`, `Lesson 9/13: a server request`)
 	tt.keys("C-s")
 	tt.waitFor("the legacy answer", `!Elicitation request from the server`,
 		`fixture: confirm: sending elicitation/create id="confirm-1"`,
@@ -433,16 +433,33 @@ func TestTUIDemo(t *testing.T) {
 	tt.keys("z")
 	tt.waitFor("the panes again", `─ 1 Pending `)
 
+	// Two answers held by a breakpoint; the learner lets the second go
+	// first, and each settles its own id.
+	tt.keys("Space")
+	tt.waitFor("the hold step's explanation", `Lesson 10/13: hold the answers yourself`, `Press space to send the two calls\.`)
+	tt.keys("Space")
+	s = tt.waitFor("the held answers", `held frames · 2`,
+		`h1\s+<-\s+response\s+\d+\s+\d+s\s+tools/call echo`, `h2\s+<-\s+response\s+\d+\s+\d+s\s+tools/call echo`)
+	first := submatch(t, s, `h1\s+<-\s+response\s+(\d+)\s`)
+	second := submatch(t, s, `h2\s+<-\s+response\s+(\d+)\s`)
+	tt.keys("Down", "f")
+	tt.waitFor("the second let go", `held frames · 1`, `› h1\s+<-\s+response\s+`+first+`\s`)
+	tt.keys("f")
+	s = tt.waitFor("both resolved", `!held frames`, `Lesson 11/13: you hold the answers`, `<- `+first+`\s+response\s+resolved`, `<- `+second+`\s+response\s+resolved`, `first: resolved after \S+\s+second: resolved`)
+	if iFirst, iSecond := lineIndex(s, `<- `+first+`\s+response\s+resolved`), lineIndex(s, `<- `+second+`\s+response\s+resolved`); iSecond >= iFirst {
+		t.Errorf("Frames shows the answer to %s (line %d) after the one to %s (line %d), want before:\n%s", second, iSecond, first, iFirst, s)
+	}
+
 	// The crash: every pending call fails with the exit.
 	tt.keys("Space")
-	tt.waitFor("the crash", `Lesson 10/11: the server crashes`,
+	tt.waitFor("the crash", `Lesson 12/13: the server crashes`,
 		`a: exited after \S+\s+b: exited after \S+\s+c: exited after `,
 		`── pid \d+ exited: exit code 3 `, `─ 4 stderr \S+ · exit code 3 `,
 		`fixture: exit-mid-call`, `<-\s+malformed`)
 
 	// The last step restarts the server: a second process, a new handshake.
 	tt.keys("Space")
-	s = tt.waitFor("the restart", `Lesson 11/11: your turn`,
+	s = tt.waitFor("the restart", `Lesson 13/13: your turn`,
 		`(?s)── pid \d+ started: .*── pid \d+ exited: exit code 3 .*── pid \d+ started: `,
 		`stdio pid \d+ │`, `<-\s+malformed(?s:.*)-> 1\s+initialize(?s:.*)<- 2\s+response\s+resolved`)
 

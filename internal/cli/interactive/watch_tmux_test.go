@@ -235,3 +235,49 @@ func TestTUIWatchSession(t *testing.T) {
 	h.end()
 	proctest.AssertGone(t, fx.PIDFile)
 }
+
+// TestTUIWatchBreaks: a host's two echo calls through sonde tap --break;
+// sonde watch shows both answers held, the second is forwarded first (f on
+// h2, then on h1), and the host gets them in that order; each matched by
+// its id.
+func TestTUIWatchBreaks(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	fx := clitest.NewFixture(t)
+	h := startTapHost(t, home, "brk", fx, "--break", "dir:in kind:response tool:echo", "--break-timeout", "0")
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stand-in","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.await(`"id":1,"result"`)
+	files, _ := filepath.Glob(filepath.Join(home, "sessions", "brk-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	tt := startTUI(t, 120, 36, []string{"watch", strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")})
+	tt.waitFor("the session", `tap · brk`, `sonde-fixture 0\.1\.0`)
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"value":"three"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"value":"four"}}}`)
+	// The fixture may answer either first: the handles follow the order held.
+	s := tt.waitFor("both answers held", `held frames · 2`, `h1\s+<-\s+response\s+[34]\s+held\s+tools/call echo`, `h2\s+<-\s+response\s+[34]\s+held\s+tools/call echo`, `⏸ 2 held`)
+	if submatch(t, s, `(h\d)\s+<-\s+response\s+4\s`) == "h2" {
+		tt.keys("Down")
+	}
+	tt.keys("f") // the answer to 4, the later call, first
+	h.await(`"id":4,"result"`)
+	if strings.Contains(h.out.String(), `"id":3,"result"`) {
+		t.Fatalf("the host got 3 with 4:\n%s", h.out.String())
+	}
+	tt.waitFor("one left", `held frames · 1`, `›\s*h\d\s+<-\s+response\s+3\s`)
+	tt.keys("f")
+	h.await(`"id":3,"result"`)
+	out := h.out.String()
+	if i3, i4 := strings.Index(out, `"id":3,"result"`), strings.Index(out, `"id":4,"result"`); i4 > i3 || !strings.Contains(out[i4:], "four") || !strings.Contains(out[i3:], "three") {
+		t.Errorf("the host got, in this order:\n%s", out)
+	}
+	tt.waitFor("nothing held", "!held frames", "!⏸")
+	tt.keys("1", "q")
+	if code := tt.waitExit(); code != 0 {
+		t.Errorf("sonde watch exited with %d%s", code, tt.diag())
+	}
+	h.end()
+	proctest.AssertGone(t, fx.PIDFile)
+}

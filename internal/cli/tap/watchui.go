@@ -116,6 +116,12 @@ func openSession(ctx context.Context, env *cmdutil.Env, o *WatchOptions, replayU
 		Watch: src, Transport: "tap · " + s.Label, Command: what,
 		Palette: p, NoColor: os.Getenv("NO_COLOR") != "", FrameCapacity: watchFrames,
 	}
+	// The UI watches the tap's breakpoints while it runs (H, B): closing
+	// it releases what the tap holds, when it was the last watcher.
+	if wb := watchBreaksOf(path); wb != nil {
+		defer wb.Close()
+		opts.Breaks = wb
+	}
 	prog := tea.NewProgram(ui.New(opts), tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	_, err = prog.Run()
 	return interrupted(err)
