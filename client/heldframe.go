@@ -60,3 +60,10 @@ type Hold struct {
 	// handles (from 1, in the order given); 0 otherwise.
 	Order int
 }
+
+// NoteHold reports a step of a frame a breakpoint held on this client's
+// own connection (hold.Conn), as a note event with Hold set: the
+// recording keeps it as the tap's does. text says it in words (hold.Text).
+func (c *Client) NoteHold(text string, h Hold) {
+	c.emit(Event{Time: time.Now(), Kind: EvNote, Note: text, Hold: &h})
+}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 )
 
@@ -58,7 +60,8 @@ func TestTUIBreakExternalEditor(t *testing.T) {
 func TestTUIBreakCloseReleases(t *testing.T) {
 	f := clitest.NewFixture(t)
 	log := filepath.Join(t.TempDir(), "fixture.stderr")
-	args := []string{"--break", "dir:out method:ping", "--break-timeout", "0"}
+	rec := filepath.Join(t.TempDir(), "session.jsonl")
+	args := []string{"--break", "dir:out method:ping", "--break-timeout", "0", "--record", rec}
 	for _, kv := range clitest.ChildEnv() {
 		args = append(args, "--env", kv)
 	}
@@ -88,4 +91,34 @@ func TestTUIBreakCloseReleases(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	f.AssertStarted(1)
+	// The recording keeps both steps of the held answer: held, then
+	// released when the UI (its watcher) went away.
+	steps := holdSteps(t, rec)
+	if len(steps) != 2 || steps[0].Action != client.HoldHeld || steps[1].Action != client.HoldReleased || steps[1].By != client.HoldByDetach {
+		t.Fatalf("hold records %+v, want held then released by detach", steps)
+	}
+}
+
+// holdSteps reads the hold records of a capture.
+func holdSteps(t *testing.T, path string) []capture.HoldRec {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := capture.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []capture.HoldRec
+	for rec, err := range r.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Hold != nil {
+			out = append(out, *rec.Hold)
+		}
+	}
+	return out
 }

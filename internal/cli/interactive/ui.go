@@ -112,13 +112,20 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	}
 	// Every frame of the session is offered to the breakpoints' Engine;
 	// the UI is its watcher: when it closes, everything held goes on.
+	// Each step of a held frame is noted on the client of the moment (a
+	// restart makes a new one), so the recording keeps it.
 	changed := make(chan struct{}, 1)
+	var current atomic.Pointer[client.Client]
 	eng, err := o.Breaks.Engine(func() {
 		select {
 		case changed <- struct{}{}:
 		default:
 		}
-	}, nil)
+	}, func(h client.Hold) {
+		if c := current.Load(); c != nil {
+			c.NoteHold(hold.Text(h), h)
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -150,6 +157,7 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	}()
 	start := func() (ui.Conn, error) {
 		c := client.New(copts)
+		current.Store(c)
 		sub := c.Subscribe(1 << 16)
 		rec.Follow(c)
 		otlp.Follow(c)
