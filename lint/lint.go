@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"bytes"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -211,9 +210,8 @@ func (l *Linter) track(seq uint64, f *client.FrameInfo) {
 			p.token = tok
 			l.tokens[s][tok] = m.ID
 		}
-		if cached(m.Method) && bytes.Contains(m.Params, []byte(metaVersionKey)) {
-			v, _ := metaVersion(m.Params)
-			p.modern = modernRev(v)
+		if cached(m.Method) {
+			p.modern = modernRequest(f)
 		}
 		l.pending[s][m.ID] = p
 		switch {

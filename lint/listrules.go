@@ -36,6 +36,27 @@ func cached(method string) bool {
 // are dates: their text sorts as they do).
 func modernRev(v string) bool { return len(v) == len(mcp.ModernVersion) && v >= mcp.ModernVersion }
 
+// modernRequest reports whether a request carries a 2026-07-28 or later
+// version in its _meta. A live frame of sonde's own may carry its params
+// only in its bytes: they are read from there when the message has none.
+func modernRequest(f *client.FrameInfo) bool {
+	if !bytes.Contains(f.Raw, []byte(metaVersionKey)) && !bytes.Contains(f.Msg.Params, []byte(metaVersionKey)) {
+		return false
+	}
+	params := f.Msg.Params
+	if len(params) == 0 {
+		var r struct {
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(f.Raw, &r) != nil {
+			return false
+		}
+		params = r.Params
+	}
+	v, _ := metaVersion(params)
+	return modernRev(v)
+}
+
 // answered returns the pending request of sonde's that a successful
 // response from the server answers.
 func (l *Linter) answered(ev client.Event) (pend, bool) {

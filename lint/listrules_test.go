@@ -1,10 +1,13 @@
 package lint
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/capturetest"
@@ -196,4 +199,37 @@ func FuzzListTypes(f *testing.F) {
 		}
 		cacheHintProblem(b)
 	})
+}
+
+// TestCacheHintLive: the same rule on a live session's events (no
+// capture in between: sonde's own frames carry their params only in their
+// bytes) against `sonde fixture --era modern`, whose server/discover
+// carries the hints and whose tools/list does not.
+func TestCacheHintLive(t *testing.T) {
+	c := client.New(client.Options{Timeout: 5 * time.Second, Era: client.EraModern})
+	var mu sync.Mutex
+	var evs []client.Event
+	follow := client.FollowN(context.Background(), c, 1024, client.SinkFunc(func(ev client.Event) {
+		mu.Lock()
+		evs = append(evs, ev)
+		mu.Unlock()
+	}))
+	if err := c.Connect(client.Stdio(capturetest.Stdio(t, "--era", "modern"))); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListTools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	follow.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	fs := lintAll(evs)
+	if len(fs) != 1 || fs[0].Rule != RuleCacheHint || fs[0].Method != "" || !strings.HasPrefix(fs[0].Detail, "tools/list result") {
+		t.Fatalf("findings %+v, want one cache-hint on the tools/list result", fs)
+	}
 }
