@@ -78,6 +78,9 @@ func (l *Linter) cacheHint(ev client.Event) {
 		return
 	}
 	if msg := cacheHintProblem(ev.Frame.Msg.Result); msg != "" {
+		if p.method == mcp.MethodToolsList {
+			msg += "; Claude Code drops a whole tools/list without them"
+		}
 		l.add(ev, RuleCacheHint, fmt.Sprintf("%s result (2026-07-28): %s", p.method, msg))
 	}
 }

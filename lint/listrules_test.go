@@ -64,7 +64,7 @@ func TestCacheHint(t *testing.T) {
 		{"present", 10, `{` + tools + `,"ttlMs":60000,"cacheScope":"connection"}`, ""},
 		{"zero-ttl", 10, `{` + tools + `,"ttlMs":0,"cacheScope":"x"}`, ""},
 		{"integral-float", 10, `{` + tools + `,"ttlMs":1e3,"cacheScope":"x"}`, ""},
-		{"both-missing", 10, `{` + tools + `}`, "no ttlMs, no cacheScope"},
+		{"both-missing", 10, `{` + tools + `}`, "no ttlMs, no cacheScope; Claude Code drops a whole tools/list without them"},
 		{"ttl-string", 10, `{` + tools + `,"ttlMs":"60000","cacheScope":"connection"}`, "ttlMs is a string, not a number"},
 		{"ttl-negative", 10, `{` + tools + `,"ttlMs":-1,"cacheScope":"connection"}`, "ttlMs is -1, not a non-negative integer"},
 		{"ttl-fraction", 10, `{` + tools + `,"ttlMs":1.5,"cacheScope":"connection"}`, "ttlMs is 1.5"},
