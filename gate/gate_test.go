@@ -15,6 +15,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/diff"
 	"github.com/sonde-mcp/sonde/internal/capturetest"
+	"github.com/sonde-mcp/sonde/lint"
 )
 
 func TestMain(m *testing.M) { capturetest.Main(m) }
@@ -228,7 +229,7 @@ func TestSARIFValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := log.Runs[0]
-	if log.Version != "2.1.0" || run.Tool.Driver.Name != "sonde" || run.Tool.Driver.Version != "v9.9.9" || len(run.Tool.Driver.Rules) != 16+3 {
+	if log.Version != "2.1.0" || run.Tool.Driver.Name != "sonde" || run.Tool.Driver.Version != "v9.9.9" || len(run.Tool.Driver.Rules) != len(lint.Rules())+3 {
 		t.Fatalf("log: %+v", log)
 	}
 	levels := map[string]string{}
@@ -283,7 +284,7 @@ func TestJUnit(t *testing.T) {
 	if err := xml.Unmarshal(buf.Bytes(), &root); err != nil {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
-	if len(root.Suites) != 1 || root.Tests != 19 || root.Failures != 2 || len(root.Suites[0].Cases) != 19 {
+	if len(root.Suites) != 1 || root.Tests != len(lint.Rules())+3 || root.Failures != 2 || len(root.Suites[0].Cases) != len(lint.Rules())+3 {
 		t.Fatalf("junit: %+v\n%s", root, buf.String())
 	}
 	for _, c := range root.Suites[0].Cases {

@@ -39,6 +39,9 @@ type pend struct {
 	method string
 	seq    uint64
 	token  jsonrpc.ID // its progress token, if any
+	// modern: the request (a list or read) carried a 2026-07-28 or later
+	// protocol version in its _meta.
+	modern bool
 }
 
 // side indexes the requester: 0 for sonde's requests (out), 1 for the
@@ -189,6 +192,8 @@ func (l *Linter) checkFrame(ev client.Event) {
 	}
 	if f.Err == nil && f.Dir == client.In {
 		l.taskTerminal(ev)
+		l.cacheHint(ev)
+		l.listItemType(ev)
 	}
 	l.versionInFrame(ev)
 	l.track(ev.Seq, f)
@@ -204,6 +209,9 @@ func (l *Linter) track(seq uint64, f *client.FrameInfo) {
 		if tok, ok := progressToken(m.Params); ok {
 			p.token = tok
 			l.tokens[s][tok] = m.ID
+		}
+		if cached(m.Method) {
+			p.modern = modernRequest(f)
 		}
 		l.pending[s][m.ID] = p
 		switch {

@@ -54,6 +54,8 @@ const (
 	RuleUnnegotiatedVersion = "unnegotiated-version"
 	RuleUndeclared          = "undeclared-capability"
 	RuleTaskTerminal        = "task-terminal-changed"
+	RuleCacheHint           = "cache-hint"
+	RuleListItemType        = "list-item-type"
 )
 
 // Rules returns every rule, in the order of docs/lint.md.
@@ -74,6 +76,8 @@ func Rules() []Rule {
 		{RuleCallBeforeInit, Must, "a tools/call sent after the initialize result but before the client's notifications/initialized", "2511/basic/lifecycle.mdx §Initialization: after successful initialization the client MUST send an initialized notification"},
 		{RuleUndeclared, Must, "a request from the server that needs a client capability the client did not declare in initialize (sampling, elicitation, roots, tasks)", "2506/basic/lifecycle.mdx §Operation: both parties MUST only use capabilities that were successfully negotiated"},
 		{RuleTaskTerminal, Must, "a task the server reported in a terminal status (completed, failed, cancelled) reported later in another status (tasks/get, tasks/cancel, notifications/tasks/status)", "2511/basic/utilities/tasks.mdx: tasks in a terminal status MUST NOT transition to any other status"},
+		{RuleCacheHint, Must, "a 2026-07-28 list or read result (tools/list, resources/list, resources/templates/list, prompts/list, resources/read) or a server/discover result without its cache hints: ttlMs (a non-negative integer) and cacheScope (a string), or with one of the wrong type", "SEP-2549 (final; spec PR #2855): ttlMs and cacheScope are required on 2607 list and read results and on server/discover (2607/server/discover.mdx); Claude Code drops a tools/list without them (kaibo PR #142)"},
+		{RuleListItemType, Must, "a list result (tools, resources, resource templates, prompts) with a value of the wrong JSON type in an item (readOnlyHint: \"true\"): strict clients drop the whole list", "schema.ts of each revision (Tool, ToolAnnotations, Resource, ResourceTemplate, Prompt, PromptArgument); observed by mcpsnoop (docs/CI.md): TS SDK 1.32.1 rejects the list, Go SDK 1.8.0 fails to decode it, Claude Code 2.1.292 shows no tools"},
 		{RuleUnnegotiatedVersion, Must, "a protocol version in later traffic (an MCP-Protocol-Version header, a result, a request's _meta) that differs from the one the initialize result negotiated", "2511/basic/lifecycle.mdx §Version Negotiation; 2511/basic/transports.mdx §Protocol Version Header: MCP-Protocol-Version: <protocol-version> on all subsequent requests"},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
+	"github.com/sonde-mcp/sonde/lint"
 )
 
 // TestLintCommand: a capture of a noisy server is exit status 1 with the
@@ -47,12 +48,12 @@ func TestLintCommand(t *testing.T) {
 
 func TestLintRules(t *testing.T) {
 	r := clitest.RunSonde(t, "", "lint", "--rules")
-	if r.Code != 0 || strings.Count(r.Stdout, "\n  spec: ") != 16 || !strings.Contains(r.Stdout, "late-response (should): ") {
+	if r.Code != 0 || strings.Count(r.Stdout, "\n  spec: ") != len(lint.Rules()) || !strings.Contains(r.Stdout, "late-response (should): ") {
 		t.Errorf("lint --rules: %d\n%s", r.Code, r.Stdout)
 	}
 	r = clitest.RunSonde(t, "", "lint", "--rules", "--json")
 	var rules []struct{ Name, Level, Summary, Spec string }
-	if err := json.Unmarshal([]byte(r.Stdout), &rules); err != nil || len(rules) != 16 || rules[0].Name != "not-json" {
+	if err := json.Unmarshal([]byte(r.Stdout), &rules); err != nil || len(rules) != len(lint.Rules()) || rules[0].Name != "not-json" {
 		t.Errorf("lint --rules --json: %v %s", err, r.Stdout)
 	}
 	if r := clitest.RunSonde(t, "", "lint", "--rules", "x.jsonl"); r.Code != 2 {
