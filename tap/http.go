@@ -17,6 +17,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/loopback"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -89,6 +90,11 @@ type ProxyOptions struct {
 	// what the host sent and what it received are observed, and each
 	// change a rule made is noted.
 	Faults *chaos.Engine
+	// Hold, when set, judges each JSON-RPC message of both directions
+	// against its breakpoints and holds those one matches (httphold.go,
+	// docs/breakpoints.md "Over HTTP"). What no breakpoint holds is
+	// forwarded as without it.
+	Hold *hold.Engine
 }
 
 // HTTPStats is what an HTTP tap forwarded and what observation missed.
@@ -131,6 +137,9 @@ type Proxy struct {
 	// endpoint event) to its session's key (LegacySession).
 	legacyMu sync.Mutex
 	legacy   map[string]string
+	// streams are the SSE streams the breakpoints pass (httpholdsse.go).
+	streamsMu sync.Mutex
+	streams   map[*sseHold]struct{}
 }
 
 // exchange is one request the proxy forwards.
@@ -284,13 +293,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		ex.stream = r.Method
 	}
-	if p.faults != nil {
+	if p.faults != nil || p.opts.Hold != nil {
 		u := *r.URL
 		u.Scheme, u.Host = p.opts.Target.Scheme, p.opts.Target.Host
 		ex.url = RedactURL(&u)
-		if p.faults.request(w, r, ex) {
-			return
-		}
+	}
+	if p.opts.Hold != nil && p.holdRequest(w, r, ex) {
+		return
+	}
+	if p.faults != nil && p.faults.request(w, r, ex) {
+		return
 	}
 	// The request body is sent upstream while the answer may already be
 	// coming back (a server answers once it has parsed the body; the
@@ -375,6 +387,16 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 			return err
 		}
 		ctype = mediaType(resp.Header.Get("Content-Type"))
+	}
+	if p.opts.Hold != nil && resp.Header.Get("Content-Encoding") == "" {
+		switch {
+		case ctype == "text/event-stream":
+			p.holdSSE(resp, ex)
+		case ctype == "application/json" && resp.StatusCode == http.StatusOK:
+			if err := p.holdJSONResponse(resp); err != nil {
+				return err
+			}
+		}
 	}
 	if p.opts.Observer == nil {
 		return nil
