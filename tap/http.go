@@ -174,6 +174,9 @@ type exchange struct {
 	// the rules left it), and noise lines for the host's answer.
 	hostBody     []byte
 	hostObserved bool
+	// bodyWhole: the breakpoints read the host's body whole (it is in
+	// memory: no full duplex).
+	bodyWhole bool
 	noise        [][]byte
 }
 
@@ -310,7 +313,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// duplex, the HTTP/1 server would close the body when the answer's
 	// headers are written, the transport's last read of it would fail,
 	// and the transport would drop the upstream connection mid-answer.
-	if ex.hostBody == nil { // (a body the rules read whole is in memory)
+	if ex.hostBody == nil && !ex.bodyWhole { // (a body the rules or the breakpoints read whole is in memory)
 		_ = http.NewResponseController(w).EnableFullDuplex()
 	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exKey{}, ex)))

@@ -45,6 +45,9 @@ type decided struct {
 func (p *Proxy) awaitHold(ctx context.Context, dir client.Direction, raw []byte, back func([]byte) error) (d decided, held, ok bool) {
 	ch := make(chan decided)
 	deliver := func(o hold.Outcome) error {
+		if ctx.Err() != nil {
+			return errHostGone
+		}
 		var err error
 		if o.Back() && back != nil {
 			err = back(o.Frame)
@@ -87,7 +90,8 @@ func (p *Proxy) holdRequest(w http.ResponseWriter, r *http.Request, ex *exchange
 		return false
 	}
 	r.Body.Close()
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	ex.bodyWhole = true
+	r.Body, r.ContentLength = wholeBody(body), int64(len(body))
 	line := bytes.TrimSpace(body)
 	var back func([]byte) error
 	if ex.session != "" && strings.HasPrefix(ex.session, LegacySession) {
@@ -102,7 +106,7 @@ func (p *Proxy) holdRequest(w http.ResponseWriter, r *http.Request, ex *exchange
 	}
 	switch d.o.Action {
 	case client.HoldEdited:
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(d.o.Frame)), int64(len(d.o.Frame))
+		r.Body, r.ContentLength = wholeBody(d.o.Frame), int64(len(d.o.Frame))
 		r.Header.Set("Content-Length", strconv.Itoa(len(d.o.Frame)))
 		return false
 	case client.HoldAnswered:
@@ -231,7 +235,7 @@ func (p *Proxy) holdJSONResponse(resp *http.Response) error {
 		return nil
 	}
 	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.Body = wholeBody(body)
 	ctx := resp.Request.Context()
 	d, held, ok := p.awaitHold(ctx, client.In, bytes.TrimSpace(body), nil)
 	switch {
@@ -242,7 +246,7 @@ func (p *Proxy) holdJSONResponse(resp *http.Response) error {
 	}
 	switch d.o.Action {
 	case client.HoldEdited:
-		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(d.o.Frame)), int64(len(d.o.Frame))
+		resp.Body, resp.ContentLength = wholeBody(d.o.Frame), int64(len(d.o.Frame))
 		resp.Header.Set("Content-Length", strconv.Itoa(len(d.o.Frame)))
 	case client.HoldDropped:
 		p.waitDropped(ctx)
@@ -295,3 +299,22 @@ func (p *Proxy) answerServer(ex *exchange, req *http.Request, answer []byte) err
 	}
 	return nil
 }
+
+// wholeBody is a body in memory that returns io.EOF with its last bytes,
+// as a body read from the network does: a reader that reads exactly its
+// length (the transport, with Content-Length) sees its end at once, and
+// observation records its end before the answer's.
+func wholeBody(b []byte) io.ReadCloser { return &memBody{b: b} }
+
+type memBody struct{ b []byte }
+
+func (m *memBody) Read(p []byte) (int, error) {
+	n := copy(p, m.b)
+	m.b = m.b[n:]
+	if len(m.b) == 0 {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *memBody) Close() error { return nil }

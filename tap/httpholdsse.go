@@ -65,6 +65,9 @@ func (p *Proxy) streamOf(key string) *sseHold {
 
 // write writes b to the host's stream, whole.
 func (s *sseHold) write(b []byte) error {
+	if s.req.Context().Err() != nil {
+		return errHostGone
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, err := s.pw.Write(b)
@@ -179,7 +182,8 @@ func (s *sseHold) deliver(raw []byte, atStart bool, o hold.Outcome) error {
 func (s *sseHold) end(err error) {
 	s.mu.Lock()
 	s.ended, s.endErr = true, err
-	last := s.pending == 0
+	// A host gone takes what is held of its stream with it.
+	last := s.pending == 0 || s.req.Context().Err() != nil
 	s.mu.Unlock()
 	if last {
 		s.finish(err)
