@@ -177,7 +177,7 @@ type exchange struct {
 	// bodyWhole: the breakpoints read the host's body whole (it is in
 	// memory: no full duplex).
 	bodyWhole bool
-	noise        [][]byte
+	noise     [][]byte
 }
 
 type exKey struct{}
