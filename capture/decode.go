@@ -176,6 +176,8 @@ func (s *recScanner) field(key []byte, rec *Record) bool {
 		return s.nested(&rec.HTTP)
 	case "fault":
 		return s.nested(&rec.Fault)
+	case "hold":
+		return s.nested(&rec.Hold)
 	}
 	return false
 }

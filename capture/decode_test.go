@@ -76,6 +76,8 @@ func kindsOfEvents() []client.Event {
 // each must decode as encoding/json decodes it.
 var oddLines = []string{
 	`{}`,
+	`{"type":"note","t":1,"note":"breakpoint 1 edited h1","hold":{"handle":"h1","breakpoint":1,"action":"edited","by":"socket","dir":"in","kind":"response","id":3,"method":"tools/call","original":"{}","frame":"e30=","b64":true,"held_ns":5,"order":2}}`,
+	`{"type":"note","t":1,"hold":{"handle":7,"action":null}}`,
 	` { "type" : "frame" , "seq" : 1 , "t" : 2 } ` + "\r",
 	`{"type":"frame","seq":1,"t":2,"Type":"note"}`,
 	`{"TYPE":"frame","t":1}`,

@@ -98,6 +98,10 @@ func (e *encoder) recordBytes(ev client.Event, sc *recScratch) (r Record, raw bi
 		r.Type = TypeNote
 		r.Note, r.Redacted = e.redact.String(ev.Note)
 		r.Fault = faultRec(ev.Fault)
+		var red bool
+		if r.Hold, red = e.holdRec(ev.Hold); red {
+			r.Redacted = true
+		}
 	case client.EvHTTP:
 		r.Type = TypeHTTP
 		r.HTTP, r.Redacted = e.httpRec(ev.HTTP)

@@ -72,6 +72,7 @@ func TestRecordJSONMatchesEncodingJSON(t *testing.T) {
 		checkRecordJSON(t, &Record{Type: TypeNote, Note: s, Argv: []string{}})
 		fid := jsonrpc.String(s)
 		checkRecordJSON(t, &Record{Type: TypeNote, Note: s, Fault: &FaultRec{Rule: 2, Action: client.FaultAction(s), Dir: "in", Kind: s, ID: &fid, Method: s}})
+		checkRecordJSON(t, &Record{Type: TypeNote, Note: s, Hold: &HoldRec{Handle: s, Breakpoint: 1, Action: client.HoldAction(s), By: client.HoldBy(s), Dir: s, Kind: s, ID: &fid, Method: s, Original: s, Frame: s, B64: true, HeldNS: -1, Order: 3}})
 	}
 	// A snapshot that is not JSON fails both.
 	checkRecordJSON(t, &Record{Type: TypeRequest, Err: &ErrorRec{Snapshot: json.RawMessage(`{`)}})
@@ -92,6 +93,8 @@ func FuzzRecordJSON(f *testing.F) {
 		checkRecordJSON(t, &rec)
 		id := jsonrpc.String(s)
 		rec.Detail, rec.Note, rec.Raw, rec.ID, rec.Argv = s, s, s+rec.Raw, &id, append(rec.Argv, s)
+		checkRecordJSON(t, &rec)
+		rec.Hold = &HoldRec{Handle: s, Action: client.HoldAction(s), Dir: s, ID: &id, Original: s, Frame: s + s}
 		checkRecordJSON(t, &rec)
 	})
 }

@@ -68,7 +68,7 @@ func (h Header) Event(rec Record) (ev client.Event, ok bool, err error) {
 		p.Exit = h.exitOf(rec.Exit)
 		ev.Kind, ev.Proc = client.EvProcess, p
 	case TypeNote:
-		ev.Kind, ev.Note, ev.Fault = client.EvNote, rec.Note, faultOf(rec.Fault)
+		ev.Kind, ev.Note, ev.Fault, ev.Hold = client.EvNote, rec.Note, faultOf(rec.Fault), holdOf(rec.Hold)
 		if ev.Fault == nil && h.before(1, 4) {
 			ev.Fault = legacyFault(rec.Note)
 		}

@@ -26,7 +26,7 @@ const Format = "sonde-capture"
 // older readers ignore or skip.
 const (
 	VersionMajor = 1
-	VersionMinor = 4
+	VersionMinor = 5
 )
 
 // Record types (the "type" field of each line).
@@ -140,6 +140,8 @@ type Record struct {
 	// Note, and (1.4) on the note of a fault rule, what it did.
 	Note  string    `json:"note,omitempty"`
 	Fault *FaultRec `json:"fault,omitempty"`
+	// Hold (1.5), on the note of a breakpoint, is the step of the frame it held.
+	Hold *HoldRec `json:"hold,omitempty"`
 
 	// HTTP exchanges and stream events.
 	HTTP *HTTPRec `json:"http,omitempty"`

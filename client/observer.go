@@ -168,6 +168,12 @@ func (o *Observer) Fault(text string, f *Fault, t time.Time) {
 	o.hub.emit(Event{Time: t, Kind: EvNote, Note: text, Fault: f})
 }
 
+// Hold reports a note about a step of a frame a breakpoint held (sonde
+// tap --break), with its fields.
+func (o *Observer) Hold(text string, h *Hold, t time.Time) {
+	o.hub.emit(Event{Time: t, Kind: EvNote, Note: text, Hold: h})
+}
+
 // Missed reports that n events could not be observed (the bytes went by
 // while the observer was behind): a gap of n in Seq, which a recorder
 // writes as a missed record, after a note saying why.

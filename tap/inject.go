@@ -113,7 +113,12 @@ var initializedMethod = []byte(`"notifications/initialized"`)
 // is offered to the observer and written in the host's turn on the
 // server's stdin (Injector.writing), so an injected line goes only
 // between two of the host's lines.
-type serverWriter struct{ in *Injector }
+type serverWriter struct {
+	in *Injector
+	// quiet: the chunks are not offered (breakpoints come first, and the
+	// forwarder offers what the host sent).
+	quiet bool
+}
 
 func (w serverWriter) Write(p []byte) (int, error) {
 	in := w.in
@@ -122,7 +127,7 @@ func (w serverWriter) Write(p []byte) (int, error) {
 		in.cond.Wait()
 	}
 	in.writing = true
-	staged := in.t.stage(chunk{s: streamIn, data: append([]byte(nil), p...), t: time.Now()})
+	staged := !w.quiet && in.t.stage(chunk{s: streamIn, data: append([]byte(nil), p...), t: time.Now()})
 	in.mu.Unlock()
 
 	n, err := in.dst.Write(p) // may block: no lock held

@@ -81,6 +81,11 @@ type Options struct {
 	// Injector, when set, lets a watcher send requests of its own into
 	// the session (inject.go); not with Faults.
 	Injector *Injector
+	// Breaks, when set, are the breakpoints (breaks.go): each direction
+	// then goes through them, before Faults and after the Injector takes
+	// its answers out, and the observer sees what the host sent and what
+	// the host received.
+	Breaks *Breaks
 }
 
 // Stats is what a tap forwarded and what observation missed.
@@ -111,6 +116,7 @@ type chunk struct {
 	// and fault what the rule did.
 	note  string
 	fault *client.Fault
+	hold  *client.Hold
 	// missed counts the chunks of this stream that were not observed
 	// just before this one; missedBytes their size; atLineStart whether
 	// the last of them ended with a newline.
@@ -207,6 +213,12 @@ func Run(opts Options, in io.Reader, out, errw io.Writer) (transport.Ended, Stat
 		r.filter.flush()
 		opts.Injector.end()
 	}
+	if r.breaks != nil {
+		if r.filter != nil {
+			_ = r.breaks.toHost.End()
+		}
+		r.breaks.finish(opts.Breaks)
+	}
 	if t.pipe != nil {
 		t.pipe.Close()
 	}
@@ -239,12 +251,15 @@ func (opts Options) withDefaults() Options {
 
 // routes are where the forwarders write each stream, and which of them
 // offer what they read to the observer: straight through, through the
-// fault rules' pipe, or through the injector's filters.
+// breakpoints, through the fault rules' pipe, or through the injector's
+// filters.
 type routes struct {
 	toServer, toHost, toErr io.Writer
 	observeOut, observeIn   bool
 	// filter is the host's stdout filter of an injector (nil without one).
 	filter *hostFilter
+	// breaks is the breakpoints' path (nil without breakpoints).
+	breaks *breakPath
 }
 
 // route sets up the writers of Run's forwarders for t's options (the
@@ -259,8 +274,24 @@ func (t *tap) route(out, errw io.Writer) routes {
 	case opts.Injector != nil:
 		opts.Injector.attach(t, p.Stdin)
 		r.filter = &hostFilter{in: opts.Injector, w: out, max: opts.MaxLineBytes}
-		r.toServer, r.toHost = serverWriter{opts.Injector}, r.filter
-		r.observeIn = false // serverWriter offers what it writes
+		sw := serverWriter{in: opts.Injector, quiet: opts.Breaks != nil}
+		r.toServer, r.toHost = sw, r.filter
+		r.observeIn = opts.Breaks != nil // serverWriter offers what it writes, unless breakpoints come first
+	}
+	if opts.Breaks != nil {
+		// The host's stdout is observed as written (the fault rules'
+		// writer does it already).
+		r.breaks = t.newBreakPath(r.toServer, out, opts.Faults == nil)
+		if opts.Faults != nil {
+			r.breaks.host.w = r.toHost
+		}
+		r.toServer = r.breaks.toServer
+		if r.filter != nil {
+			r.filter.w = r.breaks.toHost
+		} else {
+			r.toHost = r.breaks.toHost
+		}
+		r.observeOut = false
 	}
 	return r
 }
@@ -328,7 +359,7 @@ func (t *tap) forward(s stream, src io.Reader, dst io.Writer, onWriteErr func(),
 			total += int64(n)
 		}
 		if rerr != nil {
-			if f, ok := dst.(*chaos.LineWriter); ok {
+			if f, ok := dst.(ender); ok {
 				// The last line, without its newline, goes as it is.
 				if err := f.End(); err != nil && onWriteErr != nil {
 					onWriteErr()
@@ -493,6 +524,10 @@ func (ob *observation) handle(c chunk) {
 	ob.t.inflight.Add(-int64(len(c.data)))
 	if c.note != "" && c.fault != nil {
 		o.Fault(c.note, c.fault, c.t)
+		return
+	}
+	if c.note != "" && c.hold != nil {
+		o.Hold(c.note, c.hold, c.t)
 		return
 	}
 	if c.note != "" {

@@ -83,7 +83,7 @@ found. The subcommands below do the same work headless, for scripts:
 	)
 	root.AddCommand(doctor.NewCmdDoctor(env), config.NewCmdServers(env), config.NewCmdReport(env))
 	root.AddCommand(capfile.NewCmdDiff(env), capfile.NewCmdBaseline(env))
-	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env), tap.NewCmdWatch(env, interactive.RunReplay), tap.NewCmdInject(env), tap.NewCmdFaults(env))
+	root.AddCommand(tap.NewCmdWrap(env), tap.NewCmdUnwrap(env), tap.NewCmdSessions(env), tap.NewCmdWatch(env, interactive.RunReplay), tap.NewCmdInject(env), tap.NewCmdFaults(env), tap.NewCmdBreaks(env))
 	connect.CompleteServerNames(root)
 	root.AddCommand(live.NewCmdFeatures(env)...)
 	return root

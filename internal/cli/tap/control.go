@@ -8,6 +8,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
@@ -51,6 +52,8 @@ type control struct {
 	inj    injectTarget
 	faults *chaos.Engine
 	obs    *client.Observer
+	// breaks, when set, answers sonde/breaks/* (breaks.go).
+	breaks *hold.Engine
 }
 
 // Inject answers req (see control).
@@ -58,6 +61,9 @@ func (c *control) Inject(ctx context.Context, req []byte) ([]byte, error) {
 	msg, err := jsonrpc.Decode(req)
 	if err != nil || msg.Kind != jsonrpc.KindRequest {
 		return c.forward(ctx, msg.ID, req)
+	}
+	if hold.IsMethod(msg.Method) {
+		return c.breaksAnswer(msg)
 	}
 	switch msg.Method {
 	case MethodFaultsList:

@@ -2,6 +2,7 @@ package tap
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/sessions"
@@ -30,8 +32,12 @@ const SocketExt = ".sock"
 // maxInjectLine bounds a request a watcher sends through the socket, and
 // maxInjectWaiting the requests of one connection waiting for their answer
 // (past it, the next line is read once one is answered).
+// A line over bigInjectLine (an edit of a held frame can be up to
+// hold.MaxEditBytes) is answered before the next is read, so a
+// connection holds at most one such line.
 const (
-	maxInjectLine    = 1 << 20
+	maxInjectLine    = hold.MaxEditBytes + 64<<10
+	bigInjectLine    = 1 << 20
 	maxInjectWaiting = 64
 )
 
@@ -118,11 +124,22 @@ func serveInjectConn(ctx context.Context, inj injectTarget, c net.Conn) {
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 64<<10), maxInjectLine)
 	room := make(chan struct{}, maxInjectWaiting) // no more read while full
+	// A connection that asks sonde/breaks/watch is a watcher of the
+	// session's breakpoints until it closes.
+	var detach func()
+	defer func() {
+		if detach != nil {
+			detach()
+		}
+	}()
 	for sc.Scan() {
 		line := append([]byte(nil), sc.Bytes()...)
+		if w, ok := inj.(breakWatcher); ok && detach == nil && isWatch(line) {
+			detach = w.watch()
+		}
 		room <- struct{}{}
 		wg.Add(1)
-		go func() {
+		answer := func() {
 			defer func() { <-room; wg.Done() }()
 			answer, err := inj.Inject(ctx, line)
 			if err != nil {
@@ -136,8 +153,29 @@ func serveInjectConn(ctx context.Context, inj injectTarget, c net.Conn) {
 			wmu.Lock()
 			defer wmu.Unlock()
 			c.Write(append(answer, '\n'))
-		}()
+		}
+		if len(line) > bigInjectLine {
+			answer()
+			continue
+		}
+		go answer()
 	}
+}
+
+// breakWatcher is an injectTarget with breakpoints: a connection that
+// asks sonde/breaks/watch counts as a watcher (hold.Engine.Attach) until
+// it closes.
+type breakWatcher interface {
+	watch() (detach func())
+}
+
+// isWatch reports whether line is a sonde/breaks/watch request.
+func isWatch(line []byte) bool {
+	if !bytes.Contains(line, []byte(hold.MethodWatch)) {
+		return false
+	}
+	msg, err := jsonrpc.Decode(line)
+	return err == nil && msg.Kind == jsonrpc.KindRequest && msg.Method == hold.MethodWatch
 }
 
 // InjectOptions are the flags of sonde inject.

@@ -72,6 +72,8 @@ type Options struct {
 	Signals <-chan os.Signal
 	// OTLP: --otlp-endpoint and the rest (otlp.go).
 	OTLP connect.OTLPFlags
+	// Break: --break, --breaks, --break-timeout (breaks.go; stdio).
+	Break BreakOptions
 }
 
 // tapLong is sonde tap --help's text.
@@ -230,6 +232,7 @@ func (o *Options) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.Faults, "fault", nil, "inject a fault, RULE = action:match,options, e.g. drop:to-host,kind=response,every=3 (repeatable; each value has a limit, e.g. n= 1000 copies, ms= 1h: docs/chaos.md)")
 	f.StringVar(&o.FaultsFile, "faults", "", "read fault rules from FILE, one a line ('#' starts a comment)")
 	f.Uint64Var(&o.Seed, "seed", 0, "the seed of the fault rules' draws (p=, ms=LO-HI); default: a new one each run, written in the recording")
+	o.Break.register(f)
 	o.OTLP.Register(f)
 	f.Bool(strings.TrimPrefix(hostconfig.WrapMarker, "--"), false, "marks a host config entry that sonde wrap wrote (sonde unwrap --all changes only those); nothing else")
 	_ = f.MarkHidden(strings.TrimPrefix(hostconfig.WrapMarker, "--"))
@@ -262,6 +265,11 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	if err != nil {
 		return err
 	}
+	breaks, err := breaksOf(&o.Break)
+	if err != nil {
+		return err
+	}
+	defer breaks.Close()
 	tel, err := startTelemetry(o, red)
 	if err != nil {
 		return err
@@ -282,11 +290,14 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 	obs = observe(tel, obs)
 	noteFaults(obs, faults)
 	var inj *coretap.Injector
+	var brk *coretap.Breaks
 	if recPath != "" && o.Record == "" {
 		// A live session in the sessions folder takes sonde inject's
-		// requests through a socket beside its recording; with fault
-		// rules, it takes sonde faults' instead.
-		ctl := &control{faults: faults, obs: obs}
+		// requests through a socket beside its recording (with fault
+		// rules, sonde faults' instead), and sonde breaks' always: its
+		// breakpoints (--break, or added later) hold frames.
+		brk = breaks
+		ctl := &control{faults: faults, obs: obs, breaks: brk.Engine}
 		if faults == nil {
 			inj = coretap.NewInjector()
 			ctl.inj = inj
@@ -294,11 +305,17 @@ func Run(env *cmdutil.Env, o *Options, argv []string) error {
 		if stop := serveInjector(ctl, socketPath(recPath), env.Err); stop != nil {
 			defer stop()
 		} else {
-			inj = nil
+			inj, brk = nil, nil
 		}
 	}
+	if brk == nil && o.Break.given() {
+		fmt.Fprintln(env.Err, "sonde tap: no socket for sonde breaks (a session recorded in the sessions folder has one): the breakpoints are off")
+	}
+	if brk != nil {
+		noteBreaks(obs, brk.Engine)
+	}
 	ended, _, err := coretap.Run(coretap.Options{
-		Argv: argv, Observer: obs, MaxLineBytes: o.MaxLineBytes, Signals: signals, Faults: faults, Injector: inj,
+		Argv: argv, Observer: obs, MaxLineBytes: o.MaxLineBytes, Signals: signals, Faults: faults, Injector: inj, Breaks: brk,
 	}, env.In, env.Out, env.Err)
 	if err != nil && obs != nil {
 		err = obs.SpawnFailed(err, time.Now())
