@@ -140,6 +140,10 @@ type Proxy struct {
 	// streams are the SSE streams the breakpoints pass (httpholdsse.go).
 	streamsMu sync.Mutex
 	streams   map[*sseHold]struct{}
+	// holdSess is the session of each frame held (by its direction and
+	// id: NoteHold records its steps there).
+	holdMu   sync.Mutex
+	holdSess map[string]string
 }
 
 // exchange is one request the proxy forwards.
@@ -203,6 +207,7 @@ type hchunk struct {
 	http        *client.HTTPEvent
 	note        string
 	fault       *client.Fault // on a note of a fault rule
+	hold        *client.Hold  // on a note of a breakpoint's step
 	waited      bool          // an end offerEnd's goroutine queued (counted in Proxy.ends)
 	missed      uint64
 	missedBytes int64

@@ -42,7 +42,7 @@ type decided struct {
 // request ended first (the Engine's Deliver then reports errHostGone).
 // back, when set, carries out an answer in the decider's goroutine (the
 // legacy transport's: on the session's stream) before the waiter is told.
-func (p *Proxy) awaitHold(ctx context.Context, dir client.Direction, raw []byte, back func([]byte) error) (d decided, held, ok bool) {
+func (p *Proxy) awaitHold(ctx context.Context, ex *exchange, dir client.Direction, raw []byte, back func([]byte) error) (d decided, held, ok bool) {
 	ch := make(chan decided)
 	deliver := func(o hold.Outcome) error {
 		if ctx.Err() != nil {
@@ -59,7 +59,7 @@ func (p *Proxy) awaitHold(ctx context.Context, dir client.Direction, raw []byte,
 			return errHostGone
 		}
 	}
-	if !p.opts.Hold.Offer(dir, raw, deliver) {
+	if !p.offerHold(ex, dir, raw, deliver) {
 		return decided{}, false, false
 	}
 	select {
@@ -97,7 +97,7 @@ func (p *Proxy) holdRequest(w http.ResponseWriter, r *http.Request, ex *exchange
 	if ex.session != "" && strings.HasPrefix(ex.session, LegacySession) {
 		back = func(answer []byte) error { return p.legacyAnswer(ex.session, answer) }
 	}
-	d, held, ok := p.awaitHold(r.Context(), client.Out, line, back)
+	d, held, ok := p.awaitHold(r.Context(), ex, client.Out, line, back)
 	switch {
 	case !held:
 		return false
@@ -237,7 +237,7 @@ func (p *Proxy) holdJSONResponse(resp *http.Response) error {
 	resp.Body.Close()
 	resp.Body = wholeBody(body)
 	ctx := resp.Request.Context()
-	d, held, ok := p.awaitHold(ctx, client.In, bytes.TrimSpace(body), nil)
+	d, held, ok := p.awaitHold(ctx, exchangeOf(resp.Request), client.In, bytes.TrimSpace(body), nil)
 	switch {
 	case !held:
 		return nil
@@ -318,3 +318,54 @@ func (m *memBody) Read(p []byte) (int, error) {
 }
 
 func (m *memBody) Close() error { return nil }
+
+// maxHoldSessions bounds holdSess (past it, steps go to the recording of
+// no session).
+const maxHoldSessions = 4096
+
+func holdKey(dir client.Direction, id string) string { return dir.String() + " " + id }
+
+// offerHold offers raw to the Engine, remembering the session of ex (its
+// exchange) while it is held, for NoteHold.
+func (p *Proxy) offerHold(ex *exchange, dir client.Direction, raw []byte, deliver hold.Deliver) bool {
+	k := ""
+	if ex != nil && ex.session != "" {
+		if id, _ := jsonrpc.ScanID(raw); id.IsValid() {
+			k = holdKey(dir, id.String())
+			p.holdMu.Lock()
+			if p.holdSess == nil {
+				p.holdSess = map[string]string{}
+			}
+			if len(p.holdSess) < maxHoldSessions {
+				p.holdSess[k] = ex.session
+			}
+			p.holdMu.Unlock()
+		}
+	}
+	held := p.opts.Hold.Offer(dir, raw, deliver)
+	if !held && k != "" {
+		p.holdMu.Lock()
+		delete(p.holdSess, k)
+		p.holdMu.Unlock()
+	}
+	return held
+}
+
+// NoteHold records a step of a frame the breakpoints held (set it as the
+// hold.Options.Note of ProxyOptions.Hold's Engine): a note with the step
+// (client.Observer.Hold, in HoldText's words), in the recording of the
+// frame's session, in order with what the proxy observes.
+func (p *Proxy) NoteHold(h client.Hold) {
+	sess := ""
+	if h.ID.IsValid() {
+		k := holdKey(h.Dir, h.ID.String())
+		p.holdMu.Lock()
+		sess = p.holdSess[k]
+		if h.Action != client.HoldHeld {
+			delete(p.holdSess, k)
+		}
+		p.holdMu.Unlock()
+	}
+	now := time.Now()
+	p.offer(hchunk{ex: &exchange{session: sess, start: now, stream: "breakpoints"}, kind: hkNote, note: HoldText(h), hold: &h, t: now}, nil)
+}

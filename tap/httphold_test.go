@@ -31,6 +31,7 @@ type holdProxy struct {
 	e    *hold.Engine
 	c    *client.Client
 	base string
+	done func() []client.Event
 	mu   sync.Mutex
 	seen []string // the bodies of the POSTs that reached the server
 }
@@ -44,7 +45,9 @@ func newHoldProxy(t *testing.T, json bool, mode transport.HTTPMode, timeout time
 		args = append(args, "--http-json")
 	}
 	fix, _ := url.Parse(fixturetest.ServeHTTP(t, args...))
-	hp := &holdProxy{e: hold.New(hold.Options{Timeout: timeout})}
+	hp := &holdProxy{}
+	var proxy *Proxy
+	hp.e = hold.New(hold.Options{Timeout: timeout, Note: func(h client.Hold) { proxy.NoteHold(h) }})
 	if err := hp.e.Load(exprs, "", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +65,9 @@ func newHoldProxy(t *testing.T, json bool, mode transport.HTTPMode, timeout time
 	t.Cleanup(counter.Close)
 	target, _ := url.Parse(counter.URL)
 	hp.c = client.New(client.Options{Timeout: 10 * time.Second})
-	base, _, _ := serveProxy(t, ProxyOptions{Target: target, LoopbackOnly: true, Hold: hp.e}, func() { hp.e.Close(); hp.c.Close() })
-	hp.base = base
+	base, p, done := serveProxy(t, ProxyOptions{Target: target, LoopbackOnly: true, Hold: hp.e}, func() { hp.e.Close(); hp.c.Close() })
+	proxy = p
+	hp.base, hp.done = base, done
 	path := "/mcp"
 	if mode == transport.ModeSSE {
 		path = "/sse"
@@ -161,6 +165,19 @@ func TestHTTPHoldEditAnswer(t *testing.T) {
 			}
 			if s := result(t, got); s != "edited by the test" {
 				t.Fatalf("the host got %q, want the edit", s)
+			}
+			// The recording has both steps, the edit with the original.
+			var steps []string
+			for _, ev := range hp.done() {
+				if ev.Kind == client.EvNote && ev.Hold != nil {
+					steps = append(steps, string(ev.Hold.Action)+" "+string(ev.Hold.By))
+					if ev.Hold.Action == client.HoldEdited && (!strings.Contains(string(ev.Hold.Original), "abc") || !strings.Contains(string(ev.Hold.Frame), "edited by the test")) {
+						t.Errorf("the edit's step: %+v", ev.Hold)
+					}
+				}
+			}
+			if strings.Join(steps, ",") != "held ,edited socket" {
+				t.Fatalf("recorded steps %q", steps)
 			}
 		})
 	}

@@ -144,7 +144,7 @@ func (s *sseHold) event(raw []byte, atStart bool) error {
 	s.mu.Lock()
 	s.pending++
 	s.mu.Unlock()
-	if s.p.opts.Hold.Offer(client.In, ev.Data, func(o hold.Outcome) error { return s.deliver(keep, atStart, o) }) {
+	if s.p.offerHold(s.ex, client.In, ev.Data, func(o hold.Outcome) error { return s.deliver(keep, atStart, o) }) {
 		return nil
 	}
 	s.mu.Lock()
