@@ -377,10 +377,20 @@ func sessionWords(id string) string {
 	return "Mcp-Session-Id " + id
 }
 
-// listenBreaks builds an HTTP tap's breakpoints from the flags (as
-// breaksOf does a stdio run's); each step of a held frame is noted
-// through the proxy *p (Proxy.NoteHold), once set.
+// listenBreaks builds an HTTP tap's breakpoints from the flags; each step
+// of a held frame is noted through the proxy *p (Proxy.NoteHold), once set.
 func listenBreaks(b *BreakOptions, p **coretap.Proxy) (*hold.Engine, error) {
+	return engineOf(b, func(h client.Hold) {
+		if *p != nil {
+			(*p).NoteHold(h)
+		}
+	})
+}
+
+// engineOf builds breakpoints from the flags (as breaksOf does a stdio
+// run's) with note as the Engine's Note. A bad query is a usage error
+// naming it (and the file's line).
+func engineOf(b *BreakOptions, note func(client.Hold)) (*hold.Engine, error) {
 	if b.Timeout < 0 {
 		return nil, cmdutil.Usagef("--break-timeout must be 0 (hold until told) or more")
 	}
@@ -388,11 +398,7 @@ func listenBreaks(b *BreakOptions, p **coretap.Proxy) (*hold.Engine, error) {
 	if timeout == 0 {
 		timeout = hold.Forever
 	}
-	e := hold.New(hold.Options{Timeout: timeout, Note: func(h client.Hold) {
-		if *p != nil {
-			(*p).NoteHold(h)
-		}
-	}})
+	e := hold.New(hold.Options{Timeout: timeout, Note: note})
 	var r io.Reader
 	if b.BreaksFile != "" {
 		f, err := os.Open(b.BreaksFile)
