@@ -44,7 +44,10 @@ func stdioMock(t *testing.T, e *hold.Engine, log io.Writer) (send func(string), 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- Serve(context.Background(), holdScript(t), inR, outW, Options{Speed: 0, Hold: e, Log: log}); outW.Close() }()
+	go func() {
+		done <- Serve(context.Background(), holdScript(t), inR, outW, Options{Speed: 0, Hold: e, Log: log})
+		outW.Close()
+	}()
 	t.Cleanup(func() {
 		inW.Close()
 		go io.Copy(io.Discard, outR)
