@@ -174,3 +174,54 @@ func gosdkRunURL(t *testing.T, url string, n, c int, tool, args string, during f
 	}
 	return r
 }
+
+// TestListenBreaksLegacyInspector: the Inspector's CLI as a legacy
+// HTTP+SSE host (--transport sse) of server-everything through
+// `sonde tap --listen --break`: the echo answer, held on the session's
+// event stream, is released by `sonde breaks release` and reaches the
+// Inspector as it came; one edited reaches it edited.
+func TestListenBreaksLegacyInspector(t *testing.T) {
+	target := peertest.EverythingHTTP(t, "sse")
+	home := t.TempDir()
+	t.Setenv("SONDE_HOME", home)
+	tap := startHTTPTap(t, target+"/sse", "--label", "lg", "--break", "dir:in kind:response tool:echo", "--break-timeout", "0")
+	const session = "lg-20"
+	run := func(message string, decide func(h hold.Held)) string {
+		t.Helper()
+		type result struct {
+			out, stderr string
+			ok          bool
+		}
+		done := make(chan result, 1)
+		go func() {
+			out, stderr, ok := peertest.Run(t, peertest.Inspector(t, tap.url, "--transport", "sse", "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message="+message))
+			done <- result{out, stderr, ok}
+		}()
+		decide(waitBreaks(t, session, 1)[0])
+		r := <-done
+		if !r.ok {
+			t.Fatalf("the Inspector: %s\n%s\n%s", r.out, r.stderr, tap.errText())
+		}
+		return r.out
+	}
+	out := run("held on the stream", func(h hold.Held) {
+		if _, err := sondeBreaks(t, "", "--session", session, "release", h.Handle); err != nil {
+			t.Fatalf("sonde breaks release: %v", err)
+		}
+	})
+	if !strings.Contains(out, "held on the stream") {
+		t.Fatalf("released: %s", out)
+	}
+	out = run("orig", func(h hold.Held) {
+		var msg map[string]any
+		json.Unmarshal(h.Frame, &msg)
+		msg["result"] = map[string]any{"content": []any{map[string]any{"type": "text", "text": "edited on the legacy stream"}}}
+		edit, _ := json.Marshal(msg)
+		if _, err := sondeBreaks(t, string(edit), "--session", session, "edit", h.Handle, "--json", "-"); err != nil {
+			t.Fatalf("sonde breaks edit: %v", err)
+		}
+	})
+	if !strings.Contains(out, "edited on the legacy stream") {
+		t.Fatalf("edited: %s", out)
+	}
+}
