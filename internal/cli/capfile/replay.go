@@ -104,6 +104,9 @@ const replayHelp = `Replay a capture (a file written with --record; docs/capture
       --fault RULE, --faults FILE, --seed N: fault rules between the client and the mock
       (over HTTP, between each client session and its mock), as sonde tap has them
       (docs/chaos.md); each rule that fires says so on stderr. A mock of a recorded bug that also drops, delays or corrupts on purpose.
+      --break QUERY, --breaks FILE, --break-timeout D: hold the mock's messages (dir:out the
+      client's, dir:in the mock's) until sonde breaks --session replay-NAME lets them go
+      (docs/breakpoints.md); the mock is then a session in the sessions folder.
       Use it as the server command of any client: sonde -- sonde replay --serve bug.jsonl
 
   sonde replay --against FILE -- COMMAND [ARG...]   (or --url URL)
