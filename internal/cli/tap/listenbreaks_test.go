@@ -3,6 +3,7 @@ package tap_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,5 +224,54 @@ func TestListenBreaksLegacyInspector(t *testing.T) {
 	})
 	if !strings.Contains(out, "edited on the legacy stream") {
 		t.Fatalf("edited: %s", out)
+	}
+}
+
+// TestListenBreaksHostileAndDrop: through `sonde tap --listen --break`, an
+// edit that is not JSON and one over the 8 MiB limit are refused by
+// `sonde breaks edit` (exit status 2, the reason said) and the request
+// stays held; dropped, the Go SDK client's call fails once the break
+// timeout passed again (the tap answers 504: the server never got it),
+// and nothing stays held.
+func TestListenBreaksHostileAndDrop(t *testing.T) {
+	bin := peertest.GoSDKClient(t)
+	t.Setenv("SONDE_HOME", t.TempDir())
+	tap := startHTTPTap(t, clitest.FixtureHTTP(t)+"/mcp", "--label", "dr", "--break", "dir:out tool:echo", "--break-timeout", "10s")
+	const session = "dr-20"
+	cmd := exec.Command(bin, "-url", tap.url, "-tool", "echo", "-args", `{"value":"x"}`)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	h := waitBreaks(t, session, 1)[0]
+	huge := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"pad":"` + strings.Repeat("x", hold.MaxEditBytes) + `"}}`
+	for _, edit := range []string{`{"jsonrpc":`, huge} {
+		_, err := sondeBreaks(t, edit, "--session", session, "edit", h.Handle, "--json", "-")
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || len(ee.Stderr) == 0 {
+			t.Fatalf("edit %.30q: %v, want exit status 2 with the reason", edit, err)
+		}
+	}
+	if l := waitBreaks(t, session, 1); l[0].Handle != h.Handle {
+		t.Fatalf("after refused edits: %+v", l)
+	}
+	if _, err := sondeBreaks(t, "", "--session", session, "drop", h.Handle); err != nil {
+		t.Fatalf("sonde breaks drop: %v", err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(stderr.String(), "Gateway Timeout") {
+			t.Fatalf("a dropped call: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the Go SDK client still waits for a dropped call")
+	}
+	if out, err := sondeBreaks(t, "", "--session", session, "--json"); err != nil || strings.TrimSpace(out) != "" {
+		t.Fatalf("held after the drop: %v %s", err, out)
 	}
 }
