@@ -58,7 +58,11 @@ func (l *Linter) verdicts(ev client.Event) {
 	case client.VerdictUnknown:
 		l.add(ev, RuleUnknownID, f.Detail)
 	case client.VerdictLate:
-		l.add(ev, RuleLateResponse, f.Detail)
+		// A breakpoint held the request or its answer: the time it was
+		// held is not the server's, and neither is the lateness.
+		if !l.held[f.Msg.ID] {
+			l.add(ev, RuleLateResponse, f.Detail)
+		}
 	case client.VerdictDuplicate:
 		l.add(ev, RuleDuplicateResponse, f.Detail)
 	case client.VerdictUndeclared:

@@ -72,9 +72,16 @@ type Linter struct {
 	// (at most maxTasks: beyond, it starts over and the rule is silent for
 	// the tasks it forgot).
 	tasks map[string]string
+	// held are the ids of frames a breakpoint held (sonde tap --break):
+	// a response late because of the hold is not the server's (at most
+	// maxHeld; beyond, it starts over).
+	held map[jsonrpc.ID]bool
 
 	out []Finding
 }
+
+// maxHeld bounds the held ids a Linter remembers.
+const maxHeld = 4096
 
 // New returns a Linter at the start of a stream.
 func New() *Linter {
@@ -85,12 +92,16 @@ func New() *Linter {
 }
 
 func (l *Linter) reset(started bool) {
-	pending, tokens, done, out, tasks := l.pending, l.tokens, l.done, l.out[:0], l.tasks
-	*l = Linter{seen: true, started: started, out: out, tasks: tasks}
+	pending, tokens, done, out, tasks, held := l.pending, l.tokens, l.done, l.out[:0], l.tasks, l.held
+	*l = Linter{seen: true, started: started, out: out, tasks: tasks, held: held}
 	if l.tasks == nil {
 		l.tasks = map[string]string{}
 	}
 	clear(l.tasks)
+	if l.held == nil {
+		l.held = map[jsonrpc.ID]bool{}
+	}
+	clear(l.held)
 	for i := range pending { // the maps are kept, emptied: a restart costs no allocation
 		if pending[i] == nil {
 			pending[i], tokens[i] = map[jsonrpc.ID]pend{}, map[jsonrpc.ID]jsonrpc.ID{}
@@ -124,6 +135,13 @@ func (l *Linter) Check(ev client.Event) []Finding {
 	case client.EvRequest:
 		if q := ev.Req; q != nil && q.Dir == client.Out && q.State.Final() {
 			l.forget(q.ID) // the client gave up on it (timeout, cancel, exit…)
+		}
+	case client.EvNote:
+		if h := ev.Hold; h != nil && h.ID.IsValid() {
+			if len(l.held) >= maxHeld {
+				clear(l.held)
+			}
+			l.held[h.ID] = true
 		}
 	case client.EvHTTP:
 		if ev.HTTP != nil {

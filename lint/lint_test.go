@@ -375,3 +375,31 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestHeldNotLate: a late response to a request a breakpoint held (its
+// hold is in the recording) is not the server's lateness: no
+// late-response; the same stream without the hold shows it.
+func TestHeldNotLate(t *testing.T) {
+	evs := capturetest.Events(t, "../testdata/captures/out-of-order-late-crash.jsonl")
+	fs := lintAll(evs)
+	i := slices.IndexFunc(fs, func(f Finding) bool { return f.Rule == RuleLateResponse })
+	if i < 0 {
+		t.Fatalf("no late-response to start with: %v", names(fs))
+	}
+	id := fs[i].ID
+	var held []client.Event
+	for _, ev := range evs {
+		if ev.Kind == client.EvFrame && ev.Frame.Dir == client.Out && ev.Frame.Msg.ID == id {
+			held = append(held, ev, client.Event{Kind: client.EvNote, Time: ev.Time, Note: "breakpoint 1 held h1",
+				Hold: &client.Hold{Handle: "h1", Breakpoint: 1, Action: client.HoldHeld, Dir: client.Out, ID: id}})
+			continue
+		}
+		held = append(held, ev)
+	}
+	for j := range held {
+		held[j].Seq = uint64(j + 1)
+	}
+	if got := names(lintAll(held)); slices.Contains(got, RuleLateResponse) {
+		t.Errorf("a held request's late answer is reported: %v", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/hold"
@@ -97,7 +98,25 @@ func HoldText(h client.Hold) string {
 	if h.Order > 0 {
 		s += fmt.Sprintf(" (release order %d)", h.Order)
 	}
+	if len(h.Frame) > 0 && (h.Action == client.HoldEdited || h.Action == client.HoldAnswered) {
+		s += ", sent instead: " + shorten(h.Frame, holdTextFrame)
+	}
 	return s
+}
+
+// holdTextFrame is how much of an edit or an answer a note quotes (the
+// whole is in the hold record).
+const holdTextFrame = 240
+
+// shorten is b as text, cut to n bytes (on a rune boundary) with "…".
+func shorten(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n]) + "…"
 }
 
 // errSessionEnded is what a held frame's Deliver returns once the run
@@ -115,6 +134,11 @@ type holdOut struct {
 	w      io.Writer
 	mid    bool
 	closed bool
+	// open: the last byte written did not end a line although nothing
+	// more of it is coming (a last line without its newline, at the end
+	// of its stream): a held frame written after it starts a line of its
+	// own.
+	open bool
 	// t stages what is written for observation as stream s, when set
 	// (the host's stdout without fault rules: what the host received).
 	t *tap
@@ -142,6 +166,10 @@ func (o *holdOut) write(b []byte, mid, own bool) error {
 	if o.closed && !own {
 		return errSessionEnded
 	}
+	if o.open && !own {
+		b = append([]byte{'\n'}, b...)
+	}
+	o.open = false
 	staged := false
 	if o.t != nil {
 		staged = o.t.stage(chunk{s: o.s, data: append([]byte(nil), b...), t: time.Now()})
@@ -155,6 +183,21 @@ func (o *holdOut) write(b []byte, mid, own bool) error {
 		o.cond.Broadcast()
 	}
 	return err
+}
+
+// observe stages b (a line its forwarder took out: an injected request's
+// answer) for observation as if written, in order with what was written.
+// Its forwarder calls it at a line's start, so no line is mid-way.
+func (o *holdOut) observe(b []byte) {
+	if o.t == nil {
+		return
+	}
+	o.mu.Lock()
+	staged := o.t.stage(chunk{s: o.s, data: append([]byte(nil), b...), t: time.Now()})
+	o.mu.Unlock()
+	if staged {
+		o.t.queue.wake()
+	}
 }
 
 // settle ends a line left unfinished (its forwarder is done): Delivers
@@ -284,12 +327,20 @@ func (w *holdWriter) deliver(o hold.Outcome) error {
 }
 
 // End is the end of the direction's stream: a last line without a
-// newline goes as it is, never held.
+// newline goes as it is, never held (a held frame released after it
+// starts a line of its own).
 func (w *holdWriter) End() error {
 	part := w.part
 	w.part = nil
+	open := w.passing || len(part) > 0
 	w.passing = false
 	err := w.dst.write(part, false, true)
+	if open {
+		w.dst.mu.Lock()
+		w.dst.open, w.dst.mid = true, false
+		w.dst.cond.Broadcast()
+		w.dst.mu.Unlock()
+	}
 	if e := w.dst.end(); err == nil {
 		err = e
 	}

@@ -324,12 +324,15 @@ func withID(line []byte, id json.RawMessage) []byte {
 // does, whole lines are looked at (a line not yet whole is held, up to
 // max bytes, then passed on).
 type hostFilter struct {
-	in   *Injector
-	w    io.Writer
-	max  int
-	mid  bool   // the last byte passed on did not end a line
-	part []byte // the start of a line held while an answer is awaited
-	out  []byte
+	in *Injector
+	// taken, when set, is given each answer taken out (the host's stdout
+	// is observed as written: breakpoints; the recording still has them).
+	taken func([]byte)
+	w     io.Writer
+	max   int
+	mid   bool   // the last byte passed on did not end a line
+	part  []byte // the start of a line held while an answer is awaited
+	out   []byte
 }
 
 func (f *hostFilter) Write(p []byte) (int, error) {
@@ -372,6 +375,14 @@ func (f *hostFilter) Write(p []byte) (int, error) {
 		p = p[i+1:]
 		if !f.in.take(line) {
 			f.out = append(f.out, line...)
+		} else if f.taken != nil {
+			if len(f.out) > 0 { // what came before it is observed before it
+				if _, err := f.w.Write(f.out); err != nil {
+					return 0, err
+				}
+				f.out = f.out[:0]
+			}
+			f.taken(line)
 		}
 		f.part = f.part[:0]
 	}

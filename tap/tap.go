@@ -288,6 +288,7 @@ func (t *tap) route(out, errw io.Writer) routes {
 		r.toServer = r.breaks.toServer
 		if r.filter != nil {
 			r.filter.w = r.breaks.toHost
+			r.filter.taken = r.breaks.host.observe
 		} else {
 			r.toHost = r.breaks.toHost
 		}

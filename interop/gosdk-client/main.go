@@ -5,7 +5,12 @@
 // the first result, and the timings; with -read URI and -prompt NAME, the
 // resource and the prompt too.
 //
-//	gosdk-client [-n N] [-c C] [-tool NAME] [-args JSON] [-terminate D] [-read URI] [-prompt NAME] (-url URL | -- COMMAND [ARG...])
+// With -distinct, each call's arguments have %d replaced by the call's
+// number (from 0); -results reports every call's result by number (a call
+// that failed: {"error": MESSAGE}) and goes on after a failed call;
+// -call-timeout bounds each call.
+//
+//	gosdk-client [-n N] [-c C] [-tool NAME] [-args JSON] [-distinct] [-results] [-call-timeout D] [-terminate D] [-read URI] [-prompt NAME] (-url URL | -- COMMAND [ARG...])
 package main
 
 import (
@@ -16,6 +21,8 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +39,9 @@ func main() {
 	url := flag.String("url", "", "connect to this Streamable HTTP endpoint instead of starting a command")
 	read := flag.String("read", "", "also read this resource")
 	prompt := flag.String("prompt", "", "also get this prompt (no arguments)")
+	distinct := flag.Bool("distinct", false, "replace %d in -args by the call's number")
+	results := flag.Bool("results", false, "report every call's result (or error) by number, and go on after a failed call")
+	callTimeout := flag.Duration("call-timeout", 0, "bound each call (0: none)")
 	flag.Parse()
 	argv := flag.Args()
 	if len(argv) == 0 && *url == "" {
@@ -63,8 +73,12 @@ func main() {
 		names = append(names, t.Name)
 	}
 	sort.Strings(names)
-	lat, first, elapsed := callAll(ctx, cs, *n, *c, *tool, *args, fail)
+	opt := callOpts{distinct: *distinct, results: *results, timeout: *callTimeout}
+	lat, first, all, elapsed := callAll(ctx, cs, *n, *c, *tool, *args, opt, fail)
 	report := map[string]any{}
+	if *results {
+		report["results"] = all
+	}
 	if *read != "" {
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: *read})
 		if err != nil {
@@ -91,10 +105,18 @@ func main() {
 	fmt.Println(string(out))
 }
 
+// callOpts are -distinct, -results and -call-timeout.
+type callOpts struct {
+	distinct, results bool
+	timeout           time.Duration
+}
+
 // callAll makes n calls of tool with args, c at a time: their latencies
-// (by call), the first result and the time they took together.
-func callAll(ctx context.Context, cs *mcp.ClientSession, n, c int, tool, args string, fail func(error)) (lat []time.Duration, first []byte, elapsed time.Duration) {
+// (by call), the first result, every result (with opt.results) and the
+// time they took together.
+func callAll(ctx context.Context, cs *mcp.ClientSession, n, c int, tool, args string, opt callOpts, fail func(error)) (lat []time.Duration, first []byte, all []json.RawMessage, elapsed time.Duration) {
 	lat = make([]time.Duration, n)
+	all = make([]json.RawMessage, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -108,18 +130,33 @@ func callAll(ctx context.Context, cs *mcp.ClientSession, n, c int, tool, args st
 				if i >= int64(n) {
 					return
 				}
+				a := args
+				if opt.distinct {
+					a = strings.ReplaceAll(args, "%d", strconv.FormatInt(i, 10))
+				}
 				t0 := time.Now()
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
-				if err != nil {
+				cctx, cancel := ctx, context.CancelFunc(func() {})
+				if opt.timeout > 0 {
+					cctx, cancel = context.WithTimeout(ctx, opt.timeout)
+				}
+				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(a)})
+				cancel()
+				if err != nil && !opt.results {
 					fail(err)
 				}
 				lat[i] = time.Since(t0)
-				once.Do(func() { first, _ = json.Marshal(res) })
+				if err != nil {
+					all[i], _ = json.Marshal(map[string]string{"error": err.Error()})
+					continue
+				}
+				b, _ := json.Marshal(res)
+				all[i] = b
+				once.Do(func() { first = b })
 			}
 		}()
 	}
 	wg.Wait()
-	return lat, first, time.Since(start)
+	return lat, first, all, time.Since(start)
 }
 
 func fail(err error) {

@@ -27,7 +27,7 @@ import (
 // folder, with the injection socket and its Injector on), through the tap
 // recording to --record FILE (no Injector), and through the tap not
 // recording.
-var vias = []string{"direct", "tap", "tap-record-file", "tap-no-record"}
+var vias = []string{"direct", "tap", "tap-break", "tap-record-file", "tap-no-record"}
 
 // fixtureVia is the command line of the stdio fixture reached via, with
 // its files in dir; for via "tap", b's SONDE_HOME is set (sessionsHome).
@@ -41,6 +41,10 @@ func fixtureVia(b *testing.B, via, dir string) []string {
 	case "tap":
 		sessionsHome(b)
 		argv = append([]string{os.Args[0], "tap", "--"}, argv...)
+	case "tap-break":
+		// A breakpoint that matches nothing: every line is judged.
+		sessionsHome(b)
+		argv = append([]string{os.Args[0], "tap", "--break", "method:nothing/here", "--"}, argv...)
 	}
 	return argv
 }

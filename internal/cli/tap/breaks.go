@@ -207,6 +207,11 @@ func NewCmdBreaks(env *cmdutil.Env) *cobra.Command {
 	}
 	sub := func(use, short string, args cobra.PositionalArgs, method string, params func([]string) (any, error)) *cobra.Command {
 		c := &cobra.Command{Use: use, Short: short, Args: args, RunE: run(method, params), ValidArgsFunction: cobra.NoFileCompletions}
+		if strings.Contains(use, "HANDLE") {
+			c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+				return heldHandles(&o), cobra.ShellCompDirectiveNoFileComp
+			}
+		}
 		cmd.AddCommand(c)
 		return c
 	}
@@ -378,4 +383,30 @@ func printBreaks(w io.Writer, st hold.State) error {
 			time.Duration(h.HeldMS)*time.Millisecond, left)
 	}
 	return tw.Flush()
+}
+
+// heldHandles are the handles the session holds now, each with what it
+// holds, for shell completion (none when the session cannot be asked).
+func heldHandles(o *BreaksOptions) []string {
+	path, _, err := watchTarget("sonde breaks", &WatchOptions{Dir: o.Dir}, o.Session)
+	if err != nil {
+		return nil
+	}
+	line, err := requestLine(hold.MethodList, nil)
+	if err != nil {
+		return nil
+	}
+	msg, err := askSession(path, line, 2*time.Second, "sonde breaks", "")
+	if err != nil || msg.Error != nil {
+		return nil
+	}
+	var st hold.State
+	if json.Unmarshal(msg.Result, &st) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(st.Held))
+	for _, h := range st.Held {
+		out = append(out, fmt.Sprintf("%s\t%s %s id %s %s", h.Handle, h.Direction, h.Kind, h.ID, h.Method))
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/chaos"
+	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
@@ -51,6 +52,9 @@ func FuzzControlLines(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"sonde/faults/set","params":{"rule":1}}` + "\r\n\n" + `not json` + "\n" + `{"id":4,"method":"tools/call"}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"sonde/faults/set","params":{"rule":1,"enabled":false}}` + "\n" + `[1,2]` + "\n" + `{"jsonrpc":"2.0","id":5,"result":{}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":6,"method":"sonde/faults/set","params":"x"}` + "\n" + `{"jsonrpc":"2.0","id":null,"method":"sonde/faults/list"}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"method":"sonde/breaks/watch"}` + "\n" + `{"jsonrpc":"2.0","id":8,"method":"sonde/breaks/add","params":{"expr":"dir:in tool:search"}}` + "\n" + `{"jsonrpc":"2.0","id":9,"method":"sonde/breaks/set","params":{"n":1,"enabled":false}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":10,"method":"sonde/breaks/edit","params":{"handle":"h1","frame":{"jsonrpc":"2.0","id":1,"result":{}}}}` + "\n" + `{"jsonrpc":"2.0","id":11,"method":"sonde/breaks/release","params":{"all":true}}` + "\n" + `{"jsonrpc":"2.0","id":12,"method":"sonde/breaks/answer","params":{"handle":"h2","error":{"code":1,"message":"m"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":13,"method":"sonde/breaks/rm","params":{"n":"x"}}` + "\n" + `{"jsonrpc":"2.0","id":14,"method":"sonde/breaks/nope"}` + "\n" + `{"jsonrpc":"2.0","id":15,"method":"sonde/breaks/add","params":{"expr":"tool:"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var rules []*chaos.Rule
 		for i, text := range []string{"drop:to-server,tool=echo,p=0.5", "noise:to-host"} {
@@ -62,7 +66,12 @@ func FuzzControlLines(f *testing.F) {
 		}
 		engine := chaos.New(rules, 1)
 		c := &lineConn{r: bytes.NewReader(data)}
-		serveInjectConn(context.Background(), &control{faults: engine}, c)
+		breaks := hold.New(hold.Options{Timeout: hold.Forever})
+		defer breaks.Close()
+		serveInjectConn(context.Background(), &control{faults: engine, breaks: breaks}, c)
+		if n := len(breaks.Breakpoints()); n > hold.MaxBreakpoints {
+			t.Fatalf("%d breakpoints", n)
+		}
 
 		// Each line the socket read has its answer.
 		var want []string

@@ -100,6 +100,18 @@ func TestTapForwardsEveryByte(t *testing.T) {
 				t.Errorf("the tap wrote on stderr:\n%s", tapped.stderr())
 			}
 			checkRecording(t, readCapture(t, rec), tc.frames)
+
+			// With a breakpoint that matches nothing (every line judged,
+			// in the sessions folder where the socket is), the same bytes.
+			home := t.TempDir()
+			broken := startHost(t, []string{"SONDE_HOME=" + home}, append([]string{os.Args[0], "tap", "--label", "exact", "--break", "method:nothing/here", "--"}, fx.Argv(tc.args...)...)...)
+			session(broken, tc.big)
+			if code := broken.wait(); code != 0 {
+				t.Fatalf("tap --break: exit %d\n%s", code, broken.stderr())
+			}
+			if got := broken.stdout(); sha256.Sum256(got) != sha256.Sum256(want) {
+				t.Fatalf("through the tap with a breakpoint: %d bytes, sha256 %x; direct: %d bytes, sha256 %x", len(got), sha256.Sum256(got), len(want), sha256.Sum256(want))
+			}
 			if tl, err := replay.Open(rec, 3*time.Second); err != nil || tl.Len() == 0 {
 				t.Errorf("replay.Open: %v", err)
 			}
