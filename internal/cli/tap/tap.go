@@ -217,11 +217,6 @@ func NewCmdTap(env *cmdutil.Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.SeedSet = cmd.Flags().Changed("seed")
 			if o.Listen != "" || o.Target != "" {
-				if o.Break.given() {
-					// The HTTP tap's breakpoints are r28-http's part of #28:
-					// until they are wired, the flags are refused, not ignored.
-					return cmdutil.Usagef("--break and --breaks are for the stdio tap for now (not with --listen)")
-				}
 				return RunListen(env, &o)
 			}
 			return Run(env, &o, args)
