@@ -390,12 +390,8 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 	}
-	if p.faults != nil && resp.Header.Get("Content-Encoding") == "" {
-		if err := p.faults.response(resp, ex, ctype); err != nil {
-			return err
-		}
-		ctype = mediaType(resp.Header.Get("Content-Type"))
-	}
+	// Breakpoints come first, as on stdio: a frame is held as the server
+	// sent it, and what is let go then goes through the fault rules.
 	if p.opts.Hold != nil && resp.Header.Get("Content-Encoding") == "" {
 		switch {
 		case ctype == "text/event-stream":
@@ -405,6 +401,12 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 				return err
 			}
 		}
+	}
+	if p.faults != nil && resp.Header.Get("Content-Encoding") == "" {
+		if err := p.faults.response(resp, ex, ctype); err != nil {
+			return err
+		}
+		ctype = mediaType(resp.Header.Get("Content-Type"))
 	}
 	if p.opts.Observer == nil {
 		return nil
