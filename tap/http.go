@@ -17,6 +17,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/loopback"
 	"github.com/sonde-mcp/sonde/transport"
 )
@@ -89,6 +90,11 @@ type ProxyOptions struct {
 	// what the host sent and what it received are observed, and each
 	// change a rule made is noted.
 	Faults *chaos.Engine
+	// Hold, when set, judges each JSON-RPC message of both directions
+	// against its breakpoints and holds those one matches (httphold.go,
+	// docs/breakpoints.md "Over HTTP"). What no breakpoint holds is
+	// forwarded as without it.
+	Hold *hold.Engine
 }
 
 // HTTPStats is what an HTTP tap forwarded and what observation missed.
@@ -131,6 +137,13 @@ type Proxy struct {
 	// endpoint event) to its session's key (LegacySession).
 	legacyMu sync.Mutex
 	legacy   map[string]string
+	// streams are the SSE streams the breakpoints pass (httpholdsse.go).
+	streamsMu sync.Mutex
+	streams   map[*sseHold]struct{}
+	// holdSess is the session of each frame held (by its direction and
+	// id: NoteHold records its steps there).
+	holdMu   sync.Mutex
+	holdSess map[string]string
 }
 
 // exchange is one request the proxy forwards.
@@ -165,7 +178,10 @@ type exchange struct {
 	// the rules left it), and noise lines for the host's answer.
 	hostBody     []byte
 	hostObserved bool
-	noise        [][]byte
+	// bodyWhole: the breakpoints read the host's body whole (it is in
+	// memory: no full duplex).
+	bodyWhole bool
+	noise     [][]byte
 }
 
 type exKey struct{}
@@ -191,6 +207,7 @@ type hchunk struct {
 	http        *client.HTTPEvent
 	note        string
 	fault       *client.Fault // on a note of a fault rule
+	hold        *client.Hold  // on a note of a breakpoint's step
 	waited      bool          // an end offerEnd's goroutine queued (counted in Proxy.ends)
 	missed      uint64
 	missedBytes int64
@@ -284,13 +301,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		ex.stream = r.Method
 	}
-	if p.faults != nil {
+	if p.faults != nil || p.opts.Hold != nil {
 		u := *r.URL
 		u.Scheme, u.Host = p.opts.Target.Scheme, p.opts.Target.Host
 		ex.url = RedactURL(&u)
-		if p.faults.request(w, r, ex) {
-			return
-		}
+	}
+	if p.opts.Hold != nil && p.holdRequest(w, r, ex) {
+		return
+	}
+	if p.faults != nil && p.faults.request(w, r, ex) {
+		return
 	}
 	// The request body is sent upstream while the answer may already be
 	// coming back (a server answers once it has parsed the body; the
@@ -298,7 +318,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// duplex, the HTTP/1 server would close the body when the answer's
 	// headers are written, the transport's last read of it would fail,
 	// and the transport would drop the upstream connection mid-answer.
-	if ex.hostBody == nil { // (a body the rules read whole is in memory)
+	if ex.hostBody == nil && !ex.bodyWhole { // (a body the rules or the breakpoints read whole is in memory)
 		_ = http.NewResponseController(w).EnableFullDuplex()
 	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exKey{}, ex)))
@@ -369,6 +389,18 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		// The rewrite may change the length.
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
+	}
+	// Breakpoints come first, as on stdio: a frame is held as the server
+	// sent it, and what is let go then goes through the fault rules.
+	if p.opts.Hold != nil && resp.Header.Get("Content-Encoding") == "" {
+		switch {
+		case ctype == "text/event-stream":
+			p.holdSSE(resp, ex)
+		case ctype == "application/json" && resp.StatusCode == http.StatusOK:
+			if err := p.holdJSONResponse(resp); err != nil {
+				return err
+			}
+		}
 	}
 	if p.faults != nil && resp.Header.Get("Content-Encoding") == "" {
 		if err := p.faults.response(resp, ex, ctype); err != nil {

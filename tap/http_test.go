@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hold"
 )
 
 const (
@@ -85,6 +87,15 @@ func serveProxy(t *testing.T, opts ProxyOptions, first ...func()) (string, *Prox
 	obs := client.NewObserver(0)
 	sub := obs.Subscribe(1 << 14)
 	opts.Observer = obs
+	if x := os.Getenv(breakEnv); x != "" && opts.Hold == nil {
+		// TestHTTPTestsWithBreakpoints: the same tests, with a
+		// breakpoint set that holds none of their frames.
+		opts.Hold = hold.New(hold.Options{Timeout: hold.Forever})
+		if _, err := opts.Hold.Add(x); err != nil {
+			t.Fatal(err)
+		}
+		first = append(first, opts.Hold.Close)
+	}
 	p := NewProxy(opts)
 	srv := httptest.NewServer(p)
 	var once sync.Once

@@ -295,11 +295,20 @@ func (f *httpFaults) answer(w http.ResponseWriter, ex *exchange, status int, cty
 // observeAnswer offers what the host sent and the tap's own answer to the
 // observer, as the proxy does for a forwarded exchange.
 func (f *httpFaults) observeAnswer(ex *exchange, status int, ctype string, body []byte) {
-	p := f.p
+	f.p.observeOwnAnswer(ex, status, ctype, body, "answered by sonde tap (fault rule)")
+}
+
+// observeHostBody offers the body the host sent (before the rules), once.
+func (f *httpFaults) observeHostBody(ex *exchange) { f.p.observeHostBody(ex) }
+
+// observeOwnAnswer offers what the host sent and an answer of the tap's
+// own (note says why) to the observer, as the proxy does for a forwarded
+// exchange.
+func (p *Proxy) observeOwnAnswer(ex *exchange, status int, ctype string, body []byte, note string) {
 	if p.opts.Observer == nil {
 		return
 	}
-	f.observeHostBody(ex)
+	p.observeHostBody(ex)
 	now := time.Now()
 	hdr := headerLines("> ", ex.reqHdr)
 	if ctype != "" {
@@ -307,7 +316,7 @@ func (f *httpFaults) observeAnswer(ex *exchange, status int, ctype string, body 
 	}
 	p.offer(hchunk{ex: ex, kind: hkHTTP, t: now, http: &client.HTTPEvent{
 		Method: ex.method, URL: ex.url, Status: status, Header: hdr, Duration: now.Sub(ex.start), Stream: ex.stream,
-		Note: "answered by sonde tap (fault rule)",
+		Note: note,
 	}}, nil)
 	mt := mediaType(ctype)
 	if len(body) > 0 {
@@ -318,15 +327,15 @@ func (f *httpFaults) observeAnswer(ex *exchange, status int, ctype string, body 
 	}
 }
 
-// observeHostBody offers the body the host sent (before the rules), once.
-func (f *httpFaults) observeHostBody(ex *exchange) {
-	if ex.hostBody == nil || ex.hostObserved || f.p.opts.Observer == nil {
+// observeHostBody offers the body the host sent (as it came), once.
+func (p *Proxy) observeHostBody(ex *exchange) {
+	if ex.hostBody == nil || ex.hostObserved || p.opts.Observer == nil {
 		return
 	}
 	ex.hostObserved = true
 	now := time.Now()
-	f.p.offer(hchunk{ex: ex, kind: hkReq, data: ex.hostBody, t: now}, nil)
-	f.p.offerEnd(hchunk{ex: ex, kind: hkReq, end: true, t: now}, &missCounter{})
+	p.offer(hchunk{ex: ex, kind: hkReq, data: ex.hostBody, t: now}, nil)
+	p.offerEnd(hchunk{ex: ex, kind: hkReq, end: true, t: now}, &missCounter{})
 }
 
 // post sends body to the server as a POST of its own, after d, with r's

@@ -81,6 +81,10 @@ func (p *Proxy) observe() {
 				o.Fault(c.note, c.fault, c.t)
 				return
 			}
+			if c.hold != nil {
+				o.Hold(c.note, c.hold, c.t)
+				return
+			}
 			o.Note(c.note, c.t)
 			return
 		}

@@ -81,7 +81,7 @@ func Rules() []Rule {
 		// policy, routing, the failure report.
 		{Pkg: "manager", Internal: []string{"client", "transport", "hostconfig", "jsonrpc", "mcp"}},
 		// The line reader is the one piece of transport a mock server needs.
-		{Pkg: "replay/serve", Internal: append([]string{"transport", "internal/loopback"}, folds...)},
+		{Pkg: "replay/serve", Internal: append([]string{"transport", "internal/loopback", "hold"}, folds...)},
 		{Pkg: "capture", Internal: folds},
 		{Pkg: "lint", Internal: folds},
 		{Pkg: "stats", Internal: folds},

@@ -78,7 +78,7 @@ found. The subcommands below do the same work headless, for scripts:
 	})
 	root.AddCommand(
 		live.NewCmdCall(env), live.NewCmdTools(env), live.NewCmdCheck(env), live.NewCmdScript(env), live.NewCmdBench(env),
-		NewCmdFixture(env), interactive.NewCmdDemo(env), NewCmdVersion(env), config.NewCmdConfig(env), capfile.NewCmdReplay(env, interactive.RunReplay),
+		NewCmdFixture(env), interactive.NewCmdDemo(env), NewCmdVersion(env), config.NewCmdConfig(env), capfile.NewCmdReplay(env, interactive.RunReplay, tap.ServeBreaks),
 		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdTimeouts(env), capfile.NewCmdExport(env), tap.NewCmdTap(env),
 	)
 	root.AddCommand(doctor.NewCmdDoctor(env), config.NewCmdServers(env), config.NewCmdReport(env))

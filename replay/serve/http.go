@@ -195,6 +195,17 @@ func (h *Handler) newSession(legacy, shared bool) *httpSession {
 // client in one write (up to 1 MiB of them: chaos writes more in batches):
 // a copy of an answer comes before its stream ends.
 func (s *httpSession) Write(p []byte) (int, error) {
+	_ = s.send(p)
+	return len(p), nil
+}
+
+// errNoStream is what send returns for a line no stream took (it was
+// logged and dropped): a held frame's Deliver reports it (CodeUndelivered);
+// it never ends the session.
+var errNoStream = errors.New("no open stream of the session takes it")
+
+// send routes p as Write says, and returns errNoStream when it was dropped.
+func (s *httpSession) send(p []byte) error {
 	lines := bytes.TrimRight(p, "\r\n")
 	line := lines[bytes.LastIndexByte(lines, '\n')+1:]
 	msg, err := jsonrpc.Decode(line)
@@ -202,32 +213,33 @@ func (s *httpSession) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	if err != nil {
 		fmt.Fprintf(s.log, "sonde replay: session %s: a recorded line that is not a JSON-RPC message cannot be sent over HTTP: dropped: %.60q\n", s.id, line)
-		return len(p), nil
+		return errNoStream
 	}
 	out := append([]byte(nil), lines...)
 	if s.legacy {
 		if s.get == nil || !s.get.send(out) {
 			fmt.Fprintf(s.log, "sonde replay: session %s: no SSE stream: dropped %.60q\n", s.id, line)
+			return errNoStream
 		}
-		return len(p), nil
+		return nil
 	}
 	if msg.Kind == jsonrpc.KindResponse {
 		if st := s.pending[msg.ID.String()]; st != nil {
 			delete(s.pending, msg.ID.String())
 			st.send(out)
-			return len(p), nil
+			return nil
 		}
 	}
 	for i := len(s.streams) - 1; i >= 0; i-- {
 		if s.streams[i].send(out) {
-			return len(p), nil
+			return nil
 		}
 	}
 	if s.get != nil && s.get.send(out) {
-		return len(p), nil
+		return nil
 	}
 	fmt.Fprintf(s.log, "sonde replay: session %s: no open stream for %.60q: dropped\n", s.id, line)
-	return len(p), nil
+	return errNoStream
 }
 
 // WriteFor routes a line played for the request the caller sent with id:
@@ -235,12 +247,12 @@ func (s *httpSession) Write(p []byte) (int, error) {
 func (s *httpSession) WriteFor(id, p []byte) (int, error) {
 	var rid jsonrpc.ID
 	if s.legacy || rid.UnmarshalJSON(id) != nil {
-		return s.Write(p)
+		return len(p), s.send(p)
 	}
 	line := bytes.TrimRight(p, "\r\n")
 	msg, err := jsonrpc.Decode(line)
 	if err != nil || msg.Kind == jsonrpc.KindResponse {
-		return s.Write(p)
+		return len(p), s.send(p)
 	}
 	s.mu.Lock()
 	st := s.pending[rid.String()]
@@ -253,7 +265,7 @@ func (s *httpSession) WriteFor(id, p []byte) (int, error) {
 		return len(p), nil
 	}
 	s.mu.Unlock()
-	return s.Write(p)
+	return len(p), s.send(p)
 }
 
 // deliver writes one message (compacted to one line) into the mock.

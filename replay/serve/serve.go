@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
+	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/transport"
@@ -57,6 +58,11 @@ type Options struct {
 	// writers to use instead, and a function run when the session ends
 	// (sonde replay --serve --listen --fault puts the fault rules there).
 	Wrap func(toMock, toClient io.Writer) (io.Writer, io.Writer, func())
+	// Hold, when set, judges each message of both ways against its
+	// breakpoints (hold.go, docs/breakpoints.md "replay --serve"): the
+	// client's before the mock answers it, the mock's before the client
+	// gets it. Over HTTP it is shared by every session.
+	Hold *hold.Engine
 }
 
 // ExitError is what Serve returns when it played the recorded server's own
@@ -101,8 +107,10 @@ func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Option
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	p := &player{ctx: ctx, out: out, stderr: o.Stderr, speed: o.Speed, fail: cancel}
+	p := &player{ctx: ctx, out: out, stderr: o.Stderr, speed: o.Speed, fail: cancel, hold: o.Hold}
+	p.handle = func(line []byte) { s.handle(p, line, o.Log) }
 	defer p.wg.Wait()
+	defer p.end()
 	readDone := make(chan struct{})
 	defer close(readDone)
 	lines := readLines(in, o.MaxLineBytes, readDone)
@@ -125,7 +133,7 @@ func Serve(ctx context.Context, s *Script, in io.Reader, out io.Writer, o Option
 			p.reply(jsonrpc.ID{}, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("line longer than %d bytes", tooLong.Limit)})
 			continue
 		case it.err == nil, errors.Is(it.err, io.ErrUnexpectedEOF):
-			s.handle(p, it.line, o.Log)
+			p.fromClient(it.line)
 			if it.err == nil {
 				continue
 			}
@@ -331,6 +339,14 @@ type player struct {
 
 	mu  sync.Mutex
 	err error // a write failed, or the recorded exit was played (*ExitError)
+
+	// With breakpoints (Options.Hold): handle answers one client line
+	// (under hmu: a held line let go comes from another goroutine);
+	// ended, under mu, says Serve returned (a decision after it fails).
+	hold   *hold.Engine
+	handle func([]byte)
+	hmu    sync.Mutex
+	ended  bool
 }
 
 // routedWriter is an output that takes, with each line played for a
@@ -340,26 +356,43 @@ type routedWriter interface {
 	WriteFor(id, line []byte) (int, error)
 }
 
-// write writes one line (a newline is added); route is the caller's id of
-// the request it was played for (nil: none).
+// write writes one line (a newline is added), unless a breakpoint holds
+// it; route is the caller's id of the request it was played for (nil:
+// none).
 func (p *player) write(raw, route []byte) {
+	if p.offer(raw, route) {
+		return
+	}
+	_ = p.writeNow(raw, route)
+}
+
+// writeNow writes one line. A line no HTTP stream takes (errNoStream) is
+// returned, not fatal; any other error ends the session.
+func (p *player) writeNow(raw, route []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
-		return
+		return p.err
+	}
+	if p.ended {
+		return errEnded
 	}
 	buf := make([]byte, 0, len(raw)+1)
 	buf = append(append(buf, raw...), '\n')
 	var err error
-	if rw, ok := p.out.(routedWriter); ok && route != nil {
+	if rw, ok := p.out.(routedWriter); ok {
 		_, err = rw.WriteFor(route, buf)
 	} else {
 		_, err = p.out.Write(buf)
+	}
+	if errors.Is(err, errNoStream) {
+		return err
 	}
 	if err != nil {
 		p.err = fmt.Errorf("sonde replay: write: %w", err)
 		p.fail()
 	}
+	return p.err
 }
 
 // exitWith plays the recorded exit: nothing more is written, and Serve

@@ -38,6 +38,12 @@ type ReplayOptions struct {
 	Faults     []string
 	FaultsFile string
 	Seed       uint64
+	// --break, --breaks, --break-timeout (--serve; replaybreaks.go), and
+	// what gives them a socket (the root command's).
+	Breaks       []string
+	BreaksFile   string
+	BreakTimeout time.Duration
+	breakServer  BreakServer
 }
 
 // OpenUI runs the interactive UI over the capture at path (`sonde replay
@@ -47,8 +53,8 @@ type OpenUI func(ctx context.Context, env *cmdutil.Env, path string, frames int)
 
 // NewCmdReplay is `sonde replay`: the capture in the UI (openUI), as a
 // mock server (--serve), or re-sent to a live server (--against).
-func NewCmdReplay(env *cmdutil.Env, openUI OpenUI) *cobra.Command {
-	var o ReplayOptions
+func NewCmdReplay(env *cmdutil.Env, openUI OpenUI, breaks BreakServer) *cobra.Command {
+	o := ReplayOptions{breakServer: breaks}
 	cmd := &cobra.Command{
 		Use:   "replay (FILE | --serve FILE [--listen ADDR] | --against FILE (-- COMMAND [ARG...] | --url URL))",
 		Short: "Step through a capture in the UI, serve it as a mock server (stdio or HTTP), or re-send it to a live server and diff",
@@ -98,6 +104,9 @@ const replayHelp = `Replay a capture (a file written with --record; docs/capture
       --fault RULE, --faults FILE, --seed N: fault rules between the client and the mock
       (over HTTP, between each client session and its mock), as sonde tap has them
       (docs/chaos.md); each rule that fires says so on stderr. A mock of a recorded bug that also drops, delays or corrupts on purpose.
+      --break QUERY, --breaks FILE, --break-timeout D: hold the mock's messages (dir:out the
+      client's, dir:in the mock's) until sonde breaks --session replay-NAME lets them go
+      (docs/breakpoints.md); the mock is then a session in the sessions folder.
       Use it as the server command of any client: sonde -- sonde replay --serve bug.jsonl
 
   sonde replay --against FILE -- COMMAND [ARG...]   (or --url URL)
@@ -175,6 +184,7 @@ func (o *ReplayOptions) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&o.Faults, "fault", nil, "with --serve: a fault rule on the mock's traffic, RULE = action:match,options (repeatable; docs/chaos.md)")
 	fs.StringVar(&o.FaultsFile, "faults", "", "with --serve: read fault rules from `FILE`, one a line")
 	fs.Uint64Var(&o.Seed, "seed", 0, "with --fault: the seed of the rules' draws (default: a new one, said on stderr)")
+	o.registerBreaks(fs)
 	fs.StringArrayVar(&o.Ignore, "ignore", nil, "with --against: leave `PATH` out of the diff, e.g. result.content[*].text or ..etag (repeatable)")
 }
 
@@ -229,6 +239,11 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 		return cmdutil.Usagef(err.Error())
 	}
 	so := serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes), Strict: f.Strict, Repeat: repeat, Session: o.Session}
+	stopBreaks, err := o.serveBreaks(env, &so)
+	if err != nil {
+		return err
+	}
+	defer stopBreaks()
 	if o.Listen != "" {
 		if faults != nil {
 			so.Wrap = faultWrap(env, faults, int(f.MaxLineBytes))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/chaos"
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
 	coretap "github.com/sonde-mcp/sonde/tap"
@@ -68,9 +70,12 @@ func RunListen(env *cmdutil.Env, o *Options) error {
 		popts.Sessions = t.openSession
 		popts.SessionEnded = t.endSession
 	}
+	t.armBreaks(&popts, recPath != "" && o.Record == "")
 	t.proxy = coretap.NewProxy(popts)
+	*lp.proxy = t.proxy
+	defer lp.breaks.Close()
 	if recPath != "" && o.Record == "" {
-		ctl := &control{faults: lp.faults, obs: t.obs}
+		ctl := &control{faults: lp.faults, obs: t.obs, breaks: t.breaks}
 		if lp.faults == nil {
 			ctl.inj = t.proxy
 		}
@@ -94,6 +99,10 @@ type listenPlan struct {
 	target   *url.URL
 	loopback bool // --listen is a loopback address
 	label    string
+	// breaks are --break's; their steps are noted through *proxy, once
+	// it is set (before anything is held).
+	breaks *hold.Engine
+	proxy  **coretap.Proxy
 }
 
 // validateListen checks sonde tap --listen's flags (making a port alone
@@ -104,6 +113,10 @@ func validateListen(o *Options) (listenPlan, error) {
 	}
 	red, faults, err := common(o)
 	if err != nil {
+		return listenPlan{}, err
+	}
+	lp := listenPlan{red: red, faults: faults, proxy: new(*coretap.Proxy)}
+	if lp.breaks, err = listenBreaks(&o.Break, lp.proxy); err != nil {
 		return listenPlan{}, err
 	}
 	target, err := url.Parse(o.Target)
@@ -129,7 +142,8 @@ func validateListen(o *Options) (listenPlan, error) {
 	if label == "" {
 		label = target.Hostname()
 	}
-	return listenPlan{red: red, faults: faults, target: target, loopback: loopback, label: label}, nil
+	lp.target, lp.loopback, lp.label = target, loopback, label
+	return lp, nil
 }
 
 // httpTap is one running sonde tap --listen: what its session hooks, its
@@ -143,6 +157,22 @@ type httpTap struct {
 	obs      *client.Observer // the tap's own recording (nil: none)
 	sessions sessionRecordings
 	proxy    *coretap.Proxy
+	breaks   *hold.Engine // nil: no socket, no breakpoints
+}
+
+// armBreaks gives the proxy the breakpoints when the tap has sockets
+// (sonde breaks reaches it through them: the breakpoints, --break's or
+// added later, hold frames of every HTTP session it forwards), and says
+// they are off otherwise.
+func (t *httpTap) armBreaks(popts *coretap.ProxyOptions, socket bool) {
+	if !socket {
+		if t.o.Break.given() {
+			fmt.Fprintln(t.env.Err, "sonde tap: no socket for sonde breaks (a session recorded in the sessions folder has one): the breakpoints are off")
+		}
+		return
+	}
+	popts.Hold, t.breaks = t.listenPlan.breaks, t.listenPlan.breaks
+	noteBreaks(t.obs, t.breaks)
 }
 
 // openSession is the proxy's Sessions hook: a recording of its own for
@@ -161,7 +191,7 @@ func (t *httpTap) openSession(id string, start time.Time) *client.Observer {
 	// sonde inject sends into this session (the tap's own socket:
 	// into the session of the host's latest POST); with fault
 	// rules, sonde faults turns them on and off instead.
-	ctl := &control{faults: t.faults, obs: sobs}
+	ctl := &control{faults: t.faults, obs: sobs, breaks: t.breaks}
 	if t.faults == nil {
 		ctl.inj = t.proxy.SessionInjector(id)
 	}
@@ -207,6 +237,9 @@ func (t *httpTap) serve(signals <-chan os.Signal, recPath string) error {
 			t.obs.Note(fmt.Sprintf("sonde tap: %v: stopping", sig), time.Now())
 		}
 	case serveErr = <-served:
+	}
+	if t.breaks != nil {
+		t.breaks.Close() // what is held goes on before the grace runs
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	if err := srv.Shutdown(ctx); err != nil {
@@ -342,4 +375,41 @@ func sessionWords(id string) string {
 		return "legacy endpoint " + uri
 	}
 	return "Mcp-Session-Id " + id
+}
+
+// listenBreaks builds an HTTP tap's breakpoints from the flags; each step
+// of a held frame is noted through the proxy *p (Proxy.NoteHold), once set.
+func listenBreaks(b *BreakOptions, p **coretap.Proxy) (*hold.Engine, error) {
+	return engineOf(b, func(h client.Hold) {
+		if *p != nil {
+			(*p).NoteHold(h)
+		}
+	})
+}
+
+// engineOf builds breakpoints from the flags (as breaksOf does a stdio
+// run's) with note as the Engine's Note. A bad query is a usage error
+// naming it (and the file's line).
+func engineOf(b *BreakOptions, note func(client.Hold)) (*hold.Engine, error) {
+	if b.Timeout < 0 {
+		return nil, cmdutil.Usagef("--break-timeout must be 0 (hold until told) or more")
+	}
+	timeout := b.Timeout
+	if timeout == 0 {
+		timeout = hold.Forever
+	}
+	e := hold.New(hold.Options{Timeout: timeout, Note: note})
+	var r io.Reader
+	if b.BreaksFile != "" {
+		f, err := os.Open(b.BreaksFile)
+		if err != nil {
+			return nil, cmdutil.Usagef("--breaks: " + err.Error())
+		}
+		defer f.Close()
+		r = f
+	}
+	if err := e.Load(b.Breaks, b.BreaksFile, r); err != nil {
+		return nil, cmdutil.Usagef(err.Error())
+	}
+	return e, nil
 }

@@ -123,7 +123,7 @@ stream with no event); duplicates to the server are extra POSTs; several message
 host (duplicate, noise) turn a JSON answer into an SSE stream; close to-server ends the
 session (404 from then on), to-host ends the stream; reorder holds answers to-host.
 
-Breakpoints (stdio, docs/breakpoints.md): --break QUERY (repeatable; the filter language,
+Breakpoints (stdio and --listen, docs/breakpoints.md): --break QUERY (repeatable; the filter language,
 docs/filter.md, judged as --filter judges a frame: an answer by its request, dir:in from the
 server, dir:out to it) and --breaks FILE hold the frames that match, under handles h1, h2…,
 until sonde breaks releases (in the order given), edits, drops or answers them, or
@@ -132,7 +132,9 @@ until sonde breaks releases (in the order given), edits, drops or answers them, 
   sonde breaks            sonde breaks edit h1 --json answer.json        sonde breaks release h2 h1
 A held frame never holds back the others; frames no breakpoint matches keep their exact bytes.
 Breakpoints need the session's socket (recording in the sessions folder); sonde breaks add
-works on a tap started without --break. With --fault too, breakpoints come first.
+works on a tap started without --break. With --fault too, breakpoints come first. Over
+--listen a frame is a POST's message, a JSON answer or one SSE event (a held event does not
+hold back its stream); a dropped request's POST gets 504 once --break-timeout passed again.
 
 Over HTTP (Streamable HTTP, or the legacy HTTP+SSE transport), sonde tap is a reverse
 proxy instead: --listen ADDR --target URL, no command. It listens on ADDR and sends each
@@ -217,11 +219,6 @@ func NewCmdTap(env *cmdutil.Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.SeedSet = cmd.Flags().Changed("seed")
 			if o.Listen != "" || o.Target != "" {
-				if o.Break.given() {
-					// The HTTP tap's breakpoints are r28-http's part of #28:
-					// until they are wired, the flags are refused, not ignored.
-					return cmdutil.Usagef("--break and --breaks are for the stdio tap for now (not with --listen)")
-				}
 				return RunListen(env, &o)
 			}
 			return Run(env, &o, args)
