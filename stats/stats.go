@@ -55,12 +55,36 @@ type Collector struct {
 	// isError holds sonde's requests whose result had isError, from the
 	// response frame until the request's outcome (which follows it).
 	isError map[reqKey]bool
+	// heldFor is the time breakpoints held a request's frames (sonde tap
+	// --break, docs/breakpoints.md) before its outcome; settled are the
+	// latencies of the requests settled lately, for a hold's step noted
+	// after the outcome. Held time is not the server's: it is taken off.
+	heldFor map[holdKey]time.Duration
+	settled map[holdKey]latencyAt
 }
+
+// holdKey names a request of either direction across restarts.
+type holdKey struct {
+	gen int
+	dir client.Direction
+	id  string
+}
+
+// latencyAt is where a settled request's latency is in its group.
+type latencyAt struct {
+	a *acc
+	i int
+}
+
+// maxHoldKeys bounds heldFor and settled: past it they start again (a
+// hold's time is then counted in its request's latency).
+const maxHoldKeys = 4096
 
 // New returns an empty collector whose times count from start (the
 // capture's start; the first event's time when zero).
 func New(start time.Time) *Collector {
-	return &Collector{start: start, groups: map[key]*acc{}, inflight: map[reqKey]struct{}{}, isError: map[reqKey]bool{}}
+	return &Collector{start: start, groups: map[key]*acc{}, inflight: map[reqKey]struct{}{}, isError: map[reqKey]bool{},
+		heldFor: map[holdKey]time.Duration{}, settled: map[holdKey]latencyAt{}}
 }
 
 // Add folds one event in. Request lifecycle events count, process starts,
@@ -77,12 +101,16 @@ func (c *Collector) Add(ev client.Event) {
 	case ev.StartsSession():
 		c.gen++
 		clear(c.isError)
+		clear(c.heldFor)
+		clear(c.settled)
 		if len(c.inflight) > 0 { // the old process's requests are gone with it
 			clear(c.inflight)
 			c.points = append(c.points, point{ev.Time, 0})
 		}
 	case ev.Kind == client.EvRequest && ev.Req != nil:
 		c.request(ev.Time, ev.Req)
+	case ev.Kind == client.EvNote && ev.Hold != nil:
+		c.held(ev.Hold)
 	case ev.Kind == client.EvFrame && ev.Frame != nil && ev.Frame.Dir == client.In &&
 		ev.Frame.Msg.Kind == jsonrpc.KindResponse && ev.Frame.Verdict == client.VerdictResolved &&
 		mcp.ResultIsError(ev.Frame.Msg.Result):
@@ -125,8 +153,44 @@ func (c *Collector) request(t time.Time, q *client.ReqInfo) {
 		a.errors++
 	}
 	if q.State == client.StateResolved || q.State == client.StateError || q.State == client.StateAnswered {
-		a.lat = append(a.lat, q.Latency)
+		lat := q.Latency
+		if q.ID.IsValid() {
+			k := holdKey{c.gen, q.Dir, q.ID.String()}
+			lat = max(0, lat-c.heldFor[k])
+			delete(c.heldFor, k)
+			if len(c.settled) >= maxHoldKeys {
+				clear(c.settled)
+			}
+			c.settled[k] = latencyAt{a, len(a.lat)}
+		}
+		a.lat = append(a.lat, lat)
 	}
+}
+
+// held takes the time a breakpoint held a frame off its request's latency
+// (once the frame went on: a step other than held). A request's own frame
+// held is its direction's; an answer held answers a request of the other.
+func (c *Collector) held(h *client.Hold) {
+	if h.Action == client.HoldHeld || h.Held <= 0 || !h.ID.IsValid() {
+		return
+	}
+	dir := h.Dir
+	if h.Kind == jsonrpc.KindResponse {
+		dir = client.Out
+		if h.Dir == client.Out {
+			dir = client.In
+		}
+	}
+	k := holdKey{c.gen, dir, h.ID.String()}
+	if at, ok := c.settled[k]; ok { // the outcome came first
+		at.a.lat[at.i] = max(0, at.a.lat[at.i]-h.Held)
+		delete(c.settled, k)
+		return
+	}
+	if len(c.heldFor) >= maxHoldKeys {
+		clear(c.heldFor)
+	}
+	c.heldFor[k] += h.Held
 }
 
 // Method is the summary of one group of requests.
