@@ -12,6 +12,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/lint"
 )
 
 // TestCheckWhy: a command that is not an MCP server (true exits at once,
@@ -105,7 +106,7 @@ func TestCheckGates(t *testing.T) {
 	for _, c := range root.Suites[0].Cases {
 		failed[c.Name] = c.Failure != nil
 	}
-	if len(root.Suites[0].Cases) != 16+3+2 || !failed["not-json"] || failed["check-step"] || failed["expect-tool"] || failed["request-timeout"] {
+	if len(root.Suites[0].Cases) != len(lint.Rules())+3+2 || !failed["not-json"] || failed["check-step"] || failed["expect-tool"] || failed["request-timeout"] {
 		t.Errorf("junit cases: %v\n%s", failed, r.Stdout)
 	}
 	rec := filepath.Join(t.TempDir(), "c.jsonl")
