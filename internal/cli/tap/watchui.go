@@ -232,7 +232,7 @@ func (s *followSource) read(ctx context.Context, f *os.File, pid int) {
 	defer close(s.evs)
 	defer s.ended.Store(true)
 	defer f.Close()
-	rd, err := capture.NewReader(&followReader{ctx: ctx, f: f, pid: pid})
+	rd, err := capture.NewReader(sessions.NewFollower(ctx, f, pid, watchPoll))
 	if err != nil {
 		return
 	}
