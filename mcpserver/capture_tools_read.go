@@ -93,35 +93,11 @@ func (r captureRefs) resolve(arg string) (string, error) {
 // line, skipped record types). A file that cannot be read as a capture is
 // a *CaptureError naming the file, the line and the reason.
 func readCapture(path string, begin func(capture.Header), fn func(client.Event, int)) (capture.Header, []string, error) {
-	f, err := os.Open(path)
+	h, warnings, err := capture.EachEvent(path, begin, fn)
 	if err != nil {
-		return capture.Header{}, nil, captureReadErr(path, err)
+		return h, nil, captureReadErr(path, err)
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return capture.Header{}, nil, captureReadErr(path, errors.New("is a directory"))
-	}
-	rd, err := capture.NewReader(f)
-	if err != nil {
-		return capture.Header{}, nil, captureReadErr(path, err)
-	}
-	h := rd.Header()
-	if begin != nil {
-		begin(h)
-	}
-	for rec, err := range rd.All() {
-		if err != nil {
-			return h, nil, captureReadErr(path, err)
-		}
-		ev, ok, err := h.Event(rec)
-		if err != nil {
-			return h, nil, captureReadErr(path, err)
-		}
-		if ok {
-			fn(ev, rec.Line)
-		}
-	}
-	return h, rd.Warnings(), nil
+	return h, warnings, nil
 }
 
 // captureReadErr is the error for a capture that cannot be read, as

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/sessions"
 )
 
 // HostFuncs are what the command families know that mcpserver may not
@@ -143,33 +145,14 @@ func (r *DoctorResult) Summary() string {
 }
 
 // TappedSession is one session of the tap's sessions folder: sonde
-// sessions --json's fields.
-type TappedSession struct {
-	ID        string     `json:"id"`
-	File      string     `json:"file"`
-	Label     string     `json:"label"`
-	Command   []string   `json:"command,omitempty"`
-	URL       string     `json:"url,omitempty"`
-	Started   time.Time  `json:"started"`
-	Live      bool       `json:"live"`
-	Ended     *time.Time `json:"ended,omitempty"`
-	TapPID    int        `json:"tap_pid,omitempty"`
-	HostPID   int        `json:"host_pid,omitempty"`
-	HostName  string     `json:"host_name,omitempty"`
-	Size      int64      `json:"size"`
-	Calls     int        `json:"calls"`
-	Errors    int        `json:"errors"`
-	Late      int        `json:"late"`
-	Unknown   int        `json:"unknown"`
-	Duplicate int        `json:"duplicate"`
-	CleanEnd  bool       `json:"clean_end"`
-	Problem   string     `json:"problem,omitempty"`
-}
+// sessions --json's, the one type both read it into.
+type TappedSession = sessions.Tapped
 
 // clean escapes what came from a recording (its name, header and notes).
-func (t *TappedSession) clean() {
+func cleanTapped(t *TappedSession) {
 	t.ID, t.File, t.Label, t.URL = textfmt.Escape(t.ID), textfmt.Escape(t.File), textfmt.Escape(t.Label), textfmt.Escape(t.URL)
 	t.HostName, t.Problem = textfmt.Escape(t.HostName), textfmt.Escape(t.Problem)
+	t.Command = slices.Clone(t.Command) // the lister's slice stays as it was
 	for i, w := range t.Command {
 		t.Command[i] = textfmt.Escape(w)
 	}

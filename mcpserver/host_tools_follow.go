@@ -3,9 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/sonde-mcp/sonde/capture"
@@ -15,39 +13,6 @@ import (
 // followPoll is how often a followed recording is looked at for more (as
 // sonde watch).
 const followPoll = 100 * time.Millisecond
-
-// growingFile reads a recording that is still being written: at its end
-// it waits for more, until ctx ends, or the tap that writes it (pid) is
-// gone and nothing more came. caughtUp is closed the first time it
-// reaches the end.
-type growingFile struct {
-	ctx      context.Context
-	f        *os.File
-	pid      int
-	once     sync.Once
-	caughtUp chan struct{}
-}
-
-func (r *growingFile) Read(p []byte) (int, error) {
-	for {
-		n, err := r.f.Read(p)
-		if n > 0 || (err != nil && !errors.Is(err, io.EOF)) {
-			return n, err
-		}
-		r.once.Do(func() { close(r.caughtUp) })
-		if r.pid > 0 && !sessions.Live(r.pid) {
-			if n, _ := r.f.Read(p); n > 0 { // what it wrote before it went
-				return n, nil
-			}
-			return 0, io.EOF
-		}
-		select {
-		case <-r.ctx.Done():
-			return 0, io.EOF
-		case <-time.After(followPoll):
-		}
-	}
-}
 
 // followRecording feeds log with the events of the recording at path as
 // it grows, from its start, until it ends (its end record, its tap gone)
@@ -59,11 +24,11 @@ func followRecording(path string, pid int, log *eventLog) (caughtUp <-chan struc
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	gr := &growingFile{ctx: ctx, f: f, pid: pid, caughtUp: make(chan struct{})}
+	gr := sessions.NewFollower(ctx, f, pid, followPoll)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		defer gr.once.Do(func() { close(gr.caughtUp) })
+		defer gr.Done()
 		rd, err := capture.NewReader(gr)
 		if err != nil {
 			return
@@ -82,5 +47,5 @@ func followRecording(path string, pid int, log *eventLog) (caughtUp <-chan struc
 			}
 		}
 	}()
-	return gr.caughtUp, func() { cancel(); <-done; f.Close() }, nil
+	return gr.CaughtUp(), func() { cancel(); <-done; f.Close() }, nil
 }

@@ -105,7 +105,7 @@ func (s *Server) sessionsList() *SessionsList {
 		l.Omitted, tapped = len(tapped)-maxTapped, tapped[:maxTapped]
 	}
 	for i := range tapped {
-		tapped[i].clean()
+		cleanTapped(&tapped[i])
 	}
 	l.Tapped = append(l.Tapped, tapped...)
 	return l
@@ -155,7 +155,7 @@ func (s *Server) sessionOpen(ctx context.Context, in openIn) (*OpenResult, strin
 	for _, sess := range s.sessions.list() {
 		if p, ok := s.ownCapture(sess.id); ok && sess.kind == kindTapped && p == t.File {
 			out := &OpenResult{Session: sess.id, Tapped: t, Resource: resourceURI(sess.id)}
-			out.Tapped.clean()
+			cleanTapped(&out.Tapped)
 			return out, fmt.Sprintf("%s is already open as %s", out.Tapped.ID, sess.id), nil
 		}
 	}
@@ -187,7 +187,7 @@ func (s *Server) sessionOpen(ctx context.Context, in openIn) (*OpenResult, strin
 	}
 	out := &OpenResult{Session: id, Tapped: t, Resource: resourceURI(id)}
 	log.newestFirst(func(client.Event) bool { out.Events++; return true })
-	out.Tapped.clean()
+	cleanTapped(&out.Tapped)
 	return out, fmt.Sprintf("%s attached as %s (%d events so far): session_frames, session_pending, session_explain work on it; session_call injects", out.Tapped.ID, id, out.Events), nil
 }
 

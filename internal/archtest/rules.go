@@ -68,8 +68,9 @@ func Rules() []Rule {
 		{Pkg: "fixtures"},
 		{Pkg: "internal/paths"},
 		// The folder sonde tap records into: session ids, creating,
-		// listing, resolving a prefix, whether a tap still runs.
-		{Pkg: "sessions", Internal: []string{"capture", "internal/paths"}, External: []string{"golang.org/x/sys/"}},
+		// listing (what each recording holds), resolving a prefix,
+		// whether a tap still runs, following a growing recording.
+		{Pkg: "sessions", Internal: []string{"capture", "client", "jsonrpc", "internal/paths"}, External: []string{"golang.org/x/sys/"}},
 		{Pkg: "internal/ring"},
 		{Pkg: "internal/lines"},
 		{Pkg: "internal/loopback"},

@@ -47,12 +47,7 @@ func mcpHost() mcpserver.HostFuncs {
 				}
 				dir = d
 			}
-			list, err := tap.ListSessions(dir)
-			if err != nil {
-				return nil, err
-			}
-			var out []mcpserver.TappedSession
-			return out, viaJSON(list, &out)
+			return sessions.ListTapped(dir)
 		},
 		Inject: func(ctx context.Context, path, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 			var out bytes.Buffer

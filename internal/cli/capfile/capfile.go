@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/sonde-mcp/sonde/capture"
 	"github.com/sonde-mcp/sonde/client"
@@ -26,35 +25,11 @@ func eachEvent(path string, begin func(capture.Header), fn func(client.Event)) (
 // eachEventAt is eachEvent with the line of each event's record in the
 // file.
 func eachEventAt(path string, begin func(capture.Header), fn func(client.Event, int)) (capture.Header, []string, error) {
-	f, err := os.Open(path)
+	h, warnings, err := capture.EachEvent(path, begin, fn)
 	if err != nil {
-		return capture.Header{}, nil, captureErr(path, err)
+		return h, nil, captureErr(path, err)
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return capture.Header{}, nil, captureErr(path, errors.New("is a directory"))
-	}
-	rd, err := capture.NewReader(f)
-	if err != nil {
-		return capture.Header{}, nil, captureErr(path, err)
-	}
-	h := rd.Header()
-	if begin != nil {
-		begin(h)
-	}
-	for rec, err := range rd.All() {
-		if err != nil {
-			return h, nil, captureErr(path, err)
-		}
-		ev, ok, err := h.Event(rec)
-		if err != nil {
-			return h, nil, captureErr(path, err)
-		}
-		if ok {
-			fn(ev, rec.Line)
-		}
-	}
-	return h, rd.Warnings(), nil
+	return h, warnings, nil
 }
 
 // captureErr is the error for a capture that cannot be read.

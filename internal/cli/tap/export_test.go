@@ -1,6 +1,10 @@
 package tap
 
-import "io"
+import (
+	"io"
+
+	"github.com/sonde-mcp/sonde/sessions"
+)
 
 // FollowSession is followSession (without an export) for the tests of the
 // watch UI's source.
@@ -8,8 +12,8 @@ func FollowSession(path string, pid int) (*followSource, error) { return followS
 
 // ListSessionsCached is the watch list's read of the sessions folder,
 // through a cache kept between calls (nil: none).
-func ListSessionsCached(dir string, cache sessionCache) ([]Tapped, error) {
-	return listSessions(dir, cache)
+func ListSessionsCached(dir string, cache sessions.TappedCache) ([]Tapped, error) {
+	return sessions.ListTappedCached(dir, cache)
 }
 
 // CheckConfig is checkConfig's verdict on the file at path, for sonde wrap.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -112,7 +111,7 @@ func RunWatch(env *cmdutil.Env, o *WatchOptions, arg string) error {
 		sigs = c
 	}
 	go cancelOnSignal(ctx, sigs, cancel)
-	fr := &followReader{ctx: ctx, f: f, pid: pid}
+	fr := sessions.NewFollower(ctx, f, pid, watchPoll)
 	var skipTo int64
 	if o.New {
 		if st, err := f.Stat(); err == nil {
@@ -245,34 +244,4 @@ func watchTarget(who string, o *WatchOptions, arg string) (string, int, error) {
 	}
 	id, _ := sessions.Parse(filepath.Base(path))
 	return path, id.PID, nil
-}
-
-// followReader reads a file that is still being written: at its end it
-// waits for more (watchPoll), until ctx ends, or the tap that writes it
-// (pid, when known) is gone and nothing more came.
-type followReader struct {
-	ctx context.Context
-	f   *os.File
-	pid int
-}
-
-func (r *followReader) Read(p []byte) (int, error) {
-	for {
-		n, err := r.f.Read(p)
-		if n > 0 || (err != nil && err != io.EOF) {
-			return n, err
-		}
-		if r.pid > 0 && !sessions.Live(r.pid) {
-			// The tap is gone: what it wrote before is there now.
-			if n, _ := r.f.Read(p); n > 0 {
-				return n, nil
-			}
-			return 0, io.EOF
-		}
-		select {
-		case <-r.ctx.Done():
-			return 0, io.EOF
-		case <-time.After(watchPoll):
-		}
-	}
 }

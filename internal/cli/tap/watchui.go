@@ -49,7 +49,7 @@ func runWatchUI(ctx context.Context, env *cmdutil.Env, o *WatchOptions, arg stri
 		}
 		return openSession(ctx, env, o, o.Replay, path, pid)
 	}
-	src := &listSource{dir: dir, cache: sessionCache{}}
+	src := &listSource{dir: dir, cache: sessions.TappedCache{}}
 	note, last := "", ""
 	for {
 		list := uisessions.New(uisessions.Options{Source: src, Styles: theme.New(palette()), Note: note, Select: last, Where: dir})
@@ -86,7 +86,7 @@ func OpenSession(ctx context.Context, env *cmdutil.Env, replayUI ReplayUI, path 
 // openSession is OpenSession; o's --otlp-* (when o is set) exports a live
 // session's spans while it is open.
 func openSession(ctx context.Context, env *cmdutil.Env, o *WatchOptions, replayUI ReplayUI, path string, pid int) error {
-	s := readSession(path, tapRuns(path))
+	s := sessions.ReadTapped(path, tapRuns(path))
 	if s.Problem != "" && s.Problem != "empty: nothing recorded yet" {
 		return errors.New(s.Problem)
 	}
@@ -148,12 +148,12 @@ func interrupted(err error) error {
 type listSource struct {
 	dir   string
 	mu    sync.Mutex
-	cache sessionCache
+	cache sessions.TappedCache
 }
 
 func (l *listSource) Rows() ([]uisessions.Row, error) {
 	l.mu.Lock()
-	list, err := listSessions(l.dir, l.cache)
+	list, err := sessions.ListTappedCached(l.dir, l.cache)
 	l.mu.Unlock()
 	rows := make([]uisessions.Row, len(list))
 	for i, s := range list {
@@ -232,7 +232,7 @@ func (s *followSource) read(ctx context.Context, f *os.File, pid int) {
 	defer close(s.evs)
 	defer s.ended.Store(true)
 	defer f.Close()
-	rd, err := capture.NewReader(&followReader{ctx: ctx, f: f, pid: pid})
+	rd, err := capture.NewReader(sessions.NewFollower(ctx, f, pid, watchPoll))
 	if err != nil {
 		return
 	}
