@@ -33,6 +33,18 @@ type entry struct {
 	// on first use: named says it was.
 	name  string
 	named bool
+	// preview is the frame's gist (the preview column), built on first
+	// use: gisted says it was.
+	preview string
+	gisted  bool
+}
+
+// gist returns the frame's gist, building it once.
+func (e *entry) gist() string {
+	if !e.gisted {
+		e.preview, e.gisted = gist(e.f), true
+	}
+	return e.preview
 }
 
 // target returns what the frame's request names, reading it once.
