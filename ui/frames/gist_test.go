@@ -66,3 +66,13 @@ func rawFrame(raw string) *client.FrameInfo {
 	f.Raw = []byte(raw)
 	return f
 }
+
+// TestNameOfOwnRequest: sonde's own request frames carry their bytes, not
+// decoded params; the method column still names the tool.
+func TestNameOfOwnRequest(t *testing.T) {
+	f := rawFrame(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	f.Msg.Method = "tools/call"
+	if got := nameOf(f); got != "echo" {
+		t.Errorf("nameOf = %q, want echo", got)
+	}
+}

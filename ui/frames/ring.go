@@ -92,7 +92,18 @@ func nameOf(f *client.FrameInfo) string {
 		Name string `json:"name"`
 		URI  string `json:"uri"`
 	}
-	if json.Unmarshal(f.Msg.Params, &p) != nil {
+	params := f.Msg.Params
+	if len(params) == 0 {
+		// sonde's own request frames carry their bytes, not decoded params.
+		var m struct {
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(f.Raw, &m) != nil {
+			return ""
+		}
+		params = m.Params
+	}
+	if json.Unmarshal(params, &p) != nil {
 		return ""
 	}
 	if p.Name != "" {
