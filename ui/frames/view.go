@@ -383,6 +383,15 @@ func (m *Model) bar() string {
 	case m.flt.query != "":
 		left.WriteString(m.pen(skAccent, false).render("/ ") + m.pen(skText, false).render(textfmt.Escape(m.flt.query)))
 	}
+	if m.note != "" {
+		if left.Len() > 0 {
+			left.WriteString(" ")
+		}
+		left.WriteString(m.pen(skInfo, false).render(textfmt.Clean(m.note)))
+	}
+	if !m.flt.active() && m.mode != modeFilter {
+		return fit(left.String(), m.w)
+	}
 	right := m.pen(skSubtle, false).render(commas(uint64(m.count())) + " of " + commas(uint64(m.ring.len())) + " · esc clears")
 	if m.flt.langErr != "" {
 		right = m.pen(skError, false).render(strings.TrimPrefix(m.flt.langErr, "filter: ")) + " " + right

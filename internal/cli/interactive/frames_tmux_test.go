@@ -1,6 +1,10 @@
 package interactive_test
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
@@ -52,6 +56,22 @@ func TestTUIFramesFindsAndPreviewsACall(t *testing.T) {
 			`!-> 1\s+initialize`)
 		tt.keys("Escape")
 		tt.waitFor("the filter cleared", `-> 1\s+initialize`)
+	}
+	// y: the selected frame (the call's response) on the clipboard, which
+	// tmux keeps as a paste buffer; w: in a file of the working directory.
+	tt.run("set", "-g", "set-clipboard", "on")
+	s = tt.waitFor("the response selected", `│>\s*\S+ <- `+id+`\s+response\s`)
+	tt.keys("y")
+	s = tt.waitFor("the copy", `copied frame (\d+) \(\d+B\) to the clipboard`)
+	seq := submatch(t, s, `copied frame (\d+) \(`)
+	if buf, err := tt.exec("show-buffer"); err != nil || !strings.Contains(buf, `"id":`+id+`,"result"`) || !strings.Contains(buf, value) {
+		t.Errorf("tmux's buffer after y: %q (%v), want the response's JSON", buf, err)
+	}
+	tt.keys("w")
+	want := filepath.Join(tt.dir, "sonde-frame-"+seq+".json")
+	tt.waitFor("the save", `saved to `+regexp.QuoteMeta(filepath.Base(want)))
+	if b, err := os.ReadFile(want); err != nil || !strings.Contains(string(b), value) {
+		t.Errorf("the saved frame: %q (%v)", b, err)
 	}
 	tt.keys("z")
 	s = tt.waitFor("Frames unzoomed", `─ 1 Pending `, `─ 4 stderr `)
