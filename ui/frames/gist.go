@@ -9,6 +9,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/mcp"
 )
 
 // gistLimit bounds the gist's length in runes: the preview column is
@@ -56,12 +57,12 @@ func paramsGist(method string, params json.RawMessage) string {
 		return ""
 	}
 	switch method {
-	case "tools/call", "prompts/get":
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
 		if a, ok := p["arguments"]; ok {
 			return compact(a)
 		}
 		return ""
-	case "initialize":
+	case mcp.MethodInitialize:
 		var q struct {
 			Version string `json:"protocolVersion"`
 			Info    struct {

@@ -76,3 +76,31 @@ func TestNameOfOwnRequest(t *testing.T) {
 		t.Errorf("nameOf = %q, want echo", got)
 	}
 }
+
+// FuzzGist: whatever a server writes, the gist is one line of bounded
+// length with no control character (C0, C1, ESC, DEL) left for the
+// terminal.
+func FuzzGist(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"a\u001b[2Jb\u0085"}],"isError":true}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"\u0007":"\n"}}}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"\u009b31m"}]}}`,
+		`{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"\r\n\t"}}`,
+		"not json \x1b\x9b\xff",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		g := gist(rawFrame(string(raw)))
+		n := 0
+		for _, r := range g {
+			n++
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+				t.Fatalf("gist %q holds %U", g, r)
+			}
+		}
+		if n > 6*gistLimit+1 { // an escaped byte is up to 6 runes (\u0085)
+			t.Fatalf("gist of %d runes", n)
+		}
+	})
+}
