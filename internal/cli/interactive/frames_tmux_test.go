@@ -17,6 +17,9 @@ import (
 // request and response (issue #33: a frame is judged by its request).
 func TestTUIFramesFindsAndPreviewsACall(t *testing.T) {
 	f := clitest.NewFixture(t)
+	// sonde's working directory, where w saves: not the source tree.
+	work := t.TempDir()
+	t.Chdir(work)
 	tt := startTUI(t, 120, 40, f.Cmd(nil))
 	tt.waitFor("the handshake", append([]string{`^c cancel request`}, handshake...)...)
 
@@ -68,7 +71,7 @@ func TestTUIFramesFindsAndPreviewsACall(t *testing.T) {
 		t.Errorf("tmux's buffer after y: %q (%v), want the response's JSON", buf, err)
 	}
 	tt.keys("w")
-	want := filepath.Join(tt.dir, "sonde-frame-"+seq+".json")
+	want := filepath.Join(work, "sonde-frame-"+seq+".json")
 	tt.waitFor("the save", `saved to `+regexp.QuoteMeta(filepath.Base(want)))
 	if b, err := os.ReadFile(want); err != nil || !strings.Contains(string(b), value) {
 		t.Errorf("the saved frame: %q (%v)", b, err)

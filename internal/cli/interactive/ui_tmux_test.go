@@ -109,9 +109,7 @@ func startTUI(t *testing.T, w, h int, args []string) *tuiTerm {
 	script := "unset NO_COLOR; export " + strings.Join(exports, " ") + "; " +
 		strings.Join(words, " ") + " 2>" + shQuote(filepath.Join(tt.dir, "stderr")) +
 		"; echo $? >" + shQuote(tmp) + " && mv " + shQuote(tmp) + " " + shQuote(status)
-	// The pane starts in the test's own directory: what sonde writes to
-	// its working directory (Frames' w) stays out of the source tree.
-	tt.run("-f", conf, "new-session", "-d", "-c", tt.dir, "-s", tuiTarget,
+	tt.run("-f", conf, "new-session", "-d", "-s", tuiTarget,
 		"-x", strconv.Itoa(w), "-y", strconv.Itoa(h), script)
 
 	info := strings.TrimSuffix(tt.run("display-message", "-p", "-t", tuiTarget, "#{pane_width}x#{pane_height} #{socket_path}"), "\n")
