@@ -63,7 +63,7 @@ func TestTUIFramesFindsAndPreviewsACall(t *testing.T) {
 	// y: the selected frame (the call's response) on the clipboard, which
 	// tmux keeps as a paste buffer; w: in a file of the working directory.
 	tt.run("set", "-g", "set-clipboard", "on")
-	s = tt.waitFor("the response selected", `│>\s*\S+ <- `+id+`\s+response\s`)
+	tt.waitFor("the response selected", `│>\s*\S+ <- `+id+`\s+response\s`)
 	tt.keys("y")
 	s = tt.waitFor("the copy", `copied frame (\d+) \(\d+B\) to the clipboard`)
 	seq := submatch(t, s, `copied frame (\d+) \(`)
