@@ -188,7 +188,10 @@ func (m *Model) detailView() string {
 		lines = append(lines, "")
 	}
 	foot := "lines " + strconv.Itoa(min(d.off+1, end)) + "-" + strconv.Itoa(end) + " of " +
-		strconv.Itoa(len(d.lines)) + " · esc/q back"
+		strconv.Itoa(len(d.lines)) + " · esc back"
+	if m.note != "" {
+		foot += " · " + textfmt.Clean(m.note)
+	}
 	lines = append(lines, m.pen(skSubtle, false).render(foot))
 	return textfmt.Lines(strings.Join(lines, "\n"), m.w, m.h)
 }

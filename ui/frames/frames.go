@@ -75,6 +75,9 @@ type Model struct {
 	input textinput.Model
 	det   detail
 	pens  pens
+	// note is what `y` or `w` did, shown until the next key.
+	note    string
+	saveDir string // where `w` saves (SetSaveDir)
 }
 
 // New returns an empty pane drawn with st.

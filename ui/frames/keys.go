@@ -23,6 +23,9 @@ type KeyMap struct {
 	// Break asks the root to set a breakpoint from the selected frame
 	// (BreakMsg); disabled where the session has no breakpoints.
 	Break key.Binding
+	// Copy copies the frame's JSON to the clipboard (OSC 52); Save writes
+	// it to a file. Both act on the selected row, or the open frame.
+	Copy, Save key.Binding
 	// Clear drops the filter (list) or the query being typed (filter input).
 	Clear key.Binding
 	// Accept keeps the typed query and returns to the list.
@@ -52,6 +55,8 @@ func DefaultKeyMap() KeyMap {
 		Open:   b([]string{"enter"}, "enter", "open frame"),
 		HTTP:   b([]string{"x"}, "x", "show/hide HTTP rows"),
 		Break:  b([]string{"b"}, "b", "break on frames like this"),
+		Copy:   b([]string{"y"}, "y", "copy frame JSON"),
+		Save:   b([]string{"w"}, "w", "save frame to a file"),
 		Clear:  b([]string{"esc"}, "esc", "clear filter"),
 		Accept: b([]string{"enter"}, "enter", "keep filter"),
 		Back:   b([]string{"esc", "backspace"}, "esc", "back to list"),
@@ -67,7 +72,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Bindings(),
-		{k.Follow, k.Next, k.Prev, k.Open, k.HTTP, k.Break, k.Back},
+		{k.Follow, k.Next, k.Prev, k.Open, k.HTTP, k.Break, k.Copy, k.Save, k.Back},
 		{k.Filter, k.Accept, k.Clear},
 	}
 }
@@ -81,6 +86,8 @@ func (m *Model) syncKeys() {
 		b.SetEnabled(list)
 	}
 	k.Break.SetEnabled(list && m.breaks)
+	k.Copy.SetEnabled(list || detail)
+	k.Save.SetEnabled(list || detail)
 	k.Clear.SetEnabled(m.mode == modeFilter || (list && m.flt.active()))
 	k.Accept.SetEnabled(m.mode == modeFilter)
 	k.Back.SetEnabled(detail)

@@ -33,6 +33,18 @@ type entry struct {
 	// on first use: named says it was.
 	name  string
 	named bool
+	// preview is the frame's gist (the preview column), built on first
+	// use: gisted says it was.
+	preview string
+	gisted  bool
+}
+
+// gist returns the frame's gist, building it once.
+func (e *entry) gist() string {
+	if !e.gisted {
+		e.preview, e.gisted = gist(e.f), true
+	}
+	return e.preview
 }
 
 // target returns what the frame's request names, reading it once.
@@ -80,7 +92,18 @@ func nameOf(f *client.FrameInfo) string {
 		Name string `json:"name"`
 		URI  string `json:"uri"`
 	}
-	if json.Unmarshal(f.Msg.Params, &p) != nil {
+	params := f.Msg.Params
+	if len(params) == 0 {
+		// sonde's own request frames carry their bytes, not decoded params.
+		var m struct {
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(f.Raw, &m) != nil {
+			return ""
+		}
+		params = m.Params
+	}
+	if json.Unmarshal(params, &p) != nil {
 		return ""
 	}
 	if p.Name != "" {

@@ -19,7 +19,20 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	m.syncKeys()
 	defer m.syncKeys()
 	switch msg := msg.(type) {
+	case savedMsg:
+		if msg.owner == m {
+			m.saved(msg)
+		}
 	case tea.KeyPressMsg:
+		m.note = ""
+		if m.mode != modeFilter {
+			switch {
+			case key.Matches(msg, m.keys.Copy):
+				return m.copyCmd()
+			case key.Matches(msg, m.keys.Save):
+				return m.saveCmd()
+			}
+		}
 		switch m.mode {
 		case modeFilter:
 			return m.updateFilter(msg)
@@ -151,7 +164,7 @@ func (m *Model) listRows() int {
 	return max(rows, 0)
 }
 
-func (m *Model) barShown() bool { return m.mode == modeFilter || m.flt.active() }
+func (m *Model) barShown() bool { return m.mode == modeFilter || m.flt.active() || m.note != "" }
 
 // moveTo selects row i (clamped). Selecting any row but the newest leaves
 // follow mode.

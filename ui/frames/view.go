@@ -12,6 +12,10 @@ import (
 	"github.com/sonde-mcp/sonde/ui/columns"
 )
 
+// previewRoom is the width the preview keeps before the method and the
+// verdict are given all they want.
+const previewRoom = 24
+
 // cols are the widths of the list columns, 0 for a column not shown. A row
 // is: gutter (2: selection and violation marks), then the shown columns of
 // time, arrow (2), id, method, status (the verdict and its detail), size,
@@ -49,15 +53,22 @@ func (m *Model) layout(top, end int) cols {
 		statusW = max(statusW, len(f.Verdict)+1+columns.Width(textfmt.Escape(f.DetailAfterVerdict())))
 	}
 	methodMin := min(methodW, 14)
+	statusW = max(statusW, verdictW)
+	// Capped wants leave the preview room on a narrow screen; when every
+	// column fits whole with room to spare, none is cut.
+	methodCap, statusCap := min(methodW, 28), min(statusW, max(26, min(40, m.w/3)))
+	if fixed := 2 + idW + methodW + timeW + statusW + sizeW + srvW + 8; fixed+previewRoom <= m.w-2 {
+		methodCap, statusCap = methodW, statusW
+	}
 	ws := columns.Widths(m.w-2, []columns.Col{
-		{Min: 2, Want: 2, Prio: 0},                                                  // arrow
-		{Min: idW, Want: idW, Prio: 0},                                              // id
-		{Min: methodMin, Want: min(methodW, 28), Prio: 1, Fill: 1},                  // method
-		{Min: timeW, Want: timeW, Prio: 3},                                          // time
-		{Min: verdictW, Want: min(max(statusW, verdictW), 56), Prio: 2, Grow: true}, // status
-		{Min: sizeW, Want: sizeW, Prio: 5},                                          // size
-		{Min: 8, Want: 8, Prio: 6, Grow: true},                                      // preview
-		{Min: min(srvW, 8), Want: srvW, Prio: 4},                                    // server (0: one server)
+		{Min: 2, Want: 2, Prio: 0},                                     // arrow
+		{Min: idW, Want: idW, Prio: 0},                                 // id
+		{Min: methodMin, Want: methodCap, Prio: 1, Fill: 2},            // method
+		{Min: timeW, Want: timeW, Prio: 3},                             // time
+		{Min: verdictW, Want: statusCap, Prio: 2, Fill: 1, Grow: true}, // status
+		{Min: sizeW, Want: sizeW, Prio: 5},                             // size
+		{Min: 8, Want: 14, Prio: 6, Grow: true},                        // preview: its gist before the details
+		{Min: min(srvW, 8), Want: srvW, Prio: 4},                       // server (0: one server)
 	})
 	return cols{arrow: ws[0], id: ws[1], method: ws[2], time: ws[3], status: ws[4], size: ws[5], preview: ws[6], server: ws[7]}
 }
@@ -328,7 +339,7 @@ func (m *Model) row(c cols, abs uint64, selected bool) string {
 	if e.h != nil && len(f.Raw) == 0 && f.Stream != "" {
 		r.col(r.pen(skSubtle), "["+textfmt.Escape(f.Stream)+"]", c.preview, false, -1)
 	} else {
-		r.col(r.pen(skSubtle), textfmt.Preview(f.Raw, c.preview), c.preview, false, -1)
+		r.col(r.pen(skSubtle), e.gist(), c.preview, false, -1)
 	}
 	if r.width != m.w {
 		return fit(r.sb.String(), m.w)
@@ -371,6 +382,15 @@ func (m *Model) bar() string {
 		left.WriteString(m.input.View())
 	case m.flt.query != "":
 		left.WriteString(m.pen(skAccent, false).render("/ ") + m.pen(skText, false).render(textfmt.Escape(m.flt.query)))
+	}
+	if m.note != "" {
+		if left.Len() > 0 {
+			left.WriteString(" ")
+		}
+		left.WriteString(m.pen(skInfo, false).render(textfmt.Clean(m.note)))
+	}
+	if !m.flt.active() && m.mode != modeFilter {
+		return fit(left.String(), m.w)
 	}
 	right := m.pen(skSubtle, false).render(commas(uint64(m.count())) + " of " + commas(uint64(m.ring.len())) + " · esc clears")
 	if m.flt.langErr != "" {

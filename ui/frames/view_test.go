@@ -13,7 +13,8 @@ import (
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
-var sizes = []struct{ w, h int }{{78, 20}, {118, 36}}
+// sizes are the pane inside its border at 80, 120 and 200 columns.
+var sizes = []struct{ w, h int }{{78, 20}, {118, 36}, {198, 20}}
 
 func TestViewGolden(t *testing.T) {
 	states := []struct {

@@ -115,7 +115,25 @@ func (m *Model) cols(head []cell, rows [][]cell) []columns.Col {
 	}
 	detail := max(min(widest(colDetail), 40), 8)
 	cs[colDetail] = columns.Col{Min: 8, Want: detail, Prio: 6, Grow: true}
+	// A long method and tool is cut at 30 only when the row needs the room:
+	// with every column whole and the detail's want beside it, none is.
+	if whole := wantsWidth(cs) - cs[colMethod].Want + max(method, 6); whole <= m.w {
+		cs[colMethod].Want = max(method, 6)
+	}
 	return cs
+}
+
+// wantsWidth is the width of the shown columns at their wants, with one
+// cell between them.
+func wantsWidth(cs []columns.Col) int {
+	w, n := 0, 0
+	for _, c := range cs {
+		if c.Min > 0 {
+			w += c.Want
+			n++
+		}
+	}
+	return w + max(n-1, 0)
 }
 
 // stateW fits the longest state word ("cancelled").

@@ -129,3 +129,23 @@ func BenchmarkView(b *testing.B) {
 		return func() { _ = m.View() }
 	})
 }
+
+// TestLongToolNameWhole: at 118 cells (a zoomed pane at 120 columns) a
+// long tool name is shown whole when the columns beside it leave room
+// (issue #33: no column truncates while 20 columns sit free); at 60 it is
+// cut where it does not fit.
+func TestLongToolNameWhole(t *testing.T) {
+	const tool = "trigger-long-running-operation"
+	for _, c := range []struct {
+		w     int
+		whole bool
+	}{{118, true}, {60, false}} {
+		m := newModel(Options{})
+		m.SetSize(c.w, 5)
+		m.Apply([]client.Event{queued(0, 1, "tools/call", tool, 30000), out(1, 1, "tools/call", client.StateSent)})
+		v := ansi.Strip(m.View())
+		if got := strings.Contains(v, "tools/call "+tool+" "); got != c.whole {
+			t.Errorf("at %d: the whole name shown %v, want %v:\n%s", c.w, got, c.whole, v)
+		}
+	}
+}
