@@ -86,6 +86,14 @@ func runDiff(env *cmdutil.Env, o *DiffOptions, pathA, pathB string) error {
 	if o.MinShift < 0 || o.Ratio < 1 {
 		return cmdutil.Usagef("--min-shift must not be negative and --ratio must be at least 1")
 	}
+	pathA, err := cmdutil.CaptureArg(pathA)
+	if err != nil {
+		return err
+	}
+	pathB, err = cmdutil.CaptureArg(pathB)
+	if err != nil {
+		return err
+	}
 	a, warnA, err := readSession(env, pathA, o.JSON)
 	if err != nil {
 		return err
