@@ -175,6 +175,17 @@ func writeDiff(env *cmdutil.Env, rep *diff.Report) {
 // tools whose cost changed.
 func writeCostDiff(env *cmdutil.Env, rep *diff.Report) {
 	o, n := rep.OldTotal, rep.NewTotal
+	if rep.ANoToolList || rep.BNoToolList {
+		which := "A holds no tool list"
+		switch {
+		case rep.ANoToolList && rep.BNoToolList:
+			which = "neither capture holds a tool list"
+		case rep.BNoToolList:
+			which = "B holds no tool list"
+		}
+		fmt.Fprintf(env.Out, "context cost: %s (no tools/list answer), so tool definitions are not compared; results %s → %s\n", which, bytesText(o.Results), bytesText(n.Results))
+		return
+	}
 	fmt.Fprintf(env.Out, "context cost: tool definitions %s → %s (%s); results %s → %s\n", bytesText(o.Def), bytesText(n.Def), delta(o.Def, n.Def), bytesText(o.Results), bytesText(n.Results))
 	for _, c := range rep.Costs {
 		switch {
