@@ -108,6 +108,12 @@ type Report struct {
 	Costs    []CostChange `json:"costs"`
 	OldTotal ToolCost     `json:"old_total"`
 	NewTotal ToolCost     `json:"new_total"`
+	// ANoToolList and BNoToolList say a side never listed its tools
+	// (no tools/list answer in the capture): the tools' definitions and
+	// their cost are then not compared, rather than every tool of the
+	// other side reported gone or new.
+	ANoToolList bool `json:"a_no_tool_list,omitempty"`
+	BNoToolList bool `json:"b_no_tool_list,omitempty"`
 }
 
 // Differs reports whether anything differs.
@@ -416,6 +422,10 @@ func shift(a, b time.Duration, th Thresholds) string {
 func (r *Report) compareCosts(a, b *Shown) {
 	ca, cb := Costs(a), Costs(b)
 	r.OldTotal, r.NewTotal = TotalCost(ca), TotalCost(cb)
+	r.ANoToolList, r.BNoToolList = !a.Listed[surface.Tools], !b.Listed[surface.Tools]
+	if r.ANoToolList || r.BNoToolList {
+		return // nothing to compare the definitions with
+	}
 	byName := func(cs []ToolCost, name string) *ToolCost {
 		for i := range cs {
 			if cs[i].Name == name {

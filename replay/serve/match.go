@@ -54,8 +54,9 @@ func ParseRepeat(s string) (Repeat, error) {
 // Match finds the recorded request that answers a request with method and
 // params: first among those with the same method and the same params
 // (ignoring _meta), then among those with the same method and the same
-// name (tools/call, prompts/get), uri (resources/*), or for other methods
-// the same method alone; a list method (tools/list, prompts/list,
+// name (tools/call, prompts/get), uri (resources/*) only when the script
+// is loose (Options.Loose), or for other methods (initialize) the same
+// method alone; a list method (tools/list, prompts/list,
 // resources/list, resources/templates/list) that is not an exact match
 // gets the newest recorded answer with the same cursor, unless the script
 // is strict. Within each step the recorded requests are played in recorded
@@ -112,6 +113,9 @@ func (s *Script) Match(method string, params json.RawMessage) (*Exchange, string
 			return newest, MatchNewest
 		}
 		return nil, ""
+	}
+	if name != "" && !s.loose {
+		return nil, "" // other arguments of a named call: only with --loose
 	}
 	if ex := pick(func(ex *Exchange) bool { return ex.Name == name }); ex != nil {
 		ex.used++

@@ -105,6 +105,7 @@ type Script struct {
 	sessions []handshake // the session record of each session
 
 	strict    bool   // Options.Strict
+	loose     bool   // Options.Loose, and not Strict
 	repeat    Repeat // Options.Repeat
 	exhausted bool   // the last Match found recorded answers, all played (RepeatFail)
 }

@@ -74,10 +74,11 @@ func TestBuildAnchors(t *testing.T) {
 	}
 }
 
-// TestMatchOrder: exact params first; otherwise the same tool, each
-// recorded answer once, in recorded order, before any is used again.
+// TestMatchOrder: exact params first; otherwise (loose) the same tool,
+// each recorded answer once, in recorded order, before any is used again.
 func TestMatchOrder(t *testing.T) {
 	s := buildSample(t)
+	s.loose = true
 	var got []string
 	for _, params := range []string{
 		`{"name":"echo","arguments":{"value":"fast"},"_meta":{"progressToken":"x"}}`,
@@ -163,7 +164,7 @@ func TestServeExit(t *testing.T) {
 	var out, stderr proctest.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(context.Background(), s, pr, &out, Options{Stderr: &stderr})
+		done <- Serve(context.Background(), s, pr, &out, Options{Stderr: &stderr, Loose: true})
 	}()
 	pw.Write([]byte(`{"jsonrpc":"2.0","id":"z","method":"tools/call","params":{"name":"crash","arguments":{}}}` + "\n"))
 	var exit *ExitError
@@ -175,5 +176,34 @@ func TestServeExit(t *testing.T) {
 	}
 	if stderr.String() != "fixture: exit-mid-call\n" {
 		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+// TestNoLooseByDefault: without --loose (and always under --strict) a
+// tools/call of a recorded tool with other arguments gets no recorded
+// answer but the error naming the nearest recorded call and the argument
+// paths that differ (#33: the mock answered it with the recorded answer of
+// other arguments, even under --strict).
+func TestNoLooseByDefault(t *testing.T) {
+	const call = `{"name":"echo","arguments":{"value":"other"}}`
+	for _, o := range []Options{{}, {Strict: true}, {Strict: true, Loose: true}} {
+		s, err := buildSample(t).session(0, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ex, how := s.Match("tools/call", []byte(call)); ex != nil {
+			t.Errorf("%+v: matched recorded id %s (%s)", o, ex.ID, how)
+		}
+		e := s.unmatchedError("tools/call", []byte(call))
+		if e.Code != CodeUnmatched || !strings.Contains(e.Message, `nearest: tools/call "echo" (recorded id `) || !strings.Contains(e.Message, "which differs at arguments.delay_ms, arguments.value") {
+			t.Errorf("%+v: %d %s", o, e.Code, e.Message)
+		}
+	}
+	s, _ := buildSample(t).session(0, Options{Loose: true})
+	if ex, how := s.Match("tools/call", []byte(call)); ex == nil || how != MatchLoose {
+		t.Errorf("--loose: %v %s", ex, how)
+	}
+	if ex, how := s.Match("initialize", []byte(`{"clientInfo":{"name":"other"}}`)); ex == nil {
+		t.Errorf("initialize of another client: %v %s", ex, how)
 	}
 }

@@ -42,6 +42,14 @@ type Options struct {
 	// the session record): no synthesized housekeeping, and list methods
 	// matched like any other.
 	Strict bool
+	// Loose answers a tools/call or prompts/get with other arguments (or a
+	// resources request with other params) with a recorded answer of the
+	// same tool, prompt or resource (--loose). Without it such a request
+	// gets the error CodeUnmatched naming the nearest recorded request and
+	// the paths where the params differ: a mock that gives the answer of
+	// other arguments makes a client's test pass falsely. It never applies
+	// under Strict.
+	Loose bool
 	// Repeat says what a request gets once the recorded answers it matches
 	// were all played ("": RepeatCycle).
 	Repeat Repeat

@@ -17,7 +17,7 @@ func (s *Script) session(n int, o Options) (*Script, error) {
 		return nil, fmt.Errorf("--session %d: the capture holds %d session(s)", n, s.Sessions)
 	}
 	c := *s
-	c.strict, c.repeat = o.Strict, o.Repeat
+	c.strict, c.repeat, c.loose = o.Strict, o.Repeat, o.Loose && !o.Strict
 	c.Exchanges = nil
 	for _, ex := range s.Exchanges {
 		if n == 0 || ex.Session == n {

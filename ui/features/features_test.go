@@ -343,3 +343,31 @@ func TestCompletionInForms(t *testing.T) {
 		t.Fatal("completion without the capability")
 	}
 }
+
+// TestCompletionHintLeavesWithItsField: the completion shown in the form's
+// title belongs to its field; moving to another field, or closing the
+// form, takes it away (#33: a stale hint stayed in the title).
+func TestCompletionHintLeavesWithItsField(t *testing.T) {
+	m := newModel(78, 20)
+	m.Update(press("P"))
+	m.Update(press("enter")) // greet: tone (focused), who*
+	msg, ok := run(m.Update(press("ctrl+o"))).(CompleteMsg)
+	if !ok {
+		t.Fatal("ctrl+o asked nothing")
+	}
+	m.Update(CompletionMsg{Argument: msg.Argument, Completion: &mcp.Completion{Values: []string{"calm", "warm"}}})
+	if !strings.Contains(ansi.Strip(m.View()), "tone: calm · warm") {
+		t.Fatalf("no hint:\n%s", ansi.Strip(m.View()))
+	}
+	m.Update(press("down"))
+	if v := ansi.Strip(m.View()); strings.Contains(v, "tone: calm") {
+		t.Errorf("the hint of tone stayed on who:\n%s", v)
+	}
+	m.Update(press("up"))
+	run(m.Update(press("ctrl+o")))
+	m.Update(CompletionMsg{Argument: msg.Argument, Completion: &mcp.Completion{Values: []string{"calm", "warm"}}})
+	m.Update(press("esc"))
+	if v := ansi.Strip(m.Title() + "\n" + m.View()); strings.Contains(v, "tone: calm") {
+		t.Errorf("the hint stayed after the form closed:\n%s", v)
+	}
+}

@@ -213,10 +213,15 @@ func formTool(it item) mcp.Tool {
 }
 
 func (m *Model) formUpdate(msg tea.Msg) tea.Cmd {
+	before, _, _ := m.form.FocusedText()
 	act, cmd := m.form.Update(msg)
+	if after, _, _ := m.form.FocusedText(); after != before && m.compl != nil {
+		// The completion shown was the field left behind's: not this one's.
+		m.compl, m.status = nil, ""
+	}
 	switch act {
 	case form.Cancel:
-		m.form, m.compl = nil, nil
+		m.form, m.compl, m.status = nil, nil, ""
 	case form.Submit:
 		m.compl = nil
 		var vals map[string]string

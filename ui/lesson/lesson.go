@@ -171,11 +171,10 @@ func (m *Model) View() string {
 	if i := strings.LastIndex(text, "\n\n"); i >= 0 && strings.Contains(strings.ToLower(text[i:]), "press ") {
 		body, next = text[:i], text[i+2:]
 	}
-	width := lipgloss.NewStyle().Width(max(m.w, 1))
-	lines := strings.Split(width.Render(body), "\n")
+	lines := strings.Split(wrap(body, m.w), "\n")
 	var nextLines []string
 	if next != "" {
-		nextLines = strings.Split(width.Render(m.st.Accent.Render(next)), "\n")
+		nextLines = strings.Split(wrap(m.st.Accent.Render(next), m.w), "\n")
 	}
 	room := max(m.h-1-len(nextLines), 0)
 	if len(lines) > room {
@@ -237,3 +236,15 @@ func defaultKeyMap() keyMap {
 
 func (k keyMap) ShortHelp() []key.Binding  { return []key.Binding{k.Next, k.FIFO} }
 func (k keyMap) FullHelp() [][]key.Binding { return [][]key.Binding{{k.Next, k.FIFO}} }
+
+// nbHyphen stands in for "-" while the text is wrapped: the wrapper always
+// breaks after a hyphen, which would cut a flag such as --max-pending
+// across two lines.
+const nbHyphen = "\u2011"
+
+// wrap fits s to w cells a line, breaking only at spaces (a word longer
+// than a line is still cut).
+func wrap(s string, w int) string {
+	out := lipgloss.NewStyle().Width(max(w, 1)).Render(strings.ReplaceAll(s, "-", nbHyphen))
+	return strings.ReplaceAll(out, nbHyphen, "-")
+}

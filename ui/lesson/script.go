@@ -16,6 +16,16 @@ type step struct {
 
 func none(*Model) tea.Cmd { return nil }
 
+// Titles are the titles of the lesson's steps, in order (what sonde demo
+// --text lists of the steps it does not narrate).
+func Titles() []string {
+	out := make([]string, len(script))
+	for i, s := range script {
+		out[i] = s.title
+	}
+	return out
+}
+
 // script is the lesson. Step 0 is shown at start; Next runs the act of the
 // step it moves to.
 var script = []step{

@@ -285,9 +285,12 @@ func (m *Model) Render() string {
 		}
 		return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
 	}
+	// Running is what the state says: a server that failed or stopped
+	// keeps the pid of the process that ended (#33: "1 running" with
+	// nothing running).
 	started := 0
 	for _, r := range m.rows {
-		if r.Pid != 0 || r.State == "ready" || r.State == "starting" {
+		if r.State == "ready" || r.State == "starting" {
 			started++
 		}
 	}

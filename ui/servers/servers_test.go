@@ -230,3 +230,17 @@ func TestToolsView(t *testing.T) {
 		t.Fatalf("chosen %q", name)
 	}
 }
+
+// TestRunningCountsLiveStates: a server that failed, backs off or stopped
+// is not running, though its row keeps the pid of the process that ended
+// (#33: "1 running" with nothing running).
+func TestRunningCountsLiveStates(t *testing.T) {
+	src := &rowsSource{rows: []Row{
+		{Name: "alpha", Where: "VS Code · user", State: "failed", Pid: 41, Why: "MCP_PROCESS_EXIT: exit code 1"},
+		{Name: "beta", Where: "Cursor · user", State: "backing off", Pid: 42, NextTry: now.Add(time.Second)},
+		{Name: "gamma", Where: "Cursor · user", State: "stopped", Pid: 43},
+	}}
+	if out := plain(newList(t, src)); !strings.Contains(out, "sonde · 3 servers · 0 running") {
+		t.Errorf("title:\n%s", out)
+	}
+}

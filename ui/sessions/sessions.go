@@ -270,7 +270,7 @@ func (m *Model) lines() []string {
 			live++
 		}
 	}
-	title := fmt.Sprintf("sonde watch · %d sessions · %d live", len(m.rows), live)
+	title := fmt.Sprintf("sonde watch · %d %s · %d live", len(m.rows), textfmt.Plural(len(m.rows), "session", "sessions"), live)
 	out := []string{st.Accent.Render(textfmt.Fit(title, m.w))}
 	out = append(out, st.Header.Render(textfmt.Fit(fmt.Sprintf("  %-16s  %-22s  %-22s  %-14s  %s", "LABEL", "STATE", "HOST", "STARTED", "CALLS ERR LATE UNK DUP  SERVER"), m.w)))
 	page := m.listHeight()

@@ -230,3 +230,11 @@ func TestViewSize(t *testing.T) {
 		}
 	}
 }
+
+// TestTitleOneSession: one session is "1 session", not "1 sessions" (#33).
+func TestTitleOneSession(t *testing.T) {
+	m := newList(t, &rowsSource{rows: sample()[:1]}, Options{})
+	if view := plain(m); !strings.Contains(view, "sonde watch · 1 session · 1 live") {
+		t.Errorf("title:\n%s", view)
+	}
+}

@@ -86,6 +86,14 @@ func runDiff(env *cmdutil.Env, o *DiffOptions, pathA, pathB string) error {
 	if o.MinShift < 0 || o.Ratio < 1 {
 		return cmdutil.Usagef("--min-shift must not be negative and --ratio must be at least 1")
 	}
+	pathA, err := cmdutil.CaptureArg(pathA)
+	if err != nil {
+		return err
+	}
+	pathB, err = cmdutil.CaptureArg(pathB)
+	if err != nil {
+		return err
+	}
 	a, warnA, err := readSession(env, pathA, o.JSON)
 	if err != nil {
 		return err
@@ -167,6 +175,17 @@ func writeDiff(env *cmdutil.Env, rep *diff.Report) {
 // tools whose cost changed.
 func writeCostDiff(env *cmdutil.Env, rep *diff.Report) {
 	o, n := rep.OldTotal, rep.NewTotal
+	if rep.ANoToolList || rep.BNoToolList {
+		which := "A holds no tool list"
+		switch {
+		case rep.ANoToolList && rep.BNoToolList:
+			which = "neither capture holds a tool list"
+		case rep.BNoToolList:
+			which = "B holds no tool list"
+		}
+		fmt.Fprintf(env.Out, "context cost: %s (no tools/list answer), so tool definitions are not compared; results %s → %s\n", which, bytesText(o.Results), bytesText(n.Results))
+		return
+	}
 	fmt.Fprintf(env.Out, "context cost: tool definitions %s → %s (%s); results %s → %s\n", bytesText(o.Def), bytesText(n.Def), delta(o.Def, n.Def), bytesText(o.Results), bytesText(n.Results))
 	for _, c := range rep.Costs {
 		switch {

@@ -117,3 +117,28 @@ func TestDiffPrompts(t *testing.T) {
 		t.Errorf("diff of prompts: %d, want %q at the start of\n%s%s", r.Code, want, r.Stdout, r.Stderr)
 	}
 }
+
+// TestDiffNoToolList: against a capture that never listed its tools, diff
+// says which side holds no tool list instead of reporting every tool of
+// the other side gone and a definition cost of 0 B (#33).
+func TestDiffNoToolList(t *testing.T) {
+	listed, unlisted := recordTools(t), recordCall(t)
+	for _, tc := range []struct{ a, b, want string }{
+		{listed, unlisted, "context cost: B holds no tool list (no tools/list answer), so tool definitions are not compared"},
+		{unlisted, listed, "context cost: A holds no tool list"},
+		{unlisted, unlisted, "context cost: neither capture holds a tool list"},
+	} {
+		r := clitest.RunSonde(t, "", "diff", tc.a, tc.b)
+		if r.Code != 0 || !strings.Contains(r.Stdout, tc.want) || strings.Contains(r.Stdout, ": gone,") || strings.Contains(r.Stdout, ": new,") {
+			t.Errorf("diff: %d, want %q in\n%s%s", r.Code, tc.want, r.Stdout, r.Stderr)
+		}
+	}
+	r := clitest.RunSonde(t, "", "diff", "--json", listed, unlisted)
+	var rep struct {
+		BNoToolList bool `json:"b_no_tool_list"`
+		Costs       []struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || !rep.BNoToolList || len(rep.Costs) != 0 {
+		t.Errorf("diff --json: %v %+v\n%s", err, rep, r.Stdout)
+	}
+}

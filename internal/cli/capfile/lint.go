@@ -33,7 +33,7 @@ type LintOptions struct {
 func NewCmdLint(env *cmdutil.Env) *cobra.Command {
 	var o LintOptions
 	cmd := &cobra.Command{
-		Use:   "lint FILE | --rules",
+		Use:   "lint FILE|SESSION | --rules",
 		Short: "Report the protocol violations in a capture",
 		Long: `Read a capture (--record FILE) and report every protocol violation it shows, each with the
 frame that shows it: its event number, time, direction, id and the start of its raw bytes,
@@ -76,7 +76,11 @@ be read as a capture (or a bad flag).`,
 }
 
 // runLint reports the violations in the capture at path.
-func runLint(env *cmdutil.Env, o *LintOptions, path string) error {
+func runLint(env *cmdutil.Env, o *LintOptions, arg string) error {
+	path, err := cmdutil.CaptureArg(arg)
+	if err != nil {
+		return err
+	}
 	keep, err := eventFilter(path, o.Filter)
 	if err != nil {
 		return err

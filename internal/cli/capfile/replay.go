@@ -32,6 +32,7 @@ type ReplayOptions struct {
 	// (its --strict is Server.Strict).
 	Repeat      string
 	Session     int
+	Loose       bool // --loose: a call with other arguments gets a recorded answer of its tool
 	Listen      string
 	AllowRemote bool
 	// --fault, --faults, --seed (--serve, stdio and --listen; docs/chaos.md).
@@ -86,7 +87,7 @@ const replayHelp = `Replay a capture (a file written with --record; docs/capture
   sonde replay --serve FILE [--listen ADDR]
       Act as an MCP server built from the capture, on stdio (or over HTTP with --listen):
       each request is matched to a recorded one (same method and params without _meta;
-      else the same method and tool, prompt or resource) and answered with the recorded
+      with --loose, else the same method and tool, prompt or resource) and answered with the recorded
       response, its id rewritten to the caller's, with the notifications, server requests
       and malformed lines recorded around it, at their recorded delays (--speed); the
       recorded stderr too, and the server's own exit (a crash). Identical requests get the
@@ -97,7 +98,8 @@ const replayHelp = `Replay a capture (a file written with --record; docs/capture
       empty list), completion/complete (empty), server/discover (from the recorded
       initialize); initialize answers with the client's protocol version when the recorded
       server answered it. --strict answers only recorded requests (and ping). Unmatched
-      requests get JSON-RPC error -32010 naming the nearest recorded request.
+      requests (a call with other arguments too, unless --loose) get JSON-RPC error -32010
+      naming the nearest recorded request and the argument paths that differ.
       --session N serves one session of a capture that restarted the server.
       --listen ADDR serves Streamable HTTP on http://ADDR/mcp and legacy HTTP+SSE on /sse,
       a fresh mock per client session; a non-loopback ADDR needs --allow-remote.
@@ -177,6 +179,7 @@ func (o *ReplayOptions) register(cmd *cobra.Command) {
 	fs.Float64Var(&o.Speed, "speed", 1, "play the recorded delays this many times faster (0.5: twice as slow)")
 	fs.BoolVar(&o.NoPacing, "no-pacing", false, "send everything at once, without the recorded delays")
 	fs.IntVar(&o.Frames, "frames", 20000, "the UI (replay FILE): frames kept in the Frames pane (older ones are evicted and counted)")
+	fs.BoolVar(&o.Loose, "loose", false, "with --serve: answer a call of a recorded tool, prompt or resource with other arguments with one of its recorded answers (by default it gets error -32010 naming the arguments that differ; not with --strict)")
 	fs.StringVar(&o.Repeat, "repeat", "cycle", "with --serve: what a request gets once its recorded answers were all played, `MODE` cycle (them again, in order), last (the last one) or fail (an error)")
 	fs.StringVar(&o.Listen, "listen", "", "with --serve: serve the mock over HTTP on `ADDR` (host:port; Streamable HTTP on /mcp, legacy HTTP+SSE on /sse) instead of stdio; loopback only unless --allow-remote")
 	fs.BoolVar(&o.AllowRemote, "allow-remote", false, "with --listen: accept an address that is not loopback (the mock answers anyone who can reach it)")
@@ -219,6 +222,9 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 	if err != nil {
 		return cmdutil.Usagef(err.Error())
 	}
+	if o.Loose && f.Strict {
+		return cmdutil.Usagef("--loose and --strict contradict each other: --strict answers only recorded requests")
+	}
 	fh, err := openCapture("--serve", path)
 	if err != nil {
 		return err
@@ -238,7 +244,7 @@ func runServe(cmd *cobra.Command, env *cmdutil.Env, o *ReplayOptions, args []str
 	if err != nil {
 		return cmdutil.Usagef(err.Error())
 	}
-	so := serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes), Strict: f.Strict, Repeat: repeat, Session: o.Session}
+	so := serve.Options{Speed: speed, Log: env.Err, Stderr: env.Err, MaxLineBytes: int(f.MaxLineBytes), Strict: f.Strict, Loose: o.Loose, Repeat: repeat, Session: o.Session}
 	stopBreaks, err := o.serveBreaks(env, &so)
 	if err != nil {
 		return err

@@ -153,23 +153,31 @@ func showFrames(fs []wireFrame) string {
 // TestReplayServeMatching: a request nothing recorded matches gets -32010
 // naming the method, the nearest recorded request and what the capture has
 // (MCP_ERROR, exit 3); a call of the same tool with other arguments gets
-// the recorded answer (the looser match), unless --repeat fail and the
-// answer was played: then the error names the argument that differs.
+// the error naming the argument that differs, also under --strict (#33),
+// and the recorded answer (the looser match) only with --loose, unless
+// --repeat fail and the answer was played.
 func TestReplayServeMatching(t *testing.T) {
 	orig, _ := record(t, "", []string{"call", "echo", "--args", `{"value":"hi"}`})
 	r := clitest.RunSonde(t, "", mockCmd([]string{"call", "nope"}, orig)...)
 	clitest.CheckRun(t, r, cmdutil.ExitRemote, `sonde: MCP_ERROR: server error -32010: sonde replay: the capture has no recorded request matching tools/call "nope"; nearest: tools/call "echo" (recorded id 2); recorded: initialize ×1, tools/call echo ×1`+"\n")
-	r = clitest.RunSonde(t, "", mockCmd([]string{"call", "echo", "--args", `{"value":"other"}`}, orig)...)
+	for _, extra := range [][]string{nil, {"--strict"}} {
+		r = clitest.RunSonde(t, "", mockCmd([]string{"call", "echo", "--args", `{"value":"other"}`}, orig, extra...)...)
+		clitest.CheckRun(t, r, cmdutil.ExitRemote, `sonde: MCP_ERROR: server error -32010: sonde replay: the capture has no recorded request matching tools/call "echo"; nearest: tools/call "echo" (recorded id 2), which differs at arguments.value; recorded: initialize ×1, tools/call echo ×1`+"\n")
+	}
+	r = clitest.RunSonde(t, "", mockCmd([]string{"call", "echo", "--args", `{"value":"other"}`}, orig, "--loose")...)
 	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 	if r.Stdout != "hi\n" {
-		t.Errorf("loose match: stdout %q, want the recorded answer hi", r.Stdout)
+		t.Errorf("--loose: stdout %q, want the recorded answer hi", r.Stdout)
+	}
+	if r := clitest.RunSonde(t, "", "replay", "--serve", orig, "--loose", "--strict"); r.Code != cmdutil.ExitUsage {
+		t.Errorf("--loose --strict: %d %s", r.Code, r.Stderr)
 	}
 	// --repeat fail: the recorded answer is played once; then a call with
 	// other arguments is refused, naming the argument that differs.
 	const twice = `{"method":"tools/call","params":{"name":"echo","arguments":{"value":"hi"}}}
 {"method":"tools/call","params":{"name":"echo","arguments":{"value":"other"}}}
 `
-	r = clitest.RunSonde(t, twice, mockCmd([]string{"script", "-"}, orig, "--repeat", "fail")...)
+	r = clitest.RunSonde(t, twice, mockCmd([]string{"script", "-"}, orig, "--repeat", "fail", "--loose")...)
 	if r.Code != cmdutil.ExitToolError || !strings.Contains(r.Stdout, `"result":{"content":[{"type":"text","text":"hi"}]`) ||
 		!strings.Contains(r.Stdout, `nearest: tools/call \"echo\" (recorded id 2), which differs at arguments.value; recorded: initialize ×1, tools/call echo ×1`) {
 		t.Errorf("--repeat fail: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)

@@ -25,7 +25,7 @@ type StatsOptions struct {
 func NewCmdStats(env *cmdutil.Env) *cobra.Command {
 	var o StatsOptions
 	cmd := &cobra.Command{
-		Use:   "stats FILE",
+		Use:   "stats FILE|SESSION",
 		Short: "Summarise a capture: per method counts, errors and latency; requests in flight over time",
 		Long: `Read a capture (--record FILE) and summarise its requests, from their lifecycle records:
 per method (and tool, for tools/call): how many ended, how many did not end with a result
@@ -63,9 +63,13 @@ Exit status: 0, or 2 when the file cannot be read as a capture.`,
 }
 
 // runStats summarises the capture at path.
-func runStats(env *cmdutil.Env, o *StatsOptions, path string) error {
+func runStats(env *cmdutil.Env, o *StatsOptions, arg string) error {
 	if o.Bucket < 0 {
 		return cmdutil.Usagef("--bucket must not be negative")
+	}
+	path, err := cmdutil.CaptureArg(arg)
+	if err != nil {
+		return err
 	}
 	keep, err := eventFilter(path, o.Filter)
 	if err != nil {

@@ -46,7 +46,8 @@ under a new id (a second fixture, started with --era modern), and crashes the se
 with requests in flight. o shows what a client matching answers in FIFO order would have
 done. After the lesson the session is yours.
 
---text prints a short narrated version of the first step instead (no terminal UI).`,
+--text prints a short narrated version of the first step instead (no terminal UI), then
+names the lesson's other steps.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.Config != "" || f.Server != "" || len(f.Inputs) > 0 {
 				return cmdutil.Usagef("demo runs its own fixture server: --config, --server and --input do not apply")
@@ -136,6 +137,11 @@ keep their JSON type: "3" (a string) is not 3.
 Try it on a misbehaving server:
   sonde call echo --args '{"value":"hi"}' --trace -- sonde fixture --fault stdout-noise
 `, slowCall.ID, fastCall.ID)
+	titles := lesson.Titles()
+	fmt.Fprintf(w, "\nThat was step 1 of the lesson's %d. The interactive lesson (sonde demo, no --text) goes on:\n", len(titles))
+	for i, title := range titles[1:] {
+		fmt.Fprintf(w, "  %2d. %s\n", i+2, title)
+	}
 	return nil
 }
 

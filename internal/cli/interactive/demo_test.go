@@ -1,11 +1,13 @@
 package interactive_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/ui/lesson"
 )
 
 // TestDemo runs the walk-through against the fixture: the fast call (the
@@ -26,6 +28,14 @@ func TestDemo(t *testing.T) {
 	clitest.CheckOrder(t, r.Stdout,
 		append([]string{slowSent, fastSent, slowBack}, summary...),
 		append([]string{fastBack, slowBack}, summary...))
+	// The steps it does not narrate are named, all of them (#33: --text
+	// showed a few steps and said nothing of the rest).
+	titles := lesson.Titles()
+	if !strings.Contains(r.Stdout, fmt.Sprintf("That was step 1 of the lesson's %d.", len(titles))) || len(titles) < 10 ||
+		!strings.Contains(r.Stdout, fmt.Sprintf("  %2d. %s\n", len(titles), titles[len(titles)-1])) ||
+		!strings.Contains(r.Stdout, "   2. "+titles[1]+"\n") {
+		t.Errorf("the other steps are not named:\n%s", r.Stdout)
+	}
 	if !strings.HasPrefix(r.Stdout, "sonde demo: responses are matched by id, never by order\n") {
 		t.Errorf("output starts %q", r.Stdout[:min(len(r.Stdout), 80)])
 	}

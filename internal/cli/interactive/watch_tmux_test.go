@@ -108,7 +108,7 @@ func TestTUIWatch(t *testing.T) {
 	h.await(`"id":2,"result":\{"tools"`)
 
 	tt := startTUI(t, 160, 40, []string{"watch"})
-	tt.waitFor("the session list", `sonde watch · 1 sessions · 1 live`, `^› gh\s+live\s+`, `\s2\s+0\s+0\s+0\s+0\s+/`, `enter open`)
+	tt.waitFor("the session list", `sonde watch · 1 session · 1 live`, `^› gh\s+live\s+`, `\s2\s+0\s+0\s+0\s+0\s+/`, `enter open`)
 	tt.keys("Enter")
 	tt.waitFor("the session in the panes", `sonde-fixture 0\.1\.0`, `tap · gh`, `│ live │`, `Tools 9`, `<- 2 +response +resolved id 2`)
 
@@ -139,7 +139,7 @@ func TestTUIWatch(t *testing.T) {
 	tt.keys("1", "q")
 	tt.waitFor("the list again", `^› gh\s+live`, `\s4\s+0\s+0\s+0\s+0\s+/`)
 	h.end()
-	tt.waitFor("the session ended", `sonde watch · 1 sessions · 0 live`, `^› gh\s+ended`)
+	tt.waitFor("the session ended", `sonde watch · 1 session · 0 live`, `^› gh\s+ended`)
 	// An ended session opens as a replay, where nothing can be sent.
 	tt.keys("Enter")
 	tt.waitFor("the replay", `sonde replay │ ⏸ paused`, `│ ?[ >]i[ \d.]+[µm]?s -> "sonde-\d+-1"`)
