@@ -335,6 +335,13 @@ func canonical(method string, params json.RawMessage) (canon, name string, token
 			}
 		}
 		delete(obj, "_meta")
+		// No arguments, "arguments": null and "arguments": {} ask the same
+		// (clients differ: the Inspector sends {} where a recording had none).
+		if a, ok := obj["arguments"]; ok {
+			if m, isObj := a.(map[string]any); a == nil || (isObj && len(m) == 0) {
+				delete(obj, "arguments")
+			}
+		}
 		name = looseName(method, obj)
 		if len(obj) == 0 {
 			return "", name, token

@@ -207,3 +207,17 @@ func TestNoLooseByDefault(t *testing.T) {
 		t.Errorf("initialize of another client: %v %s", ex, how)
 	}
 }
+
+// TestEmptyArgumentsMatch: no arguments, null and {} ask the same, as the
+// Inspector's prompts/get {"name":…,"arguments":{}} does of a recording
+// made without them.
+func TestEmptyArgumentsMatch(t *testing.T) {
+	for _, p := range []string{`{"name":"p"}`, `{"name":"p","arguments":{}}`, `{"name":"p","arguments":null}`, `{"_meta":{},"arguments":{},"name":"p"}`} {
+		if c, name, _ := canonical("prompts/get", []byte(p)); c != `{"name":"p"}` || name != "p" {
+			t.Errorf("canonical(%s) = %s, %s", p, c, name)
+		}
+	}
+	if c, _, _ := canonical("prompts/get", []byte(`{"name":"p","arguments":{"a":"1"}}`)); c == `{"name":"p"}` {
+		t.Error("arguments that are set were dropped")
+	}
+}
