@@ -157,7 +157,12 @@ func TestProxyMaxSessions(t *testing.T) {
 	if got := l.waitEnded(t); got != a+" evicted" {
 		t.Errorf("b's return closed %q, want %q", got, a+" evicted")
 	}
+	// b's new observer may be made after a's end is said (the observing
+	// is not on the request's path): wait for it, 30 s at most.
 	started, _ := l.get()
+	for deadline := time.Now().Add(30 * time.Second); len(started) < 6 && time.Now().Before(deadline); started, _ = l.get() {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if want := []string{a, b, c, d, "s-5", b}; fmt.Sprint(started) != fmt.Sprint(want) {
 		t.Errorf("sessions observed %v, want %v", started, want)
 	}
