@@ -137,7 +137,7 @@ func (e *Engine) noteOf(h *held, a client.HoldAction, by client.HoldBy, sent []b
 func (e *Engine) take(handle string) (*held, error) {
 	h := e.held[handle]
 	if h == nil {
-		return nil, &Error{Code: CodeNoHandle, Msg: fmt.Sprintf("no frame is held as %s (it was let go, or never held; sonde breaks lists what is held)", handle)}
+		return nil, noHandle(handle)
 	}
 	delete(e.held, handle)
 	for i, x := range e.order {
@@ -233,8 +233,7 @@ func (e *Engine) Release(by client.HoldBy, handles ...string) error {
 	for _, handle := range handles {
 		if e.held[handle] == nil {
 			e.mu.Unlock()
-			_, err := e.take(handle) // the refusal's words
-			return err
+			return noHandle(handle)
 		}
 	}
 	e.mu.Unlock()
@@ -309,4 +308,9 @@ func (e *Engine) Close() {
 	e.closed = true
 	e.mu.Unlock()
 	_ = e.ReleaseAll(client.HoldByEnd)
+}
+
+// noHandle is the refusal of a handle that names no held frame.
+func noHandle(handle string) error {
+	return &Error{Code: CodeNoHandle, Msg: fmt.Sprintf("no frame is held as %s (it was let go, or never held; sonde breaks lists what is held)", handle)}
 }

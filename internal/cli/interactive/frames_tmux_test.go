@@ -36,10 +36,12 @@ func TestTUIFramesFindsAndPreviewsACall(t *testing.T) {
 	tt.keys("C-s")
 	s := tt.waitFor("the call", `->\s+\d+\s+(?:tools/)?call\s`)
 	id := submatch(t, s, `->\s+(\d+)\s+(?:tools/)?call\s`)
-	tt.waitFor("the result", `<- `+id+`\s+response\s+resolved`, `pending 0 `)
+	tt.waitFor("the result", `<- `+id+`\s+response\s+resolved`, `pending 0 `, `result 1/1`)
 
+	// The result view opens when the result comes (it may be drawn after
+	// pending 0 under load): esc goes back from it to the tool list.
 	tt.keys("Escape")
-	tt.waitFor("the tool list", `^│› echo\s`)
+	tt.waitFor("the tool list", `^│› echo\s`, `!result 1/1`)
 	tt.keys("2")
 	tt.waitFor("the focus on Frames", `^enter open frame`)
 	tt.keys("z")
