@@ -42,27 +42,44 @@ func (b *BreakOptions) given() bool { return len(b.Breaks) > 0 || b.BreaksFile !
 // breaksOf builds a stdio run's breakpoints from the flags. A bad query is
 // a usage error naming it (and the file's line).
 func breaksOf(b *BreakOptions) (*coretap.Breaks, error) {
-	if b.Timeout < 0 {
-		return nil, cmdutil.Usagef("--break-timeout must be 0 (hold until told) or more")
-	}
-	timeout := b.Timeout
-	if timeout == 0 {
-		timeout = hold.Forever
+	timeout, err := b.timeout()
+	if err != nil {
+		return nil, err
 	}
 	br := coretap.NewBreaks(hold.Options{Timeout: timeout})
+	if err := b.load(br.Engine); err != nil {
+		return nil, err
+	}
+	return br, nil
+}
+
+// timeout is --break-timeout as an Engine's: 0 holds until told.
+func (b *BreakOptions) timeout() (time.Duration, error) {
+	switch {
+	case b.Timeout < 0:
+		return 0, cmdutil.Usagef("--break-timeout must be 0 (hold until told) or more")
+	case b.Timeout == 0:
+		return hold.Forever, nil
+	}
+	return b.Timeout, nil
+}
+
+// load adds the breakpoints of --break and --breaks to e; a bad query is
+// a usage error naming it (and the file's line).
+func (b *BreakOptions) load(e *hold.Engine) error {
 	var r io.Reader
 	if b.BreaksFile != "" {
 		f, err := os.Open(b.BreaksFile)
 		if err != nil {
-			return nil, cmdutil.Usagef("--breaks: " + err.Error())
+			return cmdutil.Usagef("--breaks: " + err.Error())
 		}
 		defer f.Close()
 		r = f
 	}
-	if err := br.Load(b.Breaks, b.BreaksFile, r); err != nil {
-		return nil, cmdutil.Usagef(err.Error())
+	if err := e.Load(b.Breaks, b.BreaksFile, r); err != nil {
+		return cmdutil.Usagef(err.Error())
 	}
-	return br, nil
+	return nil
 }
 
 // noteBreaks writes the breakpoints at the start of the recording.

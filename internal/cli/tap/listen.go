@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -391,25 +390,14 @@ func listenBreaks(b *BreakOptions, p **coretap.Proxy) (*hold.Engine, error) {
 // run's) with note as the Engine's Note. A bad query is a usage error
 // naming it (and the file's line).
 func engineOf(b *BreakOptions, note func(client.Hold)) (*hold.Engine, error) {
-	if b.Timeout < 0 {
-		return nil, cmdutil.Usagef("--break-timeout must be 0 (hold until told) or more")
-	}
-	timeout := b.Timeout
-	if timeout == 0 {
-		timeout = hold.Forever
+	timeout, err := b.timeout()
+	if err != nil {
+		return nil, err
 	}
 	e := hold.New(hold.Options{Timeout: timeout, Note: note})
-	var r io.Reader
-	if b.BreaksFile != "" {
-		f, err := os.Open(b.BreaksFile)
-		if err != nil {
-			return nil, cmdutil.Usagef("--breaks: " + err.Error())
-		}
-		defer f.Close()
-		r = f
-	}
-	if err := e.Load(b.Breaks, b.BreaksFile, r); err != nil {
-		return nil, cmdutil.Usagef(err.Error())
+	if err := b.load(e); err != nil {
+		e.Close()
+		return nil, err
 	}
 	return e, nil
 }
