@@ -312,15 +312,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.faults != nil && p.faults.request(w, r, ex) {
 		return
 	}
-	// The request body is sent upstream while the answer may already be
-	// coming back (a server answers once it has parsed the body; the
-	// transport reads on to the body's EOF after that): without full
-	// duplex, the HTTP/1 server would close the body when the answer's
-	// headers are written, the transport's last read of it would fail,
-	// and the transport would drop the upstream connection mid-answer.
-	if ex.hostBody == nil && !ex.bodyWhole { // (a body the rules or the breakpoints read whole is in memory)
-		_ = http.NewResponseController(w).EnableFullDuplex()
-	}
+	defer p.takeBody(w, r, ex)()
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exKey{}, ex)))
 }
 
