@@ -80,7 +80,7 @@ func (c *Client) start(ctx context.Context, method string, params any, o CallOpt
 	}
 	p.timer = time.AfterFunc(timeout, func() { c.expire(id) })
 	p.stopCtx = context.AfterFunc(ctx, func() { c.cancelByCaller(id, context.Cause(ctx)) })
-	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, State: StateQueued, Deadline: p.deadline, Timeout: timeout, MaxEnd: p.maxEnd, RetryOf: p.retryOf}})
+	c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(id), Method: method, Tool: o.Tool, State: StateQueued, Deadline: p.deadline, Timeout: timeout, MaxEnd: p.maxEnd, RetryOf: p.retryOf}})
 	if !c.hold.since.IsZero() {
 		c.hold.holdLocked(p, now)
 	}
@@ -130,7 +130,7 @@ func (c *Client) refuseLocked(method string, handshake bool) *Error {
 // reject returns a call that failed before it was registered: no id, no
 // timer, nothing written.
 func (c *Client) reject(method, tool string, err *Error) *Call {
-	c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, Method: method, Tool: tool, State: StateRejected, Err: err}})
+	c.hub.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, Method: method, Tool: tool, State: StateRejected, Err: err}})
 	call := failedCall(method, err)
 	call.Tool = tool
 	return call

@@ -234,7 +234,7 @@ func (c *Client) Connect(dial Dialer) error {
 	conn, err := dial(c.observe)
 	if err != nil {
 		e := spawnErr(err)
-		c.emit(Event{Kind: EvProcess, Proc: &ProcInfo{What: ProcSpawnFailed, Err: e}})
+		c.hub.emit(Event{Kind: EvProcess, Proc: &ProcInfo{What: ProcSpawnFailed, Err: e}})
 		c.mu.Lock()
 		c.dead = e
 		c.mu.Unlock()
@@ -255,25 +255,25 @@ func (c *Client) observe(ev transport.Event) {
 		c.mu.Lock()
 		c.watch.pid = ev.Pid
 		c.mu.Unlock()
-		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcStart, Pid: ev.Pid, Argv: ev.Argv}})
+		c.hub.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcStart, Pid: ev.Pid, Argv: ev.Argv}})
 	case transport.EventStderr:
 		c.mu.Lock()
 		c.stats.StderrBytes += uint64(len(ev.Data))
 		c.watch.seenStderr(ev.Time, ev.Data)
 		c.mu.Unlock()
-		c.emit(Event{Time: ev.Time, Kind: EvStderr, Stderr: ev.Data})
+		c.hub.emit(Event{Time: ev.Time, Kind: EvStderr, Stderr: ev.Data})
 	case transport.EventSignal:
-		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcSignal, Pid: ev.Pid, Signal: ev.Signal}})
+		c.hub.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcSignal, Pid: ev.Pid, Signal: ev.Signal}})
 	case transport.EventConnect:
 		c.mu.Lock()
 		c.watch.http = true
 		c.mu.Unlock()
-		c.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcConnect, Argv: ev.Argv}})
+		c.hub.emit(Event{Time: ev.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcConnect, Argv: ev.Argv}})
 	case transport.EventHTTP:
 		c.mu.Lock()
 		c.watch.seenHTTPLocked(ev.Time, ev.HTTP)
 		c.mu.Unlock()
-		c.emit(Event{Time: ev.Time, Kind: EvHTTP, HTTP: ev.HTTP})
+		c.hub.emit(Event{Time: ev.Time, Kind: EvHTTP, HTTP: ev.HTTP})
 	}
 }
 
@@ -322,7 +322,7 @@ func (c *Client) Close() error {
 		c.era.wg.Wait()
 		c.watch.readers.Wait() // the snapshots' readings of the server's processes
 		c.endRead()
-		c.closeSubscriptions()
+		c.hub.closeAll()
 		close(c.closeDone)
 	})
 	<-c.closeDone

@@ -142,13 +142,13 @@ func (s *eraState) startEra(ctx context.Context) (res *mcp.InitializeResult, err
 	case EraAuto:
 		res, modern, err := c.era.runDiscover(ctx)
 		if err == nil {
-			c.emit(Event{Kind: EvNote, Note: "era auto: the server answered server/discover; speaking the modern era (" + mcp.ModernVersion + ")"})
+			c.hub.emit(Event{Kind: EvNote, Note: "era auto: the server answered server/discover; speaking the modern era (" + mcp.ModernVersion + ")"})
 			return res, nil, true
 		}
 		if modern || !fallsBack(err) {
 			return nil, err, true
 		}
-		c.emit(Event{Kind: EvNote, Note: "era auto: server/discover failed (" + err.Error() + "); falling back to initialize (legacy era)"})
+		c.hub.emit(Event{Kind: EvNote, Note: "era auto: server/discover failed (" + err.Error() + "); falling back to initialize (legacy era)"})
 	}
 	c.mu.Lock()
 	c.era.resolved = EraLegacy
@@ -274,7 +274,7 @@ func (s *eraState) modernResultLocked(f transport.Frame, p *pending) bool {
 		c.settleLocked(p, outcome{state: StateProtocol, err: err})
 		return true
 	}
-	c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictResolved, InputRequired: true,
+	c.hub.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictResolved, InputRequired: true,
 		Detail: fmt.Sprintf("input required for %s (%s); sonde answers and retries under a new id", idText(p.id), inputSummary(ir.InputRequests))}})
 	call, base, prev := p.call, p.base, p.id
 	c.settleLocked(p, outcome{state: StateRetried})
@@ -396,7 +396,7 @@ func (s *eraState) endCall(call *Call, prev int64, err error) {
 		err = c.dead
 	}
 	c.mu.Unlock()
-	c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s (input required by %s) not retried: %v", call.Method, idText(prev), err)})
+	c.hub.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s (input required by %s) not retried: %v", call.Method, idText(prev), err)})
 	call.err = err
 	call.latency = time.Since(call.queued)
 	close(call.done)
@@ -445,7 +445,7 @@ func (s *eraState) awaitInput(ctx context.Context, key string, req mcp.InputRequ
 		c.mu.Unlock()
 		return nil, newErr(CodeBusy, "the %s the server asked for (input %s): %d requests from the server already wait for an answer", req.Method, key, maxWaiting)
 	}
-	c.emit(Event{Time: sr.Received, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateReceived, Params: sr.Params}})
+	c.hub.emit(Event{Time: sr.Received, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateReceived, Params: sr.Params}})
 	c.mu.Unlock()
 	select {
 	case r := <-sr.input:
@@ -458,7 +458,7 @@ func (s *eraState) awaitInput(ctx context.Context, key string, req mcp.InputRequ
 		if c.srv.waiting[sr.ID] == sr {
 			delete(c.srv.waiting, sr.ID)
 			c.hold.holdCheckLocked()
-			c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateCancelled, Latency: time.Since(sr.Received), Err: newErr(CodeAborted, "no longer needed: the call ended")}})
+			c.hub.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: sr.ID, Method: sr.Method, State: StateCancelled, Latency: time.Since(sr.Received), Err: newErr(CodeAborted, "no longer needed: the call ended")}})
 		}
 		c.mu.Unlock()
 		return nil, &Error{Code: CodeAborted, Message: "waiting for the answer to " + req.Method + ": " + ctx.Err().Error(), Err: ctx.Err()}

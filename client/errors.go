@@ -123,7 +123,7 @@ func remoteErr(e *jsonrpc.Error) *Error {
 		note, _ := json.Marshal(fmt.Sprintf("(%d bytes of error data, not kept)", len(kept.Data)))
 		kept.Data = note
 	}
-	out := &Error{Code: CodeRemote, Message: fmt.Sprintf("server error %d: %s", e.Code, bounded(e.Message, 512)), RPC: &kept}
+	out := &Error{Code: CodeRemote, Message: fmt.Sprintf("server error %s: %s", mcp.CodeText(e.Code), bounded(e.Message, 512)), RPC: &kept}
 	if e.Code != mcp.CodeURLElicitationRequired {
 		return out
 	}

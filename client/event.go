@@ -268,12 +268,6 @@ func (s *Subscription) Close() { s.owner.unsubscribe(s) }
 // 1). Subscribe before Connect to see every event.
 func (c *Client) Subscribe(n int) *Subscription { return c.hub.subscribe(n) }
 
-// emit stamps ev and offers it to every subscriber without blocking. It may
-// be called with c.mu held (lock order: mu, then emitMu).
-func (c *Client) emit(ev Event) { c.hub.emit(ev) }
-
-func (c *Client) closeSubscriptions() { c.hub.closeAll() }
-
 // hub numbers events and offers them to subscribers under the delivery
 // rule (see Subscription): the Client's event stream, and the Observer's.
 type hub struct {
@@ -317,7 +311,8 @@ func (h *hub) unsubscribe(s *Subscription) {
 	}
 }
 
-// emit stamps ev and offers it to every subscriber without blocking.
+// emit stamps ev and offers it to every subscriber without blocking. It may
+// be called with Client.mu held (lock order: mu, then emitMu).
 func (h *hub) emit(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()

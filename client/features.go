@@ -80,7 +80,7 @@ func (c *Client) Undeclared(method string) string {
 // declare the capability it needs (see Undeclared), then the request.
 func (c *Client) featureCall(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	if w := c.Undeclared(method); w != "" {
-		c.emit(Event{Kind: EvNote, Note: w})
+		c.hub.emit(Event{Kind: EvNote, Note: w})
 	}
 	return c.Call(ctx, method, params, CallOptions{ProgressToken: true})
 }

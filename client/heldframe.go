@@ -65,5 +65,5 @@ type Hold struct {
 // own connection (hold.Conn), as a note event with Hold set: the
 // recording keeps it as the tap's does. text says it in words (hold.Text).
 func (c *Client) NoteHold(text string, h Hold) {
-	c.emit(Event{Time: time.Now(), Kind: EvNote, Note: text, Hold: &h})
+	c.hub.emit(Event{Time: time.Now(), Kind: EvNote, Note: text, Hold: &h})
 }

@@ -64,7 +64,7 @@ func (s *deadlineHold) holdCheckLocked() {
 			c.hold.holdLocked(p, c.hold.since)
 		}
 		if len(c.pending) > 0 {
-			c.emit(Event{Time: c.hold.since, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) held while %s", len(c.pending), c.hold.why())})
+			c.hub.emit(Event{Time: c.hold.since, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) held while %s", len(c.pending), c.hold.why())})
 		}
 	case !asked && !c.hold.since.IsZero():
 		now := time.Now()
@@ -74,7 +74,7 @@ func (s *deadlineHold) holdCheckLocked() {
 			c.hold.releaseLocked(p, now, held)
 		}
 		if len(c.pending) > 0 {
-			c.emit(Event{Time: now, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) run again after %s held", len(c.pending), roundDur(held))})
+			c.hub.emit(Event{Time: now, Kind: EvNote, Note: fmt.Sprintf("%d deadline(s) run again after %s held", len(c.pending), roundDur(held))})
 		}
 	}
 }
@@ -87,7 +87,7 @@ func (s *deadlineHold) holdLocked(p *pending, now time.Time) {
 	}
 	p.timer.Stop()
 	p.held, p.left = true, max(p.deadline.Sub(now), 0)
-	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: StateHeld,
+	c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: StateHeld,
 		Latency: now.Sub(p.queuedAt), RetryOf: p.retryOf}})
 }
 
@@ -108,7 +108,7 @@ func (s *deadlineHold) releaseLocked(p *pending, now time.Time, held time.Durati
 	if p.wstate == written {
 		state = StateSent
 	}
-	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: state,
+	c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: state,
 		Deadline: p.deadline, Latency: now.Sub(p.queuedAt), RetryOf: p.retryOf}})
 }
 

@@ -117,7 +117,7 @@ func (c *Client) settleLocked(p *pending, o outcome) {
 	call.result, call.err = o.result, o.err
 	call.latency = now.Sub(p.queuedAt)
 	c.countLocked(o.state)
-	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
+	c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
 		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: o.state,
 		Deadline: p.deadline, Latency: call.latency, Err: o.err, RetryOf: p.retryOf,
 	}})
@@ -206,7 +206,7 @@ func (c *Client) sendCancelLocked(p *pending, reason string) {
 	params, _ := json.Marshal(mcp.CancelledParams{RequestID: json.RawMessage(strconv.FormatInt(p.id, 10)), Reason: reason})
 	raw, _ := jsonrpc.EncodeNotification(mcp.MethodCancelled, params)
 	if !c.out.push(outItem{raw: raw, method: mcp.MethodCancelled}) {
-		c.emit(Event{Kind: EvNote, Note: "cancel notification for " + idText(p.id) + " not sent: write queue full"})
+		c.hub.emit(Event{Kind: EvNote, Note: "cancel notification for " + idText(p.id) + " not sent: write queue full"})
 	}
 }
 

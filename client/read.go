@@ -240,7 +240,7 @@ func (c *Client) responseLocked(f transport.Frame) {
 			late = &Late{ID: f.Msg.ID, Method: ri.method, Tool: ri.tool, AfterDeadline: max(f.Time.Sub(ri.due), 0), Latency: lat, Enough: enoughTimeout(lat), Error: f.Msg.Error != nil}
 			detail += lateNote(late)
 		}
-		c.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictLate, Detail: detail, Late: late}})
+		c.hub.emit(Event{Time: f.Time, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictLate, Detail: detail, Late: late}})
 		return
 	}
 	if n > 0 && n <= c.lastID {
@@ -303,7 +303,7 @@ func (c *Client) notificationLocked(f transport.Frame) {
 		deadline = p.deadline
 	}
 	c.hub.emitFrameSentence(f, VerdictProgress, fmt.Sprintf("%s for %s", progressText(pp), idText(n)))
-	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
+	c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{
 		Dir: transport.Out, ID: jsonrpc.Int(p.id), Method: p.method, Tool: p.tool, State: state, Deadline: deadline,
 		Latency: now.Sub(p.queuedAt), Progress: &Progress{Progress: pp.Progress, Total: pp.Total, Message: pp.Message},
 	}})
@@ -329,7 +329,7 @@ func (c *Client) connEnded(err error) {
 	var e *Error
 	if errors.As(err, &xe) {
 		x := xe.Exit
-		c.emit(Event{Time: x.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcExit, Pid: x.Pid, Exit: &x}})
+		c.hub.emit(Event{Time: x.Time, Kind: EvProcess, Proc: &ProcInfo{What: ProcExit, Pid: x.Pid, Exit: &x}})
 		e = exitErr(x, x.What())
 	} else if ce := (*transport.ClosedError)(nil); errors.As(err, &ce) && !ce.BySonde {
 		e = &Error{Code: CodeHTTP, Message: "connection to the server ended: " + ce.Reason, Err: err}
@@ -381,5 +381,5 @@ func (c *Client) exchangeFailed(xe *transport.ExchangeError) {
 			return
 		}
 	}
-	c.emit(Event{Kind: EvNote, Note: e.Error()})
+	c.hub.emit(Event{Kind: EvNote, Note: e.Error()})
 }

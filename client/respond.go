@@ -172,7 +172,7 @@ func (s *srvState) serverRequestLocked(f transport.Frame) {
 	default:
 		c.hub.emitFrame(f, VerdictServerRequest, "request from the server: "+m.Method)
 	}
-	c.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: m.ID, Method: m.Method, State: StateReceived, Params: m.Params}})
+	c.hub.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: m.ID, Method: m.Method, State: StateReceived, Params: m.Params}})
 	req := &ServerRequest{ID: m.ID, Method: m.Method, Params: m.Params, Received: f.Time}
 	switch {
 	case dup:
@@ -216,7 +216,7 @@ const maxWaiting = 1024
 func (s *srvState) waitLocked(req *ServerRequest) bool {
 	c := s.c
 	if !c.srv.addWaitingLocked(req) {
-		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s %s refused: %d requests from the server already wait for an answer", req.Method, req.ID, maxWaiting)})
+		c.hub.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s %s refused: %d requests from the server already wait for an answer", req.Method, req.ID, maxWaiting)})
 		c.srv.answerLocked(req, nil, tooManyWaiting(req.Method))
 		return false
 	}
@@ -258,14 +258,14 @@ func (s *srvState) answerLocked(req *ServerRequest, result json.RawMessage, rpcE
 		return newErr(CodeProtocol, "answer to %s %s: %v", req.Method, req.ID, err)
 	}
 	if !c.out.push(outItem{raw: compact(raw), id: req.ID, method: req.Method}) {
-		c.emit(Event{Kind: EvNote, Note: "answer to server request " + req.ID.String() + " not sent: write queue full"})
+		c.hub.emit(Event{Kind: EvNote, Note: "answer to server request " + req.ID.String() + " not sent: write queue full"})
 		return newErr(CodeBusy, "answer to %s %s: write queue full", req.Method, req.ID)
 	}
 	var detail error
 	if rpcErr != nil {
 		detail = rpcErr
 	}
-	c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
+	c.hub.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
 	return nil
 }
 
@@ -318,7 +318,7 @@ func (c *Client) Respond(id jsonrpc.ID, result json.RawMessage, rpcErr *jsonrpc.
 	if rpcErr != nil {
 		detail = rpcErr
 	}
-	c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
+	c.hub.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateAnswered, Latency: time.Since(req.Received), Err: detail}})
 	if req.input != nil {
 		req.input <- inputReply{result: result, rpcErr: rpcErr}
 	} else {
@@ -348,7 +348,7 @@ func (s *srvState) serverCancelLocked(f transport.Frame) bool {
 		detail += ": " + bounded(p.Reason, 200)
 	}
 	c.hub.emitFrame(f, VerdictNotification, detail)
-	c.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateCancelled,
+	c.hub.emit(Event{Time: f.Time, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: StateCancelled,
 		Latency: f.Time.Sub(req.Received), Err: newErr(CodeAborted, "%s", detail)}})
 	return true
 }
@@ -360,7 +360,7 @@ func (s *srvState) endWaitingLocked(state State, err *Error) {
 	now := time.Now()
 	for id, req := range c.srv.waiting {
 		delete(c.srv.waiting, id)
-		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: state, Latency: now.Sub(req.Received), Err: err}})
+		c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: req.ID, Method: req.Method, State: state, Latency: now.Sub(req.Received), Err: err}})
 	}
 	c.hold.holdCheckLocked()
 	c.srv.tasks.endClientTasksLocked(now, state, err)

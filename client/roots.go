@@ -76,7 +76,7 @@ func (c *Client) SetRoots(roots []mcp.Root) error {
 	if c.era.modernLocked() {
 		// The modern era has no roots/list_changed: the next input request
 		// for roots/list is answered with the new roots.
-		c.emit(Event{Kind: EvNote, Note: "roots changed; the modern era has no notifications/roots/list_changed: the next roots/list input request gets them"})
+		c.hub.emit(Event{Kind: EvNote, Note: "roots changed; the modern era has no notifications/roots/list_changed: the next roots/list input request gets them"})
 		return nil
 	}
 	raw, _ := jsonrpc.EncodeNotification(mcp.MethodRootsChanged, nil)

@@ -158,7 +158,7 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args json.RawMes
 func (c *Client) GoToolTask(ctx context.Context, name string, args json.RawMessage, o TaskOptions) *TaskCall {
 	t := &TaskCall{c: c, tool: name, done: make(chan struct{}), wake: make(chan struct{}, 1), created: make(chan struct{}), started: time.Now()}
 	if !c.ServerCaps().Tasks.ToolCallTasks() {
-		c.emit(Event{Kind: EvNote, Note: "tools/call " + name + ": the server did not declare the tasks.requests.tools.call capability; sent with params.task anyway"})
+		c.hub.emit(Event{Kind: EvNote, Note: "tools/call " + name + ": the server did not declare the tasks.requests.tools.call capability; sent with params.task anyway"})
 	}
 	p := mcp.CallToolTaskParams{Name: name, Arguments: args}
 	if o.TTL > 0 {
@@ -193,7 +193,7 @@ func (t *TaskCall) finish(res *mcp.CallToolResult, raw json.RawMessage, err erro
 	t.res, t.raw, t.err, t.ended = res, raw, err, time.Now()
 	task := t.Task()
 	if task.TaskID != "" {
-		t.c.emit(Event{Kind: EvTask, Task: &TaskInfo{Call: t.call, Tool: t.tool, Task: task, Err: err, End: true}})
+		t.c.hub.emit(Event{Kind: EvTask, Task: &TaskInfo{Call: t.call, Tool: t.tool, Task: task, Err: err, End: true}})
 	}
 }
 
@@ -216,7 +216,7 @@ func (t *TaskCall) awaitTask(call *Call) bool {
 		// No task: the server ran the call directly.
 		res, err := ToolResult(t.tool, raw)
 		if err == nil {
-			t.c.emit(Event{Kind: EvNote, Note: "tools/call " + t.tool + ": the server answered a task-augmented call with a plain result (no task created)"})
+			t.c.hub.emit(Event{Kind: EvNote, Note: "tools/call " + t.tool + ": the server answered a task-augmented call with a plain result (no task created)"})
 		}
 		t.finish(res, raw, err)
 		return false
@@ -419,7 +419,7 @@ func (t *TaskCall) update(st mcp.Task) {
 	t.task = st
 	t.mu.Unlock()
 	if st.Status != old.Status || st.StatusMessage != old.StatusMessage {
-		t.c.emit(Event{Kind: EvTask, Task: &TaskInfo{Call: t.call, Tool: t.tool, Task: st}})
+		t.c.hub.emit(Event{Kind: EvTask, Task: &TaskInfo{Call: t.call, Tool: t.tool, Task: st}})
 	}
 }
 
@@ -434,7 +434,7 @@ func (t *TaskCall) cancelOnAbort(taskID string, o TaskOptions) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if _, err := t.c.featureCallTimeout(ctx, mcp.MethodTasksCancel, mcp.TaskIDParams{TaskID: taskID}, timeout); err != nil {
-		t.c.emit(Event{Kind: EvNote, Note: "tasks/cancel " + taskID + " after the caller gave up: " + err.Error()})
+		t.c.hub.emit(Event{Kind: EvNote, Note: "tasks/cancel " + taskID + " after the caller gave up: " + err.Error()})
 	}
 }
 
@@ -448,7 +448,7 @@ func (c *Client) featureCallTimeout(ctx context.Context, method string, params a
 // its own (0: the client's default) without waiting for it.
 func (c *Client) goFeature(ctx context.Context, method string, params any, timeout time.Duration) *Call {
 	if w := c.Undeclared(method); w != "" {
-		c.emit(Event{Kind: EvNote, Note: w})
+		c.hub.emit(Event{Kind: EvNote, Note: w})
 	}
 	return c.Go(ctx, method, params, CallOptions{Timeout: timeout})
 }

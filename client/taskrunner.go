@@ -99,7 +99,7 @@ func (s *clientTasks) taskAugmentedLocked(req *ServerRequest) (ttl time.Duration
 		return 0, false
 	}
 	if !c.srv.tasks.clientTasksDeclared(c.era.modernLocked()) {
-		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s %s asks to run as a task (params.task), but sonde did not declare tasks for it: answered directly, as the spec asks", req.Method, req.ID)})
+		c.hub.emit(Event{Kind: EvNote, Note: fmt.Sprintf("%s %s asks to run as a task (params.task), but sonde did not declare tasks for it: answered directly, as the spec asks", req.Method, req.ID)})
 		return 0, false
 	}
 	ttl = clientTaskTTL
@@ -137,7 +137,7 @@ func (s *clientTasks) startClientTaskLocked(req *ServerRequest, ttl time.Duratio
 	ts.byID[t.task.TaskID] = t
 	res, _ := json.Marshal(mcp.CreateTaskResult{Task: t.task})
 	c.srv.answerLocked(req, res, nil)
-	c.emit(Event{Time: now, Kind: EvTask, Task: &TaskInfo{Call: req.ID, Dir: transport.In, Method: req.Method, Task: t.task}})
+	c.hub.emit(Event{Time: now, Kind: EvTask, Task: &TaskInfo{Call: req.ID, Dir: transport.In, Method: req.Method, Task: t.task}})
 	if h := c.opts.ServerRequests.Handler; h != nil {
 		if res, rpcErr, answered := h(*req); answered {
 			c.srv.tasks.finishClientTaskLocked(t, res, rpcErr)
@@ -146,12 +146,12 @@ func (s *clientTasks) startClientTaskLocked(req *ServerRequest, ttl time.Duratio
 	}
 	ask := &ServerRequest{ID: jsonrpc.String("task:" + t.task.TaskID), Method: req.Method, Params: req.Params, Received: now, task: t}
 	if !c.srv.addWaitingLocked(ask) {
-		c.emit(Event{Kind: EvNote, Note: fmt.Sprintf("task %s fails: %d requests from the server already wait for an answer", t.task.TaskID, maxWaiting)})
+		c.hub.emit(Event{Kind: EvNote, Note: fmt.Sprintf("task %s fails: %d requests from the server already wait for an answer", t.task.TaskID, maxWaiting)})
 		c.srv.tasks.finishClientTaskLocked(t, nil, tooManyWaiting(req.Method))
 		return
 	}
 	t.ask = ask
-	c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: ask.ID, Method: ask.Method, State: StateReceived, Params: ask.Params}})
+	c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: ask.ID, Method: ask.Method, State: StateReceived, Params: ask.Params}})
 }
 
 // makeRoom forgets expired tasks and, when the table is full, the oldest
@@ -191,14 +191,14 @@ func (s *clientTasks) setStatusLocked(t *clientTask, status, message string, not
 		params, _ := json.Marshal(t.task)
 		raw, _ := jsonrpc.EncodeNotification(mcp.MethodTaskStatus, params)
 		if !c.out.push(outItem{raw: raw, method: mcp.MethodTaskStatus}) {
-			c.emit(Event{Kind: EvNote, Note: "notifications/tasks/status for task " + t.task.TaskID + " not sent: write queue full"})
+			c.hub.emit(Event{Kind: EvNote, Note: "notifications/tasks/status for task " + t.task.TaskID + " not sent: write queue full"})
 		}
 	}
 	var err error
 	if t.rpcErr != nil {
 		err = t.rpcErr
 	}
-	c.emit(Event{Kind: EvTask, Task: &TaskInfo{Call: t.req, Dir: transport.In, Method: t.method, Task: t.task, Err: err, End: mcp.TaskTerminal(status)}})
+	c.hub.emit(Event{Kind: EvTask, Task: &TaskInfo{Call: t.req, Dir: transport.In, Method: t.method, Task: t.task, Err: err, End: mcp.TaskTerminal(status)}})
 }
 
 // finishClientTaskLocked ends t with the answer to its request: completed
@@ -303,7 +303,7 @@ func (s *clientTasks) serveTaskLocked(req *ServerRequest) {
 		if a := t.ask; a != nil && c.srv.waiting[a.ID] == a {
 			delete(c.srv.waiting, a.ID)
 			c.hold.holdCheckLocked()
-			c.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: a.ID, Method: a.Method, State: StateCancelled,
+			c.hub.emit(Event{Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: a.ID, Method: a.Method, State: StateCancelled,
 				Latency: time.Since(a.Received), Err: newErr(CodeAborted, "the server cancelled task %s (tasks/cancel)", t.task.TaskID)}})
 		}
 		c.srv.tasks.setStatusLocked(t, mcp.TaskCancelled, "cancelled by the server (tasks/cancel)", false)
@@ -319,11 +319,11 @@ func (s *clientTasks) endClientTasksLocked(now time.Time, state State, err *Erro
 	c := s.c
 	for id, t := range c.srv.tasks.byID {
 		for _, r := range t.results {
-			c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: r.ID, Method: r.Method, State: state, Latency: now.Sub(r.Received), Err: err}})
+			c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.In, ID: r.ID, Method: r.Method, State: state, Latency: now.Sub(r.Received), Err: err}})
 		}
 		t.results = nil
 		if !mcp.TaskTerminal(t.task.Status) {
-			c.emit(Event{Time: now, Kind: EvTask, Task: &TaskInfo{Call: t.req, Dir: transport.In, Method: t.method, Task: t.task, Err: err, End: true}})
+			c.hub.emit(Event{Time: now, Kind: EvTask, Task: &TaskInfo{Call: t.req, Dir: transport.In, Method: t.method, Task: t.task, Err: err, End: true}})
 		}
 		delete(c.srv.tasks.byID, id)
 	}

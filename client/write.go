@@ -199,12 +199,12 @@ func (c *Client) beforeWrite(it outItem) bool {
 	default:
 		f.Msg.Kind = jsonrpc.KindNotification
 	}
-	c.emit(Event{Time: now, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictSent}})
+	c.hub.emit(Event{Time: now, Kind: EvFrame, Frame: &FrameInfo{Frame: f, Verdict: VerdictSent}})
 	if it.p != nil && it.p.held {
 		// Written while its clock stands still: it stays held.
-		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(it.p.id), Method: it.p.method, Tool: it.p.tool, State: StateHeld, RetryOf: it.p.retryOf}})
+		c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(it.p.id), Method: it.p.method, Tool: it.p.tool, State: StateHeld, RetryOf: it.p.retryOf}})
 	} else if it.p != nil {
-		c.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(it.p.id), Method: it.p.method, Tool: it.p.tool, State: StateSent, Deadline: it.p.deadline, RetryOf: it.p.retryOf}})
+		c.hub.emit(Event{Time: now, Kind: EvRequest, Req: &ReqInfo{Dir: transport.Out, ID: jsonrpc.Int(it.p.id), Method: it.p.method, Tool: it.p.tool, State: StateSent, Deadline: it.p.deadline, RetryOf: it.p.retryOf}})
 	}
 	return true
 }
@@ -213,7 +213,7 @@ func (c *Client) beforeWrite(it outItem) bool {
 // frame event is followed by this note). The server has usually exited (its
 // exit will settle the rest) or closed its stdin.
 func (c *Client) writeFailedLocked(it outItem, err error) {
-	c.emit(Event{Kind: EvNote, Note: it.method + " " + it.id.String() + ": write failed: " + err.Error()})
+	c.hub.emit(Event{Kind: EvNote, Note: it.method + " " + it.id.String() + ": write failed: " + err.Error()})
 	if it.p == nil || c.pending[it.p.id] != it.p {
 		return
 	}
