@@ -10,10 +10,12 @@ import (
 	"syscall"
 )
 
-// Live reports whether pid is a running sonde tap: signal 0 reaches
-// it (or it is another user's), and, where /proc says, it is no zombie and
-// its command line has a "tap" argument (a pid reused by another program
-// after the tap was killed is not taken for it).
+// Live reports whether pid is a running sonde that records into the
+// sessions folder (sonde tap, replay --serve --break, call or script
+// --break): signal 0 reaches it (or it is another user's), and, where /proc
+// says, it is no zombie and its command line has one of those commands as
+// an argument (a pid reused by another program after sonde was killed is
+// not taken for it).
 func Live(pid int) bool {
 	if pid <= 0 {
 		return false
@@ -35,7 +37,8 @@ func Live(pid int) bool {
 		return true // not ours to read: count it as live
 	}
 	for _, arg := range bytes.Split(cmdline, []byte{0}) {
-		if string(arg) == "tap" {
+		switch string(arg) {
+		case "tap", "replay", "call", "script":
 			return true
 		}
 	}

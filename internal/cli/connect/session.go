@@ -29,6 +29,7 @@ type Session struct {
 	rec     *capture.Recorder // the --record capture, closed with the session
 	follow  func(*client.Client)
 	otlp    *Telemetry // --otlp-endpoint, --traceparent (nil: none)
+	held    *Held      // --break, --breaks (nil: none)
 	closed  bool
 }
 
@@ -44,8 +45,18 @@ func Open(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target) (*Session,
 // the session starts, before it connects: a subscription made there sees
 // every event, the handshake's and those of a start that fails included.
 func OpenFollowing(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, follow func(*client.Client)) (*Session, error) {
+	return open(ctx, env, f, t, follow, nil)
+}
+
+// OpenHeld is Open with the session's frames offered to h's breakpoints
+// (Open when h is nil). The caller closes h after the session.
+func OpenHeld(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, h *Held) (*Session, error) {
+	return open(ctx, env, f, t, nil, h)
+}
+
+func open(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, follow func(*client.Client), h *Held) (*Session, error) {
 	env.HideSecrets(t.Hide...)
-	s := &Session{env: env, flags: f, target: t, secrets: &SecretSink{}, follow: follow}
+	s := &Session{env: env, flags: f, target: t, secrets: &SecretSink{}, follow: follow, held: h}
 	c, tr, err := s.start(ctx, true)
 	if err != nil {
 		return nil, err
@@ -59,7 +70,13 @@ func OpenFollowing(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, f
 // failure that has an error code (opening the session, or fn's) is also
 // reported on stdout (cmdutil.JSONFailure), before the session closes.
 func Run(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, fn func(ctx context.Context, s *Session) error) error {
-	s, err := Open(ctx, env, f, t)
+	return RunHeld(ctx, env, f, t, nil, fn)
+}
+
+// RunHeld is Run with the session's frames offered to h's breakpoints (Run
+// when h is nil). The caller closes h after it.
+func RunHeld(ctx context.Context, env *cmdutil.Env, f *Flags, t *Target, h *Held, fn func(ctx context.Context, s *Session) error) error {
+	s, err := OpenHeld(ctx, env, f, t, h)
 	if err != nil {
 		return env.JSONFailure(f.JSON, err)
 	}
@@ -81,6 +98,7 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 	if err != nil {
 		return nil, nil, err
 	}
+	dial = s.held.dial(dial)
 	if f.Insecure {
 		fmt.Fprintln(s.env.Err, "sonde: warning: --insecure: the server's TLS certificate is not verified")
 	}
@@ -97,6 +115,7 @@ func (s *Session) start(ctx context.Context, first bool) (*client.Client, *trace
 	}
 	s.otlp.Client(&opts)
 	c := client.New(opts)
+	s.held.follow(c)
 	if s.follow != nil {
 		s.follow(c)
 	}

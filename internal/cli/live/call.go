@@ -30,10 +30,13 @@ type CallOptions struct {
 	// Policies is --policies: client timeout policies the call is
 	// evaluated under (docs/timeouts.md), printed on stderr.
 	Policies []string
+	// Breaks are --break, --breaks and --break-timeout (docs/breakpoints.md).
+	Breaks connect.BreakFlags
 }
 
-// NewCmdCall is `sonde call TOOL`.
-func NewCmdCall(env *cmdutil.Env) *cobra.Command {
+// NewCmdCall is `sonde call TOOL`; serve gives its breakpoints their
+// socket (internal/cli/tap.ServeEngine).
+func NewCmdCall(env *cmdutil.Env, serve connect.BreakServer) *cobra.Command {
 	var o CallOptions
 	cmd := &cobra.Command{
 		Use:   "call TOOL [--args JSON] [--task] (-- COMMAND [ARG...] | --url URL) | call SERVER/TOOL (--all | --server NAME...)",
@@ -67,28 +70,43 @@ run (--json: "uncertain": true).
 timeout=D[,reset-on-progress][,max-total=D]) also says on stderr, for each policy, whether
 the call would have passed under it and by how much, as sonde timeouts does a capture.
 
-` + cmdutil.ExitCodesHelp,
+--break Q (repeatable, a filter query as 'dir:in kind:response'), --breaks FILE: hold the
+frames that match; while held, sonde breaks (release, edit, drop, answer; --session call)
+acts on them from another shell, and each goes on unchanged after --break-timeout (default
+20s; 0: held until sonde breaks acts). Held time does not count against --timeout.
+
+` + cmdutil.ExitCodesSee,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Fleet.Fleet(&o.Server) {
+				if o.Breaks.Given() {
+					return cmdutil.Usagef("--break and --breaks hold one server's frames: use them with one server, not --all or several --server")
+				}
 				return runCallAll(cmd, env, &o, args)
 			}
 			own, t, err := connect.Resolve(cmd, &o.Server, args, 1, "call takes exactly one TOOL before --: sonde call TOOL [--args JSON] -- COMMAND [ARG...]")
 			if err != nil {
 				return err
 			}
-			return runCall(cmd.Context(), env, &o, t, own[0])
+			held, err := o.Breaks.Headless(env, serve, "call")
+			if err != nil {
+				return err
+			}
+			defer held.Close()
+			return runCall(cmd.Context(), env, &o, t, own[0], held)
 		},
 	}
 	o.Server.Register(cmd.Flags())
 	o.Fleet.Register(cmd.Flags())
 	cmd.Flags().StringVar(&o.Args, "args", "", "tool arguments: a JSON object, @FILE, or @- for stdin")
 	registerTaskFlags(cmd, &o.Task, &o.TaskTTL)
+	o.Breaks.Register(cmd.Flags())
 	cmd.Flags().StringArrayVar(&o.Policies, "policies", nil, "say on stderr how the call fares under client timeout `POLICY` (a preset or timeout=D[,reset-on-progress][,max-total=D]; repeatable)")
 	return cmd
 }
 
-// runCall calls tool on the target's server and prints the result.
-func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.Target, tool string) error {
+// runCall calls tool on the target's server and prints the result, its
+// frames offered to held's breakpoints (none when nil).
+func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.Target, tool string, held *connect.Held) error {
 	toolArgs, err := readJSONObject(o.Args, env.In)
 	if err != nil {
 		return err
@@ -98,7 +116,7 @@ func runCall(ctx context.Context, env *cmdutil.Env, o *CallOptions, t *connect.T
 		return err
 	}
 	started := false
-	err = connect.Run(ctx, env, &o.Server, t, func(ctx context.Context, s *connect.Session) error {
+	err = connect.RunHeld(ctx, env, &o.Server, t, held, func(ctx context.Context, s *connect.Session) error {
 		started = true
 		if len(policies) > 0 {
 			watch := watchPolicies(s.Client, policies, 1)

@@ -42,10 +42,13 @@ type scriptResult struct {
 // ScriptOptions are the flags of `sonde script`.
 type ScriptOptions struct {
 	Server connect.Flags
+	// Breaks are --break, --breaks and --break-timeout (docs/breakpoints.md).
+	Breaks connect.BreakFlags
 }
 
-// NewCmdScript is `sonde script FILE`.
-func NewCmdScript(env *cmdutil.Env) *cobra.Command {
+// NewCmdScript is `sonde script FILE`; serve gives its breakpoints their
+// socket (internal/cli/tap.ServeEngine).
+func NewCmdScript(env *cmdutil.Env, serve connect.BreakServer) *cobra.Command {
 	var o ScriptOptions
 	cmd := &cobra.Command{
 		Use:   "script FILE (-- COMMAND [ARG...] | --url URL)",
@@ -66,7 +69,10 @@ have their outcome:
 (rpc_code is added to the error for MCP_ERROR, and for MCP_URL_REQUIRED the elicitations,
 whose URLs are also printed on stderr.) The exit status is 1 when any line failed.
 
-` + cmdutil.ExitCodesHelp,
+--break Q (repeatable), --breaks FILE, --break-timeout D hold the frames that match, as in
+sonde call (sonde breaks --session script acts on them; docs/breakpoints.md).
+
+` + cmdutil.ExitCodesSee,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			own, t, err := connect.Resolve(cmd, &o.Server, args, 1, "script takes exactly one FILE (or -) before --")
 			if err != nil {
@@ -78,7 +84,12 @@ whose URLs are also printed on stderr.) The exit status is 1 when any line faile
 			}
 			// A failure to connect is not reported on stdout, whose lines
 			// are the script's.
-			s, err := connect.Open(cmd.Context(), env, &o.Server, t)
+			held, err := o.Breaks.Headless(env, serve, "script")
+			if err != nil {
+				return err
+			}
+			defer held.Close()
+			s, err := connect.OpenHeld(cmd.Context(), env, &o.Server, t, held)
 			if err != nil {
 				return err
 			}
@@ -87,6 +98,7 @@ whose URLs are also printed on stderr.) The exit status is 1 when any line faile
 		},
 	}
 	o.Server.Register(cmd.Flags())
+	o.Breaks.Register(cmd.Flags())
 	return cmd
 }
 

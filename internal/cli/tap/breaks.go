@@ -159,7 +159,7 @@ type BreaksOptions struct {
 	Error  string
 }
 
-const breaksLong = `List the breakpoints of a live session of sonde tap or sonde replay --serve --break (--session: its id or the start of one;
+const breaksLong = `List the breakpoints of a live session of sonde tap, replay --serve --break, or call or script --break (--session: its id or the start of one;
 default: the newest live session) and the frames they hold, or change them while the host
 keeps talking (docs/breakpoints.md). A breakpoint is a query of the filter language
 (docs/filter.md), judged as --filter judges a frame: a response by its request, so tool: and
