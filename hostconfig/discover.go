@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -53,7 +54,9 @@ func Discover(hosts []paths.HostConfig, project string) Found {
 // of the known file at that path, else the one its name and folder say
 // (claude_desktop_config.json, .claude.json, .mcp.json, .cursor/mcp.json,
 // .vscode/mcp.json, Code/User/mcp.json, mcp_config.json,
-// cline_mcp_settings.json), else HostFile.
+// cline_mcp_settings.json, .gemini/settings.json, .codex/config.toml or any
+// .toml file, zed/settings.json, .zed/settings.json, opencode.json(c),
+// goose/config.yaml, .lmstudio/mcp.json), else HostFile.
 func Detect(file string, hosts []paths.HostConfig, project string) (string, paths.Scope) {
 	abs, _ := filepath.Abs(file)
 	for _, h := range hosts {
@@ -83,8 +86,33 @@ func Detect(file string, hosts []paths.HostConfig, project string) (string, path
 		return paths.Windsurf, paths.User
 	case base == "cline_mcp_settings.json":
 		return paths.Cline, paths.User
+	case base == "settings.json" && dir == ".gemini":
+		return paths.Gemini, scopeByHome(abs, ".gemini")
+	case base == "config.toml" && dir == ".codex":
+		return paths.Codex, scopeByHome(abs, ".codex")
+	case base == "settings.json" && (dir == "zed" || dir == "Zed"):
+		return paths.Zed, paths.User
+	case base == "settings.json" && dir == ".zed":
+		return paths.Zed, paths.Project
+	case base == "opencode.json" || base == "opencode.jsonc":
+		return paths.Opencode, paths.Project
+	case base == "config.yaml" && dir == "goose":
+		return paths.Goose, paths.User
+	case base == "mcp.json" && dir == ".lmstudio":
+		return paths.LMStudio, paths.User
+	case filepath.Ext(base) == ".toml":
+		return paths.Codex, paths.User
 	}
 	return HostFile, paths.User
+}
+
+// scopeByHome is the scope of a file in folder dir (".gemini", ".codex"):
+// the user's when that folder is in the home folder, else a project's.
+func scopeByHome(abs, dir string) paths.Scope {
+	if home, err := os.UserHomeDir(); err == nil && filepath.Join(home, dir) == filepath.Dir(abs) {
+		return paths.User
+	}
+	return paths.Project
 }
 
 // Find returns the server named name. No such server is ErrNotFound (the

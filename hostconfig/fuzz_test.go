@@ -16,13 +16,16 @@ import (
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.json"))
 	more, _ := filepath.Glob(filepath.Join("testdata", "*", ".*", "*.json"))
+	newer, _ := filepath.Glob(filepath.Join("testdata", "newer", "*.json*"))
+	more = append(more, newer...)
 	for _, p := range append(files, more...) {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}
 	}
 	f.Add([]byte(`{"servers": {"a": {"url": "x", "type": "sse"}}, "inputs": [{"id": "i"}]} // c`))
-	hosts := []string{paths.ClaudeDesktop, paths.ClaudeCode, paths.Cursor, paths.VSCode, paths.Windsurf, paths.Cline, HostFile}
+	hosts := []string{paths.ClaudeDesktop, paths.ClaudeCode, paths.Cursor, paths.VSCode, paths.Windsurf, paths.Cline,
+		paths.Gemini, paths.Zed, paths.Opencode, paths.LMStudio, HostFile}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		stripped := stripJSONC(b)
 		if len(stripped) != len(b) || bytes.Count(stripped, []byte("\n")) != bytes.Count(b, []byte("\n")) {

@@ -14,6 +14,9 @@ type span struct {
 	kind       byte // '{', '[', '"', or 'v' for a number, true, false, null
 	members    []spanMember
 	elems      []*span
+	// sep is, for an array whose elements are not separated by ", " (a
+	// YAML block sequence), the text between two of them.
+	sep string
 }
 
 // spanMember is one member of an object: its key (decoded) and value.

@@ -3,6 +3,7 @@ package hostconfig
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,12 @@ type format struct {
 	claudeUser bool     // ~/.claude.json: a "projects" map too
 	httpType   Transport
 	dialect    dialect
+	// norm, when set, turns one of the host's entries into the fields
+	// parseEntry reads (command, args, env, cwd, url, headers, type,
+	// disabled): the newer hosts name them their own way.
+	norm func(m map[string]json.RawMessage) (map[string]json.RawMessage, error)
+	// text is the syntax of a file that is not JSON (TOML, YAML).
+	text textKind
 }
 
 // formatOf returns the format of host's files.
@@ -39,6 +46,9 @@ func formatOf(host string, scope paths.Scope) format {
 		return format{keys: []string{"mcpServers"}, httpType: HTTP, dialect: dialect{envColon: true}}
 	case paths.Cline:
 		return format{keys: []string{"mcpServers"}, httpType: Streamable}
+	}
+	if f, ok := newerFormat(host); ok {
+		return f
 	}
 	return format{keys: []string{"mcpServers", "servers"}, jsonc: true, inputs: true, httpType: HTTP,
 		dialect: dialect{envColon: true, editor: true, input: true, bare: true}}
@@ -69,6 +79,9 @@ func unwrapPath(err error) error {
 // Parse reads the servers of one file's contents b; see ReadFile.
 func Parse(b []byte, file, host string, scope paths.Scope, project string) ([]Server, []Problem) {
 	f := formatOf(host, scope)
+	if f.text != textJSON {
+		return parseText(b, file, host, scope, f)
+	}
 	top, err := decodeObject(b, f.jsonc)
 	if err != nil {
 		return nil, []Problem{{File: file, Err: err}}
@@ -90,6 +103,7 @@ func Parse(b []byte, file, host string, scope paths.Scope, project string) ([]Se
 	}
 	for _, key := range f.keys {
 		if raw, ok := top[key]; ok {
+			raw, key = opencodeServers(host, raw, key)
 			s, p := parseServers(raw, key, base, f)
 			servers, problems = append(servers, s...), append(problems, p...)
 		}
@@ -147,6 +161,9 @@ func parseServers(raw json.RawMessage, key string, base Server, f format) ([]Ser
 			continue
 		}
 		s, err := parseEntry(m.name, m.value, base, f)
+		if errors.Is(err, errNotServer) {
+			continue
+		}
 		if err != nil {
 			problems = append(problems, Problem{File: base.File, Server: m.name, Err: err})
 			continue
@@ -187,6 +204,12 @@ func parseEntry(name string, raw json.RawMessage, base Server, f format) (Server
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return Server{}, fmt.Errorf("%w: the entry is %s, want an object", ErrShape, kindOf(raw))
+	}
+	if f.norm != nil {
+		var err error
+		if m, err = f.norm(m); err != nil {
+			return Server{}, err
+		}
 	}
 	s := base
 	s.Name = name

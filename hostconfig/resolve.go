@@ -16,6 +16,8 @@ type dialect struct {
 	bare     bool // ${NAME} and ${NAME:-default} (Claude Code)
 	editor   bool // ${userHome}, ${workspaceFolder}, ${workspaceFolderBasename}, ${pathSeparator}, ${/}
 	input    bool // ${input:ID} (VS Code)
+	dollar   bool // $NAME too (Gemini CLI), with bare's ${NAME}
+	braceEnv bool // {env:NAME} (opencode)
 }
 
 // Prompter asks the user for the value of an input. Tests answer it.
@@ -134,6 +136,12 @@ func (r *resolver) fail(err error) {
 
 // expand replaces the references in text (the value of field).
 func (r *resolver) expand(field, text string) string {
+	if r.s.dialect.dollar {
+		text = r.expandDollar(field, text)
+	}
+	if r.s.dialect.braceEnv {
+		text = r.expandBraceEnv(field, text)
+	}
 	if !strings.Contains(text, "${") {
 		return text
 	}
@@ -159,6 +167,72 @@ func (r *resolver) expand(field, text string) string {
 			b.WriteString(v)
 		default:
 			b.WriteString(text[i : i+j+1])
+		}
+		text = text[i+j+1:]
+	}
+}
+
+// expandDollar replaces Gemini CLI's $NAME references (a name of letters,
+// digits and '_' right after a '$' not followed by '{'); ${NAME} is left to
+// expand. An unset variable is an error, as for ${NAME}.
+func (r *resolver) expandDollar(field, text string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(text, '$')
+		if i < 0 || i+1 >= len(text) {
+			b.WriteString(text)
+			return b.String()
+		}
+		j := i + 1
+		for j < len(text) && (text[j] == '_' || 'a' <= text[j]|0x20 && text[j]|0x20 <= 'z' || '0' <= text[j] && text[j] <= '9') {
+			j++
+		}
+		if j == i+1 {
+			b.WriteString(text[:i+1])
+			text = text[i+1:]
+			continue
+		}
+		b.WriteString(text[:i])
+		name := text[i+1 : j]
+		v, ok := "", false
+		if r.env.Lookup != nil {
+			v, ok = r.env.Lookup(name)
+		}
+		if ok {
+			r.keep(v, false)
+			b.WriteString(v)
+		} else {
+			r.fail(fmt.Errorf("%w: %s: $%s: environment variable %s is not set", ErrReference, field, name, name))
+			b.WriteString(text[i:j])
+		}
+		text = text[j:]
+	}
+}
+
+// expandBraceEnv replaces opencode's {env:NAME} references. An unset
+// variable is an error, as for ${env:NAME}.
+func (r *resolver) expandBraceEnv(field, text string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(text, "{env:")
+		j := strings.IndexByte(text[max(i, 0):], '}')
+		if i < 0 || j < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(text[:i])
+		ref := text[i : i+j+1]
+		name := ref[len("{env:") : len(ref)-1]
+		v, ok := "", false
+		if r.env.Lookup != nil {
+			v, ok = r.env.Lookup(name)
+		}
+		if ok {
+			r.keep(v, false)
+			b.WriteString(v)
+		} else {
+			r.fail(fmt.Errorf("%w: %s: %s: environment variable %s is not set", ErrReference, field, ref, name))
+			b.WriteString(ref)
 		}
 		text = text[i+j+1:]
 	}

@@ -1,6 +1,8 @@
 // Package hostconfig reads the files in which MCP hosts (Claude Desktop,
-// Claude Code, Cursor, VS Code, Windsurf, Cline) list their servers, into
-// one list of servers and one list of problems.
+// Claude Code, Cursor, VS Code, Windsurf, Cline, Gemini CLI, Codex, Zed,
+// opencode, Goose, LM Studio) list their servers, into one list of servers
+// and one list of problems. Codex's file is TOML and Goose's YAML; the
+// others are JSON or JSONC.
 //
 // Reading never stops at a bad file: a file that cannot be read, is not
 // JSON, or has the wrong shape becomes a Problem naming the file and the

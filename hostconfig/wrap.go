@@ -3,6 +3,7 @@ package hostconfig
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -97,7 +98,7 @@ const wrapLabelEq = "--label="
 // selected; an error when the file cannot be read as a host config, or
 // when no entry has a name asked for.
 func Wrap(b []byte, host string, scope paths.Scope, o WrapOptions) ([]byte, []WrapChange, error) {
-	return rewrite(b, host, scope, o, wrapEntry)
+	return rewrite(b, host, scope, o, false)
 }
 
 // Unwrap gives back the entries Wrap changed. An entry launches sonde tap
@@ -111,26 +112,39 @@ func Wrap(b []byte, host string, scope paths.Scope, o WrapOptions) ([]byte, []Wr
 // o.Servers, it is unwrapped too. An entry that does not launch sonde tap
 // is left as it is.
 func Unwrap(b []byte, host string, scope paths.Scope, o WrapOptions) ([]byte, []WrapChange, error) {
-	return rewrite(b, host, scope, o, unwrapEntry)
+	return rewrite(b, host, scope, o, true)
 }
 
-// entrySpan is one server entry: what Parse reads of it, and its span.
+// entrySpan is one server entry: what Parse reads of it, its span, and
+// the syntax of its file.
 type entrySpan struct {
 	server Server
 	span   *span
 	err    error
+	lang   lang
 }
 
-func rewrite(b []byte, host string, scope paths.Scope, o WrapOptions, fn func([]byte, *span, Server, WrapOptions) WrapChange) ([]byte, []WrapChange, error) {
+// lang is what the edits of one entry need to know of its file's syntax.
+type lang struct {
+	// str decodes a string span of b.
+	str func(b []byte, s *span) (string, bool)
+	// newArgs is the text put right after the command's value of an entry
+	// without "args", for the args array holding items.
+	newArgs func(items string) string
+	// argv: the entry's "command" is an array of the program and its
+	// arguments (opencode), with no "args".
+	argv bool
+}
+
+// jsonLang is the syntax of JSON and JSONC files.
+var jsonLang = lang{str: stringValue, newArgs: func(items string) string { return `, "args": [` + items + `]` }}
+
+func rewrite(b []byte, host string, scope paths.Scope, o WrapOptions, unwrap bool) ([]byte, []WrapChange, error) {
 	f := formatOf(host, scope)
-	if _, err := decodeObject(b, f.jsonc); err != nil {
+	entries, err := entriesOf(b, host, scope, o.Project, f)
+	if err != nil {
 		return nil, nil, err
 	}
-	root, err := scanSpans(stripJSONC(b))
-	if err != nil || root.kind != '{' {
-		return nil, nil, fmt.Errorf("%w: cannot locate the entries", ErrSyntax)
-	}
-	entries := locateEntries(b, root, host, scope, o.Project, f)
 	want := map[string]bool{}
 	for _, n := range o.Servers {
 		want[n] = true
@@ -148,8 +162,14 @@ func rewrite(b []byte, host string, scope paths.Scope, o WrapOptions, fn func([]
 			c = WrapChange{State: Skipped, Err: e.err}
 		case e.server.Transport != Stdio:
 			c = WrapChange{State: URLEntry, URL: e.server.URL}
+		case e.lang.argv && unwrap:
+			c = unwrapArgv(b, e.span, o, e.lang)
+		case e.lang.argv:
+			c = wrapArgv(b, e.span, e.server, o, e.lang)
+		case unwrap:
+			c = unwrapEntry(b, e.span, e.server, o, e.lang)
 		default:
-			c = fn(b, e.span, e.server, o)
+			c = wrapEntry(b, e.span, e.server, o, e.lang)
 		}
 		c.Server, c.Scope, c.Project = e.server.Name, e.server.Scope, e.server.Project
 		if len(c.edits) > 0 {
@@ -182,7 +202,30 @@ func rewrite(b []byte, host string, scope paths.Scope, o WrapOptions, fn func([]
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: entries overlap", ErrShape)
 	}
+	if f.text != textJSON {
+		if err := verifyEdits(out, host, scope, o, entries, changes); err != nil {
+			return nil, nil, err
+		}
+	}
 	return out, changes, nil
+}
+
+// entriesOf locates the server entries of a file of format f.
+func entriesOf(b []byte, host string, scope paths.Scope, project string, f format) ([]entrySpan, error) {
+	switch f.text {
+	case textTOML:
+		return tomlEntrySpans(b, host, scope, f)
+	case textYAML:
+		return yamlEntrySpans(b, host, scope, f)
+	}
+	if _, err := decodeObject(b, f.jsonc); err != nil {
+		return nil, err
+	}
+	root, err := scanSpans(stripJSONC(b))
+	if err != nil || root.kind != '{' {
+		return nil, fmt.Errorf("%w: cannot locate the entries", ErrSyntax)
+	}
+	return locateEntries(b, root, host, scope, project, f), nil
 }
 
 // locateEntries returns the server entries of the file in file order,
@@ -194,6 +237,8 @@ func locateEntries(b []byte, root *span, host string, scope paths.Scope, project
 		base.Scope = "file"
 	}
 	var out []entrySpan
+	l := jsonLang
+	l.argv = host == paths.Opencode
 	add := func(obj *span, base Server) {
 		if obj == nil || obj.kind != '{' {
 			return
@@ -203,12 +248,21 @@ func locateEntries(b []byte, root *span, host string, scope paths.Scope, project
 				continue // a key repeated later: the host keeps the last
 			}
 			s, err := parseEntry(m.key, json.RawMessage(stripJSONC(b[m.value.start:m.value.end])), base, f)
+			if errors.Is(err, errNotServer) {
+				continue
+			}
 			s.Name, s.Scope, s.Project = m.key, base.Scope, base.Project
-			out = append(out, entrySpan{server: s, span: m.value, err: err})
+			out = append(out, entrySpan{server: s, span: m.value, err: err, lang: l})
 		}
 	}
 	for _, key := range f.keys {
-		add(root.member(key), base)
+		obj := root.member(key)
+		if host == paths.Opencode {
+			if inner := obj.member("servers"); inner != nil && inner.kind == '{' && inner.member("type") == nil {
+				obj = inner
+			}
+		}
+		add(obj, base)
 	}
 	if f.claudeUser && project != "" {
 		projects := root.member("projects")
@@ -271,56 +325,81 @@ type tapEntry struct {
 // args an array starting with "tap"; err, when it launches sonde tap but
 // where the server's command starts cannot be told: an argument that is
 // not a string, a flag o.TapFlags does not have, no "--", nothing after it.
-func readTap(b []byte, entry *span, o WrapOptions) (t tapEntry, launches bool, err error) {
+func readTap(b []byte, entry *span, o WrapOptions, l lang) (t tapEntry, launches bool, err error) {
 	t.cmd, t.args = entry.member("command"), entry.member("args")
-	c, isStr := stringValue(b, t.cmd)
+	c, isStr := l.str(b, t.cmd)
 	if !isStr || t.args == nil || t.args.kind != '[' || len(t.args.elems) == 0 {
 		return t, false, nil
 	}
+	if !isSonde(c, o) {
+		return t, false, nil
+	}
+	if v, _ := l.str(b, t.args.elems[0]); v != "tap" {
+		return t, false, nil
+	}
+	t.dash, t.marked, t.labelEq, err = readTapFlags(b, t.args.elems, o, l)
+	return t, true, err
+}
+
+// isSonde reports whether the command c is sonde: o.Sonde, or a file
+// named sonde or sonde.exe.
+func isSonde(c string, o WrapOptions) bool {
 	base := strings.ToLower(filepath.Base(strings.ReplaceAll(c, `\`, "/")))
-	if c != o.Sonde && base != "sonde" && base != "sonde.exe" {
-		return t, false, nil
-	}
-	if v, _ := stringValue(b, t.args.elems[0]); v != "tap" {
-		return t, false, nil
-	}
-	el := t.args.elems
+	return c == o.Sonde || base == "sonde" || base == "sonde.exe"
+}
+
+// readTapFlags reads the flags of sonde tap in el (el[0] is "tap"), each
+// with its value, up to the "--" before the server's command (its index).
+func readTapFlags(b []byte, el []*span, o WrapOptions, l lang) (dash int, marked, labelEq bool, err error) {
 	for i := 1; i < len(el); i++ {
-		v, isStr := stringValue(b, el[i])
+		v, isStr := l.str(b, el[i])
 		if !isStr {
-			return t, true, fmt.Errorf("%w: argument %d of sonde tap is %s, not a string", ErrShape, i, kindOf(json.RawMessage(b[el[i].start:el[i].end])))
+			return 0, false, false, fmt.Errorf("%w: argument %d of sonde tap is %s, not a string", ErrShape, i, describe(b, el[i]))
 		}
 		name, _, hasValue := strings.Cut(v, "=")
 		switch {
 		case v == "--":
 			if i+1 == len(el) {
-				return t, true, fmt.Errorf("%w: no server command after the \"--\" of sonde tap", ErrShape)
+				return 0, false, false, fmt.Errorf("%w: no server command after the \"--\" of sonde tap", ErrShape)
 			}
-			if _, isStr := stringValue(b, el[i+1]); !isStr {
-				return t, true, fmt.Errorf("%w: the server command after \"--\" is not a string", ErrShape)
+			if _, isStr := l.str(b, el[i+1]); !isStr {
+				return 0, false, false, fmt.Errorf("%w: the server command after \"--\" is not a string", ErrShape)
 			}
-			t.dash = i
-			return t, true, nil
+			return i, marked, labelEq, nil
 		case v == WrapMarker:
-			t.marked = true
+			marked = true
 		case !strings.HasPrefix(v, "-") || v == "-":
-			return t, true, fmt.Errorf("%w: sonde tap has %s before \"--\", which no flag takes", ErrShape, jsonString(v))
+			return 0, false, false, fmt.Errorf("%w: sonde tap has %s before \"--\", which no flag takes", ErrShape, jsonString(v))
 		case strings.HasPrefix(v, "--") && hasValue:
 			if _, known := tapFlag(name, o.TapFlags); !known {
-				return t, true, fmt.Errorf("%w: sonde tap has no flag %s", ErrShape, jsonString(name))
+				return 0, false, false, fmt.Errorf("%w: sonde tap has no flag %s", ErrShape, jsonString(name))
 			}
-			t.labelEq = t.labelEq || name == "--label"
+			labelEq = labelEq || name == "--label"
 		default:
 			takes, known := tapFlag(v, o.TapFlags)
 			if !known {
-				return t, true, fmt.Errorf("%w: sonde tap has no flag %s", ErrShape, jsonString(v))
+				return 0, false, false, fmt.Errorf("%w: sonde tap has no flag %s", ErrShape, jsonString(v))
 			}
 			if takes {
 				i++ // its value, whatever it is
 			}
 		}
 	}
-	return t, true, fmt.Errorf("%w: no \"--\" before the server command in the args of sonde tap", ErrShape)
+	return 0, false, false, fmt.Errorf("%w: no \"--\" before the server command in the args of sonde tap", ErrShape)
+}
+
+// describe names the kind of the value s of b, for an error message.
+func describe(b []byte, s *span) string {
+	if s == nil || s.start < 0 || s.end > len(b) {
+		return "not a plain value"
+	}
+	if s.kind == '"' {
+		return "a string"
+	}
+	if k := kindOf(json.RawMessage(b[s.start:s.end])); k != "invalid JSON" {
+		return k
+	}
+	return "not a string"
 }
 
 // tapFlag reports whether sonde tap has the flag name (as written: "--label",
@@ -337,34 +416,44 @@ func tapFlag(name string, flags map[string]bool) (takesValue, known bool) {
 	return takesValue, known
 }
 
-func wrapEntry(b []byte, entry *span, s Server, o WrapOptions) WrapChange {
-	if _, launches, _ := readTap(b, entry, o); launches {
+func wrapEntry(b []byte, entry *span, s Server, o WrapOptions, l lang) WrapChange {
+	if _, launches, _ := readTap(b, entry, o, l); launches {
 		return WrapChange{State: AlreadyWrapped}
 	}
 	cmd, args := entry.member("command"), entry.member("args")
-	if _, ok := stringValue(b, cmd); !ok {
+	if _, ok := l.str(b, cmd); !ok {
 		return WrapChange{State: Skipped, Err: fmt.Errorf("%w: \"command\" is not a string", ErrShape)}
 	}
 	if args != nil && args.kind != '[' {
-		return WrapChange{State: Skipped, Err: fmt.Errorf("%w: \"args\" is %s, not an array: edit it by hand", ErrShape, kindOf(json.RawMessage(b[args.start:args.end])))}
+		return WrapChange{State: Skipped, Err: fmt.Errorf("%w: \"args\" is %s, not an array: edit it by hand", ErrShape, describe(b, args))}
+	}
+	for _, e := range argsElems(args) {
+		if e.start < 0 {
+			return WrapChange{State: Skipped, Err: fmt.Errorf("%w: \"args\" holds a value that is not a string: edit it by hand", ErrShape)}
+		}
 	}
 	orig := string(b[cmd.start:cmd.end])
 	edits := []edit{{cmd.start, cmd.end, jsonString(o.Sonde)}}
 	tap := `"tap", ` + jsonString(WrapMarker) + `, `
 	switch {
 	case args == nil:
-		edits = append(edits, edit{cmd.end, cmd.end, `, "args": [` + tap + jsonString(wrapLabelEq+s.Name) + `, "--", ` + orig + `]`})
+		edits = append(edits, edit{cmd.end, cmd.end, l.newArgs(tap + jsonString(wrapLabelEq+s.Name) + `, "--", ` + orig)})
 	case len(args.elems) == 0:
 		edits = append(edits, edit{args.start + 1, args.start + 1, tap + `"--label", ` + jsonString(s.Name) + `, "--", ` + orig})
 	default:
 		first := args.elems[0].start
-		edits = append(edits, edit{first, first, tap + `"--label", ` + jsonString(s.Name) + `, "--", ` + orig + `, `})
+		sep := args.sep // the text between two elements: ", ", or a YAML block list's "\n  - "
+		if sep == "" {
+			sep = ", "
+		}
+		items := []string{`"tap"`, jsonString(WrapMarker), `"--label"`, jsonString(s.Name), `"--"`, orig, ""}
+		edits = append(edits, edit{first, first, strings.Join(items, sep)})
 	}
 	return WrapChange{State: Wrapped, edits: edits}
 }
 
-func unwrapEntry(b []byte, entry *span, s Server, o WrapOptions) WrapChange {
-	t, launches, err := readTap(b, entry, o)
+func unwrapEntry(b []byte, entry *span, s Server, o WrapOptions, l lang) WrapChange {
+	t, launches, err := readTap(b, entry, o, l)
 	switch {
 	case !launches:
 		return WrapChange{State: NotWrapped}
@@ -383,7 +472,7 @@ func unwrapEntry(b []byte, entry *span, s Server, o WrapOptions) WrapChange {
 		for _, e := range el {
 			raw = append(raw, string(b[e.start:e.end]))
 		}
-		added = string(b[cmd.end:args.end]) == `, "args": [`+strings.Join(raw, ", ")+`]`
+		added = string(b[cmd.end:args.end]) == l.newArgs(strings.Join(raw, ", "))
 	}
 	switch {
 	case added: // Wrap added the "args" member

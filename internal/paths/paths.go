@@ -1,6 +1,7 @@
 // Package paths says where things are on each operating system: sonde's
 // own folders (captures, logs) and the files in which MCP hosts (Claude
-// Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline) list their
+// Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline, Gemini CLI, Codex, Zed,
+// opencode, Goose, LM Studio) list their
 // servers. It only computes paths; it never creates or reads anything.
 //
 // Everything goes through For, which takes the OS, the home folder and an
@@ -52,6 +53,12 @@ const (
 	VSCode        = "VS Code"
 	Windsurf      = "Windsurf"
 	Cline         = "Cline"
+	Gemini        = "Gemini CLI"
+	Codex         = "Codex"
+	Zed           = "Zed"
+	Opencode      = "opencode"
+	Goose         = "Goose"
+	LMStudio      = "LM Studio"
 )
 
 // HostConfig is a file in which an MCP host lists its servers. The file
@@ -175,7 +182,54 @@ func For(goos, home string, getenv func(string) string) (Paths, error) {
 		{Windsurf, User, s.join(home, ".codeium", "windsurf", "mcp_config.json")},
 		{Cline, User, s.join(vscode, "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")},
 	}
+	p.Hosts = append(p.Hosts, newerHosts(s, goos, home, config, env)...)
 	return p, nil
+}
+
+// newerHosts are the files of the hosts added in late 2026: Gemini CLI
+// (~/.gemini/settings.json; project .gemini/settings.json), Codex
+// ($CODEX_HOME/config.toml, default ~/.codex; project .codex/config.toml),
+// Zed (~/.config/zed/settings.json on Linux and macOS, Zed/settings.json in
+// the config folder on Windows; project .zed/settings.json), opencode
+// (~/.config/opencode/opencode.json and .jsonc on every OS; project
+// opencode.json, opencode.jsonc and .opencode/opencode.json(c)), Goose
+// (~/.config/goose/config.yaml, Block\goose\config\config.yaml in the
+// config folder on Windows) and LM Studio (~/.lmstudio/mcp.json).
+func newerHosts(s syntax, goos, home, config string, env func(string) string) []HostConfig {
+	codex := env("CODEX_HOME")
+	if codex == "" {
+		codex = s.join(home, ".codex")
+	}
+	zed := s.join(home, ".config", "zed", "settings.json")
+	goose := s.join(home, ".config", "goose", "config.yaml")
+	if goos == "windows" {
+		zed = s.join(config, "Zed", "settings.json")
+		goose = s.join(config, "Block", "goose", "config", "config.yaml")
+	}
+	xdg := s.join(home, ".config")
+	if goos != "darwin" && goos != "windows" {
+		xdg = config
+		if v := env("XDG_CONFIG_HOME"); v != "" {
+			zed = s.join(v, "zed", "settings.json")
+			goose = s.join(v, "goose", "config.yaml")
+		}
+	}
+	return []HostConfig{
+		{Gemini, User, s.join(home, ".gemini", "settings.json")},
+		{Gemini, Project, s.rel(".gemini", "settings.json")},
+		{Codex, User, s.join(codex, "config.toml")},
+		{Codex, Project, s.rel(".codex", "config.toml")},
+		{Zed, User, zed},
+		{Zed, Project, s.rel(".zed", "settings.json")},
+		{Opencode, User, s.join(xdg, "opencode", "opencode.json")},
+		{Opencode, User, s.join(xdg, "opencode", "opencode.jsonc")},
+		{Opencode, Project, "opencode.json"},
+		{Opencode, Project, "opencode.jsonc"},
+		{Opencode, Project, s.rel(".opencode", "opencode.json")},
+		{Opencode, Project, s.rel(".opencode", "opencode.jsonc")},
+		{Goose, User, goose},
+		{LMStudio, User, s.join(home, ".lmstudio", "mcp.json")},
+	}
 }
 
 // Current returns the paths of the running process: For(runtime.GOOS,

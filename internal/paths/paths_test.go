@@ -140,6 +140,7 @@ func TestForEachOS(t *testing.T) {
 			if got.Captures != tc.want.Captures || got.Logs != tc.want.Logs || got.Sessions != tc.want.Sessions {
 				t.Errorf("captures %q, logs %q, sessions %q; want %q, %q, %q", got.Captures, got.Logs, got.Sessions, tc.want.Captures, tc.want.Logs, tc.want.Sessions)
 			}
+			got.Hosts = got.Hosts[:min(len(got.Hosts), len(tc.want.Hosts))] // the newer hosts: TestNewerHosts
 			if !reflect.DeepEqual(got.Hosts, tc.want.Hosts) {
 				for i := range max(len(got.Hosts), len(tc.want.Hosts)) {
 					var g, w HostConfig
@@ -258,6 +259,79 @@ func TestSondeHomeSessions(t *testing.T) {
 		}
 		if want := tc.want[:len(tc.want)-len("sessions")] + "state"; got.State != want {
 			t.Errorf("%s, SONDE_HOME=%q: state %q, want %q", tc.goos, tc.sondeHome, got.State, want)
+		}
+	}
+}
+
+// TestNewerHosts: the files of Gemini CLI, Codex, Zed, opencode, Goose and
+// LM Studio on each OS, after the older hosts.
+func TestNewerHosts(t *testing.T) {
+	tests := []struct {
+		goos, home string
+		env        map[string]string
+		want       []HostConfig
+	}{
+		{"linux", "/home/ada", map[string]string{"XDG_CONFIG_HOME": "/cfg", "CODEX_HOME": "/codex"}, []HostConfig{
+			{Gemini, User, "/home/ada/.gemini/settings.json"},
+			{Gemini, Project, ".gemini/settings.json"},
+			{Codex, User, "/codex/config.toml"},
+			{Codex, Project, ".codex/config.toml"},
+			{Zed, User, "/cfg/zed/settings.json"},
+			{Zed, Project, ".zed/settings.json"},
+			{Opencode, User, "/cfg/opencode/opencode.json"},
+			{Opencode, User, "/cfg/opencode/opencode.jsonc"},
+			{Opencode, Project, "opencode.json"},
+			{Opencode, Project, "opencode.jsonc"},
+			{Opencode, Project, ".opencode/opencode.json"},
+			{Opencode, Project, ".opencode/opencode.jsonc"},
+			{Goose, User, "/cfg/goose/config.yaml"},
+			{LMStudio, User, "/home/ada/.lmstudio/mcp.json"},
+		}},
+		{"darwin", "/Users/ada", nil, []HostConfig{
+			{Gemini, User, "/Users/ada/.gemini/settings.json"},
+			{Gemini, Project, ".gemini/settings.json"},
+			{Codex, User, "/Users/ada/.codex/config.toml"},
+			{Codex, Project, ".codex/config.toml"},
+			{Zed, User, "/Users/ada/.config/zed/settings.json"},
+			{Zed, Project, ".zed/settings.json"},
+			{Opencode, User, "/Users/ada/.config/opencode/opencode.json"},
+			{Opencode, User, "/Users/ada/.config/opencode/opencode.jsonc"},
+			{Opencode, Project, "opencode.json"},
+			{Opencode, Project, "opencode.jsonc"},
+			{Opencode, Project, ".opencode/opencode.json"},
+			{Opencode, Project, ".opencode/opencode.jsonc"},
+			{Goose, User, "/Users/ada/.config/goose/config.yaml"},
+			{LMStudio, User, "/Users/ada/.lmstudio/mcp.json"},
+		}},
+		{"windows", `C:\Users\ada`, map[string]string{"APPDATA": `D:\Roam`}, []HostConfig{
+			{Gemini, User, `C:\Users\ada\.gemini\settings.json`},
+			{Gemini, Project, `.gemini\settings.json`},
+			{Codex, User, `C:\Users\ada\.codex\config.toml`},
+			{Codex, Project, `.codex\config.toml`},
+			{Zed, User, `D:\Roam\Zed\settings.json`},
+			{Zed, Project, `.zed\settings.json`},
+			{Opencode, User, `C:\Users\ada\.config\opencode\opencode.json`},
+			{Opencode, User, `C:\Users\ada\.config\opencode\opencode.jsonc`},
+			{Opencode, Project, "opencode.json"},
+			{Opencode, Project, "opencode.jsonc"},
+			{Opencode, Project, `.opencode\opencode.json`},
+			{Opencode, Project, `.opencode\opencode.jsonc`},
+			{Goose, User, `D:\Roam\Block\goose\config\config.yaml`},
+			{LMStudio, User, `C:\Users\ada\.lmstudio\mcp.json`},
+		}},
+	}
+	for _, tc := range tests {
+		got, err := For(tc.goos, tc.home, env(tc.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Hosts) != 9+len(tc.want) {
+			t.Fatalf("%s: %d host files, want %d", tc.goos, len(got.Hosts), 9+len(tc.want))
+		}
+		for i, w := range tc.want {
+			if g := got.Hosts[9+i]; g != w {
+				t.Errorf("%s: host %d: got %+v, want %+v", tc.goos, 9+i, g, w)
+			}
 		}
 	}
 }

@@ -39,7 +39,7 @@ func TestEraFlag(t *testing.T) {
 		},
 		{
 			name: "modern confirm without elicitation", sub: []string{"call", "confirm", "--era", "modern"}, fixture: []string{"--era", "modern"},
-			code: cmdutil.ExitRemote, errLine: "sonde: MCP_ERROR: server error -32021: confirm needs the elicitation capability; the client did not declare it\n",
+			code: cmdutil.ExitRemote, errLine: "sonde: MCP_ERROR: server error -32021 MissingRequiredClientCapability: confirm needs the elicitation capability; the client did not declare it\n",
 		},
 		{
 			name: "legacy client, modern server", sub: []string{"tools"}, fixture: []string{"--era", "modern"},

@@ -22,7 +22,7 @@ import (
 
 // registerConfig adds --config, --server and --input.
 func (f *Flags) registerConfig(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Config, "config", "", "read servers from this host config `FILE` (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline); with --server")
+	fs.StringVar(&f.Config, "config", "", "read servers from this host config `FILE` (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline, Gemini CLI, Codex, Zed, opencode, Goose, LM Studio); with --server")
 	fs.Var((*serverFlag)(f), "server", "start the server `NAME` from --config FILE, or from the known host config files (see sonde config list); tools and call take it more than once (several servers at once, as with --all)")
 	fs.StringArrayVar(&f.Inputs, "input", nil, "with --server (or the picker): the value of VS Code's ${input:ID}, given as `ID=VALUE` instead of asked for (repeatable; needed without a terminal when the input has no default)")
 }

@@ -37,32 +37,9 @@ type WrapOptions struct {
 	TapFlags map[string]bool
 }
 
-// hostFlags are the names --host takes.
-var hostFlags = []struct{ flag, host string }{
-	{"claude-desktop", paths.ClaudeDesktop},
-	{"claude-code", paths.ClaudeCode},
-	{"cursor", paths.Cursor},
-	{"vscode", paths.VSCode},
-	{"windsurf", paths.Windsurf},
-	{"cline", paths.Cline},
-}
-
-// hostByFlag returns the host --host NAME names: a name of hostFlags, or
-// a host's own name, in any case, with spaces, '-' and '_' ignored.
-func hostByFlag(name string) (string, bool) {
-	norm := func(s string) string {
-		return strings.NewReplacer(" ", "", "-", "", "_", "").Replace(strings.ToLower(s))
-	}
-	for _, h := range hostFlags {
-		if norm(name) == norm(h.flag) || norm(name) == norm(h.host) {
-			return h.host, true
-		}
-	}
-	return "", false
-}
-
 const wrapHelpCommon = `Which entries: --server NAME (repeatable) or --all, in --config FILE, or in the files of
---host NAME (claude-desktop, claude-code, cursor, vscode, windsurf, cline: the user's file
+--host NAME (claude-desktop, claude-code, cursor, vscode, windsurf, cline, gemini, codex,
+zed, opencode, lmstudio: the user's file
 and this folder's project file), or else in every host config file sonde knows (sonde
 config list shows them). A name found in the files of several hosts needs --host or --config.
 
@@ -183,7 +160,7 @@ func tapFlags(cmd *cobra.Command, env *cmdutil.Env) map[string]bool {
 func (o *WrapOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Config, "config", "", "edit this host config `FILE` (its host is told by its path and name, as with sonde --config)")
-	f.StringVar(&o.Host, "host", "", "edit the files of host `NAME`: claude-desktop, claude-code, cursor, vscode, windsurf or cline")
+	f.StringVar(&o.Host, "host", "", "edit the files of host `NAME`: claude-desktop, claude-code, cursor, vscode, windsurf, cline, gemini, codex, zed, opencode, goose or lmstudio")
 	f.StringArrayVar(&o.Servers, "server", nil, "the entry `NAME` (repeatable)")
 	f.BoolVar(&o.All, "all", false, "every stdio entry of the files")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the change, write nothing")
@@ -547,12 +524,8 @@ func wrapTargets(h connect.Hosts, o *WrapOptions) ([]wrapTarget, error) {
 	host := ""
 	if o.Host != "" {
 		var ok bool
-		if host, ok = hostByFlag(o.Host); !ok {
-			var names []string
-			for _, hf := range hostFlags {
-				names = append(names, hf.flag)
-			}
-			return nil, cmdutil.Usagef(fmt.Sprintf("--host %q: want one of %s", o.Host, strings.Join(names, ", ")))
+		if host, ok = hostconfig.HostByName(o.Host); !ok {
+			return nil, cmdutil.Usagef(fmt.Sprintf("--host %q: want one of %s", o.Host, strings.Join(hostconfig.HostFlags(), ", ")))
 		}
 	}
 	var out []wrapTarget

@@ -242,7 +242,7 @@ func TestWrapUsage(t *testing.T) {
 		{[]string{"wrap"}, "sonde: wrap needs --server NAME or --all (see sonde wrap --help)"},
 		{[]string{"unwrap", "--all", "--server", "x"}, "sonde: give either --server NAME or --all, not both"},
 		{[]string{"wrap", "--all", "--host", "cursor", "--config", "x.json"}, "sonde: give either --config FILE or --host NAME, not both"},
-		{[]string{"wrap", "--all", "--host", "emacs"}, `sonde: --host "emacs": want one of claude-desktop, claude-code, cursor, vscode, windsurf, cline`},
+		{[]string{"wrap", "--all", "--host", "emacs"}, `sonde: --host "emacs": want one of claude-desktop, claude-code, cursor, vscode, windsurf, cline, gemini, codex, zed, opencode, goose, lmstudio`},
 		{[]string{"wrap", "--server", "nope", "--host", "windsurf"}, `sonde: no server "nope"; the servers are: figma, puppeteer`},
 		{[]string{"wrap", "--server", "time"}, "sonde: skipping " + filepath.Join(project, ".cursor", "mcp.json") + ": not valid JSON: line 5, column 7: invalid character '\"' after object key:value pair\n" +
 			`sonde: server "time" is in ` + filepath.Join(home, ".config", "Code", "User", "mcp.json") + " and " + filepath.Join(project, ".vscode", "mcp.json") + "; choose one with --config FILE or --host NAME"},
