@@ -279,7 +279,7 @@ func notificationLabel(m *jsonrpc.Message) string {
 func responseLabel(m *jsonrpc.Message, extra string) string {
 	what := "result"
 	if m.Error != nil {
-		what = "error " + strconv.FormatInt(m.Error.Code, 10)
+		what = "error " + mcp.CodeText(m.Error.Code)
 	}
 	s := what + " [id " + m.ID.String() + "]"
 	if extra != "" {

@@ -49,6 +49,36 @@ type Change struct {
 	// Note says why the change matters, when it does ("read-only tool
 	// turned destructive").
 	Note string `json:"note,omitempty"`
+	// Drift, for a change of one of a tool's four hints
+	// (annotations.readOnlyHint, destructiveHint, idempotentHint,
+	// openWorldHint), says which way it went: DriftLoosened (the tool now
+	// claims less harm, so a host may ask less) or DriftTightened.
+	Drift string `json:"drift,omitempty"`
+}
+
+// The directions of a hint change (Change.Drift).
+const (
+	DriftLoosened  = "loosened"
+	DriftTightened = "tightened"
+)
+
+// safeHint is the value of each hint that claims less harm.
+var safeHint = map[string]bool{
+	"annotations.readOnlyHint": true, "annotations.destructiveHint": false,
+	"annotations.idempotentHint": true, "annotations.openWorldHint": false,
+}
+
+// hintDrift says which way a hint change went ("" for a change that is
+// not of a hint between two booleans).
+func hintDrift(ch Change) string {
+	safe, ok := safeHint[ch.Field]
+	if !ok || ch.Kind != Changed || (ch.New != "true" && ch.New != "false") || (ch.Old != "true" && ch.Old != "false") {
+		return ""
+	}
+	if (ch.New == "true") == safe {
+		return DriftLoosened
+	}
+	return DriftTightened
 }
 
 // Rug-pull notes on a tool's annotations.
@@ -195,6 +225,7 @@ func appendFields(out []Change, section, key string, a, b json.RawMessage, norm 
 	note := rugPull(va, vb)
 	for i := range fields {
 		fields[i].Section, fields[i].Key = section, key
+		fields[i].Drift = hintDrift(fields[i])
 		if note != "" && strings.HasPrefix(fields[i].Field, "annotations.") && fields[i].Note == "" {
 			fields[i].Note, note = note, ""
 		}

@@ -286,3 +286,31 @@ func TestToolCollectorCountsEveryCall(t *testing.T) {
 		t.Errorf("costs: %+v", c)
 	}
 }
+
+// TestHintDrift: each of the four hints, both ways; other fields and
+// non-boolean values have no direction.
+func TestHintDrift(t *testing.T) {
+	for _, tc := range []struct {
+		field, old, new, want string
+	}{
+		{"annotations.readOnlyHint", "false", "true", DriftLoosened},
+		{"annotations.readOnlyHint", "true", "false", DriftTightened},
+		{"annotations.destructiveHint", "true", "false", DriftLoosened},
+		{"annotations.destructiveHint", "false", "true", DriftTightened},
+		{"annotations.idempotentHint", "false", "true", DriftLoosened},
+		{"annotations.openWorldHint", "true", "false", DriftLoosened},
+		{"annotations.openWorldHint", "false", "true", DriftTightened},
+		{"annotations.title", `"a"`, `"b"`, ""},
+		{"annotations.readOnlyHint", `"true"`, "false", ""},
+		{"description", "true", "false", ""},
+	} {
+		if got := hintDrift(Change{Kind: Changed, Field: tc.field, Old: tc.old, New: tc.new}); got != tc.want {
+			t.Errorf("%s %s → %s: %q, want %q", tc.field, tc.old, tc.new, got, tc.want)
+		}
+	}
+	chs := CompareItems(SectionTool, []Item{{Key: "t", Def: json.RawMessage(`{"annotations":{"readOnlyHint":false}}`)}},
+		[]Item{{Key: "t", Def: json.RawMessage(`{"annotations":{"readOnlyHint":true}}`)}}, NormalizeTool)
+	if len(chs) != 1 || chs[0].Drift != DriftLoosened {
+		t.Errorf("CompareItems: %+v", chs)
+	}
+}

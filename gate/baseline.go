@@ -211,6 +211,12 @@ func DriftResults(b *Baseline, s *diff.Shown, seq uint64, line int) []Result {
 			if ch.Note != "" {
 				msg = fmt.Sprintf("tool %s: %s (%s %s → %s)", ch.Key, ch.Note, ch.Field, orNone(ch.Old), orNone(ch.New))
 			}
+			switch {
+			case ch.Drift == diff.DriftLoosened:
+				msg += " (loosened: the tool now claims less harm, and a host may stop asking before it runs)"
+			case ch.Drift == diff.DriftTightened && ch.Note == "":
+				msg += " (tightened)"
+			}
 		}
 		out = append(out, Result{Rule: RuleDrift, Message: msg, Seq: seq, Line: line, Method: mcp.MethodToolsList})
 	}

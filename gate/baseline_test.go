@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,26 @@ func FuzzParseFailOn(f *testing.F) {
 			t.Fatalf("%q: %v round trip %v", s, fo, err)
 		}
 	})
+}
+
+// TestDriftLoosened: a hint change toward less claimed harm is marked
+// loosened; one toward more, without a rug-pull note, tightened.
+func TestDriftLoosened(t *testing.T) {
+	b := &Baseline{Label: "srv", Tools: []BaselineTool{
+		{Name: "del", Def: json.RawMessage(`{"name":"del","annotations":{"destructiveHint":true,"idempotentHint":true}}`)},
+	}}
+	s := &diff.Shown{Known: surface.Known{Tools: []diff.Item{
+		{Key: "del", Def: json.RawMessage(`{"name":"del","annotations":{"destructiveHint":false,"idempotentHint":false}}`)},
+	}}}
+	var msgs []string
+	for _, r := range DriftResults(b, s, 1, 1) {
+		msgs = append(msgs, r.Message)
+	}
+	want := []string{
+		"tool del: annotations.destructiveHint changed: true → false (loosened: the tool now claims less harm, and a host may stop asking before it runs)",
+		"tool del: annotations.idempotentHint changed: true → false (tightened)",
+	}
+	if !slices.Equal(msgs, want) {
+		t.Errorf("%q\nwant %q", msgs, want)
+	}
 }

@@ -165,9 +165,9 @@ func (l *Linter) versionInFrame(ev client.Event) {
 	}
 }
 
-// checkHTTP: an MCP-Protocol-Version header that differs from the
+// versionHeader: an MCP-Protocol-Version header that differs from the
 // negotiated version.
-func (l *Linter) checkHTTP(ev client.Event) {
+func (l *Linter) versionHeader(ev client.Event) {
 	h := ev.HTTP
 	if l.version == "" {
 		return

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -39,9 +40,18 @@ type pend struct {
 	method string
 	seq    uint64
 	token  jsonrpc.ID // its progress token, if any
-	// modern: the request (a list or read) carried a 2026-07-28 or later
-	// protocol version in its _meta.
-	modern bool
+	// modern: the request (one of sonde's) carried a 2026-07-28 or later
+	// protocol version in its _meta; version is that version.
+	modern  bool
+	version string
+	// target is a tools/call's or prompts/get's name, a resources/read's
+	// uri ("" for other methods).
+	target string
+	// state is the requestState a modern request carried (nil for none).
+	state json.RawMessage
+	// exts are the extensions a modern request's client capabilities
+	// declared.
+	exts []string
 }
 
 // side indexes the requester: 0 for sonde's requests (out), 1 for the
@@ -79,6 +89,13 @@ type Linter struct {
 	// a response late because of the hold is not the server's (at most
 	// maxHeld; beyond, it starts over).
 	held map[jsonrpc.ID]bool
+	// schemas are the tools' output schemas, by tool name (toolrules.go).
+	schemas map[string]*outSchema
+	// mrtr is the requestState each open MRTR chain must carry next
+	// (mrtr.go); serverExts the extensions server/discover advertised (nil
+	// until one was seen).
+	mrtr       map[string]mrtrRound
+	serverExts []string
 
 	out []Finding
 }
@@ -96,7 +113,8 @@ func New() *Linter {
 
 func (l *Linter) reset(started bool) {
 	pending, tokens, done, out, tasks, held := l.pending, l.tokens, l.done, l.out[:0], l.tasks, l.held
-	*l = Linter{seen: true, started: started, out: out, tasks: tasks, held: held}
+	*l = Linter{seen: true, started: started, out: out, tasks: tasks, held: held,
+		schemas: map[string]*outSchema{}, mrtr: map[string]mrtrRound{}}
 	if l.tasks == nil {
 		l.tasks = map[string]string{}
 	}
@@ -194,6 +212,13 @@ func (l *Linter) checkFrame(ev client.Event) {
 		l.taskTerminal(ev)
 		l.cacheHint(ev)
 		l.listItemType(ev)
+		l.toolResult(ev)
+		l.resultType(ev)
+		l.serverExtensions(ev)
+	}
+	if f.Err == nil && f.Dir == client.Out && m.Kind == jsonrpc.KindRequest {
+		l.clientExtensions(ev)
+		l.requestState(ev)
 	}
 	l.versionInFrame(ev)
 	l.track(ev.Seq, f)
@@ -210,8 +235,15 @@ func (l *Linter) track(seq uint64, f *client.FrameInfo) {
 			p.token = tok
 			l.tokens[s][tok] = m.ID
 		}
-		if cached(m.Method) {
+		if f.Dir == client.Out {
 			p.modern = modernRequest(f)
+			if p.modern {
+				params := requestParams(f)
+				p.target, p.state, p.exts = target(m.Method, params), requestStateOf(params), clientExts(params)
+				p.version, _ = metaVersion(params)
+			} else if m.Method == mcp.MethodToolsCall {
+				p.target = target(m.Method, requestParams(f))
+			}
 		}
 		l.pending[s][m.ID] = p
 		switch {

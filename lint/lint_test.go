@@ -200,7 +200,9 @@ func calls(n int) func(t *testing.T) func(context.Context, *client.Client) {
 }
 
 // fixtureRules are the rules TestFixtureFaults shows with a fault.
-var fixtureRules = []string{RuleNotJSON, RuleNotObject, RuleUnknownID, RuleLateResponse, RuleDuplicateResponse, RuleResultAndError, RuleUndeclared}
+var fixtureRules = []string{RuleNotJSON, RuleNotObject, RuleUnknownID, RuleLateResponse, RuleDuplicateResponse, RuleResultAndError, RuleUndeclared,
+	// TestSpecFaults
+	RuleStructuredText, RuleOutputSchema, RuleResultType, RuleUnnegotiatedExt, RuleMalformedExt, RuleContentType}
 
 // TestHandWritten lints the small hand-written captures of
 // testdata/captures/lint, one per rule the fixture cannot show (sonde's
@@ -323,6 +325,10 @@ func FuzzCheck(f *testing.F) {
 		`{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"m"}}`,
 		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":2,"progress":1}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta":{"progressToken":"t","io.modelcontextprotocol/protocolVersion":"x"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","requestState":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"a/b":{},"c":1}}}}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"resultType":"input_required","requestState":"s","capabilities":{"extensions":[]},"structuredContent":{"x":1},"content":[]}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"t","outputSchema":{"type":"object","required":["x"]}}],"resultType":7}}`,
+		"> Accept: text/plain\n> Content-Type: application/json\n> MCP-Protocol-Version: 1\n> Mcp-Method: x",
 		`[1,2]`, `noise`, ``,
 	} {
 		f.Add([]byte(s), true)
@@ -344,6 +350,14 @@ func FuzzCheck(f *testing.F) {
 				if _, ok := Lookup(fd.Rule); !ok || fd.Seq != ev.Seq || string(fd.Raw) != string(line) {
 					t.Fatalf("bad finding %+v", fd)
 				}
+			}
+		}
+		// The same bytes as the header lines of an exchange of that request.
+		ex := client.Event{Seq: 5, Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "POST", Status: 200, ReqID: jsonrpc.Int(3),
+			Header: strings.Split(string(line), "\n")}}
+		for _, fd := range l.Check(ex) {
+			if _, ok := Lookup(fd.Rule); !ok || fd.Seq != 5 || fd.Detail == "" {
+				t.Fatalf("bad finding %+v", fd)
 			}
 		}
 	})

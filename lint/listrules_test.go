@@ -72,13 +72,13 @@ func TestCacheHint(t *testing.T) {
 		{"scope-number", 10, `{` + tools + `,"ttlMs":5,"cacheScope":1}`, "cacheScope is a number, not a string"},
 		{"scope-missing", 10, `{` + tools + `,"ttlMs":5}`, "no cacheScope"},
 		{"discover-missing", 5, `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{}}`, "server/discover result (2026-07-28): no ttlMs, no cacheScope"},
-		{"discover-ill-typed", 5, `{"supportedVersions":["2026-07-28"],"ttlMs":{},"cacheScope":[]}`, "ttlMs is an object, not a number, cacheScope is an array"},
+		{"discover-ill-typed", 5, `{"resultType":"complete","supportedVersions":["2026-07-28"],"ttlMs":{},"cacheScope":[]}`, "ttlMs is an object, not a number, cacheScope is an array"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			evs := withResult(t, "cache-hint.jsonl", tc.seq, tc.result)
 			if tc.seq == 5 { // the sample's own tools/list has no hints: give it some
-				evs = withResults(t, "cache-hint.jsonl", map[uint64]string{5: tc.result, 10: `{"tools":[],"ttlMs":1,"cacheScope":"s"}`})
+				evs = withResults(t, "cache-hint.jsonl", map[uint64]string{5: tc.result, 10: `{"resultType":"complete","tools":[],"ttlMs":1,"cacheScope":"s"}`})
 			}
 			fs := lintAll(evs)
 			if tc.want == "" {

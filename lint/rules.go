@@ -56,6 +56,15 @@ const (
 	RuleTaskTerminal        = "task-terminal-changed"
 	RuleCacheHint           = "cache-hint"
 	RuleListItemType        = "list-item-type"
+	RuleResultType          = "result-type"
+	RuleUnnegotiatedExt     = "unnegotiated-extension"
+	RuleMalformedExt        = "malformed-extension"
+	RuleStructuredText      = "structured-content-text"
+	RuleOutputSchema        = "output-schema"
+	RuleRequestState        = "request-state"
+	RuleHeaderMismatch      = "header-mismatch"
+	RuleAcceptHeader        = "accept-header"
+	RuleContentType         = "content-type"
 )
 
 // Rules returns every rule, in the order of docs/lint.md.
@@ -78,6 +87,15 @@ func Rules() []Rule {
 		{RuleTaskTerminal, Must, "a task the server reported in a terminal status (completed, failed, cancelled) reported later in another status (tasks/get, tasks/cancel, notifications/tasks/status)", "2511/basic/utilities/tasks.mdx: tasks in a terminal status MUST NOT transition to any other status"},
 		{RuleCacheHint, Must, "a 2026-07-28 list or read result (tools/list, resources/list, resources/templates/list, prompts/list, resources/read) or a server/discover result without its cache hints: ttlMs (a non-negative integer) and cacheScope (a string), or with one of the wrong type", "SEP-2549 (final; spec PR #2855): ttlMs and cacheScope are required on 2607 list and read results and on server/discover (2607/server/discover.mdx); Claude Code drops a tools/list without them (kaibo PR #142)"},
 		{RuleListItemType, Must, "a list result (tools, resources, resource templates, prompts) with a value of the wrong JSON type in an item (readOnlyHint: \"true\"): strict clients drop the whole list", "schema.ts of each revision (Tool, ToolAnnotations, Resource, ResourceTemplate, Prompt, PromptArgument); observed by mcpsnoop (docs/CI.md): TS SDK 1.32.1 rejects the list, Go SDK 1.8.0 fails to decode it, Claude Code 2.1.292 shows no tools"},
+		{RuleResultType, Must, "a result answering a 2026-07-28 request without a resultType, with one the spec does not know, or input_required on a request other than tools/call, resources/read and prompts/get", "2607/basic/index.mdx §ResultType: every result MUST include a resultType (complete or input_required); an unknown value MUST be considered invalid; 2607/basic/patterns/mrtr.mdx"},
+		{RuleUnnegotiatedExt, Must, "an extension used without negotiation: a resultType \"task\" answering a request whose client capabilities did not declare io.modelcontextprotocol/tasks, a tasks/* request to a server whose server/discover did not advertise it", "SEP-2133 (extensions in capabilities.extensions); 2607/basic/index.mdx §_meta (-32021 MissingRequiredClientCapability); 2506/basic/lifecycle.mdx §Operation: only use capabilities that were negotiated; docs/extensions/tasks/overview.mdx"},
+		{RuleMalformedExt, Must, "a capabilities.extensions that is not an object, a key that is not an extension identifier (prefix/name), or an extension whose settings are not an object", "SEP-2133: capabilities.extensions maps extension identifiers ({prefix}/{name}, as io.modelcontextprotocol/ui) to their settings objects"},
+		{RuleStructuredText, Should, "a tools/call result with structuredContent but no text block at all (the spec asks for one holding its serialized JSON)", "2511/server/tools.mdx §Structured Content: a tool that returns structured content SHOULD also return the serialized JSON in a TextContent block"},
+		{RuleOutputSchema, Must, "a tools/call result whose structuredContent does not conform to the outputSchema its tools/list declared, or that has none although the tool declares one", "2511/server/tools.mdx §Output Schema: servers MUST provide structured results that conform to this schema"},
+		{RuleRequestState, Must, "an MRTR retry whose requestState is changed or missing from the one the input_required answer gave, or a requestState no answer gave (invented)", "2607/basic/patterns/mrtr.mdx: the client retries with inputResponses and the exact requestState, under a new id"},
+		{RuleHeaderMismatch, Must, "an HTTP POST of a 2026-07-28 request whose MCP-Protocol-Version, Mcp-Method or Mcp-Name header differs from its body (the server must answer 400 with -32020 HeaderMismatch)", "2607/basic/transports/streamable-http.mdx §Request Metadata, §Server Validation: MCP-Protocol-Version MUST match _meta; a mismatch gets 400 with -32020"},
+		{RuleAcceptHeader, Must, "an HTTP POST whose Accept header does not list both application/json and text/event-stream", "2511/basic/transports.mdx §Sending Messages to the Server: the client MUST include an Accept header listing both; 2607 the same"},
+		{RuleContentType, Must, "an HTTP response with a body but no Content-Type header", "2511/basic/transports.mdx §Sending Messages to the Server: the server MUST return Content-Type text/event-stream or application/json"},
 		{RuleUnnegotiatedVersion, Must, "a protocol version in later traffic (an MCP-Protocol-Version header, a result, a request's _meta) that differs from the one the initialize result negotiated", "2511/basic/lifecycle.mdx §Version Negotiation; 2511/basic/transports.mdx §Protocol Version Header: MCP-Protocol-Version: <protocol-version> on all subsequent requests"},
 	}
 }

@@ -106,14 +106,17 @@ type RequestMeta struct {
 
 // Content is one content block of a tool result. Text is set for type
 // "text"; Data and MimeType for "image" and "audio"; URI for
-// "resource_link". Other fields of a block are not decoded here (the raw
-// result keeps them).
+// "resource_link". Annotations is the block's annotations object as sent
+// (audience, priority, lastModified), kept raw so that a malformed one does
+// not fail the whole result (ContentAnnotations reads it). Other fields of a
+// block are not decoded here (the raw result keeps them).
 type Content struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
-	URI      string `json:"uri,omitempty"`
+	Type        string          `json:"type"`
+	Text        string          `json:"text,omitempty"`
+	Data        string          `json:"data,omitempty"`
+	MimeType    string          `json:"mimeType,omitempty"`
+	URI         string          `json:"uri,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
 }
 
 // CallToolResult is the result of tools/call.

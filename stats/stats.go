@@ -61,6 +61,10 @@ type Collector struct {
 	// after the outcome. Held time is not the server's: it is taken off.
 	heldFor map[holdKey]time.Duration
 	settled map[holdKey]latencyAt
+	// chains are the open MRTR chains by their last round; ended those
+	// that ended (mrtr.go).
+	chains map[reqKey]*openChain
+	ended  []Chain
 }
 
 // holdKey names a request of either direction across restarts.
@@ -84,7 +88,7 @@ const maxHoldKeys = 4096
 // capture's start; the first event's time when zero).
 func New(start time.Time) *Collector {
 	return &Collector{start: start, groups: map[key]*acc{}, inflight: map[reqKey]struct{}{}, isError: map[reqKey]bool{},
-		heldFor: map[holdKey]time.Duration{}, settled: map[holdKey]latencyAt{}}
+		heldFor: map[holdKey]time.Duration{}, settled: map[holdKey]latencyAt{}, chains: map[reqKey]*openChain{}}
 }
 
 // Add folds one event in. Request lifecycle events count, process starts,
@@ -103,6 +107,7 @@ func (c *Collector) Add(ev client.Event) {
 		clear(c.isError)
 		clear(c.heldFor)
 		clear(c.settled)
+		clear(c.chains)
 		if len(c.inflight) > 0 { // the old process's requests are gone with it
 			clear(c.inflight)
 			c.points = append(c.points, point{ev.Time, 0})
@@ -132,6 +137,7 @@ func (c *Collector) request(t time.Time, q *client.ReqInfo) {
 		}
 	}
 	if !q.State.Final() {
+		c.chain(t, q, 0)
 		return
 	}
 	isError := false
@@ -164,7 +170,10 @@ func (c *Collector) request(t time.Time, q *client.ReqInfo) {
 			c.settled[k] = latencyAt{a, len(a.lat)}
 		}
 		a.lat = append(a.lat, lat)
+		c.chain(t, q, lat)
+		return
 	}
+	c.chain(t, q, q.Latency)
 }
 
 // held takes the time a breakpoint held a frame off its request's latency
@@ -232,6 +241,8 @@ type Report struct {
 	Requests    int           `json:"requests"`
 	Methods     []Method      `json:"methods"`
 	Concurrency Concurrency   `json:"concurrency"`
+	// Chains are the MRTR chains that ended (at most 1,024), in order.
+	Chains []Chain `json:"mrtr_chains"`
 }
 
 // Report summarises what was added. bucket is the width of the in-flight
@@ -257,6 +268,7 @@ func (c *Collector) Report(bucket time.Duration) Report {
 		r.Methods = append(r.Methods, m)
 	}
 	r.Concurrency = c.concurrency(bucket, r.Duration)
+	r.Chains = append([]Chain{}, c.ended...)
 	return r
 }
 

@@ -64,6 +64,7 @@ func (r Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "%9s │%s %d\n", offset(time.Duration(i)*c.Bucket), bar, n)
 		}
 	}
+	writeChains(&b, r.Chains)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

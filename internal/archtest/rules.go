@@ -75,7 +75,7 @@ func Rules() []Rule {
 		{Pkg: "internal/lines"},
 		{Pkg: "internal/loopback"},
 		{Pkg: "internal/textfmt", External: []string{"charm.land/lipgloss/", "github.com/charmbracelet/x/ansi"}},
-		{Pkg: "hostconfig", Internal: []string{"internal/paths"}},
+		{Pkg: "hostconfig", Internal: []string{"internal/paths"}, External: []string{"github.com/pelletier/go-toml/v2", "go.yaml.in/yaml/v3"}},
 		{Pkg: "transport/...", Internal: []string{"jsonrpc", "transport/...", "internal/lines", "internal/loopback"}, External: []string{"golang.org/x/sys/", "golang.org/x/oauth2", "github.com/go-jose/go-jose/v4"}},
 		{Pkg: "client", Internal: []string{"transport/...", "jsonrpc", "mcp"}},
 		// Several servers at once, above one client each: the restart
@@ -84,7 +84,7 @@ func Rules() []Rule {
 		// The line reader is the one piece of transport a mock server needs.
 		{Pkg: "replay/serve", Internal: append([]string{"transport", "internal/loopback", "hold"}, folds...)},
 		{Pkg: "capture", Internal: folds},
-		{Pkg: "lint", Internal: folds},
+		{Pkg: "lint", Internal: folds, External: []string{"github.com/santhosh-tekuri/jsonschema/"}},
 		{Pkg: "stats", Internal: folds},
 		// Client timeout policies over a session's recorded timing
 		// (sonde timeouts): a fold, events in, verdicts out.

@@ -36,6 +36,14 @@ type Options struct {
 	// Path is where the capture goes, replacing what is there (default: a
 	// file in a temporary folder of the test).
 	Path string
+	// Era is the client's protocol era (client.EraLegacy if empty); the
+	// fixture's --era is the caller's to pass in Fixture.
+	Era client.Era
+	// ServerRequests and Inputs are what the client declares and how it
+	// answers (elicitation, for an MRTR chain against the fixture's
+	// confirm tool in the modern era).
+	ServerRequests client.ServerRequests
+	Inputs         client.InputFunc
 }
 
 // Record runs a session against the fixture while recording it, and
@@ -74,7 +82,7 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.New(client.Options{Timeout: timeout})
+	c := client.New(client.Options{Timeout: timeout, Era: o.Era, ServerRequests: o.ServerRequests, Inputs: o.Inputs})
 	rec.Follow(c)
 	if err := c.Connect(dial); err != nil {
 		c.Close()

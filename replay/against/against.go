@@ -48,7 +48,7 @@ func (o Outcome) String() string {
 		return "a result"
 	case KindError:
 		if o.Error != nil {
-			return fmt.Sprintf("error %d %q", o.Error.Code, o.Error.Message)
+			return fmt.Sprintf("error %s %q", mcp.CodeText(o.Error.Code), o.Error.Message)
 		}
 		return "an error"
 	case KindTimeout:

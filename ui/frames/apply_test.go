@@ -137,7 +137,7 @@ func TestHTTPRows(t *testing.T) {
 	m.Apply([]client.Event{
 		req,
 		{Seq: 2, Time: at(10), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 200, Stream: "POST 1", ReqID: jsonrpc.Int(1),
-			Header: []string{"> Authorization: Bearer «redacted»", "< Mcp-Session-Id: abc"}}},
+			Header: []string{"> Authorization: Bearer «redacted»", "< Content-Type: text/event-stream", "< Mcp-Session-Id: abc"}}},
 		{Seq: 3, Time: at(11), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Stream: "POST 1", ReqID: jsonrpc.Int(1), EventID: "e1", Raw: []byte("id: e1\ndata: \n\n"), Note: "priming event (id, empty data); id e1"}},
 		{Seq: 4, Time: at(20), Kind: client.EvHTTP, HTTP: &client.HTTPEvent{Method: "POST", URL: "http://127.0.0.1:1/mcp", Status: 404, Stream: "POST 2", ReqID: jsonrpc.Int(2)}},
 	})

@@ -39,7 +39,7 @@ func gist(f *client.FrameInfo) string {
 	var s string
 	switch {
 	case m.Error != nil:
-		s = fmt.Sprintf("error %d: %s", m.Error.Code, m.Error.Message)
+		s = fmt.Sprintf("error %s: %s", mcp.CodeText(m.Error.Code), m.Error.Message)
 	case m.Method != "":
 		s = paramsGist(m.Method, m.Params)
 	case m.Result != nil:

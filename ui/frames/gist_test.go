@@ -18,6 +18,7 @@ func TestGist(t *testing.T) {
 		{"isError", `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"no such file"}],"isError":true}}`, `isError no such file`},
 		{"image", `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"image","data":"x"},{"type":"image","data":"y"}]}}`, `2 image items`},
 		{"error", `{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found"}}`, `error -32601: Method not found`},
+		{"modern-error", `{"jsonrpc":"2.0","id":3,"error":{"code":-32022,"message":"unsupported"}}`, `error -32022 UnsupportedProtocolVersion: unsupported`},
 		{"tools", `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo"},{"name":"add"}]}}`, `2 tools: echo, add`},
 		{"empty", `{"jsonrpc":"2.0","id":5,"result":{}}`, `{}`},
 		{"progress", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":1,"_meta":{}}}`, `progress=1 progressToken=3`},
