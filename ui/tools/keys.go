@@ -28,6 +28,9 @@ type KeyMap struct {
 	Older, Newer key.Binding
 	// Back leaves the result view.
 	Back key.Binding
+	// Raw switches the result view between the drawn result and its raw
+	// JSON.
+	Raw key.Binding
 	// Form are the argument form's bindings.
 	Form form.KeyMap
 }
@@ -44,6 +47,7 @@ func DefaultKeyMap() KeyMap {
 		Older:        key.NewBinding(key.WithKeys("["), key.WithHelp("[", "older result")),
 		Newer:        key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "newer result")),
 		Back:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Raw:          key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "raw JSON")),
 		Form:         form.DefaultKeyMap(),
 	}
 }
@@ -62,6 +66,12 @@ func (m *Model) syncKeys() {
 	k.Older.SetEnabled((list && m.results.Len() > 0) || (result && m.cur > 0))
 	k.Newer.SetEnabled((list && m.results.Len() > 0) || (result && m.cur < m.results.Len()-1))
 	k.Back.SetEnabled(result)
+	k.Raw.SetEnabled(result && m.current() != nil)
+	if m.raw {
+		k.Raw.SetHelp("r", "drawn result")
+	} else {
+		k.Raw.SetHelp("r", "raw JSON")
+	}
 	if m.form != nil {
 		k.Form = m.form.Keys()
 	} else {
@@ -81,7 +91,7 @@ type helpKeys KeyMap
 // ShortHelp lists the main bindings; disabled ones are not shown.
 func (k helpKeys) ShortHelp() []key.Binding {
 	f := k.Form
-	return []key.Binding{k.Call, k.Filter, k.AcceptFilter, k.ClearFilter, k.Back, k.Older, k.Newer, k.Refresh,
+	return []key.Binding{k.Call, k.Filter, k.AcceptFilter, k.ClearFilter, k.Back, k.Raw, k.Older, k.Newer, k.Refresh,
 		f.Submit, f.Enter, f.Next, f.Toggle, f.CycleNext, f.RawJSON, f.Cancel}
 }
 
@@ -90,7 +100,7 @@ func (k helpKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Bindings(),
 		{k.Filter, k.AcceptFilter, k.ClearFilter, k.Call, k.Refresh},
-		{k.Older, k.Newer, k.Back},
+		{k.Older, k.Newer, k.Raw, k.Back},
 		k.Form.All(),
 	}
 }

@@ -112,6 +112,7 @@ type Model struct {
 	results ring.Ring[*result] // at most Options.Results
 	cur     int                // index into results shown
 	scroll  int
+	raw     bool // the result view shows the raw JSON (Raw key)
 	cache   bodyCache
 }
 

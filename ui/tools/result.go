@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,6 +21,7 @@ import (
 type bodyCache struct {
 	r     *result
 	w     int
+	raw   bool
 	lines []string
 }
 
@@ -95,8 +97,8 @@ func (m *Model) bodyHeight() int {
 // body returns the drawn body of the result shown, from the cache.
 func (m *Model) body() []string {
 	r := m.current()
-	if m.cache.r != r || m.cache.w != m.w {
-		m.cache = bodyCache{r: r, w: m.w, lines: m.drawBody(r, m.w)}
+	if m.cache.r != r || m.cache.w != m.w || m.cache.raw != m.raw {
+		m.cache = bodyCache{r: r, w: m.w, raw: m.raw, lines: m.drawBody(r, m.w)}
 	}
 	return m.cache.lines
 }
@@ -116,8 +118,12 @@ func (m *Model) resultView() string {
 	return textfmt.Lines(strings.Join(out, "\n"), m.w, m.h)
 }
 
-// drawBody lays out a result: error data, content blocks, structuredContent.
+// drawBody lays out a result: error data, content blocks,
+// structuredContent; with the raw toggle on, the result as JSON.
 func (m *Model) drawBody(r *result, w int) []string {
+	if m.raw {
+		return m.rawBody(r, w)
+	}
 	st := m.st
 	var out []string
 	var ce *client.Error
@@ -140,6 +146,9 @@ func (m *Model) drawBody(r *result, w int) []string {
 			out = append(out, "")
 		}
 		out = append(out, m.block(c, w, r.Result.IsError)...)
+		if a := annotationLine(c.Annotations); a != "" {
+			out = append(out, wrapStyled(st.Subtle, a, w)...)
+		}
 	}
 	if sc := r.Result.StructuredContent; len(sc) > 0 && string(sc) != "null" {
 		out = append(out, "", st.Header.Render("structuredContent"))
@@ -183,4 +192,38 @@ func (m *Model) block(c mcp.Content, w int, isError bool) []string {
 func decodedLen(s string) int {
 	s = strings.TrimRight(s, "=")
 	return base64.RawStdEncoding.DecodedLen(len(s))
+}
+
+// rawBody is the raw toggle's body: the result object as received,
+// indented, or the error (its JSON-RPC error object when the server sent
+// one).
+func (m *Model) rawBody(r *result, w int) []string {
+	st := m.st
+	var ce *client.Error
+	switch {
+	case errors.As(r.Err, &ce) && ce.RPC != nil:
+		raw, err := json.Marshal(ce.RPC)
+		if err == nil {
+			return append([]string{st.Header.Render("error (raw JSON)")}, jsonLines(st, raw, w)...)
+		}
+	case r.Err != nil:
+		return []string{st.Subtle.Render("no result: the call failed (the error is above)")}
+	case len(r.Raw) > 0:
+		return append([]string{st.Header.Render("result (raw JSON)")}, jsonLines(st, r.Raw, w)...)
+	case r.Result != nil:
+		raw, err := json.Marshal(r.Result)
+		if err == nil {
+			return append([]string{st.Header.Render("result (re-encoded: the raw bytes were not kept)")}, jsonLines(st, raw, w)...)
+		}
+	}
+	return []string{st.Subtle.Render("(no result)")}
+}
+
+// wrapStyled wraps text to w and renders each line with style s.
+func wrapStyled(s lipgloss.Style, text string, w int) []string {
+	lines := wrapText(text, w)
+	for i := range lines {
+		lines[i] = s.Render(lines[i])
+	}
+	return lines
 }

@@ -135,6 +135,8 @@ func (m *Model) resultKey(msg tea.KeyPressMsg) tea.Cmd {
 	case m.move(msg):
 	case key.Matches(msg, k.Back):
 		m.mode = modeList
+	case key.Matches(msg, k.Raw):
+		m.raw, m.scroll = !m.raw, 0
 	case key.Matches(msg, k.Older):
 		m.cur, m.scroll = max(m.cur-1, 0), 0
 	case key.Matches(msg, k.Newer):
