@@ -65,6 +65,9 @@ type BenchOptions struct {
 	Duration    time.Duration // --duration: how long --rate sends
 	Stages      string        // --stages: D:RATE,...: the rate ramped to each RATE over its D
 	Policies    []string      // --policies: client timeout policies to evaluate the calls under
+	Ramp        bool          // --ramp-to-failure: bisect over --rate for the highest at which --assert holds
+	RampStep    time.Duration // --ramp-step: how long each step of the ramp sends
+	RampSteps   int           // --ramp-steps: how many steps the ramp takes at most
 }
 
 // NewCmdBench is `sonde bench TOOL`.
@@ -100,13 +103,20 @@ are exit status 1.
 On a terminal, a progress line on stderr shows the calls done, the rate, the p99 of the
 latest calls and the thresholds failing so far; piped, or with --json, nothing.
 
+--ramp-to-failure --rate MAX --assert ... finds the ceiling: the highest rate at which
+every threshold holds, by bisection. Each step is an open loop at one rate for --ramp-step
+(3s); calls still unanswered half a step after its end are cancelled and fail the step. The
+first step is a tenth of MAX (when it fails: exit status 1, nothing holds), the second MAX
+(when it holds: the ceiling is at least MAX), then bisection up to --ramp-steps (8) steps.
+On a terminal, a line per step on stderr; --json reports each step and the ceiling.
+
 --policies P (repeatable) also evaluates the calls under client timeout policies, as
 sonde timeouts does a capture (docs/timeouts.md): a summary table per policy.
 
 --cpuprofile FILE writes a CPU profile of sonde while it makes the calls (the
 handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 
-` + cmdutil.ExitCodesHelp,
+` + cmdutil.ExitCodesSee,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return benchCommand(cmd, env, &o, args)
 		},
@@ -121,6 +131,9 @@ handshake excluded), for ` + "`go tool pprof FILE`" + ` (docs/performance.md).
 	cmd.Flags().DurationVar(&o.Duration, "duration", 0, "with --rate: how long to send (-n is then rate × duration)")
 	cmd.Flags().StringVar(&o.Stages, "stages", "", "open loop in `STAGES` D:RATE,...: the rate ramps from the last RATE (0 at first) to RATE over D (10s:50,30s:200,10s:0)")
 	cmd.Flags().StringArrayVar(&o.Policies, "policies", nil, "evaluate the calls under client timeout `POLICY` too: a preset (ts-sdk, inspector…) or timeout=D[,reset-on-progress][,max-total=D] (repeatable; docs/timeouts.md)")
+	cmd.Flags().BoolVar(&o.Ramp, "ramp-to-failure", false, "find the highest rate at which every --assert holds: bisection from a tenth of --rate up to --rate, one --ramp-step run a step")
+	cmd.Flags().DurationVar(&o.RampStep, "ramp-step", defaultRampStep, "with --ramp-to-failure: how long each step sends at its rate")
+	cmd.Flags().IntVar(&o.RampSteps, "ramp-steps", defaultRampSteps, "with --ramp-to-failure: at most `N` steps (2 to 20)")
 	cmd.Flags().StringVar(&o.CheckEcho, "check-echo", "", "put a unique token in tool argument `ARG` of each call and check that its result carries it and no other call's (mismatched)")
 	return cmd
 }
@@ -134,7 +147,13 @@ func benchCommand(cmd *cobra.Command, env *cmdutil.Env, o *BenchOptions, args []
 	if o.Calls < 1 || o.Concurrency < 1 {
 		return cmdutil.Usagef("-n and -c must be at least 1")
 	}
-	rate, stages, err := benchShape(cmd, o)
+	var rate float64
+	var stages []benchStage
+	if o.Ramp {
+		rate, err = rampShape(cmd, o)
+	} else {
+		rate, stages, err = benchShape(cmd, o)
+	}
 	if err != nil {
 		return err
 	}
@@ -160,6 +179,9 @@ func benchCommand(cmd *cobra.Command, env *cmdutil.Env, o *BenchOptions, args []
 		}
 	}
 	t.MaxPending = o.Concurrency // -c calls in flight need room in the pending map
+	if o.Ramp {
+		return runRamp(cmd.Context(), env, o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo, rate: rate})
+	}
 	return runBench(cmd.Context(), env, o, t, own[0], toolArgs, benchChecks{thresholds: ths, echo: echo, rate: rate, stages: stages, policies: policies})
 }
 
@@ -193,7 +215,7 @@ func runBench(ctx context.Context, env *cmdutil.Env, o *BenchOptions, t *connect
 		gone := run.showProgress(term, checks.thresholds, stop)
 		if checks.stages != nil {
 			run.rep.Rate, run.rep.Stages = checks.rate, checks.stages
-			run.openLoop(ctx, checks.stages, o.Concurrency)
+			run.openLoop(ctx, ctx, checks.stages, o.Concurrency)
 		} else {
 			run.closedLoop(ctx, o.Calls, o.Concurrency)
 		}

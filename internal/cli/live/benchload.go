@@ -90,8 +90,9 @@ func (r *benchRun) closedLoop(ctx context.Context, n, conc int) {
 
 // openLoop makes the calls of the stages, each when it is due whatever
 // the answers, with at most conc in flight (a call due while conc are
-// waits, and its wait counts in its latency).
-func (r *benchRun) openLoop(ctx context.Context, stages []benchStage, conc int) {
+// waits, and its wait counts in its latency). Once send ends no call
+// starts (the ramp's bound on a step); those started run on ctx.
+func (r *benchRun) openLoop(ctx, send context.Context, stages []benchStage, conc int) {
 	slots := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	timer := time.NewTimer(0)
@@ -103,15 +104,15 @@ func (r *benchRun) openLoop(ctx context.Context, stages []benchStage, conc int) 
 		if wait := time.Until(due); wait > 0 {
 			timer.Reset(wait)
 			select {
-			case <-ctx.Done():
+			case <-send.Done():
 			case <-timer.C:
 			}
 		}
 		select {
-		case <-ctx.Done():
+		case <-send.Done():
 		case slots <- struct{}{}:
 		}
-		if ctx.Err() != nil {
+		if send.Err() != nil {
 			break
 		}
 		wg.Add(1)
