@@ -112,10 +112,13 @@ bench:
 ## bench-peers: the peer benchmark of docs/performance.md (not part of `make test`, which
 ## only vets it): sonde's client, the official Go SDK's, mcp-go's and a raw pipe against
 ## sonde's fixture, a Go SDK echo server and a minimal one, at 1/16/64 in flight, one table.
-## PEERS_FLAGS passes flags (-n calls per run, -runs, -c, -servers, -clients).
+## PEERS_FLAGS passes flags (-n calls per run, -runs, -c, -servers, -clients). Then the start-up
+## benchmark: `sonde call` vs a bare go-sdk one-call program, whole processes in turn (STARTUP_FLAGS:
+## -runs, -server).
 PEERS_FLAGS ?=
 bench-peers:
 	cd bench/peers && GOFLAGS=-buildvcs=false $(GO) build -o $(CURDIR)/bench/peers/peers . && ./peers $(PEERS_FLAGS)
+	$(GO) build -o bench/peers/sonde . && bench/peers/peers startup -sonde bench/peers/sonde $(STARTUP_FLAGS)
 
 ## fuzz: a short run of every fuzz target in the tree (FUZZTIME each; the seed corpora already
 ## run in `make test`). A crasher is kept in the package's testdata/fuzz as a seed.

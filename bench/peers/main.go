@@ -26,6 +26,12 @@ func main() {
 	if len(os.Args) == 3 && os.Args[1] == "serve" {
 		os.Exit(serve(os.Args[2]))
 	}
+	if len(os.Args) == 3 && os.Args[1] == "onecall" {
+		os.Exit(oneCall(os.Args[2]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "startup" {
+		os.Exit(startup(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
