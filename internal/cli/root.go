@@ -21,33 +21,9 @@ import (
 func NewCmdRoot(env *cmdutil.Env) *cobra.Command {
 	var ui interactive.UIOptions
 	root := &cobra.Command{
-		Use:   "sonde [flags] (-- COMMAND [ARG...] | --url URL | [--config FILE] --server NAME | --all)",
-		Short: "Inspect and debug MCP servers from the terminal",
-		Long: `sonde launches an MCP server (a stdio subprocess) or connects to one over HTTP
-(Streamable HTTP or legacy HTTP+SSE, --url), and shows, live, what the client knows:
-every request in flight by id, the raw frames in both directions exactly as on the wire,
-the server's stderr, and a tool picker to make calls.
-
-  sonde -- npx -y @modelcontextprotocol/server-everything    the interactive UI
-  sonde --url http://127.0.0.1:3001/mcp                       the same over HTTP
-  sonde --server NAME                                         a server of Claude Desktop,
-                                                              Claude Code, Cursor, VS Code,
-                                                              Windsurf or Cline (--config FILE)
-  sonde                                                       in a terminal: pick one of those
-  sonde --all                                                 every one of those, in a list;
-                                                              enter opens one inspector over
-                                                              all (tools as server/tool); each
-                                                              starts when first picked
-  sonde demo                                                  the out-of-order lesson
-
-The server command comes after "--" and is run directly (no shell). Without one (and
-without --url or --server), sonde shows a picker over the servers of the hosts' config
-files when stdin is a terminal, and this help otherwise; sonde config list shows what it
-found. The subcommands below do the same work headless, for scripts:
-  sonde tools -- ./my-server --flag
-  sonde call echo --args '{"value":"hi"}' -- ./my-server
-
-` + cmdutil.ExitCodesHelp,
+		Use:           "sonde [flags] (-- COMMAND [ARG...] | --url URL | [--config FILE] --server NAME | --all)",
+		Short:         "Inspect and debug MCP servers from the terminal",
+		Long:          rootLong + "\n\n" + rootExamples,
 		Version:       cmdutil.VersionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -73,11 +49,9 @@ found. The subcommands below do the same work headless, for scripts:
 		return tap.WatchSession(ctx, env, interactive.RunReplay, id)
 	}}
 	root.SetVersionTemplate("sonde {{.Version}}\n")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return cmdutil.Usagef(err.Error() + " (see sonde " + cmd.Name() + " --help)")
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
-		live.NewCmdCall(env), live.NewCmdTools(env), live.NewCmdCheck(env), live.NewCmdScript(env), live.NewCmdBench(env),
+		live.NewCmdCall(env, tap.ServeEngine), live.NewCmdTools(env), live.NewCmdCheck(env), live.NewCmdScript(env, tap.ServeEngine), live.NewCmdBench(env),
 		NewCmdFixture(env), interactive.NewCmdDemo(env), NewCmdVersion(env), config.NewCmdConfig(env), capfile.NewCmdReplay(env, interactive.RunReplay, tap.ServeBreaks),
 		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdTimeouts(env), capfile.NewCmdExport(env), tap.NewCmdTap(env),
 	)
@@ -87,5 +61,15 @@ found. The subcommands below do the same work headless, for scripts:
 	connect.CompleteServerNames(root)
 	root.AddCommand(live.NewCmdFeatures(env)...)
 	root.AddCommand(NewCmdMCP(env))
+	addHelpTopics(root)
+	suggestCommands(root)
+	usual := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c == root {
+			rootHelp(c, args)
+			return
+		}
+		usual(c, args)
+	})
 	return root
 }

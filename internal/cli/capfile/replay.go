@@ -59,7 +59,7 @@ func NewCmdReplay(env *cmdutil.Env, openUI OpenUI, breaks BreakServer) *cobra.Co
 	cmd := &cobra.Command{
 		Use:   "replay (FILE | --serve FILE [--listen ADDR] | --against FILE (-- COMMAND [ARG...] | --url URL))",
 		Short: "Step through a capture in the UI, serve it as a mock server (stdio or HTTP), or re-send it to a live server and diff",
-		Long:  replayHelp + cmdutil.ExitCodesHelp,
+		Long:  replayHelp + cmdutil.ExitCodesSee,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, env, &o, args, openUI)
 		},

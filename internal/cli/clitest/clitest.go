@@ -294,7 +294,7 @@ func FixtureHTTP(t testing.TB, args ...string) string {
 func HostHome(t *testing.T, home, project string) {
 	t.Helper()
 	t.Setenv("HOME", home)
-	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"} {
+	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "CODEX_HOME"} {
 		t.Setenv(k, "")
 	}
 	t.Chdir(project)

@@ -27,8 +27,12 @@ const (
 	ExitInterrupted = 130
 )
 
-// ExitCodesHelp is the table of exit statuses at the end of the help of
-// sonde and of its commands that talk to a server.
+// ExitCodesSee ends the help of sonde's commands that talk to a server: the
+// table itself is in one place, sonde help exit-codes.
+const ExitCodesSee = "Exit status: see sonde help exit-codes."
+
+// ExitCodesHelp is the table of exit statuses, shown by sonde help
+// exit-codes.
 const ExitCodesHelp = `Exit status:
   0    ok
   1    a tool result with isError, a failed line in script, replay --against differences,

@@ -289,8 +289,8 @@ func TestExitStatusValues(t *testing.T) {
 			t.Errorf("cmdutil.CodeExit(%s) = %d, want %d", code, got, want)
 		}
 	}
-	// The help lists them.
-	r := clitest.RunSonde(t, "", "--help")
+	// sonde help exit-codes lists them (the one place the table is).
+	r := clitest.RunSonde(t, "", "help", "exit-codes")
 	clitest.CheckRun(t, r, cmdutil.ExitOK, "")
 	for _, line := range []string{"  0    ok", "  2    usage error", "  9    MCP_BUSY ", "  12   MCP_URL_REQUIRED ", "  130  interrupted"} {
 		if !strings.Contains(r.Stdout, "\n"+line) {

@@ -366,7 +366,7 @@ func matchHost(hosts []string, host string) bool {
 		return strings.NewReplacer(" ", "", "-", "", "_", "").Replace(strings.ToLower(s))
 	}
 	for _, h := range hosts {
-		if norm(h) == norm(host) {
+		if known, ok := hostconfig.HostByName(h); norm(h) == norm(host) || ok && known == host {
 			return true
 		}
 	}

@@ -67,7 +67,7 @@ func (o *UIOptions) Register(cmd *cobra.Command) {
 func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
 	f := &o.Server
 	if o.Fleet.Fleet(f) {
-		if len(o.Breaks.Breaks) > 0 || o.Breaks.File != "" {
+		if o.Breaks.Given() {
 			return cmdutil.Usagef("--break and --breaks hold one server's frames: use them with one server, not --all or several --server")
 		}
 		return runFleetUI(cmd, env, o, args)

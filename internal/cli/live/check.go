@@ -76,7 +76,7 @@ lines in a SARIF log are those of the --record capture, when there is one.
 The exit status is the one of the first failing step; else 1 when a contract is broken or
 a result named by --fail-on was found; 0 when all pass.
 
-` + cmdutil.ExitCodesHelp,
+` + cmdutil.ExitCodesSee,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, t, err := connect.Resolve(cmd, &o.Server, args, 0, "check takes no arguments before --")
 			if err != nil {

@@ -27,7 +27,7 @@ func featureCmd(env *cmdutil.Env, f *connect.Flags, use, short, long string, n i
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
-		Long:  long + "\n\n" + cmdutil.ExitCodesHelp,
+		Long:  long + "\n\n" + cmdutil.ExitCodesSee,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			own, t, err := connect.Resolve(cmd, f, args, n, wrongCount)
 			if err != nil {

@@ -39,7 +39,7 @@ on stderr with the command that approves it, and --server NAME starts it. --json
 {"ok", "tools": [{"name", "server", "tool", "conflicts"}], "conflicts": {NAME: [SERVER…]},
 "errors": {SERVER: {"code", "message"}}, "not_approved": [SERVER…]}.
 
-` + cmdutil.ExitCodesHelp,
+` + cmdutil.ExitCodesSee,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Fleet.Fleet(&o.Server) {
 				return runToolsAll(cmd, env, &o, args)
