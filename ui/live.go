@@ -49,9 +49,9 @@ func (l *live) do(a action, msg tea.Msg) tea.Cmd {
 	l.note = ""
 	switch msg := msg.(type) {
 	case frames.BreakMsg:
-		return m.breakFrom(msg.Expr)
+		return m.brk.add(msg.Expr)
 	case pending.BreakMsg:
-		return m.breakFrom(msg.Expr)
+		return m.brk.add(msg.Expr)
 	}
 	if c == nil {
 		return nil

@@ -176,9 +176,9 @@ func (w *watchState) refuse(why string) { w.note = why }
 func (w *watchState) do(_ action, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case frames.BreakMsg:
-		return w.m.breakFrom(msg.Expr)
+		return w.m.brk.add(msg.Expr)
 	case pending.BreakMsg:
-		return w.m.breakFrom(msg.Expr)
+		return w.m.brk.add(msg.Expr)
 	case tools.CallMsg:
 		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			started := time.Now()
@@ -229,7 +229,7 @@ func (w *watchState) noInject() string {
 // watchEvents applies a batch read from the recording and re-arms the
 // reader (until the recording ended).
 func (w *watchState) watchEvents(msg watchEventsMsg) tea.Cmd {
-	breaks := w.m.holdNoted(msg.evs)
+	breaks := w.m.brk.noted(msg.evs, w.m.now)
 	if len(msg.evs) > 0 {
 		for _, p := range w.m.panes {
 			if p != nil {
