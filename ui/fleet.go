@@ -382,6 +382,8 @@ func (f *fleet) Can(a action) (bool, string) {
 		return false, "fault rules are a watched tap's (sonde watch)"
 	case actBreaks, actBreak:
 		return false, "breakpoints are one server's: sonde --server NAME --break Q"
+	case actExport:
+		return false, "an export is one server's recording: sonde --server NAME --record FILE"
 	}
 	return true, ""
 }

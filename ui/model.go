@@ -93,6 +93,11 @@ type Options struct {
 	// b in Frames or Pending sets one from the row. A live session's
 	// comes from sonde's own Engine (LocalBreaks).
 	Breaks Breaks
+	// Export writes the HTML report of a capture beside it (X); nil
+	// disables the key. Capture is the file a replay or a watched session
+	// reads (a live session exports its recording: R, or --record).
+	Export  Exporter
+	Capture string
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -153,6 +158,7 @@ type Model struct {
 	// asks, and the next key answers.
 	confirmQuit bool
 	rec         RecordState
+	exp         exportState
 
 	// The server's requests waiting for the user, and the dialog open over
 	// the panes (dialog.go).

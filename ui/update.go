@@ -62,6 +62,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case recordMsg:
 		m.rec.apply(msg)
+		syncKeys(&m.keys, m.mode) // X exports what R recorded
+	case exportMsg:
+		m.exp.apply(msg)
 		return m, nil
 	case replayLoadedMsg:
 		return m, m.rp.replayLoaded(msg)
@@ -291,6 +294,8 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return m.handleBreaks(breakpointsOpenMsg{}), true
 	case key.Matches(msg, m.keys.Record):
 		return toggleRecord(m.opts.Recorder, m.sess.Client), true
+	case key.Matches(msg, m.keys.Export):
+		return exportCmd(m.opts.Export, exportSource(m)), true
 	case key.Matches(msg, m.keys.Roots):
 		return m.openRootsCmd(), true
 	case key.Matches(msg, m.keys.Focus):

@@ -186,6 +186,7 @@ func (m *Model) statusBar() string {
 	if m.wt != nil {
 		parts = append(parts, part{text: m.wt.watchPart()})
 	}
+	parts = append(parts, m.exp.part(m.styles)...)
 	if m.brk != nil {
 		parts = append(parts, m.brk.part(m.styles)...)
 	}

@@ -166,6 +166,11 @@ func (w *watchState) Can(a action) (bool, string) {
 			return false, "this tap holds no frames (its socket offers no sonde/breaks/*)"
 		}
 		return true, ""
+	case actExport:
+		if w.m.opts.Export == nil || w.m.opts.Capture == "" {
+			return false, "this session's recording is not known here"
+		}
+		return true, ""
 	}
 	return false, "only with several servers (sonde --all)" // actStart, actServer, actReport
 }

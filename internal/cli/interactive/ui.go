@@ -18,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/report"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/lesson"
 	"github.com/sonde-mcp/sonde/ui/picker"
@@ -181,7 +182,7 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	opts := ui.Options{
 		Start: start, First: &first, Transport: transportName, Command: what,
 		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Reconnect: f.Reconnect,
-		Recorder: rec, Breaks: ui.LocalBreaks(eng, changed),
+		Recorder: rec, Breaks: ui.LocalBreaks(eng, changed), Export: report.Beside(cmdutil.Version),
 	}
 	if lessonOpts != nil {
 		opts.Lesson = demoLesson(*lessonOpts, f, t, copts, all, eng)
