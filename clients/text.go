@@ -37,7 +37,7 @@ func (h Host) Cells() [][]string {
 	return [][]string{
 		{fmt.Sprint(len(h.Sources))},
 		orNone(h.Revisions, "none asked"),
-		orNone(h.Opens, "-"),
+		opensCell(h.Opens),
 		orNone(h.Capabilities, "none"),
 		h.refetchCell(),
 		ofRequests(h.Traced, h.Requests),
@@ -50,11 +50,11 @@ func (h Host) Cells() [][]string {
 func (h Host) refetchCell() []string {
 	switch {
 	case h.Refetches > 0:
-		return []string{fmt.Sprintf("yes, %d of %s", h.Refetches, textfmt.Plural(h.Cached, "cached result", "cached results"))}
+		return []string{fmt.Sprintf("yes, %d (%d cached)", h.Refetches, h.Cached)}
 	case h.Cached == 0:
 		return []string{"no ttlMs seen"}
 	}
-	return []string{fmt.Sprintf("no (%s)", textfmt.Plural(h.Cached, "cached result", "cached results"))}
+	return []string{fmt.Sprintf("no (%d cached)", h.Cached)}
 }
 
 func (h Host) parallelCell() []string {
@@ -76,6 +76,19 @@ func (h Host) retryCell() []string {
 		out = append(out, fmt.Sprintf("%d unanswered", n))
 	}
 	return out
+}
+
+// opensCell is each opening on a line, a fallback on two.
+func opensCell(opens []string) []string {
+	var out []string
+	for _, o := range opens {
+		if first, then, ok := strings.Cut(o, ", then "); ok {
+			out = append(out, first+",", "then "+then)
+			continue
+		}
+		out = append(out, o)
+	}
+	return orNone(out, "-")
 }
 
 // ofRequests is "no" or "N of M requests".
