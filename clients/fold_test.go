@@ -11,7 +11,9 @@ import (
 )
 
 // at is a time of the synthetic sessions below: t0 plus ms milliseconds.
-func at(ms int) time.Time { return time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond) }
+func at(ms int) time.Time {
+	return time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+}
 
 // frame is an event of a line going dir at ms.
 func frame(dir client.Direction, ms int, line string) client.Event {
@@ -49,7 +51,7 @@ func TestRefetchInTTL(t *testing.T) {
 		frame(client.In, 80030, `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"down"}}`), // an error: nothing cached
 		frame(client.Out, 80040, request(8, "tools/list", `{}`)),                                     // no
 		frame(client.Out, 90000, request(9, "resources/read", `{"uri":"file:///a"}`)),
-		frame(client.In, 90010, result(9, `{"contents":[],"ttlMs":1000.5}`)), // fresh until 91010.5
+		frame(client.In, 90010, result(9, `{"contents":[],"ttlMs":1000.5}`)),           // fresh until 91010.5
 		frame(client.Out, 90500, request(10, "resources/read", `{"uri":"file:///a"}`)), // a re-fetch, 510.5 ms left
 		frame(client.In, 90600, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a"}}`),
 		frame(client.Out, 90700, request(11, "resources/read", `{"uri":"file:///a"}`)), // updated: no
