@@ -64,7 +64,7 @@ folder that cannot be read is skipped, with a warning).`,
 // process name as the tap saw it.
 type clientSource struct {
 	path, name, process string
-	named              bool // named on the command line: an error if unreadable
+	named               bool // named on the command line: an error if unreadable
 }
 
 // runClients folds the captures of args (none: the sessions folder) and
