@@ -29,6 +29,9 @@ const (
 	// MaxExamples bounds the re-fetches and retries listed one by one (the
 	// counts go on).
 	MaxExamples = 10
+	// maxTTL bounds a ttlMs (ten years of milliseconds), so that a huge one
+	// stays a time.
+	maxTTL = 10 * 365 * 24 * 3600 * 1000.0
 )
 
 // Retry kinds: what had become of the earlier request when the same call
@@ -335,7 +338,7 @@ func (st *state) answer(m jsonrpc.Message, at time.Time) {
 	if len(st.fresh) >= maxRemembered {
 		clear(st.fresh)
 	}
-	st.fresh[c.list] = at.Add(time.Duration(*r.TTL * float64(time.Millisecond)))
+	st.fresh[c.list] = at.Add(time.Duration(min(*r.TTL, maxTTL) * float64(time.Millisecond)))
 }
 
 // changed folds the server's notifications: a list_changed makes its list
