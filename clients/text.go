@@ -38,7 +38,7 @@ func (h Host) Cells() [][]string {
 		{fmt.Sprint(len(h.Sources))},
 		orNone(h.Revisions, "none asked"),
 		opensCell(h.Opens),
-		orNone(h.Capabilities, "none"),
+		orNone(shortCaps(h.Capabilities), "none"),
 		h.refetchCell(),
 		ofRequests(h.Traced, h.Requests),
 		ofRequests(h.Progress, h.Requests),
@@ -74,6 +74,19 @@ func (h Host) retryCell() []string {
 	}
 	if n := h.Retries - h.Cancelled; n > 0 {
 		out = append(out, fmt.Sprintf("%d unanswered", n))
+	}
+	return out
+}
+
+// shortCaps are capability names as the table shows them: an extension as
+// "ext NAME", of the official namespace by its short name ("ext tasks").
+func shortCaps(caps []string) []string {
+	out := make([]string, len(caps))
+	for i, c := range caps {
+		if name, ok := strings.CutPrefix(c, "extensions."); ok {
+			c = "ext " + strings.TrimPrefix(name, "io.modelcontextprotocol/")
+		}
+		out[i] = c
 	}
 	return out
 }

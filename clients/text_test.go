@@ -22,7 +22,7 @@ func hosts() []clients.Host {
 		{Source: "b-1", Host: "gemini-cli", Version: "0.61.0", Revisions: []string{"2026-07-28", "2025-06-18"}, Opens: "server/discover",
 			Fallback: true, Requests: 5, Traced: 5, MaxInFlight: 1},
 		{Source: "c-1", Host: "evil\x1b]0;pwned\x07", Version: "1", Revisions: []string{"2025-06-18"}, Opens: "initialize",
-			Capabilities: []string{"extensions.io.modelcontextprotocol/ui-with-a-long-name"}, Requests: 1, MaxInFlight: 1},
+			Capabilities: []string{"extensions.io.modelcontextprotocol/ui", "experimental.a-capability-too-long-for-its-column"}, Requests: 1, MaxInFlight: 1},
 		{Source: "d-1", Opens: "tools/list", Requests: 1, MaxInFlight: 1},
 	})
 }

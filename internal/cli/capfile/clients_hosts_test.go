@@ -65,6 +65,16 @@ func TestClientsRealHosts(t *testing.T) {
 		t.Fatalf("gemini mcp list does not show fx connected:\n%s", out)
 	}
 
+	// The Inspector's CLI makes one tools/call (sonde tap's environment
+	// given with -e, as the server's).
+	args := []string{"--method", "tools/call", "--tool-name", "echo", "--tool-arg", "value=hi"}
+	for _, kv := range env {
+		args = append([]string{"-e", kv}, args...)
+	}
+	if out, stderr, ok := peertest.Run(t, peertest.Inspector(t, append(append(args, "--"), tapArgv("inspector")...)...)); !ok || !strings.Contains(out, "hi") {
+		t.Fatalf("inspector tools/call (%v): %s\n%s", ok, out, stderr)
+	}
+
 	r := clitest.RunSonde(t, "", "clients", "--json")
 	clitest.CheckRun(t, r, 0, "")
 	var got struct {
@@ -77,7 +87,7 @@ func TestClientsRealHosts(t *testing.T) {
 			Requests  int      `json:"requests"`
 		} `json:"hosts"`
 	}
-	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || len(got.Hosts) != 2 {
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || len(got.Hosts) != 3 {
 		t.Fatalf("--json: %v\n%s", err, r.Stdout)
 	}
 	labels := map[string]bool{}
@@ -89,7 +99,7 @@ func TestClientsRealHosts(t *testing.T) {
 			labels[strings.SplitN(s, "-", 2)[0]] = true
 		}
 	}
-	if !labels["claude"] || !labels["gemini"] {
+	if !labels["claude"] || !labels["gemini"] || !labels["inspector"] {
 		t.Errorf("sessions %v, want one of each host", labels)
 	}
 	// Claude Code (2.1.328, interop/hosts/package.json) probes with
