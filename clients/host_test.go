@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -155,6 +154,3 @@ func modernMeta(name, version, caps string) string {
 	return `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps +
 		`,"io.modelcontextprotocol/clientInfo":{"name":"` + name + `","version":"` + version + `"}}`
 }
-
-// joined is a list for a failure message.
-func joined(s []string) string { return "[" + strings.Join(s, ", ") + "]" }
