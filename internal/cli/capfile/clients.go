@@ -120,7 +120,8 @@ func clientSources(env *cmdutil.Env, args []string) ([]clientSource, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, clientSource{path: path, name: a, process: sessions.ReadTapped(path, false).HostName, named: true})
+		tapped := sessions.ReadTapped(path, false) // its id, and the host's process name
+		out = append(out, clientSource{path: path, name: tapped.ID, process: tapped.HostName, named: true})
 	}
 	if len(args) > 0 {
 		return out, nil

@@ -91,7 +91,7 @@ func TestClientsCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || len(got.Hosts) != 1 {
 		t.Fatalf("--json: %v\n%s", err, r.Stdout)
 	}
-	if h := got.Hosts[0]; h.Host != "host-a" || h.Requests != 4 || h.Retries != 2 || h.Cancelled != 1 || len(h.Retried) != 2 ||
+	if h := got.Hosts[0]; h.Host != "host-a" || len(h.Sessions) != 1 || h.Sessions[0] != id || h.Requests != 4 || h.Retries != 2 || h.Cancelled != 1 || len(h.Retried) != 2 ||
 		h.Retried[0].ID != "3" || h.Retried[0].Of != "2" || h.Retried[0].After != "cancel" || h.Retried[1].After != "unanswered" {
 		t.Errorf("--json: %+v", h)
 	}
