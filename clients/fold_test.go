@@ -1,12 +1,15 @@
 package clients_test
 
 import (
+	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/clients"
+	"github.com/sonde-mcp/sonde/internal/capturetest"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 )
 
@@ -92,6 +95,27 @@ func TestSessionsOfOneCapture(t *testing.T) {
 	}
 	got := f.Sessions()
 	if len(got) != 2 || got[0].Host != "first" || got[0].Requests != 1 || got[1].Host != "second" || got[1].Requests != 2 || got[1].MaxInFlight != 2 {
+		t.Fatalf("sessions %+v", got)
+	}
+}
+
+// TestHTTPSession: a session over Streamable HTTP (sonde's own client
+// against the fixture, recorded) folds as a stdio one: its frames are the
+// host's and the server's whatever the transport.
+func TestHTTPSession(t *testing.T) {
+	path := capturetest.Record(t, capturetest.Options{HTTP: true}, func(ctx context.Context, c *client.Client) {
+		if _, err := c.Initialize(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ListTools(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"value":"x"}`), client.CallOptions{Tool: "echo", ProgressToken: true}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	got := foldFile(t, path)
+	if len(got) != 1 || got[0].Host != "sonde" || got[0].Opens != "initialize" || got[0].Requests != 3 || got[0].Progress != 1 || len(got[0].Revisions) != 1 {
 		t.Fatalf("sessions %+v", got)
 	}
 }
