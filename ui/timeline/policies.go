@@ -47,6 +47,9 @@ func (p *policies) legend() string {
 	for i, pol := range p.list {
 		s += " " + mark(i) + " " + textfmt.Clean(pol.Name)
 	}
+	if len(p.list) > 1 {
+		s += " (* several)"
+	}
 	return s
 }
 
@@ -60,7 +63,8 @@ func mark(i int) string {
 
 // deadlines marks on cells (a bar's, x placing a time) each policy's
 // deadline for s, as s's events up to its end (or to, while in flight)
-// tell it.
+// tell it; "*" where several fall in one cell (in the error colour if
+// the request outlived any of them).
 func (m *Model) deadlines(s *span, cells []string, x func(time.Time) int, to time.Time) {
 	r := s.tr
 	if r == nil {
@@ -73,19 +77,38 @@ func (m *Model) deadlines(s *span, cells []string, x func(time.Time) int, to tim
 	case !r.Ended.IsZero():
 		stop = r.Ended
 	}
+	type hit struct {
+		policy   int
+		several  bool
+		outlived bool
+	}
+	hits := map[int]*hit{}
+	var order []int
 	for i, p := range m.pol.list {
 		d, _ := timeouts.DeadlineAt(p, r, stop)
-		if d.IsZero() {
-			continue
-		}
 		c := x(d)
-		if c < 0 || c >= len(cells) {
+		if d.IsZero() || c < 0 || c >= len(cells) {
 			continue
 		}
-		style := m.st.Subtle // the answer (or the end) came first
-		if !d.After(stop) {
-			style = m.st.Error // the client would have given up there
+		h := hits[c]
+		if h == nil {
+			h = &hit{policy: i}
+			hits[c] = h
+			order = append(order, c)
+		} else {
+			h.several = true
 		}
-		cells[c] = style.Render(mark(i))
+		h.outlived = h.outlived || !d.After(stop) // the client gave up there
+	}
+	for _, c := range order {
+		h := hits[c]
+		text, style := mark(h.policy), m.st.Subtle // the answer (or the end) came first
+		if h.several {
+			text = "*"
+		}
+		if h.outlived {
+			style = m.st.Error
+		}
+		cells[c] = style.Render(text)
 	}
 }
