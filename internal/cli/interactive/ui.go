@@ -101,6 +101,10 @@ func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) er
 // lessonOpts, the demo's lesson pane too.
 func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Target, lessonOpts *lesson.Options) error {
 	f := &o.Server
+	policies, err := o.policies()
+	if err != nil {
+		return err
+	}
 	copts, cfg, err := connect.ClientOptions(f, t)
 	if err != nil {
 		return err
@@ -188,10 +192,6 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 		return err
 	}
 	palette, noColor := termPalette()
-	policies, err := o.policies()
-	if err != nil {
-		return err
-	}
 	opts := ui.Options{
 		Start: start, First: &first, Transport: transportName, Command: what,
 		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Reconnect: f.Reconnect,
