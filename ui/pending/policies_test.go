@@ -165,3 +165,22 @@ func TestPoliciesGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestPoliciesLateAnswer: sonde gives up on a call at 2s; a 5s policy
+// cannot tell (?) until the answer comes late at 3s: then it passes.
+func TestPoliciesLateAnswer(t *testing.T) {
+	m := newModel(Options{})
+	m.SetPolicies(presets(t, "timeout=5s"))
+	timeout := &client.Error{Code: client.CodeTimeout, Message: "no answer after 2s"}
+	m.Apply(append(call(0, 2, "slow"), settle(out(2000, 2, "tools/call", client.StateTimeout), 2*time.Second, timeout)))
+	m.SetNow(at(2100))
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "?timeout=5s") {
+		t.Errorf("before the late answer:\n%s", v)
+	}
+	late := answer(3000, 2)
+	late.Frame.Verdict = client.VerdictLate
+	m.Apply([]client.Event{late})
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "✓timeout=5s") {
+		t.Errorf("after the late answer:\n%s", v)
+	}
+}
