@@ -1,11 +1,13 @@
 package pending
 
 import (
+	"strconv"
 	"strings"
 
 	"charm.land/lipgloss/v2"
 
 	"github.com/sonde-mcp/sonde/client"
+	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/timeouts"
 )
 
@@ -104,5 +106,36 @@ func (m *Model) policyCell(e *entry) cell {
 	default:
 		style = st.Subtle
 	}
-	return cell{text: strings.Join(append(append(fail, unknown...), pass...), " "), style: style}
+	parts := append(append(fail, unknown...), pass...)
+	return cell{text: strings.Join(parts, " "), style: style, verdicts: parts}
+}
+
+// fitVerdicts fits a policy cell's parts to w cells, whole names only:
+// all of them, else the first ones and how many more ("✗ts-sdk +2"), else
+// the count of each mark ("✗2 ✓1"), else the failures' count alone.
+func fitVerdicts(parts []string, w int) string {
+	if s := strings.Join(parts, " "); lipgloss.Width(s) <= w {
+		return s
+	}
+	for k := len(parts) - 1; k >= 1; k-- {
+		if s := strings.Join(parts[:k], " ") + " +" + strconv.Itoa(len(parts)-k); lipgloss.Width(s) <= w {
+			return s
+		}
+	}
+	var counts []string
+	for _, mark := range []string{"✗", "?", "✓"} {
+		n := 0
+		for _, p := range parts {
+			if strings.HasPrefix(p, mark) {
+				n++
+			}
+		}
+		if n > 0 {
+			counts = append(counts, mark+strconv.Itoa(n))
+		}
+	}
+	if s := strings.Join(counts, " "); lipgloss.Width(s) <= w {
+		return s
+	}
+	return textfmt.Fit(counts[0], w)
 }

@@ -184,3 +184,22 @@ func TestPoliciesLateAnswer(t *testing.T) {
 		t.Errorf("after the late answer:\n%s", v)
 	}
 }
+
+// TestFitVerdicts: a narrow POLICY column keeps whole names, then counts.
+func TestFitVerdicts(t *testing.T) {
+	parts := []string{"✗timeout=2s", "✗timeout=2s,reset-on-progress", "✓python-sdk"}
+	for _, tc := range []struct {
+		w    int
+		want string
+	}{
+		{80, "✗timeout=2s ✗timeout=2s,reset-on-progress ✓python-sdk"},
+		{20, "✗timeout=2s +2"},
+		{11, "✗2 ✓1"},
+		{5, "✗2 ✓1"},
+		{3, "✗2"},
+	} {
+		if got := strings.TrimRight(fitVerdicts(parts, tc.w), " "); got != tc.want {
+			t.Errorf("width %d: %q, want %q", tc.w, got, tc.want)
+		}
+	}
+}

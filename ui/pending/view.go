@@ -36,6 +36,8 @@ type cell struct {
 	num bool
 	// method and tool are the method cell's parts (text is both).
 	method, tool string
+	// verdicts are the policy cell's parts, "✗ts-sdk" (text is them all).
+	verdicts []string
 }
 
 // View renders the visible rows of the current view: a header line, then
@@ -287,6 +289,8 @@ func (m *Model) row(cells []cell, widths []int, selected bool) string {
 		switch {
 		case i == colMethod && c.method != "":
 			text = methodCell(c.method, c.tool, w)
+		case i == colPolicy && len(c.verdicts) > 0:
+			text = fitVerdicts(c.verdicts, w)
 		case i == colDetail && strings.ContainsRune(text, '█') && lipgloss.Width(text) > w:
 			text = strings.TrimLeft(strings.TrimLeft(text, "█░"), " ") // the bar is decoration
 			text = columns.Cut(text, w)
