@@ -130,6 +130,7 @@ func (f *fleet) open() tea.Cmd {
 		// the Tools pane's counts of calls in flight; Frames and stderr
 		// keep their history.
 		f.m.pending = pending.New(f.m.styles)
+		f.m.pending.SetPolicies(f.m.opts.Policies)
 		f.m.pending.SetServer(f.only)
 		f.m.panes[panePending] = f.m.pending
 		f.m.tools.Reset()

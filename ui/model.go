@@ -18,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/replay"
+	"github.com/sonde-mcp/sonde/timeouts"
 	"github.com/sonde-mcp/sonde/ui/answer"
 	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/frames"
@@ -98,6 +99,10 @@ type Options struct {
 	// reads (a live session exports its recording: R, or --record).
 	Export  Exporter
 	Capture string
+	// Policies, if set, are client timeout policies (sonde --policies,
+	// docs/timeouts.md): Pending shows which of them each of sonde's
+	// requests has outlived, and the timeline marks their deadlines.
+	Policies []timeouts.Policy
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -214,6 +219,8 @@ func New(opts Options) *Model {
 		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}), features: features.New(st), timeline: timeline.New(st),
 		now: opts.Now(), conn: connState{starting: true},
 	}
+	m.pending.SetPolicies(opts.Policies)
+	m.timeline.SetPolicies(opts.Policies)
 	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features, m.timeline}
 	m.keys.LessonNext.SetEnabled(opts.Lesson != nil)
 	m.keys.FIFO.SetEnabled(opts.Lesson != nil)

@@ -125,7 +125,7 @@ func Rules() []Rule {
 		// official Go SDK. Sessions are opened by the command line
 		// (Options.Open), so it never imports internal/cli.
 		{Pkg: "mcpserver", Internal: append([]string{"filter", "stats", "diagram", "replay/...", "hostconfig", "sessions", "chaos", "internal/ring", "internal/paths", "internal/loopback"}, folds...), External: []string{"github.com/modelcontextprotocol/go-sdk/", "golang.org/x/sys/"}},
-		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter", "hold"}, folds...), External: charm},
+		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter", "hold", "timeouts"}, folds...), External: charm},
 		// The command line: cmdutil at the bottom, connect on it, the
 		// families (which never import each other) on both, the root
 		// command on top. Below internal/cli, anything.
