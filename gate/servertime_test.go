@@ -33,7 +33,7 @@ func TestServerTime(t *testing.T) {
 	}
 	for _, e := range []client.Event{
 		ev(client.StateResolved, 10*time.Millisecond, jsonrpc.ID{}),
-		ev(client.StateRetried, 2*time.Second, jsonrpc.ID{}),      // a chain's round: SlowChain's
+		ev(client.StateRetried, 2*time.Second, jsonrpc.ID{}),    // a chain's round: SlowChain's
 		ev(client.StateResolved, 2*time.Second, jsonrpc.Int(2)), // the chain's last round
 		ev(client.StateSent, 2*time.Second, jsonrpc.ID{}),
 	} {
