@@ -102,6 +102,11 @@ type Linter struct {
 	// fresh are the list and read results whose ttlMs has not run out, by
 	// cache key (cacherules.go).
 	fresh map[string]freshResult
+	// appVis is the _meta.ui.visibility of the tools that set one;
+	// clientUI whether the client's initialize (initSeen) declared the MCP
+	// Apps extension (appsrules.go).
+	appVis             map[string][]string
+	clientUI, initSeen bool
 
 	out []Finding
 }
@@ -120,7 +125,7 @@ func New() *Linter {
 func (l *Linter) reset(started bool) {
 	pending, tokens, done, out, tasks, held := l.pending, l.tokens, l.done, l.out[:0], l.tasks, l.held
 	*l = Linter{seen: true, started: started, out: out, tasks: tasks, held: held,
-		schemas: map[string]*outSchema{}, mrtr: map[string]mrtrRound{}, fresh: map[string]freshResult{}}
+		schemas: map[string]*outSchema{}, mrtr: map[string]mrtrRound{}, fresh: map[string]freshResult{}, appVis: map[string][]string{}}
 	if l.tasks == nil {
 		l.tasks = map[string]string{}
 	}
@@ -222,6 +227,7 @@ func (l *Linter) checkFrame(ev client.Event) {
 		l.resultType(ev)
 		l.serverExtensions(ev)
 		l.cacheChanged(ev)
+		l.appTools(ev)
 		if m.Kind == jsonrpc.KindNotification {
 			l.cacheNotified(ev)
 		}
@@ -230,6 +236,7 @@ func (l *Linter) checkFrame(ev client.Event) {
 		l.clientExtensions(ev)
 		l.requestState(ev)
 		l.cacheRefetch(ev)
+		l.appCall(ev)
 	}
 	l.versionInFrame(ev)
 	l.track(ev.Seq, f)

@@ -155,9 +155,39 @@ def cache_fresh_ok():
     c.write("pass/cache-fresh.jsonl")
 
 
+UI = "io.modelcontextprotocol/ui"
+
+
+def app_tool(name, *visibility):
+    return {"name": name, "description": "An app tool", "inputSchema": {"type": "object"},
+            "_meta": {"ui": {"resourceUri": "ui://charts/chart.html", "visibility": list(visibility)}}}
+
+
+def app_session(name, declare, calls):
+    # tools/list shows show_chart (model, app), refresh_chart (app only) and
+    # export_chart (model only); then the given tools are called, the
+    # requests declaring the ui extension or not.
+    c = Capture(False)
+    c.discover()
+    c.req(2, "tools/list", {})
+    c.res(2, tools_list([app_tool("show_chart", "model", "app"), app_tool("refresh_chart", "app"), app_tool("export_chart", "model")], 0))
+    meta = dict(META)
+    if declare:
+        meta["io.modelcontextprotocol/clientCapabilities"] = {"extensions": {UI: {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+    for i, tool in enumerate(calls, start=3):
+        c.frame("out", {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": tool, "arguments": {}, "_meta": meta}}, "sent")
+        c.res(i, {"resultType": "complete", "content": [{"type": "text", "text": tool + ": done"}]})
+    c.write(name)
+
+
 request_state()
 header_mismatch()
 accept_header()
 cache_refetch()
 cache_changed()
 cache_fresh_ok()
+# A host without MCP Apps calls the app-only tool: no app can have.
+app_session("app-tool-visibility.jsonl", False, ["show_chart", "refresh_chart"])
+# Its twin: the host declares the extension (its app calls refresh_chart),
+# and the model calls the model-only tool.
+app_session("pass/app-tool-visibility.jsonl", True, ["refresh_chart", "export_chart", "show_chart"])
