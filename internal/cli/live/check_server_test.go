@@ -71,3 +71,20 @@ func TestCheckMaxServerDuration(t *testing.T) {
 		t.Errorf("slow echo: %d %+v", r.Code, res)
 	}
 }
+
+// TestCheckAppVisibility: check --call runs the lint rules on the call
+// live: against fixture --apps, calling the app-only refresh_chart (sonde
+// declares no MCP Apps extension) fails --fail-on must with
+// app-tool-visibility; calling show_chart passes.
+func TestCheckAppVisibility(t *testing.T) {
+	f := clitest.NewFixture(t)
+	r := clitest.RunSonde(t, "", f.Cmd([]string{"check", "--fail-on", "must", "--call", "show_chart"}, "--apps")...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "  ok   call show_chart") {
+		t.Errorf("show_chart: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	f = clitest.NewFixture(t)
+	r = clitest.RunSonde(t, "", f.Cmd([]string{"check", "--fail-on", "must", "--call", "refresh_chart"}, "--apps")...)
+	if r.Code != cmdutil.ExitToolError || !strings.Contains(r.Stdout, `  FAIL app-tool-visibility tools/call "refresh_chart": its _meta.ui.visibility is [app] (hidden from the model), and the client's initialize did not declare io.modelcontextprotocol/ui`) {
+		t.Errorf("refresh_chart: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
