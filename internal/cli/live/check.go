@@ -111,10 +111,7 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 	if err != nil {
 		return err
 	}
-	if o.Contracts.MaxDuration < 0 || o.Contracts.MaxServerDuration < 0 {
-		return cmdutil.Usagef("--max-duration and --max-server-duration must not be negative")
-	}
-	calls, err := parseCalls(o.Calls)
+	calls, err := checkArgs(o)
 	if err != nil {
 		return err
 	}
@@ -171,15 +168,7 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 		err = s.Client.Ping(ctx)
 		step("ping", t2, "{}", err)
 	}
-	for _, c := range calls {
-		t3 := time.Now()
-		res, _, err := s.Client.CallTool(ctx, c.name, c.args, client.CallOptions{})
-		detail := "result"
-		if res != nil && res.IsError {
-			detail = "result with isError"
-		}
-		step("call "+c.name, t3, detail, err)
-	}
+	checkCalls(ctx, s.Client, calls, step)
 
 	st := s.Client.Stats()
 	wire := fmt.Sprintf("%d frames sent; %d malformed, %d invalid, %d unknown, %d late, %d duplicate; %s on stderr",
@@ -197,10 +186,31 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 	return reportCheck(env, o, steps, &wire, auth, env.AuthGrant(), firstErr, rep)
 }
 
+// checkCalls calls the --call tools, a step each.
+func checkCalls(ctx context.Context, c *client.Client, calls []checkCall, step func(string, time.Time, string, error) bool) {
+	for _, call := range calls {
+		t0 := time.Now()
+		res, _, err := c.CallTool(ctx, call.name, call.args, client.CallOptions{})
+		detail := "result"
+		if res != nil && res.IsError {
+			detail = "result with isError"
+		}
+		step("call "+call.name, t0, detail, err)
+	}
+}
+
 // checkCall is one --call: a tool and its arguments.
 type checkCall struct {
 	name string
 	args json.RawMessage
+}
+
+// checkArgs checks the contracts' durations and reads the --call values.
+func checkArgs(o *CheckOptions) ([]checkCall, error) {
+	if o.Contracts.MaxDuration < 0 || o.Contracts.MaxServerDuration < 0 {
+		return nil, cmdutil.Usagef("--max-duration and --max-server-duration must not be negative")
+	}
+	return parseCalls(o.Calls)
 }
 
 // parseCalls reads the --call values: NAME or NAME=ARGS, ARGS a JSON

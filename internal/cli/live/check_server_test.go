@@ -88,3 +88,14 @@ func TestCheckAppVisibility(t *testing.T) {
 		t.Errorf("refresh_chart: %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestCheckCallUsage: a --call whose ARGS is not a JSON object, or with no
+// tool name, is a usage error before anything starts.
+func TestCheckCallUsage(t *testing.T) {
+	for _, c := range []string{`echo={"value":`, `echo=[1]`, `={}`} {
+		r := clitest.RunSonde(t, "", "check", "--call", c, "--", "unused-server")
+		if r.Code != cmdutil.ExitUsage || !strings.Contains(r.Stderr, "--call") {
+			t.Errorf("--call %s: %d %s", c, r.Code, r.Stderr)
+		}
+	}
+}
