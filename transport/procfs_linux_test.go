@@ -3,12 +3,15 @@
 package transport
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestProcFS: the walk lists this process among the pids, a file longer
@@ -41,5 +44,43 @@ func TestProcFS(t *testing.T) {
 		if got, ok := pidName([]byte(name)); got != want || ok != (want > 0) {
 			t.Errorf("pidName(%q) = %d, %v", name, got, ok)
 		}
+	}
+}
+
+// TestGroupMembersAfterLeader: once the leader of a group is reaped, a
+// process it left in the group is still named (the check that the group
+// is empty must not skip it), and once that one is gone too, nothing is.
+func TestGroupMembersAfterLeader(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := startGroup(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = g.kill() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleep, _ := strconv.Atoi(strings.TrimSpace(line))
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if m := groupMembers(cmd.Process.Pid); len(m) != 1 || m[0].Pid != sleep || m[0].Name != "sleep" {
+		t.Fatalf("groupMembers = %+v, want the sleep %d", m, sleep)
+	}
+	if err := g.kill(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(-cmd.Process.Pid, 0) != syscall.ESRCH; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Skip("the killed sleep is not reaped here (no init that reaps orphans)")
+		}
+	}
+	if m := groupMembers(cmd.Process.Pid); len(m) != 0 {
+		t.Fatalf("groupMembers of an empty group = %+v", m)
 	}
 }
