@@ -85,6 +85,7 @@ func (p *procFS) readProcStat(pid int) (ProcStat, int, error) {
 		tp := &procFS{dir: t, ents: p.ents} // p's walk is not under way: its block is free
 		tp.eachPid(func(tid int) { tids = append(tids, tid) })
 		tp.close()
+		p.ents = tp.ents
 	}
 	running, diskWait := false, false
 	for _, tid := range tids {
