@@ -70,6 +70,12 @@ auth/cross-app-access-complete-flow)
 		--oauth-client-id "$(ctx client_id)" --oauth-client-secret-env SONDE_OAUTH_SECRET \
 		--oauth-id-token-env SONDE_ID_TOKEN --oauth-idp-token-endpoint "$(ctx idp_token_endpoint)" \
 		--oauth-idp-client-id "$(ctx idp_client_id)" --url "$url" ;;
+auth/dpop|auth/dpop-nonce)
+	# DPoP (SEP-1932): the authorization server lists ES256 in
+	# dpop_signing_alg_values_supported; sonde proves possession of an
+	# ephemeral key at the token endpoint and on every MCP request, and
+	# (dpop-nonce) retries each once with the nonce the server asks for.
+	exec "$sonde" tools --oauth --oauth-dpop always --oauth-browser fetch --oauth-timeout 20s --url "$url" ;;
 auth/scope-step-up)
 	# tools/call needs more scope than tools/list: a 403 with
 	# error="insufficient_scope" makes sonde authorize again.

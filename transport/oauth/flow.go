@@ -141,7 +141,7 @@ func (f *flow) discover(d *Discovery) (grant, error) {
 	if g.scope == "" && d.PRM != nil {
 		g.scope = strings.Join(d.PRM.ScopesSupported, " ")
 	}
-	return g, nil
+	return g, f.settleDPoP(&g)
 }
 
 // authorize sends the user (or, with BrowserFetch, a GET) to the

@@ -126,7 +126,7 @@ func (f *flow) machineToken(g grant, params url.Values) error {
 	style, secret := g.authStyle()
 	cc := clientcredentials.Config{ClientID: g.clientID, ClientSecret: secret, TokenURL: g.as.TokenEndpoint,
 		Scopes: strings.Fields(g.scope), EndpointParams: params, AuthStyle: style}
-	tr := f.tokenTransport(nil)
+	tr := f.tokenTransport(g, nil)
 	tok, err := cc.Token(tr.context(f.ctx))
 	return f.took("token", g, tr, tok, err)
 }
