@@ -96,6 +96,8 @@ type Linter struct {
 	// until one was seen).
 	mrtr       map[string]mrtrRound
 	serverExts []string
+	// dpop is what the session's exchanges showed of DPoP (dpop-downgrade).
+	dpop dpopSeen
 
 	out []Finding
 }
