@@ -163,3 +163,27 @@ func TestDPoP_Modes(t *testing.T) {
 		t.Errorf("always without ES256: %v", err)
 	}
 }
+
+// A nonce is kept per origin: one server's never goes in a proof for
+// another (nor for another port of the same host).
+func TestDPoP_NoncePerOrigin(t *testing.T) {
+	k, err := newDPoPKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := url.Parse("https://as.example/token")
+	b, _ := url.Parse("https://mcp.example/mcp")
+	c, _ := url.Parse("https://as.example:8443/token")
+	if !k.setNonce(a, "for-a") || k.setNonce(a, "for-a") {
+		t.Error("setNonce does not say whether the nonce is new")
+	}
+	for _, u := range []*url.URL{b, c} {
+		p, err := k.proof("POST", u, "")
+		if err != nil || p.claims.Nonce != "" {
+			t.Errorf("proof for %s carries nonce %q (%v)", u, p.claims.Nonce, err)
+		}
+	}
+	if p, _ := k.proof("POST", a, ""); checkProof(t, p.JWS).Nonce != "for-a" {
+		t.Errorf("proof for %s lacks its nonce", a)
+	}
+}
