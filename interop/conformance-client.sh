@@ -43,11 +43,15 @@ auth/basic-cimd)
 		--oauth-client-id https://conformance-test.local/client-metadata.json --url "$url" ;;
 auth/client-credentials-basic)
 	# A machine client: grant_type=client_credentials, its secret in an
-	# Authorization: Basic header (the metadata lists client_secret_basic).
-	SONDE_OAUTH_SECRET=$(ctx client_secret)
-	export SONDE_OAUTH_SECRET
-	exec "$sonde" tools --oauth --oauth-grant client-credentials --oauth-timeout 20s \
-		--oauth-client-id "$(ctx client_id)" --oauth-client-secret-env SONDE_OAUTH_SECRET --url "$url" ;;
+	# Authorization: Basic header (the metadata lists client_secret_basic),
+	# read from a file only sonde reads.
+	secret=$(mktemp)
+	trap 'rm -f "$secret"' EXIT
+	ctx client_secret >"$secret"
+	set +e
+	"$sonde" tools --oauth --oauth-grant client-credentials --oauth-timeout 20s \
+		--oauth-client-id "$(ctx client_id)" --oauth-client-secret-file "$secret" --url "$url"
+	exit $? ;;
 auth/client-credentials-jwt)
 	# A machine client authenticated with private_key_jwt: the context
 	# holds its PKCS #8 key (ES256), written to a file only sonde reads.
