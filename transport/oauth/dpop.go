@@ -268,6 +268,7 @@ func (f *flow) settleDPoP(g *grant) error {
 	if f.a.cfg.DPoP == DPoPAlways {
 		why = "--oauth-dpop always"
 	}
+	f.dpop = "; tokens bound with DPoP (" + why + "), key jkt " + key.jkt
 	f.a.note(Event{Stream: StreamFlow, URL: g.as.TokenEndpoint, Note: fmt.Sprintf("DPoP (%s): token requests and MCP requests carry proofs signed with an ephemeral P-256 key, jkt %s; the token is sent with the DPoP scheme", why, key.jkt)})
 	return nil
 }

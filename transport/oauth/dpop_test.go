@@ -65,7 +65,14 @@ func dpopTokenServer(t *testing.T, tokenType string) (string, *[]dpopClaims) {
 // dpopFlow runs the client credentials grant against token endpoint srv,
 // whose metadata lists ES256 for DPoP.
 func dpopFlow(t *testing.T, srv string, mode DPoPMode) (*Authorizer, *[]Event, error) {
-	a, events := testAuthorizer(t, &Config{ClientID: "c", ClientSecret: "s3cret", Grant: GrantClientCredentials, DPoP: mode})
+	var grantLine string
+	a, events := testAuthorizer(t, &Config{ClientID: "c", ClientSecret: "s3cret", Grant: GrantClientCredentials, DPoP: mode,
+		OnGrant: func(s string) { grantLine = s }})
+	t.Cleanup(func() {
+		if want := mode != DPoPNever; strings.Contains(grantLine, "tokens bound with DPoP") != want {
+			t.Errorf("the grant line %q (DPoP %v)", grantLine, want)
+		}
+	})
 	f := testFlow(t, a)
 	g := grant{as: &ServerMetadata{Issuer: srv, TokenEndpoint: srv + "/token", DPoPSigningAlgs: []string{"ES256"}}, resource: "http://127.0.0.1:1/mcp"}
 	if err := f.settleDPoP(&g); err != nil {

@@ -22,6 +22,7 @@ type flow struct {
 	a         *Authorizer
 	conn, ctx context.Context
 	secrets   []string // learnt or made by the flow, never in its errors
+	dpop      string   // what grantNote adds when the tokens are DPoP-bound
 }
 
 // secret hands v to Config.OnSecret, and keeps it out of the flow's

@@ -35,6 +35,7 @@ var now = time.Now
 // grantNote tells Config.OnGrant, and the flow's events, which grant runs
 // and why.
 func (f *flow) grantNote(text string) {
+	text += f.dpop
 	f.a.note(Event{Stream: StreamFlow, Note: "grant: " + text})
 	if f.a.cfg.OnGrant != nil {
 		f.a.cfg.OnGrant(text)
