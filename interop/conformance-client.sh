@@ -43,11 +43,15 @@ auth/basic-cimd)
 		--oauth-client-id https://conformance-test.local/client-metadata.json --url "$url" ;;
 auth/client-credentials-basic)
 	# A machine client: grant_type=client_credentials, its secret in an
-	# Authorization: Basic header (the metadata lists client_secret_basic).
-	SONDE_OAUTH_SECRET=$(ctx client_secret)
-	export SONDE_OAUTH_SECRET
-	exec "$sonde" tools --oauth --oauth-grant client-credentials --oauth-timeout 20s \
-		--oauth-client-id "$(ctx client_id)" --oauth-client-secret-env SONDE_OAUTH_SECRET --url "$url" ;;
+	# Authorization: Basic header (the metadata lists client_secret_basic),
+	# read from a file only sonde reads.
+	secret=$(mktemp)
+	trap 'rm -f "$secret"' EXIT
+	ctx client_secret >"$secret"
+	set +e
+	"$sonde" tools --oauth --oauth-grant client-credentials --oauth-timeout 20s \
+		--oauth-client-id "$(ctx client_id)" --oauth-client-secret-file "$secret" --url "$url"
+	exit $? ;;
 auth/client-credentials-jwt)
 	# A machine client authenticated with private_key_jwt: the context
 	# holds its PKCS #8 key (ES256), written to a file only sonde reads.
@@ -70,6 +74,12 @@ auth/cross-app-access-complete-flow)
 		--oauth-client-id "$(ctx client_id)" --oauth-client-secret-env SONDE_OAUTH_SECRET \
 		--oauth-id-token-env SONDE_ID_TOKEN --oauth-idp-token-endpoint "$(ctx idp_token_endpoint)" \
 		--oauth-idp-client-id "$(ctx idp_client_id)" --url "$url" ;;
+auth/dpop|auth/dpop-nonce)
+	# DPoP (SEP-1932): the authorization server lists ES256 in
+	# dpop_signing_alg_values_supported; sonde proves possession of an
+	# ephemeral key at the token endpoint and on every MCP request, and
+	# (dpop-nonce) retries each once with the nonce the server asks for.
+	exec "$sonde" tools --oauth --oauth-dpop always --oauth-browser fetch --oauth-timeout 20s --url "$url" ;;
 auth/scope-step-up)
 	# tools/call needs more scope than tools/list: a 403 with
 	# error="insufficient_scope" makes sonde authorize again.

@@ -19,9 +19,10 @@ import (
 // checkHTTP runs the exchange rules.
 func (l *Linter) checkHTTP(ev client.Event) {
 	l.versionHeader(ev)
+	l.dpopDowngrade(ev)
 	h := ev.HTTP
-	if h.Method != http.MethodPost {
-		return
+	if h.Method != http.MethodPost || h.Stream == "oauth" || h.Stream == "auth" {
+		return // the OAuth flow's POSTs (registration, token) are not MCP's
 	}
 	sent, got := headers(h.Header, "> "), headers(h.Header, "< ")
 	l.acceptHeader(ev, sent)
@@ -120,4 +121,54 @@ func (l *Linter) addHTTP(ev client.Event, rule string, dir client.Direction, raw
 		raw = h.Method + " " + h.URL
 	}
 	l.out = append(l.out, Finding{Rule: rule, Seq: ev.Seq, Time: ev.Time, Dir: dir, ID: h.ReqID, Method: h.Method, Raw: []byte(raw), Detail: detail})
+}
+
+// dpopDowngradeNote starts the note sonde's OAuth flow puts on a token
+// exchange whose proof got a Bearer token (oauth.DowngradeNote; lint
+// cannot import transport).
+const dpopDowngradeNote = "DPoP downgrade: "
+
+// dpopSeen is what a session's exchanges showed of DPoP.
+type dpopSeen struct {
+	required bool // a challenge asked for DPoP and not Bearer
+	used     bool // a request sent Authorization: DPoP
+	flagged  bool // a Bearer request was already found (once a session)
+}
+
+// dpopDowngrade: dpop-downgrade. The token exchange sonde noted as a
+// downgrade; the first request that sends its token as Bearer after a
+// DPoP-only challenge, or after the session sent it with the DPoP scheme.
+func (l *Linter) dpopDowngrade(ev client.Event) {
+	h := ev.HTTP
+	if i := strings.Index(h.Note, dpopDowngradeNote); i >= 0 {
+		l.addHTTP(ev, RuleDPoPDowngrade, client.In, "", bounded(h.Note[i+len(dpopDowngradeNote):], 300))
+	}
+	sent, got := headers(h.Header, "> "), headers(h.Header, "< ")
+	if c := strings.ToLower(got["www-authenticate"]); authScheme(c, "dpop") && !authScheme(c, "bearer") {
+		l.dpop.required = true
+	}
+	scheme, _, _ := strings.Cut(sent["authorization"], " ")
+	switch {
+	case strings.EqualFold(scheme, "DPoP"):
+		l.dpop.used = true
+	case strings.EqualFold(scheme, "Bearer") && !l.dpop.flagged && (l.dpop.required || l.dpop.used):
+		l.dpop.flagged = true
+		why := "the server's WWW-Authenticate challenge asks for DPoP only"
+		if l.dpop.used {
+			why = "this session sent its token with the DPoP scheme before: a DPoP-bound token MUST go with the DPoP scheme and a proof"
+		}
+		l.addHTTP(ev, RuleDPoPDowngrade, client.Out, "> Authorization: "+bounded(sent["authorization"], 64),
+			"the access token is sent as a Bearer token, but "+why+" (later requests are not flagged again)")
+	}
+}
+
+// authScheme reports whether a lower-cased WWW-Authenticate value has a
+// challenge of scheme (at its start or after a comma).
+func authScheme(v, scheme string) bool {
+	for part := range strings.SplitSeq(v, ",") {
+		if f := strings.Fields(part); len(f) > 0 && f[0] == scheme {
+			return true
+		}
+	}
+	return false
 }

@@ -102,3 +102,47 @@ func TestExtensionRules(t *testing.T) {
 		})
 	}
 }
+
+// TestDPoPDowngrade: the two POSTs of header-mismatch.jsonl (seq 4, the
+// server/discover; seq 6, the tools/call) with the headers and notes of
+// DPoP: a Bearer token after a DPoP-only challenge or after a DPoP-scheme
+// request is found once; a challenge that offers Bearer too is not; sonde's
+// note of a token that came back Bearer is found where it stands.
+func TestDPoPDowngrade(t *testing.T) {
+	const ct, ver = "< Content-Type: application/json", "> MCP-Protocol-Version: 2026-07-28"
+	dpopOnly, both := `< WWW-Authenticate: DPoP error="use_dpop_nonce", resource_metadata="http://x/prm"`, `< WWW-Authenticate: Bearer realm="x", DPoP algs="ES256"`
+	bearer, bound := "> Authorization: Bearer «redacted»", "> Authorization: DPoP «redacted»"
+	cases := []struct {
+		name         string
+		first, after []string
+		note         string
+		seq          uint64
+		want         string
+	}{
+		{"dpop-only-then-bearer", []string{ver, dpopOnly, ct}, []string{ver, "> Mcp-Method: tools/call", bearer, ct}, "", 6, "the server's WWW-Authenticate challenge asks for DPoP only"},
+		{"bound-then-bearer", []string{ver, bound, "> DPoP: «proof»", ct}, []string{ver, "> Mcp-Method: tools/call", bearer, ct}, "", 6, "this session sent its token with the DPoP scheme before"},
+		{"bearer-offered", []string{ver, both, ct}, []string{ver, "> Mcp-Method: tools/call", bearer, ct}, "", 0, ""},
+		{"dpop-throughout", []string{ver, dpopOnly, ct}, []string{ver, "> Mcp-Method: tools/call", bound, ct}, "", 0, ""},
+		{"token-came-back-bearer", []string{ver, ct}, []string{ver, "> Mcp-Method: tools/call", ct}, "token: ok; DPoP downgrade: the token came back with token_type Bearer", 4, "the token came back with token_type Bearer"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			evs := withHeaders(t, "header-mismatch.jsonl", 4, 0, tc.first...)
+			for i, ev := range evs {
+				if ev.Seq == 6 {
+					h := *ev.HTTP
+					h.Header = tc.after
+					evs[i].HTTP = &h
+				}
+				if ev.Seq == 4 {
+					evs[i].HTTP.Note = tc.note
+				}
+			}
+			rule := RuleDPoPDowngrade
+			if tc.seq == 0 {
+				rule = ""
+			}
+			wantOne(t, lintAll(evs), rule, tc.seq, tc.want)
+		})
+	}
+}

@@ -107,6 +107,8 @@ type Linter struct {
 	// Apps extension (appsrules.go).
 	appVis             map[string][]string
 	clientUI, initSeen bool
+	// dpop is what the session's exchanges showed of DPoP (dpop-downgrade).
+	dpop dpopSeen
 
 	out []Finding
 }

@@ -202,7 +202,9 @@ func calls(n int) func(t *testing.T) func(context.Context, *client.Client) {
 // fixtureRules are the rules TestFixtureFaults shows with a fault.
 var fixtureRules = []string{RuleNotJSON, RuleNotObject, RuleUnknownID, RuleLateResponse, RuleDuplicateResponse, RuleResultAndError, RuleUndeclared,
 	// TestSpecFaults
-	RuleStructuredText, RuleOutputSchema, RuleResultType, RuleUnnegotiatedExt, RuleMalformedExt, RuleContentType}
+	RuleStructuredText, RuleOutputSchema, RuleResultType, RuleUnnegotiatedExt, RuleMalformedExt, RuleContentType,
+	// TestDPoPDowngradeLive
+	RuleDPoPDowngrade}
 
 // TestHandWritten lints the small hand-written captures of
 // testdata/captures/lint, one per rule the fixture cannot show (sonde's

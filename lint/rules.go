@@ -68,6 +68,7 @@ const (
 	RuleHeaderMismatch      = "header-mismatch"
 	RuleAcceptHeader        = "accept-header"
 	RuleContentType         = "content-type"
+	RuleDPoPDowngrade       = "dpop-downgrade"
 )
 
 // Rules returns every rule, in the order of docs/lint.md.
@@ -102,6 +103,7 @@ func Rules() []Rule {
 		{RuleHeaderMismatch, Must, "an HTTP POST of a 2026-07-28 request whose MCP-Protocol-Version, Mcp-Method or Mcp-Name header differs from its body (the server must answer 400 with -32020 HeaderMismatch)", "2607/basic/transports/streamable-http.mdx §Request Metadata, §Server Validation: MCP-Protocol-Version MUST match _meta; a mismatch gets 400 with -32020"},
 		{RuleAcceptHeader, Must, "an HTTP POST whose Accept header does not list both application/json and text/event-stream", "2511/basic/transports.mdx §Sending Messages to the Server: the client MUST include an Accept header listing both; 2607 the same"},
 		{RuleContentType, Must, "an HTTP response with a body but no Content-Type header", "2511/basic/transports.mdx §Sending Messages to the Server: the server MUST return Content-Type text/event-stream or application/json"},
+		{RuleDPoPDowngrade, Must, "a DPoP downgrade: a token asked for with a DPoP proof that came back as a Bearer token, or an access token sent as Bearer to a server whose challenge asks for DPoP only, or after the same session sent it with the DPoP scheme", "RFC 9449 §5 (token_type DPoP for a bound token), §7.1 (a DPoP-bound token MUST be sent with the DPoP scheme); SEP-1932 (the MCP DPoP extension, in review); conformance auth/dpop"},
 		{RuleUnnegotiatedVersion, Must, "a protocol version in later traffic (an MCP-Protocol-Version header, a result, a request's _meta) that differs from the one the initialize result negotiated", "2511/basic/lifecycle.mdx §Version Negotiation; 2511/basic/transports.mdx §Protocol Version Header: MCP-Protocol-Version: <protocol-version> on all subsequent requests"},
 	}
 }

@@ -139,3 +139,29 @@ func TestModernHTTPClean(t *testing.T) {
 		t.Errorf("%d header-mismatch findings on %d edited exchanges", len(fs), checked)
 	}
 }
+
+// TestDPoPDowngradeLive: a real session through sonde's OAuth flow against
+// the fixture's authorization server. With --http-auth dpop-bearer it
+// lists ES256 for DPoP, sonde's token request carries a proof, and the
+// token comes back Bearer: dpop-downgrade, once, at the token exchange.
+// Without the variant (no DPoP advertised) the same session shows none.
+func TestDPoPDowngradeLive(t *testing.T) {
+	for _, faulty := range []bool{false, true} {
+		o := capturetest.Options{HTTP: true, OAuth: true, Fixture: []string{"--fault", "http-unauthorized"}}
+		want := []string(nil)
+		if faulty {
+			o.Fixture = append(o.Fixture, "--http-auth", "dpop-bearer")
+			want = []string{RuleDPoPDowngrade}
+		}
+		fs := lintAll(capturetest.Events(t, capturetest.Record(t, o, modernOrLegacyCall(t))))
+		if got := names(fs); !slices.Equal(got, want) {
+			for _, f := range fs {
+				t.Logf("%s seq %d: %s", f.Rule, f.Seq, f.Detail)
+			}
+			t.Errorf("faulty %v: findings %v, want %v", faulty, got, want)
+		}
+		if faulty && len(fs) == 1 && !strings.Contains(fs[0].Detail, "token_type Bearer, not DPoP") {
+			t.Errorf("detail %q", fs[0].Detail)
+		}
+	}
+}

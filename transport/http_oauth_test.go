@@ -297,6 +297,15 @@ func (f *fakeAuthorizer) Token() string {
 	return f.token
 }
 
+func (f *fakeAuthorizer) Credential(string, *url.URL) (oauth.Credential, error) {
+	if t := f.Token(); t != "" {
+		return oauth.Credential{Scheme: "Bearer", Token: t}, nil
+	}
+	return oauth.Credential{}, nil
+}
+
+func (f *fakeAuthorizer) KeepNonce(*url.URL, string) bool { return false }
+
 func (f *fakeAuthorizer) Authorize(_ context.Context, sent string, _ *oauth.Discovery, stepUp bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

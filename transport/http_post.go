@@ -32,6 +32,7 @@ func (h *HTTP) post(body []byte, msg jsonrpc.Message, wrote func()) {
 const (
 	triedAuth   = 1 << iota // after a 401
 	triedStepUp             // after a 403 with error="insufficient_scope"
+	triedNonce              // after a 401 use_dpop_nonce (RFC 9449 §9)
 )
 
 // postTry is post; tried says which OAuth retries the message already had.
@@ -54,6 +55,10 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int
 	ev := HTTPEvent{Method: http.MethodPost, URL: u.Redacted(), Header: shown, Duration: time.Since(start), Stream: stream, ReqID: reqID(msg)}
 	if err != nil {
 		if h.ctx.Err() != nil {
+			// Closed by sonde mid-exchange: said, not dropped (over the
+			// legacy transport the answer may be on the stream already).
+			ev.Note = "not finished: sonde closed the connection"
+			h.note(ev)
 			return
 		}
 		ev.Note = err.Error()
@@ -65,6 +70,13 @@ func (h *HTTP) postTry(body []byte, msg jsonrpc.Message, wrote func(), tried int
 	ev.Status, ev.Proto = resp.StatusCode, resp.Proto
 	ev.Header = append(ev.Header, httpshow.ResponseHeaders(resp)...)
 	h.note(ev)
+	if h.keepNonce(u, resp) && resp.StatusCode == http.StatusUnauthorized && tried&triedNonce == 0 &&
+		oauth.NonceChallenge(resp.Header.Get("Www-Authenticate")) {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, errorBodyBytes))
+		h.note(HTTPEvent{Stream: oauthStream, ReqID: reqID(msg), Note: "DPoP: HTTP 401 use_dpop_nonce: the server asks for a DPoP nonce (DPoP-Nonce " + resp.Header.Get("DPoP-Nonce") + "); sending " + what(msg) + " again with a fresh proof carrying it"})
+		h.postTry(body, msg, nil, tried|triedNonce)
+		return
+	}
 	if mode != ModeSSE && msg.Kind == jsonrpc.KindRequest && msg.Method == "initialize" && resp.StatusCode/100 == 2 {
 		h.initialized(resp, mode)
 	}

@@ -43,11 +43,12 @@ func (h *HTTP) newRequest(ctx context.Context, method string, u *url.URL, body [
 	h.mu.Lock()
 	session, version, mode := h.session, h.version, h.mode
 	h.mu.Unlock()
-	token := h.token()
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if auth, err := h.authHeaders(req, u); err != nil || len(auth) > 0 {
 		shown = slices.DeleteFunc(shown, func(s string) bool { return strings.HasPrefix(s, "> Authorization:") })
-		shown = append(shown, "> Authorization: Bearer "+Redacted)
+		shown = append(shown, auth...)
+		if err != nil {
+			shown = append(shown, "> DPoP: (none: "+err.Error()+")")
+		}
 	}
 	if mode != ModeSSE {
 		if session != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/fixtures"
 	"github.com/sonde-mcp/sonde/internal/fixturetest"
 	"github.com/sonde-mcp/sonde/transport"
+	"github.com/sonde-mcp/sonde/transport/oauth"
 )
 
 // Main is the body of TestMain: it runs the fixture when the test binary
@@ -48,6 +49,9 @@ type Options struct {
 	// confirm tool in the modern era).
 	ServerRequests client.ServerRequests
 	Inputs         client.InputFunc
+	// OAuth, with HTTP, runs sonde's OAuth flow on a 401 (the fixture's
+	// --fault http-unauthorized), GETting the authorization URL itself.
+	OAuth bool
 }
 
 // Record runs a session against the fixture while recording it, and
@@ -72,7 +76,11 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 			url, mode = strings.TrimSuffix(url, "/mcp")+"/sse", transport.ModeSSE
 		}
 		argv = []string{url}
-		dial = client.HTTP(transport.HTTPConfig{URL: url, Mode: mode, ConnectTimeout: 5 * time.Second})
+		hc := transport.HTTPConfig{URL: url, Mode: mode, ConnectTimeout: 5 * time.Second}
+		if o.OAuth {
+			hc.AuthTimeout, hc.OAuth = 5*time.Second, &oauth.Config{Browser: oauth.BrowserFetch, Timeout: 20 * time.Second}
+		}
+		dial = client.HTTP(hc)
 	} else {
 		cfg := Stdio(t, o.Fixture...)
 		argv, dial = cfg.Argv, client.Stdio(cfg)

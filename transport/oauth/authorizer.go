@@ -88,6 +88,10 @@ type Config struct {
 	// IdPClientID and IdPClientSecret are sonde's client at the identity
 	// provider (the secret optional: client_secret_basic when set).
 	IdPClientID, IdPClientSecret string
+	// DPoP says when sonde binds its tokens to a key with DPoP proofs
+	// (dpop.go): DPoPAuto (the default, also for ""), DPoPAlways or
+	// DPoPNever.
+	DPoP DPoPMode
 }
 
 // Grant names how sonde gets an access token.
@@ -184,10 +188,12 @@ type Authorizer struct {
 	note   func(Event)
 	turn   chan struct{} // holds a token while a flow or refresh runs
 
-	mu      sync.Mutex // guards access, refresh and grant
+	mu      sync.Mutex // guards access, refresh, grant, bound and key
 	access  string
 	refresh string
 	grant   grant // of the last flow that got a token
+	bound   bool  // access came back DPoP-bound (token_type DPoP)
+	key     *dpopKey
 }
 
 // grant is what a flow settled with the authorization server: how to reach
@@ -206,6 +212,7 @@ type grant struct {
 	resource string
 	scope    string // asked for by the flow
 	redirect string
+	dpop     bool // token requests carry a DPoP proof
 }
 
 // NewAuthorizer prepares the flow for the MCP server at server, sending
@@ -289,10 +296,10 @@ func (f *flow) dispatch(d *Discovery, sent string, stepUp bool) error {
 
 // keep stores the tokens of a flow or refresh that worked; an empty
 // refresh token keeps the one held.
-func (a *Authorizer) keep(g grant, access, refresh string) {
+func (a *Authorizer) keep(g grant, access, refresh string, bound bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.access, a.grant = access, g
+	a.access, a.grant, a.bound = access, g, bound
 	if refresh != "" {
 		a.refresh = refresh
 	}

@@ -77,6 +77,9 @@ type ServerMetadata struct {
 	// ClientIDMetadataDocument is client_id_metadata_document_supported
 	// (2025-11-25: a client may use a URL as its client id).
 	ClientIDMetadataDocument bool `json:"client_id_metadata_document_supported,omitempty"`
+	// DPoPSigningAlgs is dpop_signing_alg_values_supported (RFC 9449
+	// §5.1): the server takes DPoP proofs signed with these.
+	DPoPSigningAlgs []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // S256 reports whether the server lists PKCE's S256 method. Without it an

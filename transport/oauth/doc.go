@@ -9,7 +9,9 @@
 // after a 403 insufficient_scope), client credentials, and cross-app
 // access (RFC 8693 token exchange at the identity provider, then the RFC
 // 7523 JWT bearer grant); a client authenticates with a secret or with
-// private_key_jwt (assertions signed through go-jose).
+// private_key_jwt (assertions signed through go-jose). Tokens are bound
+// to an ephemeral key with DPoP (RFC 9449) when the authorization server
+// supports it (dpop.go).
 //
 // The transport imports this package, never the other way round: it asks
 // a Discoverer what a refusal means, and an Authorizer for the token to

@@ -22,6 +22,7 @@ type flow struct {
 	a         *Authorizer
 	conn, ctx context.Context
 	secrets   []string // learnt or made by the flow, never in its errors
+	dpop      string   // what grantNote adds when the tokens are DPoP-bound
 }
 
 // secret hands v to Config.OnSecret, and keeps it out of the flow's
@@ -141,7 +142,7 @@ func (f *flow) discover(d *Discovery) (grant, error) {
 	if g.scope == "" && d.PRM != nil {
 		g.scope = strings.Join(d.PRM.ScopesSupported, " ")
 	}
-	return g, nil
+	return g, f.settleDPoP(&g)
 }
 
 // authorize sends the user (or, with BrowserFetch, a GET) to the

@@ -35,6 +35,7 @@ var now = time.Now
 // grantNote tells Config.OnGrant, and the flow's events, which grant runs
 // and why.
 func (f *flow) grantNote(text string) {
+	text += f.dpop
 	f.a.note(Event{Stream: StreamFlow, Note: "grant: " + text})
 	if f.a.cfg.OnGrant != nil {
 		f.a.cfg.OnGrant(text)
@@ -126,7 +127,7 @@ func (f *flow) machineToken(g grant, params url.Values) error {
 	style, secret := g.authStyle()
 	cc := clientcredentials.Config{ClientID: g.clientID, ClientSecret: secret, TokenURL: g.as.TokenEndpoint,
 		Scopes: strings.Fields(g.scope), EndpointParams: params, AuthStyle: style}
-	tr := f.tokenTransport(nil)
+	tr := f.tokenTransport(g, nil)
 	tok, err := cc.Token(tr.context(f.ctx))
 	return f.took("token", g, tr, tok, err)
 }

@@ -1,7 +1,9 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,7 +70,7 @@ func (f *flow) exchange(g grant, code, verifier string) error {
 	for k, v := range auth {
 		opts = append(opts, oauth2.SetAuthURLParam(k, v[0]))
 	}
-	tr := f.tokenTransport(nil)
+	tr := f.tokenTransport(g, nil)
 	tok, err := g.config().Exchange(tr.context(f.ctx), code, opts...)
 	return f.took("token", g, tr, tok, err)
 }
@@ -95,7 +97,7 @@ func (f *flow) refresh() error {
 		add = url.Values{}
 	}
 	add.Set("resource", g.resource)
-	tr := f.tokenTransport(add)
+	tr := f.tokenTransport(g, add)
 	tok, err := g.config().TokenSource(tr.context(f.ctx), &oauth2.Token{RefreshToken: rt}).Token()
 	return f.took("refresh", g, tr, tok, err)
 }
@@ -110,36 +112,63 @@ func (f *flow) took(step string, g grant, tr *tokenTransport, tok *oauth2.Token,
 		return e
 	}
 	tr.ev.Note = step + ": ok"
+	if tr.dpop != nil && !strings.EqualFold(tok.TokenType, "DPoP") {
+		tr.ev.Note += "; " + DowngradeNote + "the token request carried a DPoP proof but the token came back with token_type " + orNone(tok.TokenType) + ", not DPoP: it is not bound to sonde's key (whoever holds it can use it); sending it as a Bearer token"
+	}
 	f.a.note(tr.ev)
 	// What the answer itself says: x/oauth2 puts the old refresh token in
 	// a refresh's answer that has none.
 	refresh, _ := tok.Extra("refresh_token").(string)
 	f.secret(tok.AccessToken)
 	f.secret(refresh)
-	if tok.TokenType != "" && !strings.EqualFold(tok.TokenType, "Bearer") {
-		return &Error{Step: step, Msg: fmt.Sprintf("the token response has token_type %q, not Bearer", tok.TokenType)}
+	bound, err := tokenType(step, tok.TokenType, tr.dpop != nil)
+	if err != nil {
+		return err
 	}
-	f.a.keep(g, tok.AccessToken, refresh)
+	f.a.keep(g, tok.AccessToken, refresh, bound)
 	return nil
 }
 
+// tokenType checks the token_type of a token response to a request that
+// carried a DPoP proof (proofed) or not, and says whether the token is
+// DPoP-bound. A Bearer token in answer to a proof is a downgrade: shown,
+// and the token sent as Bearer (RFC 9449 §5).
+func tokenType(step, tt string, proofed bool) (bool, error) {
+	switch {
+	case proofed && strings.EqualFold(tt, "DPoP"):
+		return true, nil
+	case tt != "" && !strings.EqualFold(tt, "Bearer"):
+		return false, &Error{Step: step, Msg: fmt.Sprintf("the token response has token_type %q, not Bearer", tt)}
+	}
+	return false, nil
+}
+
 // tokenTransport carries one token request of x/oauth2 through the
-// connection's client: it adds form parameters x/oauth2 cannot, caps the
-// answer at MaxBodyBytes, and records the exchange as an Event.
+// connection's client: it adds form parameters x/oauth2 cannot and, for a
+// grant with DPoP, a proof (and the one retry a use_dpop_nonce answer
+// asks for), caps the answer at MaxBodyBytes, and records the exchange as
+// an Event.
 type tokenTransport struct {
 	base http.RoundTripper
 	hc   *http.Client
 	add  url.Values
+	dpop *dpopKey    // nil: no proof
+	note func(Event) // the Authorizer's, for the exchange a retry follows
 	ev   Event
 	err  error // of the round trip
 }
 
-// tokenTransport returns a tokenTransport over the Authorizer's client
-// that adds add to the request's form.
-func (f *flow) tokenTransport(add url.Values) *tokenTransport {
-	t := &tokenTransport{base: f.a.hc.Transport, add: add}
+// tokenTransport returns a tokenTransport for g over the Authorizer's
+// client that adds add to the request's form.
+func (f *flow) tokenTransport(g grant, add url.Values) *tokenTransport {
+	t := &tokenTransport{base: f.a.hc.Transport, add: add, note: f.a.note}
 	if t.base == nil {
 		t.base = http.DefaultTransport
+	}
+	if g.dpop {
+		f.a.mu.Lock()
+		t.dpop = f.a.key
+		f.a.mu.Unlock()
 	}
 	hc := *f.a.post
 	hc.Transport = t
@@ -152,29 +181,64 @@ func (t *tokenTransport) context(ctx context.Context) context.Context {
 	return context.WithValue(ctx, oauth2.HTTPClient, t.hc)
 }
 
-// RoundTrip sends req (with t.add in its form) and records it.
+// RoundTrip sends req (with t.add in its form, and a proof) and records
+// it; a 400 use_dpop_nonce with a DPoP-Nonce is sent once more with a
+// fresh proof carrying the nonce.
 func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.add) > 0 && req.Body != nil {
+	body := ""
+	if req.Body != nil {
 		b, err := io.ReadAll(req.Body)
 		req.Body.Close()
 		if err != nil {
 			return nil, err
 		}
-		form, err := url.ParseQuery(string(b))
+		body = string(b)
+	}
+	if len(t.add) > 0 {
+		form, err := url.ParseQuery(body)
 		if err != nil {
 			return nil, err
 		}
 		for k, v := range t.add {
 			form[k] = v
 		}
-		body := form.Encode()
-		req = req.Clone(req.Context())
-		req.Body, req.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+		body = form.Encode()
 	}
+	resp, err := t.send(req, body)
+	if err != nil || t.dpop == nil || resp.StatusCode != http.StatusBadRequest || resp.Header.Get("DPoP-Nonce") == "" {
+		return resp, err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var answer struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(b, &answer)
+	if !useDPoPNonce(answer.Error, resp.Header.Get("DPoP-Nonce")) {
+		resp.Body = io.NopCloser(bytes.NewReader(b))
+		return resp, nil
+	}
+	t.ev.Note = "token: HTTP 400 use_dpop_nonce: the authorization server asks for a DPoP nonce (DPoP-Nonce " + resp.Header.Get("DPoP-Nonce") + "); sending the token request again with a fresh proof carrying it"
+	t.note(t.ev)
+	return t.send(req, body)
+}
+
+// send sends req with body (and a fresh proof) once, recording it in t.ev.
+func (t *tokenTransport) send(orig *http.Request, body string) (*http.Response, error) {
+	req := orig.Clone(orig.Context())
+	req.Body, req.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
 	t.ev = Event{Method: req.Method, URL: req.URL.Redacted(), Stream: StreamFlow, Header: []string{"> Content-Type: " + req.Header.Get("Content-Type")}}
 	if req.Header.Get("Authorization") != "" {
 		t.ev.Header = append(t.ev.Header, "> Authorization: Basic "+httpshow.Redacted)
+	}
+	if t.dpop != nil {
+		p, err := t.dpop.proof(req.Method, req.URL, "")
+		if err != nil {
+			return nil, fmt.Errorf("signing a DPoP proof: %w", err)
+		}
+		req.Header.Set("DPoP", p.JWS)
+		t.ev.Header = append(t.ev.Header, "> DPoP: "+p.Shown())
 	}
 	start := time.Now()
 	resp, err := t.base.RoundTrip(req)
@@ -183,6 +247,10 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	t.ev.Status = resp.StatusCode
+	if n := resp.Header.Get("DPoP-Nonce"); n != "" && t.dpop != nil {
+		t.dpop.setNonce(req.URL, n)
+		t.ev.Header = append(t.ev.Header, "< DPoP-Nonce: "+n)
+	}
 	resp.Body = struct {
 		io.Reader
 		io.Closer

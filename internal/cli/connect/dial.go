@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/sonde-mcp/sonde/client"
@@ -124,11 +125,12 @@ type OAuthHooks struct {
 // configuration (nil without --oauth).
 func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*oauth.Config, error) {
 	if !f.OAuth {
-		if f.OAuthClientID != "" || f.OAuthSecretEnv != "" || f.OAuthPrivateKey != "" || f.OAuthIDTokenEnv != "" || f.OAuthIDTokenFile != "" ||
+		if f.OAuthClientID != "" || f.OAuthSecretEnv != "" || f.OAuthSecretFile != "" || f.OAuthPrivateKey != "" ||
+			(f.OAuthDPoP != "" && f.OAuthDPoP != string(oauth.DPoPAuto)) || f.OAuthIDTokenEnv != "" || f.OAuthIDTokenFile != "" ||
 			f.OAuthIdPTokenEndpoint != "" || f.OAuthIdPClientID != "" || f.OAuthIdPSecretEnv != "" ||
 			(f.OAuthGrant != "" && f.OAuthGrant != string(oauth.GrantAuthorizationCode)) ||
 			(f.OAuthAssertionAud != "" && f.OAuthAssertionAud != string(oauth.AudienceIssuer)) {
-			return nil, cmdutil.Usagef("--oauth-client-id, --oauth-client-secret-env, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth")
+			return nil, cmdutil.Usagef("--oauth-client-id, --oauth-client-secret-env, --oauth-client-secret-file, --oauth-dpop, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth")
 		}
 		return nil, nil
 	}
@@ -147,7 +149,10 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*oauth.Config
 	default:
 		return nil, cmdutil.Usagef(fmt.Sprintf("--oauth-grant %q: want authorization-code, client-credentials or cross-app-access", f.OAuthGrant))
 	}
-	cfg := &oauth.Config{ClientID: f.OAuthClientID, Browser: browser, Timeout: f.OAuthTimeout, Grant: grant}
+	cfg := &oauth.Config{ClientID: f.OAuthClientID, Browser: browser, Timeout: f.OAuthTimeout, Grant: grant, DPoP: oauth.DPoPMode(f.OAuthDPoP)}
+	if !slices.Contains(oauth.DPoPModes, cfg.DPoP) && cfg.DPoP != "" {
+		return nil, cmdutil.Usagef(fmt.Sprintf("--oauth-dpop %q: want auto, always or never", f.OAuthDPoP))
+	}
 	if strings.HasPrefix(strings.ToLower(f.OAuthClientID), "https://") {
 		if err := oauth.CheckClientMetadataURL(f.OAuthClientID); err != nil {
 			return nil, cmdutil.Usagef("--oauth-client-id " + f.OAuthClientID + ": " + err.Error())
@@ -170,8 +175,8 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*oauth.Config
 		return nil, cmdutil.Usagef("--oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth-grant cross-app-access")
 	}
 	if grant != oauth.GrantAuthorizationCode {
-		if f.OAuthClientID == "" || (f.OAuthSecretEnv == "" && f.OAuthPrivateKey == "") {
-			return nil, cmdutil.Usagef("--oauth-grant " + string(grant) + " needs a registered client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key")
+		if f.OAuthClientID == "" || cfg.ClientSecret == "" && cfg.PrivateKey == nil {
+			return nil, cmdutil.Usagef("--oauth-grant " + string(grant) + " needs a registered client: --oauth-client-id with --oauth-client-secret-env, --oauth-client-secret-file or --oauth-private-key")
 		}
 	}
 	if grant == oauth.GrantCrossAppAccess {
@@ -188,6 +193,23 @@ func oauthConfig(f *Flags, hooks OAuthHooks, secrets *SecretSink) (*oauth.Config
 // clientSecret is the registered client's credential of the --oauth flags
 // (--oauth-client-secret-env or --oauth-private-key) into cfg.
 func clientSecret(f *Flags, cfg *oauth.Config, secrets *SecretSink) error {
+	if f.OAuthSecretFile != "" {
+		switch {
+		case f.OAuthClientID == "":
+			return cmdutil.Usagef("--oauth-client-secret-file needs --oauth-client-id")
+		case f.OAuthSecretEnv != "":
+			return cmdutil.Usagef("--oauth-client-secret-file and --oauth-client-secret-env exclude each other")
+		}
+		b, err := os.ReadFile(f.OAuthSecretFile)
+		if err != nil {
+			return cmdutil.Usagef("--oauth-client-secret-file: " + err.Error())
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		if cfg.ClientSecret = strings.TrimSpace(line); cfg.ClientSecret == "" {
+			return cmdutil.Usagef("--oauth-client-secret-file " + f.OAuthSecretFile + ": the file's first line is empty")
+		}
+		secrets.add(cfg.ClientSecret)
+	}
 	if f.OAuthSecretEnv != "" {
 		if f.OAuthClientID == "" {
 			return cmdutil.Usagef("--oauth-client-secret-env needs --oauth-client-id")
@@ -202,8 +224,8 @@ func clientSecret(f *Flags, cfg *oauth.Config, secrets *SecretSink) error {
 		switch {
 		case f.OAuthClientID == "":
 			return cmdutil.Usagef("--oauth-private-key needs --oauth-client-id")
-		case f.OAuthSecretEnv != "":
-			return cmdutil.Usagef("--oauth-private-key and --oauth-client-secret-env exclude each other: private_key_jwt or a client secret")
+		case f.OAuthSecretEnv != "" || f.OAuthSecretFile != "":
+			return cmdutil.Usagef("--oauth-private-key and --oauth-client-secret-env/-file exclude each other: private_key_jwt or a client secret")
 		}
 		pemBytes, err := os.ReadFile(f.OAuthPrivateKey)
 		if err != nil {

@@ -99,6 +99,10 @@ func TestOAuthGrantUsage(t *testing.T) {
 	}
 	t.Setenv("SONDE_TEST_SECRET", "s3cret")
 	t.Setenv("SONDE_TEST_EMPTY", "")
+	empty := filepath.Join(dir, "empty")
+	if os.WriteFile(empty, []byte("\nsecond line\n"), 0o600) != nil {
+		t.Fatal("writing the empty secret")
+	}
 	url := []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--oauth"}
 	for _, tc := range []struct {
 		name string
@@ -106,13 +110,18 @@ func TestOAuthGrantUsage(t *testing.T) {
 		line string
 	}{
 		{"bad grant", []string{"--oauth-grant", "implicit"}, `sonde: --oauth-grant "implicit": want authorization-code, client-credentials or cross-app-access`},
-		{"grant without oauth", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--oauth-grant", "client-credentials"}, "sonde: --oauth-client-id, --oauth-client-secret-env, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth"},
-		{"machine grant without a client", []string{"--oauth-grant", "client-credentials"}, "sonde: --oauth-grant client-credentials needs a registered client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key"},
-		{"machine grant without a secret", []string{"--oauth-grant", "client-credentials", "--oauth-client-id", "c"}, "sonde: --oauth-grant client-credentials needs a registered client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key"},
+		{"grant without oauth", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--oauth-grant", "client-credentials"}, "sonde: --oauth-client-id, --oauth-client-secret-env, --oauth-client-secret-file, --oauth-dpop, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth"},
+		{"machine grant without a client", []string{"--oauth-grant", "client-credentials"}, "sonde: --oauth-grant client-credentials needs a registered client: --oauth-client-id with --oauth-client-secret-env, --oauth-client-secret-file or --oauth-private-key"},
+		{"machine grant without a secret", []string{"--oauth-grant", "client-credentials", "--oauth-client-id", "c"}, "sonde: --oauth-grant client-credentials needs a registered client: --oauth-client-id with --oauth-client-secret-env, --oauth-client-secret-file or --oauth-private-key"},
 		{"key without client", []string{"--oauth-private-key", pub}, "sonde: --oauth-private-key needs --oauth-client-id"},
-		{"key and secret", []string{"--oauth-client-id", "c", "--oauth-private-key", pub, "--oauth-client-secret-env", "SONDE_TEST_SECRET"}, "sonde: --oauth-private-key and --oauth-client-secret-env exclude each other: private_key_jwt or a client secret"},
+		{"key and secret", []string{"--oauth-client-id", "c", "--oauth-private-key", pub, "--oauth-client-secret-env", "SONDE_TEST_SECRET"}, "sonde: --oauth-private-key and --oauth-client-secret-env/-file exclude each other: private_key_jwt or a client secret"},
 		{"public key", []string{"--oauth-client-id", "c", "--oauth-private-key", pub}, "sonde: --oauth-private-key " + pub + ": unusable private key: the PEM block is a public key, not a private key"},
 		{"short RSA key", []string{"--oauth-client-id", "c", "--oauth-private-key", short}, "sonde: --oauth-private-key " + short + ": unusable private key: a 1024-bit RSA key (want 2048 bits or more)"},
+		{"secret file and env", []string{"--oauth-client-id", "c", "--oauth-client-secret-file", pub, "--oauth-client-secret-env", "SONDE_TEST_SECRET"}, "sonde: --oauth-client-secret-file and --oauth-client-secret-env exclude each other"},
+		{"secret file empty", []string{"--oauth-client-id", "c", "--oauth-client-secret-file", empty}, "sonde: --oauth-client-secret-file " + empty + ": the file's first line is empty"},
+		{"secret file without client", []string{"--oauth-client-secret-file", pub}, "sonde: --oauth-client-secret-file needs --oauth-client-id"},
+		{"bad dpop", []string{"--oauth-dpop", "sometimes"}, `sonde: --oauth-dpop "sometimes": want auto, always or never`},
+		{"dpop without oauth", []string{"tools", "--url", "http://127.0.0.1:1/mcp", "--oauth-dpop", "always"}, "sonde: --oauth-client-id, --oauth-client-secret-env, --oauth-client-secret-file, --oauth-dpop, --oauth-grant, --oauth-private-key, --oauth-assertion-audience, --oauth-id-token-env, --oauth-id-token-file and --oauth-idp-* need --oauth"},
 		{"bad audience", []string{"--oauth-assertion-audience", "resource"}, `sonde: --oauth-assertion-audience "resource": want issuer or token-endpoint`},
 		{"audience without key", []string{"--oauth-assertion-audience", "token-endpoint"}, "sonde: --oauth-assertion-audience needs --oauth-private-key"},
 		{"bad metadata URL", []string{"--oauth-client-id", "https://app.example.com/c.json#frag"}, "sonde: --oauth-client-id https://app.example.com/c.json#frag: a client metadata document's URL must not have a fragment"},

@@ -75,6 +75,10 @@ type Flags struct {
 	OAuthIdPTokenEndpoint string
 	OAuthIdPClientID      string
 	OAuthIdPSecretEnv     string
+	// OAuthSecretFile is --oauth-client-secret-file; OAuthDPoP is
+	// --oauth-dpop (auto, always, never).
+	OAuthSecretFile string
+	OAuthDPoP       string
 
 	// OpenTelemetry (--otlp-*, --traceparent; otlp.go).
 	OTLP OTLPFlags
@@ -118,6 +122,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.OAuth, "oauth", false, "with --url: on a 401 (or a 403 insufficient_scope: step-up), run the OAuth 2.1 authorization code flow with PKCE (discovery, a client ID metadata document where the authorization server supports them or else dynamic registration, unless --oauth-client-id; a loopback redirect on 127.0.0.1) or the grant --oauth-grant names and send the access token on every request; the authorization URL is printed on stderr (in the UI, in a dialog); sonde never opens a browser")
 	fs.StringVar(&f.OAuthClientID, "oauth-client-id", "", "with --oauth: use this registered client `ID` instead of dynamic client registration; an https URL is a client ID metadata document, used where the authorization server supports them (by default sonde uses "+oauth.DefaultClientMetadataURL+" there)")
 	fs.StringVar(&f.OAuthSecretEnv, "oauth-client-secret-env", "", "with --oauth-client-id: read the client secret from environment variable `NAME` (never shown); client_secret_basic or client_secret_post, as the metadata says")
+	fs.StringVar(&f.OAuthSecretFile, "oauth-client-secret-file", "", "with --oauth-client-id: read the client secret from `FILE` (its first line; never shown); excludes --oauth-client-secret-env")
+	fs.StringVar(&f.OAuthDPoP, "oauth-dpop", string(oauth.DPoPAuto), "with --oauth: bind tokens to an ephemeral key with DPoP proofs (RFC 9449), `MODE`: auto (when the authorization server lists ES256 in dpop_signing_alg_values_supported), always (refuse a server that does not) or never (Bearer tokens)")
 	fs.StringVar(&f.OAuthGrant, "oauth-grant", string(oauth.GrantAuthorizationCode), "with --oauth: how sonde gets its token, `GRANT`: authorization-code (a user signs in), client-credentials (a machine client: --oauth-client-id with --oauth-client-secret-env or --oauth-private-key) or cross-app-access (an identity assertion exchanged at --oauth-idp-token-endpoint for an ID-JAG, then the JWT bearer grant)")
 	fs.StringVar(&f.OAuthPrivateKey, "oauth-private-key", "", "with --oauth-client-id: authenticate with private_key_jwt, signing each client assertion with the PEM private key in `FILE` (EC P-256/P-384/P-521, RSA of 2048 bits or more, Ed25519; never shown)")
 	fs.StringVar(&f.OAuthAssertionAud, "oauth-assertion-audience", string(oauth.AudienceIssuer), "with --oauth-private-key: the aud of each client assertion, `AUD`: issuer (the authorization server's issuer identifier) or token-endpoint (its token endpoint URL, for servers that want it)")

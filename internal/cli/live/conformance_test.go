@@ -51,7 +51,7 @@ func TestConformance(t *testing.T) {
 	// The grants without a user: discovery, then one token request.
 	machineFlow := []string{"prm-pathbased-requested", "authorization-server-metadata", "token-request", "valid-bearer-token"}
 	noUser := []string{"client-registration", "authorization-request"}
-	listed := clientScenarios(t, suite, nodeDir)
+	listed := clientScenarios(t, nodeDir, suite)
 	defer func() {
 		if len(listed) > 0 {
 			t.Errorf("client scenarios of the suite that the test does not run: %v", listed)
@@ -107,54 +107,63 @@ func TestConformance(t *testing.T) {
 	} {
 		listed = slices.DeleteFunc(listed, func(n string) bool { return n == sc.name })
 		t.Run(strings.ReplaceAll(sc.name, "/", "_"), func(t *testing.T) {
-			out := t.TempDir()
-			cmd := exec.Command(suite, "client", "--command", "sh "+adapter, "--scenario", sc.name, "-o", out, "--timeout", "30000")
-			cmd.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"), "SONDE_BIN="+os.Args[0])
-			cmd.Env = append(cmd.Env, clitest.ChildEnv()...)
-			done := make(chan struct{})
-			var output []byte
-			var err error
-			go func() {
-				defer close(done)
-				output, err = cmd.CombinedOutput()
-			}()
-			select {
-			case <-done:
-			case <-time.After(2 * time.Minute):
-				cmd.Process.Kill()
-				<-done
-				t.Fatalf("the suite did not finish:\n%s", output)
-			}
-			checks := readChecks(t, out)
-			byID := map[string]conformanceCheck{}
-			for _, c := range checks {
-				if c.Status == "FAILURE" || c.Status == "WARNING" {
-					t.Errorf("check %s: %s: %s", c.ID, c.Status, c.ErrorMessage)
-				}
-				byID[c.ID] = c
-			}
-			for _, id := range sc.want {
-				if c, ok := byID[id]; !ok || c.Status != "SUCCESS" {
-					t.Errorf("check %s missing or not SUCCESS: %+v", id, c)
-				}
-			}
-			for _, id := range sc.absent {
-				if c, ok := byID[id]; ok {
-					t.Errorf("check %s should not be there: %+v", id, c)
-				}
-			}
-			if err != nil || t.Failed() {
-				t.Errorf("suite exit: %v\n%s", err, output)
-			}
+			runScenario(t, []string{suite}, nodeDir, adapter, sc.name, sc.want, sc.absent)
 		})
+	}
+}
+
+// runScenario runs client scenario name of the suite (the command argv)
+// against sonde through adapter, and checks its checks.json: each check
+// SUCCESS or INFO, those in want SUCCESS, none of absent there.
+func runScenario(t *testing.T, argv []string, nodeDir, adapter, name string, want, absent []string) {
+	t.Helper()
+	out := t.TempDir()
+	args := append(slices.Clone(argv[1:]), "client", "--command", "sh "+adapter, "--scenario", name, "-o", out, "--timeout", "30000")
+	cmd := exec.Command(argv[0], args...)
+	cmd.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"), "SONDE_BIN="+os.Args[0])
+	cmd.Env = append(cmd.Env, clitest.ChildEnv()...)
+	done := make(chan struct{})
+	var output []byte
+	var err error
+	go func() {
+		defer close(done)
+		output, err = cmd.CombinedOutput()
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the suite did not finish:\n%s", output)
+	}
+	checks := readChecks(t, out)
+	byID := map[string]conformanceCheck{}
+	for _, c := range checks {
+		if c.Status == "FAILURE" || c.Status == "WARNING" {
+			t.Errorf("check %s: %s: %s", c.ID, c.Status, c.ErrorMessage)
+		}
+		byID[c.ID] = c
+	}
+	for _, id := range want {
+		if c, ok := byID[id]; !ok || c.Status != "SUCCESS" {
+			t.Errorf("check %s missing or not SUCCESS: %+v", id, c)
+		}
+	}
+	for _, id := range absent {
+		if c, ok := byID[id]; ok {
+			t.Errorf("check %s should not be there: %+v", id, c)
+		}
+	}
+	if err != nil || t.Failed() {
+		t.Errorf("suite exit: %v\n%s", err, output)
 	}
 }
 
 // clientScenarios lists the suite's client scenarios (`conformance list`:
 // the "  - NAME [versions]" lines after "Client scenarios").
-func clientScenarios(t *testing.T, suite, nodeDir string) []string {
+func clientScenarios(t *testing.T, nodeDir string, argv ...string) []string {
 	t.Helper()
-	cmd := exec.Command(suite, "list")
+	cmd := exec.Command(argv[0], append(slices.Clone(argv[1:]), "list")...)
 	cmd.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.Output()
 	if err != nil {

@@ -144,7 +144,7 @@ func cutQuote(s string, n int) string {
 // "< Name: value" (a cookie's value redacted).
 func ResponseHeaders(resp *http.Response) []string {
 	var out []string
-	for _, name := range []string{"Content-Type", "Mcp-Session-Id", "Www-Authenticate", "Retry-After", "Location", "Allow"} {
+	for _, name := range []string{"Content-Type", "Mcp-Session-Id", "Www-Authenticate", "DPoP-Nonce", "Retry-After", "Location", "Allow"} {
 		if v := resp.Header.Get(name); v != "" {
 			out = append(out, "< "+name+": "+v)
 		}
