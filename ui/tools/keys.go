@@ -13,10 +13,10 @@ import (
 type KeyMap struct {
 	// KeyMap moves the selection in the list and scrolls the result view.
 	list.KeyMap
-	// Filter focuses the fuzzy filter (typing a letter the list does not
-	// bind does too, with that letter); ClearFilter empties it;
-	// AcceptFilter leaves the filter keeping its query and opens the form
-	// of the selected tool.
+	// Filter focuses the fuzzy filter (the only way to start one: a letter
+	// typed in the list does nothing); while it is focused every printable
+	// key is typed into it. ClearFilter empties it; AcceptFilter leaves it
+	// keeping its query, back in the list.
 	Filter, ClearFilter, AcceptFilter key.Binding
 	// Call opens the argument form of the selected tool (in the result
 	// view: of the result's tool).
@@ -41,7 +41,7 @@ func DefaultKeyMap() KeyMap {
 		KeyMap:       list.DefaultKeyMap().WithEnds("top", "bottom"),
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
-		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "call… (filter kept)")),
+		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
 		Call:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "call…")),
 		Refresh:      key.NewBinding(key.WithKeys("ctrl+l"), key.WithHelp("ctrl+l", "refresh list")),
 		Older:        key.NewBinding(key.WithKeys("["), key.WithHelp("[", "older result")),

@@ -74,7 +74,8 @@ func TestNestedSchemaOpensJSONEditor(t *testing.T) {
 	m := newModel(t, 78, 20)
 	m.Update(press('/'))
 	typeText(m, "batch")
-	m.Update(keyEnter) // the form, the filter kept
+	m.Update(keyEnter) // keeps the filter
+	m.Update(keyEnter) // the form
 	if m.form == nil || m.form.Mode() != form.ModeJSON {
 		t.Fatal("batch did not open the JSON editor")
 	}
