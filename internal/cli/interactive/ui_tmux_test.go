@@ -495,10 +495,12 @@ func TestTUIToolCall(t *testing.T) {
 	tt.waitFor("the focus on Tools", `^enter call`)
 
 	tt.keys("/")
-	tt.waitFor("the filter input", `^│/ `, `^enter call… \(filter kept\)`)
+	tt.waitFor("the filter input", `^│/ `, `^enter keep filter`)
 	tt.text("ech")
 	tt.waitFor("the filtered list", `─ 3 Tools 9 · filter: ech `, `^│/ ech\s+1/9`, tools("echo"), "!"+tools("add"))
-	tt.keys("Enter") // keeps the filter, opens the form of the selected tool
+	tt.keys("Enter") // keeps the filter, back in the list
+	tt.waitFor("the filter kept", `─ 3 Tools 9 · filter: ech `, `^enter call`)
+	tt.keys("Enter") // the form of the selected tool
 	tt.waitFor("the form", `call echo · fields`, `^│› delay_ms `, `^ctrl\+s call`)
 	tt.keys("Tab")
 	tt.waitFor("the second field", `^│› ignore_canc`)
