@@ -26,6 +26,11 @@ type Options struct {
 	Results int
 	// Keys replaces DefaultKeyMap when set.
 	Keys *KeyMap
+	// CallTarget are the arguments of `sonde call` that reach this
+	// session's server ("--" and its command line, or --url URL …): Y
+	// copies a call as a sonde call command line with them (CallLine).
+	// Nil: Y says there is none.
+	CallTarget []string
 }
 
 type mode uint8
@@ -114,6 +119,11 @@ type Model struct {
 	scroll  int
 	raw     bool // the result view shows the raw JSON (Raw key)
 	cache   bodyCache
+
+	callTarget []string // Options.CallTarget
+	// note says what the last key did (Y: what was copied), until the
+	// next key.
+	note string
 }
 
 // New returns the pane.
@@ -122,7 +132,8 @@ func New(st *theme.Styles, opts Options) *Model {
 		opts.Results = DefaultResults
 	}
 	m := &Model{st: st, keys: DefaultKeyMap(), results: ring.New[*result](opts.Results),
-		calling: map[string]int{}, failed: map[string]bool{}, lastArgs: map[string]json.RawMessage{}}
+		calling: map[string]int{}, failed: map[string]bool{}, lastArgs: map[string]json.RawMessage{},
+		callTarget: opts.CallTarget}
 	if opts.Keys != nil {
 		m.keys = *opts.Keys
 	}

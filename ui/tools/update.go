@@ -17,6 +17,10 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	case ResultMsg:
 		m.addResult(msg)
 	case tea.KeyPressMsg:
+		m.note = ""
+		if key.Matches(msg, m.keys.CopyCall) {
+			return m.copyCall()
+		}
 		switch m.mode {
 		case modeForm:
 			return m.formUpdate(msg)

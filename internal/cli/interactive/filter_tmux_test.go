@@ -2,7 +2,9 @@ package interactive_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sonde-mcp/sonde/internal/cli/clitest"
@@ -64,6 +66,52 @@ func TestTUIToolsFilterAndQuit(t *testing.T) {
 	tt.keys("q")
 	if code := tt.waitExit(); code != 0 {
 		t.Errorf("sonde exited with status %d, want 0%s", code, tt.diag())
+	}
+	proctest.AssertGone(t, f.PIDFile)
+}
+
+// TestTUICopyCallLine (#33): Y in a result copies its call as a sonde
+// call command line (OSC 52, kept by tmux as a paste buffer), and that line,
+// run by a shell, makes the same call.
+func TestTUICopyCallLine(t *testing.T) {
+	f := clitest.NewFixture(t)
+	tt := startTUI(t, 120, 40, f.Cmd(nil))
+	tt.waitFor("the handshake", handshake...)
+	tt.run("set", "-g", "set-clipboard", "on")
+	tt.keys("3")
+	tt.waitFor("the focus on Tools", `^enter call`, `^│› echo\s`)
+	tt.keys("Enter")
+	tt.waitFor("the form", `call echo · fields`, `^│› delay_ms `)
+	tt.keys("Tab", "Tab")
+	tt.waitFor("the value field", `^│› value\*\s`)
+	const value = "it's $HOME"
+	tt.text(value)
+	tt.keys("C-s")
+	tt.waitFor("the result", `result 1/1`, `pending 0 `, `Y copy as sonde call`)
+	tt.keys("Y")
+	tt.waitFor("the note", `copied to the clipboard: sonde call echo`)
+	buf, err := tt.exec("show-buffer")
+	if err != nil {
+		t.Fatalf("show-buffer: %v %s", err, buf)
+	}
+	want := "sonde call echo --args '{\"value\":\"it'\\''s $HOME\"}' -- " + strings.Join(f.Argv(), " ")
+	if buf != want {
+		t.Fatalf("tmux's buffer after Y:\n%s\nwant\n%s", buf, want)
+	}
+	tt.quit()
+
+	// The line runs: sonde is this test binary acting as sonde, and the
+	// server (the test binary too) needs the --env flags of ChildEnv,
+	// which a copied line does not carry.
+	var envFlags []string
+	for _, kv := range clitest.ChildEnv() {
+		envFlags = append(envFlags, "--env", shQuote(kv))
+	}
+	cmd := exec.Command("/bin/sh", "-c", `sonde() { sub=$1; shift; "$SONDE_BIN" "$sub" `+strings.Join(envFlags, " ")+` "$@"; }; `+buf)
+	cmd.Env = append(append(os.Environ(), clitest.ChildEnv()...), "SONDE_BIN="+os.Args[0])
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), value) {
+		t.Fatalf("the copied line: %v\n%s", err, out)
 	}
 	proctest.AssertGone(t, f.PIDFile)
 }
