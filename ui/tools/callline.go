@@ -37,7 +37,8 @@ func compactJSON(args json.RawMessage) string {
 }
 
 // ShellQuote quotes s for a POSIX shell: as it is when every byte is one a
-// shell leaves alone, else in single quotes, each ' inside written '\”.
+// shell leaves alone, else in single quotes, a quote inside it ending
+// them, escaped with a backslash, and opening them again.
 func ShellQuote(s string) string {
 	if s == "" {
 		return "''"
