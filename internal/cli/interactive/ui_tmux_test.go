@@ -680,7 +680,7 @@ func TestTUIAnswerElicitation(t *testing.T) {
 	tt.keys("3", "/")
 	tt.text("trigger-elicitation-req")
 	tt.waitFor("the filtered list", `^│› trigger-elicitation-request\s`)
-	tt.keys("Enter") // keeps the filter and opens the form
+	tt.keys("Enter", "Enter") // keeps the filter (back in the list), then the form
 	tt.waitFor("the tool's form", `call trigger-elicitation-request`)
 	tt.keys("Enter") // no arguments: call
 	tt.waitFor("the dialog", `Elicitation request from the server`, `answer elicitation · fields`,
@@ -702,10 +702,10 @@ func TestTUIAnswerElicitationTask(t *testing.T) {
 	argv := clitest.EverythingStdio(t)
 	tt := startTUI(t, 140, 40, append([]string{"--kill-after", "500ms"}, argv...))
 	tt.waitFor("the handshake", `mcp-servers/everything`, `─ 3 Tools 19 `)
-	tt.keys("3") // typing filters at once: no "/" needed
+	tt.keys("3", "/") // a filter starts with / only
 	tt.text("elicitation-request-async")
 	tt.waitFor("the filtered list", `^│› trigger-elicitation-request-async\s`)
-	tt.keys("Enter") // keeps the filter and opens the form
+	tt.keys("Enter", "Enter") // keeps the filter (back in the list), then the form
 	tt.waitFor("the tool's form", `call trigger-elicitation-request-async`)
 	tt.keys("Enter") // no arguments: call
 	tt.waitFor("the dialog", `Elicitation request from the server · id "task:sonde-1-`, `› name\*`,
@@ -726,7 +726,7 @@ func TestTUIURLRequired(t *testing.T) {
 	tt.keys("3", "/")
 	tt.text("url-req")
 	tt.waitFor("the filtered list", `^│› url-required\s`)
-	tt.keys("Enter") // keeps the filter and opens the form
+	tt.keys("Enter", "Enter") // keeps the filter (back in the list), then the form
 	tt.waitFor("the tool's form", `call url-required`)
 	tt.keys("C-s")
 	tt.waitFor("the dialog", `URL required by sonde-fixture`, `https://example\.com/sonde-fixture/authorize`,
