@@ -302,6 +302,7 @@ func (c *Client) Close() error {
 		c.mu.Lock()
 		c.closed, c.stopped = true, true
 		c.failAllLocked(newErr(CodeClosed, "client closed"), StateClosed)
+		c.watch.stopReadLocked() // no request waits for a CPU reading now
 		conn := c.conn
 		c.mu.Unlock()
 		// Let queued notifications (cancels for requests that timed out just

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,8 +92,9 @@ type Snapshot struct {
 	// macOS, the server alone on Windows), the server first; ProcErr says
 	// why they are missing. CPU is the CPU time they used over CPUWindow,
 	// a span that ends at At and starts at the reading taken for the
-	// request: at most 1 s before it was queued, or just after (zero
-	// CPUWindow: no reading).
+	// request: at most 1 s before it was queued, or just after (at most
+	// 100 ms, or a quarter of its timeout, and the reading's own time;
+	// zero CPUWindow: no reading).
 	Procs     []ProcStat
 	ProcErr   string
 	CPU       time.Duration
@@ -177,11 +179,14 @@ type watchState struct {
 	writeFrom  atomic.Int64
 	writeTo    atomic.Int64
 
-	// The last CPU reading (reused for cpuReuse), whether one is being
-	// taken, the requests waiting for it, and the goroutines taking it
-	// (Close waits for them).
+	// The last CPU reading (reused for cpuReuse), whether one is due or
+	// being taken, the timer that takes it (cpuDefer; nil once it fired),
+	// the requests waiting for it, and the goroutines taking it (Close
+	// waits for them).
 	cpu      cpuReading
 	reading  bool
+	cpuTimer *time.Timer
+	cpuDue   time.Time
 	awaiting []*pending
 	readers  sync.WaitGroup
 }
@@ -195,14 +200,21 @@ type cpuReading struct {
 
 // cpuReuse is how long one CPU reading serves as the baseline of new
 // requests: reading the process group costs a scan of /proc (a ps on
-// macOS), about 2 ms, so it is done at most this often, not per request.
+// macOS), about 1 ms, so it is done at most this often, not per request.
 const cpuReuse = time.Second
 
+// cpuDefer is how long after a request is queued (at most a quarter of
+// its timeout) the reading it waits for is taken: most requests are
+// answered sooner, and a reading no pending request waits for is not
+// taken (a one-call session reads none).
+const cpuDefer = 100 * time.Millisecond
+
 // baselineLocked gives p the CPU reading its snapshot will compare with:
-// the last one when it is fresh, else the next, which a goroutine takes
-// (never the caller: the reading costs milliseconds) and hands to every
-// request waiting for it. A reading from before the handshake is not
-// reused after it: the server's start-up would count as work.
+// the last one when it is fresh, else the next, which a timer takes
+// after cpuDefer (never the caller: the reading costs a millisecond) and
+// hands to every request waiting for it. A reading from before the
+// handshake is not reused after it: the server's start-up would count as
+// work.
 func (w *watchState) baselineLocked(p *pending, now time.Time) {
 	c := w.c
 	if w.pid == 0 {
@@ -213,12 +225,49 @@ func (w *watchState) baselineLocked(p *pending, now time.Time) {
 		return
 	}
 	w.awaiting = append(w.awaiting, p)
-	if w.reading {
+	delay := min(cpuDefer, p.timeout/4)
+	if w.reading && (w.cpuTimer == nil || !w.cpuDue.After(now.Add(delay)) || !w.cpuTimer.Stop()) {
+		return // due soon enough for p, or under way
+	}
+	if !w.reading {
+		w.reading = true
+		w.readers.Add(1)
+	}
+	w.cpuDue = now.Add(delay)
+	w.cpuTimer = time.AfterFunc(delay, w.deferredRead)
+}
+
+// deferredRead is the timer of baselineLocked: it takes the reading when
+// a request still waits for one.
+func (w *watchState) deferredRead() {
+	c := w.c
+	c.mu.Lock()
+	w.cpuTimer = nil
+	if !c.closed && slices.ContainsFunc(w.awaiting, func(p *pending) bool { return c.pending[p.id] == p }) {
+		pid, ready := w.pid, c.initialized
+		c.mu.Unlock()
+		w.readCPU(pid, ready)
 		return
 	}
-	w.reading = true
-	w.readers.Add(1)
-	go c.watch.readCPU(w.pid, c.initialized)
+	w.cancelReadLocked()
+	c.mu.Unlock()
+}
+
+// stopReadLocked stops a reading that is due and not yet under way
+// (Close: no request waits for it any more).
+func (w *watchState) stopReadLocked() {
+	if w.cpuTimer != nil && w.cpuTimer.Stop() {
+		w.cpuTimer = nil
+		w.cancelReadLocked()
+	}
+}
+
+// cancelReadLocked drops the reading that was due.
+func (w *watchState) cancelReadLocked() {
+	w.reading = false
+	clear(w.awaiting)
+	w.awaiting = w.awaiting[:0]
+	w.readers.Done()
 }
 
 // readCPU takes a CPU reading of process group pid and hands it to the

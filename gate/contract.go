@@ -17,6 +17,10 @@ type Contracts struct {
 	// MaxDuration bounds each request's time from queued to its outcome
 	// (0: no bound).
 	MaxDuration time.Duration
+	// MaxServerDuration bounds each call's server time: a request's
+	// latency, or the sum of an MRTR chain's rounds, without the time the
+	// client (often its user) took between them (0: no bound).
+	MaxServerDuration time.Duration
 	// ToolsCount is how many tools must be listed (negative: any).
 	ToolsCount int
 }
@@ -30,6 +34,7 @@ func (c *Contracts) Rules() []RuleInfo {
 		case r.ID == RuleExpectTool && len(c.ExpectTools) > 0,
 			r.ID == RuleForbidTool && len(c.ForbidTools) > 0,
 			r.ID == RuleMaxDuration && c.MaxDuration > 0,
+			r.ID == RuleMaxServerDuration && c.MaxServerDuration > 0,
 			r.ID == RuleToolsCount && c.ToolsCount >= 0:
 			out = append(out, r)
 		}
@@ -52,13 +57,55 @@ func (c *Contracts) Slow(ev client.Event, line int) (Result, bool) {
 		Seq: ev.Seq, Line: line, Method: r.Method, ID: r.ID.String(), Time: ev.Time}, true
 }
 
+// SlowServer returns a result when ev is the outcome of a request of
+// sonde's outside an MRTR chain (not answered input_required, not a retry)
+// whose server time, its latency, is over MaxServerDuration. A chain is
+// held to it by SlowChain.
+func (c *Contracts) SlowServer(ev client.Event, line int) (Result, bool) {
+	r := ev.Req
+	if c.MaxServerDuration <= 0 || ev.Kind != client.EvRequest || r == nil || r.Dir != client.Out || !r.State.Final() ||
+		r.State == client.StateRetried || r.RetryOf.IsValid() || r.Latency <= c.MaxServerDuration {
+		return Result{}, false
+	}
+	return Result{Rule: RuleMaxServerDuration, Message: fmt.Sprintf("%s id %s: the server took %s (%s), over --max-server-duration %s", callName(r.Method, r.Tool), r.ID.String(), r.Latency.Round(time.Millisecond), r.State, c.MaxServerDuration),
+		Seq: ev.Seq, Line: line, Method: r.Method, ID: r.ID.String(), Time: ev.Time}, true
+}
+
+// Chain is an MRTR chain's time, as stats folds it: Server the sum of its
+// rounds' latencies, Waiting the time between an input_required answer and
+// the next round (the client's, often its user's).
+type Chain struct {
+	Method, Tool string
+	Rounds       int
+	Server       time.Duration
+	Waiting      time.Duration
+	Outcome      string
+}
+
+// SlowChain returns a result when an MRTR chain's server time is over
+// MaxServerDuration; the time spent waiting on the client does not count.
+func (c *Contracts) SlowChain(ch Chain) (Result, bool) {
+	if c.MaxServerDuration <= 0 || ch.Server <= c.MaxServerDuration {
+		return Result{}, false
+	}
+	return Result{Rule: RuleMaxServerDuration, Message: fmt.Sprintf("%s (MRTR chain, %d rounds, %s): the server worked %s while the client and its user took %s, over --max-server-duration %s",
+		callName(ch.Method, ch.Tool), ch.Rounds, ch.Outcome, ch.Server.Round(time.Millisecond), ch.Waiting.Round(time.Millisecond), c.MaxServerDuration), Method: ch.Method}, true
+}
+
+func callName(method, tool string) string {
+	if tool != "" {
+		return method + " " + tool
+	}
+	return method
+}
+
 // Tools returns the results of the contracts on the tools listed (names;
 // listed false when tools/list failed, and every tool contract fails).
 func (c *Contracts) Tools(names []string, listed bool) []Result {
 	var out []Result
 	if !listed {
 		for _, r := range c.Rules() {
-			if r.ID != RuleMaxDuration {
+			if r.ID != RuleMaxDuration && r.ID != RuleMaxServerDuration {
 				out = append(out, Result{Rule: r.ID, Message: "tools/list failed: the tools could not be checked"})
 			}
 		}

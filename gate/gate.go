@@ -101,7 +101,10 @@ const (
 	RuleExpectTool  = "expect-tool"
 	RuleForbidTool  = "forbid-tool"
 	RuleMaxDuration = "max-duration"
-	RuleToolsCount  = "expect-tools-count"
+	// RuleMaxServerDuration: a call's server time (an MRTR chain's rounds
+	// summed, the client's waits left out) over --max-server-duration.
+	RuleMaxServerDuration = "max-server-duration"
+	RuleToolsCount        = "expect-tools-count"
 )
 
 // RuleInfo describes a rule of a report: a lint rule, a gate rule or a
@@ -161,6 +164,7 @@ func ContractRules() []RuleInfo {
 		{ID: RuleExpectTool, Summary: "a tool named by --expect-tool is not listed", Help: "sonde check --help", Level: "error"},
 		{ID: RuleForbidTool, Summary: "a tool named by --forbid-tool is listed", Help: "sonde check --help", Level: "error"},
 		{ID: RuleMaxDuration, Summary: "a request took longer than --max-duration", Help: "sonde check --help", Level: "error"},
+		{ID: RuleMaxServerDuration, Summary: "a call's server time (an MRTR chain's rounds, without the client's waits) was over --max-server-duration", Help: "sonde check --help", Level: "error"},
 		{ID: RuleToolsCount, Summary: "the number of tools listed is not --expect-tools-count", Help: "sonde check --help", Level: "error"},
 	}
 }

@@ -193,18 +193,7 @@ func (r *resolver) expandDollar(field, text string) string {
 			continue
 		}
 		b.WriteString(text[:i])
-		name := text[i+1 : j]
-		v, ok := "", false
-		if r.env.Lookup != nil {
-			v, ok = r.env.Lookup(name)
-		}
-		if ok {
-			r.keep(v, false)
-			b.WriteString(v)
-		} else {
-			r.fail(fmt.Errorf("%w: %s: $%s: environment variable %s is not set", ErrReference, field, name, name))
-			b.WriteString(text[i:j])
-		}
+		r.envValue(&b, field, text[i+1:j], text[i:j])
 		text = text[j:]
 	}
 }
@@ -222,20 +211,26 @@ func (r *resolver) expandBraceEnv(field, text string) string {
 		}
 		b.WriteString(text[:i])
 		ref := text[i : i+j+1]
-		name := ref[len("{env:") : len(ref)-1]
-		v, ok := "", false
-		if r.env.Lookup != nil {
-			v, ok = r.env.Lookup(name)
-		}
-		if ok {
-			r.keep(v, false)
-			b.WriteString(v)
-		} else {
-			r.fail(fmt.Errorf("%w: %s: %s: environment variable %s is not set", ErrReference, field, ref, name))
-			b.WriteString(ref)
-		}
+		r.envValue(&b, field, ref[len("{env:"):len(ref)-1], ref)
 		text = text[i+j+1:]
 	}
+}
+
+// envValue writes the value of environment variable name, which ref
+// (the text as written) refers to, or ref itself with an error when it is
+// not set.
+func (r *resolver) envValue(b *strings.Builder, field, name, ref string) {
+	v, ok := "", false
+	if r.env.Lookup != nil {
+		v, ok = r.env.Lookup(name)
+	}
+	if !ok {
+		r.fail(fmt.Errorf("%w: %s: %s: environment variable %s is not set", ErrReference, field, ref, name))
+		b.WriteString(ref)
+		return
+	}
+	r.keep(v, false)
+	b.WriteString(v)
 }
 
 // lookup resolves one reference (the text between "${" and "}"); ok is

@@ -52,6 +52,9 @@ type pend struct {
 	// exts are the extensions a modern request's client capabilities
 	// declared.
 	exts []string
+	// cacheKey names a modern list or read request's result (cacherules.go;
+	// "" for other requests).
+	cacheKey string
 }
 
 // side indexes the requester: 0 for sonde's requests (out), 1 for the
@@ -96,6 +99,14 @@ type Linter struct {
 	// until one was seen).
 	mrtr       map[string]mrtrRound
 	serverExts []string
+	// fresh are the list and read results whose ttlMs has not run out, by
+	// cache key (cacherules.go).
+	fresh map[string]freshResult
+	// appVis is the _meta.ui.visibility of the tools that set one;
+	// clientUI whether the client's initialize (initSeen) declared the MCP
+	// Apps extension (appsrules.go).
+	appVis             map[string][]string
+	clientUI, initSeen bool
 
 	out []Finding
 }
@@ -114,7 +125,7 @@ func New() *Linter {
 func (l *Linter) reset(started bool) {
 	pending, tokens, done, out, tasks, held := l.pending, l.tokens, l.done, l.out[:0], l.tasks, l.held
 	*l = Linter{seen: true, started: started, out: out, tasks: tasks, held: held,
-		schemas: map[string]*outSchema{}, mrtr: map[string]mrtrRound{}}
+		schemas: map[string]*outSchema{}, mrtr: map[string]mrtrRound{}, fresh: map[string]freshResult{}, appVis: map[string][]string{}}
 	if l.tasks == nil {
 		l.tasks = map[string]string{}
 	}
@@ -215,10 +226,17 @@ func (l *Linter) checkFrame(ev client.Event) {
 		l.toolResult(ev)
 		l.resultType(ev)
 		l.serverExtensions(ev)
+		l.cacheChanged(ev)
+		l.appTools(ev)
+		if m.Kind == jsonrpc.KindNotification {
+			l.cacheNotified(ev)
+		}
 	}
 	if f.Err == nil && f.Dir == client.Out && m.Kind == jsonrpc.KindRequest {
 		l.clientExtensions(ev)
 		l.requestState(ev)
+		l.cacheRefetch(ev)
+		l.appCall(ev)
 	}
 	l.versionInFrame(ev)
 	l.track(ev.Seq, f)
@@ -241,6 +259,9 @@ func (l *Linter) track(seq uint64, f *client.FrameInfo) {
 				params := requestParams(f)
 				p.target, p.state, p.exts = target(m.Method, params), requestStateOf(params), clientExts(params)
 				p.version, _ = metaVersion(params)
+				if cached(m.Method) {
+					p.cacheKey = cacheKey(m.Method, params)
+				}
 			} else if m.Method == mcp.MethodToolsCall {
 				p.target = target(m.Method, requestParams(f))
 			}

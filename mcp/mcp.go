@@ -68,6 +68,8 @@ type Tool struct {
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	// Execution (2025-11-25) says whether the tool runs as a task.
 	Execution *ToolExecution `json:"execution,omitempty"`
+	// Meta is the tool's _meta (MCP Apps put _meta.ui there).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ToolExecution is a tool's execution object: TaskSupport is "required",

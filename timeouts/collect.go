@@ -67,6 +67,7 @@ type Collector struct {
 	rep     Report
 	sums    []Summary
 	budget  bool
+	live    bool // for Live: nothing kept for a report
 }
 
 // NewCollector returns a collector evaluating under policies, with times
@@ -181,6 +182,9 @@ func (c *Collector) flush() {
 }
 
 func (c *Collector) done(r *Request) {
+	if c.live {
+		return
+	}
 	row := Row{Request: *r, Verdicts: make([]Verdict, len(c.policies))}
 	for i, p := range c.policies {
 		v := Evaluate(p, r)

@@ -21,6 +21,9 @@ const (
 	// gave up on it, the server exited, ...) before the policy's deadline:
 	// whether the answer would have come in time is not in the recording.
 	ResultUnknown Result = "unknown"
+	// ResultPending: the request is still in flight and the policy's
+	// deadline has not come yet (Standing only).
+	ResultPending Result = "pending"
 )
 
 // Reason says which limit failed a request.
@@ -85,40 +88,13 @@ func limitsFor(p Policy, r *Request) limits {
 // reset-on-progress; the max total caps it (or, with total-on-progress,
 // fails the request at the first progress past it).
 func Evaluate(p Policy, r *Request) Verdict {
-	l := limitsFor(p, r)
-	var d time.Time // the deadline in force; zero: none
-	reason := ReasonDeadline
-	if l.timeout > 0 {
-		d = r.Sent.Add(l.timeout)
-	}
-	capAt := func() {
-		if !l.hardCap.IsZero() && (d.IsZero() || !d.Before(l.hardCap)) {
-			d, reason = l.hardCap, ReasonMaxTotal
-		}
-	}
-	capAt()
 	stop := r.Ended
 	if !r.Answered.IsZero() {
 		stop = r.Answered
 	}
+	d, reason := DeadlineAt(p, r, stop)
 	v := Verdict{}
-	gaps(&v, l.timeout, r, stop)
-	for _, t := range r.Progress {
-		if !t.Before(stop) || (!d.IsZero() && !t.Before(d)) {
-			break // the answer came, or the timer fired, first
-		}
-		if !l.reset {
-			continue
-		}
-		if l.checkCap && t.Sub(r.Sent) >= l.softCap {
-			d, reason = t, ReasonMaxTotal
-			break
-		}
-		if l.timeout > 0 {
-			d, reason = t.Add(l.timeout), ReasonDeadline
-			capAt()
-		}
-	}
+	gaps(&v, limitsFor(p, r).timeout, r, stop)
 	switch {
 	case d.IsZero():
 		v.Result = ResultPass
@@ -139,6 +115,65 @@ func Evaluate(p Policy, r *Request) Verdict {
 		return v
 	}
 	v.Result, v.Reason, v.At = ResultFail, reason, d.Sub(r.Sent)
+	return v
+}
+
+// DeadlineAt is when policy p gives up on request r as r's events up to
+// stop tell it: the deadline in force at stop (each progress before stop
+// and before the deadline having restarted it, with reset-on-progress),
+// and which limit it is; zero when p sets none. Evaluate and Standing
+// both read it; a live view marks it on a request's bar.
+func DeadlineAt(p Policy, r *Request, stop time.Time) (time.Time, Reason) {
+	l := limitsFor(p, r)
+	var d time.Time // the deadline in force; zero: none
+	reason := ReasonDeadline
+	if l.timeout > 0 {
+		d = r.Sent.Add(l.timeout)
+	}
+	capAt := func() {
+		if !l.hardCap.IsZero() && (d.IsZero() || !d.Before(l.hardCap)) {
+			d, reason = l.hardCap, ReasonMaxTotal
+		}
+	}
+	capAt()
+	for _, t := range r.Progress {
+		if !t.Before(stop) || (!d.IsZero() && !t.Before(d)) {
+			break // the answer came, or the timer fired, first
+		}
+		if !l.reset {
+			continue
+		}
+		if l.checkCap && t.Sub(r.Sent) >= l.softCap {
+			d, reason = t, ReasonMaxTotal
+			break
+		}
+		if l.timeout > 0 {
+			d, reason = t.Add(l.timeout), ReasonDeadline
+			capAt()
+		}
+	}
+	return d, reason
+}
+
+// Standing is policy p's verdict on request r at now, while r may still be
+// in flight (a live view: Live keeps r up to date as its events come).
+// Once r has an answer or an end it is Evaluate's verdict. Before, it is
+// ResultFail when the deadline in force has come by now (the client would
+// have given up already; At and Reason say when and why), and
+// ResultPending otherwise, At then the deadline in force (from the send; 0
+// when p sets none): a progress notification may still move it.
+func Standing(p Policy, r *Request, now time.Time) Verdict {
+	if !r.Answered.IsZero() || !r.Ended.IsZero() {
+		return Evaluate(p, r)
+	}
+	d, reason := DeadlineAt(p, r, now)
+	v := Verdict{Result: ResultPending}
+	if !d.IsZero() {
+		v.At = d.Sub(r.Sent)
+		if !d.After(now) {
+			v.Result, v.Reason = ResultFail, reason
+		}
+	}
 	return v
 }
 

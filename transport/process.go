@@ -42,6 +42,7 @@ type Process struct {
 	mark  string   // MarkEnv's value in the program's environment
 	cg    *cgroup  // its cgroup (Linux, where sonde may make one), or nil
 	pipes []string // its stdout and stderr as sweep knows them (Linux)
+	born  uint64   // its start time as sweep knows it (Linux; 0: unknown)
 
 	waitOnce sync.Once
 	ended    Ended
@@ -136,6 +137,7 @@ func startProcess(argv []string, dir string, env []string) (*Process, error) {
 	p.cmd, p.pid, p.group = cmd, cmd.Process.Pid, group
 	p.Stdin, p.Stdout, p.Stderr = inW, outR, errR
 	p.pipes = pipeIDs(outR, errR)
+	p.born = startTime(p.pid)
 	return p, nil
 }
 
@@ -157,8 +159,8 @@ func (p *Process) Wait() Ended {
 		_ = p.group.kill()                 // orphans left by the program; none is the normal case
 		p.reaped.Store(true)
 		p.group.release()
-		left := sweep(p.mark, p.pipes)       // and those that left the group
-		left = append(left, p.cg.sweep()...) // even unmarked, without its pipes
+		left := sweep(p.mark, p.pipes, p.born) // and those that left the group
+		left = append(left, p.cg.sweep()...)   // even unmarked, without its pipes
 		p.cg.remove()
 		for _, st := range left {
 			if !slices.ContainsFunc(p.ended.Left, func(l ProcStat) bool { return l.Pid == st.Pid }) {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"strconv"
@@ -143,6 +144,70 @@ func parseProcStat(line string) (st ProcStat, pgrp int, ok bool) {
 	}
 	cpu := time.Duration(ut+stm) * (time.Second / linuxTicks)
 	return ProcStat{Pid: pid, Name: line[open+1 : end], State: linuxState(f[0][0]), CPU: cpu}, pgrp, true
+}
+
+// statFields are the fields of a /proc/PID/stat line that the walks of
+// /proc filter every process on: read without allocating, since the walks
+// read one line of each process on the machine.
+type statFields struct {
+	ppid, pgrp int
+	start      uint64 // starttime: clock ticks since boot
+}
+
+// parseStatFields reads the parent, the process group and the start time
+// of a /proc/PID/stat line (fields 4, 5 and 22; the name, field 2, may
+// hold spaces and parentheses, so the fields are counted from its last
+// ")").
+func parseStatFields(b []byte) (statFields, bool) {
+	end := bytes.LastIndexByte(b, ')')
+	if end < 0 {
+		return statFields{}, false
+	}
+	var f statFields
+	i := end + 1
+	for k := 0; k <= 19; k++ { // k is the field's number less 3: 0 is the state
+		for i < len(b) && b[i] == ' ' {
+			i++
+		}
+		j := i
+		for j < len(b) && b[j] != ' ' && b[j] != '\n' {
+			j++
+		}
+		if j == i {
+			return statFields{}, false
+		}
+		if k == 1 || k == 2 || k == 19 {
+			n, ok := decimal(b[i:j])
+			if !ok {
+				return statFields{}, false
+			}
+			switch k {
+			case 1:
+				f.ppid = int(n)
+			case 2:
+				f.pgrp = int(n)
+			default:
+				f.start = n
+			}
+		}
+		i = j
+	}
+	return f, true
+}
+
+// decimal reads an unsigned decimal number of at most 18 digits.
+func decimal(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
 }
 
 // bsdState maps the first letter of ps's STAT column (macOS, the BSDs).

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"syscall"
 	"time"
 )
 
@@ -21,8 +22,12 @@ func statGroup(pid int) ([]ProcStat, error) {
 }
 
 // groupMembers lists the processes of process group pgid other than its
-// leader.
+// leader. An empty group (the normal case once its leader is reaped)
+// runs no ps.
 func groupMembers(pgid int) []ProcStat {
+	if syscall.Kill(-pgid, 0) == syscall.ESRCH {
+		return nil
+	}
 	_, rest, _ := psGroup(pgid)
 	return rest
 }

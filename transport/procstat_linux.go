@@ -3,48 +3,65 @@
 package transport
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
-	"os"
 	"strconv"
+	"syscall"
 )
 
 // statGroup reads /proc: the server's own stat, then every process whose
 // process group is the server's (only this user's processes are there to
 // read in full, but stat is world-readable).
 func statGroup(pid int) ([]ProcStat, error) {
-	lead, _, err := readProcStat(pid)
+	p, ok := openProc()
+	if !ok {
+		return nil, errors.New("/proc is not readable")
+	}
+	defer p.close()
+	lead, _, err := p.readProcStat(pid)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []ProcStat{{Pid: pid, State: ProcGone}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return append([]ProcStat{lead}, groupMembers(pid)...), nil
+	return append([]ProcStat{lead}, p.groupMembers(pid)...), nil
 }
 
 // groupMembers lists the processes of process group pgid other than its
 // leader.
 func groupMembers(pgid int) []ProcStat {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	// The group is empty: the normal case once its leader is reaped, and
+	// then no walk of /proc is needed.
+	if syscall.Kill(-pgid, 0) == syscall.ESRCH {
 		return nil
 	}
+	p, ok := openProc()
+	if !ok {
+		return nil
+	}
+	defer p.close()
+	return p.groupMembers(pgid)
+}
+
+// groupMembers walks /proc for the members of pgid other than its leader:
+// the stat line alone first, since most processes are not the group's.
+func (p *procFS) groupMembers(pgid int) []ProcStat {
+	var in []int
+	p.eachPid(func(pid int) {
+		if pid == pgid {
+			return
+		}
+		if b, err := p.stat(pid); err == nil {
+			if f, ok := parseStatFields(b); ok && f.pgrp == pgid {
+				in = append(in, pid)
+			}
+		}
+	})
 	var out []ProcStat
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil || n == pgid {
-			continue
-		}
-		// The stat line alone first: most processes are not the group's.
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if _, pgrp, ok := parseProcStat(string(b)); !ok || pgrp != pgid {
-			continue
-		}
-		if st, _, err := readProcStat(n); err == nil {
+	for _, pid := range in {
+		if st, pgrp, err := p.readProcStat(pid); err == nil && pgrp == pgid {
 			out = append(out, st)
 		}
 	}
@@ -53,30 +70,48 @@ func groupMembers(pgid int) []ProcStat {
 
 // readProcStat reads a process's stat (its CPU time counts every thread),
 // then each thread's state and wait for a CPU.
-func readProcStat(pid int) (ProcStat, int, error) {
-	dir := "/proc/" + strconv.Itoa(pid)
-	b, err := os.ReadFile(dir + "/stat")
+func (p *procFS) readProcStat(pid int) (ProcStat, int, error) {
+	dir := strconv.Itoa(pid)
+	b, err := p.read(dir + "/stat")
 	if err != nil {
 		return ProcStat{}, 0, err
 	}
 	st, pgrp, ok := parseProcStat(string(b))
 	if !ok {
-		return ProcStat{}, 0, errors.New(dir + "/stat: unreadable")
+		return ProcStat{}, 0, errors.New("/proc/" + dir + "/stat: unreadable")
 	}
-	tasks, _ := os.ReadDir(dir + "/task")
-	states := make([]ProcState, 0, len(tasks))
-	for _, t := range tasks {
-		tdir := dir + "/task/" + t.Name()
-		if b, err := os.ReadFile(tdir + "/stat"); err == nil {
-			if ts, _, ok := parseProcStat(string(b)); ok {
-				states = append(states, ts.State)
+	var tids []int
+	if t, err := syscall.Openat(p.dir, dir+"/task", syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0); err == nil {
+		tp := &procFS{dir: t, ents: p.ents} // p's walk is not under way: its block is free
+		tp.eachPid(func(tid int) { tids = append(tids, tid) })
+		tp.close()
+		p.ents = tp.ents
+	}
+	running, diskWait := false, false
+	for _, tid := range tids {
+		tdir := dir + "/task/" + strconv.Itoa(tid)
+		if b, err := p.read(tdir + "/stat"); err == nil {
+			// The state letter follows the name: "pid (name) S ...".
+			if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+				switch linuxState(b[i+2]) {
+				case ProcRunning:
+					running = true
+				case ProcDiskWait:
+					diskWait = true
+				}
 			}
 		}
-		if b, err := os.ReadFile(tdir + "/schedstat"); err == nil {
+		if b, err := p.read(tdir + "/schedstat"); err == nil {
 			if w, ok := parseSchedstat(string(b)); ok {
 				st.Wait += w
 			}
 		}
+	}
+	var states []ProcState
+	if running {
+		states = append(states, ProcRunning)
+	} else if diskWait {
+		states = append(states, ProcDiskWait)
 	}
 	st.State = threadsState(st.State, states)
 	return st, pgrp, nil

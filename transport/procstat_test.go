@@ -24,6 +24,39 @@ func TestParseProcStat(t *testing.T) {
 	}
 }
 
+// TestParseStatFields: the walks' reading of a stat line, which allocates
+// nothing, agrees with parseProcStat on the process group and finds the
+// parent and the start time (field 22) past a name with spaces and
+// parentheses.
+func TestParseStatFields(t *testing.T) {
+	line := "4242 (my ) (odd) name) S 17 4243 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 987654 0 0\n"
+	f, ok := parseStatFields([]byte(line))
+	if !ok || f.ppid != 17 || f.pgrp != 4243 || f.start != 987654 {
+		t.Fatalf("parseStatFields = %+v, %v", f, ok)
+	}
+	if n := testing.AllocsPerRun(100, func() { parseStatFields([]byte(line)) }); n != 0 {
+		t.Errorf("parseStatFields allocates %v times", n)
+	}
+	for _, bad := range []string{"", "12 (a) S 1 2", "12 (a) S 1 -2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", "12 (a) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x9"} {
+		if _, ok := parseStatFields([]byte(bad)); ok {
+			t.Errorf("parseStatFields(%q) accepted", bad)
+		}
+	}
+}
+
+// FuzzParseStatFields: wherever both read a line, the walks' reading and
+// parseProcStat agree on its process group.
+func FuzzParseStatFields(f *testing.F) {
+	f.Add("4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 100 0 0")
+	f.Fuzz(func(t *testing.T, line string) {
+		sf, ok1 := parseStatFields([]byte(line))
+		_, pgrp, ok2 := parseProcStat(line)
+		if ok1 && ok2 && sf.pgrp != pgrp {
+			t.Fatalf("%q: pgrp %d, parseProcStat %d", line, sf.pgrp, pgrp)
+		}
+	})
+}
+
 func TestParsePSLine(t *testing.T) {
 	for _, c := range []struct {
 		line string

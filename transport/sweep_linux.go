@@ -16,78 +16,86 @@ import (
 // environment still carries the server's mark (MarkEnv, given to the
 // server at start and inherited by everything it starts), or when it holds
 // one of the server's pipes (an open copy of its stdin, stdout or stderr).
-// It reads /proc, and only this user's processes are readable. A process
-// that both cleared its environment and closed the server's pipes is not
-// found; neither is one that runs as another user.
+// It reads /proc, and only this user's processes are readable. Of those
+// only the ones that started no earlier than born (the server's start
+// time: see startTime) are looked into, since the server cannot have
+// started the others. A process that both cleared its environment and
+// closed the server's pipes is not found; neither is one that runs as
+// another user.
 //
 // A subreaper (PR_SET_CHILD_SUBREAPER) was the other way: sonde would adopt
 // such orphans, but also every daemon any of its children starts (a tmux
 // server started by a test, a browser opened for OAuth), and telling them
 // apart needs these same marks. So sonde does not adopt; it searches.
-func sweep(mark string, pipes []string) []ProcStat {
+func sweep(mark string, pipes []string, born uint64) []ProcStat {
 	inodes := make(map[string]bool, len(pipes))
 	for _, id := range pipes {
 		inodes[id] = true
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
+	p, ok := openProc()
+	if !ok {
 		return nil
 	}
+	defer p.close()
 	self := os.Getpid()
-	needle := []byte(MarkEnv + "=" + mark + "\x00")
+	needle := []byte("\x00" + MarkEnv + "=" + mark + "\x00")
 	var killed []ProcStat
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self || pid <= 1 {
-			continue
+	p.eachPid(func(pid int) {
+		if pid == self || pid <= 1 {
+			return
 		}
-		dir := "/proc/" + e.Name()
-		if !marked(dir, needle) && (!holdsPipe(dir, inodes) || parent(dir) == self) {
+		b, err := p.stat(pid)
+		if err != nil {
+			return // gone
+		}
+		f, ok := parseStatFields(b)
+		if ok && f.start < born {
+			return // started before the server: not one it left
+		}
+		dir := "/proc/" + strconv.Itoa(pid)
+		if !marked(dir, needle) && (!holdsPipe(dir, inodes) || f.ppid == self) {
 			// A child of sonde's own holds the pipes for a moment without
 			// being the server's: another server being started (between
 			// fork and exec it has a copy of every file sonde has open).
-			continue
+			return
 		}
 		st := ProcStat{Pid: pid}
-		if b, err := os.ReadFile(dir + "/stat"); err == nil {
-			if s, _, ok := parseProcStat(string(b)); ok {
-				st = s
-			}
+		if s, _, ok := parseProcStat(string(b)); ok {
+			st = s
 		}
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
 			killed = append(killed, st)
 		}
-	}
+	})
 	return killed
 }
 
+// startTime is when process pid started, in clock ticks since boot (its
+// stat's starttime), or 0 when it cannot be read. Read as a server starts,
+// it bounds the sweep: everything the server starts starts after it, so a
+// process that started before is not read further.
+func startTime(pid int) uint64 {
+	p, ok := openProc()
+	if !ok {
+		return 0
+	}
+	defer p.close()
+	if b, err := p.stat(pid); err == nil {
+		if f, ok := parseStatFields(b); ok {
+			return f.start
+		}
+	}
+	return 0
+}
+
 // marked reports whether the process's initial environment holds needle
-// (NAME=value followed by NUL; the first entry has no NUL before it).
+// (NAME=value between NULs; the first entry has no NUL before it).
 func marked(dir string, needle []byte) bool {
 	env, err := os.ReadFile(dir + "/environ")
 	if err != nil {
 		return false
 	}
-	return bytes.HasPrefix(env, needle) || bytes.Contains(env, append([]byte{0}, needle...))
-}
-
-// parent is the process's parent pid (0 when it cannot be read).
-func parent(dir string) int {
-	b, err := os.ReadFile(dir + "/stat")
-	if err != nil {
-		return 0
-	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
+	return bytes.HasPrefix(env, needle[1:]) || bytes.Contains(env, needle)
 }
 
 // pipeIDs names the pipes behind files as /proc shows them ("pipe:[N]"),

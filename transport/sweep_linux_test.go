@@ -36,7 +36,7 @@ func TestSweepSparesOwnChildren(t *testing.T) {
 	}
 	grandchild, _ := strconv.Atoi(strings.TrimSpace(line))
 
-	killed := sweep("no-such-mark", pipeIDs(r))
+	killed := sweep("no-such-mark", pipeIDs(r), 0)
 	if len(killed) != 1 || killed[0].Pid != grandchild {
 		t.Errorf("sweep killed %v, want only the grandchild %d (not sonde's own child %d)", killed, grandchild, cmd.Process.Pid)
 	}
@@ -63,8 +63,26 @@ func TestSweepAfterPipesClosed(t *testing.T) {
 	p.Stderr.Close()
 
 	// The pipe alone must find it: the cgroup (which would also) is not asked.
-	killed := sweep("no-such-mark", p.pipes)
+	killed := sweep("no-such-mark", p.pipes, p.born)
 	if len(killed) != 1 || killed[0].Pid != daemon {
 		t.Fatalf("sweep killed %v, want the daemon %d that holds the server's stdout", killed, daemon)
+	}
+}
+
+// BenchmarkEndSweep is what Wait pays after a server that left nothing
+// behind has ended: naming the rest of its process group, and the sweep
+// for processes that left the group (the cgroup's check aside).
+func BenchmarkEndSweep(b *testing.B) {
+	p, err := StartProcess(ProcessConfig{Argv: []string{"true"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if left := p.Wait().Left; len(left) != 0 {
+		b.Fatalf("true left %v", left)
+	}
+	for b.Loop() {
+		if left := append(groupMembers(p.pid), sweep(p.mark, p.pipes, p.born)...); len(left) != 0 {
+			b.Fatalf("found %v", left)
+		}
 	}
 }

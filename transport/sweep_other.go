@@ -10,7 +10,10 @@ import (
 // sweep finds nothing outside Linux: there the process group (Unix) or the
 // job object (Windows) is all sonde stops. On macOS and the BSDs a process
 // that left the server's group (setsid) keeps running (README, docs/commands.md).
-func sweep(mark string, pipes []string) []ProcStat { return nil }
+func sweep(mark string, pipes []string, born uint64) []ProcStat { return nil }
+
+// startTime is not read outside Linux (sweep does not look).
+func startTime(int) uint64 { return 0 }
 
 // pipeIDs names nothing outside Linux (sweep does not look).
 func pipeIDs(...*os.File) []string { return nil }

@@ -12,6 +12,7 @@ import (
 	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/ui/theme"
 )
 
 // Breaks is what the UI drives a session's breakpoints and held frames
@@ -226,9 +227,9 @@ func (b *breaksState) left(h hold.Held, now time.Time) string {
 	return fmt.Sprintf("%ds", (ms+999)/1000)
 }
 
-// breakFrom sets a breakpoint from a row (b in Frames or Pending).
-func (m *Model) breakFrom(expr string) tea.Cmd {
-	return breaksCmd(m.brk.src, hold.MethodAdd, map[string]string{"expr": expr}, "breakpoint set: "+expr, "")
+// add sets a breakpoint from a row (b in Frames or Pending).
+func (b *breaksState) add(expr string) tea.Cmd {
+	return breaksCmd(b.src, hold.MethodAdd, map[string]string{"expr": expr}, "breakpoint set: "+expr, "")
 }
 
 // answerParams is an answer's params: a result, or an error.
@@ -252,12 +253,12 @@ func (m *Model) handleBreaks(msg tea.Msg) tea.Cmd {
 	case breaksChangedMsg:
 		return tea.Batch(breaksCmd(b.src, hold.MethodList, nil, "", ""), waitBreaks(b.src))
 	case heldOpenMsg:
-		if _, ok := m.dlg.(*heldDialog); !ok && m.canSwap() {
+		if _, ok := m.dlg.(*heldDialog); !ok && canSwap(m.dlg) {
 			b.putOff = false
 			m.openDialog(newHeldDialog(m.styles, b))
 		}
 	case breakpointsOpenMsg:
-		if _, ok := m.dlg.(*breakpointsDialog); !ok && m.canSwap() {
+		if _, ok := m.dlg.(*breakpointsDialog); !ok && canSwap(m.dlg) {
 			m.openDialog(newBreakpointsDialog(m.styles, b))
 		}
 	case editorDoneMsg:
@@ -269,20 +270,19 @@ func (m *Model) handleBreaks(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-// canSwap reports whether a breakpoints dialog may open: none is open, or
-// the open one is the other breakpoints dialog (they swap).
-func (m *Model) canSwap() bool {
-	switch m.dlg.(type) {
+// canSwap reports whether a breakpoints dialog may open over d: none is
+// open, or the open one is the other breakpoints dialog (they swap).
+func canSwap(d dialog) bool {
+	switch d.(type) {
 	case nil, *heldDialog, *breakpointsDialog:
 		return true
 	}
 	return false
 }
 
-// breaksPart is the status bar's word on breakpoints: how many frames are
+// part is the status bar's word on breakpoints: how many frames are
 // held (H shows them), and the last outcome or refusal.
-func (m *Model) breaksPart() []statusPart {
-	b, st := m.brk, m.styles
+func (b *breaksState) part(st *theme.Styles) []statusPart {
 	var parts []statusPart
 	if n := len(b.st.Held); n > 0 {
 		parts = append(parts, statusPart{text: st.Warn.Render(fmt.Sprintf("⏸ %d held · H", n))})
@@ -309,16 +309,15 @@ func enabledBreaks(bps []hold.Breakpoint) int {
 	return n
 }
 
-// holdNoted asks a polled source for its state at once when evs hold a
-// note of a held frame (the tap recorded a step of one).
-func (m *Model) holdNoted(evs []client.Event) tea.Cmd {
-	b := m.brk
+// noted asks a polled source for its state at once when evs hold a note
+// of a held frame (the tap recorded a step of one); now is the UI's clock.
+func (b *breaksState) noted(evs []client.Event, now time.Time) tea.Cmd {
 	if b == nil || b.src.Changed() != nil {
 		return nil
 	}
 	for _, ev := range evs {
 		if ev.Hold != nil {
-			b.polled = m.now
+			b.polled = now
 			return breaksCmd(b.src, hold.MethodList, nil, "", "")
 		}
 	}

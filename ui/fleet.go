@@ -130,6 +130,7 @@ func (f *fleet) open() tea.Cmd {
 		// the Tools pane's counts of calls in flight; Frames and stderr
 		// keep their history.
 		f.m.pending = pending.New(f.m.styles)
+		f.m.pending.SetPolicies(f.m.opts.Policies)
 		f.m.pending.SetServer(f.only)
 		f.m.panes[panePending] = f.m.pending
 		f.m.tools.Reset()
@@ -382,6 +383,8 @@ func (f *fleet) Can(a action) (bool, string) {
 		return false, "fault rules are a watched tap's (sonde watch)"
 	case actBreaks, actBreak:
 		return false, "breakpoints are one server's: sonde --server NAME --break Q"
+	case actExport:
+		return false, "an export is one server's recording: sonde --server NAME --record FILE"
 	}
 	return true, ""
 }

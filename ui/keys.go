@@ -19,6 +19,8 @@ type keyMap struct {
 	// Held shows the frames breakpoints hold; Breakpoints lists the
 	// breakpoints (a session that can hold frames: Options.Breaks).
 	Held, Breakpoints key.Binding
+	// Export writes the session's HTML report beside its capture.
+	Export key.Binding
 }
 
 func defaultKeyMap() keyMap {
@@ -39,6 +41,7 @@ func defaultKeyMap() keyMap {
 		Faults:      key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "fault rules")),
 		Held:        key.NewBinding(key.WithKeys("H"), key.WithHelp("H", "held frames")),
 		Breakpoints: key.NewBinding(key.WithKeys("B"), key.WithHelp("B", "breakpoints")),
+		Export:      key.NewBinding(key.WithKeys("X"), key.WithHelp("X", "export HTML")),
 	}
 }
 
@@ -49,5 +52,5 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp lists every global key.
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Roots, k.Quit}, {k.Server, k.Report, k.Faults, k.Held, k.Breakpoints, k.LessonNext, k.FIFO}}
+	return [][]key.Binding{{k.Next, k.Prev, k.Focus, k.Zoom}, {k.Help, k.Restart, k.Record, k.Export, k.Roots, k.Quit}, {k.Server, k.Report, k.Faults, k.Held, k.Breakpoints, k.LessonNext, k.FIFO}}
 }

@@ -36,6 +36,13 @@ func (l *live) Can(a action) (bool, string) {
 		if l.m.opts.Breaks == nil {
 			return false, "this session holds no frames"
 		}
+	case actExport:
+		if l.m.opts.Export == nil {
+			return false, "this session cannot export"
+		}
+		if l.m.rec.Path == "" {
+			return false, "nothing recorded to export: R records the session (or --record FILE), then X"
+		}
 	}
 	return true, ""
 }
@@ -49,9 +56,9 @@ func (l *live) do(a action, msg tea.Msg) tea.Cmd {
 	l.note = ""
 	switch msg := msg.(type) {
 	case frames.BreakMsg:
-		return m.breakFrom(msg.Expr)
+		return m.brk.add(msg.Expr)
 	case pending.BreakMsg:
-		return m.breakFrom(msg.Expr)
+		return m.brk.add(msg.Expr)
 	}
 	if c == nil {
 		return nil

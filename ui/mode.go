@@ -35,6 +35,7 @@ const (
 	actReport                     // the failure report's key
 	actBreaks                     // the held frames' and breakpoints' keys (H, B)
 	actBreak                      // set a breakpoint from a row (frames.BreakMsg, pending.BreakMsg)
+	actExport                     // the HTML export's key (X)
 )
 
 // mode is one way of having a session behind the root Model: a server
@@ -140,7 +141,8 @@ type keyAction struct {
 // keyActions are the global keys whose use the mode decides.
 func (k *keyMap) keyActions() []keyAction {
 	return []keyAction{{&k.Restart, actRestart}, {&k.Record, actRecord}, {&k.Roots, actRoots},
-		{&k.Faults, actFaults}, {&k.Server, actServer}, {&k.Report, actReport}, {&k.Held, actBreaks}, {&k.Breakpoints, actBreaks}}
+		{&k.Faults, actFaults}, {&k.Server, actServer}, {&k.Report, actReport}, {&k.Held, actBreaks}, {&k.Breakpoints, actBreaks},
+		{&k.Export, actExport}}
 }
 
 // syncKeys enables each global key the mode allows, and disables the

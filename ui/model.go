@@ -18,6 +18,7 @@ import (
 	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/replay"
+	"github.com/sonde-mcp/sonde/timeouts"
 	"github.com/sonde-mcp/sonde/ui/answer"
 	"github.com/sonde-mcp/sonde/ui/features"
 	"github.com/sonde-mcp/sonde/ui/frames"
@@ -98,6 +99,15 @@ type Options struct {
 	// b in Frames or Pending sets one from the row. A live session's
 	// comes from sonde's own Engine (LocalBreaks).
 	Breaks Breaks
+	// Export writes the HTML report of a capture beside it (X); nil
+	// disables the key. Capture is the file a replay or a watched session
+	// reads (a live session exports its recording: R, or --record).
+	Export  Exporter
+	Capture string
+	// Policies, if set, are client timeout policies (sonde --policies,
+	// docs/timeouts.md): Pending shows which of them each of sonde's
+	// requests has outlived, and the timeline marks their deadlines.
+	Policies []timeouts.Policy
 }
 
 // pane is what the root needs of every pane (see the pane packages).
@@ -158,6 +168,7 @@ type Model struct {
 	// asks, and the next key answers.
 	confirmQuit bool
 	rec         RecordState
+	exp         exportState
 
 	// The server's requests waiting for the user, and the dialog open over
 	// the panes (dialog.go).
@@ -213,6 +224,8 @@ func New(opts Options) *Model {
 		stderr: stderr.New(st), tools: tools.New(st, tools.Options{CallTarget: opts.CallTarget}), features: features.New(st), timeline: timeline.New(st),
 		now: opts.Now(), conn: connState{starting: true},
 	}
+	m.pending.SetPolicies(opts.Policies)
+	m.timeline.SetPolicies(opts.Policies)
 	m.panes = [paneCount]pane{m.pending, m.frames, m.tools, m.stderr, nil, m.features, m.timeline}
 	m.keys.LessonNext.SetEnabled(opts.Lesson != nil)
 	m.keys.FIFO.SetEnabled(opts.Lesson != nil)

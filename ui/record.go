@@ -37,9 +37,9 @@ type recordMsg struct {
 	err   error
 }
 
-// toggleRecord runs the recorder's toggle in a command.
-func (m *Model) toggleRecord() tea.Cmd {
-	r, c := m.opts.Recorder, m.sess.Client
+// toggleRecord runs r's toggle for the session of c in a command (none
+// without a recorder).
+func toggleRecord(r Recorder, c *client.Client) tea.Cmd {
 	if r == nil {
 		return nil
 	}
@@ -55,26 +55,27 @@ func (m *Model) toggleRecord() tea.Cmd {
 	}
 }
 
-func (m *Model) handleRecord(msg recordMsg) {
+// apply takes the outcome of a toggle.
+func (r *RecordState) apply(msg recordMsg) {
 	if msg.err != nil {
-		m.rec.Note = "recording: " + msg.err.Error()
+		r.Note = "recording: " + msg.err.Error()
 		return
 	}
-	m.rec = msg.state
+	*r = msg.state
 }
 
-// recordPart is the status bar's text about recording ("" when there is
+// part is the status bar's text about recording ("" when there is
 // nothing to say): the file's name while recording; once stopped, the
 // saved file's path and size (the note of the recorder, which names it).
-func (m *Model) recordPart() (text string, on bool) {
+func (r RecordState) part() (text string, on bool) {
 	switch {
-	case m.rec.On:
-		return "● REC " + filepath.Base(m.rec.Path), true
-	case m.rec.Note != "":
-		if m.rec.Size >= 0 {
-			return m.rec.Note + " · " + textfmt.Size(int(m.rec.Size)), false
+	case r.On:
+		return "● REC " + filepath.Base(r.Path), true
+	case r.Note != "":
+		if r.Size >= 0 {
+			return r.Note + " · " + textfmt.Size(int(r.Size)), false
 		}
-		return m.rec.Note, false
+		return r.Note, false
 	}
 	return "", false
 }

@@ -207,6 +207,11 @@ func (r *replayState) Can(a action) (bool, string) {
 		return false, "fault rules are a watched tap's (sonde watch)"
 	case actBreaks, actBreak:
 		return false, "a replay holds nothing: its frames were sent long ago"
+	case actExport:
+		if r.m.opts.Export == nil || r.m.opts.Capture == "" {
+			return false, "this replay's file is not known here"
+		}
+		return true, ""
 	}
 	return false, replayReadOnly
 }

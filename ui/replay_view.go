@@ -28,6 +28,7 @@ func (r *replayState) replayStatus() string {
 	if r.note != "" {
 		parts = append(parts, part{text: st.Warn.Render(r.note)})
 	}
+	parts = append(parts, r.m.exp.part(st)...)
 	state := "⏸ paused"
 	if r.playing {
 		state = "▶ playing"

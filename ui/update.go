@@ -61,7 +61,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case subClosedMsg:
 		return m, nil
 	case recordMsg:
-		m.handleRecord(msg)
+		m.rec.apply(msg)
+		syncKeys(&m.keys, m.mode) // X exports what R recorded
+	case exportMsg:
+		m.exp.apply(msg)
 		return m, nil
 	case replayLoadedMsg:
 		return m, m.rp.replayLoaded(msg)
@@ -185,7 +188,7 @@ func (m *Model) handleEvents(msg eventsMsg) tea.Cmd {
 		}
 	}
 	m.stats.apply(msg.evs)
-	breaks := m.holdNoted(msg.evs)
+	breaks := m.brk.noted(msg.evs, m.now)
 	m.trackAsks(msg.evs, msg.gen)
 	m.trackElicitComplete(msg.evs, msg.gen)
 	if msg.gen != m.gen {
@@ -293,7 +296,9 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, m.keys.Breakpoints):
 		return m.handleBreaks(breakpointsOpenMsg{}), true
 	case key.Matches(msg, m.keys.Record):
-		return m.toggleRecord(), true
+		return toggleRecord(m.opts.Recorder, m.sess.Client), true
+	case key.Matches(msg, m.keys.Export):
+		return exportCmd(m.opts.Export, exportSource(m)), true
 	case key.Matches(msg, m.keys.Roots):
 		return m.openRootsCmd(), true
 	case key.Matches(msg, m.keys.Focus):

@@ -185,8 +185,9 @@ func (m *Model) statusBar() string {
 	if m.wt != nil {
 		parts = append(parts, part{text: m.wt.watchPart()})
 	}
+	parts = append(parts, m.exp.part(m.styles)...)
 	if m.brk != nil {
-		parts = append(parts, m.breaksPart()...)
+		parts = append(parts, m.brk.part(m.styles)...)
 	}
 	if m.lv != nil && m.lv.note != "" {
 		parts = append(parts, part{text: st.Warn.Render(textfmt.Clean(m.lv.note))})
@@ -212,7 +213,7 @@ func (m *Model) statusBar() string {
 	}
 	// Recording shows second, where it cannot be cut off, and is never
 	// dropped: the file's name while recording, the saved file after.
-	if text, on := m.recordPart(); on {
+	if text, on := m.rec.part(); on {
 		parts = append(parts[:1], append([]part{{text: st.Error.Render(text)}}, parts[1:]...)...)
 	} else if text != "" {
 		parts = append(parts[:1], append([]part{{text: st.Info.Render(text)}}, parts[1:]...)...)

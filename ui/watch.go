@@ -166,6 +166,11 @@ func (w *watchState) Can(a action) (bool, string) {
 			return false, "this tap holds no frames (its socket offers no sonde/breaks/*)"
 		}
 		return true, ""
+	case actExport:
+		if w.m.opts.Export == nil || w.m.opts.Capture == "" {
+			return false, "this session's recording is not known here"
+		}
+		return true, ""
 	}
 	return false, "only with several servers (sonde --all)" // actStart, actServer, actReport
 }
@@ -176,9 +181,9 @@ func (w *watchState) refuse(why string) { w.note = why }
 func (w *watchState) do(_ action, msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case frames.BreakMsg:
-		return w.m.breakFrom(msg.Expr)
+		return w.m.brk.add(msg.Expr)
 	case pending.BreakMsg:
-		return w.m.breakFrom(msg.Expr)
+		return w.m.brk.add(msg.Expr)
 	case tools.CallMsg:
 		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			started := time.Now()
@@ -229,7 +234,7 @@ func (w *watchState) noInject() string {
 // watchEvents applies a batch read from the recording and re-arms the
 // reader (until the recording ended).
 func (w *watchState) watchEvents(msg watchEventsMsg) tea.Cmd {
-	breaks := w.m.holdNoted(msg.evs)
+	breaks := w.m.brk.noted(msg.evs, w.m.now)
 	if len(msg.evs) > 0 {
 		for _, p := range w.m.panes {
 			if p != nil {

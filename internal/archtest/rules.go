@@ -53,7 +53,7 @@ func notCLI(cli ...string) []string {
 	return append([]string{
 		".", "jsonrpc", "mcp", "transport/...", "client", "capture", "lint", "stats", "diagram",
 		"replay/...", "ui/...", "hostconfig", "fixtures", "internal/paths", "internal/textfmt",
-		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface", "sessions", "hold", "report/...", "timeouts",
+		"internal/ring", "internal/lines", "internal/loopback", "chaos", "diff", "gate", "manager", "observe", "filter", "surface", "sessions", "hold", "report/...", "timeouts", "clients",
 	}, cli...)
 }
 
@@ -89,6 +89,8 @@ func Rules() []Rule {
 		// Client timeout policies over a session's recorded timing
 		// (sonde timeouts): a fold, events in, verdicts out.
 		{Pkg: "timeouts", Internal: folds},
+		// What tapped sessions showed of their hosts (sonde clients): a fold.
+		{Pkg: "clients", Internal: folds},
 		{Pkg: "diagram", Internal: folds},
 		// What a session showed of its server (info, capabilities, the
 		// lists): the one fold diff, gate and replay read it through.
@@ -123,7 +125,7 @@ func Rules() []Rule {
 		// official Go SDK. Sessions are opened by the command line
 		// (Options.Open), so it never imports internal/cli.
 		{Pkg: "mcpserver", Internal: append([]string{"filter", "stats", "diagram", "replay/...", "hostconfig", "sessions", "chaos", "internal/ring", "internal/paths", "internal/loopback"}, folds...), External: []string{"github.com/modelcontextprotocol/go-sdk/", "golang.org/x/sys/"}},
-		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter", "hold"}, folds...), External: charm},
+		{Pkg: "ui/...", Internal: append([]string{"ui/...", "internal/ring", "filter", "hold", "timeouts"}, folds...), External: charm},
 		// The command line: cmdutil at the bottom, connect on it, the
 		// families (which never import each other) on both, the root
 		// command on top. Below internal/cli, anything.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,9 @@ type Options struct {
 	// HTTP serves the fixture over Streamable HTTP in-process instead of
 	// running it on stdio.
 	HTTP bool
+	// SSE, with HTTP, speaks the legacy HTTP+SSE transport (the fixture's
+	// /sse and /message) instead of Streamable HTTP.
+	SSE bool
 	// Path is where the capture goes, replacing what is there (default: a
 	// file in a temporary folder of the test).
 	Path string
@@ -63,9 +67,12 @@ func Record(t testing.TB, o Options, run func(ctx context.Context, c *client.Cli
 	var dial client.Dialer
 	var argv []string
 	if o.HTTP {
-		url := fixturetest.ServeHTTP(t, o.Fixture...) + "/mcp"
+		url, mode := fixturetest.ServeHTTP(t, o.Fixture...)+"/mcp", transport.ModeStreamable
+		if o.SSE {
+			url, mode = strings.TrimSuffix(url, "/mcp")+"/sse", transport.ModeSSE
+		}
 		argv = []string{url}
-		dial = client.HTTP(transport.HTTPConfig{URL: url, ConnectTimeout: 5 * time.Second})
+		dial = client.HTTP(transport.HTTPConfig{URL: url, Mode: mode, ConnectTimeout: 5 * time.Second})
 	} else {
 		cfg := Stdio(t, o.Fixture...)
 		argv, dial = cfg.Argv, client.Stdio(cfg)

@@ -53,7 +53,7 @@ func NewCmdRoot(env *cmdutil.Env) *cobra.Command {
 	root.AddCommand(
 		live.NewCmdCall(env, tap.ServeEngine), live.NewCmdTools(env), live.NewCmdCheck(env), live.NewCmdScript(env, tap.ServeEngine), live.NewCmdBench(env),
 		NewCmdFixture(env), interactive.NewCmdDemo(env), NewCmdVersion(env), config.NewCmdConfig(env), capfile.NewCmdReplay(env, interactive.RunReplay, tap.ServeBreaks),
-		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdTimeouts(env), capfile.NewCmdExport(env), tap.NewCmdTap(env),
+		capfile.NewCmdLint(env), capfile.NewCmdStats(env), capfile.NewCmdTimeouts(env), capfile.NewCmdClients(env), capfile.NewCmdExport(env), tap.NewCmdTap(env),
 	)
 	root.AddCommand(doctor.NewCmdDoctor(env), config.NewCmdServers(env), config.NewCmdReport(env))
 	root.AddCommand(capfile.NewCmdDiff(env), capfile.NewCmdBaseline(env))

@@ -199,3 +199,61 @@ func TestHARServerEverything(t *testing.T) {
 		t.Errorf("%d frames", n)
 	}
 }
+
+// TestHARLegacySSE: a legacy HTTP+SSE session's HAR is HAR 1.2 too: the
+// GET of the SSE stream carries the endpoint event and every message the
+// server sent, each POST to the message endpoint the one sonde sent.
+func TestHARLegacySSE(t *testing.T) {
+	path := capturetest.Record(t, capturetest.Options{HTTP: true, SSE: true}, func(ctx context.Context, c *client.Client) {
+		capturetest.Outcomes(t)(ctx, c)
+	})
+	out, err := harOf(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema(t).Validate(inst); err != nil {
+		t.Fatalf("the HAR is not HAR 1.2: %v\n%s", err, out)
+	}
+	var doc har.Document
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var stream, posted string
+	gets, posts := 0, 0
+	for _, e := range doc.Log.Entries {
+		switch e.Request.Method {
+		case "GET":
+			gets++
+			stream += e.Response.Content.Text
+			if !strings.Contains(e.Request.URL, "/sse") || !strings.Contains(e.Response.Content.MimeType, "text/event-stream") {
+				t.Errorf("GET entry %s, content %q", e.Request.URL, e.Response.Content.MimeType)
+			}
+		case "POST":
+			posts++
+			if !strings.Contains(e.Request.URL, "/message") || e.Request.PostData == nil {
+				t.Errorf("POST entry %s without its body", e.Request.URL)
+				continue
+			}
+			posted += e.Request.PostData.Text + "\n"
+		}
+	}
+	if gets != 1 || posts < 4 || !strings.Contains(stream, "event: endpoint") {
+		t.Fatalf("%d GETs, %d POSTs, endpoint event in the stream: %v\n%s", gets, posts, strings.Contains(stream, "event: endpoint"), out)
+	}
+	for _, ev := range capturetest.Events(t, path) {
+		if ev.Kind != client.EvFrame {
+			continue
+		}
+		body := stream
+		if ev.Frame.Dir == client.Out {
+			body = posted
+		}
+		if !strings.Contains(body, string(ev.Frame.Raw)) {
+			t.Errorf("frame #%d (%s) is in no %s body: %s", ev.Seq, ev.Frame.Dir, ev.Frame.Dir, ev.Frame.Raw)
+		}
+	}
+}

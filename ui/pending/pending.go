@@ -28,6 +28,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
+	"github.com/sonde-mcp/sonde/timeouts"
 	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -89,6 +90,10 @@ type Entry struct {
 	// IsError is set for a tools/call whose result has isError: the tool
 	// failed (the request itself resolved).
 	IsError bool
+	// Policies are, with SetPolicies, each policy's standing on one of
+	// sonde's requests at the pane's clock (timeouts.Standing), in the
+	// policies' order.
+	Policies []timeouts.Verdict
 }
 
 type reqKey struct {
@@ -116,6 +121,9 @@ type entry struct {
 	task     string // a task's row: its status and status message
 	isError  bool   // a tools/call answered with a result whose isError is set
 	dead     bool   // retired: compacted out of live at the end of the batch
+	// tr is the request's timing as the policies see it (policies.go);
+	// nil without policies.
+	tr *timeouts.Request
 }
 
 // cursor is a selection and scroll offset in one view.
@@ -145,6 +153,7 @@ type Model struct {
 	// tag is the server whose events Apply folds (SetTag), only the server
 	// whose rows are shown ("" for all: SetServer).
 	tag, only string
+	pol       policies // SetPolicies (policies.go)
 }
 
 // New returns an empty pane; Options are optional (only the first is used).
@@ -217,7 +226,8 @@ func (m *Model) Entries() []Entry {
 	out := make([]Entry, 0, len(m.live))
 	for _, e := range m.live {
 		x := Entry{ID: e.key.id, Dir: e.key.dir, Method: e.method, Tool: e.tool, State: e.state,
-			Progress: e.progress, Latency: e.latency, Err: e.err, Stream: e.stream, RetryOf: e.retryOf, IsError: e.isError}
+			Progress: e.progress, Latency: e.latency, Err: e.err, Stream: e.stream, RetryOf: e.retryOf, IsError: e.isError,
+			Policies: m.verdicts(e)}
 		if e.state.Final() {
 			x.Age = e.latency
 		} else {
@@ -236,6 +246,7 @@ func (m *Model) Entries() []Entry {
 func (m *Model) Apply(evs []client.Event) {
 	for i := range evs {
 		ev := &evs[i]
+		m.pol.add(m.tag, ev)
 		switch {
 		case ev.Kind == client.EvRequest && ev.Req != nil:
 			m.apply(ev.Time, ev.Req)
@@ -284,6 +295,7 @@ func (m *Model) apply(t time.Time, r *client.ReqInfo) {
 		}
 		m.inFlight++
 	}
+	m.pol.follow(m.tag, e)
 	if r.Method != "" {
 		e.method = clean(r.Method, 200)
 	}

@@ -20,7 +20,8 @@ const (
 	colMethod
 	colState
 	colAge
-	colLeft // in the live view: the countdown; in history: the settled time
+	colLeft   // in the live view: the countdown; in history: the settled time
+	colPolicy // with SetPolicies: the timeout policies failed (policies.go)
 	colDetail
 	nCols
 )
@@ -35,6 +36,8 @@ type cell struct {
 	num bool
 	// method and tool are the method cell's parts (text is both).
 	method, tool string
+	// verdicts are the policy cell's parts, "✗ts-sdk" (text is them all).
+	verdicts []string
 }
 
 // View renders the visible rows of the current view: a header line, then
@@ -109,6 +112,10 @@ func (m *Model) cols(head []cell, rows [][]cell) []columns.Col {
 		srv = max(srv, lipgloss.Width(head[colServer].text))
 		cs[colServer] = columns.Col{Min: min(srv, 8), Want: srv, Prio: 3}
 	}
+	if len(m.pol.list) > 0 {
+		w := max(widest(colPolicy), lipgloss.Width(head[colPolicy].text))
+		cs[colPolicy] = columns.Col{Min: min(w, 10), Want: min(w, 40), Prio: 3}
+	}
 	for _, i := range []int{colAge, colLeft} {
 		w := max(widest(i), lipgloss.Width(head[i].text))
 		cs[i] = columns.Col{Min: w, Want: w, Prio: 4 + i - colAge}
@@ -143,10 +150,10 @@ func (m *Model) header() []cell {
 	h := m.st.Header
 	if m.history {
 		return []cell{{text: "", style: h}, {text: "SERVER", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "OUTCOME", style: h},
-			{text: "LATENCY", style: h}, {text: "SETTLED AT", style: h}, {text: "ERROR", style: h}}
+			{text: "LATENCY", style: h}, {text: "SETTLED AT", style: h}, {text: "POLICY", style: h}, {text: "ERROR", style: h}}
 	}
 	return []cell{{text: "", style: h}, {text: "SERVER", style: h}, {text: "ID", style: h}, {text: "METHOD", style: h}, {text: "STATE", style: h},
-		{text: "AGE", style: h}, {text: "LEFT", style: h}, {text: "PROGRESS / RESULT", style: h}}
+		{text: "AGE", style: h}, {text: "LEFT", style: h}, {text: "POLICY", style: h}, {text: "PROGRESS / RESULT", style: h}}
 }
 
 // common returns the mark, id, method (with the tool) and state cells of e.
@@ -200,7 +207,8 @@ func (m *Model) liveCells(e *entry) []cell {
 		if e.err != "" {
 			detail, style = strings.TrimLeft(detail+"  "+e.err, " "), st.State(string(e.state))
 		}
-		return append(cells, cell{text: lat, style: st.Subtle, num: true}, cell{text: "", style: st.Subtle, num: true}, cell{text: detail, style: style})
+		return append(cells, cell{text: lat, style: st.Subtle, num: true}, cell{text: "", style: st.Subtle, num: true}, m.policyCell(e),
+			cell{text: detail, style: style})
 	}
 	left, leftStyle := "", st.Text
 	if !e.deadline.IsZero() && e.state != client.StateHeld {
@@ -235,7 +243,7 @@ func (m *Model) liveCells(e *entry) []cell {
 		detail = strings.TrimSpace(detail + "  " + b) // last: the first cut when narrow
 	}
 	return append(cells, cell{text: clock(m.now.Sub(e.queued)), style: st.Text, num: true}, cell{text: left, style: leftStyle, num: true},
-		cell{text: detail, style: st.Text})
+		m.policyCell(e), cell{text: detail, style: st.Text})
 }
 
 func (m *Model) histCells(e *entry) []cell {
@@ -249,7 +257,7 @@ func (m *Model) histCells(e *entry) []cell {
 		errText, errStyle = "the tool failed", st.Error
 	}
 	return append(m.common(e), cell{text: latency, style: st.Subtle, num: true},
-		cell{text: e.settled.Format("15:04:05.000"), style: st.Subtle, num: true}, cell{text: errText, style: errStyle})
+		cell{text: e.settled.Format("15:04:05.000"), style: st.Subtle, num: true}, m.policyCell(e), cell{text: errText, style: errStyle})
 }
 
 // row joins the shown cells (width above 0) into one line of the pane's
@@ -281,6 +289,8 @@ func (m *Model) row(cells []cell, widths []int, selected bool) string {
 		switch {
 		case i == colMethod && c.method != "":
 			text = methodCell(c.method, c.tool, w)
+		case i == colPolicy && len(c.verdicts) > 0:
+			text = fitVerdicts(c.verdicts, w)
 		case i == colDetail && strings.ContainsRune(text, '█') && lipgloss.Width(text) > w:
 			text = strings.TrimLeft(strings.TrimLeft(text, "█░"), " ") // the bar is decoration
 			text = columns.Cut(text, w)

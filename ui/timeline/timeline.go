@@ -21,6 +21,7 @@ import (
 	"github.com/sonde-mcp/sonde/internal/ring"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/timeouts"
 	"github.com/sonde-mcp/sonde/ui/list"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -42,6 +43,9 @@ type span struct {
 	ticks   []time.Time // progress notifications
 	marks   []time.Time // late or duplicate answers after the end
 	isError bool
+	// tr is the request's timing as the policies see it (policies.go);
+	// nil without policies.
+	tr *timeouts.Request
 }
 
 type reqKey struct {
@@ -71,6 +75,8 @@ type Model struct {
 	row int
 	// q is the `/` filter of the rows (the filter language).
 	q list.Query
+	// pol marks client timeout policies' deadlines (policies.go).
+	pol policies
 }
 
 // New returns an empty pane following now with a 10 s window.
@@ -101,7 +107,7 @@ func (m *Model) Title() string {
 	if m.q.Active() {
 		t += " · filter: " + textfmt.Clean(m.q.Text)
 	}
-	return t
+	return t + m.pol.legend()
 }
 
 // Ticking reports whether the view changes with the clock alone.
@@ -111,6 +117,9 @@ func (m *Model) Ticking() bool { return m.follow }
 func (m *Model) Apply(evs []client.Event) {
 	for i := range evs {
 		ev := &evs[i]
+		if m.pol.live != nil {
+			m.pol.live.Add(*ev)
+		}
 		switch {
 		case ev.StartsSession():
 			m.gen++
@@ -130,8 +139,10 @@ func (m *Model) applyReq(t time.Time, r *client.ReqInfo) {
 	if s == nil {
 		m.spans.Push(span{key: k, method: r.Method, tool: r.Tool, start: t, state: r.State})
 		m.remember(k, m.spans.Total()-1)
+		m.pol.follow(m.spans.At(m.spans.Len() - 1))
 		return
 	}
+	m.pol.follow(s)
 	if r.Tool != "" {
 		s.tool = r.Tool
 	}

@@ -148,6 +148,7 @@ func (m *Model) row1(s *span, labelW, axisW int, x func(time.Time) int, to time.
 			cells[i] = m.st.Accent.Render("┿")
 		}
 	}
+	m.deadlines(s, cells, x, to)
 	for _, t := range s.marks {
 		if i := x(t); i >= 0 && i < axisW {
 			cells[i] = m.st.Error.Render("!")

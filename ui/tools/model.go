@@ -117,7 +117,8 @@ type Model struct {
 	results ring.Ring[*result] // at most Options.Results
 	cur     int                // index into results shown
 	scroll  int
-	raw     bool // the result view shows the raw JSON (Raw key)
+	raw     bool    // the result view shows the raw JSON (Raw key)
+	csps    appCSPs // the CSP of each ui:// resource read (apps.go)
 	cache   bodyCache
 
 	callTarget []string // Options.CallTarget
@@ -132,7 +133,7 @@ func New(st *theme.Styles, opts Options) *Model {
 		opts.Results = DefaultResults
 	}
 	m := &Model{st: st, keys: DefaultKeyMap(), results: ring.New[*result](opts.Results),
-		calling: map[string]int{}, failed: map[string]bool{}, lastArgs: map[string]json.RawMessage{},
+		calling: map[string]int{}, failed: map[string]bool{}, lastArgs: map[string]json.RawMessage{}, csps: appCSPs{},
 		callTarget: opts.CallTarget}
 	if opts.Keys != nil {
 		m.keys = *opts.Keys
@@ -227,12 +228,16 @@ func (m *Model) setRows(rows []Row, asOf time.Time) {
 	m.refilterKeeping(prev)
 }
 
-// Apply folds client events into the pane. Only an incoming
-// notifications/tools/list_changed matters: it sets the "list changed (r to
-// refresh)" hint.
+// Apply folds client events into the pane: an incoming
+// notifications/tools/list_changed sets the "list changed (r to refresh)"
+// hint, and a resources/read result of a ui:// resource gives its CSP to
+// the detail of the MCP Apps tools (apps.go).
 func (m *Model) Apply(evs []client.Event) {
 	for i := range evs {
 		f := evs[i].Frame
+		if evs[i].Kind == client.EvFrame {
+			m.csps.fold(f)
+		}
 		if evs[i].Kind == client.EvFrame && f != nil && f.Dir == client.In &&
 			f.Msg.Kind == jsonrpc.KindNotification && f.Msg.Method == mcp.MethodToolsChanged &&
 			(m.listedAsOf.IsZero() || f.Time.After(m.listedAsOf)) {

@@ -210,7 +210,7 @@ func (m *Model) detailLines(w, h int) []string {
 		}
 		return out
 	}
-	props := m.propLines(e)
+	props := append(m.appLines(e, w), m.propLines(e)...)
 	out := []string{head}
 	if e.warn != "" {
 		out = append(out, st.Warn.Render(textfmt.Clean(e.warn)))

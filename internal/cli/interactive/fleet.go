@@ -101,9 +101,14 @@ func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Fle
 		return err
 	}
 	if *insp == nil {
+		policies, err := o.policies() // checked in RunUI
+		if err != nil {
+			return err
+		}
 		*insp = ui.New(ui.Options{
 			Servers: uiServers{m: m, ctx: ctx, subs: subs}, Command: "--all",
-			Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, CallTarget: fleetCallArgs(o),
+			Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Policies: policies,
+			CallTarget: fleetCallArgs(o),
 		})
 	}
 	p := tea.NewProgram(*insp, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))

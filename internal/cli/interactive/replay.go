@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/replay"
+	"github.com/sonde-mcp/sonde/report"
 	"github.com/sonde-mcp/sonde/ui"
 )
 
@@ -22,7 +23,8 @@ func RunReplay(ctx context.Context, env *cmdutil.Env, path string, frames int) e
 	}
 	defer tl.Close()
 	palette, noColor := termPalette()
-	m := ui.New(ui.Options{Replay: tl, Palette: palette, NoColor: noColor, FrameCapacity: frames, Command: path})
+	m := ui.New(ui.Options{Replay: tl, Palette: palette, NoColor: noColor, FrameCapacity: frames, Command: path,
+		Export: report.Beside(cmdutil.Version), Capture: path})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
 	_, err = p.Run()
 	return interrupted(err)

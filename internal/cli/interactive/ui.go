@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/sonde-mcp/sonde/hold"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/cli/connect"
+	"github.com/sonde-mcp/sonde/report"
+	"github.com/sonde-mcp/sonde/timeouts"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/lesson"
 	"github.com/sonde-mcp/sonde/ui/picker"
@@ -37,6 +40,9 @@ type UIOptions struct {
 	// Breaks are --break, --breaks and --break-timeout: the breakpoints
 	// of the session (more can be set in the UI).
 	Breaks connect.BreakFlags
+	// Policies are --policies: client timeout policies Pending and the
+	// timeline evaluate sonde's requests under, live (docs/timeouts.md).
+	Policies []string
 }
 
 // Tapped is what the picker needs of sonde tap's sessions: the live ones,
@@ -56,6 +62,7 @@ func (o *UIOptions) Register(cmd *cobra.Command) {
 	o.Breaks.Register(cmd.Flags())
 	cmd.Flags().StringArrayVar(&o.Prewarm, "prewarm", nil, "with several servers: start the server `NAME` at once instead of when it is opened (repeatable)")
 	cmd.Flags().IntVar(&o.Frames, "frames", 20000, "frames kept in the Frames pane (older ones are evicted and counted)")
+	cmd.Flags().StringArrayVar(&o.Policies, "policies", nil, "Pending marks the client timeout `POLICY` each call has outlived, the timeline its deadline: a preset (ts-sdk, inspector…) or timeout=D[,reset-on-progress][,max-total=D] (repeatable; docs/timeouts.md)")
 	for _, hidden := range []string{"json", "trace"} {
 		_ = cmd.Flags().MarkHidden(hidden)
 	}
@@ -66,6 +73,9 @@ func (o *UIOptions) Register(cmd *cobra.Command) {
 // none of those and no terminal, the help.
 func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) error {
 	f := &o.Server
+	if _, err := o.policies(); err != nil {
+		return err
+	}
 	if o.Fleet.Fleet(f) {
 		if o.Breaks.Given() {
 			return cmdutil.Usagef("--break and --breaks hold one server's frames: use them with one server, not --all or several --server")
@@ -91,6 +101,10 @@ func RunUI(cmd *cobra.Command, env *cmdutil.Env, o *UIOptions, args []string) er
 // lessonOpts, the demo's lesson pane too.
 func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Target, lessonOpts *lesson.Options) error {
 	f := &o.Server
+	policies, err := o.policies()
+	if err != nil {
+		return err
+	}
 	copts, cfg, err := connect.ClientOptions(f, t)
 	if err != nil {
 		return err
@@ -181,7 +195,8 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	opts := ui.Options{
 		Start: start, First: &first, Transport: transportName, Command: what, CallTarget: t.CallArgs(f.Config),
 		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Reconnect: f.Reconnect,
-		Recorder: rec, Breaks: ui.LocalBreaks(eng, changed),
+		Recorder: rec, Breaks: ui.LocalBreaks(eng, changed), Export: report.Beside(cmdutil.Version),
+		Policies: policies,
 	}
 	if lessonOpts != nil {
 		opts.Lesson = demoLesson(*lessonOpts, f, t, copts, all, eng)
@@ -191,6 +206,19 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	_, err = p.Run()
 	detach() // the UI is gone: what it held goes on now
 	return interrupted(err)
+}
+
+// policies reads --policies, one policy each: a preset or a spec.
+func (o *UIOptions) policies() ([]timeouts.Policy, error) {
+	var ps []timeouts.Policy
+	for _, s := range o.Policies {
+		p, err := timeouts.ParsePolicy(s)
+		if err != nil {
+			return nil, cmdutil.Usagef("--policies: " + strings.TrimPrefix(err.Error(), timeouts.ErrPolicy.Error()+" "))
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
 }
 
 // demoLesson builds the lesson of sonde demo, its modern and reorder steps

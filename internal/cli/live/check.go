@@ -37,6 +37,8 @@ type CheckOptions struct {
 	Server    connect.Flags
 	Gate      cmdutil.GateFlags
 	Contracts gate.Contracts
+	// Calls are the --call tools (NAME or NAME=ARGS) called after ping.
+	Calls []string
 }
 
 // NewCmdCheck is `sonde check`.
@@ -64,6 +66,12 @@ Contracts (each fails the run, exit status 1, when broken):
   --expect-tools-count N    exactly N tools must be listed
   --max-duration D          every request of the check (initialize, each tools/list page,
                             ping) must end within D
+  --max-server-duration D   every request's server time must be within D: an MRTR chain
+                            (input_required, then retries) counts its rounds summed,
+                            not the time the client or its user took between them
+
+--call NAME[=ARGS] (repeatable) also calls a tool (ARGS a JSON object), a step each; its
+input requests are answered from --elicit-reply, --sampling-reply and --root as in call.
 
 The session is also linted, and its requests' outcomes kept.
 ` + cmdutil.FailOnHelp + `
@@ -90,6 +98,8 @@ a result named by --fail-on was found; 0 when all pass.
 	cmd.Flags().StringArrayVar(&o.Contracts.ExpectTools, "expect-tool", nil, "fail unless the server lists tool NAME (repeatable)")
 	cmd.Flags().StringArrayVar(&o.Contracts.ForbidTools, "forbid-tool", nil, "fail if the server lists tool NAME (repeatable)")
 	cmd.Flags().DurationVar(&o.Contracts.MaxDuration, "max-duration", 0, "fail if a request takes longer than D")
+	cmd.Flags().DurationVar(&o.Contracts.MaxServerDuration, "max-server-duration", 0, "fail if a call's server time (an MRTR chain's rounds, without the client's waits) is over D")
+	cmd.Flags().StringArrayVar(&o.Calls, "call", nil, "also call tool `NAME[=ARGS]` (ARGS: a JSON object; repeatable): a step each")
 	cmd.Flags().IntVar(&o.Contracts.ToolsCount, "expect-tools-count", -1, "fail unless the server lists exactly N tools")
 	return cmd
 }
@@ -101,8 +111,9 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 	if err != nil {
 		return err
 	}
-	if o.Contracts.MaxDuration < 0 {
-		return cmdutil.Usagef("--max-duration must not be negative")
+	calls, err := checkArgs(o)
+	if err != nil {
+		return err
 	}
 	var steps []checkStep
 	var firstErr error
@@ -157,6 +168,7 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 		err = s.Client.Ping(ctx)
 		step("ping", t2, "{}", err)
 	}
+	checkCalls(ctx, s.Client, calls, step)
 
 	st := s.Client.Stats()
 	wire := fmt.Sprintf("%d frames sent; %d malformed, %d invalid, %d unknown, %d late, %d duplicate; %s on stderr",
@@ -172,6 +184,55 @@ func runCheck(ctx context.Context, env *cmdutil.Env, o *CheckOptions, t *connect
 		return err
 	}
 	return reportCheck(env, o, steps, &wire, auth, env.AuthGrant(), firstErr, rep)
+}
+
+// checkCalls calls the --call tools, a step each.
+func checkCalls(ctx context.Context, c *client.Client, calls []checkCall, step func(string, time.Time, string, error) bool) {
+	for _, call := range calls {
+		t0 := time.Now()
+		res, _, err := c.CallTool(ctx, call.name, call.args, client.CallOptions{})
+		detail := "result"
+		if res != nil && res.IsError {
+			detail = "result with isError"
+		}
+		step("call "+call.name, t0, detail, err)
+	}
+}
+
+// checkCall is one --call: a tool and its arguments.
+type checkCall struct {
+	name string
+	args json.RawMessage
+}
+
+// checkArgs checks the contracts' durations and reads the --call values.
+func checkArgs(o *CheckOptions) ([]checkCall, error) {
+	if o.Contracts.MaxDuration < 0 || o.Contracts.MaxServerDuration < 0 {
+		return nil, cmdutil.Usagef("--max-duration and --max-server-duration must not be negative")
+	}
+	return parseCalls(o.Calls)
+}
+
+// parseCalls reads the --call values: NAME or NAME=ARGS, ARGS a JSON
+// object (tool names have no "=").
+func parseCalls(vals []string) ([]checkCall, error) {
+	var out []checkCall
+	for _, v := range vals {
+		name, args, ok := strings.Cut(v, "=")
+		c := checkCall{name: name, args: json.RawMessage(`{}`)}
+		if name == "" {
+			return nil, cmdutil.Usagef(fmt.Sprintf("--call %q: no tool name", v))
+		}
+		if ok {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal([]byte(args), &obj) != nil || obj == nil {
+				return nil, cmdutil.Usagef(fmt.Sprintf("--call %s: ARGS must be a JSON object, got %s", name, textfmt.Preview([]byte(args), 80)))
+			}
+			c.args = json.RawMessage(args)
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 func initDetail(s *connect.Session) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/sonde-mcp/sonde/gate"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/stats"
 )
 
 // watchBuffer is the check's subscription buffer: a check's session is a
@@ -30,6 +31,9 @@ type checkWatch struct {
 	col       *gate.Collector
 	contracts *gate.Contracts
 	slow      []gate.Result
+	// times folds the MRTR chains (server time apart from the client's
+	// waits) for --max-server-duration.
+	times *stats.Collector
 
 	noise     int    // lines on stdout that are not JSON-RPC
 	firstLine []byte // the first of them
@@ -39,7 +43,7 @@ type checkWatch struct {
 }
 
 func newCheckWatch(target string, stdio bool, failOn gate.FailOn, c *gate.Contracts) *checkWatch {
-	return &checkWatch{col: gate.NewCollector("sonde check", target, "", failOn), contracts: c, stdio: stdio}
+	return &checkWatch{col: gate.NewCollector("sonde check", target, "", failOn), contracts: c, stdio: stdio, times: stats.New(time.Now())}
 }
 
 // follow subscribes to a client before it connects.
@@ -58,6 +62,10 @@ func (w *checkWatch) Apply(ev client.Event) {
 	if r, ok := w.contracts.Slow(ev, 0); ok {
 		w.slow = append(w.slow, r)
 	}
+	if r, ok := w.contracts.SlowServer(ev, 0); ok {
+		w.slow = append(w.slow, r)
+	}
+	w.times.Add(ev)
 	switch {
 	case ev.Kind == client.EvFrame && ev.Frame != nil && ev.Frame.Verdict == client.VerdictMalformed:
 		if w.noise == 0 {
@@ -170,7 +178,8 @@ func (w *checkWatch) report(env *cmdutil.Env, o *CheckOptions, steps []checkStep
 		}
 	}
 	rep.AddChecked(gate.ContractRules()[:1], stepResults)
-	results := append(w.slow, w.contracts.Tools(names, listed)...)
+	results := append(w.slow, w.slowChains()...)
+	results = append(results, w.contracts.Tools(names, listed)...)
 	rep.AddChecked(w.contracts.Rules(), results)
 	if o.Server.Record != "" {
 		if err := rep.Locate(o.Server.Record); err != nil {
@@ -178,6 +187,20 @@ func (w *checkWatch) report(env *cmdutil.Env, o *CheckOptions, steps []checkStep
 		}
 	}
 	return rep, nil
+}
+
+// slowChains holds the MRTR chains that ended to --max-server-duration.
+func (w *checkWatch) slowChains() []gate.Result {
+	if w.contracts.MaxServerDuration <= 0 {
+		return nil
+	}
+	var out []gate.Result
+	for _, ch := range w.times.Report(0).Chains {
+		if r, ok := w.contracts.SlowChain(gate.Chain{Method: ch.Method, Tool: ch.Tool, Rounds: ch.Rounds, Server: ch.Server, Waiting: ch.Waiting, Outcome: ch.Outcome}); ok {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // contractDetail says what a contract that held asked for.
@@ -189,6 +212,8 @@ func contractDetail(c *gate.Contracts, rule string) string {
 		return "not listed: " + strings.Join(c.ForbidTools, ", ")
 	case gate.RuleMaxDuration:
 		return "every request within " + c.MaxDuration.String()
+	case gate.RuleMaxServerDuration:
+		return "every call's server time within " + c.MaxServerDuration.String() + " (MRTR chains: the rounds summed, the client's waits left out)"
 	case gate.RuleToolsCount:
 		return fmt.Sprintf("%d tools", c.ToolsCount)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
 	"github.com/sonde-mcp/sonde/jsonrpc"
+	"github.com/sonde-mcp/sonde/report"
 	"github.com/sonde-mcp/sonde/sessions"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/picker"
@@ -115,6 +116,7 @@ func openSession(ctx context.Context, env *cmdutil.Env, o *WatchOptions, replayU
 	opts := ui.Options{
 		Watch: src, Transport: "tap · " + s.Label, Command: what,
 		Palette: p, NoColor: os.Getenv("NO_COLOR") != "", FrameCapacity: watchFrames,
+		Export: report.Beside(cmdutil.Version), Capture: path,
 	}
 	// The UI watches the tap's breakpoints while it runs (H, B): closing
 	// it releases what the tap holds, when it was the last watcher.
