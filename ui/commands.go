@@ -132,19 +132,18 @@ func cancelCmd(c *client.Client, id int64) tea.Cmd {
 	}
 }
 
-func callToolCmd(c *client.Client, name string, args []byte) tea.Cmd {
+// callToolCmd calls tool name. readOnly is what the tool list the UI shows
+// says of it (readOnlyHint): a call that fails after it was sent (a
+// cancel, a timeout, the server's exit) of a tool that is not read-only
+// may have run, and its error says so. The list the UI holds decides,
+// not a tools/list made now: nobody asked for one.
+func callToolCmd(c *client.Client, name string, args []byte, readOnly bool) tea.Cmd {
 	return func() tea.Msg {
 		call := c.GoTool(context.Background(), name, args, client.CallOptions{})
 		raw, err := call.Wait()
-		msg := tools.ResultMsg{Tool: name, ID: call.ID, Raw: raw, Err: err, Latency: call.Latency()}
-		if client.Uncertain(false, call.ID.IsValid(), err) {
-			// A tool with side effects may have run: say so (briefly
-			// asking the server whether the tool is read-only).
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			if !c.ReadOnlyTool(ctx, name) {
-				msg.Err = fmt.Errorf("%w%s", err, client.UncertainNote)
-			}
-			cancel()
+		msg := tools.ResultMsg{Tool: name, Args: args, ID: call.ID, Raw: raw, Err: err, Latency: call.Latency()}
+		if client.Uncertain(readOnly, call.ID.IsValid(), err) {
+			msg.Err = fmt.Errorf("%w%s", err, client.UncertainNote)
 		}
 		if err == nil {
 			msg.Result, msg.Err = client.ToolResult(name, raw)

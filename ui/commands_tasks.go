@@ -16,7 +16,7 @@ func callToolTaskCmd(c *client.Client, name string, args []byte) tea.Cmd {
 	return func() tea.Msg {
 		tc := c.GoToolTask(context.Background(), name, args, client.TaskOptions{})
 		res, raw, err := tc.Wait()
-		return tools.ResultMsg{Tool: name, ID: tc.CallID(), Result: res, Raw: raw, Err: err, Latency: tc.Latency()}
+		return tools.ResultMsg{Tool: name, Args: args, ID: tc.CallID(), Result: res, Raw: raw, Err: err, Latency: tc.Latency()}
 	}
 }
 

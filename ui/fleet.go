@@ -353,7 +353,7 @@ func (f *fleet) call(msg tools.CallMsg) tea.Cmd {
 		return nil
 	}
 	c := s.sess.Client
-	cmd := callToolCmd(c, t.Tool.Name, msg.Args)
+	cmd := callToolCmd(c, t.Tool.Name, msg.Args, t.Tool.ReadOnly())
 	if t.Tool.TaskRequired() {
 		cmd = callToolTaskCmd(c, t.Tool.Name, msg.Args)
 	}

@@ -51,6 +51,11 @@ type Options struct {
 	// Transport and Command describe the server in the status bar.
 	Transport string
 	Command   string
+	// CallTarget are the arguments of `sonde call` that reach the server
+	// ("--" and its command line, --url URL with --transport, or --server
+	// NAME): the Tools pane's Y copies a call as a sonde call command line
+	// with them. Nil: Y says there is none.
+	CallTarget []string
 	// Palette is the initial palette; NoColor keeps it (NO_COLOR), otherwise
 	// it follows the terminal's background once known.
 	Palette theme.Palette
@@ -216,7 +221,7 @@ func New(opts Options) *Model {
 	m := &Model{
 		opts: opts, styles: st, keys: defaultKeyMap(), help: help.New(),
 		pending: pending.New(st), frames: frames.New(st, frames.Options{Capacity: opts.FrameCapacity}),
-		stderr: stderr.New(st), tools: tools.New(st, tools.Options{}), features: features.New(st), timeline: timeline.New(st),
+		stderr: stderr.New(st), tools: tools.New(st, tools.Options{CallTarget: opts.CallTarget}), features: features.New(st), timeline: timeline.New(st),
 		now: opts.Now(), conn: connState{starting: true},
 	}
 	m.pending.SetPolicies(opts.Policies)

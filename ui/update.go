@@ -226,12 +226,15 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.confirmQuit {
 		// Quitting with requests in flight: q (or y) again quits, any
-		// other key stays.
+		// other key stays (and does nothing more, unless what was in
+		// flight has settled meanwhile and the question is gone).
 		m.confirmQuit = false
 		if key.Matches(msg, m.keys.Quit) || msg.String() == "y" {
 			return m.quit()
 		}
-		return nil
+		if m.pending.InFlight() > 0 {
+			return nil
+		}
 	}
 	// A key the focused pane binds in its current mode goes to the pane,
 	// ahead of a global key of the same name: q is "back" in the frame

@@ -35,8 +35,9 @@ func (m *Model) callTool(msg tools.CallMsg) tea.Cmd {
 	if c == nil {
 		return nil
 	}
-	cmd := callToolCmd(c, msg.Tool, msg.Args)
-	if t, ok := m.tools.Tool(msg.Tool); ok && t.TaskRequired() {
+	t, listed := m.tools.Tool(msg.Tool)
+	cmd := callToolCmd(c, msg.Tool, msg.Args, listed && t.ReadOnly())
+	if listed && t.TaskRequired() {
 		cmd = callToolTaskCmd(c, msg.Tool, msg.Args)
 	}
 	gen := m.gen

@@ -79,8 +79,7 @@ func (m *Model) helpLine() string {
 	if m.rp != nil && m.rp.asking != promptNone {
 		return m.rp.replayPrompt()
 	}
-	if m.confirmQuit {
-		n := m.pending.InFlight()
+	if n := m.pending.InFlight(); m.confirmQuit && n > 0 {
 		q := fmt.Sprintf("%d request%s in flight: q again quits (sonde stops waiting for %s); any other key stays", n, plural(n), pick(n == 1, "it", "them"))
 		return textfmt.Fit(m.styles.Warn.Render(q), m.width)
 	}

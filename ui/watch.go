@@ -188,7 +188,7 @@ func (w *watchState) do(_ action, msg tea.Msg) tea.Cmd {
 		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			started := time.Now()
 			raw, err := src.Inject(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: msg.Tool, Arguments: msg.Args})
-			res := tools.ResultMsg{Tool: msg.Tool, Raw: raw, Err: err, Latency: time.Since(started)}
+			res := tools.ResultMsg{Tool: msg.Tool, Args: msg.Args, Raw: raw, Err: err, Latency: time.Since(started)}
 			if err == nil {
 				res.Result, res.Err = client.ToolResult(msg.Tool, raw)
 			}

@@ -164,7 +164,7 @@ var script = []step{
 		title: "your turn",
 		text: func(m *Model) string {
 			return "The server was restarted (a new process and handshake; history kept).\n\n" +
-				"Try the Tools pane: type to filter, enter to fill a tool's form and call it; several calls " +
+				"Try the Tools pane: / to filter, enter to fill a tool's form and call it; several calls " +
 				"can be in flight. Pending: c cancels, enter shows a request's frames. Frames: enter shows a " +
 				"frame's JSON and raw bytes, / filters. ? lists every key."
 		},

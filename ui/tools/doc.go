@@ -37,8 +37,11 @@ type RefreshMsg struct{}
 // the call failed (a *client.Error such as MCP_TIMEOUT); Result and Raw hold
 // the tools/call result otherwise (Raw may be set alone when the result did
 // not decode). ID is the request id, unset when the call never got one.
+// Args are the arguments the call was made with (a JSON object, or empty
+// when unknown).
 type ResultMsg struct {
 	Tool    string
+	Args    json.RawMessage
 	ID      jsonrpc.ID
 	Result  *mcp.CallToolResult
 	Raw     json.RawMessage

@@ -51,9 +51,13 @@ func TestFilterKeepsQueryAndTypesBoundLetters(t *testing.T) {
 	typeText(m, "o")
 	m.Update(keyDown)
 	sel := m.selected().tool.Name
-	m.Update(keyEnter) // keep the query, open the selected tool's form
-	if m.mode != modeForm || m.query != "o" || m.selected().tool.Name != sel {
+	m.Update(keyEnter) // keep the query, back in the list
+	if m.mode != modeList || m.Capturing() || m.query != "o" || m.selected().tool.Name != sel {
 		t.Errorf("enter: mode %v query %q selected %q", m.mode, m.query, m.selected().tool.Name)
+	}
+	m.Update(keyEnter) // in the list: the selected tool's form
+	if m.mode != modeForm || m.form == nil || m.form.Tool() != sel {
+		t.Fatalf("enter in the filtered list: mode %v", m.mode)
 	}
 	m.Update(keyEsc) // cancels the form: back to the list, the query kept
 	if m.Capturing() || m.query != "o" {
@@ -102,16 +106,37 @@ func TestHighlightByCell(t *testing.T) {
 	}
 }
 
-// Typing in the list filters at once: a letter the list does not bind
-// starts the filter with it; enter then opens the form of the match.
-func TestTypeToFilter(t *testing.T) {
+// A filter starts only with /: a letter typed in the list does nothing
+// (it is not the start of a filter that would lose it to a binding).
+func TestTypingInTheListDoesNotFilter(t *testing.T) {
 	m := newModel(t, 78, 20)
-	typeText(m, "ad")
-	if m.mode != modeFilter || m.query != "ad" || m.selected().tool.Name != "add" {
+	for _, r := range "adxyz" {
+		if msgs := run(m.Update(press(r))); len(msgs) != 0 {
+			t.Fatalf("%q in the list produced %v", r, msgs)
+		}
+	}
+	if m.mode != modeList || m.Capturing() || m.query != "" {
 		t.Fatalf("typing in the list: mode %v query %q", m.mode, m.query)
 	}
-	m.Update(keyEnter)
-	if m.mode != modeForm || m.form == nil {
-		t.Fatalf("enter on the filtered list: mode %v", m.mode)
+}
+
+// While a filter is typed, every printable key is typed into it: the
+// list's bindings (g, G, j, k, r, [, ]), the global keys (q, z, R, S, ?,
+// the digits) and the rest. Tool names start with get_, query, kill.
+func TestFilterTakesEveryPrintableKey(t *testing.T) {
+	m := newModel(t, 78, 20)
+	m.Update(press('/'))
+	var all strings.Builder
+	for r := rune(0x21); r < 0x7f; r++ {
+		all.WriteRune(r)
+	}
+	want := "get-an gzip query kill_1 " + all.String()
+	for _, r := range want {
+		if msgs := run(m.Update(press(r))); len(msgs) != 0 {
+			t.Fatalf("%q produced %v", r, msgs)
+		}
+	}
+	if !m.Capturing() || m.query != want {
+		t.Fatalf("capturing %v, query %q, want %q", m.Capturing(), m.query, want)
 	}
 }

@@ -13,10 +13,10 @@ import (
 type KeyMap struct {
 	// KeyMap moves the selection in the list and scrolls the result view.
 	list.KeyMap
-	// Filter focuses the fuzzy filter (typing a letter the list does not
-	// bind does too, with that letter); ClearFilter empties it;
-	// AcceptFilter leaves the filter keeping its query and opens the form
-	// of the selected tool.
+	// Filter focuses the fuzzy filter (the only way to start one: a letter
+	// typed in the list does nothing); while it is focused every printable
+	// key is typed into it. ClearFilter empties it; AcceptFilter leaves it
+	// keeping its query, back in the list.
 	Filter, ClearFilter, AcceptFilter key.Binding
 	// Call opens the argument form of the selected tool (in the result
 	// view: of the result's tool).
@@ -31,6 +31,9 @@ type KeyMap struct {
 	// Raw switches the result view between the drawn result and its raw
 	// JSON.
 	Raw key.Binding
+	// CopyCall copies a call (the result's, or the selected tool's last)
+	// as a sonde call command line, through OSC 52.
+	CopyCall key.Binding
 	// Form are the argument form's bindings.
 	Form form.KeyMap
 }
@@ -41,13 +44,14 @@ func DefaultKeyMap() KeyMap {
 		KeyMap:       list.DefaultKeyMap().WithEnds("top", "bottom"),
 		Filter:       key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
-		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "call… (filter kept)")),
+		AcceptFilter: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
 		Call:         key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "call…")),
 		Refresh:      key.NewBinding(key.WithKeys("ctrl+l"), key.WithHelp("ctrl+l", "refresh list")),
 		Older:        key.NewBinding(key.WithKeys("["), key.WithHelp("[", "older result")),
 		Newer:        key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "newer result")),
 		Back:         key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Raw:          key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "raw JSON")),
+		CopyCall:     key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy as sonde call")),
 		Form:         form.DefaultKeyMap(),
 	}
 }
@@ -67,6 +71,8 @@ func (m *Model) syncKeys() {
 	k.Newer.SetEnabled((list && m.results.Len() > 0) || (result && m.cur < m.results.Len()-1))
 	k.Back.SetEnabled(result)
 	k.Raw.SetEnabled(result && m.current() != nil)
+	_, _, called := m.callToCopy()
+	k.CopyCall.SetEnabled(called)
 	if m.raw {
 		k.Raw.SetHelp("r", "drawn result")
 	} else {
@@ -91,7 +97,7 @@ type helpKeys KeyMap
 // ShortHelp lists the main bindings; disabled ones are not shown.
 func (k helpKeys) ShortHelp() []key.Binding {
 	f := k.Form
-	return []key.Binding{k.Call, k.Filter, k.AcceptFilter, k.ClearFilter, k.Back, k.Raw, k.Older, k.Newer, k.Refresh,
+	return []key.Binding{k.Call, k.Filter, k.AcceptFilter, k.ClearFilter, k.Back, k.Raw, k.CopyCall, k.Older, k.Newer, k.Refresh,
 		f.Submit, f.Enter, f.Next, f.Toggle, f.CycleNext, f.RawJSON, f.Cancel}
 }
 
@@ -100,7 +106,7 @@ func (k helpKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.Bindings(),
 		{k.Filter, k.AcceptFilter, k.ClearFilter, k.Call, k.Refresh},
-		{k.Older, k.Newer, k.Raw, k.Back},
+		{k.Older, k.Newer, k.Raw, k.CopyCall, k.Back},
 		k.Form.All(),
 	}
 }

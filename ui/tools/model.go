@@ -26,6 +26,11 @@ type Options struct {
 	Results int
 	// Keys replaces DefaultKeyMap when set.
 	Keys *KeyMap
+	// CallTarget are the arguments of `sonde call` that reach this
+	// session's server ("--" and its command line, or --url URL …): Y
+	// copies a call as a sonde call command line with them (CallLine).
+	// Nil: Y says there is none.
+	CallTarget []string
 }
 
 type mode uint8
@@ -115,6 +120,11 @@ type Model struct {
 	raw     bool    // the result view shows the raw JSON (Raw key)
 	csps    appCSPs // the CSP of each ui:// resource read (apps.go)
 	cache   bodyCache
+
+	callTarget []string // Options.CallTarget
+	// note says what the last key did (Y: what was copied), until the
+	// next key.
+	note string
 }
 
 // New returns the pane.
@@ -123,7 +133,8 @@ func New(st *theme.Styles, opts Options) *Model {
 		opts.Results = DefaultResults
 	}
 	m := &Model{st: st, keys: DefaultKeyMap(), results: ring.New[*result](opts.Results),
-		calling: map[string]int{}, failed: map[string]bool{}, lastArgs: map[string]json.RawMessage{}, csps: appCSPs{}}
+		calling: map[string]int{}, failed: map[string]bool{}, lastArgs: map[string]json.RawMessage{}, csps: appCSPs{},
+		callTarget: opts.CallTarget}
 	if opts.Keys != nil {
 		m.keys = *opts.Keys
 	}

@@ -62,6 +62,9 @@ func (m *Model) header(r *result, bodyLen int) []string {
 			out = append(out, st.Error.Render(l))
 		}
 	}
+	if m.note != "" {
+		return append(out, textfmt.Fit(st.Accent.Render(m.note), m.w))
+	}
 	return append(out, st.Subtle.Render(strings.Repeat("─", m.w)))
 }
 

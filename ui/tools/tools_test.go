@@ -74,7 +74,8 @@ func TestNestedSchemaOpensJSONEditor(t *testing.T) {
 	m := newModel(t, 78, 20)
 	m.Update(press('/'))
 	typeText(m, "batch")
-	m.Update(keyEnter) // the form, the filter kept
+	m.Update(keyEnter) // keeps the filter
+	m.Update(keyEnter) // the form
 	if m.form == nil || m.form.Mode() != form.ModeJSON {
 		t.Fatal("batch did not open the JSON editor")
 	}
@@ -210,15 +211,15 @@ func TestKeys(t *testing.T) {
 			}
 		}
 	}
-	check("list", map[string]bool{"call…": true, "call": false, "filter": true, "clear filter": false, "back": false, "next / call": false})
+	check("list", map[string]bool{"call…": true, "call": false, "filter": true, "clear filter": false, "back": false, "next / call": false, "copy as sonde call": false})
 	m.Update(press('/'))
-	check("filter", map[string]bool{"call…": false, "call… (filter kept)": true, "clear filter": true, "refresh list": false})
+	check("filter", map[string]bool{"call…": false, "keep filter": true, "copy as sonde call": false, "clear filter": true, "refresh list": false})
 	m.Update(keyEsc)
 	m.Update(keyEnter)
 	check("form", map[string]bool{"call…": false, "call": true, "filter": false, "next / call": true, "cancel": true, "toggle": false})
 	m.Update(keyEsc)
 	m.Update(ResultMsg{Tool: "echo"})
-	check("result", map[string]bool{"back": true, "older result": false, "newer result": false, "filter": false})
+	check("result", map[string]bool{"back": true, "older result": false, "newer result": false, "filter": false, "copy as sonde call": true})
 	if len(m.Keys().ShortHelp()) == 0 {
 		t.Error("no short help")
 	}

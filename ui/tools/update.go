@@ -17,6 +17,10 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 	case ResultMsg:
 		m.addResult(msg)
 	case tea.KeyPressMsg:
+		m.note = ""
+		if key.Matches(msg, m.keys.CopyCall) {
+			return m.copyCall()
+		}
 		switch m.mode {
 		case modeForm:
 			return m.formUpdate(msg)
@@ -78,36 +82,25 @@ func (m *Model) listKey(msg tea.KeyPressMsg) tea.Cmd {
 		return refresh
 	case key.Matches(msg, k.Older), key.Matches(msg, k.Newer):
 		m.mode, m.cur, m.scroll = modeResult, m.results.Len()-1, 0
-	case typed(msg):
-		// Type to filter: a printable key the list does not bind starts
-		// the filter with it.
-		m.mode = modeFilter
-		return tea.Batch(m.filter.Focus(), m.filterInput(msg))
 	}
+	// Any other key does nothing here: a filter starts with / only, so
+	// the first letter of a name is never taken by a key of the list (g)
+	// or a global one (q, z, the digits).
 	return nil
-}
-
-// typed reports whether msg is a printable key without ctrl or alt.
-func typed(msg tea.KeyPressMsg) bool {
-	return msg.Text != "" && msg.Mod&(tea.ModCtrl|tea.ModAlt|tea.ModMeta|tea.ModSuper) == 0 && msg.Text != " "
 }
 
 func refresh() tea.Msg { return RefreshMsg{} }
 
-// filterKey: printable keys edit the query (so "j" and "r" are typed, not
-// bound); enter keeps the query and opens the selected tool's form, esc
-// clears it, arrows move the selection.
+// filterKey: every printable key edits the query (so "g", "j", "q" and the
+// digits are typed, not bound); enter keeps the query and returns to the
+// list, esc clears it, arrows move the selection.
 func (m *Model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
 	if msg.Text == "" {
 		switch {
 		case key.Matches(msg, k.AcceptFilter):
-			// Enter keeps the query and opens the selected tool's form.
 			m.filter.Blur()
 			m.mode = modeList
-			if e := m.selected(); e != nil {
-				return m.pick(e)
-			}
 			return nil
 		case key.Matches(msg, k.ClearFilter):
 			m.filter.Blur()

@@ -116,7 +116,10 @@ func (m *Model) statusLine() string {
 		}
 	}
 	right := ""
-	if m.changed {
+	switch {
+	case m.note != "":
+		right = st.Accent.Render(m.note)
+	case m.changed:
 		right = st.Warn.Render("list changed (ctrl+l to refresh)")
 	}
 	rw := lipgloss.Width(right)

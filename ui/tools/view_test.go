@@ -46,13 +46,15 @@ var scenes = []struct {
 	{"form", func(m *Model) {
 		m.Update(press('/'))
 		typeText(m, "greet")
-		m.Update(keyEnter) // opens the form, the filter kept
+		m.Update(keyEnter) // keeps the filter, back in the list
+		m.Update(keyEnter) // opens the form
 		m.Update(keyCtrlS)
 	}},
 	{"form_json", func(m *Model) {
 		m.Update(press('/'))
 		typeText(m, "batch")
-		m.Update(keyEnter) // opens the form, the filter kept
+		m.Update(keyEnter) // keeps the filter, back in the list
+		m.Update(keyEnter) // opens the form
 		m.Update(keyCtrlS)
 	}},
 	{"result", func(m *Model) {

@@ -202,6 +202,7 @@ func UseServer(cmd *cobra.Command, f *Flags, h Hosts, s hostconfig.Server, p hos
 		return nil, cmdutil.Usagef(err.Error())
 	}
 	t := f.Target(nil)
+	t.Server = s.Name
 	for i, v := range r.Secrets() {
 		t.Secrets = append(t.Secrets, fmt.Sprintf("ref%d=%s", i, v))
 		t.Hide = append(t.Hide, v)

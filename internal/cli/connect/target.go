@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sonde-mcp/sonde/internal/cli/cmdutil"
+	"github.com/sonde-mcp/sonde/transport"
 )
 
 // Target is the server a command talks to, resolved from the flags (and,
@@ -15,6 +16,9 @@ import (
 type Target struct {
 	// Argv is the server's command line (nil over HTTP).
 	Argv []string
+	// Server is the name of the host config entry it came from ("" for a
+	// command line or --url).
+	Server string
 	// URL is the server's URL over HTTP ("" for a command), Mode its
 	// --transport.
 	URL  string
@@ -52,6 +56,31 @@ type Target struct {
 // --url when argv is nil.
 func (f *Flags) Target(argv []string) *Target {
 	return &Target{Argv: argv, URL: f.URL, Mode: f.Mode, Env: f.Env, Cwd: f.Cwd}
+}
+
+// CallArgs are the arguments of sonde call that reach t's server (the
+// interactive UI's Y copies a call with them): a config entry by name
+// (with --config FILE when given: its command line may hold what its
+// references brought in), --url with a --transport other than auto, or
+// "--" and the command line. Other flags (--env, --header…) are not
+// carried.
+func (t *Target) CallArgs(config string) []string {
+	switch {
+	case t.Server != "":
+		if config != "" {
+			return []string{"--config", config, "--server", t.Server}
+		}
+		return []string{"--server", t.Server}
+	case t.URL != "":
+		out := []string{"--url", t.URL}
+		if t.Mode != "" && t.Mode != string(transport.ModeAuto) {
+			out = append(out, "--transport", t.Mode)
+		}
+		return out
+	case len(t.Argv) > 0:
+		return append([]string{"--"}, t.Argv...)
+	}
+	return nil
 }
 
 // Resolve splits args at "--": the n arguments of the command itself, then

@@ -39,7 +39,7 @@ func TestTUIFeatures(t *testing.T) {
 	// Simulated logging, from the Tools pane: one message at once.
 	tt.keys("3", "/")
 	tt.text("toggle-sim")
-	tt.keys("Enter") // keeps the filter and opens the form
+	tt.keys("Enter", "Enter") // keeps the filter (back in the list), then the form
 	tt.waitFor("the empty form", `call toggle-simulated-logging`)
 	tt.keys("C-s")
 	tt.waitFor("the tool's result", `Started simulated`)
@@ -55,7 +55,7 @@ func TestTUIFeatures(t *testing.T) {
 	tt.waitFor("the filter cleared", `─ 3 Tools 1\d ─`)
 	tt.keys("/")
 	tt.text("simulate-re")
-	tt.keys("Enter") // keeps the filter and opens the form
+	tt.keys("Enter", "Enter") // keeps the filter (back in the list), then the form
 	tt.waitFor("the research form", `call simulate-research-query`, `› topic\*`)
 	tt.text("tides")
 	tt.keys("C-s")

@@ -108,6 +108,7 @@ func inspect(ctx context.Context, env *cmdutil.Env, o *UIOptions, m *connect.Fle
 		*insp = ui.New(ui.Options{
 			Servers: uiServers{m: m, ctx: ctx, subs: subs}, Command: "--all",
 			Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Policies: policies,
+			CallTarget: fleetCallArgs(o),
 		})
 	}
 	p := tea.NewProgram(*insp, tea.WithContext(ctx), tea.WithInput(env.In), tea.WithOutput(env.Screen))
@@ -294,4 +295,20 @@ func reportText(m *connect.Fleet, name string) string {
 	var b strings.Builder
 	r.WriteText(&b)
 	return b.String()
+}
+
+// fleetCallArgs are the arguments of sonde call that route SERVER/TOOL to
+// one of these servers (the Tools pane's Y).
+func fleetCallArgs(o *UIOptions) []string {
+	var out []string
+	if c := o.Server.Config; c != "" {
+		out = append(out, "--config", c)
+	}
+	if o.Fleet.All {
+		return append(out, "--all")
+	}
+	for _, n := range o.Server.Servers {
+		out = append(out, "--server", n)
+	}
+	return out
 }

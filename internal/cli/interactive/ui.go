@@ -193,7 +193,7 @@ func runTUI(ctx context.Context, env *cmdutil.Env, o *UIOptions, t *connect.Targ
 	}
 	palette, noColor := termPalette()
 	opts := ui.Options{
-		Start: start, First: &first, Transport: transportName, Command: what,
+		Start: start, First: &first, Transport: transportName, Command: what, CallTarget: t.CallArgs(f.Config),
 		Palette: palette, NoColor: noColor, FrameCapacity: o.Frames, Reconnect: f.Reconnect,
 		Recorder: rec, Breaks: ui.LocalBreaks(eng, changed), Export: report.Beside(cmdutil.Version),
 		Policies: policies,

@@ -495,10 +495,12 @@ func TestTUIToolCall(t *testing.T) {
 	tt.waitFor("the focus on Tools", `^enter call`)
 
 	tt.keys("/")
-	tt.waitFor("the filter input", `^│/ `, `^enter call… \(filter kept\)`)
+	tt.waitFor("the filter input", `^│/ `, `^enter keep filter`)
 	tt.text("ech")
 	tt.waitFor("the filtered list", `─ 3 Tools 9 · filter: ech `, `^│/ ech\s+1/9`, tools("echo"), "!"+tools("add"))
-	tt.keys("Enter") // keeps the filter, opens the form of the selected tool
+	tt.keys("Enter") // keeps the filter, back in the list
+	tt.waitFor("the filter kept", `─ 3 Tools 9 · filter: ech `, `^enter call`)
+	tt.keys("Enter") // the form of the selected tool
 	tt.waitFor("the form", `call echo · fields`, `^│› delay_ms `, `^ctrl\+s call`)
 	tt.keys("Tab")
 	tt.waitFor("the second field", `^│› ignore_canc`)
@@ -678,7 +680,7 @@ func TestTUIAnswerElicitation(t *testing.T) {
 	tt.keys("3", "/")
 	tt.text("trigger-elicitation-req")
 	tt.waitFor("the filtered list", `^│› trigger-elicitation-request\s`)
-	tt.keys("Enter") // keeps the filter and opens the form
+	tt.keys("Enter", "Enter") // keeps the filter (back in the list), then the form
 	tt.waitFor("the tool's form", `call trigger-elicitation-request`)
 	tt.keys("Enter") // no arguments: call
 	tt.waitFor("the dialog", `Elicitation request from the server`, `answer elicitation · fields`,
@@ -700,10 +702,10 @@ func TestTUIAnswerElicitationTask(t *testing.T) {
 	argv := clitest.EverythingStdio(t)
 	tt := startTUI(t, 140, 40, append([]string{"--kill-after", "500ms"}, argv...))
 	tt.waitFor("the handshake", `mcp-servers/everything`, `─ 3 Tools 19 `)
-	tt.keys("3") // typing filters at once: no "/" needed
+	tt.keys("3", "/") // a filter starts with / only
 	tt.text("elicitation-request-async")
 	tt.waitFor("the filtered list", `^│› trigger-elicitation-request-async\s`)
-	tt.keys("Enter") // keeps the filter and opens the form
+	tt.keys("Enter", "Enter") // keeps the filter (back in the list), then the form
 	tt.waitFor("the tool's form", `call trigger-elicitation-request-async`)
 	tt.keys("Enter") // no arguments: call
 	tt.waitFor("the dialog", `Elicitation request from the server · id "task:sonde-1-`, `› name\*`,
@@ -724,7 +726,7 @@ func TestTUIURLRequired(t *testing.T) {
 	tt.keys("3", "/")
 	tt.text("url-req")
 	tt.waitFor("the filtered list", `^│› url-required\s`)
-	tt.keys("Enter") // keeps the filter and opens the form
+	tt.keys("Enter", "Enter") // keeps the filter (back in the list), then the form
 	tt.waitFor("the tool's form", `call url-required`)
 	tt.keys("C-s")
 	tt.waitFor("the dialog", `URL required by sonde-fixture`, `https://example\.com/sonde-fixture/authorize`,
