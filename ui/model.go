@@ -141,6 +141,7 @@ type Model struct {
 	focus         int
 	zoom          bool
 	showHelp      bool
+	instr         instrState // the server's instructions (instructions.go)
 	rects         map[int]rect
 
 	gen     int // session generation, bumped by each restart

@@ -129,6 +129,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion+" "+string(msg.era)
+		m.setInstructions(msg.res.Instructions)
 		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client), listFeaturesCmd(m.gen, m.sess.Client)}
 		if m.lesson != nil {
 			m.lesson.Attach(m.sess.Client)
@@ -212,6 +213,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return m.quit()
 	}
+	m.seenInstructions()
 	if m.showHelp {
 		if key.Matches(msg, m.keys.Help) || msg.String() == "esc" || key.Matches(msg, m.keys.Quit) {
 			m.showHelp = false
