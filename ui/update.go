@@ -22,6 +22,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	m.stale = true
 	_, cmd := m.update(msg)
+	m.formRoom()
 	m.syncHold()
 	return m, cmd
 }
@@ -273,7 +274,7 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		m.cycleFocus(-1)
 		return nil, true
 	case key.Matches(msg, m.keys.Zoom):
-		m.zoom = !m.zoom
+		m.zoom, m.autoZoom = !m.zoom, false
 		m.relayout()
 		return nil, true
 	case key.Matches(msg, m.keys.Restart) && m.fl != nil:

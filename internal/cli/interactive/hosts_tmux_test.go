@@ -12,7 +12,8 @@ import (
 // the handshake agreed on), not by its process; opened, the session shows
 // the server's instructions on the help line, escaped, until a key, and
 // the help screen has them whole. A call made from the Tools pane shows
-// its result under the id the tap gave it.
+// its result under the id the tap gave it; its form has the screen while
+// it is open.
 func TestTUIWatchHostAndInstructions(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("SONDE_HOME", home)
@@ -36,14 +37,20 @@ func TestTUIWatchHostAndInstructions(t *testing.T) {
 	tt.waitFor("the usual help line", `!^instructions:`, `─ 1 Pending `)
 
 	// A call from the Tools pane: its result has the tap's id for it.
-	tt.keys("3", "z", "Enter") // zoomed: the form's fields have room
-	tt.waitFor("echo's form", `value\*`)
+	tt.keys("3", "Enter")
+	tt.waitFor("echo's form, zoomed at 80x24", `^╭─ 3 Tools `, `!─ 1 Pending `, `value\*`)
 	tt.keys("Down", "Down")
 	tt.text("from sonde")
 	tt.keys("C-s")
+	tt.waitFor("the form closed, unzoomed", `─ 1 Pending `, `^│from sonde`)
+	tt.keys("z") // the result's header has room
 	tt.waitFor("the injected call's result", `echo · id "sonde-\d+-1" · `)
 
-	tt.keys("Escape", "z", "1", "q")
+	tt.keys("z")
+	tt.waitFor("unzoomed", `─ 1 Pending `)
+	tt.keys("Escape")
+	tt.waitFor("the tool list", `^│9 tools`)
+	tt.keys("1", "q")
 	tt.waitFor("the list again", `^› gh\s+live`)
 	h.end()
 	tt.keys("q")
