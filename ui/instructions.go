@@ -11,8 +11,9 @@ import (
 
 // The server's instructions (initialize's, or server/discover's): what a
 // host hands the model about the server. On connect the help line shows
-// them, on one line, until the next key; the help screen (?) has them
-// whole, wrapped, above the keys. They are the server's text: escaped.
+// them, on one line, until the next key (not in the lesson, whose footer
+// says what to press next); the help screen (?) has them whole, wrapped,
+// above the keys. They are the server's text: escaped.
 
 // instrState is what the root knows of the instructions.
 type instrState struct {
@@ -35,8 +36,8 @@ func (m *Model) seenInstructions() { m.instr.fresh = false }
 // instructionsBanner is the help line while the instructions are fresh:
 // their start on one line, and where to read them whole.
 func (m *Model) instructionsBanner() (string, bool) {
-	if !m.instr.fresh {
-		return "", false
+	if !m.instr.fresh || m.lesson != nil {
+		return "", false // the lesson's footer says what to press next
 	}
 	st := m.styles
 	tail := st.Subtle.Render("  ? reads all")
