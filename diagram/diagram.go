@@ -1,5 +1,7 @@
-// Package diagram draws a session as a sequence diagram: sonde and the
-// server as two lanes, one arrow per frame (requests labelled with their
+// Package diagram draws a session as a sequence diagram: the client and
+// the server as two lanes (the client named by its clientInfo: sonde, or
+// the host of a tapped session; requests sonde injected into a host's
+// session on a third lane of their own, sonde's), one arrow per frame (requests labelled with their
 // method and id, responses with the id they resolve), notes where a
 // response overtook an earlier request, where a request timed out or was
 // cancelled, and where the server started or exited. It writes Mermaid
@@ -44,13 +46,16 @@ const (
 
 // step is one arrow or note of the diagram.
 type step struct {
-	seq   uint64
-	at    time.Duration
-	note  bool
-	dir   client.Direction // an arrow: Out is sonde to server
-	style style
-	side  side // a note
-	label string
+	seq  uint64
+	at   time.Duration
+	note bool
+	dir  client.Direction // an arrow: Out is the client to the server
+	// injected: the arrow or note is of a request sonde injected into a
+	// host's session (client.Injected), drawn on sonde's own lane.
+	injected bool
+	style    style
+	side     side // a note
+	label    string
 }
 
 // sent is a request of sonde's that was written.
@@ -81,8 +86,12 @@ type Builder struct {
 	steps  []step
 	sent   map[reqKey]sent
 	server string
-	first  uint64 // first and last event seq in the window
-	last   uint64
+	// client is the client's name (clientInfo), "" until it said;
+	// injected counts the steps of sonde's injected requests.
+	client   string
+	injected int
+	first    uint64 // first and last event seq in the window
+	last     uint64
 }
 
 // New returns an empty builder.
@@ -106,6 +115,9 @@ func (b *Builder) Add(ev client.Event) {
 	add := func(s step) {
 		if in {
 			s.seq, s.at = ev.Seq, at
+			if s.injected {
+				b.injected++
+			}
 			b.steps = append(b.steps, s)
 		}
 	}
@@ -163,7 +175,7 @@ func (b *Builder) request(q *client.ReqInfo, add func(step)) {
 	delete(b.sent, k)
 	switch q.State {
 	case client.StateTimeout, client.StateCancelled, client.StateExited, client.StateClosed, client.StateProtocol, client.StateHTTP:
-		add(step{note: true, side: leftOfClient, label: fmt.Sprintf("id %s %s after %s", q.ID, q.State, textfmt.Dur(q.Latency))})
+		add(step{note: true, side: leftOfClient, injected: client.Injected(q.ID), label: fmt.Sprintf("id %s %s after %s", q.ID, q.State, textfmt.Dur(q.Latency))})
 	}
 }
 
@@ -175,9 +187,13 @@ func (b *Builder) frame(seq uint64, at time.Duration, f *client.FrameInfo, add f
 	}
 	switch m.Kind {
 	case jsonrpc.KindRequest:
-		add(step{dir: f.Dir, style: styleRequest, label: requestLabel(m)})
+		injected := f.Dir == client.Out && client.Injected(m.ID)
+		add(step{dir: f.Dir, style: styleRequest, injected: injected, label: requestLabel(m)})
 		if f.Dir == client.Out {
 			b.sent[reqKey{b.gen, m.ID}] = sent{seq: seq, at: at}
+			if !injected && b.client == "" {
+				b.client = clientName(m)
+			}
 		}
 	case jsonrpc.KindNotification:
 		add(step{dir: f.Dir, style: styleNotify, label: notificationLabel(m)})
@@ -213,7 +229,7 @@ func (b *Builder) response(at time.Duration, f *client.FrameInfo, add func(step)
 			b.server = r.ServerInfo.Name
 		}
 	}
-	add(step{dir: client.In, style: styleReply, label: responseLabel(m, extra)})
+	add(step{dir: client.In, style: styleReply, injected: client.Injected(m.ID), label: responseLabel(m, extra)})
 	if !pending {
 		return
 	}
@@ -236,6 +252,40 @@ func (b *Builder) response(at time.Duration, f *client.FrameInfo, add func(step)
 		add(step{note: true, side: overBoth, label: label})
 	}
 }
+
+// clientName is the name a client gives itself in a request: initialize's
+// clientInfo, or a modern request's _meta ("" when it gives none).
+func clientName(m *jsonrpc.Message) string {
+	var p struct {
+		ClientInfo mcp.Implementation         `json:"clientInfo"`
+		Meta       map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return ""
+	}
+	if m.Method != mcp.MethodInitialize {
+		p.ClientInfo = mcp.Implementation{}
+		json.Unmarshal(p.Meta[mcp.MetaClientInfo], &p.ClientInfo)
+	}
+	return p.ClientInfo.Name
+}
+
+// Client is the client's lane's name: its clientInfo name; before it gave
+// one, "sonde" (a session of sonde's own), or "host" in a tapped session
+// (one with injected requests).
+func (b *Builder) Client() string {
+	switch {
+	case b.client != "":
+		return b.client
+	case b.injected > 0:
+		return "host"
+	}
+	return "sonde"
+}
+
+// Injected reports whether the diagram has sonde's lane: steps of requests
+// sonde injected into a host's session.
+func (b *Builder) Injected() bool { return b.injected > 0 }
 
 func requestLabel(m *jsonrpc.Message) string {
 	name := m.Method

@@ -16,25 +16,35 @@ import (
 const maxLabel = 72
 
 // Mermaid writes the diagram as a Mermaid sequenceDiagram: participant C
-// is sonde, S the server. Requests are solid arrows, responses dotted,
-// notifications open (async) arrows, lines that are not messages crosses.
+// is the client (Client), S the server, and I sonde when it injected
+// requests into a host's session. Requests are solid arrows, responses
+// dotted, notifications open (async) arrows, lines that are not messages
+// crosses.
 func (b *Builder) Mermaid(w io.Writer) error {
 	var sb strings.Builder
 	sb.WriteString("sequenceDiagram\n")
-	fmt.Fprintf(&sb, "    participant C as sonde\n    participant S as %s\n", MermaidText(b.server))
+	fmt.Fprintf(&sb, "    participant C as %s\n", MermaidText(b.Client()))
+	if b.Injected() {
+		sb.WriteString("    participant I as sonde\n")
+	}
+	fmt.Fprintf(&sb, "    participant S as %s\n", MermaidText(b.server))
 	if b.o.From.Set || b.o.To.Set {
 		fmt.Fprintf(&sb, "    Note over C,S: %s\n", MermaidText(b.windowText()))
 	}
 	for _, s := range b.steps {
 		label := MermaidText(cut(s.label))
+		c := "C"
+		if s.injected {
+			c = "I"
+		}
 		if s.note {
-			where := [...]string{overBoth: "over C,S", leftOfClient: "left of C", rightOfServer: "right of S"}[s.side]
+			where := [...]string{overBoth: "over C,S", leftOfClient: "left of " + c, rightOfServer: "right of S"}[s.side]
 			fmt.Fprintf(&sb, "    Note %s: %s\n", where, label)
 			continue
 		}
-		from, to := "C", "S"
+		from, to := c, "S"
 		if s.dir == client.In {
-			from, to = "S", "C"
+			from, to = "S", c
 		}
 		arrow := [...]string{styleRequest: "->>", styleReply: "-->>", styleNotify: "-)", styleBad: "--x"}[s.style]
 		fmt.Fprintf(&sb, "    %s%s%s: %s\n", from, arrow, to, label)
@@ -93,17 +103,28 @@ func cut(s string) string {
 }
 
 // Text writes the diagram as a plain-text swimlane width cells wide (at
-// least 40): a time column, sonde's lane on the left, the server's on the
-// right, one line per arrow or note.
+// least 40): a time column, the client's lane on the left, the server's on
+// the right, one line per arrow or note. sonde's own lane, when it
+// injected requests into a host's session, starts a few cells right of
+// the host's: its arrows start there.
 func (b *Builder) Text(w io.Writer, width int) error {
 	width = max(width, 40)
 	const timeCol = 10
 	inner := width - timeCol - 2 // between the two lane bars
+	sub := 0                     // sonde's lane, from the client's
+	if b.Injected() {
+		sub = min(16, inner/5)
+	}
 	var sb strings.Builder
-	// sonde's name over its lane, the server's ending over its own.
-	name := textfmt.Escape(b.server)
-	gap := max(inner+2-len("sonde")-utf8.RuneCountInString(name), 1)
-	head := textfmt.Fit("time", timeCol-1) + " " + "sonde" + strings.Repeat(" ", gap) + name
+	// The client's name over its lane (and sonde's over its own), the
+	// server's ending over its own.
+	name, cname := textfmt.Escape(b.server), textfmt.Escape(b.Client())
+	head := textfmt.Fit("time", timeCol-1) + " " + cname
+	if sub > 0 {
+		head = textfmt.Fit(head, timeCol+1+sub) + "sonde"
+	}
+	gap := max(width-utf8.RuneCountInString(head)-utf8.RuneCountInString(name), 1)
+	head += strings.Repeat(" ", gap) + name
 	sb.WriteString(head + "\n")
 	if b.o.From.Set || b.o.To.Set {
 		sb.WriteString(strings.Repeat(" ", timeCol) + "│" + textfmt.Fit(" · "+b.windowText(), inner) + "│\n")
@@ -113,7 +134,11 @@ func (b *Builder) Text(w io.Writer, width int) error {
 		if s.at == 0 {
 			at = "+0"
 		}
-		sb.WriteString(fmt.Sprintf("%*s ", timeCol-1, at) + "│" + textLane(s, inner) + "│\n")
+		lane := textLane(s, inner)
+		if s.injected && sub > 0 {
+			lane = strings.Repeat(" ", sub-1) + "│" + textLane(s, inner-sub)
+		}
+		sb.WriteString(fmt.Sprintf("%*s ", timeCol-1, at) + "│" + lane + "│\n")
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err

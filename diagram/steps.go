@@ -19,6 +19,9 @@ type Step struct {
 	Where Where
 	Dir   client.Direction
 	Arrow Arrow
+	// Injected: of a request sonde injected into a host's session (drawn
+	// from sonde's own lane, not the host's).
+	Injected bool
 	// Label is the text, cut as Mermaid's is, not escaped.
 	Label string
 }
@@ -35,7 +38,8 @@ const (
 	ArrowBad     Arrow = "bad"
 )
 
-// Where is where a note of a Step goes.
+// Where is where a note of a Step goes (left: of the client, or of sonde
+// for an injected request's).
 type Where string
 
 // The places of a note: over both lanes, left of sonde, right of the
@@ -54,7 +58,7 @@ func (b *Builder) Steps() []Step {
 		out = append(out, Step{Note: true, Where: WhereOver, Label: b.windowText()})
 	}
 	for _, s := range b.steps {
-		st := Step{Seq: s.seq, At: s.at, Note: s.note, Dir: s.dir, Label: cut(s.label)}
+		st := Step{Seq: s.seq, At: s.at, Note: s.note, Dir: s.dir, Injected: s.injected, Label: cut(s.label)}
 		if s.note {
 			st.Where = [...]Where{overBoth: WhereOver, leftOfClient: WhereLeft, rightOfServer: WhereRight}[s.side]
 		} else {

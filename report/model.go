@@ -37,26 +37,31 @@ type Model struct {
 
 // Meta is the header of the page.
 type Meta struct {
-	File      string         `json:"file"`
-	Sonde     string         `json:"sonde"`
-	Transport string         `json:"transport"`
-	Command   []string       `json:"command,omitempty"`
-	URL       string         `json:"url,omitempty"`
-	Redaction []string       `json:"redaction,omitempty"`
-	Start     time.Time      `json:"start"`
-	Server    string         `json:"server"`
-	Version   string         `json:"version"`
-	Protocol  string         `json:"protocol"`
-	Era       string         `json:"era"`
-	Client    string         `json:"client"`
-	Duration  time.Duration  `json:"duration"`
-	Events    int            `json:"events"`
-	Frames    int            `json:"frames"`
-	Calls     int            `json:"calls"`
-	Requests  int            `json:"requests"`
-	Errors    int            `json:"errors"`
-	Verdicts  map[string]int `json:"verdicts"`
-	Findings  map[string]int `json:"findings"`
+	File      string        `json:"file"`
+	Sonde     string        `json:"sonde"`
+	Transport string        `json:"transport"`
+	Command   []string      `json:"command,omitempty"`
+	URL       string        `json:"url,omitempty"`
+	Redaction []string      `json:"redaction,omitempty"`
+	Start     time.Time     `json:"start"`
+	Server    string        `json:"server"`
+	Version   string        `json:"version"`
+	Protocol  string        `json:"protocol"`
+	Era       string        `json:"era"`
+	Client    string        `json:"client"`
+	Duration  time.Duration `json:"duration"`
+	Events    int           `json:"events"`
+	Frames    int           `json:"frames"`
+	// Calls, Requests and Errors are the client's (the host's, in a
+	// tapped session); Injected counts the requests sonde injected into a
+	// host's session, InjectedErrors those of them that failed.
+	Calls          int            `json:"calls"`
+	Requests       int            `json:"requests"`
+	Errors         int            `json:"errors"`
+	Injected       int            `json:"injected"`
+	InjectedErrors int            `json:"injectedErrors"`
+	Verdicts       map[string]int `json:"verdicts"`
+	Findings       map[string]int `json:"findings"`
 }
 
 // Row is one entry of the frames list: a frame, a stderr chunk, a process
@@ -108,12 +113,14 @@ type Span struct {
 	Tool   string `json:"tool,omitempty"`
 	// Start is when it was queued (sonde's) or received (the server's);
 	// End when it settled, -1 while it never did.
-	Start   time.Duration   `json:"start"`
-	End     time.Duration   `json:"end"`
-	State   string          `json:"state"`
-	Latency time.Duration   `json:"latency"`
-	Failed  bool            `json:"failed,omitempty"`
-	Ticks   []time.Duration `json:"ticks,omitempty"` // progress
+	Start   time.Duration `json:"start"`
+	End     time.Duration `json:"end"`
+	State   string        `json:"state"`
+	Latency time.Duration `json:"latency"`
+	Failed  bool          `json:"failed,omitempty"`
+	// Injected: a request sonde injected into a host's session.
+	Injected bool            `json:"inj,omitempty"`
+	Ticks    []time.Duration `json:"ticks,omitempty"` // progress
 	// Marks are answers that came for it after it settled: late or
 	// duplicate (the Seq of the frame, its time and verdict).
 	Marks []Mark `json:"marks,omitempty"`
@@ -145,10 +152,14 @@ type Finding struct {
 	Detail string `json:"detail"`
 }
 
-// Diagram is the sequence diagram's steps (the Mermaid export's content).
+// Diagram is the sequence diagram's steps (the Mermaid export's content):
+// the client's lane (its name), sonde's when it injected requests into a
+// host's session, the server's.
 type Diagram struct {
-	Server string `json:"server"`
-	Steps  []Step `json:"steps"`
+	Client   string `json:"client"`
+	Injected bool   `json:"injected,omitempty"`
+	Server   string `json:"server"`
+	Steps    []Step `json:"steps"`
 }
 
 // Step is a diagram.Step for the page: an arrow from Dir's sender, or a
@@ -160,14 +171,16 @@ type Step struct {
 	Where string        `json:"where,omitempty"`
 	Dir   string        `json:"dir,omitempty"`
 	Arrow string        `json:"arrow,omitempty"`
-	Label string        `json:"label"`
+	// Inj: a step of a request sonde injected (sonde's lane).
+	Inj   bool   `json:"inj,omitempty"`
+	Label string `json:"label"`
 }
 
 // steps are the diagram's steps for the page.
 func steps(in []diagram.Step) []Step {
 	out := make([]Step, len(in))
 	for i, s := range in {
-		out[i] = Step{Seq: s.Seq, At: s.At, Note: s.Note, Where: string(s.Where), Arrow: string(s.Arrow), Label: s.Label}
+		out[i] = Step{Seq: s.Seq, At: s.At, Note: s.Note, Where: string(s.Where), Arrow: string(s.Arrow), Inj: s.Injected, Label: s.Label}
 		if !s.Note {
 			out[i].Dir = s.Dir.String()
 		}
@@ -185,16 +198,18 @@ type spanKey struct {
 // Builder folds a capture's events into a Model. Use New; Add every event
 // in order, then Model (or Write).
 type Builder struct {
-	m       Model
-	start   time.Time
-	events  []client.Event
-	reqs    *filter.Requests
-	stats   *stats.Collector
-	lint    *lint.Linter
-	diagram *diagram.Builder
-	known   surface.Known
-	gen     int
-	spans   map[spanKey]int
+	m      Model
+	start  time.Time
+	events []client.Event
+	reqs   *filter.Requests
+	stats  *stats.Collector
+	// injected folds sonde's injected requests, which stats leaves out.
+	injected *stats.Collector
+	lint     *lint.Linter
+	diagram  *diagram.Builder
+	known    surface.Known
+	gen      int
+	spans    map[spanKey]int
 	// lastSpan is the span of the latest request of an id, for an answer
 	// that came after it settled.
 	unknown []Mark
@@ -211,7 +226,7 @@ type Options struct {
 // New returns a Builder for a capture with header h.
 func New(h capture.Header, o Options) *Builder {
 	b := &Builder{
-		start: h.Start, reqs: filter.NewRequests(), stats: stats.New(h.Start), lint: lint.New(),
+		start: h.Start, reqs: filter.NewRequests(), stats: stats.New(h.Start), injected: stats.New(h.Start), lint: lint.New(),
 		diagram: diagram.New(diagram.Options{Start: h.Start}), spans: map[spanKey]int{},
 	}
 	b.m.Meta = Meta{File: o.File, Sonde: o.Sonde, Transport: h.Transport, Command: h.Command, URL: h.URL,
@@ -227,7 +242,16 @@ func (b *Builder) Add(ev client.Event) {
 	}
 	b.events = append(b.events, ev)
 	b.reqs.Learn(ev)
-	b.stats.Add(ev)
+	// The host's requests are counted apart from those sonde injected.
+	switch {
+	case !injectedEvent(ev):
+		b.stats.Add(ev)
+		if ev.Kind != client.EvRequest && ev.Kind != client.EvFrame {
+			b.injected.Add(ev) // a process start: a new id space for both
+		}
+	default:
+		b.injected.Add(ev)
+	}
 	b.diagram.Add(ev)
 	b.known.Apply(ev)
 	if ev.StartsSession() {
@@ -313,7 +337,7 @@ func (b *Builder) request(ev client.Event, at time.Duration) {
 	if !ok || b.m.Spans[i].End >= 0 && !q.State.Final() {
 		i = len(b.m.Spans)
 		b.spans[k] = i
-		b.m.Spans = append(b.m.Spans, Span{Dir: q.Dir.String(), ID: k.id, Start: at, End: -1})
+		b.m.Spans = append(b.m.Spans, Span{Dir: q.Dir.String(), ID: k.id, Start: at, End: -1, Injected: q.Dir == client.Out && client.Injected(q.ID)})
 		if q.RetryOf.IsValid() {
 			b.retry(i, spanKey{b.gen, q.Dir, q.RetryOf.String()}, at)
 		}
@@ -352,4 +376,17 @@ func (b *Builder) retry(i int, prev spanKey, at time.Duration) {
 	if p.End >= 0 {
 		s.ClientWait = at - p.End
 	}
+}
+
+// injectedEvent reports whether ev is of a request sonde injected into a
+// host's session: its lifecycle, its frame or its answer's.
+func injectedEvent(ev client.Event) bool {
+	switch {
+	case ev.Kind == client.EvRequest && ev.Req != nil:
+		return ev.Req.Dir == client.Out && client.Injected(ev.Req.ID)
+	case ev.Kind == client.EvFrame && ev.Frame != nil:
+		m := &ev.Frame.Msg
+		return (ev.Frame.Dir == client.Out) == (m.Kind == jsonrpc.KindRequest) && client.Injected(m.ID)
+	}
+	return false
 }

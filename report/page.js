@@ -53,6 +53,7 @@
     add("requests", m.requests, "requests");
     add("tool calls", m.calls, "calls");
     add("errors", m.errors, "errors");
+    if (m.injected) add("injected by sonde", m.injected + " requests, " + m.injectedErrors + " errors", "injected");
     add("redacted", (m.redaction || []).join(", "), "redaction");
     const v = $("verdicts");
     for (const [k, n] of Object.entries(m.verdicts).sort()) v.append(el("li", { "data-verdict": k, class: "v-" + k }, k + " ", el("b", {}, n)));
@@ -66,10 +67,11 @@
     const box = $("wf-rows");
     box.replaceChildren();
     const span = view.to - view.from, pct = (t) => ((t - view.from) / span) * 100;
-    const lanes = [["out", "sonde → server"], ["in", "server → sonde"]];
+    const who = M.diagram.client || "sonde";
+    const lanes = [["out", false, who + " → server"], ["out", true, "sonde (injected) → server"], ["in", false, "server → " + who]];
     let drawn = 0, hidden = 0;
-    for (const [dir, name] of lanes) {
-      const spans = M.spans.filter((s) => s.dir === dir);
+    for (const [dir, inj, name] of lanes) {
+      const spans = M.spans.filter((s) => s.dir === dir && !!s.inj === inj);
       if (!spans.length) continue;
       box.append(el("div", { class: "lane" }, name + " (" + spans.length + ")"));
       for (const s of spans) {
@@ -118,11 +120,13 @@
 
   // Sequence diagram in SVG: the steps of the Mermaid export.
   function sequence() {
-    const steps = M.diagram.steps, W = 760, C = 120, S = 640, H = 34, top = 40;
+    const steps = M.diagram.steps, W = 760, C = 120, S = 640, H = 34, top = 40, I = 260;
     const svg = el("svg:svg", { viewBox: "0 0 " + W + " " + (top + steps.length * H + 20), role: "img", "aria-label": "sequence diagram" });
-    svg.append(el("svg:text", { x: C, y: 20, class: "who" }, "sonde"), el("svg:text", { x: S, y: 20, class: "who" }, M.diagram.server));
+    svg.append(el("svg:text", { x: C, y: 20, class: "who" }, M.diagram.client || "sonde"), el("svg:text", { x: S, y: 20, class: "who" }, M.diagram.server));
     const h = top + steps.length * H;
     svg.append(el("svg:line", { x1: C, y1: 28, x2: C, y2: h, class: "life" }), el("svg:line", { x1: S, y1: 28, x2: S, y2: h, class: "life" }));
+    // sonde's own lane: the requests it injected into a host's session.
+    if (M.diagram.injected) svg.append(el("svg:text", { x: I, y: 20, class: "who" }, "sonde"), el("svg:line", { x1: I, y1: 28, x2: I, y2: h, class: "life" }));
     steps.forEach((s, i) => {
       const y = top + i * H + 22, g = el("svg:g", { class: "step " + (s.note ? "note" : "a-" + s.arrow), "data-seq": s.seq, tabindex: 0 });
       if (s.note) {
@@ -130,7 +134,7 @@
         const w = s.where === "over" ? S - C : 220;
         g.append(el("svg:rect", { x, y: y - 16, width: w, height: 22, rx: 3 }), el("svg:text", { x: x + 6, y: y - 1 }, s.label));
       } else {
-        const x1 = s.dir === "out" ? C : S, x2 = s.dir === "out" ? S : C;
+        const c = s.inj ? I : C, x1 = s.dir === "out" ? c : S, x2 = s.dir === "out" ? S : c;
         g.append(el("svg:line", { x1, y1: y, x2, y2: y }), el("svg:text", { x: (C + S) / 2, y: y - 6, "text-anchor": "middle" }, s.label));
         const d = x2 > x1 ? -8 : 8;
         g.append(s.arrow === "bad" ? el("svg:path", { d: `M${x2 + d - 4},${y - 4}l8,8m0,-8l-8,8`, class: "head" }) :

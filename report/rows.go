@@ -24,9 +24,16 @@ func (b *Builder) Model() *Model {
 			m.Meta.Calls += mt.Count
 		}
 	}
+	inj := b.injected.Report(0)
+	m.Meta.Injected = inj.Requests
+	for _, mt := range inj.Methods {
+		m.Meta.InjectedErrors += mt.Errors
+		mt.Dir = "injected" // the latency table's rows of sonde's own
+		m.Methods = append(m.Methods, mt)
+	}
 	m.Meta.Server, m.Meta.Version = b.known.Server.Name, b.known.Server.Version
 	m.Meta.Protocol = b.known.Protocol
-	m.Diagram = Diagram{Server: b.diagram.Server(), Steps: steps(b.diagram.Steps())}
+	m.Diagram = Diagram{Client: b.diagram.Client(), Injected: b.diagram.Injected(), Server: b.diagram.Server(), Steps: steps(b.diagram.Steps())}
 	for _, mk := range b.unknown {
 		m.Spans = append(m.Spans, Span{Dir: "in", ID: "?", Method: "(" + mk.Verdict + " answer)", Start: mk.T, End: mk.T,
 			State: mk.Verdict, Failed: true, Marks: []Mark{mk}, Seqs: []uint64{mk.Seq}})

@@ -41,7 +41,14 @@ type Tapped struct {
 	HostPID int        `json:"host_pid,omitempty"`
 	// HostName is the host's process name, when the tap could read it.
 	HostName string `json:"host_name,omitempty"`
-	Size     int64  `json:"size"`
+	// ClientName and ClientVersion are the clientInfo the host gave in its
+	// first request (initialize, or a modern request's _meta); Protocol is
+	// the protocol version the session speaks (initialize's answer, else
+	// what the host asked for). "" until the host said.
+	ClientName    string `json:"client_name,omitempty"`
+	ClientVersion string `json:"client_version,omitempty"`
+	Protocol      string `json:"protocol,omitempty"`
+	Size          int64  `json:"size"`
 	// Calls are the requests the host sent (not those sonde injected);
 	// Errors those answered with an error (or breaking the protocol).
 	Calls  int `json:"calls"`
@@ -60,8 +67,9 @@ type Tapped struct {
 	mtime time.Time
 	// scanned is how far the file was read (whole lines), noted whether its
 	// first note was: what reading more of a growing file starts from.
-	scanned int64
-	noted   bool
+	scanned  int64
+	noted    bool
+	hostSeen bool // the host's first request was read (hostFrame)
 }
 
 // ListTapped reads the sessions of dir: live first, then newest first.
@@ -252,6 +260,7 @@ func (s *Tapped) count(line []byte) {
 	case bytes.HasPrefix(line, []byte(`{"type":"frame"`)):
 		// A frame's raw text is a JSON string: its quotes are escaped, so
 		// the verdict member cannot be found inside it.
+		s.hostFrame(line)
 		switch {
 		case bytes.Contains(line, []byte(`,"verdict":"late"`)):
 			s.Late++
@@ -260,6 +269,8 @@ func (s *Tapped) count(line []byte) {
 		case bytes.Contains(line, []byte(`,"verdict":"duplicate"`)):
 			s.Duplicate++
 		}
+	case bytes.HasPrefix(line, []byte(`{"type":"session"`)):
+		s.sessionRecord(line)
 	case bytes.HasPrefix(line, []byte(`{"type":"end"`)):
 		s.CleanEnd = true
 	case bytes.HasPrefix(line, []byte(`{"type":"note"`)) && !s.noted:

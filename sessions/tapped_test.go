@@ -13,6 +13,10 @@ import (
 var tappedLines = []string{
 	`{"type":"header","format":"sonde-capture","version":"1.0","start":"2026-07-01T12:30:05Z","command":["srv","--x"]}`,
 	`{"type":"note","note":` + quoteJSON(TapNote("my label", 7, 42, "claude")) + `}`,
+	`{"type":"frame","seq":3,"t":1,"dir":"out","id":"sonde-7-1","method":"ping","kind":"request","raw":"{\"jsonrpc\":\"2.0\",\"id\":\"sonde-7-1\",\"method\":\"ping\",\"params\":{\"clientInfo\":{\"name\":\"sonde\"}}}","verdict":"sent"}`,
+	`{"type":"frame","seq":4,"t":2,"dir":"out","id":1,"method":"initialize","kind":"request","raw":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"claude-code\",\"version\":\"2.1.197\"}}}","verdict":"sent"}`,
+	`{"type":"frame","seq":5,"t":3,"dir":"out","id":9,"method":"initialize","kind":"request","raw":"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"initialize\",\"params\":{\"clientInfo\":{\"name\":\"second\",\"version\":\"9\"}}}","verdict":"sent"}`,
+	`{"type":"session","t":4,"protocol_version":"2025-11-25","server_name":"srv","server_version":"1"}`,
 	`{"type":"request","dir":"out","id":1,"state":"sent"}`,
 	`{"type":"request","dir":"out","id":2,"state":"error"}`,
 	`{"type":"request","dir":"out","id":"sonde-inject-1","state":"sent"}`,
@@ -41,6 +45,12 @@ func TestReadTapped(t *testing.T) {
 		strings.Join(s.Command, " ") != "srv --x" || !s.Started.Equal(time.Date(2026, 7, 1, 12, 30, 5, 0, time.UTC)) {
 		t.Fatalf("read %+v", s)
 	}
+	// Who the host is: its first request's clientInfo (not sonde's injected
+	// request before it, nor a later initialize), and the protocol the
+	// handshake agreed on (not the one asked for).
+	if s.ClientName != "claude-code" || s.ClientVersion != "2.1.197" || s.Protocol != "2025-11-25" || s.Host() != "claude-code 2.1.197 · 2025-11-25" {
+		t.Errorf("host %q %q %q: %q", s.ClientName, s.ClientVersion, s.Protocol, s.Host())
+	}
 	cache := TappedCache{}
 	if _, err := ListTappedCached(dir, cache); err != nil {
 		t.Fatal(err)
@@ -64,6 +74,25 @@ func TestReadTapped(t *testing.T) {
 		os.WriteFile(p, []byte(content), 0o600)
 		if got := ReadTapped(p, false); got.Problem != want || got.Label != "other" {
 			t.Errorf("%q: problem %q label %q, want %q", content, got.Problem, got.Label, want)
+		}
+	}
+}
+
+// A modern host says who it is in each request's _meta: the first one's
+// is read, with the protocol version it carries; a host that never says
+// is nobody ("").
+func TestTappedHostModern(t *testing.T) {
+	for name, tc := range map[string]struct{ line, want string }{
+		"modern": {`{"type":"frame","dir":"out","id":1,"method":"server/discover","kind":"request","raw":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/clientInfo\":{\"name\":\"gemini-cli\",\"version\":\"0.9\"},\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}","verdict":"sent"}`,
+			"gemini-cli 0.9 · 2026-07-28"},
+		"nameless": {`{"type":"frame","dir":"out","id":1,"method":"tools/list","kind":"request","raw":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}","verdict":"sent"}`, ""},
+		"b64":      {`{"type":"frame","dir":"out","id":1,"method":"initialize","kind":"request","b64":true,"raw":"eyJpZCI6MSwibWV0aG9kIjoiaW5pdGlhbGl6ZSIsInBhcmFtcyI6eyJjbGllbnRJbmZvIjp7Im5hbWUiOiJiIn19fQ==","verdict":"sent"}`, "b"},
+		"server's": {`{"type":"frame","dir":"in","id":1,"method":"roots/list","kind":"request","raw":"{\"id\":1,\"method\":\"roots/list\",\"params\":{\"clientInfo\":{\"name\":\"x\"}}}","verdict":"server-request"}`, ""},
+	} {
+		var s Tapped
+		s.count([]byte(tc.line))
+		if got := s.Host(); got != tc.want {
+			t.Errorf("%s: host %q, want %q", name, got, tc.want)
 		}
 	}
 }

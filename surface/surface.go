@@ -51,6 +51,9 @@ type Known struct {
 	Server       mcp.Implementation
 	Protocol     string
 	Capabilities json.RawMessage
+	// Instructions are the server's (initialize's or server/discover's),
+	// as it sent them.
+	Instructions string
 	// Tools, Prompts, Resources and Templates are the last complete
 	// listing of each (in the server's order; the pages of a listing
 	// joined).
@@ -203,11 +206,12 @@ func (k *Known) result(seq uint64, a ask, result json.RawMessage) {
 		var r mcp.InitializeResult
 		if json.Unmarshal(result, &r) == nil {
 			k.Server, k.Protocol, k.Capabilities = r.ServerInfo, r.ProtocolVersion, Compact(r.Capabilities)
+			k.Instructions = r.Instructions
 		}
 	case mcp.MethodServerDiscover:
 		var r mcp.DiscoverResult
 		if json.Unmarshal(result, &r) == nil {
-			k.Capabilities = Compact(r.Capabilities)
+			k.Capabilities, k.Instructions = Compact(r.Capabilities), r.Instructions
 			if len(r.SupportedVersions) > 0 {
 				k.Protocol = r.SupportedVersions[0]
 			}

@@ -304,11 +304,21 @@ func (in *Injector) take(line []byte) bool {
 	return true
 }
 
-// withID returns the answer line with its id replaced by id.
+// WireIDMember is the member the answer to an injected request carries
+// besides JSON-RPC's own: the id the request had on the wire (the tap's,
+// "sonde-PID-N" or "sonde-inject-N"), under which the recording and the
+// panes show it.
+const WireIDMember = "sonde/wireId"
+
+// withID returns the answer line with its id replaced by id, and the id
+// it had kept as WireIDMember.
 func withID(line []byte, id json.RawMessage) []byte {
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(line, &msg) != nil {
 		return line
+	}
+	if wire, ok := msg["id"]; ok {
+		msg[WireIDMember] = wire
 	}
 	msg["id"] = id
 	out, err := json.Marshal(msg)

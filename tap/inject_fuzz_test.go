@@ -141,5 +141,8 @@ func FuzzParseInjected(f *testing.F) {
 		if want.String() != gotID.String() {
 			t.Fatalf("answer id %s, want the caller's %s", am["id"], own)
 		}
+		if string(am[WireIDMember]) != `"sonde-1-1"` {
+			t.Fatalf("answer %s: %s is %s, want the wire's id", a, WireIDMember, am[WireIDMember])
+		}
 	})
 }

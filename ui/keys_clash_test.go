@@ -96,7 +96,7 @@ func enabled(groups ...[]key.Binding) []key.Binding {
 }
 
 // globalBindings are the keys that apply whatever the pane, in m's state.
-func (m *Model) globalBindings() []key.Binding {
+func globalBindings(m *Model) []key.Binding {
 	var out []key.Binding
 	for _, g := range m.keys.FullHelp() {
 		out = append(out, enabled(g)...)
@@ -140,7 +140,7 @@ func TestNoKeyHasTwoMeanings(t *testing.T) {
 		}
 		bs := enabled(p.Keys().FullHelp()...)
 		if !p.Capturing() {
-			bs = append(bs, c.m.globalBindings()...)
+			bs = append(bs, globalBindings(c.m)...)
 		}
 		if got := clashes(bs); len(got) > 0 {
 			t.Errorf("%s (%s focused): keys with two meanings:\n  %s", c.name, p.Title(), strings.Join(got, "\n  "))

@@ -155,7 +155,9 @@ type Model struct {
 	width, height int
 	focus         int
 	zoom          bool
+	autoZoom      bool // the zoom is formRoom's, for a form open in a short Tools pane
 	showHelp      bool
+	instr         instrState // the server's instructions (instructions.go)
 	rects         map[int]rect
 
 	gen     int // session generation, bumped by each restart

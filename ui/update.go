@@ -22,6 +22,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	m.stale = true
 	_, cmd := m.update(msg)
+	m.formRoom()
 	m.syncHold()
 	return m, cmd
 }
@@ -132,6 +133,7 @@ func (m *Model) handleSession(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		m.conn.server, m.conn.protocol = msg.res.ServerInfo, msg.res.ProtocolVersion+" "+string(msg.era)
+		m.instr.set(msg.res.Instructions)
 		cmds := []tea.Cmd{listToolsCmd(m.gen, m.sess.Client), listFeaturesCmd(m.gen, m.sess.Client)}
 		if m.lesson != nil {
 			m.lesson.Attach(m.sess.Client)
@@ -215,6 +217,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return m.quit()
 	}
+	m.instr.seen()
 	if m.showHelp {
 		if key.Matches(msg, m.keys.Help) || msg.String() == "esc" || key.Matches(msg, m.keys.Quit) {
 			m.showHelp = false
@@ -277,7 +280,7 @@ func (m *Model) globalKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		m.cycleFocus(-1)
 		return nil, true
 	case key.Matches(msg, m.keys.Zoom):
-		m.zoom = !m.zoom
+		m.zoom, m.autoZoom = !m.zoom, false
 		m.relayout()
 		return nil, true
 	case key.Matches(msg, m.keys.Restart) && m.fl != nil:

@@ -79,6 +79,9 @@ func (m *Model) helpLine() string {
 	if m.rp != nil && m.rp.asking != promptNone {
 		return m.rp.replayPrompt()
 	}
+	if banner, ok := m.instr.banner(m.styles, m.width, m.lesson != nil); ok && m.dlg == nil {
+		return banner
+	}
 	if n := m.pending.InFlight(); m.confirmQuit && n > 0 {
 		q := fmt.Sprintf("%d request%s in flight: q again quits (sonde stops waiting for %s); any other key stays", n, plural(n), pick(n == 1, "it", "them"))
 		return textfmt.Fit(m.styles.Warn.Render(q), m.width)
@@ -126,6 +129,7 @@ func (m *Model) renderHelp() string {
 	hm.Styles = m.help.Styles
 	hm.SetWidth(m.width)
 	var b strings.Builder
+	b.WriteString(m.instr.help(m.styles, m.width, m.height))
 	b.WriteString(m.styles.Accent.Render("Keys of "+name) + "\n\n")
 	b.WriteString(hm.FullHelpView(groups) + "\n\n")
 	if m.dlg != nil {

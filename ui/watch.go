@@ -10,6 +10,7 @@ import (
 
 	"github.com/sonde-mcp/sonde/client"
 	"github.com/sonde-mcp/sonde/internal/textfmt"
+	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/surface"
 	"github.com/sonde-mcp/sonde/ui/features"
@@ -31,10 +32,11 @@ type Watched interface {
 	Next(max int) (evs []client.Event, missed uint64, ok bool)
 	// Inject sends a request of sonde's into the session (between the
 	// host's lines, under an id of the tap's: the host never sees its
-	// answer) and returns the server's result, or an error: a
+	// answer) and returns that id (as the recording shows it; invalid
+	// when the tap did not say) and the server's result, or an error: a
 	// *client.Error (MCP_ERROR with the JSON-RPC error the server
 	// answered, or why there was no answer).
-	Inject(ctx context.Context, method string, params any) (json.RawMessage, error)
+	Inject(ctx context.Context, method string, params any) (jsonrpc.ID, json.RawMessage, error)
 	// NoInject says why requests cannot be injected into this session
 	// ("" when they can): it ended, or its tap takes none.
 	NoInject() string
@@ -187,8 +189,8 @@ func (w *watchState) do(_ action, msg tea.Msg) tea.Cmd {
 	case tools.CallMsg:
 		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			started := time.Now()
-			raw, err := src.Inject(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: msg.Tool, Arguments: msg.Args})
-			res := tools.ResultMsg{Tool: msg.Tool, Args: msg.Args, Raw: raw, Err: err, Latency: time.Since(started)}
+			id, raw, err := src.Inject(ctx, mcp.MethodToolsCall, mcp.CallToolParams{Name: msg.Tool, Arguments: msg.Args})
+			res := tools.ResultMsg{Tool: msg.Tool, ID: id, Args: msg.Args, Raw: raw, Err: err, Latency: time.Since(started)}
 			if err == nil {
 				res.Result, res.Err = client.ToolResult(msg.Tool, raw)
 			}
@@ -198,7 +200,7 @@ func (w *watchState) do(_ action, msg tea.Msg) tea.Cmd {
 		return w.injectCmd(func(ctx context.Context, src Watched) tea.Msg {
 			// The answer's frame reaches the Tools pane through the
 			// recording, as the host's would.
-			_, err := src.Inject(ctx, mcp.MethodToolsList, struct{}{})
+			_, _, err := src.Inject(ctx, mcp.MethodToolsList, struct{}{})
 			return injectedMsg{method: mcp.MethodToolsList, err: err}
 		})
 	case features.ReadMsg:

@@ -22,6 +22,7 @@ func (w *watchState) showKnown() {
 		srv := k.Server
 		srv.Name, srv.Version = textfmt.Escape(srv.Name), textfmt.Escape(srv.Version)
 		w.m.conn.server, w.m.conn.protocol = srv, textfmt.Escape(k.Protocol)
+		w.m.instr.set(k.Instructions)
 	}
 	if w.shown == nil {
 		w.shown = map[string]surface.Listing{}

@@ -28,7 +28,7 @@ func injectList[T any](ctx context.Context, src Watched, method, key string) ([]
 		if cursor != "" {
 			params = mcp.ListParams{Cursor: cursor}
 		}
-		raw, err := src.Inject(ctx, method, params)
+		_, raw, err := src.Inject(ctx, method, params)
 		if err != nil {
 			return all, err
 		}
@@ -53,7 +53,7 @@ func injectList[T any](ctx context.Context, src Watched, method, key string) ([]
 // of another shape is MCP_PROTOCOL, naming the method and what (the URI,
 // the prompt). The raw result comes back either way.
 func injectResult[T any](ctx context.Context, src Watched, method string, params any, what string) (*T, json.RawMessage, error) {
-	raw, err := src.Inject(ctx, method, params)
+	_, raw, err := src.Inject(ctx, method, params)
 	if err != nil {
 		return nil, raw, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -38,12 +39,12 @@ func (r *recorded) Next(limit int) ([]client.Event, uint64, bool) {
 	return evs, 0, ok
 }
 
-func (r *recorded) Inject(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (r *recorded) Inject(ctx context.Context, method string, params any) (jsonrpc.ID, json.RawMessage, error) {
 	p, _ := json.Marshal(params)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.injected = append(r.injected, method+" "+string(p))
-	return r.result, r.err
+	return jsonrpc.String(fmt.Sprintf("sonde-4242-%d", len(r.injected))), r.result, r.err
 }
 
 func (r *recorded) NoInject() string { return r.no }
@@ -145,6 +146,15 @@ func TestWatchInjectsACall(t *testing.T) {
 	}
 	if got := strings.Join(src.injected, "|"); got != `tools/call {"name":"search","arguments":{"q":"y"}}` {
 		t.Errorf("injected %s", got)
+	}
+	// The result is shown under the id the tap gave the request, the one
+	// Frames and Pending show (not "id –").
+	if want := jsonrpc.String("sonde-4242-1"); res.ID != want {
+		t.Errorf("result id %v, want %v", res.ID, want)
+	}
+	hs.send(res)
+	if screen := hs.screen(); !strings.Contains(screen, `search · id "sonde-4242-1"`) {
+		t.Errorf("the result's header lacks the injected id:\n%s", screen)
 	}
 	src.err = &client.Error{Code: client.CodeRemote, Message: "tools/call: -32602 bad", RPC: &jsonrpc.Error{Code: -32602, Message: "bad"}}
 	res = hs.send(tools.CallMsg{Tool: "search", Args: json.RawMessage(`{}`)})().(tools.ResultMsg)
@@ -255,12 +265,12 @@ type pages struct {
 
 func (p *pages) Next(int) ([]client.Event, uint64, bool) { return nil, 0, false }
 func (p *pages) NoInject() string                        { return "" }
-func (p *pages) Inject(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (p *pages) Inject(ctx context.Context, method string, params any) (jsonrpc.ID, json.RawMessage, error) {
 	b, _ := json.Marshal(params)
 	p.params = append(p.params, string(b))
 	r := p.results[0]
 	p.results = p.results[1:]
-	return json.RawMessage(r), nil
+	return jsonrpc.ID{}, json.RawMessage(r), nil
 }
 
 // What the server says of itself in the host's handshake reaches the

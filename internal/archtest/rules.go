@@ -70,7 +70,7 @@ func Rules() []Rule {
 		// The folder sonde tap records into: session ids, creating,
 		// listing (what each recording holds), resolving a prefix,
 		// whether a tap still runs, following a growing recording.
-		{Pkg: "sessions", Internal: []string{"capture", "client", "jsonrpc", "internal/paths"}, External: []string{"golang.org/x/sys/"}},
+		{Pkg: "sessions", Internal: []string{"capture", "client", "jsonrpc", "mcp", "internal/paths"}, External: []string{"golang.org/x/sys/"}},
 		{Pkg: "internal/ring"},
 		{Pkg: "internal/lines"},
 		{Pkg: "internal/loopback"},

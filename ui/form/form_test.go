@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
+	"github.com/sonde-mcp/sonde/internal/golden"
 	"github.com/sonde-mcp/sonde/mcp"
 	"github.com/sonde-mcp/sonde/ui/theme"
 )
@@ -221,4 +223,50 @@ func TestClickFocusesField(t *testing.T) {
 		t.Errorf("focus %d after wheel", f.focus)
 	}
 	f.Update(keyBack)
+}
+
+// entitiesSchema is an array-of-object argument, as a knowledge-graph
+// server's create_entities has: the JSON editor starts from its shape.
+const entitiesSchema = `{"type":"object","properties":{
+	"entities":{"type":"array","items":{"type":"object","properties":{
+		"name":{"type":"string"},"entityType":{"type":"string"},"observations":{"type":"array","items":{"type":"string"}},
+		"weight":{"type":"number"},"meta":{"type":"object","properties":{"source":{"type":"string"},"ok":{"type":"boolean"}},"required":["ok"]}
+	},"required":["name","entityType","observations","meta"]}},
+	"dryRun":{"type":"boolean","default":false},
+	"extra":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}},"required":["k"]}}
+},"required":["entities"]}`
+
+// A required array-of-object argument starts, in the JSON editor, as one
+// object with the item's required fields (each of its type: "", 0,
+// false, [], or an object of its own required fields); optional ones and
+// the user's own values are left as they are. Golden at the Tools pane's
+// zoomed size at 80x24.
+func TestJSONSkeleton(t *testing.T) {
+	f := newForm(t, entitiesSchema, "")
+	if f.Mode() != ModeJSON {
+		t.Fatal("an array of objects opens the JSON editor")
+	}
+	want := `{
+  "entities": [
+    {
+      "name": "",
+      "entityType": "",
+      "observations": [],
+      "meta": {
+        "ok": false
+      }
+    }
+  ],
+  "dryRun": false
+}`
+	if got := f.editor.Value(); got != want {
+		t.Errorf("editor starts with\n%s\nwant\n%s", got, want)
+	}
+	f.SetSize(78, 20)
+	golden.Assert(t, "json_skeleton_78x20", ansi.Strip(f.View()))
+	// A value of the user's is kept: no skeleton over it.
+	f = newForm(t, entitiesSchema, `{"entities":[{"name":"x"}]}`)
+	if got := f.editor.Value(); strings.Contains(got, "entityType") {
+		t.Errorf("a skeleton replaced the prefill:\n%s", got)
+	}
 }

@@ -33,6 +33,11 @@ type Prop struct {
 	// Items are the allowed values of the elements of an array property
 	// whose items are a choice (a multi-select, edited as a JSON array).
 	Items []json.RawMessage
+	// Skeleton is what the JSON editor starts a Nested property with when
+	// it is required and the schema gives it a shape: an object with its
+	// required fields, an array of objects as one such object; nil for
+	// any other (an array of strings starts absent, as before).
+	Skeleton json.RawMessage
 }
 
 // Schema is the part of an input schema the form and the list read.
@@ -154,6 +159,12 @@ func parseProp(name string, raw json.RawMessage) Prop {
 		}
 	default: // object, array, null, or several types
 		p.Nested = len(p.Enum) == 0
+	}
+	if !p.Nested {
+		return p
+	}
+	if sk := skeleton(raw, 0); bytes.HasPrefix(sk, []byte("{")) || bytes.HasPrefix(sk, []byte("[{")) {
+		p.Skeleton = sk // an object, or an array of objects: a shape to fill in
 	}
 	return p
 }

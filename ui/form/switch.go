@@ -6,7 +6,7 @@ import "encoding/json"
 // fields hold so far (text that does not parse yet is left out).
 func (f *Form) toJSON() {
 	args, _, _ := f.object(false)
-	f.editor.SetValue(pretty(args))
+	f.editor.SetValue(pretty(f.withSkeletons(args)))
 	if f.focus < len(f.fields) {
 		f.fields[f.focus].blur()
 	}

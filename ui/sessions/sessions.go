@@ -1,9 +1,9 @@
 // Package sessions is the session list of `sonde watch`: every session
 // sonde tap recorded in the sessions folder, live ones first (the newest
-// first), with its label, server, host process, start, state and counts
-// (calls, errors, late, unknown and duplicate answers), fuzzy-filtered
-// with /, and read again every second while it is open (a new session
-// appears, one that ends says so). It is its own small tea.Model, run as
+// first), with its label, server, host (who it says it is, else its
+// process), start, state and counts (calls, errors, late, unknown and
+// duplicate answers), fuzzy-filtered with /, and read again every second
+// while it is open (a new session appears, one that ends says so). It is its own small tea.Model, run as
 // a program between runs of the main UI, as the server list is: enter
 // opens the selected session, live in the usual panes or, once ended, as
 // a replay. It knows only rows of strings and a Source.
@@ -16,6 +16,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/sonde-mcp/sonde/internal/textfmt"
 	"github.com/sonde-mcp/sonde/ui/list"
@@ -28,6 +29,10 @@ type Row struct {
 	ID     string
 	Label  string
 	Server string // the server's command line or URL
+	// Client is who the host says it is, with the protocol the session
+	// speaks ("claude-code 2.1.197 · 2025-11-25"); "" before its first
+	// request.
+	Client string
 	// Host is the process that launched the tap, when it can be known
 	// ("claude (pid 4242)", "pid 4242"); "" otherwise.
 	Host    string
@@ -97,6 +102,7 @@ type Model struct {
 	filtering bool
 	visible   []int // indexes into rows, in order
 	sel, top  int
+	hostW     int // the HOST column's width (hostWidth)
 	w, h      int
 	note      string
 	chosen    string
@@ -182,6 +188,7 @@ func (m *Model) setRows(rows []Row, err error) {
 		keep = m.rows[m.visible[m.sel]].ID
 	}
 	m.rows, m.err, m.loaded = rows, err, true
+	m.hostW = hostWidth(rows)
 	m.refilter()
 	for i, j := range m.visible {
 		if m.rows[j].ID == keep {
@@ -195,7 +202,7 @@ func (m *Model) setRows(rows []Row, err error) {
 type source []Row
 
 func (s source) String(i int) string {
-	return s[i].Label + " " + s[i].Server + " " + s[i].Host + " " + s[i].ID
+	return s[i].Label + " " + s[i].Server + " " + s[i].Client + " " + s[i].Host + " " + s[i].ID
 }
 
 func (s source) Len() int { return len(s) }
@@ -272,7 +279,7 @@ func (m *Model) lines() []string {
 	}
 	title := fmt.Sprintf("sonde watch · %d %s · %d live", len(m.rows), textfmt.Plural(len(m.rows), "session", "sessions"), live)
 	out := []string{st.Accent.Render(textfmt.Fit(title, m.w))}
-	out = append(out, st.Header.Render(textfmt.Fit(fmt.Sprintf("  %-16s  %-22s  %-22s  %-14s  %s", "LABEL", "STATE", "HOST", "STARTED", "CALLS ERR LATE UNK DUP  SERVER"), m.w)))
+	out = append(out, st.Header.Render(textfmt.Fit(fmt.Sprintf("  %-16s  %-22s  %-*s  %-14s  %s", "LABEL", "STATE", m.hostW, "HOST", "STARTED", "CALLS ERR LATE UNK DUP  SERVER"), m.w)))
 	page := m.listHeight()
 	var body []string
 	switch {
@@ -294,7 +301,7 @@ func (m *Model) lines() []string {
 	if m.sel < len(m.visible) {
 		r := m.rows[m.visible[m.sel]]
 		detail = "  " + textfmt.Escape(r.ID)
-		for _, s := range []string{r.Host, r.Server} {
+		for _, s := range []string{r.Client, r.Host, r.Server} {
 			if s != "" {
 				detail += " · " + textfmt.Escape(s)
 			}
@@ -315,6 +322,28 @@ func (m *Model) lines() []string {
 	k := m.keys
 	out = append(out, m.help.ShortHelpView([]key.Binding{k.Open, k.Up, k.Down, k.Filter, k.ClearFilter, k.QuitList}))
 	return out
+}
+
+// maxHostWidth bounds the HOST column: a client's name, version and
+// protocol ("claude-code 2.1.197 · 2025-11-25").
+const maxHostWidth = 32
+
+// hostWidth is the HOST column's width for rows: its longest text, within
+// 4 and maxHostWidth.
+func hostWidth(rows []Row) int {
+	w := len("HOST")
+	for _, r := range rows {
+		w = max(w, lipgloss.Width(textfmt.Escape(hostText(r))))
+	}
+	return min(w, maxHostWidth)
+}
+
+// hostText is who the host is once it said so; until then, its process.
+func hostText(r Row) string {
+	if r.Client != "" {
+		return r.Client
+	}
+	return r.Host
 }
 
 // row draws visible row j.
@@ -344,7 +373,7 @@ func (m *Model) row(j int) string {
 		counts = st.Warn.Render(counts)
 	}
 	line := textfmt.Fit(textfmt.Escape(r.Label), 16) + "  " + style.Render(textfmt.Fit(state, 22)) + "  " +
-		textfmt.Fit(textfmt.Escape(r.Host), 22) + "  " + textfmt.Fit(started, 14) + "  " + counts + "  " +
+		textfmt.Fit(textfmt.Escape(hostText(r)), m.hostW) + "  " + textfmt.Fit(started, 14) + "  " + counts + "  " +
 		st.Subtle.Render(textfmt.Escape(server))
 	return list.Row(st, line, j == m.sel, m.w)
 }

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,10 +12,14 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"go.uber.org/goleak"
 
+	"github.com/sonde-mcp/sonde/internal/golden"
 	"github.com/sonde-mcp/sonde/internal/uitest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	time.Local = time.UTC // the goldens' start times
+	goleak.VerifyTestMain(m)
+}
 
 // rowsSource is a Source over rows a test changes between reads (as the
 // sessions folder changes behind the list).
@@ -42,7 +47,7 @@ var now = time.Date(2026, 12, 1, 14, 30, 0, 0, time.UTC)
 
 func sample() []Row {
 	return []Row{
-		{ID: "github-20261201-143007-4242", Label: "github", Server: "npx -y @modelcontextprotocol/server-github", Host: "claude (pid 4000)",
+		{ID: "github-20261201-143007-4242", Label: "github", Server: "npx -y @modelcontextprotocol/server-github", Client: "claude-code 2.1.197 · 2025-11-25", Host: "claude (pid 4000)",
 			Started: now.Add(-time.Minute), Live: true, Calls: 12, Errors: 1, Late: 2},
 		{ID: "fs-20261201-120000-77", Label: "fs", Server: "mcp-server-filesystem /tmp", Host: "pid 3000",
 			Started: now.Add(-3 * time.Hour), Ended: now.Add(-2 * time.Hour), Cut: true, Calls: 3, Duplicate: 1},
@@ -84,7 +89,7 @@ func TestRender(t *testing.T) {
 	view := plain(m)
 	for _, want := range []string{
 		"sonde watch · 3 sessions · 1 live",
-		"github", "live", "claude (pid 4000)", "12", "npx -y @modelcontextprotocol/server-github",
+		"github", "live", "claude-code 2.1.197 · 2025-11-25", "claude (pid 4000)", "12", "npx -y @modelcontextprotocol/server-github",
 		"ended 2h0m0s ago (cut)", "pid 3000",
 		"github-20261201-143007-4242", // the selected row's id
 	} {
@@ -97,6 +102,18 @@ func TestRender(t *testing.T) {
 	}
 	if err := uitest.ScreenSize(view, 160, 12); err != nil {
 		t.Errorf("not the window's size: %v", err)
+	}
+}
+
+// The list at 80x24 and 120x24: who each host says it is (its clientInfo
+// and protocol) where it said so, its process where it has not yet; the
+// selected row's detail has both.
+func TestRenderGolden(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 24}} {
+		src := &rowsSource{rows: sample()}
+		m := newList(t, src, Options{Where: "/home/u/.local/state/sonde/sessions"})
+		m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		golden.Assert(t, fmt.Sprintf("list_%dx%d", size[0], size[1]), plain(m))
 	}
 }
 

@@ -30,8 +30,9 @@ func NewCmdExport(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export [--mermaid | --format text|otlp|html|har] [--from X] [--to Y] [-o OUT] FILE|SESSION",
 		Short: "Draw a capture as a sequence diagram (Mermaid, or plain text), a self-contained HTML report or HAR, or write its spans as OTLP JSON",
-		Long: `Read a capture (--record FILE) and draw it as a sequence diagram: sonde and the server
-as two lanes, an arrow per frame (requests labelled with their method and id, responses with
+		Long: `Read a capture (--record FILE) and draw it as a sequence diagram: the client (named by
+its clientInfo: sonde, or the host of a sonde tap recording) and the server as two lanes, and
+the requests sonde injected into a host's session on a third, sonde's; an arrow per frame (requests labelled with their method and id, responses with
 the id they resolve and their latency, or late/duplicate/unknown), notes where a response
 overtook a request sent before it, where a request timed out or was cancelled, and where the
 server started or exited. Lines that are not messages are crossed arrows.

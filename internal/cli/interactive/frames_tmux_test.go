@@ -21,7 +21,7 @@ func TestTUIFramesFindsAndPreviewsACall(t *testing.T) {
 	work := t.TempDir()
 	t.Chdir(work)
 	tt := startTUI(t, 120, 40, f.Cmd(nil))
-	tt.waitFor("the handshake", append([]string{`^c cancel request`}, handshake...)...)
+	tt.waitFor("the handshake", append([]string{`^instructions: sonde-fixture is a fault-injecting`}, handshake...)...)
 
 	tt.keys("3")
 	tt.waitFor("the focus on Tools", `^enter call`, `^│› echo\s`)

@@ -485,7 +485,8 @@ func TestTUIToolCall(t *testing.T) {
 	tools := func(name string) string { return `^│[ ›] ` + name + `\s` }
 	tt.waitFor("the handshake", append([]string{
 		`─ 1 Pending `, `─ 2 Frames `, `─ 4 stderr `, tools("echo"), tools("add"),
-		`^c cancel request`,
+		`^instructions: sonde-fixture is a fault-injecting`, // the server's, until a key
+
 	}, handshake...)...)
 
 	// tab: Frames, tab: Tools (each pane has its own help line).
@@ -526,7 +527,7 @@ func TestTUIToolCall(t *testing.T) {
 func TestTUIFaultyServer(t *testing.T) {
 	f := clitest.NewFixture(t)
 	tt := startTUI(t, 120, 40, f.Cmd(nil, "--fault", "stdout-noise", "--fault", "never-respond"))
-	tt.waitFor("the handshake", append([]string{`<-\s+malformed\s`, `^c cancel request`}, handshake...)...)
+	tt.waitFor("the handshake", append([]string{`<-\s+malformed\s`, `^instructions: sonde-fixture is a fault-injecting`}, handshake...)...)
 
 	// The first problem frame, zoomed, opened: why it is malformed.
 	tt.keys("2")

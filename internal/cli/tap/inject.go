@@ -276,36 +276,43 @@ func requestLine(method string, params any) ([]byte, error) {
 // session recorded at path and returns the answer. who names the command
 // in messages; hint says, when there is no socket, what to check.
 func askSession(path string, line []byte, timeout time.Duration, who, hint string) (jsonrpc.Message, error) {
+	msg, _, err := askSessionLine(path, line, timeout, who, hint)
+	return msg, err
+}
+
+// askSessionLine is askSession, with the answer's line as it came (which
+// may carry members besides JSON-RPC's: coretap.WireIDMember).
+func askSessionLine(path string, line []byte, timeout time.Duration, who, hint string) (jsonrpc.Message, []byte, error) {
 	// A socket in a folder others may write could be anyone's: the
 	// request (and what it carries) would go to them.
 	if err := checkPrivateDir(filepath.Dir(path)); errors.Is(err, ErrNotPrivate) {
 		var ce *client.Error
 		errors.As(err, &ce)
-		return jsonrpc.Message{}, notPrivate(who + ": " + ce.Message)
+		return jsonrpc.Message{}, nil, notPrivate(who + ": " + ce.Message)
 	}
 	conn, err := net.Dial("unix", socketPath(path))
 	if err != nil {
-		return jsonrpc.Message{}, cmdutil.Usagef(fmt.Sprintf("%s: the session %s takes no requests (%s): %v", who, strings.TrimSuffix(path, sessions.Ext), hint, err))
+		return jsonrpc.Message{}, nil, cmdutil.Usagef(fmt.Sprintf("%s: the session %s takes no requests (%s): %v", who, strings.TrimSuffix(path, sessions.Ext), hint, err))
 	}
 	defer conn.Close()
 	if err := checkPeer(conn, who); err != nil {
-		return jsonrpc.Message{}, err
+		return jsonrpc.Message{}, nil, err
 	}
 	conn.SetDeadline(time.Now().Add(timeout))
 	if _, err := conn.Write(append(line, '\n')); err != nil {
-		return jsonrpc.Message{}, &client.Error{Code: client.CodeProcessExit, Message: who + ": the tap went away: " + err.Error(), Err: err}
+		return jsonrpc.Message{}, nil, &client.Error{Code: client.CodeProcessExit, Message: who + ": the tap went away: " + err.Error(), Err: err}
 	}
 	br := bufio.NewReaderSize(conn, 64<<10)
 	answer, err := br.ReadBytes('\n')
 	if err != nil {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			return jsonrpc.Message{}, &client.Error{Code: client.CodeTimeout, Message: fmt.Sprintf("%s: no answer within %v", who, timeout), Err: client.ErrTimeout}
+			return jsonrpc.Message{}, nil, &client.Error{Code: client.CodeTimeout, Message: fmt.Sprintf("%s: no answer within %v", who, timeout), Err: client.ErrTimeout}
 		}
-		return jsonrpc.Message{}, &client.Error{Code: client.CodeProcessExit, Message: who + ": the tap went away before the answer: " + err.Error(), Err: err}
+		return jsonrpc.Message{}, nil, &client.Error{Code: client.CodeProcessExit, Message: who + ": the tap went away before the answer: " + err.Error(), Err: err}
 	}
 	msg, err := jsonrpc.Decode(answer)
 	if err != nil {
-		return jsonrpc.Message{}, &client.Error{Code: client.CodeProtocol, Message: who + ": the answer is not a JSON-RPC response: " + err.Error(), Err: client.ErrProtocol}
+		return jsonrpc.Message{}, nil, &client.Error{Code: client.CodeProtocol, Message: who + ": the answer is not a JSON-RPC response: " + err.Error(), Err: client.ErrProtocol}
 	}
-	return msg, nil
+	return msg, answer, nil
 }

@@ -46,6 +46,9 @@ $SONDE_HOME/sessions when SONDE_HOME is set): live ones first, then the newest f
   ID        the file name without .jsonl; sonde replay ID opens it (or the start of an id,
             when only one session begins so)
   LABEL     the tap's --label (the server's name, when sonde wrap set it up)
+  HOST      who the host says it is and the protocol the session speaks, from its first
+            request (initialize's clientInfo: "claude-code 2.1.197 · 2025-11-25"); until the
+            host has sent one, its process name (where the system says it) and pid
   SERVER    the server's command (from the capture's header)
   STARTED   when the tap started
   STATE     live (the tap whose pid is in the file name is running) or ended, with when the
@@ -55,8 +58,9 @@ $SONDE_HOME/sessions when SONDE_HOME is set): live ones first, then the newest f
   ERRORS    those answered with a JSON-RPC error, or that broke the protocol
 
 A file that cannot be read as a capture is listed with the reason. --json prints one JSON
-array (id, file, label, command, started, live, ended, tap_pid, host_pid, host_name, size,
-calls, errors, late, unknown, duplicate, clean_end, problem). Nothing is ever deleted except
+array (id, file, label, command, started, live, ended, tap_pid, host_pid, host_name,
+client_name, client_version, protocol, size, calls, errors, late, unknown, duplicate,
+clean_end, problem). Nothing is ever deleted except
 by sonde sessions prune.
 
 Exit status: 0; 2 for a usage error or a sessions folder that cannot be read.`,
@@ -160,7 +164,7 @@ func RunSessions(env *cmdutil.Env, o *SessionsOptions) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(env.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLABEL\tSERVER\tSTARTED\tSTATE\tSIZE\tCALLS\tERRORS")
+	fmt.Fprintln(tw, "ID\tLABEL\tHOST\tSERVER\tSTARTED\tSTATE\tSIZE\tCALLS\tERRORS")
 	for _, s := range list {
 		server := strings.Join(s.Command, " ")
 		if s.URL != "" {
@@ -187,7 +191,7 @@ func RunSessions(env *cmdutil.Env, o *SessionsOptions) error {
 		if !s.Started.IsZero() {
 			started = s.Started.Local().Format("2006-01-02 15:04:05")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", textfmt.Escape(s.ID), textfmt.Escape(s.Label), server,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\n", textfmt.Escape(s.ID), textfmt.Escape(s.Label), textfmt.Escape(hostColumn(s)), server,
 			started, state, textfmt.Size(int(s.Size)), s.Calls, s.Errors)
 	}
 	_ = tw.Flush()
@@ -244,6 +248,18 @@ func RunPrune(env *cmdutil.Env, o *PruneOptions) error {
 		return &cmdutil.ExitStatus{Code: cmdutil.ExitUsage, Msg: "some sessions could not be deleted"}
 	}
 	return nil
+}
+
+// hostColumn is who the host is (Tapped.Host), or, before its first
+// request, the process that launched the tap ("-": not known).
+func hostColumn(s Tapped) string {
+	if h := s.Host(); h != "" {
+		return h
+	}
+	if h := hostLabel(s); h != "" {
+		return h
+	}
+	return "-"
 }
 
 func sessionsCount(n int) string {

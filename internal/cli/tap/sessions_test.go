@@ -24,6 +24,9 @@ type listedSession struct {
 	TapPID   int    `json:"tap_pid"`
 	HostPID  int    `json:"host_pid"`
 	HostName string `json:"host_name"`
+	Client   string `json:"client_name"`
+	Version  string `json:"client_version"`
+	Protocol string
 	Size     int64
 	Calls    int
 	Errors   int
@@ -103,6 +106,10 @@ func TestSessionsLiveAndPrune(t *testing.T) {
 	if e.Live || e.Ended == nil || !e.CleanEnd || e.Calls != 3 || e.Errors != 1 || e.HostPID != os.Getpid() || !strings.HasPrefix(e.ID, "old_one-") || e.Size == 0 {
 		t.Errorf("ended session: %+v", e)
 	}
+	// Who the host says it is, and the protocol the session speaks.
+	if e.Client != "host" || e.Version != "1" || e.Protocol != "2025-06-18" {
+		t.Errorf("ended session's host: %+v", e)
+	}
 	// The host's name, read by the tap where the system says it.
 	if want := "tap.test"; runtime.GOOS == "linux" && (e.HostName != want || l.HostName != want) {
 		t.Errorf("host names %q and %q, want %q (the test binary, /proc's 15 characters)", l.HostName, e.HostName, want)
@@ -112,7 +119,7 @@ func TestSessionsLiveAndPrune(t *testing.T) {
 	}
 	r = clitest.RunSonde(t, "", "sessions")
 	clitest.CheckRun(t, r, 0, "")
-	for _, want := range []string{"ID ", "LABEL", "STATE", "CALLS", "  live    ", "(not a capture)", "3 sessions in " + dir + "; sonde replay ID opens one.\n"} {
+	for _, want := range []string{"ID ", "LABEL", "HOST ", "  host 1 · 2025-06-18  ", "STATE", "CALLS", "  live    ", "(not a capture)", "3 sessions in " + dir + "; sonde replay ID opens one.\n"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("no %q in:\n%s", want, r.Stdout)
 		}

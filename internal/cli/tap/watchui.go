@@ -21,6 +21,7 @@ import (
 	"github.com/sonde-mcp/sonde/jsonrpc"
 	"github.com/sonde-mcp/sonde/report"
 	"github.com/sonde-mcp/sonde/sessions"
+	coretap "github.com/sonde-mcp/sonde/tap"
 	"github.com/sonde-mcp/sonde/ui"
 	"github.com/sonde-mcp/sonde/ui/picker"
 	uisessions "github.com/sonde-mcp/sonde/ui/sessions"
@@ -168,7 +169,7 @@ func (l *listSource) Rows() ([]uisessions.Row, error) {
 func sessionRow(s Tapped) uisessions.Row {
 	r := uisessions.Row{
 		ID: s.ID, Label: s.Label, Server: watchWhat(capture.Header{Command: s.Command, URL: s.URL}),
-		Host: hostLabel(s), Started: s.Started, Live: s.Live, Cut: !s.Live && !s.CleanEnd && s.Problem == "",
+		Client: s.Host(), Host: hostLabel(s), Started: s.Started, Live: s.Live, Cut: !s.Live && !s.CleanEnd && s.Problem == "",
 		Calls: s.Calls, Errors: s.Errors, Late: s.Late, Unknown: s.Unknown, Duplicate: s.Duplicate, Problem: s.Problem,
 	}
 	if s.Ended != nil {
@@ -290,28 +291,41 @@ func (s *followSource) Next(limit int) ([]client.Event, uint64, bool) {
 	return evs, s.missed.Load(), true
 }
 
-// Inject sends a request through the session's socket (ui.Watched).
-func (s *followSource) Inject(ctx context.Context, method string, params any) (json.RawMessage, error) {
+// Inject sends a request through the session's socket (ui.Watched); the
+// id it returns is the one the tap gave the request on the wire.
+func (s *followSource) Inject(ctx context.Context, method string, params any) (jsonrpc.ID, json.RawMessage, error) {
 	if why := s.NoInject(); why != "" {
-		return nil, errors.New(why)
+		return jsonrpc.ID{}, nil, errors.New(why)
 	}
 	line, err := requestLine(method, params)
 	if err != nil {
-		return nil, err
+		return jsonrpc.ID{}, nil, err
 	}
 	timeout := deadlineOr(ctx, ui.InjectTimeout)
-	msg, err := askSession(s.path, line, timeout, "sonde watch", "its tap ended, or takes no requests")
+	msg, answer, err := askSessionLine(s.path, line, timeout, "sonde watch", "its tap ended, or takes no requests")
 	if err != nil {
 		var ue *cmdutil.UsageError
 		if errors.As(err, &ue) {
-			return nil, errors.New(ue.Msg)
+			return jsonrpc.ID{}, nil, errors.New(ue.Msg)
 		}
-		return nil, err
+		return jsonrpc.ID{}, nil, err
 	}
+	id := wireID(answer)
 	if msg.Error != nil {
-		return nil, &client.Error{Code: client.CodeRemote, Message: fmt.Sprintf("%s: %d %s", method, msg.Error.Code, msg.Error.Message), RPC: msg.Error}
+		return id, nil, &client.Error{Code: client.CodeRemote, Message: fmt.Sprintf("%s: %d %s", method, msg.Error.Code, msg.Error.Message), RPC: msg.Error}
 	}
-	return msg.Result, nil
+	return id, msg.Result, nil
+}
+
+// wireID is the id the tap's answer says its request had on the wire
+// (coretap.WireIDMember); invalid when it does not say.
+func wireID(answer []byte) jsonrpc.ID {
+	var m map[string]json.RawMessage
+	var id jsonrpc.ID
+	if json.Unmarshal(answer, &m) == nil && m[coretap.WireIDMember] != nil {
+		json.Unmarshal(m[coretap.WireIDMember], &id)
+	}
+	return id
 }
 
 // Faults lists the tap's fault rules (ui.WatchedFaults): none when it has

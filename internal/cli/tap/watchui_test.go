@@ -48,7 +48,7 @@ func TestFollowSession(t *testing.T) {
 	if why := src.NoInject(); !strings.Contains(why, "ended") {
 		t.Errorf("NoInject after the end: %q", why)
 	}
-	if _, err := src.Inject(context.Background(), "ping", nil); err == nil {
+	if _, _, err := src.Inject(context.Background(), "ping", nil); err == nil {
 		t.Error("a request was injected into an ended session")
 	}
 }
@@ -81,13 +81,13 @@ func injectEcho(t *testing.T, src ui.Watched, value string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := src.Inject(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]string{"value": value}})
-	if err != nil || !strings.Contains(string(res), value) {
-		t.Fatalf("inject: %s %v", res, err)
+	id, res, err := src.Inject(ctx, "tools/call", map[string]any{"name": "echo", "arguments": map[string]string{"value": value}})
+	if err != nil || !strings.Contains(string(res), value) || !client.Injected(id) {
+		t.Fatalf("inject: id %v, %s %v", id, res, err)
 	}
 	waitEvent(t, src, func(ev client.Event) bool {
 		f := ev.Frame
-		return f != nil && f.Dir == client.In && client.Injected(f.Msg.ID) && f.Verdict == client.VerdictResolved
+		return f != nil && f.Dir == client.In && f.Msg.ID == id && f.Verdict == client.VerdictResolved
 	}, false)
 }
 
