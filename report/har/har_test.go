@@ -57,18 +57,10 @@ func schema(t *testing.T) *jsonschema.Schema {
 	return sch
 }
 
-// TestHARStreamableHTTP records a Streamable HTTP session (calls with
-// progress, a tool error, a cancel), writes its HAR, validates it against
-// the HAR 1.2 schema, and checks every JSON-RPC message of the session is
-// in the body it travelled in: sonde's in a POST's postData, the server's
-// in a response's content (SSE events or JSON).
-func TestHARStreamableHTTP(t *testing.T) {
-	path := capturetest.Record(t, capturetest.Options{HTTP: true}, func(ctx context.Context, c *client.Client) {
-		capturetest.Outcomes(t)(ctx, c)
-		if _, _, err := c.CallTool(ctx, "progress", json.RawMessage(`{"steps":2}`), client.CallOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	})
+// validHAR writes the HAR of the capture at path, checks it against the
+// HAR 1.2 schema and returns it decoded, and as written.
+func validHAR(t *testing.T, path string) (har.Document, []byte) {
+	t.Helper()
 	out, err := harOf(t, path)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +76,22 @@ func TestHARStreamableHTTP(t *testing.T) {
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatal(err)
 	}
+	return doc, out
+}
+
+// TestHARStreamableHTTP records a Streamable HTTP session (calls with
+// progress, a tool error, a cancel), writes its HAR, validates it against
+// the HAR 1.2 schema, and checks every JSON-RPC message of the session is
+// in the body it travelled in: sonde's in a POST's postData, the server's
+// in a response's content (SSE events or JSON).
+func TestHARStreamableHTTP(t *testing.T) {
+	path := capturetest.Record(t, capturetest.Options{HTTP: true}, func(ctx context.Context, c *client.Client) {
+		capturetest.Outcomes(t)(ctx, c)
+		if _, _, err := c.CallTool(ctx, "progress", json.RawMessage(`{"steps":2}`), client.CallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	doc, _ := validHAR(t, path)
 	posted, received := "", ""
 	methods := map[string]int{}
 	for _, e := range doc.Log.Entries {
@@ -207,21 +215,7 @@ func TestHARLegacySSE(t *testing.T) {
 	path := capturetest.Record(t, capturetest.Options{HTTP: true, SSE: true}, func(ctx context.Context, c *client.Client) {
 		capturetest.Outcomes(t)(ctx, c)
 	})
-	out, err := harOf(t, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := schema(t).Validate(inst); err != nil {
-		t.Fatalf("the HAR is not HAR 1.2: %v\n%s", err, out)
-	}
-	var doc har.Document
-	if err := json.Unmarshal(out, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc, out := validHAR(t, path)
 	var stream, posted string
 	gets, posts := 0, 0
 	for _, e := range doc.Log.Entries {
