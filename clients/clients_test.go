@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/sonde-mcp/sonde/clients"
 )
@@ -90,5 +91,31 @@ func TestTappedSessions(t *testing.T) {
 				t.Fatalf("sessions:\n%s\nwant one:\n%s", g, w)
 			}
 		})
+	}
+}
+
+// TestTappedRefetchInTTL: through a real tap of the fixture serving cache
+// hints, a host that lists the tools again inside the first list's ttlMs
+// is counted once, by the request that did it, with what was left of the
+// TTL (a time of the run: bounded, not compared exactly).
+func TestTappedRefetchInTTL(t *testing.T) {
+	h := tapHost(t, "--era", "modern", "--cache-ttl-ms", "600000")
+	meta := modernMeta("host-c", "1", `{}`)
+	h.send(request(1, "server/discover", `{"_meta":`+meta+`}`))
+	h.await(1)
+	h.send(request(2, "tools/list", `{"_meta":`+meta+`}`))
+	h.await(2)
+	h.send(request(3, "tools/list", `{"_meta":`+meta+`}`))
+	h.await(3)
+	got := h.end()
+	if len(got) != 1 {
+		t.Fatalf("%d sessions", len(got))
+	}
+	s := got[0]
+	if s.Cached < 1 || s.Refetches != 1 || len(s.Refetched) != 1 {
+		t.Fatalf("cached %d, refetches %d %+v", s.Cached, s.Refetches, s.Refetched)
+	}
+	if r := s.Refetched[0]; r.Method != "tools/list" || r.ID != "3" || r.Left <= 0 || r.Left > 600*time.Second {
+		t.Fatalf("refetch %+v", r)
 	}
 }
