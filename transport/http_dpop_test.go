@@ -77,7 +77,7 @@ func (s *dpopServer) serve(w http.ResponseWriter, r *http.Request) {
 func (s *dpopServer) proof(r *http.Request, token string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sig, err := jose.ParseSigned(r.Header.Get("DPoP"), []jose.SignatureAlgorithm{jose.ES256})
+	sig, err := jose.ParseSignedCompact(r.Header.Get("DPoP"), []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		s.bad = append(s.bad, r.URL.Path+": "+err.Error())
 		return ""

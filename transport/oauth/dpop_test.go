@@ -19,7 +19,7 @@ import (
 // private part), with its claims; it returns them.
 func checkProof(t *testing.T, proof string) dpopClaims {
 	t.Helper()
-	sig, err := jose.ParseSigned(proof, []jose.SignatureAlgorithm{jose.ES256})
+	sig, err := jose.ParseSignedCompact(proof, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		t.Fatalf("proof %q: %v", proof, err)
 	}
