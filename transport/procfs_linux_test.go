@@ -69,7 +69,14 @@ func TestGroupMembersAfterLeader(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if m := groupMembers(cmd.Process.Pid); len(m) != 1 || m[0].Pid != sleep || m[0].Name != "sleep" {
+	// The background child is a fork of sh until it has exec'd sleep: wait
+	// for the name, not for a time.
+	m := groupMembers(cmd.Process.Pid)
+	for deadline := time.Now().Add(10 * time.Second); len(m) == 1 && m[0].Pid == sleep && m[0].Name == "sh" && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		m = groupMembers(cmd.Process.Pid)
+	}
+	if len(m) != 1 || m[0].Pid != sleep || m[0].Name != "sleep" {
 		t.Fatalf("groupMembers = %+v, want the sleep %d", m, sleep)
 	}
 	if err := g.kill(); err != nil {
