@@ -78,20 +78,21 @@ func f(ev struct{ Action, What, Kind, Dir, Name string }) int {
 	}
 }
 
-// literalComparisons lists, for each non-test Go file under root, where a
-// string literal is compared with a closed set's field.
-func literalComparisons(t *testing.T, root string) []string {
+// eachGoFile parses every Go file below root (not under testdata,
+// node_modules or a dot folder) and gives fn its slash path from root and
+// whether it is a test file.
+func eachGoFile(t *testing.T, root string, fn func(rel string, fset *token.FileSet, file *ast.File, test bool)) {
 	t.Helper()
-	var found []string
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+		name := d.Name()
+		if d.IsDir() && path != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".")) {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
 			return nil
 		}
 		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
@@ -99,18 +100,30 @@ func literalComparisons(t *testing.T, root string) []string {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
+		fn(filepath.ToSlash(rel), fset, file, strings.HasSuffix(path, "_test.go"))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// literalComparisons lists, for each non-test Go file under root, where a
+// string literal is compared with a closed set's field.
+func literalComparisons(t *testing.T, root string) []string {
+	t.Helper()
+	var found []string
+	eachGoFile(t, root, func(rel string, fset *token.FileSet, file *ast.File, test bool) {
+		if test {
+			return
+		}
 		ast.Inspect(file, func(n ast.Node) bool {
 			for _, c := range comparisons(n) {
 				found = append(found, fmt.Sprintf("%s:%d: %s", rel, fset.Position(c.pos).Line, c.what))
 			}
 			return true
 		})
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sort.SliceStable(found, func(i, j int) bool { return strings.SplitN(found[i], ":", 2)[0] < strings.SplitN(found[j], ":", 2)[0] })
 	return found
 }

@@ -3,9 +3,9 @@ package archtest
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,25 +34,7 @@ type sizes struct {
 func measure(t *testing.T, root string) sizes {
 	t.Helper()
 	s := sizes{methods: map[string]int{}}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() && path != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".")) {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		test := strings.HasSuffix(path, "_test.go")
+	eachGoFile(t, root, func(rel string, fset *token.FileSet, file *ast.File, test bool) {
 		if n := fset.File(file.Pos()).LineCount(); !test && n > maxFileLines {
 			s.longFiles = append(s.longFiles, fmt.Sprintf("%s: %d lines", rel, n))
 		}
@@ -62,7 +44,7 @@ func measure(t *testing.T, root string) sizes {
 				continue
 			}
 			if fn.Recv != nil && len(fn.Recv.List) == 1 {
-				s.methods[filepath.ToSlash(filepath.Dir(rel))+"."+recvName(fn.Recv.List[0].Type)]++
+				s.methods[path.Dir(rel)+"."+recvName(fn.Recv.List[0].Type)]++
 			}
 			if test || fn.Body == nil {
 				continue
@@ -72,11 +54,7 @@ func measure(t *testing.T, root string) sizes {
 				s.longFuncs = append(s.longFuncs, fmt.Sprintf("%s %s: %d lines", rel, fn.Name.Name, lines))
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sort.Strings(s.longFiles)
 	sort.Strings(s.longFuncs)
 	return s
