@@ -36,7 +36,13 @@ func TestProcFS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	// Until the child has exec'd, its environ is not yet the one given:
+	// wait for it, not for a time.
 	got, err := p.read(strconv.Itoa(cmd.Process.Pid) + "/environ")
+	for deadline := time.Now().Add(10 * time.Second); err == nil && string(got) != long+"\x00" && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		got, err = p.read(strconv.Itoa(cmd.Process.Pid) + "/environ")
+	}
 	if string(got) != long+"\x00" || err != nil {
 		t.Fatalf("read environ: %d bytes, %v; want %d", len(got), err, len(long)+1)
 	}
